@@ -1,0 +1,179 @@
+# libwholedb2lake — one GNU Makefile (see README). `make check` is THE test command.
+#
+#   make                 library (.a, .so), the w2l CLI and the examples
+#   make check           install missing dependencies (as root), build, run every test
+#   make check-asan      the unit tests under ASan + UBSan
+#   make install         PREFIX, DESTDIR, LIBDIR, INCLUDEDIR, BINDIR, MANDIR, PKGCONFIGDIR
+#   make bench           benchmarks (not part of check)
+
+PREFIX       ?= /usr/local
+LIBDIR       ?= $(PREFIX)/lib
+INCLUDEDIR   ?= $(PREFIX)/include
+BINDIR       ?= $(PREFIX)/bin
+MANDIR       ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+
+MAJOR   := $(shell sed -n 's/^\#define W2L_VERSION_MAJOR \([0-9]*\)/\1/p' include/w2l/version.h)
+VERSION := $(shell sed -n 's/^\#define W2L_VERSION_STRING "\(.*\)"/\1/p' include/w2l/version.h)
+
+B        ?= build
+CC       ?= cc
+DEPS_PC  := libzstd libcurl libmariadb avro-c libcjson
+WARN     := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+CFLAGS   ?= -O2 -g
+ALL_CFLAGS = -std=c11 $(WARN) -fvisibility=hidden -fPIC -D_POSIX_C_SOURCE=200809L \
+             -D_DEFAULT_SOURCE -Iinclude -Ilib $(PC_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
+PC_CFLAGS = $(shell pkg-config --cflags $(DEPS_PC) 2>/dev/null)
+PC_LIBS   = $(shell pkg-config --libs $(DEPS_PC) 2>/dev/null) -lpthread -lm
+CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
+
+LIB_SRC  := $(shell find lib -name '*.c' | LC_ALL=C sort)
+LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
+TLIB_OBJ := $(LIB_SRC:%.c=$(B)/testing/%.o)
+CLI_SRC  := $(wildcard cli/*.c)
+CLI_OBJ  := $(CLI_SRC:%.c=$(B)/%.o)
+EX_SRC   := $(wildcard examples/*.c)
+EX_BIN   := $(EX_SRC:examples/%.c=$(B)/examples/%)
+TEST_SRC := $(wildcard test/check_*.c) $(wildcard test/support/*.c)
+TEST_OBJ := $(TEST_SRC:%.c=$(B)/%.o)
+SUITES   := $(sort $(patsubst test/check_%.c,%,$(filter-out test/check_main.c,$(wildcard test/check_*.c))))
+
+STATIC := $(B)/libwholedb2lake.a
+SHARED := $(B)/libwholedb2lake.so.$(VERSION)
+SONAME := libwholedb2lake.so.$(MAJOR)
+W2L    := $(B)/w2l
+TESTS  := $(B)/test/check_w2l
+
+.PHONY: all lib cli examples deps check check-unit check-examples check-interop check-install \
+        check-asan check-layering man-check install install-lib install-headers install-pc \
+        install-man install-cli uninstall clean bench
+.DEFAULT_GOAL := all
+
+all: deps lib cli examples
+lib: $(STATIC) $(SHARED)
+cli: $(W2L)
+examples: $(EX_BIN)
+
+# Checks that the build dependencies are installed; as root installs what is missing,
+# otherwise prints the exact command and stops.
+deps:
+	@scripts/install-deps --build
+
+$(B)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/testing/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DW2L_TESTING -MMD -MP -c $< -o $@
+
+$(STATIC): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(SHARED): $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(PC_LIBS) $(LDFLAGS)
+	ln -sf libwholedb2lake.so.$(VERSION) $(B)/$(SONAME)
+	ln -sf $(SONAME) $(B)/libwholedb2lake.so
+
+$(B)/testing/libw2l_testing.a: $(TLIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(W2L): $(CLI_OBJ) $(STATIC)
+	$(CC) -o $@ $(CLI_OBJ) $(STATIC) $(PC_LIBS) $(LDFLAGS)
+
+$(B)/examples/%: examples/%.c $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(STATIC) $(PC_LIBS) $(LDFLAGS)
+
+# The test runner: one Check suite per module, found by file name (test/check_X.c
+# defines Suite *suite_X(void)).
+$(B)/test/suites.h: $(wildcard test/check_*.c) Makefile
+	@mkdir -p $(@D)
+	@{ for s in $(SUITES); do echo "Suite *suite_$$s(void);"; done; \
+	   echo "#define W2L_SUITES \\"; \
+	   for s in $(SUITES); do echo "    X($$s) \\"; done; echo; } > $@
+
+$(B)/test/check_main.o: $(B)/test/suites.h
+$(B)/test/%.o: test/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DW2L_TESTING -I$(B)/test -Itest -MMD -MP -c $< -o $@
+
+$(TESTS): $(TEST_OBJ) $(B)/testing/libw2l_testing.a
+	$(CC) -o $@ $(TEST_OBJ) $(B)/testing/libw2l_testing.a $(CHECK_LIBS) $(PC_LIBS) $(LDFLAGS)
+
+# ---- tests -------------------------------------------------------------------------
+check:
+	@scripts/install-deps --test
+	$(MAKE) all $(TESTS)
+	$(MAKE) check-unit check-examples check-layering man-check check-install check-interop
+	@echo "make check: all passed"
+
+check-unit: $(TESTS)
+	W2L_TEST_BIN=$(abspath $(B)) W2L_SRCDIR=$(CURDIR) $(TESTS)
+
+check-examples: $(EX_BIN)
+	@scripts/run-examples $(B)/examples
+
+check-interop: $(TESTS)
+	@W2L_TEST_BIN=$(abspath $(B)) scripts/check-interop
+
+check-install: lib cli
+	@scripts/check-install
+
+check-layering:
+	@scripts/check-layering
+
+man-check:
+	@scripts/man-check
+
+check-asan:
+	$(MAKE) B=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+	    LDFLAGS="-fsanitize=address,undefined" build-asan/test/check_w2l
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	    W2L_SRCDIR=$(CURDIR) build-asan/test/check_w2l
+
+bench:
+	@scripts/bench
+
+# ---- install -----------------------------------------------------------------------
+install: install-lib install-headers install-pc install-man install-cli
+
+install-lib: lib
+	install -d $(DESTDIR)$(LIBDIR)
+	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/
+	ln -sf libwholedb2lake.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libwholedb2lake.so
+
+install-headers:
+	install -d $(DESTDIR)$(INCLUDEDIR)/w2l
+	install -m 644 include/w2l.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 include/w2l/*.h $(DESTDIR)$(INCLUDEDIR)/w2l/
+
+install-pc:
+	install -d $(DESTDIR)$(PKGCONFIGDIR)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' -e 's|@REQUIRES@|$(DEPS_PC)|' \
+	    pkgconfig/libwholedb2lake.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/libwholedb2lake.pc
+
+install-man:
+	for s in 1 3 5 7; do \
+	    [ -z "$$(ls man/man$$s 2>/dev/null)" ] && continue; \
+	    install -d $(DESTDIR)$(MANDIR)/man$$s; install -m 644 man/man$$s/* $(DESTDIR)$(MANDIR)/man$$s/; \
+	done
+
+install-cli: cli
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 755 $(W2L) $(DESTDIR)$(BINDIR)/
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libwholedb2lake.* $(DESTDIR)$(PKGCONFIGDIR)/libwholedb2lake.pc
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/w2l $(DESTDIR)$(INCLUDEDIR)/w2l.h
+	rm -f $(DESTDIR)$(BINDIR)/w2l
+
+clean:
+	rm -rf build build-asan
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,116 @@
+/*
+ * File IO plug-in: how the library reads and writes data files, manifests, metadata and
+ * checkpoint state. Files are published whole or not at all: a w2l_file written with
+ * create() becomes visible under its path only when close() succeeds.
+ * Built in: "local" (temp file, fsync, rename/link) and "mem" (for tests).
+ * Implementer's contract: w2l_fileio_methods(3).
+ */
+#ifndef W2L_FILEIO_H
+#define W2L_FILEIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "error.h"
+#include "conf.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct w2l_fileio w2l_fileio;
+typedef struct w2l_file w2l_file;   /* a file being written */
+typedef struct w2l_rfile w2l_rfile; /* a file open for reading */
+
+/* create() flags */
+enum {
+    W2L_CREATE_EXCL = 1u << 0,    /* close() fails with W2L_EXISTS if the path exists */
+    W2L_CREATE_REPLACE = 1u << 1  /* close() atomically replaces an existing file */
+};
+
+#define W2L_FILEIO_METHODS_V1 1
+
+/* Methods of a file being written; set by the implementation. */
+typedef struct w2l_file_methods {
+    int version; /* W2L_FILEIO_METHODS_V1 */
+    w2l_rc (*write)(w2l_file *f, const void *buf, size_t len, w2l_error *err);
+    /* Makes the file durable and visible under its path, then frees f (also on failure). */
+    w2l_rc (*close)(w2l_file *f, w2l_error *err);
+    /* Discards everything written and frees f. Cannot fail. */
+    void (*abort)(w2l_file *f);
+} w2l_file_methods;
+struct w2l_file { const w2l_file_methods *methods; };
+
+typedef struct w2l_rfile_methods {
+    int version; /* W2L_FILEIO_METHODS_V1 */
+    /* Reads exactly len bytes at off; W2L_CORRUPT ("short read") past the end. */
+    w2l_rc (*pread)(w2l_rfile *f, void *buf, size_t len, uint64_t off, w2l_error *err);
+    uint64_t (*size)(w2l_rfile *f);
+    void (*close)(w2l_rfile *f); /* frees f */
+} w2l_rfile_methods;
+struct w2l_rfile { const w2l_rfile_methods *methods; };
+
+typedef struct w2l_fileio_methods {
+    int version;      /* W2L_FILEIO_METHODS_V1 */
+    const char *name; /* registry key, e.g. "local" */
+    size_t size;      /* sizeof the implementation's struct; the core allocates and zeroes it */
+    void *app_data;   /* for the implementer; the core never reads it */
+    /* Prepares self (already allocated with size bytes, methods set). */
+    w2l_rc (*open)(const struct w2l_fileio_methods *m, const w2l_conf *conf, w2l_fileio *self,
+                   w2l_error *err);
+    w2l_rc (*create)(w2l_fileio *self, const char *path, unsigned flags, w2l_file **out,
+                     w2l_error *err);
+    w2l_rc (*open_read)(w2l_fileio *self, const char *path, w2l_rfile **out,
+                        w2l_error *err); /* W2L_NOTFOUND */
+    w2l_rc (*remove)(w2l_fileio *self, const char *path, w2l_error *err); /* idempotent */
+    w2l_rc (*exists)(w2l_fileio *self, const char *path, int *out, w2l_error *err);
+    /* Calls fn for each entry name (not path) directly inside dir, in no set order;
+     * W2L_OK for a missing dir. Stops when fn returns non-zero. */
+    w2l_rc (*list)(w2l_fileio *self, const char *dir,
+                   int (*fn)(void *ctx, const char *name), void *ctx, w2l_error *err);
+    void (*close)(w2l_fileio *self); /* cannot fail; the core frees self afterwards */
+} w2l_fileio_methods;
+struct w2l_fileio { const w2l_fileio_methods *methods; };
+
+/* Registers m (borrowed; must outlive the process's use of it). W2L_EXISTS when the name is
+ * taken, W2L_MISUSE for a NULL member or unknown version. make_default: use it when no
+ * name is given. Thread-safe. See w2l_fileio_register(3). */
+W2L_API w2l_rc w2l_fileio_register(const w2l_fileio_methods *m, int make_default);
+
+/* The methods registered under name (NULL: the default), or NULL. See w2l_fileio_register(3). */
+W2L_API const w2l_fileio_methods *w2l_fileio_find(const char *name);
+
+/* Opens an instance of the named implementation (NULL: the default). The caller owns it;
+ * close with w2l_fileio_close(). See w2l_fileio_open(3). */
+W2L_API w2l_rc w2l_fileio_open(const char *name, const w2l_conf *conf, w2l_fileio **out,
+                               w2l_error *err);
+W2L_API void w2l_fileio_close(w2l_fileio *io); /* NULL is a no-op */
+
+/* Convenience wrappers: the only way the core calls the methods. */
+W2L_API w2l_rc w2l_fileio_create(w2l_fileio *io, const char *path, unsigned flags,
+                                 w2l_file **out, w2l_error *err);
+W2L_API w2l_rc w2l_file_write(w2l_file *f, const void *buf, size_t len, w2l_error *err);
+W2L_API w2l_rc w2l_file_close(w2l_file *f, w2l_error *err);
+W2L_API void w2l_file_abort(w2l_file *f);
+W2L_API w2l_rc w2l_fileio_open_read(w2l_fileio *io, const char *path, w2l_rfile **out,
+                                    w2l_error *err);
+W2L_API w2l_rc w2l_rfile_pread(w2l_rfile *f, void *buf, size_t len, uint64_t off,
+                               w2l_error *err);
+W2L_API uint64_t w2l_rfile_size(w2l_rfile *f);
+W2L_API void w2l_rfile_close(w2l_rfile *f);
+W2L_API w2l_rc w2l_fileio_remove(w2l_fileio *io, const char *path, w2l_error *err);
+W2L_API w2l_rc w2l_fileio_exists(w2l_fileio *io, const char *path, int *out, w2l_error *err);
+W2L_API w2l_rc w2l_fileio_list(w2l_fileio *io, const char *dir,
+                               int (*fn)(void *ctx, const char *name), void *ctx,
+                               w2l_error *err);
+
+/* Whole-file helpers: write all of buf to path (create + write + close) and read all of a
+ * file into memory allocated with w2l_malloc(). See w2l_fileio_open(3). */
+W2L_API w2l_rc w2l_fileio_write_all(w2l_fileio *io, const char *path, unsigned flags,
+                                    const void *buf, size_t len, w2l_error *err);
+W2L_API w2l_rc w2l_fileio_read_all(w2l_fileio *io, const char *path, void **out,
+                                   size_t *len, w2l_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,40 @@
+/*
+ * Logging with levels. By default lines go to stderr as
+ * "2026-11-29T15:40:17.123Z warn  committer: orders: ...". A host routes them elsewhere
+ * with w2l_log_set_callback().
+ */
+#ifndef W2L_LOG_H
+#define W2L_LOG_H
+
+#include "version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum w2l_log_level {
+    W2L_LOG_ERROR = 0, W2L_LOG_WARN = 1, W2L_LOG_INFO = 2, W2L_LOG_DEBUG = 3, W2L_LOG_TRACE = 4
+} w2l_log_level;
+
+/* Receives one formatted line without a trailing newline; called on the logging thread,
+ * possibly several threads at once. The line is borrowed for the call only. */
+typedef void (*w2l_log_fn)(void *opaque, w2l_log_level level, const char *line);
+
+/* Lines above level are dropped (default W2L_LOG_INFO). Thread-safe. See w2l_log_set_level(3). */
+W2L_API void w2l_log_set_level(w2l_log_level level);
+W2L_API w2l_log_level w2l_log_get_level(void);
+
+/* Routes lines to fn (NULL restores stderr). Thread-safe. See w2l_log_set_level(3). */
+W2L_API void w2l_log_set_callback(w2l_log_fn fn, void *opaque);
+
+/* Parses "error", "warn", "info", "debug", "trace". Returns 0 on success, -1 otherwise.
+ * See w2l_log_set_level(3). */
+W2L_API int w2l_log_level_parse(const char *name, w2l_log_level *out);
+
+/* The name of a level ("warn"). Static. See w2l_log_set_level(3). */
+W2L_API const char *w2l_log_level_name(w2l_log_level level);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

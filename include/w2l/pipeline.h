@@ -1,0 +1,159 @@
+/*
+ * The pipeline: source -> DDL handler -> writer -> committer -> check-commit sink, each
+ * operator instance one thread, bounded channels between them, checkpoint barriers in band
+ * (DESIGN.md sections 1-3, w2l-checkpoints(7)).
+ *
+ * Two ways to feed it: a source plug-in named by the "source" key (a URI), or, with no
+ * source, the push API: a host service emits changes through w2l_pipeline_emitter() and
+ * triggers checkpoints with w2l_pipeline_checkpoint().
+ *
+ * Operators are plug-ins too (w2l_operator_methods): the built-in DDL handler, writer and
+ * committer are registered under "default"; a host may register its own kind of operator
+ * and select it with the "operator.<kind>" keys.
+ *
+ * THREAD SAFETY: a w2l_pipeline is used from one thread, except w2l_pipeline_stop(),
+ * which is safe from any thread or a signal handler.
+ */
+#ifndef W2L_PIPELINE_H
+#define W2L_PIPELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "error.h"
+#include "conf.h"
+#include "event.h"
+#include "state.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct w2l_pipeline w2l_pipeline;
+
+/* ---- Host API ---------------------------------------------------------------------- */
+
+/* Builds a pipeline from conf (copied): resolves the source, state store, catalog and file
+ * IO plug-ins and restores the newest sealed checkpoint. Nothing runs yet.
+ * W2L_CONFIG names a missing or bad key. See w2l_pipeline_new(3). */
+W2L_API w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err);
+
+/* Starts the operator threads and returns. See w2l_pipeline_new(3). */
+W2L_API w2l_rc w2l_pipeline_start(w2l_pipeline *p, w2l_error *err);
+
+/* Push API: the emitter through which the host hands changes, DDL and transaction ends
+ * (w2l_emit_change(3)). Borrowed, valid until w2l_pipeline_free(). NULL when the pipeline
+ * has a source. See w2l_pipeline_emitter(3). */
+W2L_API w2l_emitter *w2l_pipeline_emitter(w2l_pipeline *p);
+
+/* Triggers a checkpoint at the next transaction end (for the push API: at once, as the
+ * host calls it between transactions) and, if wait is non-zero, blocks until it is
+ * sealed and committed. *ckpt receives its id. See w2l_pipeline_checkpoint(3). */
+W2L_API w2l_rc w2l_pipeline_checkpoint(w2l_pipeline *p, int wait, uint64_t *ckpt,
+                                       w2l_error *err);
+
+/* Runs until the source is done (with --until-caught-up), w2l_pipeline_stop(), or a
+ * failure; takes a final checkpoint and commits it on a clean end. Starts the pipeline if
+ * needed. Returns the first operator's error. See w2l_pipeline_run(3). */
+W2L_API w2l_rc w2l_pipeline_run(w2l_pipeline *p, w2l_error *err);
+
+/* Push API: ends the stream (a final checkpoint), waits for every thread. */
+W2L_API w2l_rc w2l_pipeline_finish(w2l_pipeline *p, w2l_error *err);
+
+/* Asks the pipeline to stop after the checkpoint in flight. Async-signal-safe.
+ * See w2l_pipeline_run(3). */
+W2L_API void w2l_pipeline_stop(w2l_pipeline *p);
+
+/* Stops (if running) and frees. NULL is a no-op. See w2l_pipeline_new(3). */
+W2L_API void w2l_pipeline_free(w2l_pipeline *p);
+
+/* Per-table metrics, as of the call. */
+typedef struct w2l_table_metrics {
+    const char *ns, *table;       /* borrowed for the callback */
+    uint64_t rows_in, files_written, bytes_written, commits;
+    uint64_t last_committed_ckpt;
+    double secs_since_commit;     /* -1 before the first commit */
+    int64_t source_lag_ms;
+} w2l_table_metrics;
+
+/* Calls fn for every table the pipeline has seen. See w2l_pipeline_metrics(3). */
+W2L_API w2l_rc w2l_pipeline_metrics(w2l_pipeline *p,
+                                    int (*fn)(void *ctx, const w2l_table_metrics *m),
+                                    void *ctx, w2l_error *err);
+
+/* w2l recover: from the newest sealed checkpoint, commits every table's checkpoints not yet
+ * committed, without a source. Safe to run twice. See w2l_recover(3). */
+W2L_API w2l_rc w2l_recover(const w2l_conf *conf, w2l_error *err);
+
+/* ---- Operator API ------------------------------------------------------------------ */
+
+/* What travels between operators. Numbers pinned. */
+typedef enum w2l_element_kind {
+    W2L_ELEM_CHANGES = 1,       /* source/ddl -> writer: changes of one table */
+    W2L_ELEM_DDL = 2,           /* source -> ddl handler: one statement */
+    W2L_ELEM_BARRIER = 3,       /* everywhere: checkpoint ckpt at a transaction boundary */
+    W2L_ELEM_WRITER_COMMIT = 4, /* ddl -> writer: complete the table's files (fence ddl_id);
+                                   writer -> ddl: the fence is done */
+    W2L_ELEM_WRITE_RESULT = 5,  /* writer -> committer: files of one table for ckpt */
+    W2L_ELEM_SCHEMA = 6,        /* ddl -> writer, committer: the table's new schema */
+    W2L_ELEM_END = 7            /* end of stream */
+} w2l_element_kind;
+
+/* One element, borrowed for the process() call that receives it. */
+typedef struct w2l_element {
+    w2l_element_kind kind;
+    const char *ns, *table;       /* all but BARRIER and END */
+    uint64_t ckpt;                /* BARRIER, WRITE_RESULT */
+    const w2l_change *changes;    /* CHANGES */
+    size_t nchanges;
+    const w2l_ddl *ddl;           /* DDL */
+    uint64_t ddl_id;              /* DDL, WRITER_COMMIT, SCHEMA */
+    const w2l_schema *schema;     /* SCHEMA */
+    const char *payload;          /* WRITE_RESULT: JSON of data and delete files */
+    size_t payload_len;
+} w2l_element;
+
+/* Where an operator sends its output; the core routes it (by table, by key hash). */
+typedef struct w2l_collector w2l_collector;
+
+/* Sends one element downstream (copied). May block (backpressure). See
+ * w2l_operator_methods(3). */
+W2L_API w2l_rc w2l_collect(w2l_collector *out, const w2l_element *e, w2l_error *err);
+
+typedef enum w2l_operator_kind {
+    W2L_OPERATOR_DDL = 1, W2L_OPERATOR_WRITER = 2, W2L_OPERATOR_COMMITTER = 3
+} w2l_operator_kind;
+
+typedef struct w2l_operator w2l_operator;
+
+#define W2L_OPERATOR_METHODS_V1 1
+
+typedef struct w2l_operator_methods {
+    int version;            /* W2L_OPERATOR_METHODS_V1 */
+    const char *name;       /* registry key within its kind; built-ins are "default" */
+    w2l_operator_kind kind;
+    size_t size;            /* sizeof impl struct; the core allocates and zeroes it */
+    void *app_data;
+    /* Instance index of n, on its own thread; st is the pipeline's state store (borrowed),
+     * restored_ckpt the sealed checkpoint to restore from (0: fresh). */
+    w2l_rc (*open)(const struct w2l_operator_methods *m, const w2l_conf *conf, unsigned index,
+                   unsigned n, w2l_state *st, uint64_t restored_ckpt, w2l_operator *self,
+                   w2l_error *err);
+    /* One element in; any number out. A BARRIER arrives once every input delivered it
+     * (aligned): the operator saves its state for e->ckpt into st, then forwards it. */
+    w2l_rc (*process)(w2l_operator *self, const w2l_element *e, w2l_collector *out,
+                      w2l_error *err);
+    /* Checkpoint ckpt is sealed (all operators saved it): committers commit here. */
+    w2l_rc (*notify_complete)(w2l_operator *self, uint64_t ckpt, w2l_error *err);
+    void (*close)(w2l_operator *self);
+} w2l_operator_methods;
+struct w2l_operator { const w2l_operator_methods *methods; };
+
+/* Registers an operator implementation. See w2l_operator_methods(3). */
+W2L_API w2l_rc w2l_operator_register(const w2l_operator_methods *m);
+W2L_API const w2l_operator_methods *w2l_operator_find(w2l_operator_kind kind,
+                                                      const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,54 @@
+/*
+ * Source plug-in: where changes come from. Pull model, like ArrowArrayStream: the source
+ * operator's thread calls next() in a loop; the source emits changes, DDL and transaction
+ * ends into the emitter it is given. Built in: "mysql" (binlog), "kafka", "file" (CDC JSON).
+ * Implementer's contract: w2l_source_methods(3).
+ */
+#ifndef W2L_SOURCE_H
+#define W2L_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "error.h"
+#include "conf.h"
+#include "event.h"
+#include "state.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct w2l_source w2l_source;
+
+#define W2L_SOURCE_METHODS_V1 1
+
+typedef struct w2l_source_methods {
+    int version;      /* W2L_SOURCE_METHODS_V1 */
+    const char *name; /* registry key and URI scheme: "mysql", "kafka", "file" */
+    size_t size;      /* sizeof impl struct; the core allocates and zeroes it */
+    void *app_data;   /* for the implementer; the core never reads it */
+    /* uri: the whole source URI. restored: the position (JSON, NUL-terminated) saved at
+     * the checkpoint the pipeline restarts from, or NULL on a fresh start. */
+    w2l_rc (*open)(const struct w2l_source_methods *m, const w2l_conf *conf, const char *uri,
+                   const char *restored, w2l_source *self, w2l_error *err);
+    /* Emits what is available, waiting at most timeout_ms for the first event. Returns
+     * W2L_OK after emitting at least one event, W2L_AGAIN when nothing came in time,
+     * W2L_DONE at the end of a finite source (after its last w2l_emit_commit()). */
+    w2l_rc (*next)(w2l_source *self, w2l_emitter *em, int timeout_ms, w2l_error *err);
+    /* Called once checkpoint ckpt is sealed and committed: upstream data before its
+     * position may be released (e.g. Kafka offsets committed). */
+    w2l_rc (*checkpoint_complete)(w2l_source *self, uint64_t ckpt, w2l_error *err);
+    /* How far behind the source is, in ms (0 when caught up or unknown). */
+    int64_t (*lag_ms)(w2l_source *self);
+    void (*close)(w2l_source *self); /* cannot fail */
+} w2l_source_methods;
+struct w2l_source { const w2l_source_methods *methods; };
+
+/* Registry, keyed by URI scheme. See w2l_source_register(3). */
+W2L_API w2l_rc w2l_source_register(const w2l_source_methods *m, int make_default);
+W2L_API const w2l_source_methods *w2l_source_find(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

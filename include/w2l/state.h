@@ -1,0 +1,88 @@
+/*
+ * Checkpoint state store plug-in. Operators put values under (checkpoint, key); seal()
+ * makes checkpoint N durable and visible atomically — after a crash, latest() returns the
+ * newest sealed checkpoint and get() returns exactly what was put for it before seal().
+ * Built in: "mem" (tests), "file" (default, inside the warehouse), "mysql".
+ * Implementer's contract: w2l_state_methods(3).
+ */
+#ifndef W2L_STATE_H
+#define W2L_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "error.h"
+#include "conf.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A growable byte buffer whose memory comes from w2l_malloc(). */
+typedef struct w2l_buf {
+    unsigned char *data;
+    size_t len, cap;
+} w2l_buf;
+
+/* Appends len bytes, growing the buffer. W2L_NOMEM on failure (buf unchanged).
+ * See w2l_buf_append(3). */
+W2L_API w2l_rc w2l_buf_append(w2l_buf *b, const void *p, size_t len, w2l_error *err);
+/* Frees the memory and zeroes the struct. See w2l_buf_append(3). */
+W2L_API void w2l_buf_release(w2l_buf *b);
+
+typedef struct w2l_state w2l_state;
+
+#define W2L_STATE_METHODS_V1 1
+
+typedef struct w2l_state_methods {
+    int version;      /* W2L_STATE_METHODS_V1 */
+    const char *name; /* registry key: "file", "mem", "mysql" */
+    size_t size;      /* sizeof impl struct; the core allocates and zeroes it */
+    void *app_data;   /* for the implementer; the core never reads it */
+    /* uri: what followed "NAME:" in the --state URI, or NULL. */
+    w2l_rc (*open)(const struct w2l_state_methods *m, const w2l_conf *conf, const char *uri,
+                   w2l_state *self, w2l_error *err);
+    /* Stores val under (ckpt, key) for a checkpoint not yet sealed; replaces an earlier put. */
+    w2l_rc (*put)(w2l_state *self, uint64_t ckpt, const char *key, const void *val,
+                  size_t len, w2l_error *err);
+    /* Appends the value to out; W2L_NOTFOUND when absent. */
+    w2l_rc (*get)(w2l_state *self, uint64_t ckpt, const char *key, w2l_buf *out,
+                  w2l_error *err);
+    /* Calls fn with each key of ckpt that starts with prefix, in byte order. */
+    w2l_rc (*keys)(w2l_state *self, uint64_t ckpt, const char *prefix,
+                   int (*fn)(void *ctx, const char *key), void *ctx, w2l_error *err);
+    /* Atomically makes ckpt the newest sealed checkpoint. Must be durable on W2L_OK. */
+    w2l_rc (*seal)(w2l_state *self, uint64_t ckpt, w2l_error *err);
+    /* The newest sealed checkpoint; W2L_NOTFOUND when none. */
+    w2l_rc (*latest)(w2l_state *self, uint64_t *ckpt, w2l_error *err);
+    /* Forgets every checkpoint below keep_from (never the latest sealed one). */
+    w2l_rc (*prune)(w2l_state *self, uint64_t keep_from, w2l_error *err);
+    void (*close)(w2l_state *self); /* cannot fail */
+} w2l_state_methods;
+struct w2l_state { const w2l_state_methods *methods; };
+
+/* Registry, as for file IO. See w2l_state_register(3). */
+W2L_API w2l_rc w2l_state_register(const w2l_state_methods *m, int make_default);
+W2L_API const w2l_state_methods *w2l_state_find(const char *name); /* NULL name: default */
+
+/* Opens a store from a URI "NAME" or "NAME:REST" (e.g. "file:/lake/_w2l_state",
+ * "mysql://user@127.0.0.1:3306/db"), NULL for the default. See w2l_state_open(3). */
+W2L_API w2l_rc w2l_state_open(const char *uri, const w2l_conf *conf, w2l_state **out,
+                              w2l_error *err);
+W2L_API void w2l_state_close(w2l_state *st); /* NULL is a no-op */
+
+/* Wrappers: the only way the core calls the methods. See w2l_state_open(3). */
+W2L_API w2l_rc w2l_state_put(w2l_state *st, uint64_t ckpt, const char *key, const void *val,
+                             size_t len, w2l_error *err);
+W2L_API w2l_rc w2l_state_get(w2l_state *st, uint64_t ckpt, const char *key, w2l_buf *out,
+                             w2l_error *err);
+W2L_API w2l_rc w2l_state_keys(w2l_state *st, uint64_t ckpt, const char *prefix,
+                              int (*fn)(void *ctx, const char *key), void *ctx,
+                              w2l_error *err);
+W2L_API w2l_rc w2l_state_seal(w2l_state *st, uint64_t ckpt, w2l_error *err);
+W2L_API w2l_rc w2l_state_latest(w2l_state *st, uint64_t *ckpt, w2l_error *err);
+W2L_API w2l_rc w2l_state_prune(w2l_state *st, uint64_t keep_from, w2l_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

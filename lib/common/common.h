@@ -1,0 +1,84 @@
+/*
+ * Internal base of the library: allocation through the hook, error helpers, logging,
+ * small utilities. Depends on nothing but libc and the public headers.
+ */
+#ifndef W2L_COMMON_H
+#define W2L_COMMON_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "w2l.h"
+
+/* ---- allocation (alloc.c) ---- */
+void *w2l__malloc(size_t n);
+void *w2l__calloc(size_t n, size_t size);
+void *w2l__realloc(void *p, size_t n);
+void w2l__free(void *p);
+char *w2l__strdup(const char *s);
+char *w2l__strndup(const char *s, size_t n);
+/* printf into fresh memory; NULL when out of memory. */
+char *w2l__asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- errors (error.c) ---- */
+/* Sets err from code and message; returns code. Same as w2l_error_set(). */
+w2l_rc w2l__fail(w2l_error *err, w2l_rc code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* As w2l__fail, with errno e and its strerror appended: "open x: No such file". */
+w2l_rc w2l__fail_errno(w2l_error *err, w2l_rc code, int e, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Prepends context to err->msg on the way up: "manifest m.avro: " + old message. */
+void w2l__error_prefix(w2l_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+#define W2L_TRY(expr)                                                                   \
+    do {                                                                                \
+        w2l_rc w2l__rc_ = (expr);                                                       \
+        if (w2l__rc_ != W2L_OK) {                                                       \
+            w2l__log(W2L_LOG_TRACE, "%s:%d: %s", __FILE__, __LINE__, w2l_rc_name(w2l__rc_)); \
+            return w2l__rc_;                                                            \
+        }                                                                               \
+    } while (0)
+#define W2L_NOMEM_IF(cond, err)                                                         \
+    do {                                                                                \
+        if (cond) return w2l__fail((err), W2L_NOMEM, "out of memory at %s:%d", __FILE__, __LINE__); \
+    } while (0)
+
+/* ---- logging (log.c) ---- */
+void w2l__log(w2l_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int w2l__log_enabled(w2l_log_level level);
+
+/* ---- byte buffers (buf.c): the public w2l_buf plus internal helpers ---- */
+w2l_rc w2l__buf_reserve(w2l_buf *b, size_t extra, w2l_error *err);
+w2l_rc w2l__buf_printf(w2l_buf *b, w2l_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Appends a NUL without counting it in len, so data can be used as a C string. */
+w2l_rc w2l__buf_cstr(w2l_buf *b, w2l_error *err);
+
+/* ---- plug-in registry (registry.c): name -> methods table, one per plug-in kind ---- */
+typedef struct w2l__registry w2l__registry;
+w2l_rc w2l__registry_add(w2l__registry *r, const char *kind, const char *name,
+                         const void *methods, int make_default);
+const void *w2l__registry_find(w2l__registry *r, const char *name);
+/* Names registered, "a, b, c", into buf (for "unknown X 'y' (known: a, b)"). */
+void w2l__registry_names(w2l__registry *r, char *buf, size_t size);
+void w2l__registry_clear(w2l__registry *r);
+#define W2L__REGISTRY_MAX 32
+struct w2l__registry {
+    const char *names[W2L__REGISTRY_MAX];
+    const void *methods[W2L__REGISTRY_MAX];
+    int count, def;
+};
+
+/* ---- misc ---- */
+#define W2L_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define W2L_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define W2L_MAX(a, b) ((a) > (b) ? (a) : (b))
+/* Monotonic and wall clocks. */
+int64_t w2l__now_ms(void);
+int64_t w2l__mono_ns(void);
+/* 64-bit hash of bytes (for keying tables and primary keys). */
+uint64_t w2l__hash64(const void *p, size_t n, uint64_t seed);
+
+#endif

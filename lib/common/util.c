@@ -1,0 +1,61 @@
+/*
+ * Clocks, deadlines and a fast 64-bit hash (a 64-bit variant of the FNV-1a/xorshift-multiply
+ * family, processing 8 bytes per step; good enough for routing tables and keys to threads).
+ */
+#include <time.h>
+
+#include "common.h"
+#include "thread.h"
+
+int64_t w2l__now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t w2l__mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+struct timespec w2l__deadline_ms(int64_t timeout_ms)
+{
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    ts.tv_sec += (time_t)(timeout_ms / 1000);
+    ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
+static uint64_t mix(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h;
+}
+
+uint64_t w2l__hash64(const void *p, size_t n, uint64_t seed)
+{
+    const unsigned char *s = p;
+    uint64_t h = seed ^ (n * 0x9e3779b97f4a7c15ULL);
+    while (n >= 8) {
+        uint64_t k;
+        memcpy(&k, s, 8);
+        h = mix(h ^ k) * 0x9e3779b97f4a7c15ULL;
+        s += 8;
+        n -= 8;
+    }
+    uint64_t k = 0;
+    memcpy(&k, s, n);
+    return mix(h ^ k ^ ((uint64_t)n << 56));
+}

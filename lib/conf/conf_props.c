@@ -1,0 +1,100 @@
+/*
+ * The property table: every configuration key, its type, default, bounds and doc. The CLI
+ * flags, the --config file keys, w2l-config(5) and `w2l help config` all come from here,
+ * so they cannot drift apart (rdkafka's rdkafka_conf.c idea).
+ */
+#include "conf.h"
+
+#define K 1024LL
+#define MS_DAY 86400000LL
+#define NOLIM 0, 0
+
+const w2l_conf_prop w2l__conf_props[] = {
+    /* ---- the flags of `w2l run` / `recover` / `status` ---- */
+    {"source", W2L_CONF_URI, NULL, NOLIM, NULL, W2L_CONF_F_CLI | W2L_CONF_F_SECRET,
+     "Where changes come from: mysql://USER:PASS@HOST:PORT/?server-id=N&databases=a,b&startup=MODE, "
+     "file:PATH?format=canal-json|debezium-json|maxwell-json, or kafka://HOST:PORT/TOPIC?format=F. "
+     "Unset: the host pushes changes through the API."},
+    {"warehouse", W2L_CONF_URI, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
+     "Root directory of the lake: tables go to WAREHOUSE/NAMESPACE/TABLE."},
+    {"state", W2L_CONF_URI, "file", NOLIM, NULL, W2L_CONF_F_CLI | W2L_CONF_F_SECRET,
+     "Checkpoint state store: file (inside the warehouse, the default), file:DIR, mem, or "
+     "mysql://USER:PASS@HOST:PORT/DB."},
+    {"catalog", W2L_CONF_URI, "hadoop", NOLIM, NULL, W2L_CONF_F_CLI | W2L_CONF_F_SECRET,
+     "Iceberg catalog: hadoop (the warehouse's file layout, the default) or "
+     "sql:mysql://USER:PASS@HOST:PORT/DB."},
+    {"config", W2L_CONF_URI, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
+     "A JSON file of these keys; flags given on the command line override it."},
+    {"checkpoint-interval", W2L_CONF_DURATION, "10s", 50, MS_DAY, NULL, W2L_CONF_F_CLI,
+     "Time between checkpoints; each completed checkpoint is one Iceberg commit per changed table."},
+    {"parallelism", W2L_CONF_INT, "1", 1, 1024, NULL, W2L_CONF_F_CLI,
+     "Writer threads. Tables are spread over them by hash; see table-parallelism."},
+    {"until-caught-up", W2L_CONF_BOOL, "false", NOLIM, NULL, W2L_CONF_F_CLI,
+     "Stop once the source has nothing more (file end, the binlog end seen at start, the Kafka "
+     "end offsets seen at start), take a final checkpoint, commit and exit."},
+    {"quiet", W2L_CONF_BOOL, "false", NOLIM, NULL, W2L_CONF_F_CLI,
+     "No progress line on a terminal; log lines only."},
+    {"log-level", W2L_CONF_ENUM, "info", NOLIM, "error|warn|info|debug|trace", W2L_CONF_F_CLI,
+     "Lines above this level are dropped."},
+    {"job-id", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
+     "Names the job in snapshot summaries (w2l.job-id); default: derived from the source and "
+     "warehouse. Two jobs must not share one."},
+    /* ---- pipeline ---- */
+    {"ddl-parallelism", W2L_CONF_INT, "1", 1, 256, NULL, 0, "DDL handler threads."},
+    {"committer-parallelism", W2L_CONF_INT, "1", 1, 256, NULL, 0,
+     "Committer threads; tables are hashed onto them."},
+    {"table-parallelism", W2L_CONF_INT, "1", 1, 1024, NULL, W2L_CONF_F_PER_TABLE,
+     "Writers one table's rows are spread over by primary-key hash (at most parallelism)."},
+    {"channel-capacity", W2L_CONF_INT, "64", 1, 1 << 20, NULL, 0,
+     "Batches a channel between two operators holds before its sender blocks."},
+    {"batch-rows", W2L_CONF_INT, "4096", 1, 1 << 24, NULL, 0,
+     "Rows per batch between operators."},
+    {"checkpoint-timeout", W2L_CONF_DURATION, "10m", 1000, MS_DAY, NULL, 0,
+     "A checkpoint not complete after this long fails the job."},
+    {"checkpoint-retain", W2L_CONF_INT, "3", 1, 1000, NULL, 0,
+     "Sealed checkpoints kept in the state store once every table has committed them."},
+    {"commit-retries", W2L_CONF_INT, "5", 0, 100, NULL, 0,
+     "Attempts of a commit that lost a race (W2L_CONFLICT) before the job fails."},
+    /* ---- writers ---- */
+    {"writer.target-file-bytes", W2L_CONF_SIZE, "128MiB", 64 * K, 1LL << 40, NULL, W2L_CONF_F_PER_TABLE,
+     "A data file is completed once it reaches about this size."},
+    {"writer.memory-budget", W2L_CONF_SIZE, "512MiB", 1 << 20, 1LL << 42, NULL, 0,
+     "Memory all writers may hold in open row groups; past it the largest idle writers complete "
+     "their files and are evicted."},
+    {"parquet.compression", W2L_CONF_ENUM, "zstd", NOLIM, "zstd|uncompressed", 0,
+     "Codec of data pages."},
+    {"parquet.zstd-level", W2L_CONF_INT, "3", 1, 22, NULL, 0, "ZSTD level."},
+    {"parquet.page-bytes", W2L_CONF_SIZE, "1MiB", 4 * K, 1LL << 30, NULL, 0,
+     "Target size of a data page before compression."},
+    {"parquet.row-group-bytes", W2L_CONF_SIZE, "128MiB", 64 * K, 1LL << 40, NULL, 0,
+     "Target size of a row group; memory per open file is bounded by one row group."},
+    {"parquet.dictionary-bytes", W2L_CONF_SIZE, "1MiB", 0, 1LL << 30, NULL, 0,
+     "A column chunk whose dictionary grows past this falls back to PLAIN (0: never dictionary)."},
+    /* ---- DDL and types ---- */
+    {"ddl.policy", W2L_CONF_ENUM, "fail", NOLIM, "fail|ignore|quarantine", W2L_CONF_F_PER_TABLE,
+     "What an unsupported schema change does: fail the job, ignore the statement, or quarantine "
+     "the table (stop it, keep the others flowing)."},
+    {"ddl.fence-timeout", W2L_CONF_DURATION, "0", 0, MS_DAY, NULL, 0,
+     "How long a schema change waits for the table's writers to complete their files "
+     "(0: three checkpoint intervals)."},
+    {"table.no-pk-policy", W2L_CONF_ENUM, "full-row", NOLIM, "full-row|append-only|fail",
+     W2L_CONF_F_PER_TABLE,
+     "Tables without a primary key: full-row (deletes match every column), append-only (updates "
+     "and deletes are dropped), or fail."},
+    {"source.timezone", W2L_CONF_STRING, "UTC", NOLIM, NULL, 0,
+     "Zone of TIMESTAMP values in CDC JSON (e.g. UTC, +08:00)."},
+    {"source.tinyint1-as-boolean", W2L_CONF_BOOL, "true", NOLIM, NULL, 0,
+     "Map TINYINT(1) to boolean (else int)."},
+    {"source.time-as-string", W2L_CONF_BOOL, "false", NOLIM, NULL, 0,
+     "Map TIME to string (else time; values outside 00:00-24:00 then fail)."},
+    {"source.server-id", W2L_CONF_INT, NULL, 1, 4294967295LL, NULL, 0,
+     "Replication server id of the mysql source (also server-id= in its URI)."},
+    {"source.databases", W2L_CONF_STRING, NULL, NOLIM, NULL, 0,
+     "Comma-separated databases the source syncs (also databases= in its URI); unset: all."},
+    {"source.tables", W2L_CONF_STRING, NULL, NOLIM, NULL, 0,
+     "Regular expression over db.table the source syncs (also tables= in its URI)."},
+    {"source.startup", W2L_CONF_STRING, "initial", NOLIM, NULL, 0,
+     "initial | earliest | latest | gtid:STATE | file:NAME:POS (also startup= in its URI)."},
+};
+
+const size_t w2l__conf_nprops = sizeof w2l__conf_props / sizeof w2l__conf_props[0];

@@ -1,0 +1,296 @@
+/*
+ * "local" file IO: POSIX files. A created file is written to a hidden temporary beside its
+ * target (".NAME.tmp.PID.N"), fsynced, then published: rename() to replace, or link() for
+ * W2L_CREATE_EXCL so an existing target is never overwritten (link fails with EEXIST
+ * atomically), and the directory is fsynced. Parent directories are created on demand.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io.h"
+
+typedef struct local_file {
+    w2l_file base;
+    int fd;
+    unsigned flags;
+    char *path, *tmp;
+} local_file;
+
+typedef struct local_rfile {
+    w2l_rfile base;
+    int fd;
+    uint64_t size;
+    char *path;
+} local_rfile;
+
+static atomic_uint tmp_counter;
+
+static w2l_rc local_open(const w2l_fileio_methods *m, const w2l_conf *conf, w2l_fileio *self,
+                         w2l_error *err)
+{
+    (void)m, (void)conf, (void)self, (void)err;
+    return W2L_OK;
+}
+
+static void local_close_io(w2l_fileio *self) { (void)self; }
+
+/* mkdir -p of the directory part of path. */
+static w2l_rc make_parents(const char *path, w2l_error *err)
+{
+    char *d = w2l__strdup(path);
+    W2L_NOMEM_IF(!d, err);
+    for (char *p = d + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(d, 0777) != 0 && errno != EEXIST) {
+            int e = errno;
+            w2l_rc rc = w2l__fail_errno(err, W2L_IO, e, "mkdir %s", d);
+            w2l__free(d);
+            return rc;
+        }
+        *p = '/';
+    }
+    w2l__free(d);
+    return W2L_OK;
+}
+
+static void fsync_dir_of(const char *path)
+{
+    char *d = w2l__strdup(path);
+    if (!d) return;
+    char *slash = strrchr(d, '/');
+    if (slash) {
+        if (slash == d) slash[1] = '\0';
+        else *slash = '\0';
+    } else {
+        strcpy(d, ".");
+    }
+    int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+    w2l__free(d);
+}
+
+static void file_free(local_file *f)
+{
+    w2l__free(f->path);
+    w2l__free(f->tmp);
+    w2l__free(f);
+}
+
+static w2l_rc lf_write(w2l_file *base, const void *buf, size_t len, w2l_error *err)
+{
+    local_file *f = (local_file *)base;
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t n = write(f->fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return w2l__fail_errno(err, W2L_IO, errno, "write %s", f->path);
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return W2L_OK;
+}
+
+static void lf_abort(w2l_file *base)
+{
+    local_file *f = (local_file *)base;
+    if (f->fd >= 0) close(f->fd);
+    unlink(f->tmp);
+    file_free(f);
+}
+
+static w2l_rc lf_close(w2l_file *base, w2l_error *err)
+{
+    local_file *f = (local_file *)base;
+    w2l_rc rc = W2L_OK;
+    if (fsync(f->fd) != 0) {
+        rc = w2l__fail_errno(err, W2L_IO, errno, "fsync %s", f->path);
+    }
+    if (close(f->fd) != 0 && rc == W2L_OK) rc = w2l__fail_errno(err, W2L_IO, errno, "close %s", f->path);
+    f->fd = -1;
+    if (rc == W2L_OK) {
+        if (f->flags & W2L_CREATE_EXCL) {
+            if (link(f->tmp, f->path) != 0) {
+                int e = errno;
+                if (e == EEXIST) rc = w2l__fail(err, W2L_EXISTS, "create %s: file exists", f->path);
+                else rc = w2l__fail_errno(err, W2L_IO, e, "publish %s", f->path);
+            }
+            unlink(f->tmp);
+        } else if (rename(f->tmp, f->path) != 0) {
+            rc = w2l__fail_errno(err, W2L_IO, errno, "publish %s", f->path);
+        }
+    }
+    if (rc == W2L_OK) fsync_dir_of(f->path);
+    else unlink(f->tmp);
+    file_free(f);
+    return rc;
+}
+
+static const w2l_file_methods local_file_methods = {W2L_FILEIO_METHODS_V1, lf_write, lf_close,
+                                                    lf_abort};
+
+static w2l_rc local_create(w2l_fileio *self, const char *path, unsigned flags, w2l_file **out,
+                           w2l_error *err)
+{
+    (void)self;
+    if (!path || !*path) return w2l__fail(err, W2L_MISUSE, "create: empty path");
+    if (!(flags & (W2L_CREATE_EXCL | W2L_CREATE_REPLACE))) {
+        struct stat st;
+        if (stat(path, &st) == 0) return w2l__fail(err, W2L_EXISTS, "create %s: file exists", path);
+    }
+    W2L_TRY(make_parents(path, err));
+    local_file *f = w2l__calloc(1, sizeof *f);
+    W2L_NOMEM_IF(!f, err);
+    f->base.methods = &local_file_methods;
+    f->flags = flags;
+    f->fd = -1;
+    f->path = w2l__strdup(path);
+    const char *slash = strrchr(path, '/');
+    size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
+    f->tmp = w2l__asprintf("%.*s.%s.tmp.%ld.%u", (int)dirlen, path, path + dirlen,
+                           (long)getpid(), atomic_fetch_add(&tmp_counter, 1));
+    if (!f->path || !f->tmp) {
+        file_free(f);
+        return w2l__fail(err, W2L_NOMEM, "create %s: out of memory", path);
+    }
+    f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (f->fd < 0) {
+        w2l_rc rc = w2l__fail_errno(err, W2L_IO, errno, "create %s", path);
+        file_free(f);
+        return rc;
+    }
+    *out = &f->base;
+    return W2L_OK;
+}
+
+static w2l_rc lr_pread(w2l_rfile *base, void *buf, size_t len, uint64_t off, w2l_error *err)
+{
+    local_rfile *f = (local_rfile *)base;
+    if (off > f->size || len > f->size - off)
+        return w2l__fail(err, W2L_CORRUPT, "read %s: %zu bytes at offset %llu past its end (%llu bytes)",
+                         f->path, len, (unsigned long long)off, (unsigned long long)f->size);
+    char *p = buf;
+    while (len > 0) {
+        ssize_t n = pread(f->fd, p, len, (off_t)off);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return w2l__fail_errno(err, W2L_IO, errno, "read %s", f->path);
+        }
+        if (n == 0) return w2l__fail(err, W2L_CORRUPT, "read %s: short read at %llu", f->path, (unsigned long long)off);
+        p += n;
+        off += (uint64_t)n;
+        len -= (size_t)n;
+    }
+    return W2L_OK;
+}
+
+static uint64_t lr_size(w2l_rfile *base) { return ((local_rfile *)base)->size; }
+
+static void lr_close(w2l_rfile *base)
+{
+    local_rfile *f = (local_rfile *)base;
+    close(f->fd);
+    w2l__free(f->path);
+    w2l__free(f);
+}
+
+static const w2l_rfile_methods local_rfile_methods = {W2L_FILEIO_METHODS_V1, lr_pread, lr_size,
+                                                      lr_close};
+
+static w2l_rc local_open_read(w2l_fileio *self, const char *path, w2l_rfile **out,
+                              w2l_error *err)
+{
+    (void)self;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        return w2l__fail_errno(err, e == ENOENT ? W2L_NOTFOUND : W2L_IO, e, "open %s", path);
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return w2l__fail_errno(err, W2L_IO, e, "stat %s", path);
+    }
+    if (S_ISDIR(st.st_mode)) {
+        close(fd);
+        return w2l__fail(err, W2L_IO, "open %s: is a directory", path);
+    }
+    local_rfile *f = w2l__calloc(1, sizeof *f);
+    char *p = w2l__strdup(path);
+    if (!f || !p) {
+        close(fd);
+        w2l__free(f);
+        w2l__free(p);
+        return w2l__fail(err, W2L_NOMEM, "open %s: out of memory", path);
+    }
+    f->base.methods = &local_rfile_methods;
+    f->fd = fd;
+    f->size = (uint64_t)st.st_size;
+    f->path = p;
+    *out = &f->base;
+    return W2L_OK;
+}
+
+static w2l_rc local_remove(w2l_fileio *self, const char *path, w2l_error *err)
+{
+    (void)self;
+    if (unlink(path) != 0 && errno != ENOENT) {
+        if (errno == EISDIR || errno == EPERM) {
+            if (rmdir(path) == 0 || errno == ENOENT) return W2L_OK;
+        }
+        return w2l__fail_errno(err, W2L_IO, errno, "remove %s", path);
+    }
+    return W2L_OK;
+}
+
+static w2l_rc local_exists(w2l_fileio *self, const char *path, int *out, w2l_error *err)
+{
+    (void)self;
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        *out = 1;
+        return W2L_OK;
+    }
+    if (errno == ENOENT || errno == ENOTDIR) {
+        *out = 0;
+        return W2L_OK;
+    }
+    return w2l__fail_errno(err, W2L_IO, errno, "stat %s", path);
+}
+
+static w2l_rc local_list(w2l_fileio *self, const char *dir, int (*fn)(void *, const char *),
+                         void *ctx, w2l_error *err)
+{
+    (void)self;
+    DIR *d = opendir(dir);
+    if (!d) {
+        if (errno == ENOENT) return W2L_OK;
+        return w2l__fail_errno(err, W2L_IO, errno, "list %s", dir);
+    }
+    struct dirent *de;
+    errno = 0;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.') continue; /* ., .., and unpublished temporaries */
+        if (fn(ctx, de->d_name)) break;
+    }
+    int e = errno;
+    closedir(d);
+    if (e) return w2l__fail_errno(err, W2L_IO, e, "list %s", dir);
+    return W2L_OK;
+}
+
+const w2l_fileio_methods w2l__fileio_local = {
+    W2L_FILEIO_METHODS_V1, "local", sizeof(w2l_fileio), NULL, local_open, local_create,
+    local_open_read, local_remove, local_exists, local_list, local_close_io,
+};

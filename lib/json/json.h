@@ -1,0 +1,62 @@
+/*
+ * JSON for the rest of the library: a parsed tree with read accessors, and a builder that
+ * prints. The only module that sees cJSON. 64-bit integers survive a round trip exactly
+ * (cJSON alone keeps numbers as doubles, which would corrupt Iceberg snapshot ids).
+ */
+#ifndef W2L_JSON_H
+#define W2L_JSON_H
+
+#include "../common/common.h"
+
+typedef struct w2l__json w2l__json;
+
+typedef enum w2l__json_kind {
+    W2L_JSON_INVALID = 0, W2L_JSON_NULL, W2L_JSON_BOOL, W2L_JSON_NUMBER, W2L_JSON_STRING,
+    W2L_JSON_ARRAY, W2L_JSON_OBJECT
+} w2l__json_kind;
+
+/* Parses len bytes. W2L_CORRUPT with "line L, column C" of the first error. */
+w2l_rc w2l__json_parse(const char *text, size_t len, w2l__json **out, w2l_error *err);
+void w2l__json_free(w2l__json *j); /* NULL is a no-op; frees the whole tree below j */
+
+w2l__json_kind w2l__json_type(const w2l__json *j);
+const char *w2l__json_kind_name(w2l__json_kind k);
+/* Object member by exact key, or NULL. */
+w2l__json *w2l__json_get(const w2l__json *obj, const char *key);
+/* Children of an array or object, in order: first, then next until NULL. */
+w2l__json *w2l__json_first(const w2l__json *j);
+w2l__json *w2l__json_next(const w2l__json *j);
+size_t w2l__json_size(const w2l__json *j);
+/* The member name of an object child. */
+const char *w2l__json_key(const w2l__json *j);
+
+/* Values: return 0 on success, -1 when j is not of that kind (or not an exact integer). */
+const char *w2l__json_str(const w2l__json *j); /* NULL unless a string */
+int w2l__json_int64(const w2l__json *j, int64_t *out);
+int w2l__json_double(const w2l__json *j, double *out);
+int w2l__json_bool(const w2l__json *j, int *out);
+/* A number's text as written ("10", "1.5e3"), into buf. */
+int w2l__json_number_text(const w2l__json *j, char *buf, size_t size);
+
+/* Building. Constructors return NULL when out of memory. add/append take ownership of v
+ * (also on failure, when they free it) and return -1 on failure (v NULL included, so
+ * calls can be chained and checked once). */
+w2l__json *w2l__json_new_object(void);
+w2l__json *w2l__json_new_array(void);
+w2l__json *w2l__json_new_string(const char *s);
+w2l__json *w2l__json_new_stringn(const char *s, size_t n);
+w2l__json *w2l__json_new_int64(int64_t v);
+w2l__json *w2l__json_new_double(double v);
+w2l__json *w2l__json_new_bool(int v);
+w2l__json *w2l__json_new_null(void);
+w2l__json *w2l__json_dup(const w2l__json *j);
+int w2l__json_add(w2l__json *obj, const char *key, w2l__json *v);
+/* Replaces the member key (or adds it). */
+int w2l__json_set(w2l__json *obj, const char *key, w2l__json *v);
+int w2l__json_append(w2l__json *arr, w2l__json *v);
+/* Removes and frees member key; no-op when absent. */
+void w2l__json_remove(w2l__json *obj, const char *key);
+/* Printed text, NUL-terminated, from w2l__malloc; NULL when out of memory. */
+char *w2l__json_print(const w2l__json *j, int pretty);
+
+#endif

@@ -1,0 +1,177 @@
+/*
+ * "fault" file IO: a shim over a parent file IO (conf "ext.fault.parent", default
+ * "local") that fails the Nth create/write/close/read/remove, once or from then on.
+ * Everything not failed is forwarded unchanged (SQLite's testvfs idea).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "support.h"
+
+typedef struct fault_io {
+    w2l_fileio base;
+    w2l_fileio *parent;
+    unsigned kinds;
+    long nth, calls;
+    int persistent, armed;
+} fault_io;
+
+typedef struct fault_file {
+    w2l_file base;
+    fault_io *io;
+    w2l_file *inner;
+} fault_file;
+
+typedef struct fault_rfile {
+    w2l_rfile base;
+    fault_io *io;
+    w2l_rfile *inner;
+} fault_rfile;
+
+/* 1 when this call of kind k must fail. */
+static int trip(fault_io *io, unsigned k)
+{
+    if (!io->armed || !(io->kinds & k)) return 0;
+    long c = io->calls++;
+    return c == io->nth || (io->persistent && c > io->nth);
+}
+
+static w2l_rc injected(w2l_error *err, const char *what)
+{
+    return w2l_error_set(err, W2L_IO, "%s: injected fault", what);
+}
+
+static w2l_rc ff_write(w2l_file *b, const void *buf, size_t len, w2l_error *err)
+{
+    fault_file *f = (fault_file *)b;
+    if (trip(f->io, FAULT_WRITE)) return injected(err, "write");
+    return w2l_file_write(f->inner, buf, len, err);
+}
+
+static w2l_rc ff_close(w2l_file *b, w2l_error *err)
+{
+    fault_file *f = (fault_file *)b;
+    w2l_rc rc;
+    if (trip(f->io, FAULT_CLOSE)) {
+        w2l_file_abort(f->inner);
+        rc = injected(err, "close");
+    } else {
+        rc = w2l_file_close(f->inner, err);
+    }
+    w2l_free(f);
+    return rc;
+}
+
+static void ff_abort(w2l_file *b)
+{
+    fault_file *f = (fault_file *)b;
+    w2l_file_abort(f->inner);
+    w2l_free(f);
+}
+
+static const w2l_file_methods fault_file_methods = {W2L_FILEIO_METHODS_V1, ff_write, ff_close,
+                                                    ff_abort};
+
+static w2l_rc fr_pread(w2l_rfile *b, void *buf, size_t len, uint64_t off, w2l_error *err)
+{
+    fault_rfile *f = (fault_rfile *)b;
+    if (trip(f->io, FAULT_READ)) return injected(err, "read");
+    return w2l_rfile_pread(f->inner, buf, len, off, err);
+}
+
+static uint64_t fr_size(w2l_rfile *b) { return w2l_rfile_size(((fault_rfile *)b)->inner); }
+
+static void fr_close(w2l_rfile *b)
+{
+    fault_rfile *f = (fault_rfile *)b;
+    w2l_rfile_close(f->inner);
+    w2l_free(f);
+}
+
+static const w2l_rfile_methods fault_rfile_methods = {W2L_FILEIO_METHODS_V1, fr_pread, fr_size,
+                                                      fr_close};
+
+static w2l_rc fo_open(const w2l_fileio_methods *m, const w2l_conf *conf, w2l_fileio *self,
+                      w2l_error *err)
+{
+    (void)m;
+    fault_io *io = (fault_io *)self;
+    const char *parent = NULL;
+    if (conf) w2l_conf_get(conf, "ext.fault.parent", &parent, NULL);
+    return w2l_fileio_open(parent ? parent : "local", conf, &io->parent, err);
+}
+
+static w2l_rc fo_create(w2l_fileio *self, const char *path, unsigned flags, w2l_file **out,
+                        w2l_error *err)
+{
+    fault_io *io = (fault_io *)self;
+    if (trip(io, FAULT_CREATE)) return injected(err, "create");
+    fault_file *f = w2l_malloc(sizeof *f);
+    if (!f) return w2l_error_set(err, W2L_NOMEM, "fault create: out of memory");
+    w2l_rc rc = w2l_fileio_create(io->parent, path, flags, &f->inner, err);
+    if (rc != W2L_OK) {
+        w2l_free(f);
+        return rc;
+    }
+    f->base.methods = &fault_file_methods;
+    f->io = io;
+    *out = &f->base;
+    return W2L_OK;
+}
+
+static w2l_rc fo_open_read(w2l_fileio *self, const char *path, w2l_rfile **out, w2l_error *err)
+{
+    fault_io *io = (fault_io *)self;
+    fault_rfile *f = w2l_malloc(sizeof *f);
+    if (!f) return w2l_error_set(err, W2L_NOMEM, "fault open: out of memory");
+    w2l_rc rc = w2l_fileio_open_read(io->parent, path, &f->inner, err);
+    if (rc != W2L_OK) {
+        w2l_free(f);
+        return rc;
+    }
+    f->base.methods = &fault_rfile_methods;
+    f->io = io;
+    *out = &f->base;
+    return W2L_OK;
+}
+
+static w2l_rc fo_remove(w2l_fileio *self, const char *path, w2l_error *err)
+{
+    fault_io *io = (fault_io *)self;
+    if (trip(io, FAULT_REMOVE)) return injected(err, "remove");
+    return w2l_fileio_remove(io->parent, path, err);
+}
+
+static w2l_rc fo_exists(w2l_fileio *self, const char *path, int *out, w2l_error *err)
+{
+    return w2l_fileio_exists(((fault_io *)self)->parent, path, out, err);
+}
+
+static w2l_rc fo_list(w2l_fileio *self, const char *dir, int (*fn)(void *, const char *),
+                      void *ctx, w2l_error *err)
+{
+    return w2l_fileio_list(((fault_io *)self)->parent, dir, fn, ctx, err);
+}
+
+static void fo_close(w2l_fileio *self) { w2l_fileio_close(((fault_io *)self)->parent); }
+
+static const w2l_fileio_methods fault_methods = {
+    W2L_FILEIO_METHODS_V1, "fault", sizeof(fault_io), NULL, fo_open, fo_create, fo_open_read,
+    fo_remove, fo_exists, fo_list, fo_close,
+};
+
+void fault_fileio_register(void) { ck_assert_int_eq(w2l_fileio_register(&fault_methods, 0), W2L_OK); }
+
+void fault_fileio_arm(w2l_fileio *b, unsigned kinds, long nth, int persistent)
+{
+    fault_io *io = (fault_io *)b;
+    ck_assert_ptr_eq(b->methods, &fault_methods);
+    io->kinds = kinds;
+    io->nth = nth;
+    io->calls = 0;
+    io->persistent = persistent;
+    io->armed = 1;
+}
+
+void fault_fileio_disarm(w2l_fileio *b) { ((fault_io *)b)->armed = 0; }
+long fault_fileio_calls(w2l_fileio *b) { return ((fault_io *)b)->calls; }

@@ -1,0 +1,40 @@
+/*
+ * Test support: temp dirs, a failing allocator, a fault-injecting file IO shim.
+ */
+#ifndef W2L_TEST_SUPPORT_H
+#define W2L_TEST_SUPPORT_H
+
+#include <check.h>
+#include <stddef.h>
+
+#include "w2l.h"
+
+/* A fresh directory under $TMPDIR (or /tmp), removed by tmpdir_remove(). Returns a static
+ * path valid until the next call. */
+const char *tmpdir_make(const char *tag);
+void tmpdir_remove(const char *path);
+
+/* Asserts rc == W2L_OK, printing err.msg otherwise. */
+#define ck_assert_ok(rc, err)                                                              \
+    ck_assert_msg((rc) == W2L_OK, "%s: %s", w2l_rc_name(rc), (err).msg)
+
+/* ---- fail_alloc.c: fail the Nth allocation (installed with w2l_set_allocator before init;
+ * tests run in a forked child, so they re-initialise the library around it). ---- */
+void fail_alloc_install(void);     /* w2l_global_cleanup, set allocator, w2l_global_init */
+void fail_alloc_arm(long nth);     /* the nth allocation from now (0-based) fails; <0 never */
+long fail_alloc_count(void);       /* allocations since arm */
+long fail_alloc_outstanding(void); /* live allocations (for leak checks) */
+
+/* ---- fault_fileio.c: wraps a parent file IO and fails the Nth operation of the armed
+ * kinds, as SQLite's testvfs does. Registered as "fault". ---- */
+enum { FAULT_CREATE = 1, FAULT_WRITE = 2, FAULT_CLOSE = 4, FAULT_READ = 8, FAULT_REMOVE = 16,
+       FAULT_ALL = 31 };
+void fault_fileio_register(void);
+/* Arms the shim of io (opened as "fault"): the nth (0-based) matching call fails with
+ * W2L_IO ("injected fault"); persistent: every later matching call fails too. */
+void fault_fileio_arm(w2l_fileio *io, unsigned kinds, long nth, int persistent);
+void fault_fileio_disarm(w2l_fileio *io);
+long fault_fileio_calls(w2l_fileio *io); /* matching calls since arm */
+/* conf key that names the parent ("ext.fault.parent", default "local"). */
+
+#endif
