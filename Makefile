@@ -36,6 +36,9 @@ EX_SRC   := $(wildcard examples/*.c)
 EX_BIN   := $(EX_SRC:examples/%.c=$(B)/examples/%)
 TEST_SRC := $(wildcard test/check_*.c) $(wildcard test/support/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/%.o)
+SUPPORT_OBJ := $(patsubst %.c,$(B)/%.o,$(wildcard test/support/*.c))
+GEN_SRC  := $(wildcard test/gen/*.c)
+GEN_BIN  := $(GEN_SRC:test/gen/%.c=$(B)/test/gen/%)
 SUITES   := $(sort $(patsubst test/check_%.c,%,$(filter-out test/check_main.c,$(wildcard test/check_*.c))))
 
 STATIC := $(B)/libwholedb2lake.a
@@ -61,11 +64,13 @@ deps:
 
 $(B)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+	@echo "  CC      $<"
+	@$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
 $(B)/testing/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -DW2L_TESTING -MMD -MP -c $< -o $@
+	@echo "  CC [T]  $<"
+	@$(CC) $(ALL_CFLAGS) -DW2L_TESTING -MMD -MP -c $< -o $@
 
 $(STATIC): $(LIB_OBJ)
 	@rm -f $@
@@ -98,16 +103,23 @@ $(B)/test/suites.h: $(wildcard test/check_*.c) Makefile
 $(B)/test/check_main.o: $(B)/test/suites.h
 $(B)/test/%.o: test/%.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -DW2L_TESTING -I$(B)/test -Itest -MMD -MP -c $< -o $@
+	@echo "  CC      $<"
+	@$(CC) $(ALL_CFLAGS) -DW2L_TESTING -I$(B)/test -Itest -MMD -MP -c $< -o $@
 
 $(TESTS): $(TEST_OBJ) $(B)/testing/libw2l_testing.a
 	$(CC) -o $@ $(TEST_OBJ) $(B)/testing/libw2l_testing.a $(CHECK_LIBS) $(PC_LIBS) $(LDFLAGS)
 
+# Generators: small programs that write files for the interop tests (test/interop/*.test.mjs)
+# to read with readers we did not write.
+$(B)/test/gen/%: test/gen/%.c $(SUPPORT_OBJ) $(B)/testing/libw2l_testing.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DW2L_TESTING -Itest -o $@ $< $(SUPPORT_OBJ) $(B)/testing/libw2l_testing.a $(CHECK_LIBS) $(PC_LIBS) $(LDFLAGS)
+
 # ---- tests -------------------------------------------------------------------------
 check:
 	@scripts/install-deps --test
-	$(MAKE) all $(TESTS)
-	$(MAKE) check-unit check-examples check-layering man-check check-install check-interop
+	$(MAKE) all $(TESTS) $(GEN_BIN)
+	$(MAKE) check-unit check-examples check-layering man-check check-install check-interop check-asan
 	@echo "make check: all passed"
 
 check-unit: $(TESTS)
@@ -116,7 +128,7 @@ check-unit: $(TESTS)
 check-examples: $(EX_BIN)
 	@scripts/run-examples $(B)/examples
 
-check-interop: $(TESTS)
+check-interop: $(GEN_BIN)
 	@W2L_TEST_BIN=$(abspath $(B)) scripts/check-interop
 
 check-install: lib cli
@@ -129,7 +141,7 @@ man-check:
 	@scripts/man-check
 
 check-asan:
-	$(MAKE) B=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+	@$(MAKE) --no-print-directory B=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
 	    LDFLAGS="-fsanitize=address,undefined" build-asan/test/check_w2l
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	    W2L_SRCDIR=$(CURDIR) build-asan/test/check_w2l

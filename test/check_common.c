@@ -1,0 +1,275 @@
+/*
+ * lib/common: errors, buffers, arenas, channels, registry, hashing, logging.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/arena.h"
+#include "common/chan.h"
+#include "common/common.h"
+#include "common/thread.h"
+#include "support/support.h"
+
+START_TEST(error_set_formats_and_truncates)
+{
+    w2l_error err;
+    ck_assert_int_eq(w2l_error_set(&err, W2L_IO, "write %s", "x.parquet"), W2L_IO);
+    ck_assert_int_eq(err.code, W2L_IO);
+    ck_assert_str_eq(err.msg, "write x.parquet");
+    char big[2000];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    w2l_error_set(&err, W2L_ERROR, "%s", big);
+    ck_assert_uint_eq(strlen(err.msg), sizeof err.msg - 1);
+    ck_assert_int_eq(w2l_error_set(NULL, W2L_CORRUPT, "ignored"), W2L_CORRUPT);
+    w2l_error_clear(&err);
+    ck_assert_int_eq(err.code, W2L_OK);
+    ck_assert_str_eq(err.msg, "");
+}
+END_TEST
+
+START_TEST(error_prefix_and_errno)
+{
+    w2l_error err;
+    w2l__fail_errno(&err, W2L_IO, 28, "write %s", "m1.avro");
+    ck_assert_int_eq(err.sys_errno, 28);
+    ck_assert_str_eq(err.msg, "write m1.avro: No space left on device");
+    w2l__error_prefix(&err, "commit %s: ", "orders");
+    ck_assert_str_eq(err.msg, "commit orders: write m1.avro: No space left on device");
+    w2l__fail(&err, W2L_UNAVAILABLE, "down");
+    ck_assert(err.flags & W2L_ERR_RETRIABLE);
+}
+END_TEST
+
+START_TEST(rc_names_are_pinned)
+{
+    ck_assert_str_eq(w2l_rc_name(W2L_OK), "W2L_OK");
+    ck_assert_str_eq(w2l_rc_name(W2L_CONFLICT), "W2L_CONFLICT");
+    ck_assert_int_eq(W2L_CANCELLED, 13);
+    ck_assert_str_eq(w2l_rc_name(W2L_DONE), "W2L_DONE");
+    ck_assert_str_eq(w2l_rc_name((w2l_rc)999), "W2L_?");
+    ck_assert_uint_eq(w2l_version_number(), W2L_VERSION_NUMBER);
+}
+END_TEST
+
+START_TEST(buf_grows_and_prints)
+{
+    w2l_buf b = {0};
+    w2l_error err;
+    for (int i = 0; i < 1000; i++) ck_assert_ok(w2l_buf_append(&b, "abc", 3, &err), err);
+    ck_assert_uint_eq(b.len, 3000);
+    ck_assert_ok(w2l__buf_printf(&b, &err, "%d-%s", 42, "x"), err);
+    ck_assert_ok(w2l__buf_cstr(&b, &err), err);
+    ck_assert_str_eq((char *)b.data + 3000, "42-x");
+    ck_assert_int_eq(w2l_buf_append(&b, NULL, 1, &err), W2L_MISUSE);
+    w2l_buf_release(&b);
+    ck_assert_ptr_null(b.data);
+    w2l_buf_release(&b); /* twice is fine */
+}
+END_TEST
+
+START_TEST(arena_aligns_and_handles_large)
+{
+    w2l__arena a;
+    w2l__arena_init(&a, 1024);
+    for (int i = 0; i < 200; i++) {
+        char *p = w2l__arena_alloc(&a, (size_t)(i % 37) + 1);
+        ck_assert_ptr_nonnull(p);
+        ck_assert_uint_eq((uintptr_t)p % 16, 0);
+        memset(p, 'x', (size_t)(i % 37) + 1);
+    }
+    char *big = w2l__arena_alloc(&a, 100000);
+    ck_assert_ptr_nonnull(big);
+    memset(big, 1, 100000);
+    char *after = w2l__arena_alloc(&a, 8); /* still served from the small block */
+    ck_assert_ptr_nonnull(after);
+    char *s = w2l__arena_strndup(&a, "hello world", 5);
+    ck_assert_str_eq(s, "hello");
+    ck_assert_uint_ge(a.used, 100000);
+    w2l__arena_release(&a);
+    ck_assert_ptr_null(a.head);
+}
+END_TEST
+
+START_TEST(chan_fifo_timeout_close)
+{
+    w2l__chan *c = w2l__chan_new(2);
+    ck_assert_ptr_nonnull(c);
+    int a = 1, b = 2, d = 3;
+    ck_assert_int_eq(w2l__chan_send(c, &a, 0), W2L_OK);
+    ck_assert_int_eq(w2l__chan_send(c, &b, 0), W2L_OK);
+    ck_assert_int_eq(w2l__chan_send(c, &d, 10), W2L_AGAIN); /* full: backpressure */
+    ck_assert_uint_eq(w2l__chan_len(c), 2);
+    void *it;
+    ck_assert_int_eq(w2l__chan_recv(c, &it, 0), W2L_OK);
+    ck_assert_ptr_eq(it, &a);
+    w2l__chan_close(c);
+    ck_assert_int_eq(w2l__chan_send(c, &d, 0), W2L_CANCELLED);
+    ck_assert_int_eq(w2l__chan_recv(c, &it, -1), W2L_OK); /* drains after close */
+    ck_assert_ptr_eq(it, &b);
+    ck_assert_int_eq(w2l__chan_recv(c, &it, -1), W2L_DONE);
+    w2l__chan_free(c, NULL);
+    c = w2l__chan_new(1);
+    ck_assert_int_eq(w2l__chan_recv(c, &it, 20), W2L_AGAIN);
+    w2l__chan_free(c, NULL);
+}
+END_TEST
+
+enum { PRODUCERS = 4, PER_PRODUCER = 20000 };
+typedef struct { w2l__chan *c; int base; } prod_arg;
+
+static int producer(void *p)
+{
+    prod_arg *a = p;
+    for (intptr_t i = 0; i < PER_PRODUCER; i++)
+        if (w2l__chan_send(a->c, (void *)(intptr_t)(a->base + i + 1), -1) != W2L_OK) return 1;
+    return 0;
+}
+
+START_TEST(chan_many_producers_blocking)
+{
+    /* a tiny capacity forces senders to block and be woken many times */
+    w2l__chan *c = w2l__chan_new(3);
+    thrd_t t[PRODUCERS];
+    prod_arg args[PRODUCERS];
+    for (int i = 0; i < PRODUCERS; i++) {
+        args[i].c = c;
+        args[i].base = i * PER_PRODUCER;
+        ck_assert_int_eq(thrd_create(&t[i], producer, &args[i]), thrd_success);
+    }
+    long long sum = 0;
+    int last[PRODUCERS] = {0};
+    for (int n = 0; n < PRODUCERS * PER_PRODUCER; n++) {
+        void *it;
+        ck_assert_int_eq(w2l__chan_recv(c, &it, 5000), W2L_OK);
+        int v = (int)(intptr_t)it - 1;
+        int who = v / PER_PRODUCER;
+        ck_assert_int_gt(v + 1, last[who]); /* per-producer order kept */
+        last[who] = v + 1;
+        sum += v;
+    }
+    for (int i = 0; i < PRODUCERS; i++) {
+        int res;
+        thrd_join(t[i], &res);
+        ck_assert_int_eq(res, 0);
+    }
+    long long n = (long long)PRODUCERS * PER_PRODUCER;
+    ck_assert_int_eq(sum, n * (n - 1) / 2);
+    w2l__chan_free(c, NULL);
+}
+END_TEST
+
+static int drop_count;
+static void drop(void *it) { (void)it; drop_count++; }
+
+START_TEST(chan_free_drops_queued)
+{
+    w2l__chan *c = w2l__chan_new(4);
+    int x;
+    w2l__chan_send(c, &x, 0);
+    w2l__chan_send(c, &x, 0);
+    drop_count = 0;
+    w2l__chan_free(c, drop);
+    ck_assert_int_eq(drop_count, 2);
+}
+END_TEST
+
+START_TEST(registry_rejects_and_finds)
+{
+    w2l__registry r = {0};
+    int a = 0, b = 0;
+    ck_assert_int_eq(w2l__registry_add(&r, "x", "one", &a, 0), W2L_OK);
+    ck_assert_int_eq(w2l__registry_add(&r, "x", "two", &b, 1), W2L_OK);
+    ck_assert_int_eq(w2l__registry_add(&r, "x", "one", &b, 0), W2L_EXISTS);
+    ck_assert_int_eq(w2l__registry_add(&r, "x", "one", &a, 0), W2L_OK); /* same again: fine */
+    ck_assert_ptr_eq(w2l__registry_find(&r, "one"), &a);
+    ck_assert_ptr_eq(w2l__registry_find(&r, NULL), &b);
+    ck_assert_ptr_null(w2l__registry_find(&r, "three"));
+    char names[64];
+    w2l__registry_names(&r, names, sizeof names);
+    ck_assert_str_eq(names, "one, two");
+}
+END_TEST
+
+START_TEST(hash_is_stable_and_spreads)
+{
+    ck_assert_uint_eq(w2l__hash64("orders", 6, 0), w2l__hash64("orders", 6, 0));
+    ck_assert_uint_ne(w2l__hash64("orders", 6, 0), w2l__hash64("orders", 6, 1));
+    ck_assert_uint_ne(w2l__hash64("a", 1, 0), w2l__hash64("b", 1, 0));
+    int buckets[8] = {0};
+    for (int i = 0; i < 8000; i++) buckets[w2l__hash64(&i, sizeof i, 7) % 8]++;
+    for (int i = 0; i < 8; i++) ck_assert_int_gt(buckets[i], 800);
+}
+END_TEST
+
+static char last_line[256];
+static w2l_log_level last_level;
+static void capture(void *opaque, w2l_log_level level, const char *line)
+{
+    (void)opaque;
+    last_level = level;
+    snprintf(last_line, sizeof last_line, "%s", line);
+}
+
+START_TEST(log_levels_and_callback)
+{
+    w2l_log_set_callback(capture, NULL);
+    w2l_log_set_level(W2L_LOG_INFO);
+    last_line[0] = '\0';
+    w2l__log(W2L_LOG_DEBUG, "hidden %d", 1);
+    ck_assert_str_eq(last_line, "");
+    w2l__log(W2L_LOG_WARN, "shown %d", 2);
+    ck_assert_str_eq(last_line, "shown 2");
+    ck_assert_int_eq(last_level, W2L_LOG_WARN);
+    w2l_log_level l;
+    ck_assert_int_eq(w2l_log_level_parse("debug", &l), 0);
+    ck_assert_int_eq(l, W2L_LOG_DEBUG);
+    ck_assert_int_eq(w2l_log_level_parse("loud", &l), -1);
+    ck_assert_str_eq(w2l_log_level_name(W2L_LOG_TRACE), "trace");
+    w2l_log_set_callback(NULL, NULL);
+}
+END_TEST
+
+START_TEST(allocator_hook_fails_cleanly)
+{
+    fail_alloc_install();
+    ck_assert_int_eq(w2l_set_allocator(malloc, realloc, free), W2L_MISUSE); /* after init */
+    w2l_buf b = {0};
+    w2l_error err;
+    fail_alloc_arm(0);
+    ck_assert_int_eq(w2l_buf_append(&b, "x", 1, &err), W2L_NOMEM);
+    ck_assert_ptr_null(b.data);
+    fail_alloc_arm(-1);
+    ck_assert_ok(w2l_buf_append(&b, "x", 1, &err), err);
+    long live = fail_alloc_outstanding();
+    w2l_buf_release(&b);
+    ck_assert_int_eq(fail_alloc_outstanding(), live - 1);
+}
+END_TEST
+
+Suite *suite_common(void)
+{
+    Suite *s = suite_create("common");
+    TCase *basic = tcase_create("basic");
+    tcase_add_test(basic, error_set_formats_and_truncates);
+    tcase_add_test(basic, error_prefix_and_errno);
+    tcase_add_test(basic, rc_names_are_pinned);
+    tcase_add_test(basic, buf_grows_and_prints);
+    tcase_add_test(basic, arena_aligns_and_handles_large);
+    tcase_add_test(basic, chan_fifo_timeout_close);
+    tcase_add_test(basic, chan_free_drops_queued);
+    tcase_add_test(basic, registry_rejects_and_finds);
+    tcase_add_test(basic, hash_is_stable_and_spreads);
+    tcase_add_test(basic, log_levels_and_callback);
+    suite_add_tcase(s, basic);
+    TCase *edge = tcase_create("edge");
+    tcase_add_test(edge, chan_many_producers_blocking);
+    tcase_set_timeout(edge, 30);
+    suite_add_tcase(s, edge);
+    TCase *faults = tcase_create("faults");
+    tcase_add_test(faults, allocator_hook_fails_cleanly);
+    suite_add_tcase(s, faults);
+    return s;
+}
