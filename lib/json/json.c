@@ -16,9 +16,17 @@
 #define BIGINT_MARK '\x01'
 
 static once_flag hooks_once = ONCE_FLAG_INIT;
+/* cJSON reports an allocation failure like a syntax error; this flag tells them apart. */
+static _Thread_local int alloc_failed;
+static void *hook_malloc(size_t n)
+{
+    void *p = w2l__malloc(n);
+    if (!p) alloc_failed = 1;
+    return p;
+}
 static void set_hooks(void)
 {
-    cJSON_Hooks h = {w2l__malloc, w2l__free};
+    cJSON_Hooks h = {hook_malloc, w2l__free};
     cJSON_InitHooks(&h);
 }
 #define HOOKS() call_once(&hooks_once, set_hooks)
@@ -109,7 +117,12 @@ w2l_rc w2l__json_parse(const char *text, size_t len, w2l__json **out, w2l_error 
     char *copy = protect_bigints(text, len, &plen);
     W2L_NOMEM_IF(!copy, err);
     const char *end = NULL;
+    alloc_failed = 0;
     cJSON *c = cJSON_ParseWithLengthOpts(copy, plen, &end, 0);
+    if (!c && alloc_failed) {
+        w2l__free(copy);
+        return w2l__fail(err, W2L_NOMEM, "out of memory parsing JSON");
+    }
     if (!c) {
         /* map the error offset back to the original text: count only up to it */
         size_t off = end && end >= copy ? (size_t)(end - copy) : 0;

@@ -1,0 +1,192 @@
+/*
+ * lib/state: the store registry and URI resolution, the wrappers' protocol checks, and a
+ * contract test every built-in store must pass (put/get/keys/seal/latest/prune).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "support/support.h"
+
+static const char *stores[] = {"mem"};
+static w2l_error err;
+
+static int collect(void *ctx, const char *key)
+{
+    strcat(ctx, key);
+    strcat(ctx, ";");
+    return 0;
+}
+
+START_TEST(store_contract)
+{
+    w2l_state *st;
+    ck_assert_ok(w2l_state_open(stores[_i], NULL, &st, &err), err);
+    uint64_t ck;
+    ck_assert_int_eq(w2l_state_latest(st, &ck, &err), W2L_NOTFOUND);
+    ck_assert_ok(w2l_state_put(st, 1, "source/position", "{\"pos\":4}", 9, &err), err);
+    ck_assert_ok(w2l_state_put(st, 1, "committer/0/shop.orders", "m1", 2, &err), err);
+    ck_assert_ok(w2l_state_put(st, 1, "committer/0/shop.items", "m2", 2, &err), err);
+    ck_assert_ok(w2l_state_put(st, 1, "committer/0/shop.items", "m3", 2, &err), err); /* replaces */
+    ck_assert_ok(w2l_state_put(st, 1, "empty", "", 0, &err), err);
+    ck_assert_ok(w2l_state_seal(st, 1, &err), err);
+    ck_assert_ok(w2l_state_latest(st, &ck, &err), err);
+    ck_assert_uint_eq(ck, 1);
+    w2l_buf b = {0};
+    ck_assert_ok(w2l_state_get(st, 1, "committer/0/shop.items", &b, &err), err);
+    ck_assert_uint_eq(b.len, 2);
+    ck_assert_mem_eq(b.data, "m3", 2);
+    b.len = 0;
+    ck_assert_ok(w2l_state_get(st, 1, "empty", &b, &err), err);
+    ck_assert_uint_eq(b.len, 0);
+    ck_assert_int_eq(w2l_state_get(st, 1, "absent", &b, &err), W2L_NOTFOUND);
+    ck_assert_int_eq(w2l_state_get(st, 2, "source/position", &b, &err), W2L_NOTFOUND);
+    char keys[256] = "";
+    ck_assert_ok(w2l_state_keys(st, 1, "committer/", collect, keys, &err), err);
+    ck_assert_str_eq(keys, "committer/0/shop.items;committer/0/shop.orders;");
+    /* a sealed checkpoint is immutable, and sealing goes forward only */
+    ck_assert_int_ne(w2l_state_put(st, 1, "late", "x", 1, &err), W2L_OK);
+    ck_assert_int_eq(w2l_state_seal(st, 1, &err), W2L_MISUSE);
+    ck_assert_ok(w2l_state_put(st, 2, "source/position", "{\"pos\":9}", 9, &err), err);
+    /* checkpoint 2 is not visible as latest until sealed */
+    ck_assert_ok(w2l_state_latest(st, &ck, &err), err);
+    ck_assert_uint_eq(ck, 1);
+    ck_assert_ok(w2l_state_seal(st, 2, &err), err);
+    ck_assert_ok(w2l_state_latest(st, &ck, &err), err);
+    ck_assert_uint_eq(ck, 2);
+    ck_assert_ok(w2l_state_prune(st, 2, &err), err);
+    b.len = 0;
+    ck_assert_int_eq(w2l_state_get(st, 1, "source/position", &b, &err), W2L_NOTFOUND);
+    ck_assert_ok(w2l_state_get(st, 2, "source/position", &b, &err), err);
+    /* prune never drops the latest sealed checkpoint */
+    ck_assert_ok(w2l_state_prune(st, 100, &err), err);
+    b.len = 0;
+    ck_assert_ok(w2l_state_get(st, 2, "source/position", &b, &err), err);
+    ck_assert_mem_eq(b.data, "{\"pos\":9}", 9);
+    w2l_buf_release(&b);
+    ck_assert_int_eq(w2l_state_put(st, 0, "k", "v", 1, &err), W2L_MISUSE);
+    w2l_state_close(st);
+}
+END_TEST
+
+START_TEST(uri_resolution_errors)
+{
+    w2l_state *st;
+    ck_assert_int_eq(w2l_state_open("nosuch:/x", NULL, &st, &err), W2L_CONFIG);
+    ck_assert_msg(strstr(err.msg, "unknown store 'nosuch'") && strstr(err.msg, "mem"), "%s", err.msg);
+    ck_assert_ptr_null(st);
+    ck_assert_ok(w2l_state_open("mem:ignored", NULL, &st, &err), err);
+    w2l_state_close(st);
+    w2l_state_close(NULL);
+}
+END_TEST
+
+/* A host's own store, plugged in through the method table: a one-slot store that records
+ * the calls the core makes, to prove the registry and wrappers route to it. */
+typedef struct my_state {
+    w2l_state base;
+    uint64_t sealed;
+    int puts;
+    char last_uri[64];
+} my_state;
+
+static w2l_rc my_open(const w2l_state_methods *m, const w2l_conf *c, const char *uri, w2l_state *self,
+                      w2l_error *e)
+{
+    (void)m, (void)c, (void)e;
+    snprintf(((my_state *)self)->last_uri, 64, "%s", uri ? uri : "");
+    return W2L_OK;
+}
+static w2l_rc my_put(w2l_state *s, uint64_t ck, const char *k, const void *v, size_t n, w2l_error *e)
+{
+    (void)ck, (void)k, (void)v, (void)n, (void)e;
+    ((my_state *)s)->puts++;
+    return W2L_OK;
+}
+static w2l_rc my_get(w2l_state *s, uint64_t ck, const char *k, w2l_buf *o, w2l_error *e)
+{
+    (void)s, (void)ck, (void)k, (void)o;
+    return w2l_error_set(e, W2L_NOTFOUND, "nothing");
+}
+static w2l_rc my_keys(w2l_state *s, uint64_t ck, const char *p, int (*fn)(void *, const char *), void *ctx,
+                      w2l_error *e)
+{
+    (void)s, (void)ck, (void)p, (void)e;
+    fn(ctx, "only");
+    return W2L_OK;
+}
+static w2l_rc my_seal(w2l_state *s, uint64_t ck, w2l_error *e)
+{
+    (void)e;
+    ((my_state *)s)->sealed = ck;
+    return W2L_OK;
+}
+static w2l_rc my_latest(w2l_state *s, uint64_t *ck, w2l_error *e)
+{
+    *ck = ((my_state *)s)->sealed;
+    return *ck ? W2L_OK : w2l_error_set(e, W2L_NOTFOUND, "none");
+}
+static w2l_rc my_prune(w2l_state *s, uint64_t k, w2l_error *e) { (void)s, (void)k, (void)e; return W2L_OK; }
+static void my_close(w2l_state *s) { (void)s; }
+
+static const w2l_state_methods my_methods = {W2L_STATE_METHODS_V1, "mine", sizeof(my_state), NULL,
+                                             my_open, my_put, my_get, my_keys, my_seal, my_latest,
+                                             my_prune, my_close};
+
+START_TEST(host_store_plugs_in)
+{
+    ck_assert_ok(w2l_state_register(&my_methods, 0), err);
+    ck_assert_ptr_eq(w2l_state_find("mine"), &my_methods);
+    w2l_state *st;
+    ck_assert_ok(w2l_state_open("mine:tenant-7", NULL, &st, &err), err);
+    ck_assert_str_eq(((my_state *)st)->last_uri, "tenant-7");
+    ck_assert_ok(w2l_state_put(st, 3, "k", "v", 1, &err), err);
+    ck_assert_ok(w2l_state_seal(st, 3, &err), err);
+    uint64_t ck;
+    ck_assert_ok(w2l_state_latest(st, &ck, &err), err);
+    ck_assert_uint_eq(ck, 3);
+    ck_assert_int_eq(w2l_state_seal(st, 2, &err), W2L_MISUSE); /* the wrapper enforces order */
+    ck_assert_int_eq(((my_state *)st)->puts, 1);
+    w2l_state_close(st);
+    w2l_state_methods broken = my_methods;
+    broken.name = "broken";
+    broken.seal = NULL;
+    ck_assert_int_eq(w2l_state_register(&broken, 0), W2L_MISUSE);
+    broken = my_methods;
+    broken.version = 0;
+    ck_assert_int_eq(w2l_state_register(&broken, 0), W2L_MISUSE);
+}
+END_TEST
+
+START_TEST(mem_store_oom_is_clean)
+{
+    fail_alloc_install();
+    w2l_state *st;
+    ck_assert_ok(w2l_state_open("mem", NULL, &st, &err), err);
+    for (long nth = 0; nth < 10; nth++) {
+        fail_alloc_arm(nth);
+        w2l_rc rc = w2l_state_put(st, 1, "key", "value", 5, &err);
+        fail_alloc_arm(-1);
+        ck_assert(rc == W2L_OK || rc == W2L_NOMEM);
+    }
+    w2l_buf b = {0};
+    ck_assert_ok(w2l_state_get(st, 1, "key", &b, &err), err);
+    ck_assert_mem_eq(b.data, "value", 5);
+    w2l_buf_release(&b);
+    w2l_state_close(st);
+}
+END_TEST
+
+Suite *suite_state(void)
+{
+    Suite *s = suite_create("state");
+    TCase *basic = tcase_create("basic");
+    tcase_add_loop_test(basic, store_contract, 0, (int)(sizeof stores / sizeof stores[0]));
+    tcase_add_test(basic, uri_resolution_errors);
+    tcase_add_test(basic, host_store_plugs_in);
+    suite_add_tcase(s, basic);
+    TCase *faults = tcase_create("faults");
+    tcase_add_test(faults, mem_store_oom_is_clean);
+    suite_add_tcase(s, faults);
+    return s;
+}
