@@ -1,0 +1,286 @@
+/*
+ * The emitter (emit.h): validation, copy into per-table arena batches, hand-over.
+ * Tables are found through an open-addressing hash map keyed by (ns, table); an entry
+ * outlives its batches, so a steady stream allocates only when a batch is started.
+ */
+#include <stdio.h>
+
+#include "emit.h"
+
+typedef struct slot {
+    uint64_t hash;
+    char *key; /* "ns\0table\0", w2l__malloc */
+    size_t klen;
+    w2l__batch *open;
+} slot;
+
+struct w2l_emitter {
+    w2l__emit_hooks hooks;
+    size_t batch_rows;
+    slot *slots;
+    size_t nslots, used;
+    char *position;
+    size_t poslen, poscap;
+    uint64_t rows;
+    int in_txn;
+};
+
+void w2l__batch_free(w2l__batch *b)
+{
+    if (!b) return;
+    w2l_schema_unref(b->schema);
+    w2l__arena_release(&b->arena);
+    w2l__free(b->changes);
+    w2l__free(b);
+}
+
+void w2l__ddl_elem_free(w2l__ddl_elem *d)
+{
+    if (!d) return;
+    w2l_schema_unref((w2l_schema *)d->ddl.schema_after);
+    w2l__arena_release(&d->arena);
+    w2l__free(d);
+}
+
+w2l_emitter *w2l__emitter_new(const w2l__emit_hooks *hooks, size_t batch_rows)
+{
+    w2l_emitter *em = w2l__calloc(1, sizeof *em);
+    if (!em) return NULL;
+    em->hooks = *hooks;
+    em->batch_rows = batch_rows ? batch_rows : 4096;
+    em->nslots = 64;
+    em->slots = w2l__calloc(em->nslots, sizeof *em->slots);
+    if (!em->slots) {
+        w2l__free(em);
+        return NULL;
+    }
+    return em;
+}
+
+void w2l__emitter_free(w2l_emitter *em)
+{
+    if (!em) return;
+    for (size_t i = 0; i < em->nslots; i++) {
+        w2l__batch_free(em->slots[i].open);
+        w2l__free(em->slots[i].key);
+    }
+    w2l__free(em->slots);
+    w2l__free(em->position);
+    w2l__free(em);
+}
+
+static w2l_rc grow_map(w2l_emitter *em, w2l_error *err)
+{
+    size_t n = em->nslots * 2;
+    slot *ns = w2l__calloc(n, sizeof *ns);
+    W2L_NOMEM_IF(!ns, err);
+    for (size_t i = 0; i < em->nslots; i++) {
+        if (!em->slots[i].key) continue;
+        size_t j = em->slots[i].hash & (n - 1);
+        while (ns[j].key) j = (j + 1) & (n - 1);
+        ns[j] = em->slots[i];
+    }
+    w2l__free(em->slots);
+    em->slots = ns;
+    em->nslots = n;
+    return W2L_OK;
+}
+
+/* The slot of (ns, table), created when absent. */
+static w2l_rc find_slot(w2l_emitter *em, const char *ns, const char *table, slot **out,
+                        w2l_error *err)
+{
+    size_t nl = strlen(ns), tl = strlen(table), kl = nl + 1 + tl + 1;
+    char stackkey[256];
+    char *key = kl <= sizeof stackkey ? stackkey : w2l__malloc(kl);
+    W2L_NOMEM_IF(!key, err);
+    memcpy(key, ns, nl + 1);
+    memcpy(key + nl + 1, table, tl + 1);
+    uint64_t h = w2l__hash64(key, kl, 0x5ca1ab1e);
+    size_t i = h & (em->nslots - 1);
+    while (em->slots[i].key) {
+        if (em->slots[i].hash == h && em->slots[i].klen == kl && memcmp(em->slots[i].key, key, kl) == 0) {
+            if (key != stackkey) w2l__free(key);
+            *out = &em->slots[i];
+            return W2L_OK;
+        }
+        i = (i + 1) & (em->nslots - 1);
+    }
+    if ((em->used + 1) * 4 > em->nslots * 3) {
+        w2l_rc rc = grow_map(em, err);
+        if (rc != W2L_OK) {
+            if (key != stackkey) w2l__free(key);
+            return rc;
+        }
+        i = h & (em->nslots - 1);
+        while (em->slots[i].key) i = (i + 1) & (em->nslots - 1);
+    }
+    char *owned = key != stackkey ? key : w2l__malloc(kl);
+    W2L_NOMEM_IF(!owned, err);
+    if (owned != key) memcpy(owned, key, kl);
+    em->slots[i].hash = h;
+    em->slots[i].key = owned;
+    em->slots[i].klen = kl;
+    em->slots[i].open = NULL;
+    em->used++;
+    *out = &em->slots[i];
+    return W2L_OK;
+}
+
+static w2l_rc hand_over(w2l_emitter *em, slot *s, w2l_error *err)
+{
+    w2l__batch *b = s->open;
+    if (!b) return W2L_OK;
+    s->open = NULL;
+    return em->hooks.batch(em->hooks.ctx, b, err);
+}
+
+static w2l_rc new_batch(slot *s, const w2l_schema *schema, w2l_error *err)
+{
+    w2l__batch *b = w2l__calloc(1, sizeof *b);
+    W2L_NOMEM_IF(!b, err);
+    /* small first blocks: thousands of tables may each hold an open batch */
+    w2l__arena_init(&b->arena, 16 * 1024);
+    const char *ns = s->key, *table = s->key + strlen(s->key) + 1;
+    b->ns = w2l__arena_strndup(&b->arena, ns, strlen(ns));
+    b->table = w2l__arena_strndup(&b->arena, table, strlen(table));
+    if (!b->ns || !b->table) {
+        w2l__batch_free(b);
+        return w2l__fail(err, W2L_NOMEM, "out of memory starting a batch");
+    }
+    b->schema = w2l_schema_ref((w2l_schema *)schema);
+    b->table_hash = s->hash;
+    s->open = b;
+    return W2L_OK;
+}
+
+static int is_bytes(w2l_type_id t) { return t == W2L_TYPE_STRING || t == W2L_TYPE_BINARY; }
+
+static w2l_rc check_change(const w2l_change *c, w2l_error *err)
+{
+    if (!c || !c->db || !*c->db || !c->table || !*c->table)
+        return w2l__fail(err, W2L_MISUSE, "change without database or table name");
+    if (!c->schema) return w2l__fail(err, W2L_MISUSE, "change of %s.%s without a schema", c->db, c->table);
+    if (c->op < W2L_OP_INSERT || c->op > W2L_OP_DELETE)
+        return w2l__fail(err, W2L_MISUSE, "change of %s.%s: unknown operation %d", c->db, c->table, (int)c->op);
+    size_t n = w2l_schema_field_count(c->schema);
+    if (c->ncols != n || (n && !c->row))
+        return w2l__fail(err, W2L_SCHEMA, "change of %s.%s has %zu values for %zu columns", c->db, c->table,
+                         c->ncols, n);
+    for (size_t i = 0; i < n; i++) {
+        if (c->present && !(c->present[i / 8] & (1u << (i % 8)))) continue;
+        const w2l_field *f = w2l_schema_field(c->schema, i);
+        if (c->row[i].is_null && f->required)
+            return w2l__fail(err, W2L_SCHEMA, "change of %s.%s: NULL in required column %s", c->db, c->table,
+                             f->name);
+    }
+    return W2L_OK;
+}
+
+w2l_rc w2l_emit_change(w2l_emitter *em, const w2l_change *c, w2l_error *err)
+{
+    if (!em) return w2l__fail(err, W2L_MISUSE, "w2l_emit_change: NULL emitter");
+    W2L_TRY(check_change(c, err));
+    slot *s;
+    W2L_TRY(find_slot(em, c->db, c->table, &s, err));
+    if (s->open && s->open->schema != c->schema) W2L_TRY(hand_over(em, s, err)); /* schema changed */
+    if (!s->open) W2L_TRY(new_batch(s, c->schema, err));
+    w2l__batch *b = s->open;
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 64;
+        w2l_change *nc = w2l__realloc(b->changes, cap * sizeof *nc);
+        W2L_NOMEM_IF(!nc, err);
+        b->changes = nc;
+        b->cap = cap;
+    }
+    size_t n = c->ncols;
+    w2l_value *row = w2l__arena_alloc(&b->arena, n * sizeof *row + 1);
+    W2L_NOMEM_IF(!row, err);
+    memcpy(row, c->row, n * sizeof *row);
+    for (size_t i = 0; i < n; i++) {
+        if (row[i].is_null || !is_bytes(w2l_schema_field(c->schema, i)->type.id)) continue;
+        size_t len = row[i].v.bytes.len;
+        char *copy = w2l__arena_alloc(&b->arena, len ? len : 1);
+        W2L_NOMEM_IF(!copy, err);
+        if (len) memcpy(copy, row[i].v.bytes.ptr, len);
+        row[i].v.bytes.ptr = copy;
+    }
+    uint8_t *present = NULL;
+    if (c->present) {
+        present = w2l__arena_alloc(&b->arena, (n + 7) / 8);
+        W2L_NOMEM_IF(!present, err);
+        memcpy(present, c->present, (n + 7) / 8);
+    }
+    w2l_change *d = &b->changes[b->n++];
+    *d = *c;
+    d->db = b->ns;
+    d->table = b->table;
+    d->schema = b->schema;
+    d->row = row;
+    d->present = present;
+    em->rows++;
+    em->in_txn = 1;
+    if (b->n >= em->batch_rows) return hand_over(em, s, err);
+    return W2L_OK;
+}
+
+w2l_rc w2l_emit_ddl(w2l_emitter *em, const w2l_ddl *d, w2l_error *err)
+{
+    if (!em || !d || !d->sql) return w2l__fail(err, W2L_MISUSE, "w2l_emit_ddl: NULL argument");
+    /* the named table's changes so far go first */
+    if (d->db && d->table) {
+        slot *s;
+        W2L_TRY(find_slot(em, d->db, d->table, &s, err));
+        W2L_TRY(hand_over(em, s, err));
+    } else {
+        /* a statement whose table the source does not know may touch any table */
+        W2L_TRY(w2l__emitter_flush(em, err));
+    }
+    w2l__ddl_elem *e = w2l__calloc(1, sizeof *e);
+    W2L_NOMEM_IF(!e, err);
+    w2l__arena_init(&e->arena, d->sql_len + 256);
+    e->ddl = *d;
+    e->ddl.sql = w2l__arena_strndup(&e->arena, d->sql, d->sql_len);
+    e->ddl.db = d->db ? w2l__arena_strndup(&e->arena, d->db, strlen(d->db)) : NULL;
+    e->ddl.table = d->table ? w2l__arena_strndup(&e->arena, d->table, strlen(d->table)) : NULL;
+    if (!e->ddl.sql || (d->db && !e->ddl.db) || (d->table && !e->ddl.table)) {
+        e->ddl.schema_after = NULL;
+        w2l__ddl_elem_free(e);
+        return w2l__fail(err, W2L_NOMEM, "out of memory copying a DDL statement");
+    }
+    if (d->schema_after) w2l_schema_ref((w2l_schema *)d->schema_after);
+    em->in_txn = 1;
+    return em->hooks.ddl(em->hooks.ctx, e, err);
+}
+
+w2l_rc w2l_emit_commit(w2l_emitter *em, const char *position, size_t len, w2l_error *err)
+{
+    if (!em || (!position && len)) return w2l__fail(err, W2L_MISUSE, "w2l_emit_commit: NULL argument");
+    if (len + 1 > em->poscap) {
+        char *p = w2l__realloc(em->position, len + 1);
+        W2L_NOMEM_IF(!p, err);
+        em->position = p;
+        em->poscap = len + 1;
+    }
+    if (len) memcpy(em->position, position, len);
+    em->position[len] = '\0';
+    em->poslen = len;
+    em->in_txn = 0;
+    return em->hooks.commit ? em->hooks.commit(em->hooks.ctx, em->position, len, err) : W2L_OK;
+}
+
+w2l_rc w2l__emitter_flush(w2l_emitter *em, w2l_error *err)
+{
+    for (size_t i = 0; i < em->nslots; i++)
+        if (em->slots[i].open) W2L_TRY(hand_over(em, &em->slots[i], err));
+    return W2L_OK;
+}
+
+const char *w2l__emitter_position(const w2l_emitter *em, size_t *len)
+{
+    if (len) *len = em->poslen;
+    return em->position;
+}
+
+uint64_t w2l__emitter_rows(const w2l_emitter *em) { return em->rows; }
+int w2l__emitter_in_txn(const w2l_emitter *em) { return em->in_txn; }

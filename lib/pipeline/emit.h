@@ -1,0 +1,60 @@
+/*
+ * The emitter: how changes enter the pipeline, from a source plug-in or from a host through
+ * the push API (w2l_emit_change(3)). It validates each change, copies it into a per-table
+ * batch whose memory is one arena (freed at once downstream), and hands over whole batches,
+ * so a channel operation and an allocation are paid per batch, not per row.
+ *
+ * Ordering: within one table, changes and DDL keep their source order (a DDL first hands
+ * over the table's open batch). Across tables there is no order. Transaction ends are
+ * reported to the owner (hooks.commit) with the resume position; the owner places
+ * checkpoint barriers there after w2l__emitter_flush().
+ */
+#ifndef W2L_EMIT_H
+#define W2L_EMIT_H
+
+#include "../common/arena.h"
+#include "../common/common.h"
+
+/* Changes of one table under one schema. Owns its arena; values' bytes point into it. */
+typedef struct w2l__batch {
+    char *ns, *table;       /* in the arena */
+    w2l_schema *schema;     /* one reference held */
+    w2l_change *changes;    /* n entries; each row points into the arena */
+    size_t n, cap;
+    uint64_t table_hash;    /* w2l__hash64 of "ns.table", for routing */
+    w2l__arena arena;
+} w2l__batch;
+
+/* One DDL statement, copied into its own arena. */
+typedef struct w2l__ddl_elem {
+    w2l_ddl ddl;            /* pointers into arena; schema_after referenced if not NULL */
+    w2l__arena arena;
+} w2l__ddl_elem;
+
+void w2l__batch_free(w2l__batch *b);       /* NULL is a no-op */
+void w2l__ddl_elem_free(w2l__ddl_elem *d); /* NULL is a no-op */
+
+typedef struct w2l__emit_hooks {
+    /* Each takes ownership of what it is given, also when it fails. */
+    w2l_rc (*batch)(void *ctx, w2l__batch *b, w2l_error *err);
+    w2l_rc (*ddl)(void *ctx, w2l__ddl_elem *d, w2l_error *err);
+    /* A transaction ended; position (not NUL-terminated) is where to resume after it. */
+    w2l_rc (*commit)(void *ctx, const char *position, size_t len, w2l_error *err);
+    void *ctx;
+} w2l__emit_hooks;
+
+/* batch_rows: hand a table's batch over once it holds this many changes. */
+w2l_emitter *w2l__emitter_new(const w2l__emit_hooks *hooks, size_t batch_rows);
+void w2l__emitter_free(w2l_emitter *em); /* drops open batches */
+
+/* Hands over every open batch (before a checkpoint barrier, at end of stream). */
+w2l_rc w2l__emitter_flush(w2l_emitter *em, w2l_error *err);
+
+/* The position of the last w2l_emit_commit(), borrowed (NULL before the first). */
+const char *w2l__emitter_position(const w2l_emitter *em, size_t *len);
+/* Changes accepted since the emitter was made. */
+uint64_t w2l__emitter_rows(const w2l_emitter *em);
+/* 1 while a transaction is open (a change or DDL since the last commit). */
+int w2l__emitter_in_txn(const w2l_emitter *em);
+
+#endif
