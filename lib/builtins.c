@@ -18,6 +18,7 @@ w2l_rc w2l__builtins_register(w2l_error *err)
     w2l_rc rc;
     if ((rc = w2l_fileio_register(&w2l__fileio_local, 1)) != W2L_OK ||
         (rc = w2l_fileio_register(&w2l__fileio_mem, 0)) != W2L_OK ||
+        (rc = w2l_state_register(&w2l__state_file, 1)) != W2L_OK ||
         (rc = w2l_state_register(&w2l__state_mem, 0)) != W2L_OK)
         return w2l__fail(err, rc, "registering built-in plug-ins: %s", w2l_rc_name(rc));
     return W2L_OK;

@@ -5,11 +5,23 @@
 #include <check.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "support/support.h"
 
-static const char *stores[] = {"mem"};
+static const char *stores[] = {"mem", "file"};
 static w2l_error err;
+static char dir[600];
+
+/* "mem", or "file:<fresh temp dir>" */
+static const char *store_uri(const char *name)
+{
+    static char uri[700];
+    if (strcmp(name, "file") != 0) return name;
+    snprintf(dir, sizeof dir, "%s", tmpdir_make("state"));
+    snprintf(uri, sizeof uri, "file:%s", dir);
+    return uri;
+}
 
 static int collect(void *ctx, const char *key)
 {
@@ -21,7 +33,8 @@ static int collect(void *ctx, const char *key)
 START_TEST(store_contract)
 {
     w2l_state *st;
-    ck_assert_ok(w2l_state_open(stores[_i], NULL, &st, &err), err);
+    const char *uri = store_uri(stores[_i]);
+    ck_assert_ok(w2l_state_open(uri, NULL, &st, &err), err);
     uint64_t ck;
     ck_assert_int_eq(w2l_state_latest(st, &ck, &err), W2L_NOTFOUND);
     ck_assert_ok(w2l_state_put(st, 1, "source/position", "{\"pos\":4}", 9, &err), err);
@@ -66,6 +79,154 @@ START_TEST(store_contract)
     w2l_buf_release(&b);
     ck_assert_int_eq(w2l_state_put(st, 0, "k", "v", 1, &err), W2L_MISUSE);
     w2l_state_close(st);
+    if (strcmp(stores[_i], "file") == 0) tmpdir_remove(dir);
+}
+END_TEST
+
+static w2l_state *reopen(const char *uri, w2l_conf *conf)
+{
+    w2l_state *st;
+    ck_assert_ok(w2l_state_open(uri, conf, &st, &err), err);
+    return st;
+}
+
+START_TEST(file_store_survives_restart_and_drops_unsealed)
+{
+    const char *uri = store_uri("file");
+    char u[700];
+    snprintf(u, sizeof u, "%s", uri);
+    w2l_state *st = reopen(u, NULL);
+    ck_assert_ok(w2l_state_put(st, 1, "source/position", "{\"offset\":10}", 13, &err), err);
+    ck_assert_ok(w2l_state_seal(st, 1, &err), err);
+    ck_assert_ok(w2l_state_put(st, 2, "source/position", "{\"offset\":20}", 13, &err), err);
+    ck_assert_ok(w2l_state_seal(st, 2, &err), err);
+    ck_assert_ok(w2l_state_put(st, 3, "source/position", "{\"offset\":30}", 13, &err), err);
+    w2l_state_close(st); /* "crash": checkpoint 3 never sealed */
+    /* an orphan of a seal that crashed before LATEST moved */
+    char orphan[800];
+    snprintf(orphan, sizeof orphan, "%s/ckpt-%020d.state", dir, 3);
+    FILE *f = fopen(orphan, "w");
+    fputs("partial", f);
+    fclose(f);
+    st = reopen(u, NULL);
+    uint64_t ck;
+    ck_assert_ok(w2l_state_latest(st, &ck, &err), err);
+    ck_assert_uint_eq(ck, 2);
+    w2l_buf b = {0};
+    ck_assert_ok(w2l_state_get(st, 2, "source/position", &b, &err), err);
+    ck_assert_mem_eq(b.data, "{\"offset\":20}", 13);
+    b.len = 0;
+    ck_assert_ok(w2l_state_get(st, 1, "source/position", &b, &err), err); /* older sealed: from its file */
+    ck_assert_mem_eq(b.data, "{\"offset\":10}", 13);
+    ck_assert_int_eq(w2l_state_get(st, 3, "source/position", &b, &err), W2L_NOTFOUND);
+    ck_assert_int_eq(access(orphan, F_OK), -1); /* orphan removed at open */
+    /* checkpoint 3 again, sealed this time */
+    ck_assert_ok(w2l_state_put(st, 3, "x", "y", 1, &err), err);
+    ck_assert_ok(w2l_state_seal(st, 3, &err), err);
+    ck_assert_ok(w2l_state_prune(st, 3, &err), err);
+    ck_assert_int_eq(w2l_state_get(st, 1, "source/position", &b, &err), W2L_NOTFOUND);
+    ck_assert_msg(strstr(err.msg, "pruned"), "%s", err.msg);
+    w2l_buf_release(&b);
+    w2l_state_close(st);
+    tmpdir_remove(dir);
+}
+END_TEST
+
+START_TEST(file_store_detects_corruption)
+{
+    const char *uri = store_uri("file");
+    char u[700];
+    snprintf(u, sizeof u, "%s", uri);
+    w2l_state *st = reopen(u, NULL);
+    ck_assert_ok(w2l_state_put(st, 1, "k", "some value", 10, &err), err);
+    ck_assert_ok(w2l_state_seal(st, 1, &err), err);
+    w2l_state_close(st);
+    char path[800];
+    snprintf(path, sizeof path, "%s/ckpt-%020d.state", dir, 1);
+    FILE *f = fopen(path, "r+b");
+    fseek(f, 30, SEEK_SET);
+    fputc('X', f); /* one flipped byte */
+    fclose(f);
+    ck_assert_int_eq(w2l_state_open(u, NULL, &st, &err), W2L_CORRUPT);
+    ck_assert_msg(strstr(err.msg, "checksum mismatch") && strstr(err.msg, "ckpt-"), "%s", err.msg);
+    snprintf(path, sizeof path, "%s/LATEST", dir);
+    f = fopen(path, "w");
+    fputs("banana", f);
+    fclose(f);
+    ck_assert_int_eq(w2l_state_open(u, NULL, &st, &err), W2L_CORRUPT);
+    ck_assert_msg(strstr(err.msg, "LATEST") && strstr(err.msg, "banana"), "%s", err.msg);
+    tmpdir_remove(dir);
+}
+END_TEST
+
+START_TEST(file_store_without_location_is_a_config_error)
+{
+    w2l_state *st;
+    ck_assert_int_eq(w2l_state_open("file", NULL, &st, &err), W2L_CONFIG);
+    ck_assert_msg(strstr(err.msg, "warehouse"), "%s", err.msg);
+    w2l_conf *c = w2l_conf_new();
+    const char *d = tmpdir_make("state-wh");
+    snprintf(dir, sizeof dir, "%s", d);
+    ck_assert_ok(w2l_conf_set(c, "warehouse", dir, &err), err);
+    ck_assert_ok(w2l_state_open(NULL, c, &st, &err), err); /* the default store, inside the warehouse */
+    ck_assert_ok(w2l_state_put(st, 1, "k", "v", 1, &err), err);
+    ck_assert_ok(w2l_state_seal(st, 1, &err), err);
+    w2l_state_close(st);
+    char latest[800];
+    snprintf(latest, sizeof latest, "%s/_w2l/state/LATEST", dir);
+    ck_assert_int_eq(access(latest, F_OK), 0);
+    w2l_conf_free(c);
+    tmpdir_remove(dir);
+}
+END_TEST
+
+/* Fail the nth write or close of a seal, for every n a seal makes: the seal fails cleanly,
+ * the store still says the previous checkpoint, and after a restart it still does. */
+START_TEST(file_store_seal_survives_every_io_fault)
+{
+    fault_fileio_register();
+    const char *uri = store_uri("file");
+    char u[700];
+    snprintf(u, sizeof u, "%s", uri);
+    w2l_conf *c = w2l_conf_new();
+    ck_assert_ok(w2l_conf_set(c, "fileio", "fault", &err), err);
+    w2l_state *st = reopen(u, c);
+    ck_assert_ok(w2l_state_put(st, 1, "k", "one", 3, &err), err);
+    ck_assert_ok(w2l_state_seal(st, 1, &err), err);
+    w2l_state_close(st);
+    long n;
+    for (n = 0; n < 16; n++) {
+        st = reopen(u, c);
+        ck_assert_ok(w2l_state_put(st, 2, "k", "two", 3, &err), err);
+        /* arm the fault IO inside the store: it is the only file IO the store opened */
+        fault_fileio_arm(fault_fileio_last(), FAULT_WRITE | FAULT_CLOSE, n, 0);
+        w2l_rc rc = w2l_state_seal(st, 2, &err);
+        long calls = fault_fileio_calls(fault_fileio_last());
+        w2l_state_close(st);
+        st = reopen(u, NULL);
+        uint64_t ck;
+        ck_assert_ok(w2l_state_latest(st, &ck, &err), err);
+        w2l_buf b = {0};
+        if (rc == W2L_OK) {
+            ck_assert_uint_eq(ck, 2);
+            ck_assert_ok(w2l_state_get(st, 2, "k", &b, &err), err);
+            ck_assert_mem_eq(b.data, "two", 3);
+            w2l_buf_release(&b);
+            w2l_state_close(st);
+            ck_assert_int_le(calls, n); /* the fault was armed past the last call */
+            break;
+        }
+        ck_assert_int_eq(rc, W2L_IO);
+        ck_assert_uint_eq(ck, 1);
+        ck_assert_ok(w2l_state_get(st, 1, "k", &b, &err), err);
+        ck_assert_mem_eq(b.data, "one", 3);
+        w2l_buf_release(&b);
+        w2l_state_close(st);
+    }
+    ck_assert_int_gt(n, 1); /* at least the data file and LATEST were each failed once */
+    ck_assert_int_lt(n, 16);
+    w2l_conf_free(c);
+    tmpdir_remove(dir);
 }
 END_TEST
 
@@ -184,9 +345,13 @@ Suite *suite_state(void)
     tcase_add_loop_test(basic, store_contract, 0, (int)(sizeof stores / sizeof stores[0]));
     tcase_add_test(basic, uri_resolution_errors);
     tcase_add_test(basic, host_store_plugs_in);
+    tcase_add_test(basic, file_store_survives_restart_and_drops_unsealed);
+    tcase_add_test(basic, file_store_without_location_is_a_config_error);
     suite_add_tcase(s, basic);
     TCase *faults = tcase_create("faults");
     tcase_add_test(faults, mem_store_oom_is_clean);
+    tcase_add_test(faults, file_store_detects_corruption);
+    tcase_add_test(faults, file_store_seal_survives_every_io_fault);
     suite_add_tcase(s, faults);
     return s;
 }

@@ -39,6 +39,9 @@ const w2l_conf_prop w2l__conf_props[] = {
     {"job-id", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
      "Names the job in snapshot summaries (w2l.job-id); default: derived from the source and "
      "warehouse. Two jobs must not share one."},
+    {"fileio", W2L_CONF_STRING, "local", NOLIM, NULL, 0,
+     "File IO plug-in through which the lake and the file state store are written: local, mem, "
+     "or one the host registered (w2l_fileio_register(3))."},
     /* ---- pipeline ---- */
     {"ddl-parallelism", W2L_CONF_INT, "1", 1, 256, NULL, 0, "DDL handler threads."},
     {"committer-parallelism", W2L_CONF_INT, "1", 1, 256, NULL, 0,

@@ -5,6 +5,7 @@
 #include "../common/common.h"
 
 extern const w2l_state_methods w2l__state_mem;
+extern const w2l_state_methods w2l__state_file;
 extern w2l__registry w2l__state_registry;
 
 #endif

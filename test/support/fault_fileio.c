@@ -91,11 +91,15 @@ static void fr_close(w2l_rfile *b)
 static const w2l_rfile_methods fault_rfile_methods = {W2L_FILEIO_METHODS_V1, fr_pread, fr_size,
                                                       fr_close};
 
+static w2l_fileio *last_opened;
+w2l_fileio *fault_fileio_last(void) { return last_opened; }
+
 static w2l_rc fo_open(const w2l_fileio_methods *m, const w2l_conf *conf, w2l_fileio *self,
                       w2l_error *err)
 {
     (void)m;
     fault_io *io = (fault_io *)self;
+    last_opened = self;
     const char *parent = NULL;
     if (conf) w2l_conf_get(conf, "ext.fault.parent", &parent, NULL);
     return w2l_fileio_open(parent ? parent : "local", conf, &io->parent, err);

@@ -35,6 +35,8 @@ void fault_fileio_register(void);
 void fault_fileio_arm(w2l_fileio *io, unsigned kinds, long nth, int persistent);
 void fault_fileio_disarm(w2l_fileio *io);
 long fault_fileio_calls(w2l_fileio *io); /* matching calls since arm */
+/* The "fault" instance opened last (e.g. the one a state store opened inside itself). */
+w2l_fileio *fault_fileio_last(void);
 /* conf key that names the parent ("ext.fault.parent", default "local"). */
 
 #endif

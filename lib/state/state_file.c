@@ -1,0 +1,468 @@
+/*
+ * "file" checkpoint state store, the default: state lives in files through the file IO
+ * plug-in, by default under WAREHOUSE/_w2l/state (or the DIR of "file:DIR").
+ *
+ * Layout and atomicity:
+ *   DIR/ckpt-<N>.state   every (key, value) put for checkpoint N, written once at seal
+ *                        (temp file, fsync, exclusive publish)
+ *   DIR/LATEST           the decimal id of the newest sealed checkpoint, replaced
+ *                        atomically (temp, fsync, rename) AFTER ckpt-<N>.state is durable
+ * So a checkpoint is sealed exactly when LATEST names it; a crash between the two leaves an
+ * orphan ckpt file, removed when the store is next opened. Until seal, puts stay in memory.
+ *
+ * File grammar (all integers little-endian):
+ *   "W2LSTATE" u32 version=1  u64 ckpt  u32 count
+ *   count x ( u32 keylen  key  u32 vallen  val )
+ *   u64 hash64 of every byte before it                  -- detects torn or corrupt files
+ * Example: one entry "k" -> "v" for checkpoint 7 is 8+4+8+4 + (4+1+4+1) + 8 = 42 bytes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "state_int.h"
+#include "../common/thread.h"
+#include "../io/io.h"
+
+#define MAGIC "W2LSTATE"
+#define FILE_VERSION 1
+#define HASH_SEED 0x57324c5354415445ULL
+
+typedef struct entry {
+    char *key;
+    unsigned char *val;
+    size_t len;
+} entry;
+
+typedef struct table {
+    uint64_t ckpt;
+    entry *e;
+    size_t n, cap;
+} table;
+
+typedef struct file_state {
+    w2l_state base;
+    mtx_t mtx;
+    w2l_fileio *io;
+    char *dir;
+    uint64_t latest;  /* 0: none sealed */
+    table sealed;     /* entries of `latest`, loaded */
+    table *pending;   /* one per unsealed checkpoint */
+    size_t npending;
+    table cache;      /* entries of an older sealed checkpoint last read */
+} file_state;
+
+static void table_clear(table *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        w2l__free(t->e[i].key);
+        w2l__free(t->e[i].val);
+    }
+    w2l__free(t->e);
+    memset(t, 0, sizeof *t);
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+    return strcmp(((const entry *)a)->key, ((const entry *)b)->key);
+}
+
+static entry *table_find(const table *t, const char *key)
+{
+    entry probe = {(char *)key, NULL, 0};
+    return t->n ? bsearch(&probe, t->e, t->n, sizeof *t->e, entry_cmp) : NULL;
+}
+
+/* Inserts or replaces, keeping t sorted; takes ownership of val. */
+static w2l_rc table_put(table *t, const char *key, unsigned char *val, size_t len, w2l_error *err)
+{
+    entry *hit = table_find(t, key);
+    if (hit) {
+        w2l__free(hit->val);
+        hit->val = val;
+        hit->len = len;
+        return W2L_OK;
+    }
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 16;
+        entry *ne = w2l__realloc(t->e, cap * sizeof *ne);
+        if (!ne) {
+            w2l__free(val);
+            return w2l__fail(err, W2L_NOMEM, "state put %s: out of memory", key);
+        }
+        t->e = ne;
+        t->cap = cap;
+    }
+    char *k = w2l__strdup(key);
+    if (!k) {
+        w2l__free(val);
+        return w2l__fail(err, W2L_NOMEM, "state put %s: out of memory", key);
+    }
+    size_t i = t->n;
+    while (i > 0 && strcmp(t->e[i - 1].key, key) > 0) i--;
+    memmove(&t->e[i + 1], &t->e[i], (t->n - i) * sizeof *t->e);
+    t->e[i].key = k;
+    t->e[i].val = val;
+    t->e[i].len = len;
+    t->n++;
+    return W2L_OK;
+}
+
+static char *ckpt_path(const file_state *fs, uint64_t ckpt)
+{
+    return w2l__asprintf("%s/ckpt-%020llu.state", fs->dir, (unsigned long long)ckpt);
+}
+
+static void put_u32(w2l_buf *b, uint32_t v, w2l_rc *rc, w2l_error *err)
+{
+    unsigned char x[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16), (unsigned char)(v >> 24)};
+    if (*rc == W2L_OK) *rc = w2l_buf_append(b, x, 4, err);
+}
+
+static void put_u64(w2l_buf *b, uint64_t v, w2l_rc *rc, w2l_error *err)
+{
+    put_u32(b, (uint32_t)v, rc, err);
+    put_u32(b, (uint32_t)(v >> 32), rc, err);
+}
+
+static uint32_t get_u32(const unsigned char *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
+static uint64_t get_u64(const unsigned char *p) { return get_u32(p) | (uint64_t)get_u32(p + 4) << 32; }
+
+static w2l_rc encode(const table *t, w2l_buf *b, w2l_error *err)
+{
+    w2l_rc rc = w2l_buf_append(b, MAGIC, 8, err);
+    put_u32(b, FILE_VERSION, &rc, err);
+    put_u64(b, t->ckpt, &rc, err);
+    put_u32(b, (uint32_t)t->n, &rc, err);
+    for (size_t i = 0; i < t->n && rc == W2L_OK; i++) {
+        size_t kl = strlen(t->e[i].key);
+        put_u32(b, (uint32_t)kl, &rc, err);
+        if (rc == W2L_OK) rc = w2l_buf_append(b, t->e[i].key, kl, err);
+        put_u32(b, (uint32_t)t->e[i].len, &rc, err);
+        if (rc == W2L_OK) rc = w2l_buf_append(b, t->e[i].val, t->e[i].len, err);
+    }
+    if (rc == W2L_OK) put_u64(b, w2l__hash64(b->data, b->len, HASH_SEED), &rc, err);
+    return rc;
+}
+
+static w2l_rc decode(const char *path, const unsigned char *d, size_t len, uint64_t want, table *t,
+                     w2l_error *err)
+{
+    if (len < 32 || memcmp(d, MAGIC, 8) != 0)
+        return w2l__fail(err, W2L_CORRUPT, "state file %s: not a state file (%zu bytes)", path, len);
+    if (get_u64(d + len - 8) != w2l__hash64(d, len - 8, HASH_SEED))
+        return w2l__fail(err, W2L_CORRUPT, "state file %s: checksum mismatch (torn or damaged)", path);
+    if (get_u32(d + 8) != FILE_VERSION)
+        return w2l__fail(err, W2L_CORRUPT, "state file %s: unknown version %u", path, get_u32(d + 8));
+    if (get_u64(d + 12) != want)
+        return w2l__fail(err, W2L_CORRUPT, "state file %s: holds checkpoint %llu", path,
+                         (unsigned long long)get_u64(d + 12));
+    uint32_t count = get_u32(d + 20);
+    size_t off = 24, end = len - 8;
+    t->ckpt = want;
+    for (uint32_t i = 0; i < count; i++) {
+        if (end - off < 4) goto short_file;
+        uint32_t kl = get_u32(d + off);
+        off += 4;
+        if (end - off < (size_t)kl + 4) goto short_file;
+        char *key = w2l__strndup((const char *)d + off, kl);
+        W2L_NOMEM_IF(!key, err);
+        off += kl;
+        uint32_t vl = get_u32(d + off);
+        off += 4;
+        if (end - off < vl) {
+            w2l__free(key);
+            goto short_file;
+        }
+        unsigned char *val = w2l__malloc(vl);
+        if (!val) {
+            w2l__free(key);
+            return w2l__fail(err, W2L_NOMEM, "state file %s: out of memory", path);
+        }
+        memcpy(val, d + off, vl);
+        off += vl;
+        w2l_rc rc = table_put(t, key, val, vl, err);
+        w2l__free(key);
+        W2L_TRY(rc);
+    }
+    if (off != end) goto short_file;
+    return W2L_OK;
+short_file:
+    return w2l__fail(err, W2L_CORRUPT, "state file %s: entry lengths run past the end", path);
+}
+
+static w2l_rc load_ckpt(file_state *fs, uint64_t ckpt, table *t, w2l_error *err)
+{
+    char *path = ckpt_path(fs, ckpt);
+    W2L_NOMEM_IF(!path, err);
+    void *data;
+    size_t len;
+    w2l_rc rc = w2l_fileio_read_all(fs->io, path, &data, &len, err);
+    if (rc == W2L_OK) {
+        table tmp = {0};
+        rc = decode(path, data, len, ckpt, &tmp, err);
+        w2l__free(data);
+        if (rc == W2L_OK) {
+            table_clear(t);
+            *t = tmp;
+        } else {
+            table_clear(&tmp);
+        }
+    }
+    w2l__free(path);
+    return rc;
+}
+
+typedef struct scan_ctx {
+    file_state *fs;
+    uint64_t keep_from, latest;
+    int remove_newer, remove_older;
+    w2l_rc rc;
+    w2l_error *err;
+} scan_ctx;
+
+/* Removes orphans above latest (open) or checkpoints below keep_from (prune). */
+static int scan_one(void *p, const char *name)
+{
+    scan_ctx *c = p;
+    unsigned long long id;
+    char tail[16];
+    if (sscanf(name, "ckpt-%llu.%15s", &id, tail) != 2 || strcmp(tail, "state") != 0) return 0;
+    if ((c->remove_newer && id > c->latest) || (c->remove_older && id < c->keep_from && id != c->latest)) {
+        char *path = ckpt_path(c->fs, id);
+        if (!path) {
+            c->rc = w2l__fail(c->err, W2L_NOMEM, "out of memory");
+            return 1;
+        }
+        c->rc = w2l_fileio_remove(c->fs->io, path, c->err);
+        w2l__free(path);
+        return c->rc != W2L_OK;
+    }
+    return 0;
+}
+
+static w2l_rc fs_open(const w2l_state_methods *m, const w2l_conf *conf, const char *uri,
+                      w2l_state *self, w2l_error *err)
+{
+    (void)m;
+    file_state *fs = (file_state *)self;
+    if (mtx_init(&fs->mtx, mtx_plain) != thrd_success) return w2l__fail(err, W2L_ERROR, "mutex init failed");
+    if (uri && *uri) {
+        fs->dir = w2l__strdup(uri);
+    } else {
+        const char *wh = NULL;
+        if (conf) w2l_conf_get(conf, "warehouse", &wh, NULL);
+        if (!wh || !*wh) {
+            mtx_destroy(&fs->mtx);
+            return w2l__fail(err, W2L_CONFIG, "the file state store needs a directory: set warehouse or use --state file:DIR");
+        }
+        fs->dir = w2l__path_join(wh, "_w2l/state");
+    }
+    const char *io_name = NULL;
+    if (conf) w2l_conf_get(conf, "fileio", &io_name, NULL);
+    w2l_rc rc = fs->dir ? w2l_fileio_open(io_name, conf, &fs->io, err) : w2l__fail(err, W2L_NOMEM, "out of memory");
+    if (rc == W2L_OK) {
+        char *latest = w2l__path_join(fs->dir, "LATEST");
+        void *data = NULL;
+        size_t len = 0;
+        rc = latest ? w2l_fileio_read_all(fs->io, latest, &data, &len, err) : w2l__fail(err, W2L_NOMEM, "out of memory");
+        if (rc == W2L_NOTFOUND) {
+            rc = W2L_OK;
+        } else if (rc == W2L_OK) {
+            char *end;
+            unsigned long long v = strtoull(data, &end, 10);
+            while (*end == '\n') end++;
+            if (len == 0 || *end || v == 0) rc = w2l__fail(err, W2L_CORRUPT, "%s: expected a checkpoint id, got '%.40s'", latest, (char *)data);
+            else fs->latest = v;
+        }
+        w2l__free(data);
+        w2l__free(latest);
+    }
+    if (rc == W2L_OK && fs->latest) rc = load_ckpt(fs, fs->latest, &fs->sealed, err);
+    if (rc == W2L_OK) {
+        scan_ctx c = {fs, 0, fs->latest, 1, 0, W2L_OK, err};
+        rc = w2l_fileio_list(fs->io, fs->dir, scan_one, &c, err);
+        if (rc == W2L_OK) rc = c.rc;
+    }
+    if (rc != W2L_OK) {
+        w2l__error_prefix(err, "state %s: ", fs->dir ? fs->dir : "");
+        table_clear(&fs->sealed);
+        w2l_fileio_close(fs->io);
+        w2l__free(fs->dir);
+        mtx_destroy(&fs->mtx);
+    }
+    return rc;
+}
+
+static table *pending_for(file_state *fs, uint64_t ckpt, int create, w2l_error *err)
+{
+    for (size_t i = 0; i < fs->npending; i++)
+        if (fs->pending[i].ckpt == ckpt) return &fs->pending[i];
+    if (!create) return NULL;
+    table *np = w2l__realloc(fs->pending, (fs->npending + 1) * sizeof *np);
+    if (!np) {
+        w2l__fail(err, W2L_NOMEM, "out of memory");
+        return NULL;
+    }
+    fs->pending = np;
+    memset(&np[fs->npending], 0, sizeof *np);
+    np[fs->npending].ckpt = ckpt;
+    return &np[fs->npending++];
+}
+
+static w2l_rc fs_put(w2l_state *self, uint64_t ckpt, const char *key, const void *val, size_t len,
+                     w2l_error *err)
+{
+    file_state *fs = (file_state *)self;
+    unsigned char *copy = w2l__malloc(len);
+    W2L_NOMEM_IF(!copy, err);
+    if (len) memcpy(copy, val, len);
+    w2l_rc rc;
+    mtx_lock(&fs->mtx);
+    if (ckpt <= fs->latest) {
+        w2l__free(copy);
+        rc = w2l__fail(err, W2L_MISUSE, "put %s into checkpoint %llu, already sealed", key, (unsigned long long)ckpt);
+    } else {
+        table *t = pending_for(fs, ckpt, 1, err);
+        if (t) rc = table_put(t, key, copy, len, err);
+        else {
+            w2l__free(copy);
+            rc = W2L_NOMEM;
+        }
+    }
+    mtx_unlock(&fs->mtx);
+    return rc;
+}
+
+static w2l_rc fs_get(w2l_state *self, uint64_t ckpt, const char *key, w2l_buf *out, w2l_error *err)
+{
+    file_state *fs = (file_state *)self;
+    w2l_rc rc = W2L_OK;
+    mtx_lock(&fs->mtx);
+    const table *t = NULL;
+    if (ckpt == fs->latest && fs->latest) t = &fs->sealed;
+    else if (ckpt > fs->latest) t = pending_for(fs, ckpt, 0, err);
+    else {
+        if (fs->cache.ckpt != ckpt || !fs->cache.e) rc = load_ckpt(fs, ckpt, &fs->cache, err);
+        if (rc == W2L_NOTFOUND) rc = w2l__fail(err, W2L_NOTFOUND, "checkpoint %llu was pruned", (unsigned long long)ckpt);
+        t = &fs->cache;
+    }
+    if (rc == W2L_OK) {
+        const entry *e = t ? table_find(t, key) : NULL;
+        if (e) rc = w2l_buf_append(out, e->val, e->len, err);
+        else rc = w2l__fail(err, W2L_NOTFOUND, "no key %s in checkpoint %llu", key, (unsigned long long)ckpt);
+    }
+    mtx_unlock(&fs->mtx);
+    return rc;
+}
+
+static w2l_rc fs_keys(w2l_state *self, uint64_t ckpt, const char *prefix,
+                      int (*fn)(void *, const char *), void *ctx, w2l_error *err)
+{
+    file_state *fs = (file_state *)self;
+    size_t pl = strlen(prefix);
+    w2l_buf keys = {0};
+    size_t count = 0;
+    w2l_rc rc = W2L_OK;
+    mtx_lock(&fs->mtx);
+    const table *t = NULL;
+    if (ckpt == fs->latest && fs->latest) t = &fs->sealed;
+    else if (ckpt > fs->latest) t = pending_for(fs, ckpt, 0, err);
+    else if ((rc = (fs->cache.ckpt == ckpt && fs->cache.e) ? W2L_OK : load_ckpt(fs, ckpt, &fs->cache, err)) == W2L_OK)
+        t = &fs->cache;
+    for (size_t i = 0; t && rc == W2L_OK && i < t->n; i++)
+        if (strncmp(t->e[i].key, prefix, pl) == 0) {
+            rc = w2l_buf_append(&keys, t->e[i].key, strlen(t->e[i].key) + 1, err);
+            count++;
+        }
+    mtx_unlock(&fs->mtx);
+    const char *k = (const char *)keys.data;
+    for (size_t i = 0; rc == W2L_OK && i < count; i++, k += strlen(k) + 1)
+        if (fn(ctx, k)) break;
+    w2l_buf_release(&keys);
+    return rc == W2L_NOTFOUND ? W2L_OK : rc;
+}
+
+static w2l_rc fs_seal(w2l_state *self, uint64_t ckpt, w2l_error *err)
+{
+    file_state *fs = (file_state *)self;
+    mtx_lock(&fs->mtx);
+    table empty = {0};
+    empty.ckpt = ckpt;
+    table *t = pending_for(fs, ckpt, 0, err);
+    if (!t) t = &empty;
+    w2l_buf b = {0};
+    char *path = ckpt_path(fs, ckpt), *latest = w2l__path_join(fs->dir, "LATEST");
+    char num[32];
+    int nl = snprintf(num, sizeof num, "%llu\n", (unsigned long long)ckpt);
+    w2l_rc rc = path && latest ? encode(t, &b, err) : w2l__fail(err, W2L_NOMEM, "out of memory");
+    /* a leftover of a crashed earlier run with this id is not sealed: replace it */
+    if (rc == W2L_OK) rc = w2l_fileio_write_all(fs->io, path, W2L_CREATE_REPLACE, b.data, b.len, err);
+    if (rc == W2L_OK) rc = w2l_fileio_write_all(fs->io, latest, W2L_CREATE_REPLACE, num, (size_t)nl, err);
+    if (rc == W2L_OK) {
+        /* sealed: t becomes the loaded latest; older pending tables stay (never sealed) */
+        table_clear(&fs->sealed);
+        fs->sealed = *t;
+        fs->sealed.ckpt = ckpt;
+        if (t != &empty) {
+            size_t i = (size_t)(t - fs->pending);
+            memmove(&fs->pending[i], &fs->pending[i + 1], (fs->npending - i - 1) * sizeof *fs->pending);
+            fs->npending--;
+        }
+        fs->latest = ckpt;
+        /* drop pending checkpoints at or below the sealed one: they can never seal */
+        for (size_t i = 0; i < fs->npending;) {
+            if (fs->pending[i].ckpt <= ckpt) {
+                table_clear(&fs->pending[i]);
+                memmove(&fs->pending[i], &fs->pending[i + 1], (fs->npending - i - 1) * sizeof *fs->pending);
+                fs->npending--;
+            } else {
+                i++;
+            }
+        }
+    } else {
+        w2l__error_prefix(err, "seal checkpoint %llu: ", (unsigned long long)ckpt);
+    }
+    mtx_unlock(&fs->mtx);
+    w2l_buf_release(&b);
+    w2l__free(path);
+    w2l__free(latest);
+    return rc;
+}
+
+static w2l_rc fs_latest(w2l_state *self, uint64_t *ckpt, w2l_error *err)
+{
+    file_state *fs = (file_state *)self;
+    mtx_lock(&fs->mtx);
+    *ckpt = fs->latest;
+    mtx_unlock(&fs->mtx);
+    return *ckpt ? W2L_OK : w2l__fail(err, W2L_NOTFOUND, "no sealed checkpoint");
+}
+
+static w2l_rc fs_prune(w2l_state *self, uint64_t keep_from, w2l_error *err)
+{
+    file_state *fs = (file_state *)self;
+    mtx_lock(&fs->mtx);
+    scan_ctx c = {fs, keep_from, fs->latest, 0, 1, W2L_OK, err};
+    w2l_rc rc = w2l_fileio_list(fs->io, fs->dir, scan_one, &c, err);
+    if (rc == W2L_OK) rc = c.rc;
+    if (fs->cache.ckpt < keep_from) table_clear(&fs->cache);
+    mtx_unlock(&fs->mtx);
+    return rc;
+}
+
+static void fs_close(w2l_state *self)
+{
+    file_state *fs = (file_state *)self;
+    table_clear(&fs->sealed);
+    table_clear(&fs->cache);
+    for (size_t i = 0; i < fs->npending; i++) table_clear(&fs->pending[i]);
+    w2l__free(fs->pending);
+    w2l_fileio_close(fs->io);
+    w2l__free(fs->dir);
+    mtx_destroy(&fs->mtx);
+}
+
+const w2l_state_methods w2l__state_file = {
+    W2L_STATE_METHODS_V1, "file", sizeof(file_state), NULL, fs_open, fs_put, fs_get, fs_keys,
+    fs_seal, fs_latest, fs_prune, fs_close,
+};
