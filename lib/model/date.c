@@ -147,7 +147,7 @@ static int digits_n(cur *c, int n, int64_t *out)
 {
     int64_t v = 0;
     for (int k = 0; k < n; k++) {
-        if (c->i >= c->len || !is_digit(c->s[c->i])) return fail_at(c, "expected a digit");
+        if (c->i >= c->len || !is_digit(c->s[c->i])) return -1;
         v = v * 10 + (c->s[c->i++] - '0');
     }
     *out = v;
