@@ -1,0 +1,636 @@
+/*
+ * One column of a Parquet file being written: values -> data pages -> column chunks
+ * (parquet.thrift ColumnChunk / ColumnMetaData; Encodings.md PLAIN and RLE_DICTIONARY).
+ *
+ * Values go straight into the open page's buffer: PLAIN bytes, or in dictionary mode the
+ * uint32 index the chunk's hash dictionary gives them. A page closes when its values would
+ * take page_bytes as PLAIN (or page_rows values); it is then framed (v1 data page: levels +
+ * values, see page.c), compressed and kept in memory with the chunk's other pages, because
+ * the dictionary page must precede them and is only complete at the end of the chunk. At the
+ * end of a row group the chunk goes to the file: [dictionary page] data pages.
+ *
+ * Dictionary policy, per column chunk (as parquet-mr's): every type but boolean starts in
+ * dictionary mode. When the first page closes, the dictionary is kept only if it plus the
+ * bit-packed indices is smaller than PLAIN; otherwise that page is rewritten PLAIN and the
+ * chunk stays PLAIN. When the dictionary passes dict_bytes, the open page closes still in
+ * dictionary mode and the rest of the chunk is PLAIN (a chunk may mix both; readers
+ * handle it). Statistics in dictionary mode are taken from new dictionary entries only.
+ *
+ * Statistics: min/max ignore NaN and order -0.0 before +0.0; Parquet's min_value/max_value
+ * follow the format's rule for zeros (a zero min is written -0.0, a zero max +0.0). Byte
+ * arrays compare as unsigned bytes; values longer than 4096 bytes leave min/max out.
+ */
+#include <math.h>
+
+#include "pq_writer_int.h"
+
+#define PQ_MAX_STAT_BYTES 4096
+
+static void mm_free(w2l__pq_minmax *m)
+{
+    w2l_buf_release(&m->bmin);
+    w2l_buf_release(&m->bmax);
+    m->has = 0;
+}
+
+w2l_rc w2l__pq_colw_init(w2l__pq_writer *w, w2l__pq_colw *c, const w2l_field *f, w2l_error *err)
+{
+    memset(c, 0, sizeof *c);
+    c->w = w;
+    c->field = f;
+    c->optional = !f->required;
+    switch (f->type.id) {
+    case W2L_TYPE_BOOLEAN: c->kind = K_BOOL; c->phys = PQ_BOOLEAN; break;
+    case W2L_TYPE_INT:
+    case W2L_TYPE_DATE: c->kind = K_I32; c->phys = PQ_INT32; c->value_width = 4; break;
+    case W2L_TYPE_LONG:
+    case W2L_TYPE_TIME:
+    case W2L_TYPE_TIMESTAMP:
+    case W2L_TYPE_TIMESTAMPTZ: c->kind = K_I64; c->phys = PQ_INT64; c->value_width = 8; break;
+    case W2L_TYPE_FLOAT: c->kind = K_F32; c->phys = PQ_FLOAT; c->value_width = 4; break;
+    case W2L_TYPE_DOUBLE: c->kind = K_F64; c->phys = PQ_DOUBLE; c->value_width = 8; break;
+    case W2L_TYPE_DECIMAL:
+        if (f->type.precision < 1 || f->type.precision > 38 || f->type.scale > f->type.precision)
+            return w2l__fail(err, W2L_SCHEMA, "field %s: decimal(%u,%u) cannot be written",
+                             f->name, f->type.precision, f->type.scale);
+        if (f->type.precision <= 9) {
+            c->kind = K_DEC32; c->phys = PQ_INT32; c->value_width = 4;
+        } else if (f->type.precision <= 18) {
+            c->kind = K_DEC64; c->phys = PQ_INT64; c->value_width = 8;
+        } else {
+            c->kind = K_DECFIX; c->phys = PQ_FLBA;
+            c->type_len = (int)w2l__decimal_fixed_len(f->type.precision);
+            c->value_width = c->type_len;
+        }
+        break;
+    case W2L_TYPE_STRING:
+    case W2L_TYPE_BINARY: c->kind = K_BYTES; c->phys = PQ_BYTE_ARRAY; break;
+    default:
+        return w2l__fail(err, W2L_SCHEMA, "field %s: type %d cannot be written", f->name,
+                         (int)f->type.id);
+    }
+    size_t need = w2l__pq_sanitize_name(f->name, NULL, 0);
+    c->name = w2l__malloc(need + 1);
+    W2L_NOMEM_IF(!c->name, err);
+    w2l__pq_sanitize_name(f->name, c->name, need + 1);
+    w2l__pq_dict_init(&c->dict, c->value_width);
+    c->dict_on = w->opt.dict_bytes > 0 && c->kind != K_BOOL;
+    return W2L_OK;
+}
+
+void w2l__pq_colw_free(w2l__pq_colw *c)
+{
+    w2l__free(c->name);
+    w2l_buf_release(&c->vals);
+    w2l__free(c->defs);
+    w2l__pq_dict_free(&c->dict);
+    w2l_buf_release(&c->pages);
+    mm_free(&c->ch_mm);
+    mm_free(&c->file_mm);
+}
+
+/* ---- ordering ---- */
+
+/* -1, 0, 1 with -0.0 < +0.0 (no NaN here) */
+static int cmp_f64(double a, double b)
+{
+    if (a < b) return -1;
+    if (a > b) return 1;
+    int sa = signbit(a) != 0, sb = signbit(b) != 0;
+    return sb - sa;
+}
+
+static int cmp_bytes(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
+{
+    int r = memcmp(a, b, an < bn ? an : bn);
+    if (r) return r < 0 ? -1 : 1;
+    return an < bn ? -1 : an > bn;
+}
+
+static w2l_rc set_bytes(w2l_buf *b, const void *p, size_t n, w2l_error *err)
+{
+    b->len = 0;
+    return w2l__pq_put(b, p, n, err);
+}
+
+/* Updates m with one (non-NULL, non-NaN) value. */
+static inline w2l_rc mm_add(const w2l__pq_colw *c, w2l__pq_minmax *m, const w2l_value *x,
+                            w2l_error *err)
+{
+    switch (c->kind) {
+    case K_BOOL:
+    case K_I32:
+        if (!m->has) { m->min.i32 = m->max.i32 = x->v.i32; break; }
+        if (x->v.i32 < m->min.i32) m->min.i32 = x->v.i32;
+        if (x->v.i32 > m->max.i32) m->max.i32 = x->v.i32;
+        break;
+    case K_I64:
+        if (!m->has) { m->min.i64 = m->max.i64 = x->v.i64; break; }
+        if (x->v.i64 < m->min.i64) m->min.i64 = x->v.i64;
+        if (x->v.i64 > m->max.i64) m->max.i64 = x->v.i64;
+        break;
+    case K_F32:
+        if (!m->has) { m->min.f32 = m->max.f32 = x->v.f32; break; }
+        if (cmp_f64(x->v.f32, m->min.f32) < 0) m->min.f32 = x->v.f32;
+        if (cmp_f64(x->v.f32, m->max.f32) > 0) m->max.f32 = x->v.f32;
+        break;
+    case K_F64:
+        if (!m->has) { m->min.f64 = m->max.f64 = x->v.f64; break; }
+        if (cmp_f64(x->v.f64, m->min.f64) < 0) m->min.f64 = x->v.f64;
+        if (cmp_f64(x->v.f64, m->max.f64) > 0) m->max.f64 = x->v.f64;
+        break;
+    case K_DEC32:
+    case K_DEC64:
+    case K_DECFIX:
+        if (!m->has) { m->min.dec = m->max.dec = x->v.dec; break; }
+        if (w2l__i128_cmp(x->v.dec, m->min.dec) < 0) m->min.dec = x->v.dec;
+        if (w2l__i128_cmp(x->v.dec, m->max.dec) > 0) m->max.dec = x->v.dec;
+        break;
+    case K_BYTES: {
+        const uint8_t *p = (const uint8_t *)x->v.bytes.ptr;
+        size_t n = x->v.bytes.len;
+        if (!m->has) {
+            W2L_TRY(set_bytes(&m->bmin, p, n, err));
+            W2L_TRY(set_bytes(&m->bmax, p, n, err));
+            break;
+        }
+        if (cmp_bytes(p, n, m->bmin.data, m->bmin.len) < 0) W2L_TRY(set_bytes(&m->bmin, p, n, err));
+        if (cmp_bytes(p, n, m->bmax.data, m->bmax.len) > 0) W2L_TRY(set_bytes(&m->bmax, p, n, err));
+        break;
+    }
+    }
+    m->has = 1;
+    return W2L_OK;
+}
+
+/* Folds chunk statistics into the file's. */
+static w2l_rc mm_merge(const w2l__pq_colw *c, w2l__pq_minmax *into, const w2l__pq_minmax *m,
+                       w2l_error *err)
+{
+    if (!m->has) return W2L_OK;
+    w2l_value v;
+    v.is_null = 0;
+    switch (c->kind) {
+    case K_BOOL:
+    case K_I32: v.v.i32 = m->min.i32; W2L_TRY(mm_add(c, into, &v, err)); v.v.i32 = m->max.i32; break;
+    case K_I64: v.v.i64 = m->min.i64; W2L_TRY(mm_add(c, into, &v, err)); v.v.i64 = m->max.i64; break;
+    case K_F32: v.v.f32 = m->min.f32; W2L_TRY(mm_add(c, into, &v, err)); v.v.f32 = m->max.f32; break;
+    case K_F64: v.v.f64 = m->min.f64; W2L_TRY(mm_add(c, into, &v, err)); v.v.f64 = m->max.f64; break;
+    case K_DEC32:
+    case K_DEC64:
+    case K_DECFIX: v.v.dec = m->min.dec; W2L_TRY(mm_add(c, into, &v, err)); v.v.dec = m->max.dec; break;
+    case K_BYTES:
+        v.v.bytes.ptr = (const char *)m->bmin.data;
+        v.v.bytes.len = m->bmin.len;
+        W2L_TRY(mm_add(c, into, &v, err));
+        v.v.bytes.ptr = (const char *)m->bmax.data;
+        v.v.bytes.len = m->bmax.len;
+        break;
+    }
+    return mm_add(c, into, &v, err);
+}
+
+/* ---- appending values ---- */
+
+static w2l_rc grow_defs(w2l__pq_colw *c, w2l_error *err)
+{
+    size_t cap = c->defs_cap ? c->defs_cap * 2 : 4096;
+    uint8_t *d = w2l__realloc(c->defs, cap);
+    W2L_NOMEM_IF(!d, err);
+    c->defs = d;
+    c->defs_cap = cap;
+    return W2L_OK;
+}
+
+static w2l_rc bad_decimal(const w2l__pq_colw *c, w2l_error *err)
+{
+    return w2l__fail(err, W2L_SCHEMA, "field %s: decimal value does not fit decimal(%u,%u)",
+                     c->field->name, c->field->type.precision, c->field->type.scale);
+}
+
+/* The PLAIN bytes of a fixed-width value into key (at most 16 bytes). */
+static inline w2l_rc fixed_bytes(const w2l__pq_colw *c, const w2l_value *x, uint8_t *key,
+                                 w2l_error *err)
+{
+    switch (c->kind) {
+    case K_I32: w2l__le32(key, (uint32_t)x->v.i32); break;
+    case K_I64: w2l__le64(key, (uint64_t)x->v.i64); break;
+    case K_F32: { uint32_t u; memcpy(&u, &x->v.f32, 4); w2l__le32(key, u); break; }
+    case K_F64: { uint64_t u; memcpy(&u, &x->v.f64, 8); w2l__le64(key, u); break; }
+    case K_DEC32:
+    case K_DEC64: {
+        int64_t t;
+        if (!w2l__decimal_fits(x->v.dec, c->field->type.precision) ||
+            w2l__i128_to_i64(x->v.dec, &t) != 0)
+            return bad_decimal(c, err);
+        if (c->kind == K_DEC32) w2l__le32(key, (uint32_t)(int32_t)t);
+        else w2l__le64(key, (uint64_t)t);
+        break;
+    }
+    case K_DECFIX:
+        if (!w2l__decimal_fits(x->v.dec, c->field->type.precision) ||
+            w2l__decimal_to_be_fixed(x->v.dec, key, (size_t)c->type_len) != 0)
+            return bad_decimal(c, err);
+        break;
+    default: break;
+    }
+    return W2L_OK;
+}
+
+static inline int is_nan(const w2l__pq_colw *c, const w2l_value *x)
+{
+    return (c->kind == K_F32 && isnan(x->v.f32)) || (c->kind == K_F64 && isnan(x->v.f64));
+}
+
+w2l_rc w2l__pq_colw_append(w2l__pq_colw *c, const w2l_value *v, size_t stride, size_t n,
+                           w2l_error *err)
+{
+    const w2l__pq_options *opt = &c->w->opt;
+    const size_t page_rows = opt->page_rows ? opt->page_rows : SIZE_MAX;
+    const int floats = c->kind == K_F32 || c->kind == K_F64;
+    for (size_t i = 0; i < n; i++) {
+        const w2l_value *x = v + i * stride;
+        if (c->optional) {
+            if (c->pg_values >= c->defs_cap) W2L_TRY(grow_defs(c, err));
+            c->defs[c->pg_values] = !x->is_null;
+        }
+        if (x->is_null) {
+            if (!c->optional)
+                return w2l__fail(err, W2L_SCHEMA, "field %s is required but the value is NULL",
+                                 c->field->name);
+            c->pg_values++;
+        } else {
+            int nan = floats && is_nan(c, x);
+            if (nan) c->f_nans++;
+            if (c->dict_on) {
+                uint8_t key[16];
+                const void *kp = key;
+                size_t kn = (size_t)c->value_width;
+                if (c->kind == K_BYTES) {
+                    kp = x->v.bytes.ptr;
+                    kn = x->v.bytes.len;
+                    c->pg_plain += 4 + kn;
+                } else {
+                    W2L_TRY(fixed_bytes(c, x, key, err));
+                    c->pg_plain += kn;
+                }
+                uint32_t idx;
+                int added;
+                W2L_TRY(w2l__pq_dict_put(&c->dict, kp, kn, &idx, &added, err));
+                if (c->vals.cap - c->vals.len < 4) W2L_TRY(w2l__buf_reserve(&c->vals, 4, err));
+                memcpy(c->vals.data + c->vals.len, &idx, 4);
+                c->vals.len += 4;
+                c->pg_values++;
+                c->pg_nonnull++;
+                if (added) {
+                    if (!nan) W2L_TRY(mm_add(c, &c->ch_mm, x, err));
+                    if (w2l__pq_dict_bytes(&c->dict) > opt->dict_bytes) {
+                        /* too many distinct values: this page keeps the dictionary, the rest
+                         * of the chunk is PLAIN */
+                        W2L_TRY(w2l__pq_colw_flush_page(c, err));
+                        c->dict_on = 0;
+                        continue;
+                    }
+                }
+            } else {
+                if (c->kind == K_BYTES) {
+                    size_t len = x->v.bytes.len;
+                    if (len > UINT32_MAX)
+                        return w2l__fail(err, W2L_SCHEMA, "field %s: value of %zu bytes",
+                                         c->field->name, len);
+                    if (c->vals.cap - c->vals.len < 4 + len)
+                        W2L_TRY(w2l__buf_reserve(&c->vals, 4 + len, err));
+                    uint8_t *d = c->vals.data + c->vals.len;
+                    w2l__le32(d, (uint32_t)len);
+                    if (len) memcpy(d + 4, x->v.bytes.ptr, len);
+                    c->vals.len += 4 + len;
+                    c->pg_plain += 4 + len;
+                } else if (c->kind == K_BOOL) {
+                    uint8_t b = x->v.i32 != 0;
+                    W2L_TRY(w2l__pq_put(&c->vals, &b, 1, err));
+                } else {
+                    if (c->vals.cap - c->vals.len < 16) W2L_TRY(w2l__buf_reserve(&c->vals, 16, err));
+                    W2L_TRY(fixed_bytes(c, x, c->vals.data + c->vals.len, err));
+                    c->vals.len += (size_t)c->value_width;
+                    c->pg_plain += (size_t)c->value_width;
+                }
+                c->pg_values++;
+                c->pg_nonnull++;
+                if (!nan) {
+                    if (c->kind == K_BOOL) {
+                        w2l_value b = *x;
+                        b.v.i32 = x->v.i32 != 0;
+                        W2L_TRY(mm_add(c, &c->ch_mm, &b, err));
+                    } else {
+                        W2L_TRY(mm_add(c, &c->ch_mm, x, err));
+                    }
+                }
+            }
+        }
+        if (c->pg_plain >= opt->page_bytes || c->pg_values >= page_rows ||
+            (c->kind == K_BOOL && c->pg_values / 8 >= opt->page_bytes))
+            W2L_TRY(w2l__pq_colw_flush_page(c, err));
+    }
+    return W2L_OK;
+}
+
+/* ---- pages ---- */
+
+/* Rewrites the open page's indices as PLAIN values (dictionary abandoned). */
+static w2l_rc indices_to_plain(w2l__pq_colw *c, w2l_error *err)
+{
+    w2l_buf plain = {0};
+    W2L_TRY(w2l__buf_reserve(&plain, c->pg_plain + 16, err));
+    const uint32_t *idx = (const uint32_t *)(const void *)c->vals.data;
+    for (size_t i = 0; i < c->pg_nonnull; i++) {
+        size_t len;
+        const uint8_t *p = w2l__pq_dict_get(&c->dict, idx[i], &len);
+        if (c->kind == K_BYTES) {
+            w2l__le32(plain.data + plain.len, (uint32_t)len);
+            plain.len += 4;
+        }
+        memcpy(plain.data + plain.len, p, len);
+        plain.len += len;
+    }
+    w2l_buf_release(&c->vals);
+    c->vals = plain;
+    return W2L_OK;
+}
+
+w2l_rc w2l__pq_colw_flush_page(w2l__pq_colw *c, w2l_error *err)
+{
+    if (c->pg_values == 0) return W2L_OK;
+    w2l__pq_writer *w = c->w;
+    if (c->dict_on && !c->dict_used) {
+        /* first page of the chunk: is the dictionary worth it? */
+        size_t bw = (size_t)w2l__bit_width(c->dict.count ? c->dict.count - 1 : 0);
+        size_t idx_bytes = c->pg_nonnull * (bw ? bw : 1) / 8 + 16;
+        if (w2l__pq_dict_bytes(&c->dict) + idx_bytes >= c->pg_plain) {
+            W2L_TRY(indices_to_plain(c, err));
+            c->dict_on = 0;
+            c->dict_failed = 1;
+            w2l__pq_dict_reset(&c->dict);
+        }
+    }
+    w2l_buf *s = &w->scratch;
+    s->len = 0;
+    if (c->optional) {
+        W2L_TRY(w2l__buf_reserve(s, 4, err));
+        s->len = 4;
+        W2L_TRY(w2l__rle_encode_u8(c->defs, c->pg_values, 1, s, err));
+        w2l__le32(s->data, (uint32_t)(s->len - 4));
+    }
+    int encoding;
+    if (c->dict_on) {
+        int bw = w2l__bit_width(c->dict.count ? c->dict.count - 1 : 0);
+        if (bw == 0) bw = 1;
+        uint8_t b = (uint8_t)bw;
+        W2L_TRY(w2l__pq_put(s, &b, 1, err));
+        W2L_TRY(w2l__rle_encode_u32((const uint32_t *)(const void *)c->vals.data, c->pg_nonnull,
+                                    bw, s, err));
+        encoding = PQ_ENC_RLE_DICTIONARY;
+        c->dict_used = 1;
+    } else if (c->kind == K_BOOL) {
+        size_t nb = (c->pg_nonnull + 7) / 8;
+        W2L_TRY(w2l__buf_reserve(s, nb, err));
+        uint8_t *d = s->data + s->len;
+        memset(d, 0, nb);
+        for (size_t i = 0; i < c->pg_nonnull; i++)
+            d[i >> 3] |= (uint8_t)(c->vals.data[i] << (i & 7));
+        s->len += nb;
+        encoding = PQ_ENC_PLAIN;
+    } else {
+        W2L_TRY(w2l__pq_put(s, c->vals.data, c->vals.len, err));
+        encoding = PQ_ENC_PLAIN;
+    }
+    if (s->len > INT32_MAX)
+        return w2l__fail(err, W2L_ERROR, "field %s: page of %zu bytes too large", c->field->name,
+                         s->len);
+    const w2l_buf *body = s;
+    if (w->opt.codec != W2L_PQ_UNCOMPRESSED) {
+        W2L_TRY(w2l__pq_compress(w->codec, w->opt.codec, w->opt.zstd_level, s->data, s->len,
+                                 &w->cbuf, err));
+        body = &w->cbuf;
+    }
+    w2l__pq_page_header h;
+    memset(&h, 0, sizeof h);
+    h.type = PQ_PAGE_DATA;
+    h.uncompressed_size = (int32_t)s->len;
+    h.compressed_size = (int32_t)body->len;
+    h.num_values = (int32_t)c->pg_values;
+    h.encoding = encoding;
+    h.def_encoding = PQ_ENC_RLE;
+    h.rep_encoding = PQ_ENC_RLE;
+    size_t hstart = c->pages.len;
+    W2L_TRY(w2l__pq_page_header_write(&h, &c->pages, err));
+    size_t hlen = c->pages.len - hstart;
+    W2L_TRY(w2l__pq_put(&c->pages, body->data, body->len, err));
+    c->ch_uncomp += (int64_t)(hlen + s->len);
+    c->ch_values += (int64_t)c->pg_values;
+    c->ch_nulls += (int64_t)(c->pg_values - c->pg_nonnull);
+    c->ch_enc |= 1u << encoding;
+    if (c->optional) c->ch_enc |= 1u << PQ_ENC_RLE;
+    c->vals.len = 0;
+    c->pg_values = c->pg_nonnull = c->pg_plain = 0;
+    return W2L_OK;
+}
+
+uint64_t w2l__pq_colw_estimate(const w2l__pq_colw *c)
+{
+    uint64_t open = c->dict_on ? c->vals.len / 2 : c->pg_plain + c->vals.len / 8;
+    return c->pages.len + open + (c->dict_used || c->dict_on ? w2l__pq_dict_bytes(&c->dict) : 0);
+}
+
+/* ---- chunks ---- */
+
+static w2l_rc stat_bytes(const w2l__pq_colw *c, int which_max, uint8_t **out, size_t *len,
+                         w2l_error *err)
+{
+    const w2l__pq_minmax *m = &c->ch_mm;
+    uint8_t b[16];
+    const uint8_t *p = b;
+    size_t n = 0;
+    switch (c->kind) {
+    case K_BOOL: b[0] = (uint8_t)(which_max ? m->max.i32 : m->min.i32); n = 1; break;
+    case K_I32: w2l__le32(b, (uint32_t)(which_max ? m->max.i32 : m->min.i32)); n = 4; break;
+    case K_I64: w2l__le64(b, (uint64_t)(which_max ? m->max.i64 : m->min.i64)); n = 8; break;
+    case K_F32: {
+        float f = which_max ? m->max.f32 : m->min.f32;
+        if (f == 0.0f) f = which_max ? 0.0f : -0.0f;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        w2l__le32(b, u);
+        n = 4;
+        break;
+    }
+    case K_F64: {
+        double f = which_max ? m->max.f64 : m->min.f64;
+        if (f == 0.0) f = which_max ? 0.0 : -0.0;
+        uint64_t u;
+        memcpy(&u, &f, 8);
+        w2l__le64(b, u);
+        n = 8;
+        break;
+    }
+    case K_DEC32:
+    case K_DEC64: {
+        int64_t t = 0;
+        (void)w2l__i128_to_i64(which_max ? m->max.dec : m->min.dec, &t);
+        if (c->kind == K_DEC32) { w2l__le32(b, (uint32_t)(int32_t)t); n = 4; }
+        else { w2l__le64(b, (uint64_t)t); n = 8; }
+        break;
+    }
+    case K_DECFIX:
+        (void)w2l__decimal_to_be_fixed(which_max ? m->max.dec : m->min.dec, b, (size_t)c->type_len);
+        n = (size_t)c->type_len;
+        break;
+    case K_BYTES:
+        p = which_max ? m->bmax.data : m->bmin.data;
+        n = which_max ? m->bmax.len : m->bmin.len;
+        break;
+    }
+    *out = w2l__malloc(n ? n : 1);
+    W2L_NOMEM_IF(!*out, err);
+    if (n) memcpy(*out, p, n);
+    *len = n;
+    return W2L_OK;
+}
+
+w2l_rc w2l__pq_colw_finish_chunk(w2l__pq_colw *c, w2l__pq_chunk_meta *meta, w2l_error *err)
+{
+    w2l__pq_writer *w = c->w;
+    W2L_TRY(w2l__pq_colw_flush_page(c, err));
+    memset(meta, 0, sizeof *meta);
+    meta->start = (int64_t)w->offset;
+    meta->dict_off = -1;
+    int64_t uncomp = c->ch_uncomp;
+    if (c->dict_used) {
+        const w2l_buf *dv = &c->dict.vals;
+        const w2l_buf *body = dv;
+        if (w->opt.codec != W2L_PQ_UNCOMPRESSED) {
+            W2L_TRY(w2l__pq_compress(w->codec, w->opt.codec, w->opt.zstd_level, dv->data,
+                                     dv->len, &w->cbuf, err));
+            body = &w->cbuf;
+        }
+        if (dv->len > INT32_MAX)
+            return w2l__fail(err, W2L_ERROR, "field %s: dictionary too large", c->field->name);
+        w2l__pq_page_header h;
+        memset(&h, 0, sizeof h);
+        h.type = PQ_PAGE_DICTIONARY;
+        h.uncompressed_size = (int32_t)dv->len;
+        h.compressed_size = (int32_t)body->len;
+        h.num_values = (int32_t)c->dict.count;
+        h.encoding = PQ_ENC_PLAIN;
+        w->hdr.len = 0;
+        W2L_TRY(w2l__pq_page_header_write(&h, &w->hdr, err));
+        meta->dict_off = (int64_t)w->offset;
+        W2L_TRY(w2l__pq_file_write(w, w->hdr.data, w->hdr.len, err));
+        W2L_TRY(w2l__pq_file_write(w, body->data, body->len, err));
+        uncomp += (int64_t)(w->hdr.len + dv->len);
+        c->ch_enc |= 1u << PQ_ENC_PLAIN;
+    }
+    meta->data_off = (int64_t)w->offset;
+    W2L_TRY(w2l__pq_file_write(w, c->pages.data, c->pages.len, err));
+    meta->comp = (int64_t)w->offset - meta->start;
+    meta->uncomp = uncomp;
+    meta->num_values = c->ch_values;
+    meta->null_count = c->ch_nulls;
+    meta->encodings = c->ch_enc ? c->ch_enc : 1u << PQ_ENC_PLAIN;
+    if (c->ch_mm.has &&
+        !(c->kind == K_BYTES &&
+          (c->ch_mm.bmin.len > PQ_MAX_STAT_BYTES || c->ch_mm.bmax.len > PQ_MAX_STAT_BYTES))) {
+        W2L_TRY(stat_bytes(c, 0, &meta->min, &meta->min_len, err));
+        W2L_TRY(stat_bytes(c, 1, &meta->max, &meta->max_len, err));
+        meta->legacy = c->kind != K_BYTES && c->kind != K_DECFIX;
+    }
+    /* file totals */
+    W2L_TRY(mm_merge(c, &c->file_mm, &c->ch_mm, err));
+    c->f_values += (uint64_t)c->ch_values;
+    c->f_nulls += (uint64_t)c->ch_nulls;
+    c->f_size += (uint64_t)meta->comp;
+    /* next chunk */
+    w2l__pq_dict_reset(&c->dict);
+    c->dict_on = w->opt.dict_bytes > 0 && c->kind != K_BOOL;
+    c->dict_used = c->dict_failed = 0;
+    c->pages.len = 0;
+    c->ch_values = c->ch_nulls = c->ch_uncomp = 0;
+    c->ch_enc = 0;
+    c->ch_mm.has = 0;
+    return W2L_OK;
+}
+
+/* ---- Iceberg statistics ---- */
+
+w2l_rc w2l__pq_colw_iceberg_stats(const w2l__pq_colw *c, w2l__col_stats *s, w2l_error *err)
+{
+    (void)err;
+    memset(s, 0, sizeof *s);
+    s->field_id = c->field->id;
+    s->column_size = c->f_size;
+    s->value_count = c->f_values;
+    s->null_count = c->f_nulls;
+    s->has_nan_count = c->kind == K_F32 || c->kind == K_F64;
+    s->nan_count = s->has_nan_count ? c->f_nans : 0;
+    const w2l__pq_minmax *m = &c->file_mm;
+    if (!m->has) return W2L_OK;
+    s->has_bounds = 1;
+    switch (c->kind) {
+    case K_BOOL:
+        s->lower[0] = (uint8_t)m->min.i32;
+        s->upper[0] = (uint8_t)m->max.i32;
+        s->lower_len = s->upper_len = 1;
+        break;
+    case K_I32:
+        w2l__le32(s->lower, (uint32_t)m->min.i32);
+        w2l__le32(s->upper, (uint32_t)m->max.i32);
+        s->lower_len = s->upper_len = 4;
+        break;
+    case K_I64:
+        w2l__le64(s->lower, (uint64_t)m->min.i64);
+        w2l__le64(s->upper, (uint64_t)m->max.i64);
+        s->lower_len = s->upper_len = 8;
+        break;
+    case K_F32: {
+        uint32_t a, b;
+        memcpy(&a, &m->min.f32, 4);
+        memcpy(&b, &m->max.f32, 4);
+        w2l__le32(s->lower, a);
+        w2l__le32(s->upper, b);
+        s->lower_len = s->upper_len = 4;
+        break;
+    }
+    case K_F64: {
+        uint64_t a, b;
+        memcpy(&a, &m->min.f64, 8);
+        memcpy(&b, &m->max.f64, 8);
+        w2l__le64(s->lower, a);
+        w2l__le64(s->upper, b);
+        s->lower_len = s->upper_len = 8;
+        break;
+    }
+    case K_DEC32:
+    case K_DEC64:
+    case K_DECFIX:
+        s->lower_len = w2l__decimal_to_be_min(m->min.dec, s->lower);
+        s->upper_len = w2l__decimal_to_be_min(m->max.dec, s->upper);
+        break;
+    case K_BYTES: {
+        size_t max = c->w->opt.bound_chars;
+        if (c->field->type.id == W2L_TYPE_STRING) {
+            s->lower_len = w2l__utf8_truncate_lower(m->bmin.data, m->bmin.len, max);
+            memcpy(s->lower, m->bmin.data, s->lower_len);
+            s->upper_len = w2l__utf8_truncate_upper(m->bmax.data, m->bmax.len, max, s->upper);
+            /* an empty max is a valid bound only when the value itself is empty */
+            if (s->upper_len == 0 && m->bmax.len) s->has_bounds = 0;
+        } else {
+            s->lower_len = m->bmin.len < max ? m->bmin.len : max;
+            memcpy(s->lower, m->bmin.data, s->lower_len);
+            s->upper_len = w2l__bin_truncate_upper(m->bmax.data, m->bmax.len, max, s->upper);
+            if (s->upper_len == 0 && m->bmax.len) s->has_bounds = 0;
+        }
+        if (!s->has_bounds) s->lower_len = s->upper_len = 0;
+        break;
+    }
+    }
+    return W2L_OK;
+}

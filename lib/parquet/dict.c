@@ -1,0 +1,151 @@
+/*
+ * The dictionary of one column chunk: distinct values in first-seen order, found through an
+ * open-addressing hash table (linear probing, load factor at most 1/2). The entries are kept
+ * directly as the dictionary page body, which is PLAIN-encoded (Parquet "Encodings.md",
+ * dictionary encoding): fixed-width values back to back, byte arrays as
+ *   entry := le32(length) bytes
+ * so writing the dictionary page copies nothing. Example: "paid", "", "paid" give two entries,
+ * 04 00 00 00 70 61 69 64 | 00 00 00 00 (12 bytes), and indices 0 1 0.
+ * Each slot holds entry index + 1 (0 = empty); a 32-bit hash per entry avoids most byte
+ * comparisons and makes growing the table a pass over integers.
+ */
+#include "pq_int.h"
+
+void w2l__pq_dict_init(w2l__pq_dict *d, int width)
+{
+    memset(d, 0, sizeof *d);
+    d->width = width;
+}
+
+void w2l__pq_dict_reset(w2l__pq_dict *d)
+{
+    d->count = 0;
+    d->vals.len = 0;
+    if (d->slots) memset(d->slots, 0, d->nslots * sizeof *d->slots);
+}
+
+void w2l__pq_dict_free(w2l__pq_dict *d)
+{
+    w2l__free(d->slots);
+    w2l__free(d->hashes);
+    w2l__free(d->offs);
+    w2l_buf_release(&d->vals);
+    memset(d, 0, sizeof *d);
+}
+
+static inline uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static inline uint32_t hash_value(const w2l__pq_dict *d, const void *p, size_t n)
+{
+    uint64_t k;
+    switch (d->width) {
+    case 4: {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return (uint32_t)mix64(v);
+    }
+    case 8:
+        memcpy(&k, p, 8);
+        return (uint32_t)mix64(k);
+    default:
+        return (uint32_t)w2l__hash64(p, n, 0x5bd1e995);
+    }
+}
+
+static w2l_rc grow(w2l__pq_dict *d, w2l_error *err)
+{
+    size_t ns = d->nslots ? d->nslots * 2 : 1024;
+    uint32_t *slots = w2l__calloc(ns, sizeof *slots);
+    W2L_NOMEM_IF(!slots, err);
+    for (uint32_t i = 0; i < d->count; i++) {
+        size_t s = d->hashes[i] & (ns - 1);
+        while (slots[s]) s = (s + 1) & (ns - 1);
+        slots[s] = i + 1;
+    }
+    w2l__free(d->slots);
+    d->slots = slots;
+    d->nslots = ns;
+    return W2L_OK;
+}
+
+static w2l_rc grow_entries(w2l__pq_dict *d, w2l_error *err)
+{
+    size_t cap = d->offs_cap ? d->offs_cap * 2 : 512;
+    uint32_t *h = w2l__realloc(d->hashes, cap * sizeof *h);
+    W2L_NOMEM_IF(!h, err);
+    d->hashes = h;
+    if (d->width == 0) {
+        size_t *o = w2l__realloc(d->offs, cap * sizeof *o);
+        W2L_NOMEM_IF(!o, err);
+        d->offs = o;
+    }
+    d->offs_cap = cap;
+    return W2L_OK;
+}
+
+const uint8_t *w2l__pq_dict_get(const w2l__pq_dict *d, uint32_t i, size_t *len)
+{
+    if (d->width) {
+        *len = (size_t)d->width;
+        return d->vals.data + (size_t)i * (size_t)d->width;
+    }
+    const uint8_t *e = d->vals.data + d->offs[i];
+    *len = w2l__ld32(e);
+    return e + 4;
+}
+
+w2l_rc w2l__pq_dict_put(w2l__pq_dict *d, const void *p, size_t n, uint32_t *idx, int *added,
+                        w2l_error *err)
+{
+    if (2 * ((size_t)d->count + 1) > d->nslots) W2L_TRY(grow(d, err));
+    const uint32_t h = hash_value(d, p, n);
+    const size_t mask = d->nslots - 1;
+    size_t s = h & mask;
+    for (;;) {
+        uint32_t e = d->slots[s];
+        if (!e) break;
+        uint32_t i = e - 1;
+        if (d->hashes[i] == h) {
+            if (d->width) {
+                if (memcmp(d->vals.data + (size_t)i * (size_t)d->width, p, (size_t)d->width) == 0) {
+                    *idx = i;
+                    *added = 0;
+                    return W2L_OK;
+                }
+            } else {
+                const uint8_t *ent = d->vals.data + d->offs[i];
+                if (w2l__ld32(ent) == n && memcmp(ent + 4, p, n) == 0) {
+                    *idx = i;
+                    *added = 0;
+                    return W2L_OK;
+                }
+            }
+        }
+        s = (s + 1) & mask;
+    }
+    if (d->count == UINT32_MAX - 1) return w2l__fail(err, W2L_ERROR, "dictionary full");
+    if (d->count >= d->offs_cap) W2L_TRY(grow_entries(d, err));
+    if (d->width) {
+        W2L_TRY(w2l__pq_put(&d->vals, p, (size_t)d->width, err));
+    } else {
+        if (n > UINT32_MAX) return w2l__fail(err, W2L_ERROR, "value of %zu bytes too large", n);
+        W2L_TRY(w2l__buf_reserve(&d->vals, 4 + n, err));
+        d->offs[d->count] = d->vals.len;
+        w2l__le32(d->vals.data + d->vals.len, (uint32_t)n);
+        if (n) memcpy(d->vals.data + d->vals.len + 4, p, n);
+        d->vals.len += 4 + n;
+    }
+    d->hashes[d->count] = h;
+    d->slots[s] = d->count + 1;
+    *idx = d->count++;
+    *added = 1;
+    return W2L_OK;
+}
