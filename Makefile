@@ -115,6 +115,17 @@ $(B)/test/gen/%: test/gen/%.c $(SUPPORT_OBJ) $(B)/testing/libw2l_testing.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DW2L_TESTING -Itest -o $@ $< $(SUPPORT_OBJ) $(B)/testing/libw2l_testing.a $(CHECK_LIBS) $(PC_LIBS) $(LDFLAGS)
 
+# w2l-config(5) is generated from the property table by a program linked with the library.
+CONFIG_MAN := $(B)/man/man5/w2l-config.5
+
+$(B)/tools/gen_config_man: tools/gen_config_man.c $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(STATIC) $(PC_LIBS) $(LDFLAGS)
+
+$(CONFIG_MAN): $(B)/tools/gen_config_man man/w2l-config.5.in
+	@mkdir -p $(@D)
+	$(B)/tools/gen_config_man man/w2l-config.5.in > $@.tmp && mv $@.tmp $@
+
 # ---- tests -------------------------------------------------------------------------
 check:
 	@scripts/install-deps --test
@@ -137,8 +148,8 @@ check-install: lib cli
 check-layering:
 	@scripts/check-layering
 
-man-check:
-	@scripts/man-check
+man-check: $(CONFIG_MAN)
+	@scripts/man-check $(CONFIG_MAN)
 
 check-asan:
 	@$(MAKE) --no-print-directory B=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
@@ -170,11 +181,13 @@ install-pc:
 	    -e 's|@VERSION@|$(VERSION)|' -e 's|@REQUIRES@|$(DEPS_PC)|' \
 	    pkgconfig/libwholedb2lake.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/libwholedb2lake.pc
 
-install-man:
+install-man: $(CONFIG_MAN)
 	for s in 1 3 5 7; do \
 	    [ -z "$$(ls man/man$$s 2>/dev/null)" ] && continue; \
 	    install -d $(DESTDIR)$(MANDIR)/man$$s; install -m 644 man/man$$s/* $(DESTDIR)$(MANDIR)/man$$s/; \
 	done
+	install -d $(DESTDIR)$(MANDIR)/man5
+	install -m 644 $(CONFIG_MAN) $(DESTDIR)$(MANDIR)/man5/
 
 install-cli: cli
 	install -d $(DESTDIR)$(BINDIR)
