@@ -3,11 +3,11 @@
  * knows every module, so module registries never depend on each other.
  */
 #include "common/common.h"
+#include "iceberg/iceberg.h"
 #include "io/io.h"
 #include "state/state_int.h"
 
 extern w2l__registry w2l__source_registry;
-extern w2l__registry w2l__catalog_registry;
 void w2l__operator_registry_clear(void);
 
 w2l_rc w2l__builtins_register(w2l_error *err);
@@ -19,7 +19,8 @@ w2l_rc w2l__builtins_register(w2l_error *err)
     if ((rc = w2l_fileio_register(&w2l__fileio_local, 1)) != W2L_OK ||
         (rc = w2l_fileio_register(&w2l__fileio_mem, 0)) != W2L_OK ||
         (rc = w2l_state_register(&w2l__state_file, 1)) != W2L_OK ||
-        (rc = w2l_state_register(&w2l__state_mem, 0)) != W2L_OK)
+        (rc = w2l_state_register(&w2l__state_mem, 0)) != W2L_OK ||
+        (rc = w2l_catalog_register(&w2l__catalog_hadoop, 1)) != W2L_OK)
         return w2l__fail(err, rc, "registering built-in plug-ins: %s", w2l_rc_name(rc));
     return W2L_OK;
 }

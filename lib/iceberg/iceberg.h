@@ -1,0 +1,461 @@
+/*
+ * Iceberg module for the rest of the library: Apache Iceberg format version 2 tables.
+ * Table metadata JSON (table_meta.c), partition transforms (partition.c), manifests and
+ * manifest lists as Avro object container files (avro.c, avro_schemas.c, manifest.c,
+ * manifest_list.c), snapshot-producing operations (snapshot.c), scan planning and reading
+ * (scan.c), catalogs (catalog.c registry and wrappers, catalog_hadoop.c, catalog_sql.c) and
+ * the load / commit-with-retry orchestration (table.c).
+ *
+ * Spec: "Iceberg Table Spec", format version 2: Table Metadata, Schemas and Data Types,
+ * Partitioning and Partition Transforms, Manifests, Manifest Lists, Snapshots, Sequence
+ * Numbers, Scan Planning, Appendix C (JSON serialization), Appendix D (single-value
+ * serialization). DESIGN.md section 5 fixes the lake layout and the reader contracts.
+ *
+ * Ownership: structs returned from readers live in a caller-supplied arena (manifests,
+ * manifest lists) or are freed with their _free function (metadata, tables, scans).
+ * Thread safety: no shared state; one object is used by one thread at a time.
+ */
+#ifndef W2L_ICEBERG_H
+#define W2L_ICEBERG_H
+
+#include "../common/arena.h"
+#include "../common/common.h"
+#include "../json/json.h"
+#include "../parquet/pq_stats.h"
+
+/* ================================================================================= */
+/* Partition transforms and specs (partition.c)                                      */
+/* ================================================================================= */
+
+typedef enum w2l__ice_tkind {
+    W2L_ICE_T_IDENTITY = 0, W2L_ICE_T_BUCKET, W2L_ICE_T_TRUNCATE, W2L_ICE_T_YEAR,
+    W2L_ICE_T_MONTH, W2L_ICE_T_DAY, W2L_ICE_T_HOUR, W2L_ICE_T_VOID
+} w2l__ice_tkind;
+
+typedef struct w2l__ice_transform {
+    w2l__ice_tkind kind;
+    int32_t param; /* N of bucket[N], W of truncate[W] */
+} w2l__ice_transform;
+
+/* "identity", "bucket[16]", "truncate[4]", "year", "month", "day", "hour", "void". */
+w2l_rc w2l__ice_transform_parse(const char *text, w2l__ice_transform *out, w2l_error *err);
+size_t w2l__ice_transform_format(w2l__ice_transform t, char *buf, size_t size);
+/* The type of t's result for a source column of type src; W2L_SCHEMA when t does not
+ * apply to src (day of a string, ...). */
+w2l_rc w2l__ice_transform_result(w2l__ice_transform t, w2l_type src, w2l_type *out,
+                                 w2l_error *err);
+/* Applies t to in (of type src). String/binary results point into in. NULL in gives NULL. */
+w2l_rc w2l__ice_transform_apply(w2l__ice_transform t, w2l_type src, const w2l_value *in,
+                                w2l_value *out, w2l_error *err);
+/* Murmur3 x86 32-bit hash (seed 0), the hash of Iceberg's bucket transform. */
+uint32_t w2l__ice_murmur3(const void *data, size_t len);
+
+typedef struct w2l__ice_pfield {
+    int32_t source_id;
+    int32_t field_id; /* >= 1000 */
+    char *name;
+    w2l__ice_transform transform;
+    w2l_type type;    /* result type, resolved against the table schema */
+} w2l__ice_pfield;
+
+typedef struct w2l__ice_spec {
+    int32_t spec_id;
+    size_t nfields;
+    w2l__ice_pfield *fields;
+} w2l__ice_spec;
+
+/* Partition directory of one data file: "a=1/b_day=2024-01-02" (the Hive-style path Spark
+ * writes; values URL-escaped). "" for an unpartitioned spec. Fresh memory. */
+char *w2l__ice_partition_path(const w2l__ice_spec *spec, const w2l_value *values);
+
+/* ================================================================================= */
+/* Data files and manifest entries (manifest.c)                                      */
+/* ================================================================================= */
+
+enum { W2L_ICE_DATA = 0, W2L_ICE_POS_DELETES = 1, W2L_ICE_EQ_DELETES = 2 };
+enum { W2L_ICE_EXISTING = 0, W2L_ICE_ADDED = 1, W2L_ICE_DELETED = 2 };
+enum { W2L_ICE_MANIFEST_DATA = 0, W2L_ICE_MANIFEST_DELETES = 1 };
+
+typedef struct w2l__ice_bytes {
+    const unsigned char *ptr;
+    size_t len;
+} w2l__ice_bytes;
+
+/* Per-column statistics of a file; a has_* of 0 omits the column from that map. */
+typedef struct w2l__ice_colstat {
+    int32_t field_id;
+    unsigned has_size : 1, has_values : 1, has_nulls : 1, has_nans : 1, has_lower : 1,
+        has_upper : 1;
+    int64_t column_size, value_count, null_count, nan_count;
+    w2l__ice_bytes lower, upper;
+} w2l__ice_colstat;
+
+/* Iceberg DataFile (spec "Manifests", data_file struct). Strings and arrays are borrowed
+ * (from the caller, or from the arena a reader filled). */
+typedef struct w2l__ice_data_file {
+    int content;              /* W2L_ICE_DATA, _POS_DELETES, _EQ_DELETES */
+    const char *path;         /* absolute */
+    const char *format;       /* "PARQUET" */
+    int32_t spec_id;          /* spec of partition (from the manifest) */
+    size_t npart;
+    w2l_value *partition;     /* one value per spec field (result types) */
+    int64_t record_count, file_size;
+    size_t ncols;
+    w2l__ice_colstat *cols;
+    size_t nsplits;
+    int64_t *split_offsets;
+    size_t neq;
+    int32_t *equality_ids;    /* content 2 only */
+    int has_sort_order_id;
+    int32_t sort_order_id;
+    const char *referenced_data_file; /* NULL: absent */
+    w2l__ice_bytes key_metadata;      /* ptr NULL: absent */
+} w2l__ice_data_file;
+
+/* Fills df from what the Parquet writer reported. stats and path are borrowed; arrays are
+ * allocated in a. equality_ids (content 2) are copied. */
+w2l_rc w2l__ice_data_file_from_stats(w2l__arena *a, int content, const char *path,
+                                     const w2l__file_stats *stats, const int32_t *eq_ids,
+                                     size_t neq, w2l__ice_data_file *df, w2l_error *err);
+
+/* A manifest entry. Sequence numbers / snapshot id of -1 are written as null, which means
+ * "inherited from the manifest list" and is allowed for ADDED entries only. A reader fills
+ * inherited values in from the manifest list entry. */
+typedef struct w2l__ice_entry {
+    int status;            /* W2L_ICE_EXISTING / _ADDED / _DELETED */
+    int64_t snapshot_id;   /* -1: null */
+    int64_t seq;           /* data sequence number; -1: null */
+    int64_t file_seq;      /* file sequence number; -1: null */
+    w2l__ice_data_file file;
+} w2l__ice_entry;
+
+typedef struct w2l__ice_part_summary {
+    int contains_null;
+    int has_contains_nan, contains_nan;
+    w2l__ice_bytes lower, upper; /* ptr NULL: absent */
+} w2l__ice_part_summary;
+
+/* An entry of a manifest list (spec "Manifest Lists", manifest_file). */
+typedef struct w2l__ice_manifest {
+    const char *path;
+    int64_t length;
+    int32_t spec_id;
+    int content;           /* W2L_ICE_MANIFEST_DATA / _DELETES */
+    int64_t seq;           /* -1: assigned when the list is written (new manifests) */
+    int64_t min_seq;       /* -1: as seq */
+    int64_t added_snapshot_id;
+    int32_t added_files, existing_files, deleted_files;
+    int64_t added_rows, existing_rows, deleted_rows;
+    size_t nparts;
+    w2l__ice_part_summary *parts; /* one per spec field */
+} w2l__ice_manifest;
+
+/* ================================================================================= */
+/* Table metadata (table_meta.c)                                                     */
+/* ================================================================================= */
+
+typedef struct w2l__ice_kv {
+    char *key, *value;
+} w2l__ice_kv;
+
+typedef struct w2l__ice_props {
+    size_t n;
+    w2l__ice_kv *kv;
+} w2l__ice_props;
+
+const char *w2l__ice_props_get(const w2l__ice_props *p, const char *key);
+w2l_rc w2l__ice_props_set(w2l__ice_props *p, const char *key, const char *value,
+                          w2l_error *err);
+void w2l__ice_props_remove(w2l__ice_props *p, const char *key);
+void w2l__ice_props_clear(w2l__ice_props *p);
+
+typedef struct w2l__ice_snapshot {
+    int64_t snapshot_id;
+    int64_t parent_id;       /* -1: none */
+    int64_t seq;
+    int64_t timestamp_ms;
+    char *manifest_list;
+    int32_t schema_id;       /* -1: absent */
+    w2l__ice_props summary;  /* "operation" first */
+} w2l__ice_snapshot;
+
+typedef struct w2l__ice_schema_entry {
+    int32_t schema_id;
+    w2l__json *json;     /* the schema object as read or written (kept for round trips) */
+    w2l_schema *schema;  /* NULL when the schema has nested types (not supported here) */
+} w2l__ice_schema_entry;
+
+typedef struct w2l__ice_log_entry {
+    int64_t timestamp_ms;
+    int64_t snapshot_id; /* snapshot-log */
+    char *file;          /* metadata-log */
+} w2l__ice_log_entry;
+
+typedef struct w2l__ice_ref {
+    char *name;
+    int64_t snapshot_id;
+    w2l__json *json;     /* the whole ref object (type, retention settings) */
+} w2l__ice_ref;
+
+typedef struct w2l__ice_meta {
+    int format_version;
+    char uuid[40];
+    char *location;
+    int64_t last_seq;
+    int64_t last_updated_ms;
+    int32_t last_column_id;
+    int32_t current_schema_id;
+    size_t nschemas;
+    w2l__ice_schema_entry *schemas;
+    int32_t default_spec_id;
+    int32_t last_partition_id;
+    size_t nspecs;
+    w2l__ice_spec *specs;
+    w2l__json *sort_orders;  /* array, kept as JSON */
+    int32_t default_sort_order_id;
+    w2l__ice_props props;
+    int64_t current_snapshot_id; /* -1: none */
+    size_t nsnapshots;
+    w2l__ice_snapshot *snapshots;
+    size_t nsnap_log, nmeta_log;
+    w2l__ice_log_entry *snap_log, *meta_log;
+    size_t nrefs;
+    w2l__ice_ref *refs;
+    w2l__json *extra;        /* other top-level members, written back unchanged */
+} w2l__ice_meta;
+
+/* Parses table metadata JSON (v1 tables are read as far as scans need; commits need v2).
+ * W2L_CORRUPT names the member that is missing or mistyped. */
+w2l_rc w2l__ice_meta_parse(const char *json, size_t len, w2l__ice_meta **out, w2l_error *err);
+/* Prints m as JSON (fresh memory, NUL-terminated). */
+w2l_rc w2l__ice_meta_print(const w2l__ice_meta *m, char **out, size_t *len, w2l_error *err);
+void w2l__ice_meta_free(w2l__ice_meta *m); /* NULL is a no-op */
+
+/* New metadata of a table (format 2, a fresh uuid, no snapshots) with schema (copied;
+ * its field ids kept, schema id 0), spec (NULL or no fields: unpartitioned;
+ * field ids and spec id assigned here) and props (copied). */
+w2l_rc w2l__ice_meta_new(const char *location, w2l_schema *schema,
+                         const w2l__ice_spec *spec, const w2l__ice_props *props,
+                         w2l__ice_meta **out, w2l_error *err);
+
+const w2l__ice_snapshot *w2l__ice_meta_snapshot(const w2l__ice_meta *m, int64_t id);
+const w2l__ice_schema_entry *w2l__ice_meta_schema(const w2l__ice_meta *m, int32_t id);
+const w2l__ice_spec *w2l__ice_meta_spec(const w2l__ice_meta *m, int32_t id);
+/* The current schema (w2l_schema, borrowed) or NULL. */
+const w2l_schema *w2l__ice_meta_current_schema(const w2l__ice_meta *m);
+/* Adds a copy of schema (borrowed) with the next schema id unless an equal schema
+ * exists, and makes it current. last-column-id rises to its largest field id. */
+w2l_rc w2l__ice_meta_set_schema(w2l__ice_meta *m, w2l_schema *schema, w2l_error *err);
+/* Resolves the result types of every spec against the schemas (after parse or change). */
+w2l_rc w2l__ice_meta_resolve_specs(w2l__ice_meta *m, w2l_error *err);
+
+/* Random version-4 UUID text (36 chars + NUL) and random positive 63-bit ids. */
+void w2l__ice_uuid(char out[37]);
+int64_t w2l__ice_random_id(void);
+
+/* ================================================================================= */
+/* Avro files (avro.c, avro_schemas.c, manifest.c, manifest_list.c)                  */
+/* ================================================================================= */
+
+/* Avro schema JSON of a manifest entry for spec (fresh memory) and of a manifest list. */
+char *w2l__ice_avro_manifest_schema(const w2l__ice_spec *spec);
+const char *w2l__ice_avro_manifest_list_schema(void);
+/* Avro schema type text of a partition value of type t, e.g. {"type":"int","logicalType":"date"}. */
+const char *w2l__ice_avro_partition_type(w2l_type t, char *buf, size_t size);
+
+/* Writes a manifest of entries (all of one content class) to path (W2L_CREATE_EXCL), with
+ * header keys schema, schema-id, partition-spec, partition-spec-id, format-version and
+ * content. Fills *out (path borrowed from the argument; parts allocated in a): counts,
+ * length, partition summaries, added_snapshot_id = snapshot_id, seq/min_seq -1. */
+w2l_rc w2l__ice_manifest_write(w2l_fileio *io, const char *path, const w2l__ice_meta *meta,
+                               const w2l__ice_spec *spec, int content, int64_t snapshot_id,
+                               const w2l__ice_entry *entries, size_t n, w2l__arena *a,
+                               w2l__ice_manifest *out, w2l_error *err);
+/* Reads every entry of a manifest into a; inherits null snapshot ids and sequence numbers
+ * of ADDED entries from mf (its manifest list entry) and sets file.spec_id. spec gives
+ * the partition value types (NULL: values decoded from the Avro types alone). */
+w2l_rc w2l__ice_manifest_read(w2l_fileio *io, const w2l__ice_manifest *mf,
+                              const w2l__ice_spec *spec, w2l__arena *a, w2l__ice_entry **out,
+                              size_t *n, w2l_error *err);
+
+/* Writes a manifest list (W2L_CREATE_EXCL); entries with seq -1 get seq (and min_seq). */
+w2l_rc w2l__ice_manifest_list_write(w2l_fileio *io, const char *path, int64_t snapshot_id,
+                                    int64_t parent_id, int64_t seq,
+                                    const w2l__ice_manifest *m, size_t n, w2l_error *err);
+w2l_rc w2l__ice_manifest_list_read(w2l_fileio *io, const char *path, w2l__arena *a,
+                                   w2l__ice_manifest **out, size_t *n, w2l_error *err);
+
+/* ---- avro.c: the Avro object container file, around avro-c's datum encoding ---- */
+typedef struct w2l__avro_writer w2l__avro_writer;
+typedef struct w2l__avro_reader w2l__avro_reader;
+typedef struct w2l__avro_value w2l__avro_value; /* an avro_value_t, opaque outside avro*.c */
+
+/* ================================================================================= */
+/* Catalogs (catalog.c)                                                              */
+/* ================================================================================= */
+
+extern const w2l_catalog_methods w2l__catalog_hadoop;
+extern const w2l_catalog_methods w2l__catalog_sql;
+extern w2l__registry w2l__catalog_registry;
+
+/* Opens the catalog named by uri: "hadoop" (or NULL/""), "sql:mysql://U:P@H:PORT/DB"
+ * (the part before the first ':' picks the implementation). io is borrowed. */
+w2l_rc w2l__catalog_open(const char *uri, const w2l_conf *conf, const char *warehouse,
+                         w2l_fileio *io, w2l_catalog **out, w2l_error *err);
+void w2l__catalog_close(w2l_catalog *c); /* NULL is a no-op */
+w2l_rc w2l__catalog_load(w2l_catalog *c, const char *ns, const char *table, w2l_buf *loc,
+                         w2l_error *err);
+w2l_rc w2l__catalog_commit(w2l_catalog *c, const char *ns, const char *table,
+                           const char *base, const char *meta, size_t len, w2l_buf *loc,
+                           w2l_error *err);
+w2l_rc w2l__catalog_drop(w2l_catalog *c, const char *ns, const char *table, int purge,
+                         w2l_error *err);
+w2l_rc w2l__catalog_rename(w2l_catalog *c, const char *ns, const char *table,
+                           const char *to_ns, const char *to_table, w2l_error *err);
+w2l_rc w2l__catalog_list(w2l_catalog *c, const char *ns,
+                         int (*fn)(void *ctx, const char *ns, const char *table), void *ctx,
+                         w2l_error *err);
+
+/* The table directory of ns.table under warehouse: "<warehouse>/<ns>/<table>". */
+char *w2l__ice_table_dir(const char *warehouse, const char *ns, const char *table);
+/* Removes every file below dir (recursively, through io's list/remove). */
+w2l_rc w2l__ice_remove_tree(w2l_fileio *io, const char *dir, w2l_error *err);
+/* Removes every file a table's metadata reaches (data, deletes, manifests, lists, older
+ * metadata files) and then the table directory's remaining files. */
+w2l_rc w2l__ice_purge(w2l_fileio *io, const w2l__ice_meta *m, const char *meta_location,
+                      w2l_error *err);
+
+/* ================================================================================= */
+/* Tables and operations (table.c, snapshot.c)                                       */
+/* ================================================================================= */
+
+typedef struct w2l__ice_table {
+    w2l_catalog *catalog; /* borrowed */
+    w2l_fileio *io;       /* borrowed */
+    char *ns, *name;
+    char *meta_location;  /* current metadata file */
+    w2l__ice_meta *meta;
+} w2l__ice_table;
+
+/* Creates ns.table at <warehouse>/<ns>/<table> (location) with schema (copied),
+ * spec (NULL: unpartitioned) and props. W2L_EXISTS when it exists. */
+w2l_rc w2l__ice_table_create(w2l_catalog *cat, w2l_fileio *io, const char *location,
+                             const char *ns, const char *table, w2l_schema *schema,
+                             const w2l__ice_spec *spec, const w2l__ice_props *props,
+                             w2l__ice_table **out, w2l_error *err);
+/* Loads the current metadata of ns.table. W2L_NOTFOUND. */
+w2l_rc w2l__ice_table_load(w2l_catalog *cat, w2l_fileio *io, const char *ns,
+                           const char *table, w2l__ice_table **out, w2l_error *err);
+/* Reloads the current metadata (after a conflict). */
+w2l_rc w2l__ice_table_refresh(w2l__ice_table *t, w2l_error *err);
+void w2l__ice_table_free(w2l__ice_table *t); /* NULL is a no-op */
+
+/* Kinds of change; each commit is one atomic metadata swap. */
+typedef enum w2l__ice_op {
+    W2L_ICE_OP_APPEND = 1,    /* data files */
+    W2L_ICE_OP_ROW_DELTA,     /* data files + equality and position delete files */
+    W2L_ICE_OP_TRUNCATE,      /* delete every live file */
+    W2L_ICE_OP_SCHEMA         /* schema change (no snapshot) */
+} w2l__ice_op;
+
+typedef enum w2l__ice_schema_op {
+    W2L_ICE_ADD_COLUMN = 1,   /* name, type, required (only when the table is empty) */
+    W2L_ICE_DROP_COLUMN,      /* name */
+    W2L_ICE_RENAME_COLUMN,    /* name -> new_name */
+    W2L_ICE_WIDEN_COLUMN,     /* name, type (int->long, float->double, decimal P up) */
+    W2L_ICE_MAKE_OPTIONAL,    /* name */
+    W2L_ICE_SET_IDENTIFIER    /* names: the new identifier fields, comma separated */
+} w2l__ice_schema_op;
+
+typedef struct w2l__ice_schema_change {
+    w2l__ice_schema_op op;
+    const char *name;
+    const char *new_name;
+    w2l_type type;
+    int required;
+} w2l__ice_schema_change;
+
+/* One change, re-applicable to a newer base: a commit that loses the race reloads the
+ * table and applies the same change again. Files and changes are borrowed. */
+typedef struct w2l__ice_change {
+    w2l__ice_op op;
+    const w2l__ice_data_file *files;   /* data files (content 0) */
+    size_t nfiles;
+    const w2l__ice_data_file *deletes; /* delete files (content 1 and 2) */
+    size_t ndeletes;
+    const w2l__ice_schema_change *schema_changes;
+    size_t nschema_changes;
+    const w2l__ice_kv *summary;        /* extra summary keys (w2l.job-id, w2l.epoch, ...) */
+    size_t nsummary;
+    int64_t snapshot_id;               /* 0: chosen at the first attempt */
+
+    /* Filled by the first attempt and reused by retries (the manifests of the new files
+     * are written once): release with w2l__ice_change_release(). */
+    w2l__arena arena;
+    int have_manifests;
+    w2l__ice_manifest data_manifest, delete_manifest;
+    int has_data_manifest, has_delete_manifest;
+    int32_t manifest_spec_id;
+} w2l__ice_change;
+
+void w2l__ice_change_init(w2l__ice_change *c, w2l__ice_op op);
+/* Frees what attempts allocated; remove_files: also delete the manifests written for a
+ * change that was never committed. */
+void w2l__ice_change_release(w2l__ice_change *c, w2l_fileio *io, int remove_files);
+
+/* Applies c to t->meta in memory: writes the manifests (once) and a manifest list through
+ * t->io and adds the snapshot. The caller then commits t->meta. */
+w2l_rc w2l__ice_apply(w2l__ice_table *t, w2l__ice_change *c, w2l_error *err);
+
+/* Applies c and commits; on W2L_CONFLICT reloads the table and retries up to retries
+ * times, then returns W2L_CONFLICT. On success t holds the new metadata. */
+w2l_rc w2l__ice_table_commit(w2l__ice_table *t, w2l__ice_change *c, int retries,
+                             w2l_error *err);
+/* One attempt: apply + catalog swap; W2L_CONFLICT leaves t at its (stale) base. */
+w2l_rc w2l__ice_table_try_commit(w2l__ice_table *t, w2l__ice_change *c, w2l_error *err);
+
+/* The data directory and a fresh unique file path under it: "<loc>/data/<part/>NAME.parquet". */
+char *w2l__ice_new_data_path(const w2l__ice_table *t, const char *partition_path,
+                             const char *prefix);
+
+/* ================================================================================= */
+/* Scans (scan.c)                                                                    */
+/* ================================================================================= */
+
+typedef struct w2l__ice_task {
+    const w2l__ice_data_file *file;
+    int64_t seq;                          /* data sequence number */
+    size_t ndeletes;
+    const w2l__ice_data_file **deletes;   /* delete files that apply, by the spec's rules */
+    const int64_t *delete_seqs;
+} w2l__ice_task;
+
+typedef struct w2l__ice_scan {
+    w2l__arena arena;
+    const w2l__ice_meta *meta;  /* borrowed */
+    const w2l_schema *schema;   /* read schema (snapshot's or current), borrowed from meta */
+    int64_t snapshot_id;        /* -1: the table is empty */
+    size_t ntasks;
+    w2l__ice_task *tasks;
+    size_t ndelete_files;
+    /* paths in metadata starting with relocate_from are read under relocate_to */
+    const char *relocate_from, *relocate_to;
+} w2l__ice_scan;
+
+/* Plans a scan of snapshot_id (-1: current; no snapshot gives no tasks): reads the manifest
+ * list and manifests, keeps live entries and assigns each data file the delete files that
+ * apply (position deletes: delete seq >= data seq; equality deletes: delete seq > data
+ * seq, and same spec and partition unless the delete spec is unpartitioned). */
+w2l_rc w2l__ice_scan_plan(w2l_fileio *io, const w2l__ice_meta *meta, int64_t snapshot_id,
+                          const char *relocate_from, const char *relocate_to,
+                          w2l__ice_scan **out, w2l_error *err);
+/* Reads the rows of every task through the Parquet reader, applies deletes and calls fn
+ * with one value per field of scan->schema (borrowed during the call); fn returning
+ * non-zero stops with W2L_CANCELLED. Columns missing from a file are NULL; int/float
+ * columns of older files are widened. */
+w2l_rc w2l__ice_scan_read(w2l_fileio *io, w2l__ice_scan *scan,
+                          int (*fn)(void *ctx, const w2l_value *row, size_t n), void *ctx,
+                          w2l_error *err);
+void w2l__ice_scan_free(w2l__ice_scan *s); /* NULL is a no-op */
+
+#endif

@@ -1,0 +1,570 @@
+/*
+ * Snapshot-producing operations and schema changes (Iceberg spec: "Snapshots", "Sequence
+ * Numbers", "Manifests" (entry status), "Snapshot Summary" conventions of the Java
+ * implementation's SnapshotSummary keys, "Schema Evolution" and "Column Projection" rules
+ * for ids). Each operation turns a base metadata into the next one:
+ *   append     one new data manifest; the parent's live manifests carried by reference
+ *   row delta  a data manifest and a delete manifest (position + equality deletes)
+ *   truncate   the parent's live entries rewritten as DELETED (operation "delete")
+ *   schema     a new schema (new id; field ids never reused: new columns get ids above
+ *              last-column-id), no snapshot
+ * The manifests of the change's own files are written once, at the first attempt; their
+ * ADDED entries inherit the sequence number, so a retry on a newer base only writes a new
+ * manifest list (and, for truncate, the DELETED manifests of that base).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "iceberg.h"
+
+void w2l__ice_change_init(w2l__ice_change *c, w2l__ice_op op)
+{
+    memset(c, 0, sizeof *c);
+    c->op = op;
+    w2l__arena_init(&c->arena, 1 << 14);
+}
+
+void w2l__ice_change_release(w2l__ice_change *c, w2l_fileio *io, int remove_files)
+{
+    if (remove_files && io) {
+        w2l_error e2;
+        if (c->has_data_manifest) w2l_fileio_remove(io, c->data_manifest.path, &e2);
+        if (c->has_delete_manifest) w2l_fileio_remove(io, c->delete_manifest.path, &e2);
+    }
+    w2l__arena_release(&c->arena);
+    c->have_manifests = c->has_data_manifest = c->has_delete_manifest = 0;
+}
+
+char *w2l__ice_new_data_path(const w2l__ice_table *t, const char *partition_path,
+                             const char *prefix)
+{
+    char u[37];
+    w2l__ice_uuid(u);
+    const char *loc = t->meta->location;
+    size_t n = strlen(loc);
+    while (n > 1 && loc[n - 1] == '/') n--;
+    int part = partition_path && *partition_path;
+    return w2l__asprintf("%.*s/data/%s%s%s-%s.parquet", (int)n, loc, part ? partition_path : "",
+                         part ? "/" : "", prefix ? prefix : "data", u);
+}
+
+static char *metadata_file(const w2l__ice_meta *m, const char *fmt, int64_t id)
+{
+    char u[37];
+    w2l__ice_uuid(u);
+    const char *loc = m->location;
+    size_t n = strlen(loc);
+    while (n > 1 && loc[n - 1] == '/') n--;
+    char name[128];
+    snprintf(name, sizeof name, fmt, (long long)id, u);
+    return w2l__asprintf("%.*s/metadata/%s", (int)n, loc, name);
+}
+
+/* ---- schema changes ---- */
+
+static int is_identifier(const w2l_schema *s, int32_t id)
+{
+    size_t n;
+    const int32_t *ids = w2l_schema_identifier(s, &n);
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] == id) return 1;
+    return 0;
+}
+
+typedef struct fld {
+    int32_t id;
+    char *name;
+    w2l_type type;
+    int required;
+} fld;
+
+static w2l_rc apply_schema(w2l__ice_meta *m, const w2l__ice_change *c, w2l_error *err)
+{
+    const w2l_schema *cur = w2l__ice_meta_current_schema(m);
+    if (!cur) return w2l__fail(err, W2L_SCHEMA, "schema change: the current schema has nested types");
+    size_t n = w2l_schema_field_count(cur), cap = n + c->nschema_changes + 1;
+    fld *f = w2l__calloc(cap, sizeof *f);
+    W2L_NOMEM_IF(!f, err);
+    size_t nid;
+    const int32_t *cid = w2l_schema_identifier(cur, &nid);
+    int32_t *ident = w2l__calloc(cap + nid, sizeof *ident);
+    w2l_rc rc = ident ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
+    if (rc == W2L_OK && nid) memcpy(ident, cid, nid * sizeof *cid);
+    for (size_t i = 0; i < n; i++) {
+        const w2l_field *x = w2l_schema_field(cur, i);
+        f[i] = (fld){x->id, (char *)x->name, x->type, x->required};
+    }
+    int32_t next_id = m->last_column_id;
+    for (size_t k = 0; rc == W2L_OK && k < c->nschema_changes; k++) {
+        const w2l__ice_schema_change *sc = &c->schema_changes[k];
+        long at = -1;
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(f[i].name, sc->name) == 0) at = (long)i;
+        switch (sc->op) {
+        case W2L_ICE_ADD_COLUMN:
+            if (at >= 0) { /* retried on a base that has it already: same column is a no-op */
+                if (f[at].type.id == sc->type.id && f[at].type.precision == sc->type.precision &&
+                    f[at].type.scale == sc->type.scale)
+                    break;
+                rc = w2l__fail(err, W2L_SCHEMA, "add column %s: the column exists", sc->name);
+                break;
+            }
+            if (sc->required) {
+                rc = w2l__fail(err, W2L_SCHEMA, "add column %s: a new column must be optional", sc->name);
+                break;
+            }
+            f[n++] = (fld){++next_id, (char *)sc->name, sc->type, 0};
+            break;
+        case W2L_ICE_DROP_COLUMN:
+            if (at < 0) break; /* already gone */
+            if (is_identifier(cur, f[at].id)) {
+                rc = w2l__fail(err, W2L_SCHEMA, "drop column %s: it is an identifier field", sc->name);
+                break;
+            }
+            for (size_t s = 0; s < m->nspecs; s++)
+                for (size_t p = 0; p < m->specs[s].nfields; p++)
+                    if (m->specs[s].spec_id == m->default_spec_id && m->specs[s].fields[p].source_id == f[at].id)
+                        rc = w2l__fail(err, W2L_SCHEMA, "drop column %s: the table is partitioned by it", sc->name);
+            if (rc == W2L_OK) {
+                memmove(&f[at], &f[at + 1], (n - (size_t)at - 1) * sizeof *f);
+                n--;
+            }
+            break;
+        case W2L_ICE_RENAME_COLUMN: {
+            long to = -1;
+            for (size_t i = 0; i < n; i++)
+                if (strcmp(f[i].name, sc->new_name) == 0) to = (long)i;
+            if (at < 0 && to >= 0) break; /* already renamed */
+            if (at < 0 || to >= 0) {
+                rc = w2l__fail(err, W2L_SCHEMA, "rename column %s to %s: %s", sc->name, sc->new_name,
+                               at < 0 ? "no such column" : "the new name is taken");
+                break;
+            }
+            f[at].name = (char *)sc->new_name;
+            break;
+        }
+        case W2L_ICE_WIDEN_COLUMN:
+            if (at < 0) {
+                rc = w2l__fail(err, W2L_SCHEMA, "widen column %s: no such column", sc->name);
+                break;
+            }
+            if (!w2l_type_can_promote(f[at].type, sc->type)) {
+                char a[32], b[32];
+                rc = w2l__fail(err, W2L_SCHEMA, "column %s: %s cannot become %s", sc->name,
+                               w2l_type_format(f[at].type, a, sizeof a), w2l_type_format(sc->type, b, sizeof b));
+                break;
+            }
+            f[at].type = sc->type;
+            break;
+        case W2L_ICE_MAKE_OPTIONAL:
+            if (at < 0) {
+                rc = w2l__fail(err, W2L_SCHEMA, "make optional %s: no such column", sc->name);
+                break;
+            }
+            if (is_identifier(cur, f[at].id)) {
+                rc = w2l__fail(err, W2L_SCHEMA, "make optional %s: it is an identifier field", sc->name);
+                break;
+            }
+            f[at].required = 0;
+            break;
+        case W2L_ICE_SET_IDENTIFIER: {
+            nid = 0;
+            const char *p = sc->name;
+            while (rc == W2L_OK && p && *p) {
+                size_t len = strcspn(p, ",");
+                long hit = -1;
+                for (size_t i = 0; i < n; i++)
+                    if (strlen(f[i].name) == len && strncmp(f[i].name, p, len) == 0) hit = (long)i;
+                if (hit < 0) rc = w2l__fail(err, W2L_SCHEMA, "identifier %.*s: no such column", (int)len, p);
+                else ident[nid++] = f[hit].id;
+                p += len;
+                if (*p == ',') p++;
+            }
+            break;
+        }
+        }
+    }
+    w2l_schema *s = NULL;
+    if (rc == W2L_OK) {
+        s = w2l_schema_new(0);
+        if (!s) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; rc == W2L_OK && i < n; i++)
+        rc = w2l_schema_add_field(s, f[i].id, f[i].name, f[i].type, f[i].required, err);
+    /* identifier fields that were dropped cannot remain (rejected above) */
+    if (rc == W2L_OK) rc = w2l_schema_set_identifier(s, ident, nid, err);
+    if (rc == W2L_OK) rc = w2l__ice_meta_set_schema(m, s, err);
+    if (rc == W2L_OK) m->last_column_id = W2L_MAX(m->last_column_id, next_id);
+    w2l_schema_unref(s);
+    w2l__free(f);
+    w2l__free(ident);
+    return rc;
+}
+
+/* ---- snapshots ---- */
+
+typedef struct totals {
+    int64_t records, files_size, data_files, delete_files, pos_deletes, eq_deletes;
+} totals;
+
+static int64_t sum_get(const w2l__ice_props *p, const char *key, int *missing)
+{
+    const char *v = w2l__ice_props_get(p, key);
+    if (!v) {
+        *missing = 1;
+        return 0;
+    }
+    return strtoll(v, NULL, 10);
+}
+
+static void account(totals *t, const w2l__ice_data_file *f, int sign)
+{
+    t->files_size += sign * f->file_size;
+    if (f->content == W2L_ICE_DATA) {
+        t->data_files += sign;
+        t->records += sign * f->record_count;
+    } else {
+        t->delete_files += sign;
+        if (f->content == W2L_ICE_POS_DELETES) t->pos_deletes += sign * f->record_count;
+        else t->eq_deletes += sign * f->record_count;
+    }
+}
+
+/* Totals of the parent from its summary, or (tables from other writers without them)
+ * counted from its manifests. */
+static w2l_rc parent_totals(w2l_fileio *io, const w2l__ice_meta *m, const w2l__ice_snapshot *p,
+                            const w2l__ice_manifest *ml, size_t nml, w2l__arena *a, totals *t,
+                            w2l_error *err)
+{
+    memset(t, 0, sizeof *t);
+    if (!p) return W2L_OK;
+    int missing = 0;
+    t->records = sum_get(&p->summary, "total-records", &missing);
+    t->files_size = sum_get(&p->summary, "total-files-size", &missing);
+    t->data_files = sum_get(&p->summary, "total-data-files", &missing);
+    t->delete_files = sum_get(&p->summary, "total-delete-files", &missing);
+    t->pos_deletes = sum_get(&p->summary, "total-position-deletes", &missing);
+    t->eq_deletes = sum_get(&p->summary, "total-equality-deletes", &missing);
+    if (!missing) return W2L_OK;
+    memset(t, 0, sizeof *t);
+    for (size_t i = 0; i < nml; i++) {
+        w2l__ice_entry *e;
+        size_t n;
+        W2L_TRY(w2l__ice_manifest_read(io, &ml[i], w2l__ice_meta_spec(m, ml[i].spec_id), a, &e, &n, err));
+        for (size_t k = 0; k < n; k++)
+            if (e[k].status != W2L_ICE_DELETED) account(t, &e[k].file, 1);
+    }
+    return W2L_OK;
+}
+
+static w2l_rc put_num(w2l__ice_props *p, const char *key, int64_t v, int always, w2l_error *err)
+{
+    if (!always && v == 0) return W2L_OK;
+    char b[24];
+    snprintf(b, sizeof b, "%lld", (long long)v);
+    return w2l__ice_props_set(p, key, b, err);
+}
+
+static w2l_rc write_own_manifests(w2l__ice_table *t, w2l__ice_change *c, int64_t sid,
+                                  const w2l__ice_spec *spec, w2l_error *err)
+{
+    const w2l__ice_data_file *lists[2] = {c->files, c->deletes};
+    size_t counts[2] = {c->nfiles, c->ndeletes};
+    for (int k = 0; k < 2; k++) {
+        if (!counts[k]) continue;
+        w2l__ice_entry *e = w2l__arena_alloc(&c->arena, counts[k] * sizeof *e);
+        W2L_NOMEM_IF(!e, err);
+        for (size_t i = 0; i < counts[k]; i++) {
+            e[i] = (w2l__ice_entry){W2L_ICE_ADDED, sid, -1, -1, lists[k][i]};
+            e[i].file.spec_id = spec->spec_id;
+            if ((k == 0) != (lists[k][i].content == W2L_ICE_DATA))
+                return w2l__fail(err, W2L_MISUSE, "file %s: content %d in the %s list",
+                                 lists[k][i].path, lists[k][i].content, k ? "delete" : "data");
+        }
+        char *path = metadata_file(t->meta, k ? "%lld-%s-m1.avro" : "%lld-%s-m0.avro", sid);
+        W2L_NOMEM_IF(!path, err);
+        char *apath = w2l__arena_strndup(&c->arena, path, strlen(path));
+        w2l__free(path);
+        W2L_NOMEM_IF(!apath, err);
+        w2l__ice_manifest *out = k ? &c->delete_manifest : &c->data_manifest;
+        W2L_TRY(w2l__ice_manifest_write(t->io, apath, t->meta, spec, k ? W2L_ICE_MANIFEST_DELETES
+                                        : W2L_ICE_MANIFEST_DATA, sid, e, counts[k], &c->arena, out, err));
+        if (k) c->has_delete_manifest = 1;
+        else c->has_data_manifest = 1;
+    }
+    c->manifest_spec_id = spec->spec_id;
+    c->have_manifests = 1;
+    return W2L_OK;
+}
+
+typedef struct attempt {
+    char *files[64]; /* manifests and the list written for this attempt only */
+    size_t n;
+} attempt;
+
+static void attempt_cleanup(attempt *at, w2l_fileio *io, int remove)
+{
+    w2l_error e2;
+    for (size_t i = 0; i < at->n; i++) {
+        if (remove) w2l_fileio_remove(io, at->files[i], &e2);
+        w2l__free(at->files[i]);
+    }
+    at->n = 0;
+}
+
+static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w2l_error *err)
+{
+    w2l__ice_meta *m = t->meta;
+    if (m->format_version != 2) return w2l__fail(err, W2L_MISUSE, "commits need a format version 2 table");
+    const w2l__ice_spec *spec = w2l__ice_meta_spec(m, m->default_spec_id);
+    if (!spec) return w2l__fail(err, W2L_CORRUPT, "default-spec-id names no spec");
+    if (!c->snapshot_id) c->snapshot_id = w2l__ice_random_id();
+    const int64_t sid = c->snapshot_id, seq = m->last_seq + 1;
+    if (w2l__ice_meta_snapshot(m, sid)) return w2l__fail(err, W2L_EXISTS, "snapshot %lld exists", (long long)sid);
+    if (!c->have_manifests) W2L_TRY(write_own_manifests(t, c, sid, spec, err));
+    else if (c->manifest_spec_id != spec->spec_id)
+        return w2l__fail(err, W2L_SCHEMA, "the default partition spec changed under the change");
+
+    const w2l__ice_snapshot *parent = m->current_snapshot_id >= 0 ? w2l__ice_meta_snapshot(m, m->current_snapshot_id) : NULL;
+    w2l__arena a;
+    w2l__arena_init(&a, 1 << 16);
+    w2l__ice_manifest *pl = NULL;
+    size_t npl = 0;
+    w2l_rc rc = W2L_OK;
+    if (parent) rc = w2l__ice_manifest_list_read(t->io, parent->manifest_list, &a, &pl, &npl, err);
+    totals tot, added = {0}, removed = {0};
+    if (rc == W2L_OK) rc = parent_totals(t->io, m, parent, pl, npl, &a, &tot, err);
+
+    size_t cap = npl + 2, nl = 0;
+    w2l__ice_manifest *list = w2l__arena_alloc(&a, cap * sizeof *list);
+    if (rc == W2L_OK && !list) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    if (rc == W2L_OK && c->has_data_manifest) list[nl++] = c->data_manifest;
+    if (rc == W2L_OK && c->has_delete_manifest) list[nl++] = c->delete_manifest;
+    for (size_t i = 0; i < c->nfiles; i++) account(&added, &c->files[i], 1);
+    for (size_t i = 0; i < c->ndeletes; i++) account(&added, &c->deletes[i], 1);
+
+    for (size_t i = 0; rc == W2L_OK && i < npl; i++) {
+        const w2l__ice_manifest *pm = &pl[i];
+        if (pm->added_files + pm->existing_files == 0) continue; /* nothing live: dropped */
+        if (c->op != W2L_ICE_OP_TRUNCATE) {
+            list[nl++] = *pm;
+            continue;
+        }
+        /* truncate: every live entry of this manifest becomes DELETED in a new manifest */
+        w2l__ice_entry *e;
+        size_t ne;
+        rc = w2l__ice_manifest_read(t->io, pm, w2l__ice_meta_spec(m, pm->spec_id), &a, &e, &ne, err);
+        size_t live = 0;
+        for (size_t k = 0; rc == W2L_OK && k < ne; k++) {
+            if (e[k].status == W2L_ICE_DELETED) continue;
+            e[live] = e[k];
+            e[live].status = W2L_ICE_DELETED;
+            e[live].snapshot_id = sid;
+            account(&removed, &e[live].file, 1);
+            live++;
+        }
+        if (rc != W2L_OK || !live) continue;
+        const w2l__ice_spec *ps = w2l__ice_meta_spec(m, pm->spec_id);
+        char *path = metadata_file(m, "%lld-%s-d.avro", sid);
+        if (!path || !ps || at->n == W2L_ARRAY_LEN(at->files)) {
+            w2l__free(path);
+            rc = w2l__fail(err, path ? W2L_CORRUPT : W2L_NOMEM, "truncate: cannot rewrite %s", pm->path);
+            break;
+        }
+        at->files[at->n++] = path;
+        rc = w2l__ice_manifest_write(t->io, path, m, ps, pm->content, sid, e, live, &a, &list[nl], err);
+        if (rc == W2L_OK) {
+            list[nl].seq = seq; /* written by this snapshot */
+            list[nl].min_seq = seq;
+            nl++;
+        }
+    }
+    char *list_path = NULL;
+    if (rc == W2L_OK) {
+        char fmt[64];
+        snprintf(fmt, sizeof fmt, "snap-%%lld-%lld-%%s.avro", (long long)seq);
+        list_path = metadata_file(m, fmt, sid);
+        if (!list_path || at->n == W2L_ARRAY_LEN(at->files)) {
+            w2l__free(list_path);
+            list_path = NULL;
+            rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        } else {
+            at->files[at->n++] = list_path;
+        }
+    }
+    if (rc == W2L_OK)
+        rc = w2l__ice_manifest_list_write(t->io, list_path, sid, parent ? parent->snapshot_id : -1, seq, list, nl, err);
+
+    /* the snapshot */
+    w2l__ice_snapshot s;
+    memset(&s, 0, sizeof s);
+    s.snapshot_id = sid;
+    s.parent_id = parent ? parent->snapshot_id : -1;
+    s.seq = seq;
+    s.timestamp_ms = W2L_MAX(w2l__now_ms(), m->last_updated_ms);
+    s.schema_id = m->current_schema_id;
+    const char *op = c->op == W2L_ICE_OP_TRUNCATE ? "delete"
+                     : c->ndeletes                 ? "overwrite"
+                                                   : "append";
+    w2l__ice_props *sum = &s.summary;
+    if (rc == W2L_OK) rc = w2l__ice_props_set(sum, "operation", op, err);
+    int64_t add_eq_files = 0, add_pos_files = 0;
+    for (size_t i = 0; i < c->ndeletes; i++) {
+        if (c->deletes[i].content == W2L_ICE_EQ_DELETES) add_eq_files++;
+        else add_pos_files++;
+    }
+    struct { const char *k; int64_t v; int always; } kv[] = {
+        {"added-data-files", added.data_files, 0},
+        {"added-records", added.records, 0},
+        {"added-files-size", added.files_size, 0},
+        {"added-delete-files", added.delete_files, 0},
+        {"added-equality-delete-files", add_eq_files, 0},
+        {"added-position-delete-files", add_pos_files, 0},
+        {"added-equality-deletes", added.eq_deletes, 0},
+        {"added-position-deletes", added.pos_deletes, 0},
+        {"deleted-data-files", removed.data_files, 0},
+        {"deleted-records", removed.records, 0},
+        {"removed-files-size", removed.files_size, 0},
+        {"removed-delete-files", removed.delete_files, 0},
+        {"removed-equality-deletes", removed.eq_deletes, 0},
+        {"removed-position-deletes", removed.pos_deletes, 0},
+        {"changed-partition-count", (c->nfiles + c->ndeletes) ? 1 : 0, 0},
+        {"total-records", tot.records + added.records - removed.records, 1},
+        {"total-files-size", tot.files_size + added.files_size - removed.files_size, 1},
+        {"total-data-files", tot.data_files + added.data_files - removed.data_files, 1},
+        {"total-delete-files", tot.delete_files + added.delete_files - removed.delete_files, 1},
+        {"total-position-deletes", tot.pos_deletes + added.pos_deletes - removed.pos_deletes, 1},
+        {"total-equality-deletes", tot.eq_deletes + added.eq_deletes - removed.eq_deletes, 1},
+    };
+    for (size_t i = 0; rc == W2L_OK && i < W2L_ARRAY_LEN(kv); i++)
+        rc = put_num(sum, kv[i].k, kv[i].v, kv[i].always, err);
+    for (size_t i = 0; rc == W2L_OK && i < c->nsummary; i++)
+        rc = w2l__ice_props_set(sum, c->summary[i].key, c->summary[i].value, err);
+    if (rc == W2L_OK) {
+        s.manifest_list = w2l__strdup(list_path);
+        if (!s.manifest_list) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    w2l__ice_snapshot *ns = rc == W2L_OK ? w2l__realloc(m->snapshots, (m->nsnapshots + 1) * sizeof *ns) : NULL;
+    w2l__ice_log_entry *nlog = ns ? w2l__realloc(m->snap_log, (m->nsnap_log + 1) * sizeof *nlog) : NULL;
+    if (ns) m->snapshots = ns;
+    if (nlog) m->snap_log = nlog;
+    if (rc == W2L_OK && (!ns || !nlog)) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    if (rc != W2L_OK) {
+        w2l__free(s.manifest_list);
+        w2l__ice_props_clear(&s.summary);
+        w2l__arena_release(&a);
+        return rc;
+    }
+    m->snapshots[m->nsnapshots++] = s;
+    m->snap_log[m->nsnap_log++] = (w2l__ice_log_entry){s.timestamp_ms, sid, NULL};
+    m->current_snapshot_id = sid;
+    m->last_seq = seq;
+    m->last_updated_ms = s.timestamp_ms;
+    /* refs.main follows the current snapshot */
+    w2l__ice_ref *main_ref = NULL;
+    for (size_t i = 0; i < m->nrefs; i++)
+        if (strcmp(m->refs[i].name, "main") == 0) main_ref = &m->refs[i];
+    w2l__json *rj = w2l__json_new_object();
+    if (!rj || w2l__json_add(rj, "snapshot-id", w2l__json_new_int64(sid)) ||
+        w2l__json_add(rj, "type", w2l__json_new_string("branch"))) {
+        w2l__json_free(rj);
+        rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    } else if (main_ref) {
+        w2l__json_free(main_ref->json);
+        main_ref->json = rj;
+        main_ref->snapshot_id = sid;
+    } else {
+        w2l__ice_ref *nr = w2l__realloc(m->refs, (m->nrefs + 1) * sizeof *nr);
+        char *name = w2l__strdup("main");
+        if (!nr || !name) {
+            if (nr) m->refs = nr;
+            w2l__free(name);
+            w2l__json_free(rj);
+            rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        } else {
+            m->refs = nr;
+            m->refs[m->nrefs++] = (w2l__ice_ref){name, sid, rj};
+        }
+    }
+    w2l__arena_release(&a);
+    return rc;
+}
+
+static w2l_rc apply(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w2l_error *err)
+{
+    switch (c->op) {
+    case W2L_ICE_OP_SCHEMA:
+        W2L_TRY(apply_schema(t->meta, c, err));
+        t->meta->last_updated_ms = W2L_MAX(w2l__now_ms(), t->meta->last_updated_ms);
+        return W2L_OK;
+    case W2L_ICE_OP_APPEND:
+        if (c->ndeletes) return w2l__fail(err, W2L_MISUSE, "append with delete files");
+        return add_snapshot(t, c, at, err);
+    case W2L_ICE_OP_ROW_DELTA:
+        return add_snapshot(t, c, at, err);
+    case W2L_ICE_OP_TRUNCATE:
+        if (c->nfiles || c->ndeletes) return w2l__fail(err, W2L_MISUSE, "truncate with files");
+        return add_snapshot(t, c, at, err);
+    }
+    return w2l__fail(err, W2L_MISUSE, "unknown operation %d", (int)c->op);
+}
+
+w2l_rc w2l__ice_apply(w2l__ice_table *t, w2l__ice_change *c, w2l_error *err)
+{
+    attempt at = {0};
+    w2l_rc rc = apply(t, c, &at, err);
+    attempt_cleanup(&at, t->io, rc != W2L_OK);
+    return rc;
+}
+
+/* ---- commit orchestration lives in table.c; this is the per-attempt step it uses ---- */
+
+w2l_rc w2l__ice_table_try_commit(w2l__ice_table *t, w2l__ice_change *c, w2l_error *err)
+{
+    const char *base = t->meta_location;
+    int64_t base_ts = t->meta->last_updated_ms;
+    attempt at = {0};
+    w2l_rc rc = apply(t, c, &at, err);
+    w2l__ice_meta *m = t->meta;
+    if (rc == W2L_OK) { /* metadata-log: the file this commit replaces */
+        const char *keep_s = w2l__ice_props_get(&m->props, "write.metadata.previous-versions-max");
+        size_t keep = keep_s ? (size_t)strtoul(keep_s, NULL, 10) : 100;
+        w2l__ice_log_entry *nl = w2l__realloc(m->meta_log, (m->nmeta_log + 1) * sizeof *nl);
+        char *f = w2l__strdup(base);
+        if (!nl || !f) {
+            if (nl) m->meta_log = nl;
+            w2l__free(f);
+            rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        } else {
+            m->meta_log = nl;
+            m->meta_log[m->nmeta_log++] = (w2l__ice_log_entry){base_ts, 0, f};
+            while (keep && m->nmeta_log > keep) {
+                w2l__free(m->meta_log[0].file);
+                memmove(m->meta_log, m->meta_log + 1, (m->nmeta_log - 1) * sizeof *m->meta_log);
+                m->nmeta_log--;
+            }
+        }
+    }
+    char *text = NULL;
+    size_t len = 0;
+    if (rc == W2L_OK) rc = w2l__ice_meta_print(m, &text, &len, err);
+    w2l_buf loc = {0};
+    if (rc == W2L_OK) rc = w2l__catalog_commit(t->catalog, t->ns, t->name, base, text, len, &loc, err);
+    w2l__free(text);
+    attempt_cleanup(&at, t->io, rc != W2L_OK);
+    if (rc == W2L_OK) {
+        w2l__free(t->meta_location);
+        t->meta_location = (char *)loc.data;
+        return W2L_OK;
+    }
+    w2l_buf_release(&loc);
+    /* t->meta holds the failed change: back to what the catalog says */
+    w2l_error e2;
+    w2l_rc rr = w2l__ice_table_refresh(t, &e2);
+    if (rr != W2L_OK) { /* never retry on the half-applied metadata */
+        w2l__log(W2L_LOG_WARN, "reload after failed commit: %s", e2.msg);
+        if (err) *err = e2;
+        return rr == W2L_CONFLICT ? W2L_ERROR : rr;
+    }
+    return rc;
+}

@@ -1,0 +1,768 @@
+/*
+ * Table metadata: the in-memory model of an Iceberg table metadata file and its JSON form
+ * (Iceberg spec: "Table Metadata" and its field table for format version 2, "Snapshots",
+ * "Snapshot References", Appendix C "JSON serialization" of schemas, partition specs, sort
+ * orders). Every required v2 field is read and written; snapshots, snapshot-log,
+ * metadata-log and refs are always written (DESIGN.md section 5, project convention).
+ * Members this model does not know (statistics, partition-statistics, ...) are kept and
+ * written back unchanged, so a commit by this library never drops what another engine put
+ * there. Schemas are kept as the JSON read (for exact round trips) and, when they hold only
+ * primitive fields, as a w2l_schema.
+ */
+#include <stdio.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "iceberg.h"
+
+/* ---- random ids ---- */
+
+static void random_bytes(void *p, size_t n)
+{
+    unsigned char *b = p;
+    while (n) {
+        ssize_t r = getrandom(b, n, 0);
+        if (r <= 0) { /* fall back to a clock-seeded generator; never fails */
+            static uint64_t x = 0x9E3779B97F4A7C15u;
+            x ^= (uint64_t)w2l__mono_ns();
+            for (size_t i = 0; i < n; i++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                b[i] = (unsigned char)x;
+            }
+            return;
+        }
+        b += r;
+        n -= (size_t)r;
+    }
+}
+
+void w2l__ice_uuid(char out[37])
+{
+    unsigned char u[16];
+    random_bytes(u, sizeof u);
+    u[6] = (unsigned char)((u[6] & 0x0f) | 0x40);
+    u[8] = (unsigned char)((u[8] & 0x3f) | 0x80);
+    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
+             u[13], u[14], u[15]);
+}
+
+int64_t w2l__ice_random_id(void)
+{
+    uint64_t v = 0;
+    while (v == 0) {
+        random_bytes(&v, sizeof v);
+        v &= INT64_MAX;
+    }
+    return (int64_t)v;
+}
+
+/* ---- properties ---- */
+
+const char *w2l__ice_props_get(const w2l__ice_props *p, const char *key)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (strcmp(p->kv[i].key, key) == 0) return p->kv[i].value;
+    return NULL;
+}
+
+w2l_rc w2l__ice_props_set(w2l__ice_props *p, const char *key, const char *value, w2l_error *err)
+{
+    char *v = w2l__strdup(value);
+    W2L_NOMEM_IF(!v, err);
+    for (size_t i = 0; i < p->n; i++)
+        if (strcmp(p->kv[i].key, key) == 0) {
+            w2l__free(p->kv[i].value);
+            p->kv[i].value = v;
+            return W2L_OK;
+        }
+    char *k = w2l__strdup(key);
+    w2l__ice_kv *n = k ? w2l__realloc(p->kv, (p->n + 1) * sizeof *n) : NULL;
+    if (!n) {
+        w2l__free(k);
+        w2l__free(v);
+        return w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    p->kv = n;
+    p->kv[p->n].key = k;
+    p->kv[p->n].value = v;
+    p->n++;
+    return W2L_OK;
+}
+
+void w2l__ice_props_remove(w2l__ice_props *p, const char *key)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (strcmp(p->kv[i].key, key) == 0) {
+            w2l__free(p->kv[i].key);
+            w2l__free(p->kv[i].value);
+            memmove(&p->kv[i], &p->kv[i + 1], (p->n - i - 1) * sizeof *p->kv);
+            p->n--;
+            return;
+        }
+}
+
+void w2l__ice_props_clear(w2l__ice_props *p)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        w2l__free(p->kv[i].key);
+        w2l__free(p->kv[i].value);
+    }
+    w2l__free(p->kv);
+    p->kv = NULL;
+    p->n = 0;
+}
+
+/* ---- free ---- */
+
+static void spec_clear(w2l__ice_spec *s)
+{
+    for (size_t i = 0; i < s->nfields; i++) w2l__free(s->fields[i].name);
+    w2l__free(s->fields);
+}
+
+void w2l__ice_meta_free(w2l__ice_meta *m)
+{
+    if (!m) return;
+    w2l__free(m->location);
+    for (size_t i = 0; i < m->nschemas; i++) {
+        w2l__json_free(m->schemas[i].json);
+        w2l_schema_unref(m->schemas[i].schema);
+    }
+    w2l__free(m->schemas);
+    for (size_t i = 0; i < m->nspecs; i++) spec_clear(&m->specs[i]);
+    w2l__free(m->specs);
+    w2l__json_free(m->sort_orders);
+    w2l__ice_props_clear(&m->props);
+    for (size_t i = 0; i < m->nsnapshots; i++) {
+        w2l__free(m->snapshots[i].manifest_list);
+        w2l__ice_props_clear(&m->snapshots[i].summary);
+    }
+    w2l__free(m->snapshots);
+    w2l__free(m->snap_log);
+    for (size_t i = 0; i < m->nmeta_log; i++) w2l__free(m->meta_log[i].file);
+    w2l__free(m->meta_log);
+    for (size_t i = 0; i < m->nrefs; i++) {
+        w2l__free(m->refs[i].name);
+        w2l__json_free(m->refs[i].json);
+    }
+    w2l__free(m->refs);
+    w2l__json_free(m->extra);
+    w2l__free(m);
+}
+
+/* ---- lookups ---- */
+
+const w2l__ice_snapshot *w2l__ice_meta_snapshot(const w2l__ice_meta *m, int64_t id)
+{
+    for (size_t i = 0; i < m->nsnapshots; i++)
+        if (m->snapshots[i].snapshot_id == id) return &m->snapshots[i];
+    return NULL;
+}
+
+const w2l__ice_schema_entry *w2l__ice_meta_schema(const w2l__ice_meta *m, int32_t id)
+{
+    for (size_t i = 0; i < m->nschemas; i++)
+        if (m->schemas[i].schema_id == id) return &m->schemas[i];
+    return NULL;
+}
+
+const w2l__ice_spec *w2l__ice_meta_spec(const w2l__ice_meta *m, int32_t id)
+{
+    for (size_t i = 0; i < m->nspecs; i++)
+        if (m->specs[i].spec_id == id) return &m->specs[i];
+    return NULL;
+}
+
+const w2l_schema *w2l__ice_meta_current_schema(const w2l__ice_meta *m)
+{
+    const w2l__ice_schema_entry *e = w2l__ice_meta_schema(m, m->current_schema_id);
+    return e ? e->schema : NULL;
+}
+
+/* The type of field id in the newest schema that has it. */
+static int find_field_type(const w2l__ice_meta *m, int32_t id, w2l_type *out)
+{
+    const w2l_schema *cur = w2l__ice_meta_current_schema(m);
+    if (cur) {
+        long i = w2l_schema_index_of_id(cur, id);
+        if (i >= 0) {
+            *out = w2l_schema_field(cur, (size_t)i)->type;
+            return 1;
+        }
+    }
+    for (size_t k = m->nschemas; k-- > 0;) {
+        const w2l_schema *s = m->schemas[k].schema;
+        long i = s ? w2l_schema_index_of_id(s, id) : -1;
+        if (i >= 0) {
+            *out = w2l_schema_field(s, (size_t)i)->type;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+w2l_rc w2l__ice_meta_resolve_specs(w2l__ice_meta *m, w2l_error *err)
+{
+    for (size_t i = 0; i < m->nspecs; i++)
+        for (size_t k = 0; k < m->specs[i].nfields; k++) {
+            w2l__ice_pfield *f = &m->specs[i].fields[k];
+            w2l_type src;
+            if (!find_field_type(m, f->source_id, &src)) {
+                /* a source column that no schema we can represent holds: treat as int */
+                f->type = (w2l_type){W2L_TYPE_INT, 0, 0};
+                continue;
+            }
+            if (w2l__ice_transform_result(f->transform, src, &f->type, err) != W2L_OK) {
+                w2l__error_prefix(err, "partition field %s: ", f->name);
+                return W2L_CORRUPT;
+            }
+        }
+    return W2L_OK;
+}
+
+/* ---- parsing ---- */
+
+#define BAD(what) w2l__fail(err, W2L_CORRUPT, "table metadata: %s", what)
+
+static w2l_rc req_i64(const w2l__json *o, const char *key, int64_t *out, w2l_error *err)
+{
+    const w2l__json *j = w2l__json_get(o, key);
+    if (!j || w2l__json_int64(j, out) != 0)
+        return w2l__fail(err, W2L_CORRUPT, "table metadata: \"%s\" missing or not an integer", key);
+    return W2L_OK;
+}
+
+static w2l_rc req_i32(const w2l__json *o, const char *key, int32_t *out, w2l_error *err)
+{
+    int64_t v;
+    W2L_TRY(req_i64(o, key, &v, err));
+    if (v < INT32_MIN || v > INT32_MAX)
+        return w2l__fail(err, W2L_CORRUPT, "table metadata: \"%s\" out of range", key);
+    *out = (int32_t)v;
+    return W2L_OK;
+}
+
+static int opt_i64(const w2l__json *o, const char *key, int64_t *out)
+{
+    const w2l__json *j = w2l__json_get(o, key);
+    return j && w2l__json_int64(j, out) == 0;
+}
+
+static w2l_rc parse_props(const w2l__json *o, w2l__ice_props *p, w2l_error *err)
+{
+    if (!o) return W2L_OK;
+    if (w2l__json_type(o) != W2L_JSON_OBJECT) return BAD("a string map is not an object");
+    for (const w2l__json *j = w2l__json_first(o); j; j = w2l__json_next(j)) {
+        const char *v = w2l__json_str(j);
+        char num[64];
+        if (!v && w2l__json_number_text(j, num, sizeof num) == 0) v = num;
+        if (!v) {
+            int b;
+            if (w2l__json_bool(j, &b) == 0) v = b ? "true" : "false";
+        }
+        if (!v) return w2l__fail(err, W2L_CORRUPT, "table metadata: map value of \"%s\" is not a string", w2l__json_key(j));
+        W2L_TRY(w2l__ice_props_set(p, w2l__json_key(j), v, err));
+    }
+    return W2L_OK;
+}
+
+static w2l_rc add_schema_json(w2l__ice_meta *m, const w2l__json *js, w2l_error *err)
+{
+    int32_t id = 0;
+    if (w2l__json_get(js, "schema-id")) W2L_TRY(req_i32(js, "schema-id", &id, err));
+    w2l__ice_schema_entry *n = w2l__realloc(m->schemas, (m->nschemas + 1) * sizeof *n);
+    W2L_NOMEM_IF(!n, err);
+    m->schemas = n;
+    w2l__ice_schema_entry *e = &m->schemas[m->nschemas];
+    memset(e, 0, sizeof *e);
+    e->schema_id = id;
+    e->json = w2l__json_dup(js);
+    W2L_NOMEM_IF(!e->json, err);
+    m->nschemas++;
+    char *text = w2l__json_print(js, 0);
+    W2L_NOMEM_IF(!text, err);
+    w2l_error e2;
+    w2l_rc rc = w2l_schema_from_json(text, strlen(text), &e->schema, &e2);
+    w2l__free(text);
+    if (rc == W2L_NOMEM) return w2l__fail(err, W2L_NOMEM, "%s", e2.msg);
+    if (rc != W2L_OK) {
+        /* nested or unknown types: kept as JSON only; scans of such tables fail later */
+        w2l__log(W2L_LOG_DEBUG, "schema %d kept as JSON only: %s", (int)id, e2.msg);
+        e->schema = NULL;
+    }
+    return W2L_OK;
+}
+
+static w2l_rc parse_spec(const w2l__json *js, w2l__ice_spec *s, w2l_error *err)
+{
+    memset(s, 0, sizeof *s);
+    if (w2l__json_get(js, "spec-id")) W2L_TRY(req_i32(js, "spec-id", &s->spec_id, err));
+    const w2l__json *fields = w2l__json_type(js) == W2L_JSON_ARRAY ? js : w2l__json_get(js, "fields");
+    if (w2l__json_type(fields) != W2L_JSON_ARRAY) return BAD("partition spec without fields");
+    size_t n = w2l__json_size(fields);
+    s->fields = w2l__calloc(n ? n : 1, sizeof *s->fields);
+    W2L_NOMEM_IF(!s->fields, err);
+    int32_t next_id = 1000;
+    for (const w2l__json *f = w2l__json_first(fields); f; f = w2l__json_next(f)) {
+        w2l__ice_pfield *pf = &s->fields[s->nfields];
+        const char *name = w2l__json_str(w2l__json_get(f, "name"));
+        const char *tr = w2l__json_str(w2l__json_get(f, "transform"));
+        if (!name || !tr) return BAD("partition field without name or transform");
+        pf->name = w2l__strdup(name);
+        W2L_NOMEM_IF(!pf->name, err);
+        s->nfields++;
+        W2L_TRY(req_i32(f, "source-id", &pf->source_id, err));
+        if (w2l__json_get(f, "field-id")) W2L_TRY(req_i32(f, "field-id", &pf->field_id, err));
+        else pf->field_id = next_id; /* v1 specs may omit field ids */
+        next_id = pf->field_id + 1;
+        w2l_rc rc = w2l__ice_transform_parse(tr, &pf->transform, err);
+        if (rc != W2L_OK) return w2l__fail(err, W2L_CORRUPT, "table metadata: %s", err->msg);
+    }
+    return W2L_OK;
+}
+
+static w2l_rc parse_snapshot(const w2l__json *js, w2l__ice_snapshot *s, w2l_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->parent_id = -1;
+    s->schema_id = -1;
+    W2L_TRY(req_i64(js, "snapshot-id", &s->snapshot_id, err));
+    opt_i64(js, "parent-snapshot-id", &s->parent_id);
+    if (!opt_i64(js, "sequence-number", &s->seq)) s->seq = 0;
+    W2L_TRY(req_i64(js, "timestamp-ms", &s->timestamp_ms, err));
+    int64_t sid;
+    if (opt_i64(js, "schema-id", &sid)) s->schema_id = (int32_t)sid;
+    const char *ml = w2l__json_str(w2l__json_get(js, "manifest-list"));
+    if (!ml) return BAD("snapshot without \"manifest-list\" (v1 manifests lists are not supported)");
+    s->manifest_list = w2l__strdup(ml);
+    W2L_NOMEM_IF(!s->manifest_list, err);
+    const w2l__json *sum = w2l__json_get(js, "summary");
+    /* "operation" first, as writers print it */
+    const char *op = w2l__json_str(w2l__json_get(sum, "operation"));
+    W2L_TRY(w2l__ice_props_set(&s->summary, "operation", op ? op : "append", err));
+    return parse_props(sum, &s->summary, err);
+}
+
+static const char *const known_keys[] = {
+    "format-version", "table-uuid", "location", "last-sequence-number", "last-updated-ms",
+    "last-column-id", "schemas", "schema", "current-schema-id", "partition-specs",
+    "partition-spec", "default-spec-id", "last-partition-id", "sort-orders",
+    "default-sort-order-id", "properties", "current-snapshot-id", "snapshots", "snapshot-log",
+    "metadata-log", "refs"};
+
+static w2l_rc parse_tree(const w2l__json *root, w2l__ice_meta *m, w2l_error *err)
+{
+    if (w2l__json_type(root) != W2L_JSON_OBJECT) return BAD("not a JSON object");
+    int32_t fv;
+    W2L_TRY(req_i32(root, "format-version", &fv, err));
+    if (fv < 1 || fv > 2)
+        return w2l__fail(err, W2L_CORRUPT, "table metadata: format-version %d not supported", (int)fv);
+    m->format_version = fv;
+    const char *uuid = w2l__json_str(w2l__json_get(root, "table-uuid"));
+    if (fv >= 2 && !uuid) return BAD("\"table-uuid\" missing");
+    snprintf(m->uuid, sizeof m->uuid, "%s", uuid ? uuid : "");
+    const char *loc = w2l__json_str(w2l__json_get(root, "location"));
+    if (!loc) return BAD("\"location\" missing");
+    m->location = w2l__strdup(loc);
+    W2L_NOMEM_IF(!m->location, err);
+    if (fv >= 2) W2L_TRY(req_i64(root, "last-sequence-number", &m->last_seq, err));
+    W2L_TRY(req_i64(root, "last-updated-ms", &m->last_updated_ms, err));
+    W2L_TRY(req_i32(root, "last-column-id", &m->last_column_id, err));
+
+    const w2l__json *schemas = w2l__json_get(root, "schemas");
+    if (w2l__json_type(schemas) == W2L_JSON_ARRAY) {
+        for (const w2l__json *s = w2l__json_first(schemas); s; s = w2l__json_next(s))
+            W2L_TRY(add_schema_json(m, s, err));
+        W2L_TRY(req_i32(root, "current-schema-id", &m->current_schema_id, err));
+    } else if (w2l__json_get(root, "schema")) {
+        W2L_TRY(add_schema_json(m, w2l__json_get(root, "schema"), err));
+        m->current_schema_id = m->schemas[0].schema_id;
+    } else {
+        return BAD("\"schemas\" missing");
+    }
+    if (!w2l__ice_meta_schema(m, m->current_schema_id)) return BAD("current-schema-id names no schema");
+
+    const w2l__json *specs = w2l__json_get(root, "partition-specs");
+    if (w2l__json_type(specs) == W2L_JSON_ARRAY) {
+        size_t n = w2l__json_size(specs);
+        m->specs = w2l__calloc(n ? n : 1, sizeof *m->specs);
+        W2L_NOMEM_IF(!m->specs, err);
+        for (const w2l__json *s = w2l__json_first(specs); s; s = w2l__json_next(s)) {
+            m->nspecs++;
+            W2L_TRY(parse_spec(s, &m->specs[m->nspecs - 1], err));
+        }
+        W2L_TRY(req_i32(root, "default-spec-id", &m->default_spec_id, err));
+    } else if (w2l__json_get(root, "partition-spec")) {
+        m->specs = w2l__calloc(1, sizeof *m->specs);
+        W2L_NOMEM_IF(!m->specs, err);
+        m->nspecs = 1;
+        W2L_TRY(parse_spec(w2l__json_get(root, "partition-spec"), &m->specs[0], err));
+    } else {
+        return BAD("\"partition-specs\" missing");
+    }
+    if (!opt_i64(root, "last-partition-id", &(int64_t){0})) {
+        int32_t mx = 999;
+        for (size_t i = 0; i < m->nspecs; i++)
+            for (size_t k = 0; k < m->specs[i].nfields; k++)
+                mx = W2L_MAX(mx, m->specs[i].fields[k].field_id);
+        m->last_partition_id = mx;
+    } else {
+        W2L_TRY(req_i32(root, "last-partition-id", &m->last_partition_id, err));
+    }
+
+    const w2l__json *so = w2l__json_get(root, "sort-orders");
+    m->sort_orders = so ? w2l__json_dup(so) : w2l__json_new_array();
+    W2L_NOMEM_IF(!m->sort_orders, err);
+    int64_t dso = 0;
+    opt_i64(root, "default-sort-order-id", &dso);
+    m->default_sort_order_id = (int32_t)dso;
+    W2L_TRY(parse_props(w2l__json_get(root, "properties"), &m->props, err));
+
+    m->current_snapshot_id = -1;
+    opt_i64(root, "current-snapshot-id", &m->current_snapshot_id);
+    const w2l__json *snaps = w2l__json_get(root, "snapshots");
+    if (snaps) {
+        size_t n = w2l__json_size(snaps);
+        m->snapshots = w2l__calloc(n ? n : 1, sizeof *m->snapshots);
+        W2L_NOMEM_IF(!m->snapshots, err);
+        for (const w2l__json *s = w2l__json_first(snaps); s; s = w2l__json_next(s)) {
+            m->nsnapshots++;
+            W2L_TRY(parse_snapshot(s, &m->snapshots[m->nsnapshots - 1], err));
+        }
+    }
+    if (m->current_snapshot_id != -1 && !w2l__ice_meta_snapshot(m, m->current_snapshot_id))
+        return BAD("current-snapshot-id names no snapshot");
+
+    const w2l__json *sl = w2l__json_get(root, "snapshot-log");
+    size_t nsl = sl ? w2l__json_size(sl) : 0;
+    m->snap_log = w2l__calloc(nsl ? nsl : 1, sizeof *m->snap_log);
+    W2L_NOMEM_IF(!m->snap_log, err);
+    for (const w2l__json *e = w2l__json_first(sl); e; e = w2l__json_next(e)) {
+        w2l__ice_log_entry *le = &m->snap_log[m->nsnap_log++];
+        W2L_TRY(req_i64(e, "timestamp-ms", &le->timestamp_ms, err));
+        W2L_TRY(req_i64(e, "snapshot-id", &le->snapshot_id, err));
+    }
+    const w2l__json *ml = w2l__json_get(root, "metadata-log");
+    size_t nml = ml ? w2l__json_size(ml) : 0;
+    m->meta_log = w2l__calloc(nml ? nml : 1, sizeof *m->meta_log);
+    W2L_NOMEM_IF(!m->meta_log, err);
+    for (const w2l__json *e = w2l__json_first(ml); e; e = w2l__json_next(e)) {
+        w2l__ice_log_entry *le = &m->meta_log[m->nmeta_log];
+        W2L_TRY(req_i64(e, "timestamp-ms", &le->timestamp_ms, err));
+        const char *f = w2l__json_str(w2l__json_get(e, "metadata-file"));
+        if (!f) return BAD("metadata-log entry without metadata-file");
+        le->file = w2l__strdup(f);
+        W2L_NOMEM_IF(!le->file, err);
+        m->nmeta_log++;
+    }
+    const w2l__json *refs = w2l__json_get(root, "refs");
+    size_t nr = refs ? w2l__json_size(refs) : 0;
+    m->refs = w2l__calloc(nr ? nr : 1, sizeof *m->refs);
+    W2L_NOMEM_IF(!m->refs, err);
+    for (const w2l__json *r = w2l__json_first(refs); r; r = w2l__json_next(r)) {
+        w2l__ice_ref *ref = &m->refs[m->nrefs];
+        W2L_TRY(req_i64(r, "snapshot-id", &ref->snapshot_id, err));
+        ref->name = w2l__strdup(w2l__json_key(r));
+        ref->json = w2l__json_dup(r);
+        if (!ref->name || !ref->json) {
+            w2l__free(ref->name);
+            w2l__json_free(ref->json);
+            return w2l__fail(err, W2L_NOMEM, "out of memory");
+        }
+        m->nrefs++;
+    }
+    if (fv >= 2 && m->current_snapshot_id != -1 && m->nrefs == 0) {
+        /* older writers: main is implied by current-snapshot-id */
+    }
+    m->extra = w2l__json_new_object();
+    W2L_NOMEM_IF(!m->extra, err);
+    for (const w2l__json *j = w2l__json_first(root); j; j = w2l__json_next(j)) {
+        int known = 0;
+        for (size_t i = 0; i < W2L_ARRAY_LEN(known_keys); i++)
+            known |= strcmp(w2l__json_key(j), known_keys[i]) == 0;
+        if (!known && w2l__json_add(m->extra, w2l__json_key(j), w2l__json_dup(j)) != 0)
+            return w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    return w2l__ice_meta_resolve_specs(m, err);
+}
+
+w2l_rc w2l__ice_meta_parse(const char *json, size_t len, w2l__ice_meta **out, w2l_error *err)
+{
+    *out = NULL;
+    w2l__json *root;
+    W2L_TRY(w2l__json_parse(json, len, &root, err));
+    w2l__ice_meta *m = w2l__calloc(1, sizeof *m);
+    if (!m) {
+        w2l__json_free(root);
+        return w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    w2l_rc rc = parse_tree(root, m, err);
+    w2l__json_free(root);
+    if (rc != W2L_OK) {
+        w2l__ice_meta_free(m);
+        return rc;
+    }
+    *out = m;
+    return W2L_OK;
+}
+
+/* ---- printing ---- */
+
+static w2l__json *props_json(const w2l__ice_props *p)
+{
+    w2l__json *o = w2l__json_new_object();
+    for (size_t i = 0; o && i < p->n; i++)
+        if (w2l__json_add(o, p->kv[i].key, w2l__json_new_string(p->kv[i].value)) != 0) {
+            w2l__json_free(o);
+            return NULL;
+        }
+    return o;
+}
+
+static w2l__json *spec_json(const w2l__ice_spec *s)
+{
+    w2l__json *o = w2l__json_new_object(), *fields = w2l__json_new_array();
+    int bad = !o || w2l__json_add(o, "spec-id", w2l__json_new_int64(s->spec_id)) ||
+              w2l__json_add(o, "fields", fields);
+    if (!o) w2l__json_free(fields);
+    for (size_t i = 0; !bad && i < s->nfields; i++) {
+        const w2l__ice_pfield *f = &s->fields[i];
+        char tb[48];
+        w2l__ice_transform_format(f->transform, tb, sizeof tb);
+        w2l__json *jf = w2l__json_new_object();
+        bad = w2l__json_append(fields, jf) || w2l__json_add(jf, "name", w2l__json_new_string(f->name)) ||
+              w2l__json_add(jf, "transform", w2l__json_new_string(tb)) ||
+              w2l__json_add(jf, "source-id", w2l__json_new_int64(f->source_id)) ||
+              w2l__json_add(jf, "field-id", w2l__json_new_int64(f->field_id));
+    }
+    if (bad) {
+        w2l__json_free(o);
+        return NULL;
+    }
+    return o;
+}
+
+static w2l__json *build(const w2l__ice_meta *m)
+{
+    w2l__json *r = w2l__json_new_object();
+    if (!r) return NULL;
+    int bad = 0;
+#define ADD(k, v) (bad = bad || w2l__json_add(r, (k), (v)))
+    ADD("format-version", w2l__json_new_int64(m->format_version));
+    ADD("table-uuid", w2l__json_new_string(m->uuid));
+    ADD("location", w2l__json_new_string(m->location));
+    ADD("last-sequence-number", w2l__json_new_int64(m->last_seq));
+    ADD("last-updated-ms", w2l__json_new_int64(m->last_updated_ms));
+    ADD("last-column-id", w2l__json_new_int64(m->last_column_id));
+    w2l__json *a = w2l__json_new_array();
+    ADD("schemas", a);
+    for (size_t i = 0; !bad && i < m->nschemas; i++)
+        bad = w2l__json_append(a, w2l__json_dup(m->schemas[i].json));
+    ADD("current-schema-id", w2l__json_new_int64(m->current_schema_id));
+    a = w2l__json_new_array();
+    ADD("partition-specs", a);
+    for (size_t i = 0; !bad && i < m->nspecs; i++) bad = w2l__json_append(a, spec_json(&m->specs[i]));
+    ADD("default-spec-id", w2l__json_new_int64(m->default_spec_id));
+    ADD("last-partition-id", w2l__json_new_int64(m->last_partition_id));
+    ADD("sort-orders", w2l__json_dup(m->sort_orders));
+    ADD("default-sort-order-id", w2l__json_new_int64(m->default_sort_order_id));
+    ADD("properties", props_json(&m->props));
+    ADD("current-snapshot-id", w2l__json_new_int64(m->current_snapshot_id));
+    a = w2l__json_new_array();
+    ADD("snapshots", a);
+    for (size_t i = 0; !bad && i < m->nsnapshots; i++) {
+        const w2l__ice_snapshot *s = &m->snapshots[i];
+        w2l__json *o = w2l__json_new_object();
+        bad = w2l__json_append(a, o) || w2l__json_add(o, "snapshot-id", w2l__json_new_int64(s->snapshot_id));
+        if (!bad && s->parent_id != -1)
+            bad = w2l__json_add(o, "parent-snapshot-id", w2l__json_new_int64(s->parent_id));
+        bad = bad || w2l__json_add(o, "sequence-number", w2l__json_new_int64(s->seq)) ||
+              w2l__json_add(o, "timestamp-ms", w2l__json_new_int64(s->timestamp_ms)) ||
+              w2l__json_add(o, "manifest-list", w2l__json_new_string(s->manifest_list)) ||
+              w2l__json_add(o, "summary", props_json(&s->summary));
+        if (!bad && s->schema_id >= 0)
+            bad = w2l__json_add(o, "schema-id", w2l__json_new_int64(s->schema_id));
+    }
+    a = w2l__json_new_array();
+    ADD("snapshot-log", a);
+    for (size_t i = 0; !bad && i < m->nsnap_log; i++) {
+        w2l__json *o = w2l__json_new_object();
+        bad = w2l__json_append(a, o) ||
+              w2l__json_add(o, "timestamp-ms", w2l__json_new_int64(m->snap_log[i].timestamp_ms)) ||
+              w2l__json_add(o, "snapshot-id", w2l__json_new_int64(m->snap_log[i].snapshot_id));
+    }
+    a = w2l__json_new_array();
+    ADD("metadata-log", a);
+    for (size_t i = 0; !bad && i < m->nmeta_log; i++) {
+        w2l__json *o = w2l__json_new_object();
+        bad = w2l__json_append(a, o) ||
+              w2l__json_add(o, "timestamp-ms", w2l__json_new_int64(m->meta_log[i].timestamp_ms)) ||
+              w2l__json_add(o, "metadata-file", w2l__json_new_string(m->meta_log[i].file));
+    }
+    a = w2l__json_new_object();
+    ADD("refs", a);
+    for (size_t i = 0; !bad && i < m->nrefs; i++) bad = w2l__json_add(a, m->refs[i].name, w2l__json_dup(m->refs[i].json));
+    for (const w2l__json *j = w2l__json_first(m->extra); !bad && j; j = w2l__json_next(j))
+        ADD(w2l__json_key(j), w2l__json_dup(j));
+#undef ADD
+    if (bad) {
+        w2l__json_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+w2l_rc w2l__ice_meta_print(const w2l__ice_meta *m, char **out, size_t *len, w2l_error *err)
+{
+    w2l__json *r = build(m);
+    W2L_NOMEM_IF(!r, err);
+    char *text = w2l__json_print(r, 1);
+    w2l__json_free(r);
+    W2L_NOMEM_IF(!text, err);
+    *out = text;
+    if (len) *len = strlen(text);
+    return W2L_OK;
+}
+
+/* ---- construction and schema changes ---- */
+
+static w2l_schema *copy_with_id(const w2l_schema *s, int32_t id, w2l_error *err)
+{
+    w2l_schema *n = w2l_schema_new(id);
+    if (!n) {
+        w2l__fail(err, W2L_NOMEM, "out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < w2l_schema_field_count(s); i++) {
+        const w2l_field *f = w2l_schema_field(s, i);
+        if (w2l_schema_add_field(n, f->id, f->name, f->type, f->required, err) != W2L_OK) {
+            w2l_schema_unref(n);
+            return NULL;
+        }
+    }
+    size_t nid;
+    const int32_t *ids = w2l_schema_identifier(s, &nid);
+    if (w2l_schema_set_identifier(n, ids, nid, err) != W2L_OK) {
+        w2l_schema_unref(n);
+        return NULL;
+    }
+    return n;
+}
+
+static int same_schema(const w2l_schema *a, const w2l_schema *b)
+{
+    size_t n = w2l_schema_field_count(a), na, nb;
+    if (n != w2l_schema_field_count(b)) return 0;
+    for (size_t i = 0; i < n; i++) {
+        const w2l_field *x = w2l_schema_field(a, i), *y = w2l_schema_field(b, i);
+        if (x->id != y->id || strcmp(x->name, y->name) != 0 || x->type.id != y->type.id ||
+            x->type.precision != y->type.precision || x->type.scale != y->type.scale ||
+            x->required != y->required)
+            return 0;
+    }
+    const int32_t *ia = w2l_schema_identifier(a, &na), *ib = w2l_schema_identifier(b, &nb);
+    return na == nb && (na == 0 || memcmp(ia, ib, na * sizeof *ia) == 0);
+}
+
+w2l_rc w2l__ice_meta_set_schema(w2l__ice_meta *m, w2l_schema *schema, w2l_error *err)
+{
+    int32_t max_id = -1;
+    for (size_t i = 0; i < m->nschemas; i++) {
+        if (m->schemas[i].schema && same_schema(m->schemas[i].schema, schema)) {
+            m->current_schema_id = m->schemas[i].schema_id;
+            return W2L_OK;
+        }
+        max_id = W2L_MAX(max_id, m->schemas[i].schema_id);
+    }
+    w2l_schema *s = copy_with_id(schema, max_id + 1, err);
+    if (!s) return err->code;
+    char *text = NULL;
+    w2l__json *j = NULL;
+    w2l_rc rc = w2l_schema_to_json(s, &text, err);
+    if (rc == W2L_OK) rc = w2l__json_parse(text, strlen(text), &j, err);
+    w2l__free(text);
+    w2l__ice_schema_entry *n = rc == W2L_OK ? w2l__realloc(m->schemas, (m->nschemas + 1) * sizeof *n) : NULL;
+    if (!n) {
+        w2l_schema_unref(s);
+        w2l__json_free(j);
+        return rc != W2L_OK ? rc : w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    m->schemas = n;
+    m->schemas[m->nschemas].schema_id = max_id + 1;
+    m->schemas[m->nschemas].json = j;
+    m->schemas[m->nschemas].schema = s;
+    m->nschemas++;
+    m->current_schema_id = max_id + 1;
+    m->last_column_id = W2L_MAX(m->last_column_id, w2l_schema_max_field_id(s));
+    return w2l__ice_meta_resolve_specs(m, err);
+}
+
+w2l_rc w2l__ice_meta_new(const char *location, w2l_schema *schema, const w2l__ice_spec *spec,
+                         const w2l__ice_props *props, w2l__ice_meta **out, w2l_error *err)
+{
+    *out = NULL;
+    w2l__ice_meta *m = w2l__calloc(1, sizeof *m);
+    W2L_NOMEM_IF(!m, err);
+    w2l_rc rc = W2L_NOMEM;
+    m->format_version = 2;
+    w2l__ice_uuid(m->uuid);
+    m->location = w2l__strdup(location);
+    m->last_updated_ms = w2l__now_ms();
+    m->current_snapshot_id = -1;
+    m->last_partition_id = 999;
+    m->specs = w2l__calloc(1, sizeof *m->specs);
+    /* the unsorted order 0, the only one this library writes */
+    w2l__json *so = w2l__json_new_object();
+    if (so && (w2l__json_add(so, "order-id", w2l__json_new_int64(0)) ||
+               w2l__json_add(so, "fields", w2l__json_new_array()))) {
+        w2l__json_free(so);
+        so = NULL;
+    }
+    m->sort_orders = w2l__json_new_array();
+    if (!m->sort_orders) w2l__json_free(so);
+    if (!m->location || !m->specs || !m->sort_orders || !so || w2l__json_append(m->sort_orders, so)) {
+        w2l__fail(err, W2L_NOMEM, "out of memory");
+        goto fail;
+    }
+    m->extra = w2l__json_new_object();
+    if (!m->extra) {
+        w2l__fail(err, W2L_NOMEM, "out of memory");
+        goto fail;
+    }
+    m->nspecs = 1;
+    if (spec && spec->nfields) {
+        m->specs[0].fields = w2l__calloc(spec->nfields, sizeof *m->specs[0].fields);
+        if (!m->specs[0].fields) {
+            w2l__fail(err, W2L_NOMEM, "out of memory");
+            goto fail;
+        }
+        for (size_t i = 0; i < spec->nfields; i++) {
+            w2l__ice_pfield *f = &m->specs[0].fields[i];
+            *f = spec->fields[i];
+            f->field_id = 1000 + (int32_t)i;
+            f->name = w2l__strdup(spec->fields[i].name);
+            m->specs[0].nfields++;
+            if (!f->name) {
+                w2l__fail(err, W2L_NOMEM, "out of memory");
+                goto fail;
+            }
+            if (w2l_schema_index_of_id(schema, f->source_id) < 0) {
+                rc = w2l__fail(err, W2L_SCHEMA, "partition field %s: no source field %d", f->name,
+                               (int)f->source_id);
+                goto fail;
+            }
+        }
+        m->last_partition_id = 999 + (int32_t)spec->nfields;
+    }
+    for (size_t i = 0; props && i < props->n; i++)
+        if ((rc = w2l__ice_props_set(&m->props, props->kv[i].key, props->kv[i].value, err)) != W2L_OK)
+            goto fail;
+    m->current_schema_id = -1;
+    if ((rc = w2l__ice_meta_set_schema(m, schema, err)) != W2L_OK) goto fail;
+    *out = m;
+    return W2L_OK;
+fail:
+    w2l__ice_meta_free(m);
+    return err->code ? err->code : rc;
+}
