@@ -7,6 +7,7 @@
  */
 #include <check.h>
 #include <float.h>
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,6 +253,25 @@ START_TEST(double_text)
     REJ(T_DOUBLE, " 1", "not a number");
     REJ(T_DOUBLE, "1.5x", "invalid double value '1.5x'");
     REJ(T_DOUBLE, "one", "not a number");
+    REJ(T_DOUBLE, ".", "not a number");
+    REJ(T_DOUBLE, "1e", "bad exponent");
+    REJ(T_DOUBLE, "0x1p3", "not a number"); /* hex floats are not value text */
+    REJ(T_DOUBLE, "nanx", "not a number");
+    REJ(T_DOUBLE, "--1", "not a number");
+    ck_assert(signbit(RT(T_DOUBLE, "-NaN", "NaN").v.f64));
+    ck_assert(RT(T_DOUBLE, "+INF", "Infinity").v.f64 > 0);
+    ck_assert(RT(T_DOUBLE, "1e-99999999999", "0.0").v.f64 == 0);
+    REJ(T_DOUBLE, "1e99999999999", "out of range");
+    ck_assert(RT(T_DOUBLE, "0.000000000000000000000000000000000000000000000000000000000000000"
+                           "0000000000000000000000000000000000000000000000000000000000000001e64",
+                 "1e-63").v.f64 == 1e-63);
+    /* leading zeros do not count, 500 significant digits do */
+    char many[700];
+    memset(many, '0', 600);
+    strcpy(many + 600, "1.5");
+    ck_assert(RT(T_DOUBLE, many, "1.5").v.f64 == 1.5);
+    memset(many, '1', 600);
+    REJ(T_DOUBLE, many, "too many significant digits");
 }
 END_TEST
 
@@ -326,6 +346,29 @@ START_TEST(shortest_digits)
         while (want[n - 1] == '0' && want[n - 2] != '.') want[--n] = '\0';
         ck_assert_str_eq(buf, want);
     }
+}
+END_TEST
+
+START_TEST(float_text_ignores_locale)
+{
+    /* a host that calls setlocale() may get "," as the decimal point; value text is always
+     * C. Needs a comma locale installed (or LOCPATH pointing at one). */
+    static const char *const names[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "de_DE",
+                                        "fr_FR", "nl_NL.UTF-8"};
+    const char *got = NULL;
+    for (size_t i = 0; !got && i < W2L_ARRAY_LEN(names); i++) got = setlocale(LC_NUMERIC, names[i]);
+    if (!got) return; /* no such locale here: nothing to check */
+    char probe[16];
+    snprintf(probe, sizeof probe, "%.1f", 1.5);
+    ck_assert_str_eq(probe, "1,5"); /* the hazard is real in this locale */
+    ck_assert_str_eq(dfmt(1.5), "1.5");
+    ck_assert_str_eq(dfmt(-1234.5678e-30), "-1.2345678e-27");
+    ck_assert_str_eq(ffmt(0.1f), "0.1");
+    ck_assert(RT(T_DOUBLE, "1.5", "1.5").v.f64 == 1.5);
+    ck_assert(RT(T_DOUBLE, "-12.25e2", "-1225.0").v.f64 == -1225.0);
+    ck_assert(RT(T_FLOAT, "0.1", "0.1").v.f32 == 0.1f);
+    REJ(T_DOUBLE, "1,5", "not a number");
+    setlocale(LC_NUMERIC, "C");
 }
 END_TEST
 
@@ -539,6 +582,60 @@ START_TEST(decimal_bytes)
     for (unsigned p = 1; p <= 38; p++)
         ck_assert_msg(w2l__decimal_fixed_len(p) == want[p], "precision %u: %zu bytes", p,
                       w2l__decimal_fixed_len(p));
+}
+END_TEST
+
+static void bytes_case(w2l_type t, const char *text, const char *hex)
+{
+    w2l_value v, back;
+    w2l_error err;
+    ck_assert_ok(w2l_value_parse(t, text, strlen(text), &v, &err), err); /* bytes borrow text */
+    unsigned char b[32];
+    size_t n = w2l__value_to_bytes(t, &v, b, sizeof b);
+    char got[80] = "";
+    for (size_t i = 0; i < n && i < sizeof b; i++) sprintf(got + 2 * i, "%02x", b[i]);
+    ck_assert_msg(strcmp(got, hex) == 0, "%s -> %s, want %s", text, got, hex);
+    ck_assert_uint_eq(w2l__value_to_bytes(t, &v, NULL, 0), n); /* measure only */
+    ck_assert_ok(w2l__value_from_bytes(t, b, n, &back, &err), err);
+    ck_assert_int_eq(w2l_value_compare(t, &v, &back), 0);
+}
+
+START_TEST(single_value_bytes)
+{
+    bytes_case(T_BOOL, "true", "01");
+    bytes_case(T_BOOL, "false", "00");
+    bytes_case(T_INT, "1", "01000000");
+    bytes_case(T_INT, "-2", "feffffff");
+    bytes_case(T_DATE, "1970-01-02", "01000000");
+    bytes_case(T_DATE, "1969-12-31", "ffffffff");
+    bytes_case(T_LONG, "-9223372036854775808", "0000000000000080");
+    bytes_case(T_TIME, "00:00:01", "40420f0000000000");
+    bytes_case(T_TS, "1970-01-01T00:00:00.000001", "0100000000000000");
+    bytes_case(T_TSTZ, "1969-12-31T23:59:59.999999Z", "ffffffffffffffff");
+    bytes_case(T_FLOAT, "1.0", "0000803f");
+    bytes_case(T_FLOAT, "-0.0", "00000080");
+    bytes_case(T_DOUBLE, "1.0", "000000000000f03f");
+    bytes_case(T_DOUBLE, "-Infinity", "000000000000f0ff");
+    bytes_case(dec(9, 2), "-1.28", "80");
+    bytes_case(dec(9, 2), "1.28", "0080");
+    bytes_case(dec(38, 0), "99999999999999999999999999999999999999",
+               "4b3b4ca85a86c47a098a223fffffffff");
+    bytes_case(T_STRING, "h\xc3\xa9", "68c3a9");
+    bytes_case(T_BINARY, "", "");
+
+    w2l_value v;
+    w2l_error err;
+    unsigned char b[16] = {0};
+    ck_assert_int_eq(w2l__value_from_bytes(T_LONG, b, 4, &v, &err), W2L_CORRUPT);
+    ck_assert_msg(strstr(err.msg, "long") && strstr(err.msg, "need 8"), "%s", err.msg);
+    ck_assert_int_eq(w2l__value_from_bytes(dec(9, 2), b, 17, &v, &err), W2L_CORRUPT);
+    ck_assert_int_eq(w2l__value_from_bytes(dec(9, 2), b, 0, &v, &err), W2L_CORRUPT);
+    ck_assert_int_eq(w2l__value_from_bytes(T_BOOL, b, 2, &v, &err), W2L_CORRUPT);
+    const char *long_text = "a string longer than the buffer";
+    ck_assert_ok(w2l_value_parse(T_STRING, long_text, strlen(long_text), &v, &err), err);
+    memset(b, 0x55, sizeof b);
+    ck_assert_uint_eq(w2l__value_to_bytes(T_STRING, &v, b, sizeof b), strlen(long_text));
+    ck_assert_uint_eq(b[0], 0x55); /* not written when it does not fit */
 }
 END_TEST
 
@@ -1253,6 +1350,8 @@ Suite *suite_model(void)
     tcase_add_test(basic, timestamp_text);
     tcase_add_test(basic, timestamptz_text);
     tcase_add_test(basic, string_and_binary);
+    tcase_add_test(basic, single_value_bytes);
+    tcase_add_test(basic, float_text_ignores_locale);
     tcase_add_test(basic, compare_orders);
     tcase_add_test(basic, schema_fields_and_lookup);
     tcase_add_test(basic, schema_rejects);

@@ -73,17 +73,23 @@ W2L_API char *w2l_type_format(w2l_type t, char *buf, size_t size);
  * float->double, decimal(P,S)->decimal(P2,S) with P2 >= P), else 0. See w2l_type_parse(3). */
 W2L_API int w2l_type_can_promote(w2l_type from, w2l_type to);
 
-/* Parses the canonical text of a value of type t (the form w2l_value_format() writes:
- * "true", "-12", "1.5", "NaN", "-Infinity", "12345.67", "2024-02-29", "23:59:59.000001",
- * "2024-02-29T12:00:00.5", "…+00:00" accepted for timestamptz; STRING/BINARY are taken as
- * they are and point into text). W2L_CORRUPT names the type and the text when it does not
- * fit, e.g. a decimal with too many digits. See w2l_value_parse(3). */
+/* Parses len bytes of text (no NUL needed) as a value of type t: the canonical form
+ * w2l_value_format() writes ("true", "-12", "1.5", "NaN", "-Infinity", "12345.67",
+ * "2024-02-29", "23:59:59.000001", "2024-02-29T12:00:00.500000", "…+00:00") and common
+ * variants: boolean 1/0; fewer fraction digits; a space instead of the T; timestamptz with
+ * Z, +HH:MM or -HH:MM (converted to UTC; no offset means UTC); decimals with fewer fraction
+ * digits than the scale, or an exponent. Digits that would need rounding (a decimal's beyond
+ * its scale, a time's beyond microseconds) are rejected unless they are zeros. STRING and
+ * BINARY are taken as they are (BINARY: the raw bytes, not hex) and point into text.
+ * W2L_CORRUPT names the type and the text when it does not fit, e.g. a decimal with too
+ * many digits. Thread-safe and independent of the locale. See w2l_value_parse(3). */
 W2L_API w2l_rc w2l_value_parse(w2l_type t, const char *text, size_t len, w2l_value *out,
                                w2l_error *err);
 
 /* Writes the canonical text of v into buf; returns the length it needs (as snprintf:
- * truncated when >= size). BINARY is written as lowercase hex. NULL gives "null".
- * See w2l_value_parse(3). */
+ * truncated when >= size). Floats get the shortest text that reads back the same, laid out
+ * as "1.0", "-0.0", "1e+16"; decimals exactly scale fraction digits; times 6 fraction
+ * digits. BINARY is written as lowercase hex. NULL gives "null". See w2l_value_parse(3). */
 W2L_API size_t w2l_value_format(w2l_type t, const w2l_value *v, char *buf, size_t size);
 
 /* Orders two values of type t: <0, 0, >0. NULL sorts first; for floats NaN sorts last and

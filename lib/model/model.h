@@ -60,7 +60,8 @@ size_t w2l__decimal_fixed_len(unsigned precision);
 
 int w2l__is_leap_year(int64_t y);
 unsigned w2l__days_in_month(int64_t y, unsigned m); /* m 1..12 */
-/* Days since 1970-01-01 of y-m-d (m 1..12, d 1..31, not checked); any y within +-2^40. */
+/* Days since 1970-01-01 of y-m-d (m 1..12, d 1..31, not checked); any y within +-2^40.
+ * The functions below take any day number within +-2^60. */
 int64_t w2l__days_from_civil(int64_t y, unsigned m, unsigned d);
 /* The inverse: y-m-d of a day number. */
 void w2l__civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d);
@@ -91,6 +92,15 @@ w2l_rc w2l__timestamp_parse(const char *text, size_t len, int utc, int64_t *micr
  * digits are the shortest that read back as the same float. Return the length needed. */
 size_t w2l__double_format(double v, char *buf, size_t size);
 size_t w2l__float_format(float v, char *buf, size_t size);
+
+/* ---- Iceberg single-value serialization (value_bytes.c): bounds in manifests ---- */
+/* Writes v (not NULL) as Iceberg's binary single value into out when it fits cap bytes;
+ * returns the length it needs either way (1..16 bytes, or a string's or binary's length,
+ * which is not truncated here). */
+size_t w2l__value_to_bytes(w2l_type t, const w2l_value *v, unsigned char *out, size_t cap);
+/* The inverse; STRING/BINARY point into p. W2L_CORRUPT when n does not fit the type. */
+w2l_rc w2l__value_from_bytes(w2l_type t, const unsigned char *p, size_t n, w2l_value *out,
+                             w2l_error *err);
 
 /* ---- types (type.c) ---- */
 /* 1 when t is one of the primitives with a valid decimal precision/scale. */

@@ -81,7 +81,9 @@ static size_t special(double v, char *tmp)
     return strlen(s);
 }
 
-/* From "%.*e" text ("-1.2345e+06") to digits and exponent, then the repr layout. */
+/* From "%.*e" text ("-1.2345e+06") to digits and exponent, then the repr layout. Only
+ * digits are taken before the 'e', so the locale's decimal point (printf follows
+ * setlocale(), and it may be "," or several bytes) never reaches the output. */
 static size_t from_sci(const char *sci, char *out)
 {
     int neg = sci[0] == '-';
@@ -89,7 +91,7 @@ static size_t from_sci(const char *sci, char *out)
     char d[24];
     int nd = 0;
     for (; *p && *p != 'e'; p++)
-        if (*p != '.') d[nd++] = *p;
+        if (*p >= '0' && *p <= '9' && nd < (int)sizeof d) d[nd++] = *p;
     int e = atoi(p + 1);
     while (nd > 1 && d[nd - 1] == '0') nd--;
     return layout(neg, d, nd, e, out);
@@ -100,11 +102,17 @@ size_t w2l__double_format(double v, char *buf, size_t size)
     char tmp[48], sci[48];
     size_t n = special(v, tmp);
     if (!n) {
-        /* the fewest significant digits that read back exactly (17 always do) */
-        for (int p = 1; p <= 17; p++) {
-            snprintf(sci, sizeof sci, "%.*e", p - 1, v);
-            if (p == 17 || strtod(sci, NULL) == v) break;
+        /* the fewest significant digits that read back exactly (17 always do). If p
+         * correctly rounded digits read back, so do p + 1 (they are at least as close),
+         * so a binary search finds the least p. */
+        int lo = 1, hi = 17;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            snprintf(sci, sizeof sci, "%.*e", mid - 1, v);
+            if (strtod(sci, NULL) == v) hi = mid;
+            else lo = mid + 1;
         }
+        snprintf(sci, sizeof sci, "%.*e", lo - 1, v);
         n = from_sci(sci, tmp);
     }
     return emit(tmp, n, buf, size);
@@ -115,10 +123,14 @@ size_t w2l__float_format(float v, char *buf, size_t size)
     char tmp[48], sci[48];
     size_t n = special(v, tmp);
     if (!n) {
-        for (int p = 1; p <= 9; p++) {
-            snprintf(sci, sizeof sci, "%.*e", p - 1, (double)v);
-            if (p == 9 || strtof(sci, NULL) == v) break;
+        int lo = 1, hi = 9;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            snprintf(sci, sizeof sci, "%.*e", mid - 1, (double)v);
+            if (strtof(sci, NULL) == v) hi = mid;
+            else lo = mid + 1;
         }
+        snprintf(sci, sizeof sci, "%.*e", lo - 1, (double)v);
         n = from_sci(sci, tmp);
     }
     return emit(tmp, n, buf, size);
@@ -168,27 +180,58 @@ static int ieq(const char *a, size_t len, const char *lit)
     return 1;
 }
 
+/* Reads [+-](digits[.digits]|.digits)[(e|E)[+-]digits], or NaN / Inf / Infinity in any
+ * case with an optional sign. strtod() follows the process locale's decimal point, so the
+ * number is first rewritten without a point ("12.5e3" -> "125e2"): digits, signs and 'e'
+ * mean the same in every locale. Hex floats are not accepted. */
 static w2l_rc parse_float(w2l_type t, const char *text, size_t len, w2l_value *out,
                           w2l_error *err)
 {
-    char tmp[512];
-    if (len == 0 || len >= sizeof tmp) return bad(err, t, text, len, "not a number");
-    memcpy(tmp, text, len);
-    tmp[len] = '\0';
-    if (strlen(tmp) != len || !(tmp[0] == '-' || tmp[0] == '+' || tmp[0] == '.' ||
-                                (tmp[0] >= '0' && tmp[0] <= '9') || tmp[0] == 'n' ||
-                                tmp[0] == 'N' || tmp[0] == 'i' || tmp[0] == 'I'))
-        return bad(err, t, text, len, "not a number");
-    char *end;
+    size_t i = 0;
+    int neg = 0;
+    if (i < len && (text[i] == '+' || text[i] == '-')) neg = text[i++] == '-';
+    double special_v = 0;
+    if (ieq(text + i, len - i, "nan")) special_v = NAN;
+    else if (ieq(text + i, len - i, "inf") || ieq(text + i, len - i, "infinity"))
+        special_v = INFINITY;
+    if (special_v != 0 || isnan(special_v)) {
+        if (neg) special_v = -special_v;
+        if (t.id == W2L_TYPE_FLOAT) out->v.f32 = (float)special_v;
+        else out->v.f64 = special_v;
+        return W2L_OK;
+    }
+    char tmp[600];
+    size_t o = 0;
+    if (neg) tmp[o++] = '-';
+    size_t nd = 0, nfrac = 0;
+    size_t first = o; /* leading zeros are dropped; they do not count toward the limit */
+    for (; i < len && text[i] >= '0' && text[i] <= '9'; i++, nd++)
+        if (o < 520 && (o > first || text[i] != '0')) tmp[o++] = text[i];
+    if (i < len && text[i] == '.')
+        for (i++; i < len && text[i] >= '0' && text[i] <= '9'; i++, nd++, nfrac++)
+            if (o < 520 && (o > first || text[i] != '0')) tmp[o++] = text[i];
+    if (nd == 0) return bad(err, t, text, len, "not a number");
+    if (o >= 520) return bad(err, t, text, len, "too many significant digits");
+    if (o == first) tmp[o++] = '0';
+    long exp = 0;
+    if (i < len && (text[i] == 'e' || text[i] == 'E')) {
+        int eneg = 0;
+        i++;
+        if (i < len && (text[i] == '+' || text[i] == '-')) eneg = text[i++] == '-';
+        if (i >= len || text[i] < '0' || text[i] > '9') return bad(err, t, text, len, "bad exponent");
+        for (; i < len && text[i] >= '0' && text[i] <= '9'; i++)
+            if (exp < 1000000) exp = exp * 10 + (text[i] - '0'); /* beyond: 0 or inf anyway */
+        if (eneg) exp = -exp;
+    }
+    if (i != len) return bad(err, t, text, len, "not a number");
+    snprintf(tmp + o, sizeof tmp - o, "e%ld", exp - (long)nfrac);
     errno = 0;
     if (t.id == W2L_TYPE_FLOAT) {
-        float f = strtof(tmp, &end);
-        if (end != tmp + len) return bad(err, t, text, len, "not a number");
+        float f = strtof(tmp, NULL);
         if (errno == ERANGE && isinf(f)) return bad(err, t, text, len, "out of range");
         out->v.f32 = f;
     } else {
-        double d = strtod(tmp, &end);
-        if (end != tmp + len) return bad(err, t, text, len, "not a number");
+        double d = strtod(tmp, NULL);
         if (errno == ERANGE && isinf(d)) return bad(err, t, text, len, "out of range");
         out->v.f64 = d;
     }
