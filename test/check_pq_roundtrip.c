@@ -1,0 +1,323 @@
+/*
+ * lib/parquet writer -> lib/parquet reader: every case of test/gen/pq_cases.h written to a
+ * "mem" file IO and read back value by value (floats by bit pattern); the footer as the
+ * reader sees it (schema and field ids, row groups, encodings, statistics); the Iceberg
+ * statistics of the writer against values computed here; bound truncation; misuse and
+ * out-of-memory behaviour.
+ */
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "gen/pq_cases.h"
+#include "parquet/pq_int.h"
+#include "support/support.h"
+
+static w2l_fileio *mem_io(void)
+{
+    w2l_fileio *io;
+    w2l_error err;
+    ck_assert_ok(w2l_fileio_open("mem", NULL, &io, &err), err);
+    return io;
+}
+
+static int same_value(const w2l_field *f, const w2l_value *a, const w2l_value *b)
+{
+    if (a->is_null || b->is_null) return a->is_null == b->is_null;
+    switch (f->type.id) {
+    case W2L_TYPE_BOOLEAN: return (a->v.i32 != 0) == (b->v.i32 != 0);
+    case W2L_TYPE_INT:
+    case W2L_TYPE_DATE: return a->v.i32 == b->v.i32;
+    case W2L_TYPE_FLOAT: return memcmp(&a->v.f32, &b->v.f32, 4) == 0;
+    case W2L_TYPE_DOUBLE: return memcmp(&a->v.f64, &b->v.f64, 8) == 0;
+    case W2L_TYPE_DECIMAL: return a->v.dec.hi == b->v.dec.hi && a->v.dec.lo == b->v.dec.lo;
+    case W2L_TYPE_STRING:
+    case W2L_TYPE_BINARY:
+        return a->v.bytes.len == b->v.bytes.len &&
+               (a->v.bytes.len == 0 || memcmp(a->v.bytes.ptr, b->v.bytes.ptr, a->v.bytes.len) == 0);
+    default: return a->v.i64 == b->v.i64;
+    }
+}
+
+static void write_case(w2l_fileio *io, const char *path, pq_case *c, w2l__file_stats *st)
+{
+    w2l_error err;
+    w2l__pq_writer *w;
+    ck_assert_ok(w2l__pq_writer_open(io, path, 0, c->schema, &c->opt, NULL, 0, &w, &err), err);
+    /* half row by row, half as column batches */
+    size_t half = c->nrows / 2;
+    for (size_t r = 0; r < half; r++) ck_assert_ok(w2l__pq_write_row(w, &c->rows[r * c->ncols], &err), err);
+    if (c->nrows > half) {
+        size_t n = c->nrows - half;
+        w2l_value **cols = malloc(c->ncols * sizeof *cols);
+        for (size_t i = 0; i < c->ncols; i++) {
+            cols[i] = malloc(n * sizeof **cols);
+            for (size_t r = 0; r < n; r++) cols[i][r] = c->rows[(half + r) * c->ncols + i];
+        }
+        ck_assert_ok(w2l__pq_write_columns(w, (const w2l_value *const *)cols, n, &err), err);
+        for (size_t i = 0; i < c->ncols; i++) free(cols[i]);
+        free(cols);
+    }
+    ck_assert_uint_eq(w2l__pq_writer_rows(w), c->nrows);
+    ck_assert_ok(w2l__pq_writer_close(w, st, &err), err);
+}
+
+START_TEST(every_case_reads_back)
+{
+    static pq_case cases[16];
+    size_t n = pqc_build_all(cases);
+    w2l_fileio *io = mem_io();
+    for (size_t k = 0; k < n; k++) {
+        pq_case *c = &cases[k];
+        w2l__file_stats st;
+        write_case(io, c->name, c, &st);
+        w2l_error err;
+        w2l__pq_reader *r;
+        ck_assert_ok(w2l__pq_reader_open(io, c->name, &r, &err), err);
+        const w2l_schema *s = w2l__pq_reader_schema(r);
+        ck_assert_uint_eq(w2l_schema_field_count(s), c->ncols);
+        for (size_t i = 0; i < c->ncols; i++) {
+            const w2l_field *a = w2l_schema_field(s, i), *b = w2l_schema_field(c->schema, i);
+            ck_assert_int_eq(a->id, b->id);
+            ck_assert_int_eq(a->type.id, b->type.id);
+            ck_assert_int_eq(a->type.precision, b->type.precision);
+            ck_assert_int_eq(a->type.scale, b->type.scale);
+            ck_assert_int_eq(a->required, b->required);
+        }
+        ck_assert_uint_eq(w2l__pq_reader_num_rows(r), c->nrows);
+        ck_assert_ptr_nonnull(w2l__pq_reader_kv(r, "iceberg.schema", NULL));
+        ck_assert_uint_eq(w2l__pq_reader_num_row_groups(r), st.nsplits);
+        ck_assert_uint_ge(w2l__pq_reader_num_row_groups(r), (size_t)c->min_row_groups);
+        size_t row = 0;
+        for (size_t g = 0; g < w2l__pq_reader_num_row_groups(r); g++) {
+            const w2l_value *rows;
+            ck_assert_ok(w2l__pq_reader_read_row_group(r, g, &rows, &err), err);
+            size_t nr = (size_t)w2l__pq_reader_row_group_rows(r, g);
+            for (size_t i = 0; i < nr; i++, row++)
+                for (size_t col = 0; col < c->ncols; col++)
+                    ck_assert_msg(same_value(w2l_schema_field(c->schema, col), &rows[i * c->ncols + col],
+                                             &c->rows[row * c->ncols + col]),
+                                  "%s row %zu column %zu", c->name, row, col);
+        }
+        ck_assert_uint_eq(row, c->nrows);
+        /* Iceberg counts against the data */
+        ck_assert_uint_eq(st.record_count, c->nrows);
+        uint64_t size = 0;
+        for (size_t col = 0; col < c->ncols; col++) {
+            uint64_t nulls = 0, nans = 0;
+            const w2l_field *f = w2l_schema_field(c->schema, col);
+            for (size_t i = 0; i < c->nrows; i++) {
+                const w2l_value *v = &c->rows[i * c->ncols + col];
+                nulls += v->is_null;
+                if (!v->is_null && f->type.id == W2L_TYPE_FLOAT) nans += isnan(v->v.f32);
+                if (!v->is_null && f->type.id == W2L_TYPE_DOUBLE) nans += isnan(v->v.f64);
+            }
+            ck_assert_int_eq(st.cols[col].field_id, f->id);
+            ck_assert_uint_eq(st.cols[col].value_count, c->nrows);
+            ck_assert_uint_eq(st.cols[col].null_count, nulls);
+            ck_assert_uint_eq(st.cols[col].nan_count, nans);
+            ck_assert_int_eq(st.cols[col].has_bounds, nulls + nans < c->nrows);
+            uint64_t chunks = 0;
+            for (size_t g = 0; g < w2l__pq_reader_num_row_groups(r); g++)
+                chunks += (uint64_t)w2l__pq_reader_chunk(r, g, col)->total_compressed;
+            ck_assert_uint_eq(st.cols[col].column_size, chunks);
+            size += chunks;
+        }
+        void *data;
+        size_t len;
+        ck_assert_ok(w2l_fileio_read_all(io, c->name, &data, &len, &err), err);
+        ck_assert_uint_eq(st.file_size, len);
+        ck_assert_uint_lt(size, len);
+        w2l_free(data);
+        w2l__pq_reader_close(r);
+        w2l__file_stats_release(&st);
+    }
+    for (size_t k = n; k-- > 0;) pqc_free(&cases[k]);
+    w2l_fileio_close(io);
+}
+END_TEST
+
+static void add(w2l_schema *s, int32_t id, const char *name, const char *type, int req)
+{
+    w2l_error err;
+    w2l_type t;
+    ck_assert_ok(w2l_type_parse(type, &t, &err), err);
+    ck_assert_ok(w2l_schema_add_field(s, id, name, t, req, &err), err);
+}
+
+START_TEST(iceberg_bounds_are_exact_and_truncated)
+{
+    w2l_schema *s = w2l_schema_new(1);
+    add(s, 1, "s", "string", 0);
+    add(s, 2, "b", "binary", 0);
+    add(s, 3, "d", "decimal(38,2)", 0);
+    add(s, 4, "f", "double", 0);
+    add(s, 5, "ts", "timestamptz", 0);
+    w2l_fileio *io = mem_io();
+    w2l_error err;
+    w2l__pq_writer *w;
+    ck_assert_ok(w2l__pq_writer_open(io, "b.parquet", 0, s, NULL, NULL, 0, &w, &err), err);
+    w2l_value row[5];
+    memset(row, 0, sizeof row);
+    const char *s1 = "abcdefghijklmnop\xc3\xa9xyz"; /* 20 code points */
+    const char *s2 = "abc";
+    static const unsigned char b1[20] = {1, 2, 3, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                         0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 9, 9, 9, 9};
+    row[0].v.bytes.ptr = s1;
+    row[0].v.bytes.len = strlen(s1);
+    row[1].v.bytes.ptr = (const char *)b1;
+    row[1].v.bytes.len = sizeof b1;
+    row[2].v.dec.hi = -1;
+    row[2].v.dec.lo = (uint64_t)-129; /* -1.29: minimal bytes ff7f */
+    row[3].v.f64 = NAN;
+    row[4].v.i64 = -1;
+    ck_assert_ok(w2l__pq_write_row(w, row, &err), err);
+    row[0].v.bytes.ptr = s2;
+    row[0].v.bytes.len = 3;
+    row[1].v.bytes.len = 2;
+    row[2].v.dec.hi = 0;
+    row[2].v.dec.lo = 128; /* 1.28: 0080 */
+    row[3].v.f64 = -0.0;
+    row[4].v.i64 = 5;
+    ck_assert_ok(w2l__pq_write_row(w, row, &err), err);
+    w2l__file_stats st;
+    ck_assert_ok(w2l__pq_writer_close(w, &st, &err), err);
+    const w2l__col_stats *c = st.cols;
+    ck_assert_uint_eq(c[0].lower_len, 3);
+    ck_assert(memcmp(c[0].lower, "abc", 3) == 0);
+    ck_assert_uint_eq(c[0].upper_len, 16);
+    ck_assert(memcmp(c[0].upper, "abcdefghijklmnoq", 16) == 0);
+    ck_assert_uint_eq(c[1].lower_len, 2);
+    ck_assert_uint_eq(c[1].upper_len, 3); /* 01 02 04: trailing ff dropped, 03 incremented */
+    ck_assert_uint_eq(c[1].upper[2], 4);
+    ck_assert_uint_eq(c[2].lower_len, 2);
+    ck_assert_uint_eq(c[2].lower[0], 0xff);
+    ck_assert_uint_eq(c[2].lower[1], 0x7f);
+    ck_assert_uint_eq(c[2].upper_len, 2);
+    ck_assert_uint_eq(c[2].upper[0], 0x00);
+    ck_assert_uint_eq(c[2].upper[1], 0x80);
+    ck_assert_uint_eq(c[3].nan_count, 1);
+    ck_assert_uint_eq(c[3].lower_len, 8);
+    double lo;
+    memcpy(&lo, c[3].lower, 8);
+    ck_assert(lo == 0 && signbit(lo));
+    ck_assert_uint_eq(c[4].lower[0], 0xff);
+    ck_assert_uint_eq(c[4].upper[0], 5);
+    w2l__file_stats_release(&st);
+    w2l_schema_unref(s);
+    w2l_fileio_close(io);
+}
+END_TEST
+
+START_TEST(utf8_truncation_rounds_up)
+{
+    uint8_t out[64];
+    /* "ab" + U+10FFFF: upper of 3 code points with max 2 is "ac" */
+    const uint8_t a[] = {'a', 'b', 0xf4, 0x8f, 0xbf, 0xbf};
+    ck_assert_uint_eq(w2l__utf8_truncate_upper(a, sizeof a, 2, out), 2);
+    ck_assert(memcmp(out, "ac", 2) == 0);
+    /* last kept code point is U+10FFFF: dropped, the one before incremented */
+    const uint8_t b[] = {'a', 0xf4, 0x8f, 0xbf, 0xbf, 'z'};
+    ck_assert_uint_eq(w2l__utf8_truncate_upper(b, sizeof b, 2, out), 1);
+    ck_assert_uint_eq(out[0], 'b');
+    /* nothing can be incremented: no bound */
+    const uint8_t c[] = {0xf4, 0x8f, 0xbf, 0xbf, 0xf4, 0x8f, 0xbf, 0xbf, 'a'};
+    ck_assert_uint_eq(w2l__utf8_truncate_upper(c, sizeof c, 2, out), 0);
+    /* U+D7FF + 1 skips the surrogates to U+E000 */
+    const uint8_t d[] = {0xed, 0x9f, 0xbf, 'x'};
+    ck_assert_uint_eq(w2l__utf8_truncate_upper(d, sizeof d, 1, out), 3);
+    ck_assert(memcmp(out, "\xee\x80\x80", 3) == 0);
+    ck_assert_uint_eq(w2l__utf8_truncate_lower(a, sizeof a, 2), 2);
+    ck_assert_uint_eq(w2l__utf8_truncate_lower(a, sizeof a, 16), sizeof a);
+    const uint8_t e[] = {0xff, 0xff, 0xff};
+    ck_assert_uint_eq(w2l__bin_truncate_upper(e, 3, 2, out), 0);
+}
+END_TEST
+
+START_TEST(misuse_and_required_nulls)
+{
+    w2l_schema *s = w2l_schema_new(1);
+    add(s, 1, "id", "long", 1);
+    add(s, 2, "d", "decimal(4,2)", 0);
+    w2l_fileio *io = mem_io();
+    w2l_error err;
+    w2l__pq_writer *w;
+    w2l__pq_options o;
+    w2l__pq_options_default(&o);
+    o.codec = 1; /* snappy: not offered */
+    ck_assert_int_eq(w2l__pq_writer_open(io, "x", 0, s, &o, NULL, 0, &w, &err), W2L_MISUSE);
+    ck_assert_ptr_null(w);
+    ck_assert_ok(w2l__pq_writer_open(io, "x", 0, s, NULL, NULL, 0, &w, &err), err);
+    w2l_value row[2] = {{.is_null = 1}, {.is_null = 1}};
+    ck_assert_int_eq(w2l__pq_write_row(w, row, &err), W2L_SCHEMA);
+    ck_assert_ptr_nonnull(strstr(err.msg, "id"));
+    row[0].is_null = 0;
+    ck_assert_ok(w2l__pq_write_row(w, row, &err), err); /* the bad row was not taken */
+    row[1].is_null = 0;
+    row[1].v.dec.lo = 12345; /* 123.45 does not fit decimal(4,2) */
+    ck_assert_int_eq(w2l__pq_write_row(w, row, &err), W2L_SCHEMA);
+    w2l__pq_writer_abort(w);
+    int exists = 1;
+    ck_assert_ok(w2l_fileio_exists(io, "x", &exists, &err), err);
+    ck_assert_int_eq(exists, 0);
+    w2l_schema_unref(s);
+    w2l_fileio_close(io);
+}
+END_TEST
+
+START_TEST(out_of_memory_fails_cleanly)
+{
+    /* _i-th allocation fails: W2L_NOMEM (or success once past every allocation), no leak */
+    fail_alloc_install();
+    static pq_case cases[16];
+    size_t n = pqc_build_all(cases);
+    w2l_fileio *io = mem_io();
+    long before = fail_alloc_outstanding();
+    fail_alloc_arm(_i);
+    w2l_error err;
+    w2l__pq_writer *w = NULL;
+    w2l_rc rc = w2l__pq_writer_open(io, "oom", 0, cases[0].schema, &cases[0].opt, NULL, 0, &w, &err);
+    if (rc == W2L_OK) rc = w2l__pq_write_rows(w, cases[0].rows, cases[0].nrows, &err);
+    w2l__file_stats st;
+    memset(&st, 0, sizeof st);
+    if (rc == W2L_OK) {
+        rc = w2l__pq_writer_close(w, &st, &err);
+        w = NULL;
+    }
+    if (w) w2l__pq_writer_abort(w);
+    ck_assert_msg(rc == W2L_OK || rc == W2L_NOMEM, "%s: %s", w2l_rc_name(rc), err.msg);
+    w2l__pq_reader *r = NULL;
+    if (rc == W2L_OK) {
+        rc = w2l__pq_reader_open(io, "oom", &r, &err);
+        const w2l_value *rows;
+        if (rc == W2L_OK) rc = w2l__pq_reader_read_row_group(r, 0, &rows, &err);
+        ck_assert_msg(rc == W2L_OK || rc == W2L_NOMEM, "%s: %s", w2l_rc_name(rc), err.msg);
+        w2l__pq_reader_close(r);
+        w2l_fileio_remove(io, "oom", &err);
+    }
+    w2l__file_stats_release(&st);
+    fail_alloc_arm(-1);
+    ck_assert_int_eq(fail_alloc_outstanding(), before);
+    for (size_t k = n; k-- > 0;) pqc_free(&cases[k]);
+    w2l_fileio_close(io);
+}
+END_TEST
+
+Suite *suite_pq_roundtrip(void)
+{
+    Suite *s = suite_create("pq_roundtrip");
+    TCase *basic = tcase_create("basic");
+    tcase_add_test(basic, every_case_reads_back);
+    tcase_add_test(basic, iceberg_bounds_are_exact_and_truncated);
+    tcase_add_test(basic, utf8_truncation_rounds_up);
+    tcase_set_timeout(basic, 120);
+    suite_add_tcase(s, basic);
+    TCase *edge = tcase_create("edge");
+    tcase_add_test(edge, misuse_and_required_nulls);
+    suite_add_tcase(s, edge);
+    TCase *faults = tcase_create("faults");
+    tcase_add_loop_test(faults, out_of_memory_fails_cleanly, 0, 160);
+    tcase_set_timeout(faults, 120);
+    suite_add_tcase(s, faults);
+    return s;
+}
