@@ -25,9 +25,22 @@ struct w2l_emitter {
     int in_txn;
 };
 
+#define TABLE_HASH_SEED 0x5ca1ab1eULL
+
+uint64_t w2l__table_hash(const char *ns, const char *table)
+{
+    return w2l__hash64(table, strlen(table), w2l__hash64(ns, strlen(ns), TABLE_HASH_SEED));
+}
+
+w2l__batch *w2l__batch_ref(w2l__batch *b)
+{
+    atomic_fetch_add(&b->refs, 1);
+    return b;
+}
+
 void w2l__batch_free(w2l__batch *b)
 {
-    if (!b) return;
+    if (!b || atomic_fetch_sub(&b->refs, 1) > 1) return;
     w2l_schema_unref(b->schema);
     w2l__arena_release(&b->arena);
     w2l__free(b->changes);
@@ -96,7 +109,7 @@ static w2l_rc find_slot(w2l_emitter *em, const char *ns, const char *table, slot
     W2L_NOMEM_IF(!key, err);
     memcpy(key, ns, nl + 1);
     memcpy(key + nl + 1, table, tl + 1);
-    uint64_t h = w2l__hash64(key, kl, 0x5ca1ab1e);
+    uint64_t h = w2l__table_hash(ns, table);
     size_t i = h & (em->nslots - 1);
     while (em->slots[i].key) {
         if (em->slots[i].hash == h && em->slots[i].klen == kl && memcmp(em->slots[i].key, key, kl) == 0) {
@@ -150,6 +163,7 @@ static w2l_rc new_batch(slot *s, const w2l_schema *schema, w2l_error *err)
     }
     b->schema = w2l_schema_ref((w2l_schema *)schema);
     b->table_hash = s->hash;
+    atomic_init(&b->refs, 1);
     s->open = b;
     return W2L_OK;
 }

@@ -12,6 +12,8 @@
 #ifndef W2L_EMIT_H
 #define W2L_EMIT_H
 
+#include <stdatomic.h>
+
 #include "../common/arena.h"
 #include "../common/common.h"
 
@@ -21,9 +23,14 @@ typedef struct w2l__batch {
     w2l_schema *schema;     /* one reference held */
     w2l_change *changes;    /* n entries; each row points into the arena */
     size_t n, cap;
-    uint64_t table_hash;    /* w2l__hash64 of "ns.table", for routing */
+    uint64_t table_hash;    /* w2l__table_hash(ns, table), for routing */
+    atomic_int refs;        /* the pipeline splits a batch over writers without copying rows */
     w2l__arena arena;
 } w2l__batch;
+
+/* The routing hash of a table: the same everywhere (emitter, pipeline, operators). */
+uint64_t w2l__table_hash(const char *ns, const char *table);
+w2l__batch *w2l__batch_ref(w2l__batch *b);
 
 /* One DDL statement, copied into its own arena. */
 typedef struct w2l__ddl_elem {
@@ -31,7 +38,7 @@ typedef struct w2l__ddl_elem {
     w2l__arena arena;
 } w2l__ddl_elem;
 
-void w2l__batch_free(w2l__batch *b);       /* NULL is a no-op */
+void w2l__batch_free(w2l__batch *b);       /* drops one reference; NULL is a no-op */
 void w2l__ddl_elem_free(w2l__ddl_elem *d); /* NULL is a no-op */
 
 typedef struct w2l__emit_hooks {

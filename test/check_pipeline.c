@@ -1,0 +1,391 @@
+/*
+ * lib/pipeline: the runtime with operators plugged in through the public operator API —
+ * routing, barrier alignment across parallel instances, the checkpoint coordinator (seal,
+ * then commit), the check-commit sink, restart and w2l_recover. The test operators keep a
+ * "lake" in memory: per table, the committed row count and sum, and which checkpoints were
+ * committed, so exactly-once is checked as a reader of the lake would.
+ */
+#include <check.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline/emit.h"
+#include "support/support.h"
+
+/* ---- the lake the test committer commits to ---- */
+#define NT 4
+static struct {
+    long long rows[NT], sum[NT];
+    uint64_t committed[NT]; /* newest committed checkpoint per table (the ancestry check) */
+    int commits;
+} lake;
+static atomic_int fail_commit_at; /* notify_complete of this checkpoint fails once (0: never) */
+static atomic_int writer_rows;
+
+static int table_no(const char *t) { return t[1] - '0'; } /* "t0".."t3" */
+
+/* ---- ddl: pass changes through ---- */
+static w2l_rc d_open(const w2l_operator_methods *m, const w2l_conf *c, unsigned i, unsigned n, w2l_state *st,
+                     uint64_t r, w2l_operator *self, w2l_error *e)
+{
+    (void)m, (void)c, (void)i, (void)n, (void)st, (void)r, (void)self, (void)e;
+    return W2L_OK;
+}
+static w2l_rc d_process(w2l_operator *self, const w2l_element *el, w2l_collector *out, w2l_error *e)
+{
+    (void)self;
+    if (el->kind == W2L_ELEM_CHANGES) return w2l_collect(out, el, e);
+    return W2L_OK;
+}
+static w2l_rc none_complete(w2l_operator *self, uint64_t ck, w2l_error *e) { (void)self, (void)ck, (void)e; return W2L_OK; }
+static void none_close(w2l_operator *self) { (void)self; }
+static const w2l_operator_methods t_ddl = {W2L_OPERATOR_METHODS_V1, "t", W2L_OPERATOR_DDL, sizeof(w2l_operator),
+                                           NULL, d_open, d_process, none_complete, none_close};
+
+/* ---- writer: per table, rows and sum of column 1 since the last barrier ---- */
+typedef struct t_writer {
+    w2l_operator base;
+    long long rows[NT], sum[NT];
+} t_writer;
+static w2l_rc w_process(w2l_operator *self, const w2l_element *el, w2l_collector *out, w2l_error *e)
+{
+    t_writer *w = (t_writer *)self;
+    if (el->kind == W2L_ELEM_CHANGES) {
+        for (size_t i = 0; i < el->nchanges; i++) {
+            const w2l_change *c = &el->changes[i];
+            int t = table_no(c->table);
+            int sign = c->op == W2L_OP_DELETE || c->op == W2L_OP_UPDATE_BEFORE ? -1 : 1;
+            w->rows[t] += sign;
+            w->sum[t] += sign * c->row[1].v.i64;
+            atomic_fetch_add(&writer_rows, 1);
+        }
+    } else if (el->kind == W2L_ELEM_BARRIER) {
+        for (int t = 0; t < NT; t++) {
+            if (!w->rows[t] && !w->sum[t]) continue;
+            char name[8], payload[64];
+            snprintf(name, sizeof name, "t%d", t);
+            int n = snprintf(payload, sizeof payload, "%lld %lld", w->rows[t], w->sum[t]);
+            w2l_element r = {.kind = W2L_ELEM_WRITE_RESULT, .ns = "db", .table = name, .ckpt = el->ckpt,
+                             .payload = payload, .payload_len = (size_t)n};
+            W2L_TRY(w2l_collect(out, &r, e));
+            w->rows[t] = w->sum[t] = 0;
+        }
+    }
+    return W2L_OK;
+}
+static const w2l_operator_methods t_writer_m = {W2L_OPERATOR_METHODS_V1, "t", W2L_OPERATOR_WRITER, sizeof(t_writer),
+                                                NULL, d_open, w_process, none_complete, none_close};
+
+/* ---- committer: results into the state at the barrier, into the lake at completion ---- */
+typedef struct t_committer {
+    w2l_operator base;
+    unsigned index;
+    w2l_state *st;
+    long long rows[NT], sum[NT];
+} t_committer;
+static w2l_rc c_open(const w2l_operator_methods *m, const w2l_conf *c, unsigned i, unsigned n, w2l_state *st,
+                     uint64_t r, w2l_operator *self, w2l_error *e)
+{
+    (void)m, (void)c, (void)n, (void)r, (void)e;
+    ((t_committer *)self)->index = i;
+    ((t_committer *)self)->st = st;
+    return W2L_OK;
+}
+static w2l_rc c_process(w2l_operator *self, const w2l_element *el, w2l_collector *out, w2l_error *e)
+{
+    (void)out;
+    t_committer *c = (t_committer *)self;
+    if (el->kind == W2L_ELEM_WRITE_RESULT) {
+        long long r, s;
+        ck_assert_int_eq(sscanf(el->payload, "%lld %lld", &r, &s), 2);
+        c->rows[table_no(el->table)] += r;
+        c->sum[table_no(el->table)] += s;
+    } else if (el->kind == W2L_ELEM_BARRIER) {
+        for (int t = 0; t < NT; t++) {
+            if (!c->rows[t] && !c->sum[t]) continue;
+            char key[32], val[64];
+            snprintf(key, sizeof key, "committer/%u/t%d", c->index, t);
+            int n = snprintf(val, sizeof val, "%lld %lld", c->rows[t], c->sum[t]);
+            W2L_TRY(w2l_state_put(c->st, el->ckpt, key, val, (size_t)n, e));
+            c->rows[t] = c->sum[t] = 0;
+        }
+    }
+    return W2L_OK;
+}
+typedef struct commit_ctx { t_committer *c; uint64_t ck; w2l_error *e; w2l_rc rc; } commit_ctx;
+static int commit_key(void *p, const char *key)
+{
+    commit_ctx *x = p;
+    int t = table_no(strrchr(key, '/') + 1);
+    if (x->ck <= lake.committed[t]) return 0; /* committed before: never twice */
+    w2l_buf b = {0};
+    x->rc = w2l_state_get(x->c->st, x->ck, key, &b, x->e);
+    if (x->rc != W2L_OK) return 1;
+    long long r, s;
+    w2l__buf_cstr(&b, x->e);
+    sscanf((char *)b.data, "%lld %lld", &r, &s);
+    w2l_buf_release(&b);
+    lake.rows[t] += r;
+    lake.sum[t] += s;
+    lake.committed[t] = x->ck;
+    lake.commits++;
+    return 0;
+}
+static w2l_rc c_complete(w2l_operator *self, uint64_t ck, w2l_error *e)
+{
+    if ((int)ck == atomic_load(&fail_commit_at)) {
+        atomic_store(&fail_commit_at, 0);
+        return w2l_error_set(e, W2L_IO, "table db.t0: metadata write: injected failure");
+    }
+    commit_ctx x = {(t_committer *)self, ck, e, W2L_OK};
+    /* the tables hashed to this committer: its keys of the checkpoint */
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "committer/%u/", x.c->index);
+    W2L_TRY(w2l_state_keys(x.c->st, ck, prefix, commit_key, &x, e));
+    return x.rc;
+}
+static const w2l_operator_methods t_committer_m = {W2L_OPERATOR_METHODS_V1, "t", W2L_OPERATOR_COMMITTER,
+                                                   sizeof(t_committer), NULL, c_open, c_process, c_complete,
+                                                   none_close};
+
+/* ---- helpers ---- */
+static w2l_schema *schema;
+static w2l_error err;
+static char statedir[600];
+
+static void setup(void)
+{
+    memset(&lake, 0, sizeof lake);
+    atomic_store(&fail_commit_at, 0);
+    atomic_store(&writer_rows, 0);
+    w2l_operator_register(&t_ddl);
+    w2l_operator_register(&t_writer_m);
+    w2l_operator_register(&t_committer_m);
+    schema = w2l_schema_new(0);
+    w2l_type lt = {W2L_TYPE_LONG, 0, 0};
+    ck_assert_ok(w2l_schema_add_field(schema, 1, "id", lt, 1, &err), err);
+    ck_assert_ok(w2l_schema_add_field(schema, 2, "v", lt, 0, &err), err);
+    int32_t pk = 1;
+    ck_assert_ok(w2l_schema_set_identifier(schema, &pk, 1, &err), err);
+    snprintf(statedir, sizeof statedir, "%s", tmpdir_make("pipeline"));
+}
+
+static void teardown(void)
+{
+    w2l_schema_unref(schema);
+    tmpdir_remove(statedir);
+}
+
+static w2l_conf *make_conf(unsigned nddl, unsigned nw, unsigned nc)
+{
+    w2l_conf *c = w2l_conf_new();
+    char v[700];
+    snprintf(v, sizeof v, "file:%s", statedir);
+    ck_assert_ok(w2l_conf_set(c, "state", v, &err), err);
+    ck_assert_ok(w2l_conf_set(c, "operator.ddl", "t", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "operator.writer", "t", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "operator.committer", "t", &err), err);
+    snprintf(v, sizeof v, "%u", nddl);
+    ck_assert_ok(w2l_conf_set(c, "ddl-parallelism", v, &err), err);
+    snprintf(v, sizeof v, "%u", nw);
+    ck_assert_ok(w2l_conf_set(c, "parallelism", v, &err), err);
+    snprintf(v, sizeof v, "%u", nc);
+    ck_assert_ok(w2l_conf_set(c, "committer-parallelism", v, &err), err);
+    ck_assert_ok(w2l_conf_set(c, "table.db.t1.table-parallelism", "3", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "batch-rows", "50", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "channel-capacity", "4", &err), err);
+    return c;
+}
+
+/* Pushes rows [from, to) spread over the tables, one transaction per 10 rows, a checkpoint
+ * every ckpt_every rows; expect[] accumulates what the lake must end with. */
+static long long expect_rows[NT], expect_sum[NT];
+static void push_rows(w2l_pipeline *p, long from, long to, long ckpt_every)
+{
+    w2l_emitter *em = w2l_pipeline_emitter(p);
+    ck_assert_ptr_nonnull(em);
+    for (long i = from; i < to; i++) {
+        char table[4];
+        int t = (int)(i % NT);
+        snprintf(table, sizeof table, "t%d", t);
+        w2l_value row[2] = {{0}, {0}};
+        row[0].v.i64 = i;
+        row[1].v.i64 = i * 3;
+        w2l_change c = {"db", table, schema, W2L_OP_INSERT, row, 2, NULL, 0};
+        ck_assert_ok(w2l_emit_change(em, &c, &err), err);
+        expect_rows[t]++;
+        expect_sum[t] += i * 3;
+        if (i % 7 == 0 && i > 0) { /* a delete of an earlier row, in the same transaction */
+            row[0].v.i64 = i - 1;
+            row[1].v.i64 = (i - 1) * 3;
+            int t2 = (int)((i - 1) % NT);
+            snprintf(table, sizeof table, "t%d", t2);
+            w2l_change d = {"db", table, schema, W2L_OP_DELETE, row, 2, NULL, 0};
+            ck_assert_ok(w2l_emit_change(em, &d, &err), err);
+            expect_rows[t2]--;
+            expect_sum[t2] -= (i - 1) * 3;
+        }
+        if ((i + 1) % 10 == 0) {
+            char pos[32];
+            int n = snprintf(pos, sizeof pos, "{\"offset\":%ld}", i + 1);
+            ck_assert_ok(w2l_emit_commit(em, pos, (size_t)n, &err), err);
+            if ((i + 1) % ckpt_every == 0) {
+                uint64_t id;
+                ck_assert_ok(w2l_pipeline_checkpoint(p, 0, &id, &err), err);
+            }
+        }
+    }
+}
+
+static void assert_lake_equals_expected(void)
+{
+    for (int t = 0; t < NT; t++) {
+        ck_assert_int_eq(lake.rows[t], expect_rows[t]);
+        ck_assert_int_eq(lake.sum[t], expect_sum[t]);
+    }
+}
+
+START_TEST(push_api_exactly_once_with_parallel_operators)
+{
+    memset(expect_rows, 0, sizeof expect_rows);
+    memset(expect_sum, 0, sizeof expect_sum);
+    /* _i picks the shape: 1x1x1, and 2 ddl x 3 writers x 2 committers */
+    unsigned shapes[2][3] = {{1, 1, 1}, {2, 3, 2}};
+    w2l_conf *c = make_conf(shapes[_i][0], shapes[_i][1], shapes[_i][2]);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    push_rows(p, 0, 20000, 1000);
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+    w2l_pipeline_free(p);
+    assert_lake_equals_expected();
+    ck_assert_int_ge(lake.commits, 20 * NT);
+    w2l_conf_free(c);
+}
+END_TEST
+
+START_TEST(checkpoint_waits_for_commit)
+{
+    memset(expect_rows, 0, sizeof expect_rows);
+    memset(expect_sum, 0, sizeof expect_sum);
+    w2l_conf *c = make_conf(1, 2, 1);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    push_rows(p, 0, 100, 1000000);
+    uint64_t id;
+    ck_assert_ok(w2l_pipeline_checkpoint(p, 1, &id, &err), err);
+    ck_assert_uint_eq(id, 1);
+    assert_lake_equals_expected(); /* visible as soon as the checkpoint returns */
+    /* a checkpoint inside a transaction is refused */
+    w2l_value row[2] = {{0}, {0}};
+    w2l_change ch = {"db", "t0", schema, W2L_OP_INSERT, row, 2, NULL, 0};
+    ck_assert_ok(w2l_emit_change(w2l_pipeline_emitter(p), &ch, &err), err);
+    ck_assert_int_eq(w2l_pipeline_checkpoint(p, 1, &id, &err), W2L_MISUSE);
+    ck_assert_ok(w2l_emit_commit(w2l_pipeline_emitter(p), "{}", 2, &err), err);
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+    w2l_pipeline_free(p);
+    ck_assert_int_eq(lake.rows[0], expect_rows[0] + 1);
+    w2l_conf_free(c);
+}
+END_TEST
+
+START_TEST(failed_commit_stops_job_and_recover_commits_once)
+{
+    memset(expect_rows, 0, sizeof expect_rows);
+    memset(expect_sum, 0, sizeof expect_sum);
+    w2l_conf *c = make_conf(1, 2, 1);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    push_rows(p, 0, 3000, 1000); /* checkpoints 1..3 */
+    atomic_store(&fail_commit_at, 4);
+    push_rows(p, 3000, 4000, 1000); /* checkpoint 4: sealed, commit fails */
+    w2l_rc rc = w2l_pipeline_finish(p, &err);
+    ck_assert_int_eq(rc, W2L_IO);
+    ck_assert_msg(strstr(err.msg, "commit of checkpoint 4 failed") && strstr(err.msg, "db.t0"), "%s", err.msg);
+    w2l_pipeline_free(p);
+    ck_assert_uint_eq(lake.committed[0], 3); /* the lake stops at checkpoint 3 */
+    /* recover commits checkpoint 4 from the state, exactly once, however often it runs */
+    ck_assert_ok(w2l_recover(c, &err), err);
+    assert_lake_equals_expected();
+    int commits = lake.commits;
+    ck_assert_ok(w2l_recover(c, &err), err);
+    ck_assert_int_eq(lake.commits, commits);
+    assert_lake_equals_expected();
+    /* a restarted pipeline continues after checkpoint 4 */
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    push_rows(p, 4000, 5000, 1000);
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+    w2l_pipeline_free(p);
+    assert_lake_equals_expected();
+    ck_assert_uint_ge(lake.committed[1], 5);
+    w2l_conf_free(c);
+}
+END_TEST
+
+START_TEST(unknown_operator_is_a_config_error)
+{
+    w2l_conf *c = make_conf(1, 1, 1);
+    ck_assert_ok(w2l_conf_set(c, "operator.writer", "nope", &err), err);
+    w2l_pipeline *p;
+    ck_assert_int_eq(w2l_pipeline_new(c, &p, &err), W2L_CONFIG);
+    ck_assert_msg(strstr(err.msg, "operator.writer") && strstr(err.msg, "'nope'"), "%s", err.msg);
+    ck_assert_ptr_null(p);
+    ck_assert_ok(w2l_conf_set(c, "operator.writer", "t", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "source", "nosuch://x", &err), err);
+    ck_assert_int_eq(w2l_pipeline_new(c, &p, &err), W2L_CONFIG);
+    ck_assert_msg(strstr(err.msg, "unknown kind 'nosuch'"), "%s", err.msg);
+    w2l_conf_free(c);
+}
+END_TEST
+
+START_TEST(emitter_batches_by_table_and_validates)
+{
+    /* the emitter alone: hooks that count */
+    static int batches, rows;
+    struct hooks_ctx { int dummy; } ctx;
+    (void)ctx;
+    batches = rows = 0;
+    w2l__emit_hooks h = {0};
+    h.batch = NULL;
+    (void)h;
+    w2l_value row[2] = {{0}, {0}};
+    row[1].is_null = 1;
+    w2l_change bad = {"db", "t0", schema, W2L_OP_INSERT, row, 1, NULL, 0};
+    w2l_conf *c = make_conf(1, 1, 1);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    w2l_emitter *em = w2l_pipeline_emitter(p);
+    ck_assert_int_eq(w2l_emit_change(em, &bad, &err), W2L_SCHEMA); /* 1 value for 2 columns */
+    ck_assert_msg(strstr(err.msg, "1 values for 2 columns"), "%s", err.msg);
+    row[0].is_null = 1;
+    bad.ncols = 2;
+    ck_assert_int_eq(w2l_emit_change(em, &bad, &err), W2L_SCHEMA); /* NULL key */
+    ck_assert_msg(strstr(err.msg, "required column id"), "%s", err.msg);
+    bad.table = "";
+    ck_assert_int_eq(w2l_emit_change(em, &bad, &err), W2L_MISUSE);
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+    w2l_pipeline_free(p);
+    w2l_conf_free(c);
+    (void)batches, (void)rows;
+}
+END_TEST
+
+Suite *suite_pipeline(void)
+{
+    Suite *s = suite_create("pipeline");
+    TCase *basic = tcase_create("basic");
+    tcase_add_checked_fixture(basic, setup, teardown);
+    tcase_add_loop_test(basic, push_api_exactly_once_with_parallel_operators, 0, 2);
+    tcase_add_test(basic, checkpoint_waits_for_commit);
+    tcase_add_test(basic, unknown_operator_is_a_config_error);
+    tcase_add_test(basic, emitter_batches_by_table_and_validates);
+    tcase_set_timeout(basic, 60);
+    suite_add_tcase(s, basic);
+    TCase *faults = tcase_create("faults");
+    tcase_add_checked_fixture(faults, setup, teardown);
+    tcase_add_test(faults, failed_commit_stops_job_and_recover_commits_once);
+    tcase_set_timeout(faults, 60);
+    suite_add_tcase(s, faults);
+    return s;
+}
