@@ -33,7 +33,9 @@ W2L_API void w2l_free(void *ptr);
  * Not thread-safe against a concurrent cleanup. See w2l_global_init(3). */
 W2L_API w2l_rc w2l_global_init(w2l_error *err);
 
-/* Undoes one w2l_global_init(). See w2l_global_init(3). */
+/* Undoes one w2l_global_init(); the last one also forgets every registered plug-in.
+ * Register plug-ins after w2l_global_init(), which installs the built-in defaults.
+ * See w2l_global_init(3). */
 W2L_API void w2l_global_cleanup(void);
 
 #ifdef __cplusplus

@@ -63,7 +63,7 @@ W2L_API w2l_conf *w2l_conf_dup(const w2l_conf *conf);
 W2L_API w2l_rc w2l_conf_set(w2l_conf *conf, const char *key, const char *value, w2l_error *err);
 
 /* The text value of key (its default if unset; NULL if it has none), borrowed until the
- * next w2l_conf_set() of that key or w2l_conf_free(). W2L_NOTFOUND for an unknown key.
+ * next w2l_conf_set() of that key or w2l_conf_free(). W2L_CONFIG for an unknown key.
  * See w2l_conf_get(3). */
 W2L_API w2l_rc w2l_conf_get(const w2l_conf *conf, const char *key, const char **out,
                             w2l_error *err);

@@ -21,7 +21,8 @@ typedef struct w2l_fileio w2l_fileio;
 typedef struct w2l_file w2l_file;   /* a file being written */
 typedef struct w2l_rfile w2l_rfile; /* a file open for reading */
 
-/* create() flags */
+/* create() flags. Without either, create() fails with W2L_EXISTS when the path exists
+ * already, and close() when it appeared meanwhile: a file is never overwritten. */
 enum {
     W2L_CREATE_EXCL = 1u << 0,    /* close() fails with W2L_EXISTS if the path exists */
     W2L_CREATE_REPLACE = 1u << 1  /* close() atomically replaces an existing file */

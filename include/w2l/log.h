@@ -16,8 +16,9 @@ typedef enum w2l_log_level {
     W2L_LOG_ERROR = 0, W2L_LOG_WARN = 1, W2L_LOG_INFO = 2, W2L_LOG_DEBUG = 3, W2L_LOG_TRACE = 4
 } w2l_log_level;
 
-/* Receives one formatted line without a trailing newline; called on the logging thread,
- * possibly several threads at once. The line is borrowed for the call only. */
+/* Receives one message (without the timestamp and level prefix the default sink adds, and
+ * without a newline) on the thread that logs it; calls are serialised, so fn need not lock,
+ * and fn must not call w2l_log_set_callback(). The line is borrowed for the call only. */
 typedef void (*w2l_log_fn)(void *opaque, w2l_log_level level, const char *line);
 
 /* Lines above level are dropped (default W2L_LOG_INFO). Thread-safe. See w2l_log_set_level(3). */

@@ -35,10 +35,12 @@ typedef struct w2l_source_methods {
      * W2L_OK after emitting at least one event, W2L_AGAIN when nothing came in time,
      * W2L_DONE at the end of a finite source (after its last w2l_emit_commit()). */
     w2l_rc (*next)(w2l_source *self, w2l_emitter *em, int timeout_ms, w2l_error *err);
-    /* Called once checkpoint ckpt is sealed and committed: upstream data before its
-     * position may be released (e.g. Kafka offsets committed). */
+    /* Called on the source thread once checkpoint ckpt is sealed and committed: upstream
+     * data before its position may be released (e.g. Kafka offsets committed). A
+     * transaction may span several next() calls; barriers wait for its w2l_emit_commit(). */
     w2l_rc (*checkpoint_complete)(w2l_source *self, uint64_t ckpt, w2l_error *err);
-    /* How far behind the source is, in ms (0 when caught up or unknown). */
+    /* How far behind the source is, in ms (0 when caught up or unknown). Optional: NULL.
+     * Called from any thread. */
     int64_t (*lag_ms)(w2l_source *self);
     void (*close)(w2l_source *self); /* cannot fail */
 } w2l_source_methods;

@@ -29,7 +29,7 @@ w2l_rc w2l_fileio_open(const char *name, const w2l_conf *conf, w2l_fileio **out,
     if (!m) {
         char known[256];
         w2l__registry_names(&w2l__fileio_registry, known, sizeof known);
-        return w2l__fail(err, W2L_NOTFOUND, "unknown file IO '%s' (known: %s)",
+        return w2l__fail(err, W2L_CONFIG, "unknown file IO '%s' (known: %s)",
                          name ? name : "(default)", known);
     }
     w2l_fileio *io = w2l__calloc(1, m->size > sizeof *io ? m->size : sizeof *io);

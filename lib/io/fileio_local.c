@@ -119,7 +119,7 @@ static w2l_rc lf_close(w2l_file *base, w2l_error *err)
     if (close(f->fd) != 0 && rc == W2L_OK) rc = w2l__fail_errno(err, W2L_IO, errno, "close %s", f->path);
     f->fd = -1;
     if (rc == W2L_OK) {
-        if (f->flags & W2L_CREATE_EXCL) {
+        if (!(f->flags & W2L_CREATE_REPLACE)) { /* EXCL, and plain create: never overwrite */
             if (link(f->tmp, f->path) != 0) {
                 int e = errno;
                 if (e == EEXIST) rc = w2l__fail(err, W2L_EXISTS, "create %s: file exists", f->path);

@@ -91,7 +91,7 @@ static w2l_rc mf_close(w2l_file *base, w2l_error *err)
     w2l_rc rc = W2L_OK;
     mtx_lock(&io->mtx);
     mem_entry **slot = find(io, f->path);
-    if (*slot && (f->flags & W2L_CREATE_EXCL)) {
+    if (*slot && !(f->flags & W2L_CREATE_REPLACE)) {
         rc = w2l__fail(err, W2L_EXISTS, "create %s: file exists", f->path);
     } else if (*slot) {
         w2l__free((*slot)->data);

@@ -67,6 +67,12 @@ w2l_rc w2l_state_put(w2l_state *st, uint64_t ckpt, const char *key, const void *
 {
     if (!key || !*key || (!val && len)) return w2l__fail(err, W2L_MISUSE, "state put: bad argument");
     if (ckpt == 0) return w2l__fail(err, W2L_MISUSE, "state put %s: checkpoint ids start at 1", key);
+    uint64_t latest = 0;
+    w2l_rc rc = st->methods->latest(st, &latest, err);
+    if (rc != W2L_OK && rc != W2L_NOTFOUND) return rc;
+    if (ckpt <= latest)
+        return w2l__fail(err, W2L_MISUSE, "state put %s: checkpoint %llu is already sealed", key,
+                         (unsigned long long)ckpt);
     return st->methods->put(st, ckpt, key, val, len, err);
 }
 
