@@ -102,7 +102,8 @@ static int cmp_f64(double a, double b)
 
 static int cmp_bytes(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
 {
-    int r = memcmp(a, b, an < bn ? an : bn);
+    size_t n = an < bn ? an : bn;
+    int r = n ? memcmp(a, b, n) : 0;
     if (r) return r < 0 ? -1 : 1;
     return an < bn ? -1 : an > bn;
 }
@@ -267,8 +268,8 @@ w2l_rc w2l__pq_colw_append(w2l__pq_colw *c, const w2l_value *v, size_t stride, s
                 const void *kp = key;
                 size_t kn = (size_t)c->value_width;
                 if (c->kind == K_BYTES) {
-                    kp = x->v.bytes.ptr;
                     kn = x->v.bytes.len;
+                    kp = kn ? (const void *)x->v.bytes.ptr : (const void *)"";
                     c->pg_plain += 4 + kn;
                 } else {
                     W2L_TRY(fixed_bytes(c, x, key, err));
@@ -349,7 +350,7 @@ static w2l_rc indices_to_plain(w2l__pq_colw *c, w2l_error *err)
             w2l__le32(plain.data + plain.len, (uint32_t)len);
             plain.len += 4;
         }
-        memcpy(plain.data + plain.len, p, len);
+        if (len) memcpy(plain.data + plain.len, p, len);
         plain.len += len;
     }
     w2l_buf_release(&c->vals);
@@ -618,13 +619,13 @@ w2l_rc w2l__pq_colw_iceberg_stats(const w2l__pq_colw *c, w2l__col_stats *s, w2l_
         size_t max = c->w->opt.bound_chars;
         if (c->field->type.id == W2L_TYPE_STRING) {
             s->lower_len = w2l__utf8_truncate_lower(m->bmin.data, m->bmin.len, max);
-            memcpy(s->lower, m->bmin.data, s->lower_len);
+            if (s->lower_len) memcpy(s->lower, m->bmin.data, s->lower_len);
             s->upper_len = w2l__utf8_truncate_upper(m->bmax.data, m->bmax.len, max, s->upper);
             /* an empty max is a valid bound only when the value itself is empty */
             if (s->upper_len == 0 && m->bmax.len) s->has_bounds = 0;
         } else {
             s->lower_len = m->bmin.len < max ? m->bmin.len : max;
-            memcpy(s->lower, m->bmin.data, s->lower_len);
+            if (s->lower_len) memcpy(s->lower, m->bmin.data, s->lower_len);
             s->upper_len = w2l__bin_truncate_upper(m->bmax.data, m->bmax.len, max, s->upper);
             if (s->upper_len == 0 && m->bmax.len) s->has_bounds = 0;
         }

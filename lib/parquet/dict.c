@@ -122,7 +122,7 @@ w2l_rc w2l__pq_dict_put(w2l__pq_dict *d, const void *p, size_t n, uint32_t *idx,
                 }
             } else {
                 const uint8_t *ent = d->vals.data + d->offs[i];
-                if (w2l__ld32(ent) == n && memcmp(ent + 4, p, n) == 0) {
+                if (w2l__ld32(ent) == n && (n == 0 || memcmp(ent + 4, p, n) == 0)) {
                     *idx = i;
                     *added = 0;
                     return W2L_OK;

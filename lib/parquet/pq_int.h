@@ -88,6 +88,7 @@ uint64_t w2l__tc_read_uvarint(w2l__tc_reader *r);
 /* ---- growable buffer helpers for hot paths ---- */
 static inline w2l_rc w2l__pq_put(w2l_buf *b, const void *p, size_t n, w2l_error *err)
 {
+    if (n == 0) return W2L_OK;
     if (b->cap - b->len < n || !b->data) {
         w2l_rc rc = w2l__buf_reserve(b, n, err);
         if (rc != W2L_OK) return rc;

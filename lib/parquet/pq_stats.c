@@ -74,7 +74,7 @@ static size_t encode(uint32_t c, uint8_t *d)
 size_t w2l__utf8_truncate_upper(const uint8_t *s, size_t n, size_t max_cp, uint8_t *dst)
 {
     size_t len = w2l__utf8_truncate_lower(s, n, max_cp);
-    memcpy(dst, s, len);
+    if (len) memcpy(dst, s, len);
     if (len == n) return n; /* fits: the value itself */
     /* offsets of the code points in the prefix */
     size_t starts[64], k = 0, i = 0;
@@ -97,7 +97,7 @@ size_t w2l__utf8_truncate_upper(const uint8_t *s, size_t n, size_t max_cp, uint8
 size_t w2l__bin_truncate_upper(const uint8_t *s, size_t n, size_t max, uint8_t *dst)
 {
     if (n <= max) {
-        memcpy(dst, s, n);
+        if (n) memcpy(dst, s, n);
         return n;
     }
     memcpy(dst, s, max);
