@@ -1,0 +1,776 @@
+/*
+ * lib/source/cdc_json.c and file_source.c: the "file" source over the sample streams of
+ * test/data/cdc (canal-json, debezium-json, maxwell-json). Every change, DDL and commit
+ * the source emits is written as one text line (values in their canonical text), and the
+ * whole stream is compared with what the sample's README says it holds.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/common.h"
+#include "pipeline/emit.h"
+#include "source/cdc_json.h"
+#include "support/support.h"
+
+#ifndef W2L_TEST_DATA
+#define W2L_TEST_DATA "test/data/cdc/"
+#endif
+
+/* ---- collecting what the source emits ---- */
+
+typedef struct collect {
+    w2l_buf out;
+    int commits;
+    int tolerant;   /* fault tests: the collector's own allocations may fail */
+} collect;
+
+static void put(collect *c, const char *s)
+{
+    w2l_error err;
+    w2l_rc rc = w2l_buf_append(&c->out, s, strlen(s), &err);
+    if (!c->tolerant) ck_assert_int_eq(rc, W2L_OK);
+}
+
+static const char *op_name(w2l_op op)
+{
+    switch (op) {
+    case W2L_OP_INSERT: return "I";
+    case W2L_OP_UPDATE_BEFORE: return "UB";
+    case W2L_OP_UPDATE_AFTER: return "UA";
+    case W2L_OP_DELETE: return "D";
+    }
+    return "?";
+}
+
+/* "db.t[id*:int,name:string] " once per schema change is too noisy; the schema is shown
+ * on DDL lines and by test_schema_of(). Rows: "db.t I 1|alice|10.50". */
+static w2l_rc on_batch(void *ctx, w2l__batch *b, w2l_error *err)
+{
+    collect *c = ctx;
+    char line[4096], v[1024];
+    for (size_t i = 0; i < b->n; i++) {
+        const w2l_change *ch = &b->changes[i];
+        int n = snprintf(line, sizeof line, "%s.%s %s ", ch->db, ch->table, op_name(ch->op));
+        for (size_t k = 0; k < ch->ncols; k++) {
+            const w2l_field *f = w2l_schema_field(ch->schema, k);
+            if (ch->present && !(ch->present[k / 8] & (1u << (k % 8)))) snprintf(v, sizeof v, "-");
+            else w2l_value_format(f->type, &ch->row[k], v, sizeof v);
+            n += snprintf(line + n, sizeof line - (size_t)n, "%s%s", k ? "|" : "", v);
+        }
+        snprintf(line + n, sizeof line - (size_t)n, "\n");
+        put(c, line);
+    }
+    w2l__batch_free(b);
+    return W2L_OK;
+}
+
+/* "name:type" per field, '*' on identifier fields, '!' on required ones. */
+static void schema_text(const w2l_schema *s, char *buf, size_t size)
+{
+    size_t n = 0, nid;
+    const int32_t *ids = w2l_schema_identifier(s, &nid);
+    buf[0] = '\0';
+    for (size_t i = 0; i < w2l_schema_field_count(s); i++) {
+        const w2l_field *f = w2l_schema_field(s, i);
+        char t[32];
+        int key = 0;
+        for (size_t k = 0; k < nid; k++) key |= ids[k] == f->id;
+        n += (size_t)snprintf(buf + n, size - n, "%s%s%s%s:%s", i ? "," : "", f->name, key ? "*" : "",
+                              f->required ? "!" : "", w2l_type_format(f->type, t, sizeof t));
+        if (n >= size) return;
+    }
+}
+
+static w2l_rc on_ddl(void *ctx, w2l__ddl_elem *d, w2l_error *err)
+{
+    collect *c = ctx;
+    char line[4096], sch[2048] = "";
+    if (d->ddl.schema_after) schema_text(d->ddl.schema_after, sch, sizeof sch);
+    snprintf(line, sizeof line, "DDL %s.%s %s%s%s\n", d->ddl.db ? d->ddl.db : "-", d->ddl.table ? d->ddl.table : "-",
+             d->ddl.sql, *sch ? " => " : "", sch);
+    put(c, line);
+    w2l__ddl_elem_free(d);
+    return W2L_OK;
+}
+
+static w2l_rc on_commit(void *ctx, const char *pos, size_t len, w2l_error *err)
+{
+    collect *c = ctx;
+    char line[128];
+    snprintf(line, sizeof line, "COMMIT %.*s\n", (int)len, pos);
+    put(c, line);
+    c->commits++;
+    return W2L_OK;
+}
+
+typedef struct fx {
+    collect col;
+    w2l_emitter *em;
+    w2l_conf *conf;
+    w2l_source *src;
+    char uri[1024];
+} fx;
+
+static void fx_init(fx *f, int until_caught_up)
+{
+    memset(f, 0, sizeof *f);
+    w2l__emit_hooks h = {on_batch, on_ddl, on_commit, &f->col};
+    f->em = w2l__emitter_new(&h, 1); /* batches of one row keep the global order visible */
+    ck_assert_ptr_nonnull(f->em);
+    f->conf = w2l_conf_new();
+    ck_assert_ptr_nonnull(f->conf);
+    w2l_error err;
+    ck_assert_ok(w2l_conf_set(f->conf, "until-caught-up", until_caught_up ? "true" : "false", &err), err);
+}
+
+static void fx_done(fx *f)
+{
+    if (f->src) {
+        f->src->methods->close(f->src);
+        w2l__free(f->src);
+    }
+    w2l__emitter_free(f->em);
+    w2l_conf_free(f->conf);
+    w2l_buf_release(&f->col.out);
+}
+
+static w2l_rc src_open(fx *f, const char *uri, const char *restored, w2l_error *err)
+{
+    const w2l_source_methods *m = w2l_source_find("file");
+    ck_assert_ptr_nonnull(m);
+    w2l_source *s = w2l__calloc(1, m->size);
+    if (!s) return w2l__fail(err, W2L_NOMEM, "test: out of memory");
+    s->methods = m;
+    snprintf(f->uri, sizeof f->uri, "%s", uri);
+    w2l_rc rc = m->open(m, f->conf, uri, restored, s, err);
+    if (rc != W2L_OK) {
+        w2l__free(s);
+        return rc;
+    }
+    f->src = s;
+    return W2L_OK;
+}
+
+/* next() until it returns something else than W2L_OK. */
+static w2l_rc drain(fx *f, int timeout_ms, w2l_error *err)
+{
+    w2l_rc rc;
+    while ((rc = f->src->methods->next(f->src, f->em, timeout_ms, err)) == W2L_OK) {}
+    return rc;
+}
+
+static const char *out_str(fx *f)
+{
+    w2l_error err;
+    ck_assert_ok(w2l__buf_cstr(&f->col.out, &err), err);
+    return (const char *)f->col.out.data;
+}
+
+static char *uri_of(const char *file, const char *format)
+{
+    static char buf[1024];
+    snprintf(buf, sizeof buf, "file:%s%s?format=%s", W2L_TEST_DATA, file, format);
+    return buf;
+}
+
+/* Reads a whole sample; returns the text of what was emitted (caller frees). */
+static char *read_all(const char *uri, const char *restored, w2l_rc *rc_out, w2l_error *err)
+{
+    fx f;
+    fx_init(&f, 1);
+    w2l_rc rc = src_open(&f, uri, restored, err);
+    if (rc == W2L_OK) rc = drain(&f, 0, err);
+    if (rc_out) *rc_out = rc;
+    char *s = strdup(out_str(&f));
+    fx_done(&f);
+    return s;
+}
+
+static void assert_stream(const char *file, const char *format, const char *expected)
+{
+    w2l_error err;
+    w2l_rc rc;
+    char *got = read_all(uri_of(file, format), NULL, &rc, &err);
+    ck_assert_msg(rc == W2L_DONE, "%s: %s", w2l_rc_name(rc), err.msg);
+    if (strcmp(got, expected) != 0) fprintf(stderr, "---- %s got:\n%s---- expected:\n%s", file, got, expected);
+    ck_assert_str_eq(got, expected);
+    free(got);
+}
+
+/* ---- expected streams (test/data/cdc/README) ---- */
+
+static const char canal_expected[] =
+    "shop.customers I 1|alice|10.50\n"
+    "shop.customers I 2|bob|0.00\n"
+    "COMMIT {\"offset\":363}\n"
+    "shop.orders I 100|1|99.99\n"
+    "COMMIT {\"offset\":718}\n"
+    "shop.customers UB 1|alice|10.50\n"
+    "shop.customers UA 1|alice|20.00\n"
+    "COMMIT {\"offset\":1057}\n"
+    "shop.customers UB 2|bob|0.00\n"
+    "shop.customers UA 3|bob|0.00\n"
+    "COMMIT {\"offset\":1384}\n"
+    "shop.orders D 100|1|99.99\n"
+    "COMMIT {\"offset\":1739}\n"
+    "DDL shop.customers ALTER TABLE customers ADD COLUMN email varchar(80) NULL\n"
+    "COMMIT {\"offset\":1986}\n"
+    "shop.customers I 4|carol|5.00|carol@example.com\n"
+    "shop.customers I 5|dave|-1.25|null\n"
+    "COMMIT {\"offset\":2424}\n"
+    "shop.customers D 1|alice|20.00|null\n"
+    "COMMIT {\"offset\":2792}\n";
+
+START_TEST(canal_stream)
+{
+    assert_stream("canal.jsonl", "canal-json", canal_expected);
+}
+END_TEST
+
+static const char canal_types_expected[] =
+    "t.all_types I 1|true|-128|65535|-8388608|4294967295|-9223372036854775808|18446744073709551615|"
+    "-9999999999.99|3.4028235e+38|-1.7976931348623157e+308|true|4095|9999-12-31|"
+    "2024-02-29T23:59:59.999999|2038-01-19T03:14:07.499000+00:00|23:59:59.000001|2155|abc|"
+    "h\xc3\xa9llo \xe2\x98\x83|b|x,y|{\"k\": [1, 2]}|02ff8041|c3\n"
+    "COMMIT {\"offset\":1089}\n"
+    "t.all_types I 2|false|0|0|0|0|0|0|0.00|0.0|-0.0|false|0|1970-01-01|1970-01-01T00:00:00.000000|"
+    "1970-01-01T00:00:01.000000+00:00|00:00:00.000000|0|||a||null||\n"
+    "COMMIT {\"offset\":2005}\n"
+    "t.all_types I 3|null|127|null|8388607|null|9223372036854775807|null|9999999999.99|null|2.5|null|"
+    "null|1000-01-01|1000-01-01T00:00:00.000001|null|null|1901|null|null|null|null|null|null|null\n"
+    "COMMIT {\"offset\":2958}\n";
+
+START_TEST(canal_types)
+{
+    assert_stream("canal_types.jsonl", "canal-json", canal_types_expected);
+}
+END_TEST
+
+/* The schema canal's mysqlType gives (DESIGN.md section 4). */
+START_TEST(canal_types_schema)
+{
+    fx f;
+    fx_init(&f, 1);
+    w2l_error err;
+    w2l__cdc_opts o = {1, 0, 0};
+    w2l__cdc *d = w2l__cdc_new(W2L__CDC_CANAL, &o);
+    FILE *fp = fopen(W2L_TEST_DATA "canal_types.jsonl", "r");
+    ck_assert_ptr_nonnull(fp);
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n = getline(&line, &cap, fp);
+    ck_assert(n > 0);
+    w2l__cdc_step step;
+    ck_assert_ok(w2l__cdc_decode(d, line, (size_t)n - 1, 0, &step, &err), err);
+    ck_assert_int_eq(step, W2L__CDC_END);
+    size_t nev;
+    const w2l__cdc_event *ev = w2l__cdc_events(d, &nev);
+    ck_assert_uint_eq(nev, 1);
+    char sch[2048];
+    schema_text(ev[0].change.schema, sch, sizeof sch);
+    ck_assert_str_eq(sch, "id*!:int,b:boolean,ti:int,usi:int,mi:int,ui:long,bi:long,ubi:decimal(20,0),"
+                          "dec:decimal(12,2),f:float,d:double,bit1:boolean,bit12:long,dt:date,dtm:timestamp,"
+                          "ts:timestamptz,tm:time,y:int,c:string,vc:string,e:string,st:string,j:string,"
+                          "bin:binary,bl:binary");
+    w2l__cdc_clear(d);
+    w2l__cdc_free(d);
+    free(line);
+    fclose(fp);
+    fx_done(&f);
+}
+END_TEST
+
+/* source.timezone, source.tinyint1-as-boolean, source.time-as-string. */
+START_TEST(canal_options)
+{
+    const char *tmp = tmpdir_make("cdcopt");
+    char path[512], uri[600];
+    snprintf(path, sizeof path, "%s/opt.jsonl", tmp);
+    FILE *fp = fopen(path, "w");
+    fputs("{\"data\":[{\"id\":\"1\",\"b\":\"7\",\"ts\":\"2024-01-01 08:00:00\",\"tm\":\"-838:59:59\"}],"
+          "\"database\":\"d\",\"isDdl\":false,\"mysqlType\":{\"id\":\"int\",\"b\":\"tinyint(1)\","
+          "\"ts\":\"timestamp\",\"tm\":\"time\"},\"pkNames\":[\"id\"],\"table\":\"t\",\"type\":\"INSERT\"}\n", fp);
+    fclose(fp);
+    snprintf(uri, sizeof uri, "file:%s?format=canal-json", path);
+    fx f;
+    fx_init(&f, 1);
+    w2l_error err;
+    ck_assert_ok(w2l_conf_set(f.conf, "source.timezone", "+08:00", &err), err);
+    ck_assert_ok(w2l_conf_set(f.conf, "source.tinyint1-as-boolean", "false", &err), err);
+    ck_assert_ok(w2l_conf_set(f.conf, "source.time-as-string", "true", &err), err);
+    ck_assert_ok(src_open(&f, uri, NULL, &err), err);
+    ck_assert_int_eq(drain(&f, 0, &err), W2L_DONE);
+    ck_assert_str_eq(out_str(&f), "d.t I 1|7|2024-01-01T00:00:00.000000+00:00|-838:59:59\nCOMMIT {\"offset\":220}\n");
+    fx_done(&f);
+    /* the same TIME without the option is an error naming it */
+    fx_init(&f, 1);
+    ck_assert_ok(w2l_conf_set(f.conf, "source.tinyint1-as-boolean", "false", &err), err);
+    ck_assert_ok(src_open(&f, uri, NULL, &err), err);
+    ck_assert_int_eq(drain(&f, 0, &err), W2L_SOURCE);
+    ck_assert_msg(strstr(err.msg, "column tm: value \"-838:59:59\": TIME outside") != NULL, "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "line 1 (byte offset 0)") != NULL, "%s", err.msg);
+    fx_done(&f);
+    tmpdir_remove(tmp);
+}
+END_TEST
+
+static const char dbz_expected[] =
+    "inventory.customers I 1|alice|12.345|2024-02-29|2024-02-29T23:59:59.999999|2024-02-29T23:59:59.123000|"
+    "2024-02-29T23:59:59.500000+00:00|23:59:59.999999|9|true|00ff|-0.5|1.5|-9223372036854775808|"
+    "18446744073709551615|{\"a\":1}\n"
+    "COMMIT {\"offset\":@1}\n"
+    "inventory.customers I 2|bob|-1.250|2024-02-29|2024-02-29T23:59:59.999999|2024-02-29T23:59:59.123000|"
+    "2024-02-29T23:59:59.500000+00:00|23:59:59.999999|9|true|00ff|-0.5|1.5|-9223372036854775808|"
+    "18446744073709551615|{\"a\":1}\n"
+    "inventory.orders I 500|2|3\n"
+    "inventory.customers UB 1|alice|12.345|2024-02-29|2024-02-29T23:59:59.999999|2024-02-29T23:59:59.123000|"
+    "2024-02-29T23:59:59.500000+00:00|23:59:59.999999|9|true|00ff|-0.5|1.5|-9223372036854775808|"
+    "18446744073709551615|{\"a\":1}\n"
+    "inventory.customers UA 1|alice|99999.999|2024-02-29|2024-02-29T23:59:59.999999|2024-02-29T23:59:59.123000|"
+    "2024-02-29T23:59:59.500000+00:00|23:59:59.999999|9|true|00ff|-0.5|1.5|-9223372036854775808|"
+    "18446744073709551615|{\"a\":1}\n";
+
+/* Checks one line of output against a prefix list; the debezium envelopes are long, so
+ * this test compares row lines and the order of commits. */
+START_TEST(debezium_stream)
+{
+    w2l_error err;
+    w2l_rc rc;
+    char *got = read_all(uri_of("debezium.jsonl", "debezium-json"), NULL, &rc, &err);
+    ck_assert_msg(rc == W2L_DONE, "%s: %s", w2l_rc_name(rc), err.msg);
+    /* replace commit offsets by @N for a stable comparison */
+    char norm[16384];
+    size_t o = 0;
+    int ncommit = 0;
+    for (const char *p = got; *p && o < sizeof norm - 16;) {
+        if (!strncmp(p, "COMMIT {\"offset\":", 17)) {
+            o += (size_t)snprintf(norm + o, sizeof norm - o, "COMMIT {\"offset\":@%d}", ++ncommit);
+            p = strchr(p, '}') + 1;
+        } else {
+            norm[o++] = *p++;
+        }
+    }
+    norm[o] = '\0';
+    const char *rest =
+        "COMMIT {\"offset\":@2}\n"
+        "inventory.customers UB 2|bob|-1.250|2024-02-29|2024-02-29T23:59:59.999999|2024-02-29T23:59:59.123000|"
+        "2024-02-29T23:59:59.500000+00:00|23:59:59.999999|9|true|00ff|-0.5|1.5|-9223372036854775808|"
+        "18446744073709551615|{\"a\":1}\n"
+        "inventory.customers UA 20|bob|-1.250|2024-02-29|2024-02-29T23:59:59.999999|2024-02-29T23:59:59.123000|"
+        "2024-02-29T23:59:59.500000+00:00|23:59:59.999999|9|true|00ff|-0.5|1.5|-9223372036854775808|"
+        "18446744073709551615|{\"a\":1}\n"
+        "inventory.customers D 1|alice|99999.999|2024-02-29|2024-02-29T23:59:59.999999|2024-02-29T23:59:59.123000|"
+        "2024-02-29T23:59:59.500000+00:00|23:59:59.999999|9|true|00ff|-0.5|1.5|-9223372036854775808|"
+        "18446744073709551615|{\"a\":1}\n"
+        "COMMIT {\"offset\":@3}\n"
+        "DDL inventory.customers ALTER TABLE customers ADD COLUMN note VARCHAR(20) => "
+        "id*!:int,name:string,note:string\n"
+        "COMMIT {\"offset\":@4}\n"
+        "inventory.customers I 3|carol|0.000|2024-02-29|2024-02-29T23:59:59.999999|2024-02-29T23:59:59.123000|"
+        "2024-02-29T23:59:59.500000+00:00|23:59:59.999999|9|true|00ff|-0.5|1.5|-9223372036854775808|"
+        "18446744073709551615|{\"a\":1}|hi\n"
+        "inventory.orders UB 500|2|3\n"
+        "inventory.orders UA 500|20|4\n"
+        "COMMIT {\"offset\":@5}\n"
+        "inventory.orders D 500|20|4\n"
+        "COMMIT {\"offset\":@6}\n";
+    char expected[16384];
+    snprintf(expected, sizeof expected, "%s%s", dbz_expected, rest);
+    if (strcmp(norm, expected)) fprintf(stderr, "---- got:\n%s---- expected:\n%s", norm, expected);
+    ck_assert_str_eq(norm, expected);
+    free(got);
+}
+END_TEST
+
+static const char dbz_noschema_expected[] =
+    "DDL shop.items CREATE TABLE items (id INT NOT NULL, price DECIMAL(10,2), at DATETIME(6), d DATE, ts TIMESTAMP, "
+    "t TIME, b BIT(3), kind ENUM('x','y'), PRIMARY KEY (id)) => id*!:int,price:decimal(10,2),at:timestamp,d:date,"
+    "ts:timestamptz,t:time,b:long,kind:string\n"
+    "COMMIT {\"offset\":1780}\n"
+    "shop.items I 1|12.34|2024-02-29T23:59:59.999999|2024-02-29|2024-02-29T23:59:59.000000+00:00|01:02:03.000000|5|y\n"
+    "COMMIT {\"offset\":2050}\n"
+    "shop.items UB 1|12.34|2024-02-29T23:59:59.999999|2024-02-29|2024-02-29T23:59:59.000000+00:00|01:02:03.000000|5|y\n"
+    "shop.items UA 2|-0.05|1970-01-01T00:00:00.000000|1969-12-31|1970-01-01T00:00:00.000000+00:00|00:00:00.000000|0|x\n"
+    "COMMIT {\"offset\":2409}\n"
+    "DDL shop.items ALTER TABLE items DROP COLUMN kind => id*!:int,price:decimal(10,2),at:timestamp,d:date,"
+    "ts:timestamptz,t:time,b:long\n"
+    "COMMIT {\"offset\":3873}\n"
+    "shop.items I 3|null|1970-01-01T00:00:00.001000|1970-01-01|null|-|null\n"
+    "shop.logs I 1|start|2.5|true|{\"k\":[1]}\n"
+    "COMMIT {\"offset\":4301}\n"
+    "shop.logs I 2|null|3.0|false|null\n"
+    "COMMIT {\"offset\":4503}\n";
+
+START_TEST(debezium_noschema_stream)
+{
+    assert_stream("debezium_noschema.jsonl", "debezium-json", dbz_noschema_expected);
+}
+END_TEST
+
+static const char maxwell_expected[] =
+    "DDL shop.items CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(40), price DECIMAL(10,2), created "
+    "DATETIME(6), upd TIMESTAMP, doc JSON, tags SET('a','b','c'), raw BLOB, big BIGINT UNSIGNED, tm TIME, day DATE, "
+    "ratio DOUBLE, state ENUM('new','done')) => id*!:int,name:string,price:decimal(10,2),created:timestamp,"
+    "upd:timestamptz,doc:string,tags:string,raw:binary,big:decimal(20,0),tm:time,day:date,ratio:double,state:string\n"
+    "COMMIT {\"offset\":1035}\n"
+    "shop.items I 1|pen|1.50|2024-02-29T23:59:59.999999|2024-03-01T00:00:00.000000+00:00|{\"k\":[1,2]}|a,c|0001fe|"
+    "18446744073709551615|12:34:56.000000|2024-02-29|0.1|new\n"
+    "shop.items I 2|cup|12345678.90|1970-01-01T00:00:00.000000|null|null|||0|00:00:00.000000|1970-01-01|-0.0|done\n"
+    "COMMIT {\"offset\":1670}\n"
+    "shop.items UB 2|cup|12345678.90|1970-01-01T00:00:00.000000|null|null|||0|00:00:00.000000|1970-01-01|-0.0|done\n"
+    "shop.items UA 20|cup|-0.01|1970-01-01T00:00:00.000000|null|null|||0|00:00:00.000000|1970-01-01|-0.0|done\n"
+    "shop.items D 1|pen|1.50|2024-02-29T23:59:59.999999|2024-03-01T00:00:00.000000+00:00|{\"k\":[1,2]}|a,c|0001fe|"
+    "18446744073709551615|12:34:56.000000|2024-02-29|0.1|new\n"
+    "COMMIT {\"offset\":2306}\n"
+    "DDL shop.items ALTER TABLE items ADD COLUMN qty INT => id*!:int,name:string,price:decimal(10,2),"
+    "created:timestamp,upd:timestamptz,doc:string,tags:string,raw:binary,big:decimal(20,0),tm:time,day:date,"
+    "ratio:double,state:string,qty:int\n"
+    "COMMIT {\"offset\":3832}\n"
+    "shop.items I 3|cup|12345678.90|1970-01-01T00:00:00.000000|null|null|||0|00:00:00.000000|1970-01-01|-0.0|done|7\n"
+    "shop.events I 1|a|2.5|true\n"
+    "shop.events I 2|null|3.0|false\n"
+    "COMMIT {\"offset\":4440}\n"
+    "shop.items I 4|cup|12345678.90|1970-01-01T00:00:00.000000|null|null|||0|00:00:00.000000|1970-01-01|-0.0|done|null\n"
+    "COMMIT {\"offset\":4808}\n"
+    "DDL shop.events DROP TABLE events\n"
+    "COMMIT {\"offset\":4997}\n";
+
+START_TEST(maxwell_stream)
+{
+    assert_stream("maxwell.jsonl", "maxwell-json", maxwell_expected);
+}
+END_TEST
+
+/* ---- positions: every commit of a full read is a restart point ---- */
+
+static void check_restarts(const char *file, const char *format)
+{
+    w2l_error err;
+    w2l_rc rc;
+    char *full = read_all(uri_of(file, format), NULL, &rc, &err);
+    ck_assert_msg(rc == W2L_DONE, "%s", err.msg);
+    int tested = 0;
+    for (const char *p = full; (p = strstr(p, "COMMIT ")) != NULL; p++) {
+        const char *eol = strchr(p, '\n');
+        char pos[64];
+        snprintf(pos, sizeof pos, "%.*s", (int)(eol - p - 7), p + 7);
+        char *rest = read_all(uri_of(file, format), pos, &rc, &err);
+        ck_assert_msg(rc == W2L_DONE, "restart at %s: %s", pos, err.msg);
+        /* union = prefix up to this commit + what the restarted source emits */
+        size_t plen = (size_t)(eol + 1 - full);
+        ck_assert_msg(strlen(full) == plen + strlen(rest) && strcmp(full + plen, rest) == 0,
+                      "restart at %s of %s differs:\n%s", pos, file, rest);
+        free(rest);
+        tested++;
+    }
+    ck_assert_int_gt(tested, 3);
+    free(full);
+}
+
+START_TEST(restart_canal) { check_restarts("canal.jsonl", "canal-json"); }
+END_TEST
+START_TEST(restart_debezium) { check_restarts("debezium.jsonl", "debezium-json"); }
+END_TEST
+START_TEST(restart_debezium_noschema) { check_restarts("debezium_noschema.jsonl", "debezium-json"); }
+END_TEST
+START_TEST(restart_maxwell) { check_restarts("maxwell.jsonl", "maxwell-json"); }
+END_TEST
+
+/* ---- a growing file: tail, stop, reopen at the position, append, finish ---- */
+
+static void append_bytes(const char *path, const char *p, size_t n)
+{
+    FILE *fp = fopen(path, "a");
+    ck_assert_ptr_nonnull(fp);
+    ck_assert_uint_eq(fwrite(p, 1, n, fp), n);
+    fclose(fp);
+}
+
+static char *slurp(const char *path, size_t *n)
+{
+    FILE *fp = fopen(path, "rb");
+    ck_assert_ptr_nonnull(fp);
+    fseek(fp, 0, SEEK_END);
+    long len = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    char *s = malloc((size_t)len + 1);
+    ck_assert_uint_eq(fread(s, 1, (size_t)len, fp), (size_t)len);
+    s[len] = '\0';
+    fclose(fp);
+    *n = (size_t)len;
+    return s;
+}
+
+static void check_growing(const char *file, const char *format)
+{
+    size_t n;
+    char src[512];
+    snprintf(src, sizeof src, "%s%s", W2L_TEST_DATA, file);
+    char *all = slurp(src, &n);
+    w2l_error err;
+    w2l_rc rc;
+    char *full = read_all(uri_of(file, format), NULL, &rc, &err);
+    ck_assert_int_eq(rc, W2L_DONE);
+
+    const char *tmp = tmpdir_make("cdcgrow");
+    char path[512], uri[700];
+    snprintf(path, sizeof path, "%s/grow.jsonl", tmp);
+    snprintf(uri, sizeof uri, "file:%s?format=%s", path, format);
+    append_bytes(path, "", 0);
+    /* phase 1, tail mode: feed the file in pieces that cut lines anywhere */
+    fx f;
+    fx_init(&f, 0);
+    ck_assert_ok(src_open(&f, uri, NULL, &err), err);
+    ck_assert_int_eq(f.src->methods->next(f.src, f.em, 0, &err), W2L_AGAIN);
+    size_t half = n / 2, fed = 0;
+    while (fed < half) {
+        size_t k = W2L_MIN((size_t)97, half - fed);
+        append_bytes(path, all + fed, k);
+        fed += k;
+        rc = drain(&f, 1, &err);
+        ck_assert_msg(rc == W2L_AGAIN, "%s: %s", w2l_rc_name(rc), err.msg);
+    }
+    /* take the last position, stop */
+    char pos[64] = "";
+    const char *o = out_str(&f), *last = NULL;
+    for (const char *p = o; (p = strstr(p, "COMMIT ")) != NULL; p++) last = p;
+    ck_assert_ptr_nonnull(last);
+    snprintf(pos, sizeof pos, "%.*s", (int)(strchr(last, '\n') - last - 7), last + 7);
+    char *first = strdup(o);
+    /* what came after the last commit was not emitted (it is incomplete) */
+    ck_assert_str_eq(first + strlen(first) - strlen(strchr(last, '\n')), "\n");
+    fx_done(&f);
+    /* phase 2: append the rest, reopen at the position until caught up */
+    append_bytes(path, all + fed, n - fed);
+    fx_init(&f, 1);
+    ck_assert_ok(src_open(&f, uri, pos, &err), err);
+    rc = drain(&f, 0, &err);
+    ck_assert_msg(rc == W2L_DONE, "%s: %s", w2l_rc_name(rc), err.msg);
+    size_t fl = strlen(first);
+    ck_assert_msg(strncmp(full, first, fl) == 0 && strcmp(full + fl, out_str(&f)) == 0,
+                  "growing %s: first part:\n%s\nsecond part:\n%s", file, first, out_str(&f));
+    fx_done(&f);
+    free(first);
+    free(full);
+    free(all);
+    tmpdir_remove(tmp);
+}
+
+START_TEST(growing_canal) { check_growing("canal.jsonl", "canal-json"); }
+END_TEST
+START_TEST(growing_debezium) { check_growing("debezium.jsonl", "debezium-json"); }
+END_TEST
+START_TEST(growing_maxwell) { check_growing("maxwell.jsonl", "maxwell-json"); }
+END_TEST
+
+/* ---- bad input ---- */
+
+typedef struct bad_case {
+    const char *format;
+    const char *text;     /* the file */
+    const char *emitted;  /* what comes out before the failure */
+    const char *message;  /* a part of the error message */
+} bad_case;
+
+#define CANAL_OK "{\"data\":[{\"id\":\"1\"}],\"database\":\"d\",\"isDdl\":false,\"mysqlType\":{\"id\":\"int\"},\"pkNames\":[\"id\"],\"table\":\"t\",\"type\":\"INSERT\"}\n"
+#define MX_CREATE "{\"type\":\"table-create\",\"database\":\"d\",\"table\":\"t\",\"def\":{\"database\":\"d\",\"table\":\"t\",\"primary-key\":[\"id\"],\"columns\":[{\"type\":\"int\",\"name\":\"id\"}]},\"sql\":\"CREATE TABLE t (id INT PRIMARY KEY)\"}\n"
+#define MX_ROW(xid, commit, id) "{\"database\":\"d\",\"table\":\"t\",\"type\":\"insert\",\"xid\":" #xid commit ",\"data\":{\"id\":" #id "}}\n"
+
+static const bad_case bad_cases[] = {
+    {"canal-json", CANAL_OK "{\"data\":[{\"id\":\"2\"}],\"database\":\n", "d.t I 1\nCOMMIT {\"offset\":121}\n",
+     "line 2 (byte offset 121): canal-json: malformed message: invalid JSON"},
+    {"canal-json", CANAL_OK "{\"data\":[{\"id\":\"2\"}],\"database\":\"d\",\"table\":\"t\",\"type\":\"INSERT\"}\n",
+     "d.t I 1\nCOMMIT {\"offset\":121}\n", "line 2 (byte offset 121): canal-json: missing or invalid member \"mysqlType\""},
+    {"canal-json", "{\"data\":[{\"id\":\"1\"}],\"database\":\"d\",\"isDdl\":false,\"mysqlType\":{\"id\":\"geometry\"},\"table\":\"t\",\"type\":\"INSERT\"}\n",
+     "", "line 1 (byte offset 0): canal-json: table d.t column id: unknown type \"geometry\""},
+    {"canal-json", "{\"data\":[{\"id\":\"1\"},{\"id\":\"x1\"}],\"database\":\"d\",\"isDdl\":false,\"mysqlType\":{\"id\":\"int\"},\"table\":\"t\",\"type\":\"INSERT\"}\n",
+     "", "canal-json: table d.t column id: value \"x1\": not an int (32-bit)"},
+    {"canal-json", "{\"data\":[{\"id\":\"2147483648\"}],\"database\":\"d\",\"isDdl\":false,\"mysqlType\":{\"id\":\"int\"},\"table\":\"t\",\"type\":\"INSERT\"}\n",
+     "", "value \"2147483648\": not an int (32-bit)"},
+    {"canal-json", "{\"data\":[{\"id\":\"1.234\"}],\"database\":\"d\",\"isDdl\":false,\"mysqlType\":{\"id\":\"decimal(5,2)\"},\"table\":\"t\",\"type\":\"INSERT\"}\n",
+     "", "value \"1.234\""},
+    {"canal-json", "{\"data\":[{\"id\":\"2024-02-30\"}],\"database\":\"d\",\"isDdl\":false,\"mysqlType\":{\"id\":\"date\"},\"table\":\"t\",\"type\":\"INSERT\"}\n",
+     "", "value \"2024-02-30\""},
+    {"canal-json", "{\"data\":[{\"id\":\"1\"}],\"database\":\"d\",\"isDdl\":false,\"mysqlType\":{\"id\":\"int\"},\"table\":\"t\",\"type\":\"UPSERT\"}\n",
+     "", "canal-json: unknown type \"UPSERT\""},
+    {"canal-json", "[1,2]\n", "", "line 1 (byte offset 0): canal-json: message is not a JSON object"},
+    {"maxwell-json", MX_CREATE MX_ROW(1, ",\"commit\":true", 1) MX_ROW(2, "", 2) "{\"database\":\"d\",\"table\":\"t\",\"type\":\"insert\",\"xid\":2,\"data\":{\"id\":\"x\"}}\n",
+     "DDL d.t CREATE TABLE t (id INT PRIMARY KEY) => id*!:int\nCOMMIT {\"offset\":190}\nd.t I 1\nCOMMIT {\"offset\":273}\n",
+     "line 4 (byte offset 342): maxwell-json: table d.t column id: value \"x\": not an int (32-bit)"},
+    {"maxwell-json", "{\"database\":\"d\",\"table\":\"u\",\"type\":\"update\",\"data\":{\"id\":1},\"old\":{\"id\":2}}\n",
+     "", "maxwell-json: table d.u: update or delete of a table never described"},
+    {"maxwell-json", "{\"database\":\"d\",\"table\":\"u\",\"data\":{\"id\":1}}\n", "", "missing or invalid member \"type\""},
+    {"debezium-json", "{\"before\":null,\"after\":{\"id\":1},\"source\":{\"db\":\"d\",\"table\":\"t\"},\"op\":\"x\"}\n",
+     "", "debezium-json: unknown op \"x\""},
+    {"debezium-json", "{\"before\":{\"id\":1},\"after\":null,\"source\":{\"db\":\"d\",\"table\":\"t\"},\"op\":\"d\"}\n",
+     "", "debezium-json: table d.t: update or delete of a table never described"},
+    {"debezium-json", "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"field\":\"after\",\"fields\":"
+                      "[{\"type\":\"map\",\"field\":\"m\"}]}]},\"payload\":{\"after\":{\"m\":{}},\"source\":{\"db\":\"d\",\"table\":\"t\"},\"op\":\"c\"}}\n",
+     "", "debezium-json: table d.t column m: unknown type map"},
+};
+
+START_TEST(bad_input)
+{
+    const bad_case *bc = &bad_cases[_i];
+    const char *tmp = tmpdir_make("cdcbad");
+    char path[512], uri[700];
+    snprintf(path, sizeof path, "%s/bad.jsonl", tmp);
+    append_bytes(path, bc->text, strlen(bc->text));
+    snprintf(uri, sizeof uri, "file:%s?format=%s", path, bc->format);
+    fx f;
+    fx_init(&f, 1);
+    w2l_error err;
+    ck_assert_ok(src_open(&f, uri, NULL, &err), err);
+    w2l_rc rc = drain(&f, 0, &err);
+    ck_assert_msg(rc == W2L_SOURCE, "case %d: %s: %s", _i, w2l_rc_name(rc), err.msg);
+    char prefix[600];
+    snprintf(prefix, sizeof prefix, "file %s: line ", path);
+    ck_assert_msg(strncmp(err.msg, prefix, strlen(prefix)) == 0, "case %d: %s", _i, err.msg);
+    ck_assert_msg(strstr(err.msg, bc->message) != NULL, "case %d: %s", _i, err.msg);
+    ck_assert_str_eq(out_str(&f), bc->emitted);
+    /* sticky */
+    w2l_error err2;
+    ck_assert_int_eq(f.src->methods->next(f.src, f.em, 0, &err2), W2L_SOURCE);
+    ck_assert_str_eq(err2.msg, err.msg);
+    fx_done(&f);
+    tmpdir_remove(tmp);
+}
+END_TEST
+
+START_TEST(uri_errors)
+{
+    fx f;
+    fx_init(&f, 1);
+    w2l_error err;
+    const char *u1 = "file:test/data/cdc/canal.jsonl?format=avro";
+    ck_assert_int_eq(src_open(&f, u1, NULL, &err), W2L_CONFIG);
+    ck_assert_msg(strstr(err.msg, u1) && strstr(err.msg, "canal-json|debezium-json|maxwell-json"), "%s", err.msg);
+    ck_assert_int_eq(src_open(&f, "file:test/data/cdc/canal.jsonl", NULL, &err), W2L_CONFIG);
+    ck_assert_msg(strstr(err.msg, "format required"), "%s", err.msg);
+    ck_assert_int_eq(src_open(&f, "file:/nonexistent/x.jsonl?format=canal-json", NULL, &err), W2L_CONFIG);
+    ck_assert_msg(strstr(err.msg, "/nonexistent/x.jsonl"), "%s", err.msg);
+    ck_assert_int_eq(src_open(&f, uri_of("canal.jsonl", "canal-json"), "{\"offset\":5}", &err), W2L_SOURCE);
+    ck_assert_msg(strstr(err.msg, "not at the end of a line"), "%s", err.msg);
+    ck_assert_int_eq(src_open(&f, uri_of("canal.jsonl", "canal-json"), "{\"offset\":999999}", &err), W2L_SOURCE);
+    ck_assert_int_eq(src_open(&f, uri_of("canal.jsonl", "canal-json"), "{\"pos\":1}", &err), W2L_CORRUPT);
+    ck_assert_ok(w2l_conf_set(f.conf, "source.timezone", "Mars/Olympus", &err), err);
+    ck_assert_int_eq(src_open(&f, uri_of("canal.jsonl", "canal-json"), NULL, &err), W2L_CONFIG);
+    ck_assert_msg(strstr(err.msg, "Mars/Olympus"), "%s", err.msg);
+    fx_done(&f);
+}
+END_TEST
+
+/* A long line (larger than one read block) and a last line without newline. */
+START_TEST(long_line_and_no_newline)
+{
+    const char *tmp = tmpdir_make("cdclong");
+    char path[512], uri[700];
+    snprintf(path, sizeof path, "%s/long.jsonl", tmp);
+    size_t big = 3u << 20;
+    char *val = malloc(big + 1);
+    memset(val, 'x', big);
+    val[big] = '\0';
+    FILE *fp = fopen(path, "w");
+    fprintf(fp, "{\"data\":[{\"id\":\"1\",\"s\":\"%s\"}],\"database\":\"d\",\"isDdl\":false,\"mysqlType\":{\"id\":\"int\",\"s\":\"longtext\"},\"table\":\"t\",\"type\":\"INSERT\"}\n", val);
+    fprintf(fp, "{\"data\":[{\"id\":\"2\",\"s\":\"y\"}],\"database\":\"d\",\"isDdl\":false,\"mysqlType\":{\"id\":\"int\",\"s\":\"longtext\"},\"table\":\"t\",\"type\":\"INSERT\"}");
+    fclose(fp);
+    free(val);
+    snprintf(uri, sizeof uri, "file:%s?format=canal-json", path);
+    fx f;
+    w2l_error err;
+    /* tail mode: the unterminated last line waits */
+    fx_init(&f, 0);
+    ck_assert_ok(src_open(&f, uri, NULL, &err), err);
+    ck_assert_int_eq(drain(&f, 0, &err), W2L_AGAIN);
+    ck_assert_int_eq(f.col.commits, 1);
+    fx_done(&f);
+    /* until caught up: it counts */
+    fx_init(&f, 1);
+    ck_assert_ok(src_open(&f, uri, NULL, &err), err);
+    ck_assert_int_eq(drain(&f, 0, &err), W2L_DONE);
+    ck_assert_int_eq(f.col.commits, 2);
+    ck_assert_ptr_nonnull(strstr(out_str(&f), "d.t I 2|y\n"));
+    fx_done(&f);
+    tmpdir_remove(tmp);
+}
+END_TEST
+
+/* ---- out of memory ---- */
+
+START_TEST(fail_alloc_loop)
+{
+    static const char *files[][2] = {{"canal.jsonl", "canal-json"},
+                                     {"debezium.jsonl", "debezium-json"},
+                                     {"maxwell.jsonl", "maxwell-json"}};
+    fail_alloc_install();
+    for (size_t fi = 0; fi < W2L_ARRAY_LEN(files); fi++) {
+        int completed = 0;
+        for (long nth = 0; nth < 100000 && !completed; nth += 1) {
+            long base = fail_alloc_outstanding();
+            fail_alloc_arm(-1);
+            w2l__emit_hooks h = {on_batch, on_ddl, on_commit, NULL};
+            collect col = {0};
+            col.tolerant = 1;
+            h.ctx = &col;
+            w2l_emitter *em = w2l__emitter_new(&h, 1);
+            w2l_conf *conf = w2l_conf_new();
+            w2l_error err;
+            ck_assert_ok(w2l_conf_set(conf, "until-caught-up", "true", &err), err);
+            const w2l_source_methods *m = w2l_source_find("file");
+            w2l_source *s = w2l__calloc(1, m->size);
+            s->methods = m;
+            fail_alloc_arm(nth);
+            w2l_rc rc = m->open(m, conf, uri_of(files[fi][0], files[fi][1]), NULL, s, &err);
+            if (rc == W2L_OK) {
+                while ((rc = m->next(s, em, 0, &err)) == W2L_OK) {}
+                m->close(s);
+            }
+            fail_alloc_arm(-1);
+            ck_assert_msg(rc == W2L_DONE || rc == W2L_NOMEM, "nth %ld: %s: %s", nth, w2l_rc_name(rc), err.msg);
+            completed = rc == W2L_DONE;
+            w2l__free(s);
+            w2l__emitter_free(em);
+            w2l_conf_free(conf);
+            w2l_buf_release(&col.out);
+            ck_assert_msg(fail_alloc_outstanding() == base, "nth %ld of %s: %ld blocks leaked", nth, files[fi][0],
+                          fail_alloc_outstanding() - base);
+        }
+        ck_assert(completed);
+    }
+}
+END_TEST
+
+Suite *suite_cdc_json(void)
+{
+    Suite *s = suite_create("cdc_json");
+    TCase *tc = tcase_create("basic");
+    tcase_add_test(tc, canal_stream);
+    tcase_add_test(tc, canal_types);
+    tcase_add_test(tc, canal_types_schema);
+    tcase_add_test(tc, canal_options);
+    tcase_add_test(tc, debezium_stream);
+    tcase_add_test(tc, debezium_noschema_stream);
+    tcase_add_test(tc, maxwell_stream);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("edge");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, restart_canal);
+    tcase_add_test(tc, restart_debezium);
+    tcase_add_test(tc, restart_debezium_noschema);
+    tcase_add_test(tc, restart_maxwell);
+    tcase_add_test(tc, growing_canal);
+    tcase_add_test(tc, growing_debezium);
+    tcase_add_test(tc, growing_maxwell);
+    tcase_add_test(tc, long_line_and_no_newline);
+    tcase_add_test(tc, uri_errors);
+    tcase_add_loop_test(tc, bad_input, 0, (int)W2L_ARRAY_LEN(bad_cases));
+    suite_add_tcase(s, tc);
+    tc = tcase_create("faults");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, fail_alloc_loop);
+    suite_add_tcase(s, tc);
+    return s;
+}
