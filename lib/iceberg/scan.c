@@ -1,0 +1,404 @@
+/*
+ * Scans: which files make up a snapshot and which delete files apply to each data file
+ * (Iceberg spec: "Scan Planning" — delete file applicability by data sequence numbers:
+ * a position delete applies to a data file when its data sequence number is >= the data
+ * file's, an equality delete when it is strictly greater, and both only within the same
+ * partition unless the delete file's spec is unpartitioned; "Position Delete Files",
+ * "Equality Delete Files" — equality on the values of equality_ids, null equal to null;
+ * "Schema Evolution" — columns matched by field id, missing columns null, int->long and
+ * float->double promotion), then reading the rows through lib/parquet's reader.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "iceberg.h"
+#include "../model/model.h"
+#include "../parquet/parquet.h"
+
+void w2l__ice_scan_free(w2l__ice_scan *s)
+{
+    if (!s) return;
+    w2l__arena_release(&s->arena);
+    w2l__free(s);
+}
+
+typedef struct live {
+    w2l__ice_entry *e;
+    const w2l__ice_spec *spec;
+} live;
+
+static int same_partition(const w2l__ice_spec *spec, const w2l__ice_data_file *a,
+                          const w2l__ice_data_file *b)
+{
+    if (a->spec_id != b->spec_id || a->npart != b->npart) return 0;
+    for (size_t i = 0; i < a->npart; i++) {
+        const w2l_value *x = &a->partition[i], *y = &b->partition[i];
+        if (x->is_null != y->is_null) return 0;
+        if (x->is_null) continue;
+        w2l_type t = spec && i < spec->nfields ? spec->fields[i].type : (w2l_type){W2L_TYPE_LONG, 0, 0};
+        if (w2l_value_compare(t, x, y) != 0) return 0;
+    }
+    return 1;
+}
+
+static int delete_applies(const live *d, const live *f)
+{
+    const w2l__ice_data_file *df = &d->e->file, *ff = &f->e->file;
+    int64_t ds = d->e->seq, fs = f->e->seq;
+    int unpartitioned = !d->spec || d->spec->nfields == 0;
+    if (!unpartitioned && !same_partition(d->spec, df, ff)) return 0;
+    if (df->content == W2L_ICE_POS_DELETES) {
+        if (df->referenced_data_file && strcmp(df->referenced_data_file, ff->path) != 0) return 0;
+        return ds >= fs;
+    }
+    return ds > fs;
+}
+
+w2l_rc w2l__ice_scan_plan(w2l_fileio *io, const w2l__ice_meta *meta, int64_t snapshot_id,
+                          const char *relocate_from, const char *relocate_to,
+                          w2l__ice_scan **out, w2l_error *err)
+{
+    *out = NULL;
+    w2l__ice_scan *s = w2l__calloc(1, sizeof *s);
+    W2L_NOMEM_IF(!s, err);
+    w2l__arena_init(&s->arena, 1 << 16);
+    s->meta = meta;
+    s->relocate_from = relocate_from;
+    s->relocate_to = relocate_to;
+    s->snapshot_id = snapshot_id < 0 ? meta->current_snapshot_id : snapshot_id;
+    const w2l__ice_snapshot *snap = s->snapshot_id >= 0 ? w2l__ice_meta_snapshot(meta, s->snapshot_id) : NULL;
+    int32_t sid = meta->current_schema_id;
+    if (snapshot_id >= 0 && snap && snap->schema_id >= 0) sid = snap->schema_id;
+    const w2l__ice_schema_entry *se = w2l__ice_meta_schema(meta, sid);
+    w2l_rc rc = W2L_OK;
+    if (!se || !se->schema) rc = w2l__fail(err, W2L_SCHEMA, "scan: schema %d is not readable here (nested types)", (int)sid);
+    else s->schema = se->schema;
+    if (rc == W2L_OK && s->snapshot_id >= 0 && !snap)
+        rc = w2l__fail(err, W2L_NOTFOUND, "scan: no snapshot %lld", (long long)s->snapshot_id);
+    if (rc != W2L_OK || !snap) {
+        if (rc != W2L_OK) w2l__ice_scan_free(s);
+        else *out = s;
+        return rc;
+    }
+    char *lp = NULL;
+    w2l__ice_manifest *ml = NULL;
+    size_t nml = 0;
+    {
+        const char *p = snap->manifest_list;
+        if (strncmp(p, "file://", 7) == 0) p += 7;
+        else if (strncmp(p, "file:", 5) == 0) p += 5;
+        if (relocate_from && strncmp(p, relocate_from, strlen(relocate_from)) == 0)
+            lp = w2l__asprintf("%s%s", relocate_to, p + strlen(relocate_from));
+        else
+            lp = w2l__strdup(p);
+    }
+    if (!lp) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    if (rc == W2L_OK) rc = w2l__ice_manifest_list_read(io, lp, &s->arena, &ml, &nml, err);
+    w2l__free(lp);
+    live *data = NULL, *dels = NULL;
+    size_t nd = 0, ndel = 0, capd = 0, capdel = 0;
+    for (size_t i = 0; rc == W2L_OK && i < nml; i++) {
+        w2l__ice_manifest mf = ml[i];
+        char *mp = NULL;
+        if (strncmp(mf.path, "file://", 7) == 0) mf.path += 7;
+        else if (strncmp(mf.path, "file:", 5) == 0) mf.path += 5;
+        if (relocate_from && strncmp(mf.path, relocate_from, strlen(relocate_from)) == 0) {
+            mp = w2l__asprintf("%s%s", relocate_to, mf.path + strlen(relocate_from));
+            if (!mp) {
+                rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                break;
+            }
+            mf.path = mp;
+        }
+        const w2l__ice_spec *spec = w2l__ice_meta_spec(meta, mf.spec_id);
+        w2l__ice_entry *es;
+        size_t ne;
+        rc = w2l__ice_manifest_read(io, &mf, spec, &s->arena, &es, &ne, err);
+        w2l__free(mp);
+        for (size_t k = 0; rc == W2L_OK && k < ne; k++) {
+            if (es[k].status == W2L_ICE_DELETED) continue;
+            int is_del = es[k].file.content != W2L_ICE_DATA;
+            live **v = is_del ? &dels : &data;
+            size_t *n = is_del ? &ndel : &nd, *cap = is_del ? &capdel : &capd;
+            if (*n == *cap) {
+                *cap = *cap ? *cap * 2 : 64;
+                live *nv = w2l__realloc(*v, *cap * sizeof *nv);
+                if (!nv) {
+                    rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                    break;
+                }
+                *v = nv;
+            }
+            (*v)[(*n)++] = (live){&es[k], spec};
+        }
+    }
+    if (rc == W2L_OK) {
+        s->tasks = w2l__arena_alloc(&s->arena, (nd ? nd : 1) * sizeof *s->tasks);
+        if (!s->tasks) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; rc == W2L_OK && i < nd; i++) {
+        w2l__ice_task *t = &s->tasks[s->ntasks++];
+        t->file = &data[i].e->file;
+        t->seq = data[i].e->seq;
+        size_t n = 0;
+        for (size_t k = 0; k < ndel; k++) n += delete_applies(&dels[k], &data[i]);
+        t->ndeletes = n;
+        t->deletes = w2l__arena_alloc(&s->arena, (n ? n : 1) * sizeof *t->deletes);
+        int64_t *seqs = w2l__arena_alloc(&s->arena, (n ? n : 1) * sizeof *seqs);
+        if (!t->deletes || !seqs) {
+            rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+            break;
+        }
+        n = 0;
+        for (size_t k = 0; k < ndel; k++)
+            if (delete_applies(&dels[k], &data[i])) {
+                seqs[n] = dels[k].e->seq;
+                t->deletes[n++] = &dels[k].e->file;
+            }
+        t->delete_seqs = seqs;
+    }
+    s->ndelete_files = ndel;
+    w2l__free(data);
+    w2l__free(dels);
+    if (rc != W2L_OK) {
+        w2l__ice_scan_free(s);
+        return rc;
+    }
+    *out = s;
+    return W2L_OK;
+}
+
+/* ---- reading ---- */
+
+static char *local(const w2l__ice_scan *s, const char *p)
+{
+    if (strncmp(p, "file://", 7) == 0) p += 7;
+    else if (strncmp(p, "file:", 5) == 0) p += 5;
+    if (s->relocate_from && strncmp(p, s->relocate_from, strlen(s->relocate_from)) == 0)
+        return w2l__asprintf("%s%s", s->relocate_to, p + strlen(s->relocate_from));
+    return w2l__strdup(p);
+}
+
+/* Canonical key text of values (equality deletes compare values, not physical types). */
+static w2l_rc key_append(w2l_buf *b, w2l_type t, const w2l_value *v, w2l_error *err)
+{
+    char tmp[128];
+    if (v->is_null) return w2l_buf_append(b, "\x01N\x1f", 3, err);
+    if (t.id == W2L_TYPE_STRING || t.id == W2L_TYPE_BINARY) {
+        W2L_TRY(w2l_buf_append(b, "\x02", 1, err));
+        W2L_TRY(w2l_buf_append(b, v->v.bytes.ptr, v->v.bytes.len, err));
+        return w2l_buf_append(b, "\x1f", 1, err);
+    }
+    w2l_value x = *v;
+    w2l_type tt = t;
+    if (t.id == W2L_TYPE_INT) { /* int and long keys compare as numbers */
+        tt.id = W2L_TYPE_LONG;
+        x.v.i64 = v->v.i32;
+    } else if (t.id == W2L_TYPE_FLOAT) {
+        tt.id = W2L_TYPE_DOUBLE;
+        x.v.f64 = v->v.f32;
+    }
+    size_t n = w2l_value_format(tt, &x, tmp, sizeof tmp);
+    W2L_TRY(w2l_buf_append(b, "\x03", 1, err));
+    W2L_TRY(w2l_buf_append(b, tmp, W2L_MIN(n, sizeof tmp - 1), err));
+    return w2l_buf_append(b, "\x1f", 1, err);
+}
+
+typedef struct keyset {
+    const int32_t *ids;
+    size_t nids;
+    char **keys;
+    size_t n, cap;
+} keyset;
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+typedef struct posset {
+    int64_t *v;
+    size_t n, cap;
+} posset;
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static w2l_rc load_delete(w2l_fileio *io, const w2l__ice_scan *s, const w2l__ice_data_file *d,
+                          const char *data_path, posset *ps, keyset *ks, w2l_error *err)
+{
+    char *p = local(s, d->path);
+    W2L_NOMEM_IF(!p, err);
+    w2l__pq_reader *r;
+    w2l_rc rc = w2l__pq_reader_open(io, p, &r, err);
+    w2l__free(p);
+    W2L_TRY(rc);
+    const w2l_schema *fs = w2l__pq_reader_schema(r);
+    size_t nf = w2l_schema_field_count(fs);
+    long ipath = w2l_schema_index_of_id(fs, W2L_PQ_FIELD_ID_FILE_PATH);
+    long ipos = w2l_schema_index_of_id(fs, W2L_PQ_FIELD_ID_POS);
+    if (d->content == W2L_ICE_POS_DELETES && (ipath < 0 || ipos < 0))
+        rc = w2l__fail(err, W2L_CORRUPT, "position delete file %s without file_path/pos", d->path);
+    w2l_buf key = {0};
+    for (size_t rg = 0; rc == W2L_OK && rg < w2l__pq_reader_num_row_groups(r); rg++) {
+        const w2l_value *rows;
+        size_t nrows = w2l__pq_reader_row_group_rows(r, rg);
+        rc = w2l__pq_reader_read_row_group(r, rg, &rows, err);
+        for (size_t i = 0; rc == W2L_OK && i < nrows; i++) {
+            const w2l_value *row = &rows[i * nf];
+            if (d->content == W2L_ICE_POS_DELETES) {
+                const w2l_value *fp = &row[ipath];
+                if (fp->is_null || fp->v.bytes.len != strlen(data_path) ||
+                    memcmp(fp->v.bytes.ptr, data_path, fp->v.bytes.len) != 0)
+                    continue;
+                if (ps->n == ps->cap) {
+                    ps->cap = ps->cap ? ps->cap * 2 : 64;
+                    int64_t *nv = w2l__realloc(ps->v, ps->cap * sizeof *nv);
+                    if (!nv) {
+                        rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                        break;
+                    }
+                    ps->v = nv;
+                }
+                ps->v[ps->n++] = row[ipos].v.i64;
+                continue;
+            }
+            key.len = 0;
+            for (size_t k = 0; rc == W2L_OK && k < ks->nids; k++) {
+                long c = w2l_schema_index_of_id(fs, ks->ids[k]);
+                if (c < 0) {
+                    rc = w2l__fail(err, W2L_CORRUPT, "equality delete file %s lacks field %d", d->path, (int)ks->ids[k]);
+                    break;
+                }
+                rc = key_append(&key, w2l_schema_field(fs, (size_t)c)->type, &row[c], err);
+            }
+            if (rc == W2L_OK) rc = w2l__buf_cstr(&key, err);
+            if (rc != W2L_OK) break;
+            if (ks->n == ks->cap) {
+                ks->cap = ks->cap ? ks->cap * 2 : 64;
+                char **nv = w2l__realloc(ks->keys, ks->cap * sizeof *nv);
+                if (!nv) {
+                    rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                    break;
+                }
+                ks->keys = nv;
+            }
+            if (!(ks->keys[ks->n] = w2l__strndup((const char *)key.data, key.len))) {
+                rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                break;
+            }
+            ks->n++;
+        }
+    }
+    w2l_buf_release(&key);
+    w2l__pq_reader_close(r);
+    return rc;
+}
+
+static void keysets_free(keyset *ks, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        for (size_t k = 0; k < ks[i].n; k++) w2l__free(ks[i].keys[k]);
+        w2l__free(ks[i].keys);
+    }
+    w2l__free(ks);
+}
+
+/* Reads one data file, applying its deletes. */
+static w2l_rc read_task(w2l_fileio *io, const w2l__ice_scan *s, const w2l__ice_task *t,
+                        int (*fn)(void *, const w2l_value *, size_t), void *ctx, w2l_error *err)
+{
+    const w2l_schema *out = s->schema;
+    size_t nout = w2l_schema_field_count(out);
+    posset ps = {0};
+    keyset *ks = w2l__calloc(t->ndeletes + 1, sizeof *ks);
+    w2l_value *row = w2l__calloc(nout + 1, sizeof *row);
+    long *map = w2l__calloc(nout + 1, sizeof *map);
+    w2l_rc rc = ks && row && map ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
+    for (size_t i = 0; rc == W2L_OK && i < t->ndeletes; i++) {
+        ks[i].ids = t->deletes[i]->equality_ids;
+        ks[i].nids = t->deletes[i]->neq;
+        rc = load_delete(io, s, t->deletes[i], t->file->path, &ps, &ks[i], err);
+        if (rc == W2L_OK) qsort(ks[i].keys, ks[i].n, sizeof *ks[i].keys, cmp_str);
+    }
+    if (rc == W2L_OK && ps.n) qsort(ps.v, ps.n, sizeof *ps.v, cmp_i64);
+    char *p = rc == W2L_OK ? local(s, t->file->path) : NULL;
+    if (rc == W2L_OK && !p) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    w2l__pq_reader *r = NULL;
+    if (rc == W2L_OK) rc = w2l__pq_reader_open(io, p, &r, err);
+    w2l__free(p);
+    const w2l_schema *fs = r ? w2l__pq_reader_schema(r) : NULL;
+    size_t nf = fs ? w2l_schema_field_count(fs) : 0;
+    for (size_t i = 0; rc == W2L_OK && i < nout; i++)
+        map[i] = w2l_schema_index_of_id(fs, w2l_schema_field(out, i)->id);
+    /* identity-partitioned columns missing from the file take the partition value */
+    const w2l__ice_spec *spec = rc == W2L_OK ? w2l__ice_meta_spec(s->meta, t->file->spec_id) : NULL;
+    w2l_buf key = {0};
+    int64_t pos = 0;
+    for (size_t rg = 0; rc == W2L_OK && rg < w2l__pq_reader_num_row_groups(r); rg++) {
+        const w2l_value *rows;
+        size_t nrows = w2l__pq_reader_row_group_rows(r, rg);
+        rc = w2l__pq_reader_read_row_group(r, rg, &rows, err);
+        for (size_t i = 0; rc == W2L_OK && i < nrows; i++, pos++) {
+            const w2l_value *src = &rows[i * nf];
+            if (ps.n && bsearch(&pos, ps.v, ps.n, sizeof *ps.v, cmp_i64)) continue;
+            int deleted = 0;
+            for (size_t d = 0; rc == W2L_OK && !deleted && d < t->ndeletes; d++) {
+                if (t->deletes[d]->content != W2L_ICE_EQ_DELETES || !ks[d].n) continue;
+                key.len = 0;
+                for (size_t k = 0; rc == W2L_OK && k < ks[d].nids; k++) {
+                    long c = w2l_schema_index_of_id(fs, ks[d].ids[k]);
+                    w2l_value nul = {.is_null = 1};
+                    w2l_type ty = c >= 0 ? w2l_schema_field(fs, (size_t)c)->type : (w2l_type){W2L_TYPE_LONG, 0, 0};
+                    rc = key_append(&key, ty, c >= 0 ? &src[c] : &nul, err);
+                }
+                if (rc == W2L_OK) rc = w2l__buf_cstr(&key, err);
+                const char *kp = (const char *)key.data;
+                if (rc == W2L_OK && bsearch(&kp, ks[d].keys, ks[d].n, sizeof *ks[d].keys, cmp_str)) deleted = 1;
+            }
+            if (deleted || rc != W2L_OK) continue;
+            for (size_t c = 0; c < nout; c++) {
+                const w2l_field *of = w2l_schema_field(out, c);
+                if (map[c] < 0) {
+                    memset(&row[c], 0, sizeof row[c]);
+                    row[c].is_null = 1;
+                    for (size_t k = 0; spec && k < spec->nfields && k < t->file->npart; k++)
+                        if (spec->fields[k].source_id == of->id && spec->fields[k].transform.kind == W2L_ICE_T_IDENTITY)
+                            row[c] = t->file->partition[k];
+                    continue;
+                }
+                row[c] = src[map[c]];
+                w2l_type_id ft = w2l_schema_field(fs, (size_t)map[c])->type.id;
+                if (!row[c].is_null && ft == W2L_TYPE_INT && of->type.id == W2L_TYPE_LONG)
+                    row[c].v.i64 = src[map[c]].v.i32;
+                else if (!row[c].is_null && ft == W2L_TYPE_FLOAT && of->type.id == W2L_TYPE_DOUBLE)
+                    row[c].v.f64 = src[map[c]].v.f32;
+            }
+            if (fn(ctx, row, nout)) rc = w2l__fail(err, W2L_CANCELLED, "scan stopped by the callback");
+        }
+    }
+    w2l_buf_release(&key);
+    w2l__pq_reader_close(r);
+    w2l__free(ps.v);
+    if (ks) keysets_free(ks, t->ndeletes);
+    w2l__free(row);
+    w2l__free(map);
+    return rc;
+}
+
+w2l_rc w2l__ice_scan_read(w2l_fileio *io, w2l__ice_scan *scan,
+                          int (*fn)(void *ctx, const w2l_value *row, size_t n), void *ctx,
+                          w2l_error *err)
+{
+    for (size_t i = 0; i < scan->ntasks; i++) {
+        w2l_rc rc = read_task(io, scan, &scan->tasks[i], fn, ctx, err);
+        if (rc != W2L_OK) {
+            if (rc != W2L_CANCELLED) w2l__error_prefix(err, "scan %s: ", scan->tasks[i].file->path);
+            return rc;
+        }
+    }
+    return W2L_OK;
+}
