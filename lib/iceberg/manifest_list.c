@@ -90,7 +90,7 @@ w2l_rc w2l__ice_manifest_list_write(w2l_fileio *io, const char *path, int64_t sn
                          {"format-version", "2"}, {"parent-snapshot-id", pid}};
     w2l__avro_out o;
     w2l_rc rc = w2l__avro_out_begin(&o, w2l__ice_avro_manifest_list_schema(), kv,
-                                    parent_id >= 0 ? 4 : 3, err);
+                                    parent_id != -1 ? 4 : 3, err);
     for (size_t i = 0; rc == W2L_OK && i < n; i++) {
         rc = fill(w2l__avro_out_record(&o), &m[i], seq, err);
         if (rc == W2L_OK) rc = w2l__avro_out_append(&o, err);

@@ -65,15 +65,15 @@ w2l_rc w2l__ice_scan_plan(w2l_fileio *io, const w2l__ice_meta *meta, int64_t sna
     s->meta = meta;
     s->relocate_from = relocate_from;
     s->relocate_to = relocate_to;
-    s->snapshot_id = snapshot_id < 0 ? meta->current_snapshot_id : snapshot_id;
-    const w2l__ice_snapshot *snap = s->snapshot_id >= 0 ? w2l__ice_meta_snapshot(meta, s->snapshot_id) : NULL;
+    s->snapshot_id = snapshot_id == -1 ? meta->current_snapshot_id : snapshot_id;
+    const w2l__ice_snapshot *snap = s->snapshot_id != -1 ? w2l__ice_meta_snapshot(meta, s->snapshot_id) : NULL;
     int32_t sid = meta->current_schema_id;
-    if (snapshot_id >= 0 && snap && snap->schema_id >= 0) sid = snap->schema_id;
+    if (snapshot_id != -1 && snap && snap->schema_id >= 0) sid = snap->schema_id;
     const w2l__ice_schema_entry *se = w2l__ice_meta_schema(meta, sid);
     w2l_rc rc = W2L_OK;
     if (!se || !se->schema) rc = w2l__fail(err, W2L_SCHEMA, "scan: schema %d is not readable here (nested types)", (int)sid);
     else s->schema = se->schema;
-    if (rc == W2L_OK && s->snapshot_id >= 0 && !snap)
+    if (rc == W2L_OK && s->snapshot_id != -1 && !snap)
         rc = w2l__fail(err, W2L_NOTFOUND, "scan: no snapshot %lld", (long long)s->snapshot_id);
     if (rc != W2L_OK || !snap) {
         if (rc != W2L_OK) w2l__ice_scan_free(s);

@@ -325,7 +325,7 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
     else if (c->manifest_spec_id != spec->spec_id)
         return w2l__fail(err, W2L_SCHEMA, "the default partition spec changed under the change");
 
-    const w2l__ice_snapshot *parent = m->current_snapshot_id >= 0 ? w2l__ice_meta_snapshot(m, m->current_snapshot_id) : NULL;
+    const w2l__ice_snapshot *parent = m->current_snapshot_id != -1 ? w2l__ice_meta_snapshot(m, m->current_snapshot_id) : NULL;
     w2l__arena a;
     w2l__arena_init(&a, 1 << 16);
     w2l__ice_manifest *pl = NULL;

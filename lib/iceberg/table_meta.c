@@ -9,7 +9,9 @@
  * there. Schemas are kept as the JSON read (for exact round trips) and, when they hold only
  * primitive fields, as a w2l_schema.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/random.h>
 #include <time.h>
 
@@ -225,10 +227,25 @@ w2l_rc w2l__ice_meta_resolve_specs(w2l__ice_meta *m, w2l_error *err)
 
 #define BAD(what) w2l__fail(err, W2L_CORRUPT, "table metadata: %s", what)
 
+/* An integer member. Ids beyond INT64_MAX (some hand-made tables use unsigned 64-bit
+ * snapshot ids) are taken modulo 2^64, as a Java long would hold them. */
+static int json_i64(const w2l__json *j, int64_t *out)
+{
+    if (!j) return -1;
+    if (w2l__json_int64(j, out) == 0) return 0;
+    char t[32], *end;
+    if (w2l__json_number_text(j, t, sizeof t) != 0 || t[0] == '-') return -1;
+    errno = 0;
+    unsigned long long u = strtoull(t, &end, 10);
+    if (errno || *end) return -1;
+    *out = (int64_t)u;
+    return 0;
+}
+
 static w2l_rc req_i64(const w2l__json *o, const char *key, int64_t *out, w2l_error *err)
 {
     const w2l__json *j = w2l__json_get(o, key);
-    if (!j || w2l__json_int64(j, out) != 0)
+    if (!j || json_i64(j, out) != 0)
         return w2l__fail(err, W2L_CORRUPT, "table metadata: \"%s\" missing or not an integer", key);
     return W2L_OK;
 }
@@ -246,7 +263,7 @@ static w2l_rc req_i32(const w2l__json *o, const char *key, int32_t *out, w2l_err
 static int opt_i64(const w2l__json *o, const char *key, int64_t *out)
 {
     const w2l__json *j = w2l__json_get(o, key);
-    return j && w2l__json_int64(j, out) == 0;
+    return j && json_i64(j, out) == 0;
 }
 
 static w2l_rc parse_props(const w2l__json *o, w2l__ice_props *p, w2l_error *err)

@@ -29,7 +29,7 @@
         }                                                                                  \
     } while (0)
 
-static w2l_schema *fx_schema(void)
+static inline w2l_schema *fx_schema(void)
 {
     w2l_error err;
     w2l_schema *s = w2l_schema_new(0);
@@ -60,7 +60,7 @@ typedef struct fx_rowbuf {
 
 /* Fills row (one value per field of schema s) for row number i; fields the fixture does not
  * know (added by schema changes) get "note-i" for strings, i for numbers. */
-static void fx_row(const w2l_schema *s, long i, const char *name_prefix, fx_rowbuf *b, w2l_value *row)
+static inline void fx_row(const w2l_schema *s, long i, const char *name_prefix, fx_rowbuf *b, w2l_value *row)
 {
     snprintf(b->name, sizeof b->name, "%s-%ld", name_prefix ? name_prefix : "name", i);
     for (size_t k = 0; k < w2l_schema_field_count(s); k++) {
@@ -93,7 +93,7 @@ static void fx_row(const w2l_schema *s, long i, const char *name_prefix, fx_rowb
 }
 
 /* Writes a Parquet file of schema s at path and fills df (content 0) from its stats. */
-static void fx_write_file(w2l_fileio *io, const char *path, const w2l_schema *s,
+static inline void fx_write_file(w2l_fileio *io, const char *path, const w2l_schema *s,
                           const w2l_value *rows, size_t nrows, w2l__arena *a, int content,
                           const int32_t *eq, size_t neq, w2l__ice_data_file *df)
 {
@@ -116,7 +116,7 @@ static void fx_write_file(w2l_fileio *io, const char *path, const w2l_schema *s,
 }
 
 /* Partition tuple of row under the table's default spec, into part (arena memory). */
-static void fx_partition(const w2l__ice_table *t, const w2l_schema *s, const w2l_value *row,
+static inline void fx_partition(const w2l__ice_table *t, const w2l_schema *s, const w2l_value *row,
                          w2l__arena *a, w2l__ice_data_file *df)
 {
     const w2l__ice_spec *spec = w2l__ice_meta_spec(t->meta, t->meta->default_spec_id);
@@ -139,7 +139,7 @@ static void fx_partition(const w2l__ice_table *t, const w2l_schema *s, const w2l
 }
 
 /* Data file of rows [from, to) of the current schema (one partition: the first row's). */
-static w2l__ice_data_file fx_data(w2l__ice_table *t, long from, long to, const char *prefix,
+static inline w2l__ice_data_file fx_data(w2l__ice_table *t, long from, long to, const char *prefix,
                                   w2l__arena *a)
 {
     const w2l_schema *s = w2l__ice_meta_current_schema(t->meta);
@@ -166,7 +166,7 @@ static w2l__ice_data_file fx_data(w2l__ice_table *t, long from, long to, const c
 }
 
 /* Equality-delete file on field 1 (id) for the given ids, partition of the first id's row. */
-static w2l__ice_data_file fx_eq_deletes(w2l__ice_table *t, const long *ids, size_t n, w2l__arena *a)
+static inline w2l__ice_data_file fx_eq_deletes(w2l__ice_table *t, const long *ids, size_t n, w2l__arena *a)
 {
     w2l_error err;
     w2l_schema *es = w2l_schema_new(0);
@@ -199,7 +199,7 @@ static w2l__ice_data_file fx_eq_deletes(w2l__ice_table *t, const long *ids, size
 }
 
 /* Position-delete file: rows (data_path, pos[i]); partition copied from data. */
-static w2l__ice_data_file fx_pos_deletes(w2l__ice_table *t, const w2l__ice_data_file *data,
+static inline w2l__ice_data_file fx_pos_deletes(w2l__ice_table *t, const w2l__ice_data_file *data,
                                          const long *pos, size_t n, w2l__arena *a)
 {
     w2l_error err;
@@ -230,7 +230,7 @@ static w2l__ice_data_file fx_pos_deletes(w2l__ice_table *t, const w2l__ice_data_
 }
 
 /* Commits an append of files / a row delta; summary carries the w2l.* keys. */
-static w2l_rc fx_commit(w2l__ice_table *t, w2l__ice_op op, const w2l__ice_data_file *files,
+static inline w2l_rc fx_commit(w2l__ice_table *t, w2l__ice_op op, const w2l__ice_data_file *files,
                         size_t nfiles, const w2l__ice_data_file *dels, size_t ndels, int ckpt,
                         w2l_error *err)
 {
