@@ -98,7 +98,11 @@ typedef enum w2l_element_kind {
     W2L_ELEM_END = 7            /* end of stream */
 } w2l_element_kind;
 
-/* One element, borrowed for the process() call that receives it. */
+/* One element, borrowed for the process() call that receives it. All changes of one
+ * CHANGES element belong to one table and share one schema. During process() the
+ * receiving instance owns the changes array: it may re-point each change's schema (e.g.
+ * at its table's schema) and forward the same array with w2l_collect(), which then
+ * hands the rows on without copying them. */
 typedef struct w2l_element {
     w2l_element_kind kind;
     const char *ns, *table;       /* all but BARRIER and END */

@@ -435,6 +435,8 @@ static w2l_rc route_changes(node *from, const w2l_element *e, w2l_error *err)
             for (size_t i = 0; i < k; i++) cs[i] = *ptrs[i];
             m->own_changes = cs;
             m->batch = w2l__batch_ref(src);
+            /* the operator may have pointed the changes at another schema (its table's) */
+            if (cs[0].schema != src->schema) m->schema = w2l_schema_ref((w2l_schema *)cs[0].schema);
             m->e.changes = cs;
             m->e.nchanges = k;
         } else if ((rc = copy_changes(m, ptrs, k, err)) != W2L_OK) {
