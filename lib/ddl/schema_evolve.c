@@ -108,6 +108,13 @@ static w2l_rc note(work *w, w2l__change_kind kind, const wcol *c, const char *ol
 
 static const w2l_type no_type = {0, 0, 0};
 
+/* Field by field: w2l_type has padding, so memcmp would compare garbage. */
+static int same_type(w2l_type a, w2l_type b)
+{
+    return a.id == b.id && (a.id != W2L_TYPE_DECIMAL ||
+                            (a.precision == b.precision && a.scale == b.scale));
+}
+
 static w2l_rc insert_at(work *w, size_t at, const wcol *c)
 {
     if (w->n == w->cap) {
@@ -214,16 +221,15 @@ static w2l_rc rename_to(work *w, wcol *c, const char *to)
 
 static w2l_rc retype(work *w, wcol *c, w2l_type to, int not_null, const char *mysql_text)
 {
-    if (memcmp(&c->type, &to, sizeof to) != 0) {
+    if (!same_type(c->type, to)) {
         if (!w2l_type_can_promote(c->type, to)) {
             char a[24], b[24];
             return fail_table(
                 w, w2l__fail(w->err, W2L_SCHEMA,
-                             "column '%.128s': cannot change type from %s to %s (MySQL %.64s); "
-                             "Iceberg allows only int->long, float->double and a larger "
-                             "decimal precision with the same scale",
-                             c->name, w2l_type_format(c->type, a, sizeof a),
-                             w2l_type_format(to, b, sizeof b), mysql_text ? mysql_text : "?"));
+                             "column '%.128s': cannot change type from %s to %s%s%.64s%s", c->name,
+                             w2l_type_format(c->type, a, sizeof a), w2l_type_format(to, b, sizeof b),
+                             mysql_text ? " (MySQL " : "", mysql_text ? mysql_text : "",
+                             mysql_text ? ")" : ""));
         }
         w2l_type from = c->type;
         c->type = to;
