@@ -369,7 +369,9 @@ START_TEST(catalog_rename_drop_purge)
     ck_assert_ok(fx_commit(t, W2L_ICE_OP_APPEND, &f, 1, NULL, 0, 1, &err), err);
     w2l__ice_table_free(t);
     w2l__ice_table_free(create("other", NULL));
-    ck_assert_int_eq(w2l__ice_table_create(cat, io, "/nowhere", "db", "other", fx_schema(), NULL, NULL, &t, &err), W2L_EXISTS);
+    w2l_schema *sch = fx_schema();
+    ck_assert_int_eq(w2l__ice_table_create(cat, io, "/nowhere", "db", "other", sch, NULL, NULL, &t, &err), W2L_EXISTS);
+    w2l_schema_unref(sch);
     int n = 0;
     ck_assert_ok(w2l__catalog_list(cat, NULL, count_tables, &n, &err), err);
     ck_assert_int_eq(n, 2);

@@ -244,7 +244,8 @@ void w2l__avro_in_close(w2l__avro_in *in)
 {
     if (in->have_value) avro_value_decref(&in->value);
     if (in->iface) avro_value_iface_decref(in->iface);
-    if (in->have_reader) avro_file_reader_close(in->reader); /* also drops the schema */
+    if (in->schema) avro_schema_decref(in->schema); /* get_writer_schema took a reference */
+    if (in->have_reader) avro_file_reader_close(in->reader);
     if (in->fp) fclose(in->fp);
     for (size_t i = 0; i < in->nmeta; i++) {
         w2l__free(in->meta[i].key);

@@ -322,7 +322,7 @@ static w2l_rc read_task(w2l_fileio *io, const w2l__ice_scan *s, const w2l__ice_t
         ks[i].ids = t->deletes[i]->equality_ids;
         ks[i].nids = t->deletes[i]->neq;
         rc = load_delete(io, s, t->deletes[i], t->file->path, &ps, &ks[i], err);
-        if (rc == W2L_OK) qsort(ks[i].keys, ks[i].n, sizeof *ks[i].keys, cmp_str);
+        if (rc == W2L_OK && ks[i].n) qsort(ks[i].keys, ks[i].n, sizeof *ks[i].keys, cmp_str);
     }
     if (rc == W2L_OK && ps.n) qsort(ps.v, ps.n, sizeof *ps.v, cmp_i64);
     char *p = rc == W2L_OK ? local(s, t->file->path) : NULL;
