@@ -510,7 +510,7 @@ static w2l_rc describe_sig(w2l__cdc *d, int authoritative, w2l_error *err)
 
 /* Makes the described columns the table's current shape, reusing it when it describes
  * the same (the common case: one comparison per message). */
-static w2l_rc describe_commit(w2l__cdc *d, table *t, int authoritative, w2l_error *err)
+static w2l_rc describe_commit(w2l__cdc *d, table *t, int authoritative, int presig, w2l_error *err)
 {
     /* key columns are required, whatever the format said */
     for (size_t i = 0; i < d->npks; i++) {
@@ -520,7 +520,7 @@ static w2l_rc describe_commit(w2l__cdc *d, table *t, int authoritative, w2l_erro
                              d->what, t->db, t->name, d->pks[i]);
         d->cols[k].required = 1;
     }
-    W2L_TRY(describe_sig(d, authoritative, err));
+    if (!presig) W2L_TRY(describe_sig(d, authoritative, err));
     if (t->cur.schema && t->cur.siglen == d->sig.len && memcmp(t->cur.sig, d->sig.data, d->sig.len) == 0)
         return W2L_OK;
     shape s = {0};
@@ -1180,21 +1180,35 @@ static w2l_rc canal_describe(w2l__cdc *d, table *t, const w2l__json *msg, w2l_er
 {
     const w2l__json *types = w2l__json_get(msg, "mysqlType");
     if (!types || w2l__json_type(types) != W2L_JSON_OBJECT) return missing(d, "mysqlType", err);
+    const w2l__json *pks = w2l__json_get(msg, "pkNames");
+    /* the signature of a canal shape is its raw text (names, MySQL types, key), so the
+     * common case costs one comparison and no type parsing */
+    d->sig.len = 0;
+    for (w2l__json *m = w2l__json_first(types); m; m = w2l__json_next(m)) {
+        const char *tt = w2l__json_str(m), *k = w2l__json_key(m);
+        if (!tt) return missing(d, "mysqlType", err);
+        W2L_TRY(w2l_buf_append(&d->sig, k, strlen(k) + 1, err));
+        W2L_TRY(w2l_buf_append(&d->sig, tt, strlen(tt) + 1, err));
+    }
+    W2L_TRY(w2l_buf_append(&d->sig, "\x1e", 1, err));
+    for (w2l__json *p = pks ? w2l__json_first(pks) : NULL; p; p = w2l__json_next(p)) {
+        const char *k = w2l__json_str(p);
+        if (!k) return missing(d, "pkNames", err);
+        W2L_TRY(w2l_buf_append(&d->sig, k, strlen(k) + 1, err));
+    }
+    if (t->cur.schema && t->cur.siglen == d->sig.len && memcmp(t->cur.sig, d->sig.data, d->sig.len) == 0)
+        return W2L_OK;
     describe_reset(d);
     for (w2l__json *m = w2l__json_first(types); m; m = w2l__json_next(m)) {
         const char *tt = w2l__json_str(m);
-        if (!tt) return missing(d, "mysqlType", err);
         w2l_type ty;
         w2l__mysql_type info;
         W2L_TRY(mysql_type(d, t->db, t->name, w2l__json_key(m), tt, &ty, &info, err));
         W2L_TRY(col_add(d, w2l__json_key(m), ty, mysql_cv(&info, ty), 0, err));
     }
-    const w2l__json *pks = w2l__json_get(msg, "pkNames");
-    for (w2l__json *p = pks ? w2l__json_first(pks) : NULL; p; p = w2l__json_next(p)) {
-        if (!w2l__json_str(p)) return missing(d, "pkNames", err);
+    for (w2l__json *p = pks ? w2l__json_first(pks) : NULL; p; p = w2l__json_next(p))
         W2L_TRY(pk_add(d, w2l__json_str(p), err));
-    }
-    return describe_commit(d, t, 0, err);
+    return describe_commit(d, t, 0, 1, err);
 }
 
 static w2l_rc canal_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err)
@@ -1315,7 +1329,7 @@ static w2l_rc dbz_describe_schema(w2l__cdc *d, table *t, const w2l__json *schema
         W2L_TRY(dbz_field(d, t, f, err));
     for (size_t i = 0; i < t->npk; i++)
         if (col_find(d, t->pk[i]) >= 0) W2L_TRY(pk_add(d, t->pk[i], err));
-    return describe_commit(d, t, 1, err);
+    return describe_commit(d, t, 0, 0, err);
 }
 
 /* tableChanges[].table: columns (typeExpression or typeName, length, scale, optional)
@@ -1394,7 +1408,7 @@ static w2l_rc dbz_table_change(w2l__cdc *d, const w2l__json *tc, const char *def
     for (w2l__json *p2 = w2l__json_first(w2l__json_get(tab, "primaryKeyColumnNames")); p2; p2 = w2l__json_next(p2))
         if (w2l__json_str(p2)) W2L_TRY(pk_add(d, w2l__json_str(p2), err));
     W2L_TRY(table_set_pk(t, d->pks, d->npks, err));
-    W2L_TRY(describe_commit(d, t, 1, err));
+    W2L_TRY(describe_commit(d, t, 1, 0, err));
     *out = t;
     return W2L_OK;
 }
@@ -1472,7 +1486,7 @@ static w2l_rc dbz_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err)
         if (!is_null_or_absent(after)) W2L_TRY(infer_cols(d, t, after, err));
         for (size_t i = 0; i < t->npk; i++)
             if (col_find(d, t->pk[i]) >= 0) W2L_TRY(pk_add(d, t->pk[i], err));
-        W2L_TRY(describe_commit(d, t, 0, err));
+        W2L_TRY(describe_commit(d, t, 0, 0, err));
     }
     if (wop == W2L_OP_UPDATE_AFTER) W2L_TRY(add_change(d, t, W2L_OP_UPDATE_BEFORE, before, NULL, ts, err));
     return add_change(d, t, wop, wop == W2L_OP_DELETE ? before : after, NULL, ts, err);
@@ -1538,7 +1552,7 @@ static w2l_rc maxwell_def(w2l__cdc *d, const w2l__json *def, table **out, w2l_er
     for (w2l__json *p = w2l__json_first(w2l__json_get(def, "primarykey")); p; p = w2l__json_next(p))
         if (w2l__json_str(p)) W2L_TRY(pk_add(d, w2l__json_str(p), err));
     W2L_TRY(table_set_pk(t, d->pks, d->npks, err));
-    W2L_TRY(describe_commit(d, t, 1, err));
+    W2L_TRY(describe_commit(d, t, 1, 0, err));
     *out = t;
     return W2L_OK;
 }
@@ -1594,7 +1608,7 @@ static w2l_rc maxwell_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err)
         if (!pkc)
             for (size_t i = 0; i < t->npk; i++)
                 if (col_find(d, t->pk[i]) >= 0) W2L_TRY(pk_add(d, t->pk[i], err));
-        W2L_TRY(describe_commit(d, t, 0, err));
+        W2L_TRY(describe_commit(d, t, 0, 0, err));
     }
     if (op == W2L_OP_UPDATE_AFTER) {
         if (old && w2l__json_type(old) != W2L_JSON_OBJECT && w2l__json_type(old) != W2L_JSON_NULL)
