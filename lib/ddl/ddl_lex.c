@@ -190,10 +190,12 @@ w2l_rc w2l__ddl_lex(const char *sql, size_t len, w2l__ddl_toks *out, w2l_error *
         if (ch == '`') {
             size_t e = scan_quoted(sql, len, lx.p + 1, '`', 0);
             if (!e) {
-                char near[24];
-                snprintf(near, sizeof near, "%.20s", sql + start);
-                for (char *n = near; *n; n++)
-                    if ((unsigned char)*n < ' ' || *n == 0x7f) *n = '?';
+                char near[24]; /* the input is not NUL-terminated: copy, never %s */
+                size_t m = len - start < 20 ? len - start : 20;
+                memcpy(near, sql + start, m);
+                near[m] = '\0';
+                for (size_t k = 0; k < m; k++)
+                    if ((unsigned char)near[k] < ' ' || near[k] == 0x7f || near[k] == '\'') near[k] = '?';
                 rc = unterminated(&lx, "quoted identifier", line, col, near);
                 break;
             }
