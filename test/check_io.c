@@ -173,6 +173,7 @@ START_TEST(local_reports_errno_with_path)
     snprintf(path, sizeof path, "%s/blocker/sub/x.bin", dir);
     ck_assert_int_eq(w2l_fileio_create(io, path, W2L_CREATE_EXCL, &f, &err), W2L_IO);
     ck_assert_msg(strstr(err.msg, "blocker") && err.sys_errno != 0, "%s", err.msg);
+    w2l_fileio_close(io);
     ck_assert_int_eq(w2l_fileio_open("nosuch", NULL, &io, &err), W2L_CONFIG);
     ck_assert_msg(strstr(err.msg, "unknown file IO 'nosuch'") && strstr(err.msg, "local"), "%s", err.msg);
     tmpdir_remove(dir);

@@ -64,7 +64,7 @@ static w2l_rc w_process(w2l_operator *self, const w2l_element *el, w2l_collector
     } else if (el->kind == W2L_ELEM_BARRIER) {
         for (int t = 0; t < NT; t++) {
             if (!w->rows[t] && !w->sum[t]) continue;
-            char name[8], payload[64];
+            char name[16], payload[64];
             snprintf(name, sizeof name, "t%d", t);
             int n = snprintf(payload, sizeof payload, "%lld %lld", w->rows[t], w->sum[t]);
             w2l_element r = {.kind = W2L_ELEM_WRITE_RESULT, .ns = "db", .table = name, .ckpt = el->ckpt,

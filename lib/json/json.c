@@ -1,8 +1,10 @@
 /*
- * The cJSON wrapper (see json.h). cJSON stores numbers as doubles, so integers that a
- * double cannot hold exactly (more than 15 digits) are protected on the way in: a pre-pass
- * wraps them as marked strings, and after parsing they become cJSON "raw" nodes that hold
- * the digits and print verbatim. w2l__json_new_int64() makes raw nodes too.
+ * The cJSON wrapper (see json.h). cJSON stores numbers as doubles, so numbers that a
+ * double cannot hold exactly (more than 15 significant digits: 64-bit ids, long decimals)
+ * are protected on the way in: a pre-pass wraps them as marked strings, and after parsing
+ * they become cJSON "raw" nodes that hold the text and print verbatim; w2l__json_int64()
+ * and w2l__json_number_text() read them exactly. w2l__json_new_int64() makes raw nodes too.
+ * Limit: cJSON strings are NUL-terminated, so a "\u0000" inside a string ends it.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -34,14 +36,46 @@ static void set_hooks(void)
 static cJSON *C(const w2l__json *j) { return (cJSON *)(void *)j; }
 static w2l__json *J(cJSON *c) { return (w2l__json *)(void *)c; }
 
+/* A raw node holding a number (a protected one, or one w2l__json_new_int64 made). */
 static int is_digits_raw(const cJSON *c)
 {
     return cJSON_IsRaw(c) && c->valuestring &&
            (c->valuestring[0] == '-' || (c->valuestring[0] >= '0' && c->valuestring[0] <= '9'));
 }
 
-/* Copies text, wrapping integer literals of more than 15 digits as "\x01DIGITS". */
-static char *protect_bigints(const char *text, size_t len, size_t *outlen)
+/* A number token of text at i: its end, and whether a double would lose it (more than 15
+ * significant digits, fractional or not). */
+static size_t number_end(const char *text, size_t len, size_t i, int *lossy)
+{
+    size_t j = i, digits = 0;
+    int leading = 1;
+    if (j < len && (text[j] == '-' || text[j] == '+')) j++;
+    for (; j < len; j++) {
+        char ch = text[j];
+        if (ch >= '0' && ch <= '9') {
+            if (ch != '0') leading = 0;
+            if (!leading) digits++;
+        } else if (ch == '.') {
+            continue;
+        } else if (ch == 'e' || ch == 'E') {
+            j++;
+            if (j < len && (text[j] == '-' || text[j] == '+')) j++;
+            while (j < len && text[j] >= '0' && text[j] <= '9') j++;
+            break;
+        } else {
+            break;
+        }
+    }
+    *lossy = digits > 15;
+    return j;
+}
+
+/* Copies text, wrapping every number a double would not hold exactly as the string
+ * "\x01NUMBER". Which strings are such wrappers is recorded by their ordinal among all
+ * string tokens (keys included) in *marks, so that a real string that happens to start
+ * with U+0001 (written "\u0001") is never mistaken for one. */
+static char *protect_numbers(const char *text, size_t len, size_t *outlen, w2l_buf *marks,
+                             int *nomem)
 {
     size_t big = 0;
     int in_str = 0;
@@ -53,16 +87,19 @@ static char *protect_bigints(const char *text, size_t len, size_t *outlen)
         } else if (ch == '"') {
             in_str = 1;
         } else if (ch == '-' || (ch >= '0' && ch <= '9')) {
-            size_t j = i + (ch == '-');
-            while (j < len && text[j] >= '0' && text[j] <= '9') j++;
-            int integral = !(j < len && (text[j] == '.' || text[j] == 'e' || text[j] == 'E'));
-            if (integral && j - i - (ch == '-') > 15) big++;
+            int lossy;
+            size_t j = number_end(text, len, i, &lossy);
+            if (lossy) big++;
             i = j - 1;
         }
     }
+    *nomem = 0;
     char *out = w2l__malloc(len + big * 3 + 1);
-    if (!out) return NULL;
-    size_t o = 0;
+    if (!out) {
+        *nomem = 1;
+        return NULL;
+    }
+    size_t o = 0, ordinal = 0;
     in_str = 0;
     for (size_t i = 0; i < len; i++) {
         char ch = text[i];
@@ -72,12 +109,18 @@ static char *protect_bigints(const char *text, size_t len, size_t *outlen)
             else if (ch == '"') in_str = 0;
         } else if (ch == '"') {
             in_str = 1;
+            ordinal++;
             out[o++] = ch;
         } else if (big && (ch == '-' || (ch >= '0' && ch <= '9'))) {
-            size_t j = i + (ch == '-');
-            while (j < len && text[j] >= '0' && text[j] <= '9') j++;
-            int integral = !(j < len && (text[j] == '.' || text[j] == 'e' || text[j] == 'E'));
-            if (integral && j - i - (ch == '-') > 15) {
+            int lossy;
+            size_t j = number_end(text, len, i, &lossy);
+            if (lossy) {
+                uint64_t ord = ordinal++;
+                if (w2l_buf_append(marks, &ord, sizeof ord, NULL) != W2L_OK) {
+                    w2l__free(out);
+                    *nomem = 1;
+                    return NULL;
+                }
                 out[o++] = '"';
                 out[o++] = BIGINT_MARK;
                 memcpy(out + o, text + i, j - i);
@@ -97,15 +140,28 @@ static char *protect_bigints(const char *text, size_t len, size_t *outlen)
     return out;
 }
 
-/* Turns marked strings back into raw number nodes, recursively. */
-static void unprotect(cJSON *c)
+typedef struct unmark {
+    const uint64_t *marks;
+    size_t n, next;  /* marks[next] is the next ordinal to convert */
+    uint64_t ordinal; /* string tokens seen so far, in document order */
+} unmark;
+
+/* Walks the tree in document order, counting string tokens as the pre-pass did (an object
+ * member's key, then its value), and turns the recorded ones into raw number nodes. */
+static void unprotect(cJSON *c, int in_object, unmark *u)
 {
     for (; c; c = c->next) {
-        if (cJSON_IsString(c) && c->valuestring && c->valuestring[0] == BIGINT_MARK) {
-            memmove(c->valuestring, c->valuestring + 1, strlen(c->valuestring));
-            c->type = cJSON_Raw | (c->type & cJSON_StringIsConst);
+        if (in_object) u->ordinal++; /* the member's key */
+        if (cJSON_IsString(c)) {
+            if (u->next < u->n && u->marks[u->next] == u->ordinal && c->valuestring &&
+                c->valuestring[0] == BIGINT_MARK) {
+                memmove(c->valuestring, c->valuestring + 1, strlen(c->valuestring));
+                c->type = cJSON_Raw | (c->type & cJSON_StringIsConst);
+                u->next++;
+            }
+            u->ordinal++;
         }
-        if (c->child) unprotect(c->child);
+        if (c->child) unprotect(c->child, cJSON_IsObject(c), u);
     }
 }
 
@@ -113,14 +169,20 @@ w2l_rc w2l__json_parse(const char *text, size_t len, w2l__json **out, w2l_error 
 {
     HOOKS();
     *out = NULL;
-    size_t plen;
-    char *copy = protect_bigints(text, len, &plen);
-    W2L_NOMEM_IF(!copy, err);
+    size_t plen = 0;
+    w2l_buf marks = {0};
+    int nomem;
+    char *copy = protect_numbers(text, len, &plen, &marks, &nomem);
+    if (!copy) {
+        w2l_buf_release(&marks);
+        return w2l__fail(err, W2L_NOMEM, "out of memory parsing JSON");
+    }
     const char *end = NULL;
     alloc_failed = 0;
     cJSON *c = cJSON_ParseWithLengthOpts(copy, plen, &end, 0);
     if (!c && alloc_failed) {
         w2l__free(copy);
+        w2l_buf_release(&marks);
         return w2l__fail(err, W2L_NOMEM, "out of memory parsing JSON");
     }
     if (!c) {
@@ -133,6 +195,7 @@ w2l_rc w2l__json_parse(const char *text, size_t len, w2l__json **out, w2l_error 
             else col++;
         }
         w2l__free(copy);
+        w2l_buf_release(&marks);
         if (len == 0) return w2l__fail(err, W2L_CORRUPT, "invalid JSON: empty input");
         return w2l__fail(err, W2L_CORRUPT, "invalid JSON at line %zu, column %zu", line, col);
     }
@@ -142,10 +205,13 @@ w2l_rc w2l__json_parse(const char *text, size_t len, w2l__json **out, w2l_error 
     if (off < plen) {
         cJSON_Delete(c);
         w2l__free(copy);
+        w2l_buf_release(&marks);
         return w2l__fail(err, W2L_CORRUPT, "invalid JSON: text after the value at byte %zu", off);
     }
     w2l__free(copy);
-    unprotect(c);
+    unmark u = {(const uint64_t *)marks.data, marks.len / sizeof(uint64_t), 0, 0};
+    if (u.n) unprotect(c, 0, &u);
+    w2l_buf_release(&marks);
     *out = J(c);
     return W2L_OK;
 }
