@@ -14,7 +14,10 @@
  * bit-packed indices is smaller than PLAIN; otherwise that page is rewritten PLAIN and the
  * chunk stays PLAIN. When the dictionary passes dict_bytes, the open page closes still in
  * dictionary mode and the rest of the chunk is PLAIN (a chunk may mix both; readers
- * handle it). Statistics in dictionary mode are taken from new dictionary entries only.
+ * handle it). An early check after 8192 values of the first page drops the dictionary when
+ * 99% of them were distinct, so unique columns (ids, timestamps, measures) stop hashing
+ * quickly; columns with repeats wait for the end of the page to decide. Statistics in dictionary mode
+ * are taken from new dictionary entries only.
  *
  * Statistics: min/max ignore NaN and order -0.0 before +0.0; Parquet's min_value/max_value
  * follow the format's rule for zeros (a zero min is written -0.0, a zero max +0.0). Byte
@@ -25,6 +28,8 @@
 #include "pq_writer_int.h"
 
 #define PQ_MAX_STAT_BYTES 4096
+/* values after which the first page checks whether its dictionary pays */
+#define PQ_DICT_PROBE 8192
 
 static void mm_free(w2l__pq_minmax *m)
 {
@@ -243,6 +248,46 @@ static inline int is_nan(const w2l__pq_colw *c, const w2l_value *x)
     return (c->kind == K_F32 && isnan(x->v.f32)) || (c->kind == K_F64 && isnan(x->v.f64));
 }
 
+/* Rewrites the open page's indices as PLAIN values (dictionary abandoned). */
+static w2l_rc indices_to_plain(w2l__pq_colw *c, w2l_error *err)
+{
+    w2l_buf plain = {0};
+    W2L_TRY(w2l__buf_reserve(&plain, c->pg_plain + 16, err));
+    const uint32_t *idx = (const uint32_t *)(const void *)c->vals.data;
+    for (size_t i = 0; i < c->pg_nonnull; i++) {
+        size_t len;
+        const uint8_t *p = w2l__pq_dict_get(&c->dict, idx[i], &len);
+        if (c->kind == K_BYTES) {
+            w2l__le32(plain.data + plain.len, (uint32_t)len);
+            plain.len += 4;
+        }
+        if (len) memcpy(plain.data + plain.len, p, len);
+        plain.len += len;
+    }
+    w2l_buf_release(&c->vals);
+    c->vals = plain;
+    return W2L_OK;
+}
+
+/* Whether the dictionary plus bit-packed indices of the open page beat PLAIN. */
+static int dict_pays(const w2l__pq_colw *c)
+{
+    size_t bw = (size_t)w2l__bit_width(c->dict.count ? c->dict.count - 1 : 0);
+    size_t idx_bytes = c->pg_nonnull * (bw ? bw : 1) / 8 + 16;
+    return w2l__pq_dict_bytes(&c->dict) + idx_bytes < c->pg_plain;
+}
+
+/* First page of the chunk, dictionary not worth it: the page becomes PLAIN, and so does
+ * the rest of the chunk. */
+static w2l_rc abandon_dict(w2l__pq_colw *c, w2l_error *err)
+{
+    W2L_TRY(indices_to_plain(c, err));
+    c->dict_on = 0;
+    c->dict_failed = 1;
+    w2l__pq_dict_reset(&c->dict);
+    return W2L_OK;
+}
+
 w2l_rc w2l__pq_colw_append(w2l__pq_colw *c, const w2l_value *v, size_t stride, size_t n,
                            w2l_error *err)
 {
@@ -283,6 +328,13 @@ w2l_rc w2l__pq_colw_append(w2l__pq_colw *c, const w2l_value *v, size_t stride, s
                 c->vals.len += 4;
                 c->pg_values++;
                 c->pg_nonnull++;
+                if (c->pg_nonnull == PQ_DICT_PROBE && !c->dict_used &&
+                    (uint64_t)c->dict.count * 100 >= (uint64_t)c->pg_nonnull * 99) {
+                    /* mostly distinct values: give the dictionary up early */
+                    if (added && !nan) W2L_TRY(mm_add(c, &c->ch_mm, x, err));
+                    W2L_TRY(abandon_dict(c, err));
+                    added = 0;
+                }
                 if (added) {
                     if (!nan) W2L_TRY(mm_add(c, &c->ch_mm, x, err));
                     if (w2l__pq_dict_bytes(&c->dict) > opt->dict_bytes) {
@@ -337,42 +389,11 @@ w2l_rc w2l__pq_colw_append(w2l__pq_colw *c, const w2l_value *v, size_t stride, s
 
 /* ---- pages ---- */
 
-/* Rewrites the open page's indices as PLAIN values (dictionary abandoned). */
-static w2l_rc indices_to_plain(w2l__pq_colw *c, w2l_error *err)
-{
-    w2l_buf plain = {0};
-    W2L_TRY(w2l__buf_reserve(&plain, c->pg_plain + 16, err));
-    const uint32_t *idx = (const uint32_t *)(const void *)c->vals.data;
-    for (size_t i = 0; i < c->pg_nonnull; i++) {
-        size_t len;
-        const uint8_t *p = w2l__pq_dict_get(&c->dict, idx[i], &len);
-        if (c->kind == K_BYTES) {
-            w2l__le32(plain.data + plain.len, (uint32_t)len);
-            plain.len += 4;
-        }
-        if (len) memcpy(plain.data + plain.len, p, len);
-        plain.len += len;
-    }
-    w2l_buf_release(&c->vals);
-    c->vals = plain;
-    return W2L_OK;
-}
-
 w2l_rc w2l__pq_colw_flush_page(w2l__pq_colw *c, w2l_error *err)
 {
     if (c->pg_values == 0) return W2L_OK;
     w2l__pq_writer *w = c->w;
-    if (c->dict_on && !c->dict_used) {
-        /* first page of the chunk: is the dictionary worth it? */
-        size_t bw = (size_t)w2l__bit_width(c->dict.count ? c->dict.count - 1 : 0);
-        size_t idx_bytes = c->pg_nonnull * (bw ? bw : 1) / 8 + 16;
-        if (w2l__pq_dict_bytes(&c->dict) + idx_bytes >= c->pg_plain) {
-            W2L_TRY(indices_to_plain(c, err));
-            c->dict_on = 0;
-            c->dict_failed = 1;
-            w2l__pq_dict_reset(&c->dict);
-        }
-    }
+    if (c->dict_on && !c->dict_used && !dict_pays(c)) W2L_TRY(abandon_dict(c, err));
     w2l_buf *s = &w->scratch;
     s->len = 0;
     if (c->optional) {

@@ -6,8 +6,9 @@
  *   entry := le32(length) bytes
  * so writing the dictionary page copies nothing. Example: "paid", "", "paid" give two entries,
  * 04 00 00 00 70 61 69 64 | 00 00 00 00 (12 bytes), and indices 0 1 0.
- * Each slot holds entry index + 1 (0 = empty); a 32-bit hash per entry avoids most byte
- * comparisons and makes growing the table a pass over integers.
+ * Each slot holds the entry's 32-bit hash and its index + 1 (0 = empty), so a probe touches
+ * one cache line of the table and compares bytes only on a hash match, and growing the
+ * table never looks at the values.
  */
 #include "pq_int.h"
 
@@ -27,7 +28,6 @@ void w2l__pq_dict_reset(w2l__pq_dict *d)
 void w2l__pq_dict_free(w2l__pq_dict *d)
 {
     w2l__free(d->slots);
-    w2l__free(d->hashes);
     w2l__free(d->offs);
     w2l_buf_release(&d->vals);
     memset(d, 0, sizeof *d);
@@ -63,12 +63,14 @@ static inline uint32_t hash_value(const w2l__pq_dict *d, const void *p, size_t n
 static w2l_rc grow(w2l__pq_dict *d, w2l_error *err)
 {
     size_t ns = d->nslots ? d->nslots * 2 : 1024;
-    uint32_t *slots = w2l__calloc(ns, sizeof *slots);
+    uint64_t *slots = w2l__calloc(ns, sizeof *slots);
     W2L_NOMEM_IF(!slots, err);
-    for (uint32_t i = 0; i < d->count; i++) {
-        size_t s = d->hashes[i] & (ns - 1);
+    for (size_t i = 0; i < d->nslots; i++) {
+        uint64_t e = d->slots[i];
+        if (!e) continue;
+        size_t s = (size_t)(e >> 32) & (ns - 1);
         while (slots[s]) s = (s + 1) & (ns - 1);
-        slots[s] = i + 1;
+        slots[s] = e;
     }
     w2l__free(d->slots);
     d->slots = slots;
@@ -79,16 +81,37 @@ static w2l_rc grow(w2l__pq_dict *d, w2l_error *err)
 static w2l_rc grow_entries(w2l__pq_dict *d, w2l_error *err)
 {
     size_t cap = d->offs_cap ? d->offs_cap * 2 : 512;
-    uint32_t *h = w2l__realloc(d->hashes, cap * sizeof *h);
-    W2L_NOMEM_IF(!h, err);
-    d->hashes = h;
-    if (d->width == 0) {
-        size_t *o = w2l__realloc(d->offs, cap * sizeof *o);
-        W2L_NOMEM_IF(!o, err);
-        d->offs = o;
-    }
+    size_t *o = w2l__realloc(d->offs, cap * sizeof *o);
+    W2L_NOMEM_IF(!o, err);
+    d->offs = o;
     d->offs_cap = cap;
     return W2L_OK;
+}
+
+static inline int same(const w2l__pq_dict *d, uint32_t i, const void *p, size_t n)
+{
+    const uint8_t *v;
+    switch (d->width) {
+    case 0: {
+        const uint8_t *ent = d->vals.data + d->offs[i];
+        return w2l__ld32(ent) == n && (n == 0 || memcmp(ent + 4, p, n) == 0);
+    }
+    case 4: {
+        uint32_t a, b;
+        memcpy(&a, d->vals.data + (size_t)i * 4, 4);
+        memcpy(&b, p, 4);
+        return a == b;
+    }
+    case 8: {
+        uint64_t a, b;
+        memcpy(&a, d->vals.data + (size_t)i * 8, 8);
+        memcpy(&b, p, 8);
+        return a == b;
+    }
+    default:
+        v = d->vals.data + (size_t)i * (size_t)d->width;
+        return memcmp(v, p, (size_t)d->width) == 0;
+    }
 }
 
 const uint8_t *w2l__pq_dict_get(const w2l__pq_dict *d, uint32_t i, size_t *len)
@@ -110,32 +133,20 @@ w2l_rc w2l__pq_dict_put(w2l__pq_dict *d, const void *p, size_t n, uint32_t *idx,
     const size_t mask = d->nslots - 1;
     size_t s = h & mask;
     for (;;) {
-        uint32_t e = d->slots[s];
+        uint64_t e = d->slots[s];
         if (!e) break;
-        uint32_t i = e - 1;
-        if (d->hashes[i] == h) {
-            if (d->width) {
-                if (memcmp(d->vals.data + (size_t)i * (size_t)d->width, p, (size_t)d->width) == 0) {
-                    *idx = i;
-                    *added = 0;
-                    return W2L_OK;
-                }
-            } else {
-                const uint8_t *ent = d->vals.data + d->offs[i];
-                if (w2l__ld32(ent) == n && (n == 0 || memcmp(ent + 4, p, n) == 0)) {
-                    *idx = i;
-                    *added = 0;
-                    return W2L_OK;
-                }
-            }
+        if ((uint32_t)(e >> 32) == h && same(d, (uint32_t)e - 1, p, n)) {
+            *idx = (uint32_t)e - 1;
+            *added = 0;
+            return W2L_OK;
         }
         s = (s + 1) & mask;
     }
     if (d->count == UINT32_MAX - 1) return w2l__fail(err, W2L_ERROR, "dictionary full");
-    if (d->count >= d->offs_cap) W2L_TRY(grow_entries(d, err));
     if (d->width) {
         W2L_TRY(w2l__pq_put(&d->vals, p, (size_t)d->width, err));
     } else {
+        if (d->count >= d->offs_cap) W2L_TRY(grow_entries(d, err));
         if (n > UINT32_MAX) return w2l__fail(err, W2L_ERROR, "value of %zu bytes too large", n);
         W2L_TRY(w2l__buf_reserve(&d->vals, 4 + n, err));
         d->offs[d->count] = d->vals.len;
@@ -143,8 +154,7 @@ w2l_rc w2l__pq_dict_put(w2l__pq_dict *d, const void *p, size_t n, uint32_t *idx,
         if (n) memcpy(d->vals.data + d->vals.len + 4, p, n);
         d->vals.len += 4 + n;
     }
-    d->hashes[d->count] = h;
-    d->slots[s] = d->count + 1;
+    d->slots[s] = (uint64_t)h << 32 | (uint64_t)(d->count + 1);
     *idx = d->count++;
     *added = 1;
     return W2L_OK;

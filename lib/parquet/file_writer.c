@@ -255,8 +255,8 @@ static w2l_rc check_required(const w2l__pq_writer *w, const w2l_value *v, size_t
         for (size_t r = 0; r < n; r++)
             if (v[r * stride].is_null)
                 return w2l__fail(err, W2L_SCHEMA,
-                                 "parquet %s: field %s is required but row %zu is NULL",
-                                 w->path, w->cols[col].field->name, r);
+                                 "parquet %s: field %s is required but a row is NULL",
+                                 w->path, w->cols[col].field->name);
     return W2L_OK;
 }
 
@@ -265,14 +265,21 @@ static w2l_rc write_batch(w2l__pq_writer *w, const w2l_value *const *cols, size_
                           size_t nrows, w2l_error *err)
 {
     W2L_TRY(check_usable(w, err));
-    for (size_t i = 0; i < w->ncols; i++)
-        W2L_TRY(check_required(w, cols[i], stride, nrows, i, err));
     size_t done = 0;
+    /* slices small enough that a slice of row-major values stays in cache while each
+     * column takes its values from it */
     while (done < nrows) {
         size_t n = nrows - done;
-        if (n > 4096) n = 4096;
+        if (n > 1024) n = 1024;
         if (w->opt.row_group_rows && n > w->opt.row_group_rows - w->rg_rows)
             n = (size_t)(w->opt.row_group_rows - w->rg_rows);
+        for (size_t i = 0; i < w->ncols; i++) {
+            w2l_rc rc = check_required(w, cols[i] + done * stride, stride, n, i, err);
+            if (rc != W2L_OK) {
+                if (done) w->failed = 1; /* earlier slices were taken */
+                return rc;
+            }
+        }
         for (size_t i = 0; i < w->ncols; i++) {
             w2l_rc rc = w2l__pq_colw_append(&w->cols[i], cols[i] + done * stride, stride, n, err);
             if (rc != W2L_OK) {

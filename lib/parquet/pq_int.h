@@ -124,8 +124,7 @@ static inline int w2l__bit_width(uint32_t max)
 typedef struct w2l__pq_dict {
     int width;            /* 4, 8, 16 or FLBA length; 0 for byte arrays */
     uint32_t count;
-    uint32_t *slots;      /* index+1, 0 = empty */
-    uint32_t *hashes;     /* cached hash per entry (for rehash and fast reject) */
+    uint64_t *slots;      /* hash << 32 | (index + 1); 0 = empty */
     size_t nslots;        /* power of two */
     w2l_buf vals;         /* the dictionary page body (PLAIN) */
     size_t *offs;         /* byte arrays: entry start in vals */
