@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <w2l.h>
+#include "cmd.h"
 
 static void usage(FILE *f)
 {
@@ -15,7 +15,6 @@ static void usage(FILE *f)
             "commands:\n"
             "  run       sync a source into the lake\n"
             "  recover   commit checkpoints that were stored but not committed\n"
-            "  status    checkpoints and per-table progress\n"
             "  version   print the library version\n"
             "\n"
             "w2l --version, w2l --help; see w2l(1).\n");
@@ -36,6 +35,8 @@ int main(int argc, char **argv)
         printf("w2l %s (libwholedb2lake %s)\n", W2L_VERSION_STRING, w2l_version_string());
         return 0;
     }
+    if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
+    if (strcmp(cmd, "recover") == 0) return cmd_recover(argc - 2, argv + 2);
     fprintf(stderr, "w2l: unknown command '%s' (see w2l --help)\n", cmd);
     return 2;
 }
