@@ -184,7 +184,7 @@ static w2l_rc mem_open_read(w2l_fileio *self, const char *path, w2l_rfile **out,
         f->len = e->len;
         f->path = w2l__strdup(path);
         if (!f->data || !f->path) rc = w2l__fail(err, W2L_NOMEM, "open %s: out of memory", path);
-        else memcpy(f->data, e->data, e->len);
+        else if (e->len) memcpy(f->data, e->data, e->len);
     }
     mtx_unlock(&io->mtx);
     if (rc != W2L_OK) {
