@@ -17,6 +17,7 @@ void w2l__builtins_unregister(void);
 w2l_rc w2l__builtins_register(w2l_error *err)
 {
     w2l_rc rc;
+    w2l__avro_use_allocator();
     if ((rc = w2l_fileio_register(&w2l__fileio_local, 1)) != W2L_OK ||
         (rc = w2l_fileio_register(&w2l__fileio_mem, 0)) != W2L_OK ||
         (rc = w2l_state_register(&w2l__state_file, 1)) != W2L_OK ||

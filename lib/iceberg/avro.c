@@ -46,6 +46,23 @@ static w2l_rc buf_bytes(w2l_buf *b, const void *p, size_t n, w2l_error *err)
     return n ? w2l_buf_append(b, p, n, err) : W2L_OK;
 }
 
+/* avro-c's allocator: one function for malloc (ptr NULL), realloc and free (nsize 0);
+ * osize is the caller's record of the old size, which w2l__realloc does not need. */
+static void *route_alloc(void *user_data, void *ptr, size_t osize, size_t nsize)
+{
+    (void)user_data, (void)osize;
+    if (nsize == 0) {
+        w2l__free(ptr);
+        return NULL;
+    }
+    return w2l__realloc(ptr, nsize);
+}
+
+void w2l__avro_use_allocator(void)
+{
+    avro_set_allocator(route_alloc, NULL);
+}
+
 static w2l_rc avro_fail(w2l_error *err, w2l_rc code, const char *what)
 {
     return w2l__fail(err, code, "avro: %s: %s", what, avro_strerror());

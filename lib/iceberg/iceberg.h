@@ -289,6 +289,9 @@ w2l_rc w2l__ice_manifest_list_read(w2l_fileio *io, const char *path, w2l__arena 
 typedef struct w2l__avro_writer w2l__avro_writer;
 typedef struct w2l__avro_reader w2l__avro_reader;
 typedef struct w2l__avro_value w2l__avro_value; /* an avro_value_t, opaque outside avro*.c */
+/* Routes avro-c's allocations through w2l__realloc / w2l__free (so the allocator hook
+ * sees them). Called once by w2l_global_init(), before any Avro object exists. */
+void w2l__avro_use_allocator(void);
 
 /* ================================================================================= */
 /* Catalogs (catalog.c)                                                              */
