@@ -1,0 +1,819 @@
+/*
+ * The built-in committer operator (DESIGN.md section 2, the second phase of the two-phase
+ * commit): collects the writers' WRITE_RESULTs of its tables per checkpoint, records them in
+ * the checkpoint state at the barrier, and once the checkpoint is sealed (notify_complete,
+ * on this operator's own thread) commits ONE Iceberg snapshot per table and checkpoint —
+ * never two checkpoints in one snapshot, since the sequence numbers that decide which
+ * equality deletes apply come from the snapshot.
+ *
+ * Exactly once: every snapshot's summary carries w2l.job-id, w2l.epoch, w2l.checkpoint-id
+ * and w2l.source-position. Before committing checkpoint C to a table, the committer reads
+ * the table's snapshot ancestry (newest first) for this job's newest checkpoint; C at or
+ * below it is skipped, whatever the state says. A commit that loses a race reloads the
+ * table and checks again before retrying, so a retry after an ambiguous failure cannot
+ * commit twice either.
+ *
+ * State (keys in ops.h): at barrier N every table's file list of N, plus those of older
+ * checkpoints not yet committed (carried forward), so the newest sealed checkpoint alone
+ * says what is left to commit after a crash; open() with a restored checkpoint loads it and
+ * the first notify_complete() commits it. The epoch is the restored one plus one.
+ *
+ * Manifests are written at commit time, by w2l__ice_table_commit's first attempt, not at
+ * the barrier as DESIGN.md describes: the state is the durable record of the files, and a
+ * manifest written per barrier would be one more file per table and checkpoint to orphan
+ * when a commit is retried on another base (see the closing note of the writer/committer
+ * report).
+ *
+ * Scale: WRITE_RESULTs are gathered in a hash map per checkpoint, pending checkpoints in
+ * one list in commit order, table handles in a hash map with an LRU bound; nothing walks
+ * all tables per table. Different tables commit independently: a table that fails is
+ * reported (the check-commit sink stops the job) after the others of the checkpoint were
+ * committed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "emit.h"
+#include "ops.h"
+
+#define HANDLE_CACHE_MAX 256
+
+typedef struct pend {         /* one table's files of one checkpoint, not yet committed */
+    uint64_t ckpt;
+    char *ns, *table;
+    char *value;              /* the state value (ops.h), NUL-terminated */
+    size_t len;
+    struct pend *next;
+} pend;
+
+typedef struct acc {          /* WRITE_RESULTs of the checkpoint in progress, one table */
+    uint64_t h;
+    char *ns, *table;
+    w2l_buf files;            /* file objects, comma-separated */
+    size_t nfiles;
+    int32_t schema_id;
+    struct acc *chain;
+} acc;
+
+typedef struct handle {       /* a loaded table */
+    uint64_t h;
+    w2l__ice_table *t;
+    uint64_t max_ckpt;        /* this job's newest checkpoint in the ancestry; 0: none */
+    struct handle *chain, *prev, *next; /* bucket chain; LRU list, most recent first */
+} handle;
+
+typedef struct committer {
+    w2l_operator base;
+    const w2l_conf *conf;
+    unsigned index, n;
+    w2l_state *st;
+    char *job_id;
+    uint64_t epoch;
+    int retries;
+    w2l_fileio *io;
+    w2l_catalog *cat;
+    /* this checkpoint */
+    acc **abuckets;
+    size_t acap;
+    acc **alist;
+    size_t an, alcap;
+    /* pending, in commit order */
+    pend *phead, *ptail;
+    /* table handles */
+    handle **hbuckets;
+    size_t hcap, hcount;
+    handle *lru_head, *lru_tail;
+} committer;
+
+/* ------------------------------------------------------------------- job id ------- */
+
+char *w2l__ops_job_id(const w2l_conf *conf)
+{
+    const char *id = NULL, *wh = NULL, *src = NULL;
+    w2l_conf_get(conf, "job-id", &id, NULL);
+    if (id && *id) return w2l__strdup(id);
+    w2l_conf_get(conf, "warehouse", &wh, NULL);
+    w2l_conf_get(conf, "source", &src, NULL);
+    uint64_t h = w2l__hash64(wh ? wh : "", wh ? strlen(wh) : 0, 0x6a6f62);
+    h = w2l__hash64(src ? src : "", src ? strlen(src) : 0, h);
+    return w2l__asprintf("w2l-%016llx", (unsigned long long)h);
+}
+
+/* ------------------------------------------------------------ file objects -------- */
+
+static int hexval(int c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+static w2l_rc unhex(const char *s, w2l__arena *a, w2l__ice_bytes *out, w2l_error *err)
+{
+    size_t n = strlen(s);
+    if (n % 2) return w2l__fail(err, W2L_CORRUPT, "bound '%.40s' is not hex", s);
+    unsigned char *p = w2l__arena_alloc(a, n / 2 + 1);
+    W2L_NOMEM_IF(!p, err);
+    for (size_t i = 0; i < n / 2; i++) {
+        int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+        if (hi < 0 || lo < 0) return w2l__fail(err, W2L_CORRUPT, "bound '%.40s' is not hex", s);
+        p[i] = (unsigned char)(hi << 4 | lo);
+    }
+    *out = (w2l__ice_bytes){p, n / 2};
+    return W2L_OK;
+}
+
+static int get_i64(const w2l__json *o, const char *k, int64_t *v)
+{
+    return w2l__json_int64(w2l__json_get(o, k), v);
+}
+
+w2l_rc w2l__ops_file_parse(const w2l__json *j, w2l__arena *a, w2l__ice_data_file *df, w2l_error *err)
+{
+    memset(df, 0, sizeof *df);
+    int64_t content, v;
+    const char *path = w2l__json_str(w2l__json_get(j, "path"));
+    if (!path || get_i64(j, "content", &content) || content < 0 || content > 2 ||
+        get_i64(j, "record-count", &df->record_count) || get_i64(j, "file-size", &df->file_size))
+        return w2l__fail(err, W2L_CORRUPT, "file entry without path, content, record-count or file-size");
+    df->content = (int)content;
+    df->path = w2l__arena_strndup(a, path, strlen(path));
+    df->format = "PARQUET";
+    W2L_NOMEM_IF(!df->path, err);
+    const w2l__json *cols = w2l__json_get(j, "columns");
+    df->ncols = w2l__json_size(cols);
+    df->cols = w2l__arena_alloc(a, (df->ncols + 1) * sizeof *df->cols);
+    W2L_NOMEM_IF(!df->cols, err);
+    size_t i = 0;
+    for (const w2l__json *c = w2l__json_first(cols); c; c = w2l__json_next(c), i++) {
+        w2l__ice_colstat *o = &df->cols[i];
+        memset(o, 0, sizeof *o);
+        if (get_i64(c, "id", &v)) return w2l__fail(err, W2L_CORRUPT, "%s: column without id", path);
+        o->field_id = (int32_t)v;
+        o->has_size = !get_i64(c, "size", &o->column_size);
+        o->has_values = !get_i64(c, "values", &o->value_count);
+        o->has_nulls = !get_i64(c, "nulls", &o->null_count);
+        o->has_nans = !get_i64(c, "nans", &o->nan_count);
+        const char *lo = w2l__json_str(w2l__json_get(c, "lower"));
+        const char *hi = w2l__json_str(w2l__json_get(c, "upper"));
+        if (lo) {
+            W2L_TRY(unhex(lo, a, &o->lower, err));
+            o->has_lower = 1;
+        }
+        if (hi) {
+            W2L_TRY(unhex(hi, a, &o->upper, err));
+            o->has_upper = 1;
+        }
+    }
+    const w2l__json *so = w2l__json_get(j, "split-offsets");
+    df->nsplits = w2l__json_size(so);
+    df->split_offsets = w2l__arena_alloc(a, (df->nsplits + 1) * sizeof *df->split_offsets);
+    W2L_NOMEM_IF(!df->split_offsets, err);
+    i = 0;
+    for (const w2l__json *c = w2l__json_first(so); c; c = w2l__json_next(c), i++)
+        if (w2l__json_int64(c, &df->split_offsets[i])) return w2l__fail(err, W2L_CORRUPT, "%s: bad split offset", path);
+    if (df->content == W2L_ICE_EQ_DELETES) {
+        const w2l__json *eq = w2l__json_get(j, "equality-ids");
+        df->neq = w2l__json_size(eq);
+        if (!df->neq) return w2l__fail(err, W2L_CORRUPT, "%s: equality deletes without equality-ids", path);
+        df->equality_ids = w2l__arena_alloc(a, df->neq * sizeof *df->equality_ids);
+        W2L_NOMEM_IF(!df->equality_ids, err);
+        i = 0;
+        for (const w2l__json *c = w2l__json_first(eq); c; c = w2l__json_next(c), i++) {
+            if (w2l__json_int64(c, &v)) return w2l__fail(err, W2L_CORRUPT, "%s: bad equality id", path);
+            df->equality_ids[i] = (int32_t)v;
+        }
+    }
+    return W2L_OK;
+}
+
+/* ------------------------------------------------------------- state keys --------- */
+
+static w2l_rc put_enc(w2l_buf *b, const char *s, w2l_error *err)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '%' || c == '/' || c == '.' || c < 0x20) W2L_TRY(w2l__buf_printf(b, err, "%%%02X", c));
+        else W2L_TRY(w2l_buf_append(b, s, 1, err));
+    }
+    return W2L_OK;
+}
+
+static w2l_rc files_key(w2l_buf *b, uint64_t ckpt, const char *ns, const char *table, w2l_error *err)
+{
+    b->len = 0;
+    W2L_TRY(w2l__buf_printf(b, err, W2L_OPS_FILES_PREFIX "%020llu/", (unsigned long long)ckpt));
+    W2L_TRY(put_enc(b, ns, err));
+    W2L_TRY(w2l_buf_append(b, ".", 1, err));
+    W2L_TRY(put_enc(b, table, err));
+    return w2l__buf_cstr(b, err);
+}
+
+/* Decodes percent-encoded s[0..n) into fresh memory. */
+static char *dec(const char *s, size_t n)
+{
+    char *o = w2l__malloc(n + 1);
+    if (!o) return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '%' && i + 2 < n + 1 && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
+            o[k++] = (char)(hexval(s[i + 1]) << 4 | hexval(s[i + 2]));
+            i += 2;
+        } else {
+            o[k++] = s[i];
+        }
+    }
+    o[k] = '\0';
+    return o;
+}
+
+/* ------------------------------------------------------------------ pending -------- */
+
+static void pend_free(pend *p)
+{
+    if (!p) return;
+    w2l__free(p->ns);
+    w2l__free(p->table);
+    w2l__free(p->value);
+    w2l__free(p);
+}
+
+static void pend_append(committer *c, pend *p)
+{
+    p->next = NULL;
+    if (c->ptail) c->ptail->next = p;
+    else c->phead = p;
+    c->ptail = p;
+}
+
+typedef struct restore_ctx {
+    committer *c;
+    uint64_t ckpt;
+    w2l_error *err;
+    w2l_rc rc;
+} restore_ctx;
+
+static int restore_key(void *x, const char *key)
+{
+    restore_ctx *r = x;
+    committer *c = r->c;
+    const char *p = key + strlen(W2L_OPS_FILES_PREFIX);
+    char *end;
+    unsigned long long ck = strtoull(p, &end, 10);
+    const char *dot = *end == '/' ? strchr(end + 1, '.') : NULL;
+    if (!dot || ck == 0) {
+        w2l__log(W2L_LOG_WARN, "committer %u: state key %s of checkpoint %llu is not ours; ignored", c->index, key,
+                 (unsigned long long)r->ckpt);
+        return 0;
+    }
+    pend *pe = w2l__calloc(1, sizeof *pe);
+    if (pe) {
+        pe->ckpt = ck;
+        pe->ns = dec(end + 1, (size_t)(dot - end - 1));
+        pe->table = dec(dot + 1, strlen(dot + 1));
+    }
+    if (!pe || !pe->ns || !pe->table) {
+        pend_free(pe);
+        r->rc = w2l__fail(r->err, W2L_NOMEM, "out of memory");
+        return 1;
+    }
+    if (w2l__table_hash(pe->ns, pe->table) % c->n != c->index) { /* another committer's table */
+        pend_free(pe);
+        return 0;
+    }
+    w2l_buf b = {0};
+    r->rc = w2l_state_get(c->st, r->ckpt, key, &b, r->err);
+    if (r->rc == W2L_OK) r->rc = w2l__buf_cstr(&b, r->err);
+    if (r->rc != W2L_OK) {
+        w2l_buf_release(&b);
+        pend_free(pe);
+        return 1;
+    }
+    pe->value = (char *)b.data;
+    pe->len = b.len;
+    pend_append(c, pe);
+    return 0;
+}
+
+/* ------------------------------------------------------------- accumulation ------- */
+
+static void acc_clear(committer *c)
+{
+    for (size_t i = 0; i < c->an; i++) {
+        acc *a = c->alist[i];
+        w2l__free(a->ns);
+        w2l__free(a->table);
+        w2l_buf_release(&a->files);
+        w2l__free(a);
+    }
+    c->an = 0;
+    if (c->abuckets) memset(c->abuckets, 0, c->acap * sizeof *c->abuckets);
+}
+
+static w2l_rc acc_get(committer *c, const char *ns, const char *table, acc **out, w2l_error *err)
+{
+    uint64_t h = w2l__table_hash(ns, table);
+    if (c->acap)
+        for (acc *a = c->abuckets[h & (c->acap - 1)]; a; a = a->chain)
+            if (a->h == h && strcmp(a->ns, ns) == 0 && strcmp(a->table, table) == 0) {
+                *out = a;
+                return W2L_OK;
+            }
+    if (c->an + 1 > c->acap) { /* grow the buckets with the table count: load <= 1 */
+        size_t ncap = c->acap ? c->acap * 2 : 64;
+        acc **nb = w2l__calloc(ncap, sizeof *nb);
+        W2L_NOMEM_IF(!nb, err);
+        for (size_t i = 0; i < c->an; i++) {
+            acc *a = c->alist[i];
+            a->chain = nb[a->h & (ncap - 1)];
+            nb[a->h & (ncap - 1)] = a;
+        }
+        w2l__free(c->abuckets);
+        c->abuckets = nb;
+        c->acap = ncap;
+    }
+    if (c->an == c->alcap) {
+        size_t ncap = c->alcap ? c->alcap * 2 : 64;
+        acc **nl = w2l__realloc(c->alist, ncap * sizeof *nl);
+        W2L_NOMEM_IF(!nl, err);
+        c->alist = nl;
+        c->alcap = ncap;
+    }
+    acc *a = w2l__calloc(1, sizeof *a);
+    W2L_NOMEM_IF(!a, err);
+    a->h = h;
+    a->ns = w2l__strdup(ns);
+    a->table = w2l__strdup(table);
+    if (!a->ns || !a->table) {
+        w2l__free(a->ns), w2l__free(a->table), w2l__free(a);
+        return w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    a->chain = c->abuckets[h & (c->acap - 1)];
+    c->abuckets[h & (c->acap - 1)] = a;
+    c->alist[c->an++] = a;
+    *out = a;
+    return W2L_OK;
+}
+
+static w2l_rc on_result(committer *c, const w2l_element *e, w2l_error *err)
+{
+    w2l__json *j;
+    w2l_rc rc = w2l__json_parse(e->payload ? e->payload : "", e->payload ? e->payload_len : 0, &j, err);
+    if (rc != W2L_OK) {
+        w2l__error_prefix(err, "WRITE_RESULT of %s.%s: ", e->ns, e->table);
+        return rc;
+    }
+    acc *a = NULL;
+    rc = acc_get(c, e->ns, e->table, &a, err);
+    int64_t sid = -1;
+    if (rc == W2L_OK && !w2l__json_int64(w2l__json_get(j, "schema-id"), &sid)) a->schema_id = (int32_t)sid;
+    for (const w2l__json *f = w2l__json_first(w2l__json_get(j, "files")); rc == W2L_OK && f; f = w2l__json_next(f)) {
+        char *text = w2l__json_print(f, 0);
+        if (!text) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        if (rc == W2L_OK && a->nfiles) rc = w2l_buf_append(&a->files, ",", 1, err);
+        if (rc == W2L_OK) rc = w2l_buf_append(&a->files, text, strlen(text), err);
+        w2l__free(text);
+        a->nfiles++;
+    }
+    w2l__json_free(j);
+    return rc;
+}
+
+static w2l_rc on_barrier(committer *c, uint64_t ckpt, w2l_error *err)
+{
+    w2l_buf pos = {0}, v = {0}, key = {0};
+    w2l_rc rc = w2l_state_get(c->st, ckpt, "source/position", &pos, err);
+    if (rc == W2L_NOTFOUND) rc = W2L_OK;
+    else if (rc == W2L_OK) rc = w2l__buf_cstr(&pos, err);
+    w2l__json *posj = NULL;
+    if (rc == W2L_OK && pos.len) posj = w2l__json_new_stringn((const char *)pos.data, pos.len);
+    char *pos_text = posj ? w2l__json_print(posj, 0) : NULL;
+    if (rc == W2L_OK && pos.len && !pos_text) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    /* this checkpoint's tables join the pending list */
+    for (size_t i = 0; rc == W2L_OK && i < c->an; i++) {
+        acc *a = c->alist[i];
+        if (!a->nfiles) continue;
+        w2l__json *ns = w2l__json_new_string(a->ns), *tb = w2l__json_new_string(a->table);
+        char *nst = ns ? w2l__json_print(ns, 0) : NULL, *tbt = tb ? w2l__json_print(tb, 0) : NULL;
+        w2l__json_free(ns);
+        w2l__json_free(tb);
+        v.len = 0;
+        if (!nst || !tbt) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        else
+            rc = w2l__buf_printf(&v, err,
+                                 "{\"ns\":%s,\"table\":%s,\"checkpoint\":%llu,\"source-position\":%s,"
+                                 "\"schema-id\":%d,\"files\":[%.*s]}",
+                                 nst, tbt, (unsigned long long)ckpt, pos_text ? pos_text : "null",
+                                 (int)a->schema_id, (int)a->files.len, (const char *)a->files.data);
+        w2l__free(nst);
+        w2l__free(tbt);
+        if (rc == W2L_OK) rc = w2l__buf_cstr(&v, err);
+        pend *p = rc == W2L_OK ? w2l__calloc(1, sizeof *p) : NULL;
+        if (rc == W2L_OK && !p) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        if (rc == W2L_OK) {
+            p->ckpt = ckpt;
+            p->ns = a->ns;
+            p->table = a->table;
+            a->ns = a->table = NULL;
+            p->value = (char *)v.data;
+            p->len = v.len;
+            memset(&v, 0, sizeof v);
+            pend_append(c, p);
+        }
+    }
+    acc_clear(c);
+    /* everything not yet committed goes into this checkpoint's state */
+    for (pend *p = c->phead; rc == W2L_OK && p; p = p->next) {
+        rc = files_key(&key, p->ckpt, p->ns, p->table, err);
+        if (rc == W2L_OK) rc = w2l_state_put(c->st, ckpt, (const char *)key.data, p->value, p->len, err);
+    }
+    if (rc == W2L_OK) {
+        char e[24];
+        int n = snprintf(e, sizeof e, "%llu", (unsigned long long)c->epoch);
+        rc = w2l_state_put(c->st, ckpt, W2L_OPS_EPOCH_KEY, e, (size_t)n, err);
+    }
+    if (rc == W2L_OK) rc = w2l_state_put(c->st, ckpt, W2L_OPS_JOB_KEY, c->job_id, strlen(c->job_id), err);
+    w2l__json_free(posj);
+    w2l__free(pos_text);
+    w2l_buf_release(&pos);
+    w2l_buf_release(&v);
+    w2l_buf_release(&key);
+    return rc;
+}
+
+/* ------------------------------------------------------------ table handles ------- */
+
+static void lru_unlink(committer *c, handle *h)
+{
+    if (h->prev) h->prev->next = h->next;
+    else c->lru_head = h->next;
+    if (h->next) h->next->prev = h->prev;
+    else c->lru_tail = h->prev;
+    h->prev = h->next = NULL;
+}
+
+static void lru_front(committer *c, handle *h)
+{
+    h->next = c->lru_head;
+    h->prev = NULL;
+    if (c->lru_head) c->lru_head->prev = h;
+    c->lru_head = h;
+    if (!c->lru_tail) c->lru_tail = h;
+}
+
+static handle **bucket_of(committer *c, uint64_t h) { return &c->hbuckets[h & (c->hcap - 1)]; }
+
+static void handle_drop(committer *c, handle *h)
+{
+    for (handle **pp = bucket_of(c, h->h); *pp; pp = &(*pp)->chain)
+        if (*pp == h) {
+            *pp = h->chain;
+            break;
+        }
+    lru_unlink(c, h);
+    w2l__ice_table_free(h->t);
+    w2l__free(h);
+    c->hcount--;
+}
+
+static handle *handle_find(committer *c, const char *ns, const char *table)
+{
+    if (!c->hcap) return NULL;
+    uint64_t hh = w2l__table_hash(ns, table);
+    for (handle *h = *bucket_of(c, hh); h; h = h->chain)
+        if (h->h == hh && strcmp(h->t->ns, ns) == 0 && strcmp(h->t->name, table) == 0) return h;
+    return NULL;
+}
+
+typedef struct snap_ix {
+    int64_t id;
+    size_t i;
+} snap_ix;
+
+static int snap_ix_cmp(const void *a, const void *b)
+{
+    const snap_ix *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The checkpoint of the newest snapshot of this job in the table's ancestry (0: none). Along
+ * one job's ancestry checkpoint ids only grow, so the newest is the largest. */
+static uint64_t job_ckpt(const committer *c, const w2l__ice_meta *m, w2l_error *err, w2l_rc *rc)
+{
+    *rc = W2L_OK;
+    if (m->current_snapshot_id == -1 || !m->nsnapshots) return 0;
+    snap_ix *ix = w2l__malloc(m->nsnapshots * sizeof *ix);
+    if (!ix) {
+        *rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        return 0;
+    }
+    for (size_t i = 0; i < m->nsnapshots; i++) ix[i] = (snap_ix){m->snapshots[i].snapshot_id, i};
+    qsort(ix, m->nsnapshots, sizeof *ix, snap_ix_cmp);
+    uint64_t found = 0;
+    int64_t id = m->current_snapshot_id;
+    for (size_t steps = 0; id != -1 && steps <= m->nsnapshots; steps++) {
+        snap_ix probe = {id, 0};
+        const snap_ix *hit = bsearch(&probe, ix, m->nsnapshots, sizeof *ix, snap_ix_cmp);
+        if (!hit) break; /* expired ancestors: history ends here */
+        const w2l__ice_snapshot *s = &m->snapshots[hit->i];
+        const char *job = w2l__ice_props_get(&s->summary, "w2l.job-id");
+        const char *ck = w2l__ice_props_get(&s->summary, "w2l.checkpoint-id");
+        if (job && ck && strcmp(job, c->job_id) == 0) {
+            found = strtoull(ck, NULL, 10);
+            break;
+        }
+        id = s->parent_id;
+    }
+    w2l__free(ix);
+    return found;
+}
+
+static w2l_rc ensure_catalog(committer *c, w2l_error *err)
+{
+    if (c->cat) return W2L_OK;
+    const char *io_name = NULL, *uri = NULL, *wh = NULL;
+    w2l_conf_get(c->conf, "fileio", &io_name, NULL);
+    w2l_conf_get(c->conf, "catalog", &uri, NULL);
+    w2l_conf_get(c->conf, "warehouse", &wh, NULL);
+    if (!c->io) W2L_TRY(w2l_fileio_open(io_name, c->conf, &c->io, err));
+    return w2l__catalog_open(uri, c->conf, wh, c->io, &c->cat, err);
+}
+
+/* The handle of ns.table, loaded when not cached. W2L_NOTFOUND when the table is gone. */
+static w2l_rc handle_get(committer *c, const char *ns, const char *table, handle **out, w2l_error *err)
+{
+    handle *h = handle_find(c, ns, table);
+    if (h) {
+        lru_unlink(c, h);
+        lru_front(c, h);
+        *out = h;
+        return W2L_OK;
+    }
+    W2L_TRY(ensure_catalog(c, err));
+    if (!c->hcap) {
+        c->hcap = 2 * HANDLE_CACHE_MAX;
+        c->hbuckets = w2l__calloc(c->hcap, sizeof *c->hbuckets);
+        if (!c->hbuckets) {
+            c->hcap = 0;
+            return w2l__fail(err, W2L_NOMEM, "out of memory");
+        }
+    }
+    while (c->hcount >= HANDLE_CACHE_MAX) handle_drop(c, c->lru_tail);
+    w2l__ice_table *t;
+    W2L_TRY(w2l__ice_table_load(c->cat, c->io, ns, table, &t, err));
+    h = w2l__calloc(1, sizeof *h);
+    if (!h) {
+        w2l__ice_table_free(t);
+        return w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    h->t = t;
+    h->h = w2l__table_hash(ns, table);
+    w2l_rc rc;
+    h->max_ckpt = job_ckpt(c, t->meta, err, &rc);
+    if (rc != W2L_OK) {
+        w2l__ice_table_free(t);
+        w2l__free(h);
+        return rc;
+    }
+    handle **b = bucket_of(c, h->h);
+    h->chain = *b;
+    *b = h;
+    lru_front(c, h);
+    c->hcount++;
+    *out = h;
+    return W2L_OK;
+}
+
+/* ----------------------------------------------------------------- commits -------- */
+
+/* Commits one table's files of one checkpoint (p), unless the table has it already. */
+static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
+{
+    handle *h = NULL;
+    w2l_rc rc = handle_get(c, p->ns, p->table, &h, err);
+    if (rc == W2L_NOTFOUND) {
+        w2l__log(W2L_LOG_WARN, "committer %u: table %s.%s no longer exists (dropped); its files of checkpoint "
+                 "%llu are skipped", c->index, p->ns, p->table, (unsigned long long)p->ckpt);
+        return W2L_OK;
+    }
+    W2L_TRY(rc);
+    if (h->max_ckpt >= p->ckpt) {
+        w2l__log(W2L_LOG_INFO, "committer %u: %s.%s has checkpoint %llu of job %s already (up to %llu); skipped",
+                 c->index, p->ns, p->table, (unsigned long long)p->ckpt, c->job_id,
+                 (unsigned long long)h->max_ckpt);
+        return W2L_OK;
+    }
+    const w2l__ice_spec *spec = w2l__ice_meta_spec(h->t->meta, h->t->meta->default_spec_id);
+    if (spec && spec->nfields)
+        return w2l__fail(err, W2L_SCHEMA, "the table is partitioned; the built-in writer writes unpartitioned files");
+
+    w2l__json *j;
+    W2L_TRY(w2l__json_parse(p->value, p->len, &j, err));
+    w2l__ice_change ch;
+    w2l__ice_change_init(&ch, W2L_ICE_OP_APPEND);
+    const w2l__json *files = w2l__json_get(j, "files");
+    size_t nf = w2l__json_size(files), nd = 0, nx = 0;
+    w2l__ice_data_file *data = w2l__arena_alloc(&ch.arena, (nf + 1) * sizeof *data);
+    w2l__ice_data_file *dels = w2l__arena_alloc(&ch.arena, (nf + 1) * sizeof *dels);
+    if (!data || !dels) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    for (const w2l__json *f = w2l__json_first(files); rc == W2L_OK && f; f = w2l__json_next(f)) {
+        w2l__ice_data_file df;
+        rc = w2l__ops_file_parse(f, &ch.arena, &df, err);
+        if (rc != W2L_OK) break;
+        if (df.content == W2L_ICE_DATA) data[nd++] = df;
+        else dels[nx++] = df;
+    }
+    const char *pos = w2l__json_str(w2l__json_get(j, "source-position"));
+    char ck[24], ep[24];
+    snprintf(ck, sizeof ck, "%llu", (unsigned long long)p->ckpt);
+    snprintf(ep, sizeof ep, "%llu", (unsigned long long)c->epoch);
+    w2l__ice_kv summary[4] = {{"w2l.job-id", c->job_id}, {"w2l.epoch", ep}, {"w2l.checkpoint-id", ck},
+                              {"w2l.source-position", (char *)(pos ? pos : "")}};
+    if (rc == W2L_OK && nd + nx > 0) {
+        ch.op = nx ? W2L_ICE_OP_ROW_DELTA : W2L_ICE_OP_APPEND;
+        ch.files = data;
+        ch.nfiles = nd;
+        ch.deletes = dels;
+        ch.ndeletes = nx;
+        ch.summary = summary;
+        ch.nsummary = pos ? 4 : 3;
+        for (int attempt = 0;; attempt++) {
+            rc = w2l__ice_table_try_commit(h->t, &ch, err);
+            if (rc == W2L_OK) {
+                h->max_ckpt = p->ckpt;
+                w2l__log(W2L_LOG_DEBUG, "committer %u: %s.%s checkpoint %llu committed (%zu data, %zu delete files)",
+                         c->index, p->ns, p->table, (unsigned long long)p->ckpt, nd, nx);
+                break;
+            }
+            if (rc != W2L_CONFLICT) break;
+            /* another writer moved the table (try_commit reloaded it): did it commit ours? */
+            w2l_rc r2;
+            h->max_ckpt = job_ckpt(c, h->t->meta, err, &r2);
+            if (r2 != W2L_OK) {
+                rc = r2;
+                break;
+            }
+            if (h->max_ckpt >= p->ckpt) {
+                rc = W2L_OK;
+                break;
+            }
+            if (attempt >= c->retries) break;
+            w2l__log(W2L_LOG_INFO, "committer %u: %s.%s checkpoint %llu lost a race (attempt %d); retrying",
+                     c->index, p->ns, p->table, (unsigned long long)p->ckpt, attempt + 1);
+        }
+    }
+    /* manifests of a failed commit stay: an ambiguous failure may have published them */
+    w2l__ice_change_release(&ch, h->t->io, 0);
+    w2l__json_free(j);
+    if (rc == W2L_NOTFOUND) {
+        w2l__log(W2L_LOG_WARN, "committer %u: table %s.%s was dropped before checkpoint %llu committed; skipped",
+                 c->index, p->ns, p->table, (unsigned long long)p->ckpt);
+        handle_drop(c, h);
+        return W2L_OK;
+    }
+    if (rc != W2L_OK) handle_drop(c, h); /* its metadata may be stale */
+    return rc;
+}
+
+static w2l_rc cm_complete(w2l_operator *self, uint64_t ckpt, w2l_error *err)
+{
+    committer *c = (committer *)self;
+    w2l_rc first = W2L_OK;
+    pend *keep_head = NULL, *keep_tail = NULL, *p = c->phead;
+    /* tables that failed in this call: their later checkpoints wait (order per table) */
+    char **failed = NULL;
+    size_t nfailed = 0;
+    while (p && p->ckpt <= ckpt) {
+        pend *next = p->next;
+        int blocked = 0;
+        for (size_t i = 0; i < nfailed && !blocked; i++)
+            blocked = strcmp(failed[i], p->ns) == 0 && strcmp(failed[i] + strlen(failed[i]) + 1, p->table) == 0;
+        w2l_error e1;
+        w2l_error_clear(&e1);
+        w2l_rc rc = blocked ? W2L_ERROR : commit_one(c, p, &e1);
+        if (rc == W2L_OK) {
+            pend_free(p);
+        } else {
+            if (!blocked) {
+                w2l__error_prefix(&e1, "table %s.%s, checkpoint %llu: ", p->ns, p->table,
+                                  (unsigned long long)p->ckpt);
+                w2l__log(W2L_LOG_ERROR, "committer %u: %s", c->index, e1.msg);
+                if (first == W2L_OK) {
+                    first = rc;
+                    if (err) *err = e1;
+                }
+                size_t ln = strlen(p->ns), lt = strlen(p->table);
+                char *k = w2l__malloc(ln + lt + 2);
+                char **nfl = w2l__realloc(failed, (nfailed + 1) * sizeof *nfl);
+                if (nfl) failed = nfl;
+                if (k && nfl) {
+                    memcpy(k, p->ns, ln + 1);
+                    memcpy(k + ln + 1, p->table, lt + 1);
+                    failed[nfailed++] = k;
+                } else {
+                    w2l__free(k);
+                }
+            }
+            p->next = NULL;
+            if (keep_tail) keep_tail->next = p;
+            else keep_head = p;
+            keep_tail = p;
+        }
+        p = next;
+    }
+    /* what failed stays first, before the checkpoints above ckpt */
+    if (keep_tail) {
+        keep_tail->next = p;
+        c->phead = keep_head;
+    } else {
+        c->phead = p;
+    }
+    if (!c->phead) c->ptail = NULL;
+    else if (!p) c->ptail = keep_tail;
+    for (size_t i = 0; i < nfailed; i++) w2l__free(failed[i]);
+    w2l__free(failed);
+    return first;
+}
+
+/* ------------------------------------------------------------------ operator API --- */
+
+static w2l_rc cm_open(const w2l_operator_methods *m, const w2l_conf *conf, unsigned index, unsigned n,
+                      w2l_state *st, uint64_t restored, w2l_operator *self, w2l_error *err)
+{
+    (void)m;
+    committer *c = (committer *)self;
+    c->conf = conf;
+    c->index = index;
+    c->n = n ? n : 1;
+    c->st = st;
+    c->epoch = 1;
+    int64_t v;
+    W2L_TRY(w2l_conf_get_int(conf, "commit-retries", &v, err));
+    c->retries = (int)v;
+    w2l_buf b = {0};
+    if (restored) {
+        w2l_rc rc = w2l_state_get(st, restored, W2L_OPS_EPOCH_KEY, &b, err);
+        if (rc == W2L_OK && (rc = w2l__buf_cstr(&b, err)) == W2L_OK) c->epoch = strtoull((char *)b.data, NULL, 10) + 1;
+        w2l_buf_release(&b);
+        if (rc != W2L_OK && rc != W2L_NOTFOUND) return rc;
+        /* the job id the sealed checkpoints were written under, unless conf names one: a
+         * recover run has no source URI to derive it from */
+        if (!w2l_conf_is_set(conf, "job-id")) {
+            rc = w2l_state_get(st, restored, W2L_OPS_JOB_KEY, &b, err);
+            if (rc == W2L_OK && (rc = w2l__buf_cstr(&b, err)) == W2L_OK) {
+                c->job_id = (char *)b.data;
+                memset(&b, 0, sizeof b);
+            }
+            w2l_buf_release(&b);
+            if (rc != W2L_OK && rc != W2L_NOTFOUND) return rc;
+        }
+    }
+    if (!c->job_id) c->job_id = w2l__ops_job_id(conf);
+    W2L_NOMEM_IF(!c->job_id, err);
+    if (restored) {
+        restore_ctx r = {c, restored, err, W2L_OK};
+        W2L_TRY(w2l_state_keys(st, restored, W2L_OPS_FILES_PREFIX, restore_key, &r, err));
+        W2L_TRY(r.rc);
+    }
+    w2l__log(W2L_LOG_DEBUG, "committer %u: job %s, epoch %llu", index, c->job_id, (unsigned long long)c->epoch);
+    return W2L_OK;
+}
+
+static w2l_rc cm_process(w2l_operator *self, const w2l_element *e, w2l_collector *out, w2l_error *err)
+{
+    (void)out;
+    committer *c = (committer *)self;
+    switch (e->kind) {
+    case W2L_ELEM_WRITE_RESULT: return on_result(c, e, err);
+    case W2L_ELEM_BARRIER: return on_barrier(c, e->ckpt, err);
+    case W2L_ELEM_SCHEMA: {
+        /* the table changed under us: the next commit reloads it */
+        handle *h = handle_find(c, e->ns, e->table);
+        if (h) handle_drop(c, h);
+        return W2L_OK;
+    }
+    default: return W2L_OK;
+    }
+}
+
+static void cm_close(w2l_operator *self)
+{
+    committer *c = (committer *)self;
+    acc_clear(c);
+    w2l__free(c->abuckets);
+    w2l__free(c->alist);
+    while (c->phead) {
+        pend *n = c->phead->next;
+        pend_free(c->phead);
+        c->phead = n;
+    }
+    while (c->lru_head) handle_drop(c, c->lru_head);
+    w2l__free(c->hbuckets);
+    w2l__catalog_close(c->cat);
+    w2l_fileio_close(c->io);
+    w2l__free(c->job_id);
+    memset((char *)c + sizeof c->base, 0, sizeof *c - sizeof c->base);
+}
+
+const w2l_operator_methods w2l__op_committer = {
+    W2L_OPERATOR_METHODS_V1, "default", W2L_OPERATOR_COMMITTER, sizeof(committer), NULL,
+    cm_open, cm_process, cm_complete, cm_close,
+};

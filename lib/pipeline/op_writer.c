@@ -1,0 +1,990 @@
+/*
+ * The built-in writer operator (DESIGN.md sections 1, 2 and 5): turns a table's changes into
+ * Iceberg v2 files — Parquet data files, equality-delete files on the identifier columns and
+ * position-delete files — and at every checkpoint barrier reports them to the table's
+ * committer in one WRITE_RESULT per table (payload format: ops.h). Writers never commit.
+ *
+ * Upserts, per change of key k (the identifier columns; for tables without a primary key,
+ * per "no-pk-policy", every column or nothing):
+ *   INSERT, UPDATE_AFTER      data row; k -> (data file, row position) in the table's map
+ *   DELETE, UPDATE_BEFORE     k in the map: a POSITION delete of that row (and k leaves the
+ *                             map); else an EQUALITY delete of k
+ * Why: a checkpoint is one snapshot, so all its files share one sequence number, and an
+ * equality delete applies only to data files of a LOWER sequence number (Iceberg spec,
+ * "Scan Planning"). A row written in this checkpoint can therefore only be deleted by
+ * position; a row of an earlier checkpoint only by equality. The map holds exactly the rows
+ * written since the last barrier, and survives fences and file rolls (a position delete may
+ * point at a file completed earlier in the same checkpoint). An INSERT of a key already in
+ * the map replaces that row (position delete first): upsert semantics for replays. Without
+ * a primary key (full-row) identical rows chain in the map and a DELETE removes one of them.
+ *
+ * Files: a table's open data and equality-delete files roll at writer.target-file-bytes;
+ * position deletes are kept in memory (16 bytes each) and written sorted by file path then
+ * position when the table's files complete: at a barrier, at a fence (WRITER_COMMIT), or
+ * when writer.memory-budget is exceeded (the largest idle table first). A table with no open
+ * file holds no buffer; everything of a checkpoint is dropped once its WRITE_RESULT is sent.
+ * Rows are buffered per element and handed to the Parquet writer in column passes
+ * (w2l__pq_write_rows), not one call per row.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "emit.h"
+#include "ops.h"
+#include "../conf/conf.h"
+#include "../parquet/parquet.h"
+
+enum { POL_PK = 0, POL_FULL_ROW, POL_APPEND_ONLY, POL_FAIL };
+#define CHUNK_ROWS 2048
+
+typedef struct kslot {
+    uint64_t h;
+    const unsigned char *key; /* in the table's key arena; NULL: empty slot */
+    uint32_t len;
+    int32_t head;             /* newest live row with this key (index into ke), -1: none */
+} kslot;
+
+typedef struct kent {
+    int64_t pos;
+    uint32_t file;            /* index into paths */
+    int32_t next;             /* older live row with the same key (full-row tables), -1 */
+} kent;
+
+typedef struct pdel {
+    uint32_t file;            /* index into paths; replaced by the path's rank when sorting */
+    int64_t pos;
+} pdel;
+
+typedef struct tstate {
+    char *ns, *table, *fq;    /* fq: "ns.table" for messages and per-table conf */
+    uint64_t h;
+    char *location;           /* NULL until SCHEMA (or a catalog load) gives it */
+    w2l_schema *schema;       /* one reference; NULL until SCHEMA or the first change */
+    w2l_schema *eq_schema;    /* the equality columns, same field ids */
+    int32_t *eq_ids;
+    long *eq_idx;             /* index of each equality column in schema */
+    size_t neq;
+    int policy;
+    uint64_t target;
+    /* open files */
+    w2l__pq_writer *dw, *ew;
+    char *epath;
+    uint64_t drows;           /* rows already handed to dw */
+    /* this checkpoint */
+    char **paths;             /* data files written since the last barrier */
+    size_t npaths, pcap;
+    kslot *ks;
+    size_t kcap, kcount;
+    kent *ke;
+    size_t nke, kecap;
+    w2l__arena karena;
+    pdel *pd;
+    size_t npd, pdcap;
+    w2l_buf results;          /* file objects, comma-separated */
+    size_t nresults;
+    int32_t results_schema;
+    int dirty;
+    struct tstate *next_dirty;
+    uint64_t mem;
+} tstate;
+
+typedef struct writer {
+    w2l_operator base;
+    const w2l_conf *conf;     /* the pipeline's, borrowed while it runs */
+    unsigned index;
+    w2l_fileio *io;
+    w2l_catalog *cat;         /* opened only to locate a table no SCHEMA described */
+    w2l__pq_options pq;
+    uint64_t budget, mem;
+    tstate **tabs;
+    size_t tcap, tcount;
+    tstate *dirty;
+    w2l_schema *pos_schema;
+    /* per-element buffers of the current table */
+    w2l_value *dbuf, *ebuf;
+    size_t dn, en, dcap, ecap;
+    w2l_buf key;
+} writer;
+
+/* ------------------------------------------------------------------ small helpers --- */
+
+static uint64_t conf_size_for(const w2l_conf *c, const char *fq, const char *key, uint64_t def)
+{
+    const char *v = NULL;
+    int64_t n;
+    if (w2l_conf_get_for_table(c, fq, key, &v, NULL) != W2L_OK || !v) return def;
+    if (w2l__conf_parse(w2l_conf_prop_find(key), v, &n) != 0 || n <= 0) return def;
+    return (uint64_t)n;
+}
+
+static void json_str(w2l_buf *b, const char *s, w2l_rc *rc, w2l_error *err)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (*rc != W2L_OK) return;
+    size_t n = strlen(s);
+    if ((*rc = w2l__buf_reserve(b, n * 6 + 2, err)) != W2L_OK) return;
+    unsigned char *o = b->data + b->len;
+    *o++ = '"';
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            *o++ = '\\';
+            *o++ = *p;
+        } else if (*p < 0x20) {
+            *o++ = '\\', *o++ = 'u', *o++ = '0', *o++ = '0';
+            *o++ = (unsigned char)hex[*p >> 4], *o++ = (unsigned char)hex[*p & 15];
+        } else {
+            *o++ = *p;
+        }
+    }
+    *o++ = '"';
+    b->len = (size_t)(o - b->data);
+}
+
+static void json_hex(w2l_buf *b, const unsigned char *p, size_t n, w2l_rc *rc, w2l_error *err)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (*rc != W2L_OK) return;
+    if ((*rc = w2l__buf_reserve(b, n * 2 + 2, err)) != W2L_OK) return;
+    unsigned char *o = b->data + b->len;
+    *o++ = '"';
+    for (size_t i = 0; i < n; i++) *o++ = (unsigned char)hex[p[i] >> 4], *o++ = (unsigned char)hex[p[i] & 15];
+    *o++ = '"';
+    b->len = (size_t)(o - b->data);
+}
+
+#define PR(...)                                                                        \
+    do {                                                                               \
+        if (rc == W2L_OK) rc = w2l__buf_printf(b, err, __VA_ARGS__);                   \
+    } while (0)
+
+w2l_rc w2l__ops_file_json(w2l_buf *b, int content, const char *path, const w2l__file_stats *st,
+                          const int32_t *eq_ids, size_t neq, int32_t schema_id, w2l_error *err)
+{
+    w2l_rc rc = W2L_OK;
+    PR("{\"content\":%d,\"path\":", content);
+    json_str(b, path, &rc, err);
+    PR(",\"format\":\"PARQUET\",\"record-count\":%llu,\"file-size\":%llu,\"schema-id\":%d,\"columns\":[",
+       (unsigned long long)st->record_count, (unsigned long long)st->file_size, (int)schema_id);
+    for (size_t i = 0; i < st->ncols; i++) {
+        const w2l__col_stats *c = &st->cols[i];
+        PR("%s{\"id\":%d,\"size\":%llu,\"values\":%llu,\"nulls\":%llu", i ? "," : "", (int)c->field_id,
+           (unsigned long long)c->column_size, (unsigned long long)c->value_count,
+           (unsigned long long)c->null_count);
+        if (c->has_nan_count) PR(",\"nans\":%llu", (unsigned long long)c->nan_count);
+        if (c->has_bounds) {
+            PR(",\"lower\":");
+            json_hex(b, c->lower, c->lower_len, &rc, err);
+            PR(",\"upper\":");
+            json_hex(b, c->upper, c->upper_len, &rc, err);
+        }
+        PR("}");
+    }
+    PR("],\"split-offsets\":[");
+    for (size_t i = 0; i < st->nsplits; i++) PR("%s%llu", i ? "," : "", (unsigned long long)st->split_offsets[i]);
+    PR("]");
+    if (content == W2L_ICE_EQ_DELETES) {
+        PR(",\"equality-ids\":[");
+        for (size_t i = 0; i < neq; i++) PR("%s%d", i ? "," : "", (int)eq_ids[i]);
+        PR("]");
+    }
+    PR("}");
+    return rc;
+}
+
+/* ------------------------------------------------------------------- table states --- */
+
+static void keymap_clear(tstate *t)
+{
+    w2l__free(t->ks);
+    w2l__free(t->ke);
+    t->ks = NULL;
+    t->ke = NULL;
+    t->kcap = t->kcount = t->nke = t->kecap = 0;
+    w2l__arena_release(&t->karena);
+    w2l__arena_init(&t->karena, 1 << 14);
+}
+
+static void paths_clear(tstate *t)
+{
+    for (size_t i = 0; i < t->npaths; i++) w2l__free(t->paths[i]);
+    w2l__free(t->paths);
+    t->paths = NULL;
+    t->npaths = t->pcap = 0;
+}
+
+static void eq_clear(tstate *t)
+{
+    w2l_schema_unref(t->eq_schema);
+    w2l__free(t->eq_ids);
+    w2l__free(t->eq_idx);
+    t->eq_schema = NULL;
+    t->eq_ids = NULL;
+    t->eq_idx = NULL;
+    t->neq = 0;
+}
+
+static void tstate_free(tstate *t)
+{
+    if (!t) return;
+    w2l__pq_writer_abort(t->dw);
+    w2l__pq_writer_abort(t->ew);
+    w2l__free(t->epath);
+    paths_clear(t);
+    w2l__free(t->ks);
+    w2l__free(t->ke);
+    w2l__arena_release(&t->karena);
+    w2l__free(t->pd);
+    w2l_buf_release(&t->results);
+    eq_clear(t);
+    w2l_schema_unref(t->schema);
+    w2l__free(t->location);
+    w2l__free(t->ns);
+    w2l__free(t->table);
+    w2l__free(t->fq);
+    w2l__free(t);
+}
+
+static tstate *find_table(writer *w, const char *ns, const char *table, uint64_t h)
+{
+    if (!w->tcap) return NULL;
+    for (size_t i = h & (w->tcap - 1);; i = (i + 1) & (w->tcap - 1)) {
+        tstate *t = w->tabs[i];
+        if (!t) return NULL;
+        if (t->h == h && strcmp(t->ns, ns) == 0 && strcmp(t->table, table) == 0) return t;
+    }
+}
+
+static w2l_rc get_table(writer *w, const char *ns, const char *table, tstate **out, w2l_error *err)
+{
+    uint64_t h = w2l__table_hash(ns, table);
+    tstate *t = find_table(w, ns, table, h);
+    if (t) {
+        *out = t;
+        return W2L_OK;
+    }
+    if ((w->tcount + 1) * 2 > w->tcap) {
+        size_t ncap = w->tcap ? w->tcap * 2 : 64;
+        tstate **nt = w2l__calloc(ncap, sizeof *nt);
+        W2L_NOMEM_IF(!nt, err);
+        for (size_t i = 0; i < w->tcap; i++) {
+            tstate *x = w->tabs[i];
+            if (!x) continue;
+            size_t k = x->h & (ncap - 1);
+            while (nt[k]) k = (k + 1) & (ncap - 1);
+            nt[k] = x;
+        }
+        w2l__free(w->tabs);
+        w->tabs = nt;
+        w->tcap = ncap;
+    }
+    t = w2l__calloc(1, sizeof *t);
+    W2L_NOMEM_IF(!t, err);
+    t->h = h;
+    t->ns = w2l__strdup(ns);
+    t->table = w2l__strdup(table);
+    t->fq = w2l__asprintf("%s.%s", ns, table);
+    w2l__arena_init(&t->karena, 1 << 14);
+    if (!t->ns || !t->table || !t->fq) {
+        tstate_free(t);
+        return w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    t->target = conf_size_for(w->conf, t->fq, "writer.target-file-bytes", 128u << 20);
+    size_t k = h & (w->tcap - 1);
+    while (w->tabs[k]) k = (k + 1) & (w->tcap - 1);
+    w->tabs[k] = t;
+    w->tcount++;
+    *out = t;
+    return W2L_OK;
+}
+
+static void mark_dirty(writer *w, tstate *t)
+{
+    if (t->dirty) return;
+    t->dirty = 1;
+    t->next_dirty = w->dirty;
+    w->dirty = t;
+}
+
+static int same_ids(const int32_t *a, size_t na, const int32_t *b, size_t nb)
+{
+    return na == nb && (na == 0 || memcmp(a, b, na * sizeof *a) == 0);
+}
+
+/* Makes s the table's schema and derives the equality columns. */
+static w2l_rc set_schema(writer *w, tstate *t, const w2l_schema *s, w2l_error *err)
+{
+    size_t nid;
+    const int32_t *ids = w2l_schema_identifier(s, &nid);
+    size_t nf = w2l_schema_field_count(s);
+    int policy = POL_PK;
+    if (!nid) {
+        const char *v = NULL;
+        w2l_conf_get_for_table(w->conf, t->fq, "no-pk-policy", &v, NULL);
+        policy = !v || strcmp(v, "full-row") == 0 ? POL_FULL_ROW
+                 : strcmp(v, "append-only") == 0  ? POL_APPEND_ONLY
+                                                  : POL_FAIL;
+    }
+    size_t neq = policy == POL_PK ? nid : policy == POL_FULL_ROW ? nf : 0;
+    int32_t *eq_ids = w2l__calloc(neq + 1, sizeof *eq_ids);
+    long *eq_idx = w2l__calloc(neq + 1, sizeof *eq_idx);
+    w2l_schema *es = neq ? w2l_schema_new(w2l_schema_id(s)) : NULL;
+    w2l_rc rc = eq_ids && eq_idx && (es || !neq) ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
+    for (size_t i = 0; rc == W2L_OK && i < neq; i++) {
+        long at = policy == POL_PK ? w2l_schema_index_of_id(s, ids[i]) : (long)i;
+        if (at < 0) {
+            rc = w2l__fail(err, W2L_SCHEMA, "table %s: identifier field %d is not in schema %d", t->fq,
+                           (int)ids[i], (int)w2l_schema_id(s));
+            break;
+        }
+        const w2l_field *f = w2l_schema_field(s, (size_t)at);
+        eq_idx[i] = at;
+        eq_ids[i] = f->id;
+        rc = w2l_schema_add_field(es, f->id, f->name, f->type, f->required, err);
+    }
+    if (rc != W2L_OK) {
+        w2l__free(eq_ids);
+        w2l__free(eq_idx);
+        w2l_schema_unref(es);
+        return rc;
+    }
+    /* the map's keys are values of the equality columns: they stay valid while those are the
+     * same columns (a primary-key change starts over; documented limitation) */
+    if (t->kcount && !same_ids(t->eq_ids, t->neq, eq_ids, neq)) {
+        w2l__log(W2L_LOG_WARN, "writer %u: %s: key columns changed within a checkpoint; rows written "
+                 "before the change are matched by equality only", w->index, t->fq);
+        keymap_clear(t);
+    }
+    eq_clear(t);
+    t->eq_schema = es;
+    t->eq_ids = eq_ids;
+    t->eq_idx = eq_idx;
+    t->neq = neq;
+    t->policy = policy;
+    w2l_schema *ref = w2l_schema_ref((w2l_schema *)s);
+    w2l_schema_unref(t->schema);
+    t->schema = ref;
+    return W2L_OK;
+}
+
+/* --------------------------------------------------------------------- files ------- */
+
+static w2l_rc ensure_location(writer *w, tstate *t, w2l_error *err)
+{
+    if (t->location) return W2L_OK;
+    /* no SCHEMA element described this table (a custom DDL operator): ask the catalog */
+    if (!w->cat) {
+        const char *uri = NULL, *wh = NULL;
+        w2l_conf_get(w->conf, "catalog", &uri, NULL);
+        w2l_conf_get(w->conf, "warehouse", &wh, NULL);
+        W2L_TRY(w2l__catalog_open(uri, w->conf, wh, w->io, &w->cat, err));
+    }
+    w2l__ice_table *it;
+    w2l_rc rc = w2l__ice_table_load(w->cat, w->io, t->ns, t->table, &it, err);
+    if (rc != W2L_OK) {
+        w2l__error_prefix(err, "table %s: finding its location: ", t->fq);
+        return rc;
+    }
+    t->location = w2l__strdup(it->meta->location);
+    w2l__ice_table_free(it);
+    W2L_NOMEM_IF(!t->location, err);
+    return W2L_OK;
+}
+
+static char *new_path(const tstate *t, const char *prefix)
+{
+    w2l__ice_meta m;
+    memset(&m, 0, sizeof m);
+    m.location = t->location;
+    w2l__ice_table it;
+    memset(&it, 0, sizeof it);
+    it.meta = &m;
+    return w2l__ice_new_data_path(&it, NULL, prefix);
+}
+
+static w2l_rc open_file(writer *w, tstate *t, const w2l_schema *s, const char *prefix, char **path_out,
+                        w2l__pq_writer **out, w2l_error *err)
+{
+    W2L_TRY(ensure_location(w, t, err));
+    char *path = new_path(t, prefix);
+    W2L_NOMEM_IF(!path, err);
+    w2l_rc rc = w2l__pq_writer_open(w->io, path, W2L_CREATE_EXCL, s, &w->pq, NULL, 0, out, err);
+    if (rc != W2L_OK) {
+        w2l__error_prefix(err, "table %s: file %s: ", t->fq, path);
+        w2l__free(path);
+        return rc;
+    }
+    *path_out = path;
+    return W2L_OK;
+}
+
+static w2l_rc add_result(tstate *t, int content, const char *path, const w2l__file_stats *st,
+                         w2l_error *err)
+{
+    if (t->nresults) W2L_TRY(w2l_buf_append(&t->results, ",", 1, err));
+    int32_t sid = w2l_schema_id(t->schema);
+    W2L_TRY(w2l__ops_file_json(&t->results, content, path, st, t->eq_ids, t->neq, sid, err));
+    t->nresults++;
+    t->results_schema = sid;
+    return W2L_OK;
+}
+
+static w2l_rc close_file(tstate *t, int content, const char *path, w2l__pq_writer *pw, w2l_error *err)
+{
+    w2l__file_stats st;
+    memset(&st, 0, sizeof st);
+    w2l_rc rc = w2l__pq_writer_close(pw, &st, err);
+    if (rc == W2L_OK) rc = add_result(t, content, path, &st, err);
+    else w2l__error_prefix(err, "table %s: file %s: ", t->fq, path);
+    w2l__file_stats_release(&st);
+    return rc;
+}
+
+static w2l_rc complete_data(tstate *t, w2l_error *err)
+{
+    if (!t->dw) return W2L_OK;
+    w2l__pq_writer *pw = t->dw;
+    t->dw = NULL;
+    t->drows = 0;
+    return close_file(t, W2L_ICE_DATA, t->paths[t->npaths - 1], pw, err);
+}
+
+static w2l_rc complete_eq(tstate *t, w2l_error *err)
+{
+    if (!t->ew) return W2L_OK;
+    w2l__pq_writer *pw = t->ew;
+    char *path = t->epath;
+    t->ew = NULL;
+    t->epath = NULL;
+    w2l_rc rc = close_file(t, W2L_ICE_EQ_DELETES, path, pw, err);
+    w2l__free(path);
+    return rc;
+}
+
+static int pdel_cmp(const void *a, const void *b)
+{
+    const pdel *x = a, *y = b;
+    if (x->file != y->file) return x->file < y->file ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* the paths being ranked by complete_pos(), for qsort's comparator (per thread) */
+static _Thread_local const char *const *tl_paths;
+static int path_idx_cmp(const void *a, const void *b)
+{
+    return strcmp(tl_paths[*(const uint32_t *)a], tl_paths[*(const uint32_t *)b]);
+}
+
+/* Writes the table's position deletes, sorted by data file path then position (the spec's
+ * order for position-delete files). */
+static w2l_rc complete_pos(writer *w, tstate *t, w2l_error *err)
+{
+    if (!t->npd) return W2L_OK;
+    uint32_t *order = w2l__malloc(t->npaths * sizeof *order);
+    uint32_t *rank = w2l__malloc(t->npaths * sizeof *rank);
+    w2l_value *rows = w2l__malloc(2 * CHUNK_ROWS * sizeof *rows);
+    if (!order || !rank || !rows) {
+        w2l__free(order), w2l__free(rank), w2l__free(rows);
+        return w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    for (uint32_t i = 0; i < t->npaths; i++) order[i] = i;
+    tl_paths = (const char *const *)t->paths;
+    qsort(order, t->npaths, sizeof *order, path_idx_cmp);
+    tl_paths = NULL;
+    for (uint32_t i = 0; i < t->npaths; i++) rank[order[i]] = i;
+    for (size_t i = 0; i < t->npd; i++) t->pd[i].file = rank[t->pd[i].file];
+    qsort(t->pd, t->npd, sizeof *t->pd, pdel_cmp);
+    char *path = NULL;
+    w2l__pq_writer *pw = NULL;
+    w2l_rc rc = open_file(w, t, w->pos_schema, "pos-delete", &path, &pw, err);
+    for (size_t i = 0; rc == W2L_OK && i < t->npd; i += CHUNK_ROWS) {
+        size_t n = W2L_MIN((size_t)CHUNK_ROWS, t->npd - i);
+        for (size_t k = 0; k < n; k++) {
+            const char *p = t->paths[order[t->pd[i + k].file]];
+            memset(&rows[2 * k], 0, 2 * sizeof *rows);
+            rows[2 * k].v.bytes.ptr = p;
+            rows[2 * k].v.bytes.len = strlen(p);
+            rows[2 * k + 1].v.i64 = t->pd[i + k].pos;
+        }
+        rc = w2l__pq_write_rows(pw, rows, n, err);
+        if (rc != W2L_OK) w2l__error_prefix(err, "table %s: file %s: ", t->fq, path);
+    }
+    if (rc == W2L_OK) {
+        rc = close_file(t, W2L_ICE_POS_DELETES, path, pw, err);
+        pw = NULL;
+    }
+    w2l__pq_writer_abort(pw);
+    w2l__free(path);
+    w2l__free(order);
+    w2l__free(rank);
+    w2l__free(rows);
+    w2l__free(t->pd);
+    t->pd = NULL;
+    t->npd = t->pdcap = 0;
+    return rc;
+}
+
+static uint64_t table_mem(const writer *w, const tstate *t)
+{
+    uint64_t rg = w->pq.row_group_bytes, m = t->npd * sizeof(pdel);
+    if (t->dw) m += W2L_MIN(w2l__pq_writer_bytes(t->dw), rg);
+    if (t->ew) m += W2L_MIN(w2l__pq_writer_bytes(t->ew), rg);
+    return m;
+}
+
+static void account(writer *w, tstate *t)
+{
+    uint64_t m = table_mem(w, t);
+    w->mem = w->mem - t->mem + m;
+    t->mem = m;
+}
+
+/* Completes every open file of the table (the buffers are empty between elements). */
+static w2l_rc complete_all(writer *w, tstate *t, w2l_error *err)
+{
+    w2l_rc rc = complete_data(t, err);
+    if (rc == W2L_OK) rc = complete_eq(t, err);
+    if (rc == W2L_OK) rc = complete_pos(w, t, err);
+    account(w, t);
+    return rc;
+}
+
+/* ------------------------------------------------------------------- changes ------- */
+
+static w2l_rc flush_data(writer *w, tstate *t, w2l_error *err)
+{
+    if (!w->dn) return W2L_OK;
+    size_t n = w->dn;
+    w->dn = 0;
+    w2l_rc rc = w2l__pq_write_rows(t->dw, w->dbuf, n, err);
+    if (rc != W2L_OK) {
+        w2l__error_prefix(err, "table %s: file %s: ", t->fq, t->paths[t->npaths - 1]);
+        return rc;
+    }
+    t->drows += n;
+    if (w2l__pq_writer_bytes(t->dw) >= t->target) W2L_TRY(complete_data(t, err));
+    return W2L_OK;
+}
+
+static w2l_rc flush_eq(writer *w, tstate *t, w2l_error *err)
+{
+    if (!w->en) return W2L_OK;
+    size_t n = w->en;
+    w->en = 0;
+    if (!t->ew) W2L_TRY(open_file(w, t, t->eq_schema, "eq-delete", &t->epath, &t->ew, err));
+    w2l_rc rc = w2l__pq_write_rows(t->ew, w->ebuf, n, err);
+    if (rc != W2L_OK) {
+        w2l__error_prefix(err, "table %s: file %s: ", t->fq, t->epath);
+        return rc;
+    }
+    if (w2l__pq_writer_bytes(t->ew) >= t->target) W2L_TRY(complete_eq(t, err));
+    return W2L_OK;
+}
+
+static w2l_rc flush_all(writer *w, tstate *t, w2l_error *err)
+{
+    W2L_TRY(flush_data(w, t, err));
+    return flush_eq(w, t, err);
+}
+
+/* The equality columns of row as comparable bytes (integers widened, so a promoted column
+ * keeps its keys). */
+static w2l_rc encode_key(writer *w, const tstate *t, const w2l_value *row, w2l_error *err)
+{
+    w2l_buf *b = &w->key;
+    b->len = 0;
+    for (size_t i = 0; i < t->neq; i++) {
+        const w2l_value *v = &row[t->eq_idx[i]];
+        w2l_type_id ty = w2l_schema_field(t->schema, (size_t)t->eq_idx[i])->type.id;
+        unsigned char tag = v->is_null ? 0 : 1;
+        W2L_TRY(w2l_buf_append(b, &tag, 1, err));
+        if (v->is_null) continue;
+        int64_t i64;
+        double d;
+        uint32_t len;
+        switch (ty) {
+        case W2L_TYPE_BOOLEAN: case W2L_TYPE_INT: case W2L_TYPE_DATE:
+            i64 = v->v.i32;
+            W2L_TRY(w2l_buf_append(b, &i64, 8, err));
+            break;
+        case W2L_TYPE_FLOAT:
+            d = v->v.f32;
+            W2L_TRY(w2l_buf_append(b, &d, 8, err));
+            break;
+        case W2L_TYPE_DOUBLE:
+            W2L_TRY(w2l_buf_append(b, &v->v.f64, 8, err));
+            break;
+        case W2L_TYPE_DECIMAL:
+            W2L_TRY(w2l_buf_append(b, &v->v.dec.lo, 8, err));
+            W2L_TRY(w2l_buf_append(b, &v->v.dec.hi, 8, err));
+            break;
+        case W2L_TYPE_STRING: case W2L_TYPE_BINARY:
+            len = (uint32_t)v->v.bytes.len;
+            W2L_TRY(w2l_buf_append(b, &len, 4, err));
+            if (len) W2L_TRY(w2l_buf_append(b, v->v.bytes.ptr, len, err));
+            break;
+        default:
+            W2L_TRY(w2l_buf_append(b, &v->v.i64, 8, err));
+        }
+    }
+    return W2L_OK;
+}
+
+/* The slot of the current key (w->key); with add, inserts it (copied) when absent. NULL
+ * when absent (or out of memory with add: *err set). */
+static kslot *key_slot(writer *w, tstate *t, int add, w2l_error *err)
+{
+    uint64_t h = w2l__hash64(w->key.data, w->key.len, 0x6b6d6170);
+    if (t->kcap) {
+        for (size_t i = h & (t->kcap - 1);; i = (i + 1) & (t->kcap - 1)) {
+            kslot *s = &t->ks[i];
+            if (!s->key) break;
+            if (s->h == h && s->len == w->key.len && memcmp(s->key, w->key.data, s->len) == 0) return s;
+        }
+    }
+    if (!add) return NULL;
+    if ((t->kcount + 1) * 2 > t->kcap) {
+        size_t ncap = t->kcap ? t->kcap * 2 : 256;
+        kslot *ns = w2l__calloc(ncap, sizeof *ns);
+        if (!ns) {
+            w2l__fail(err, W2L_NOMEM, "out of memory");
+            return NULL;
+        }
+        for (size_t i = 0; i < t->kcap; i++) {
+            if (!t->ks[i].key) continue;
+            size_t k = t->ks[i].h & (ncap - 1);
+            while (ns[k].key) k = (k + 1) & (ncap - 1);
+            ns[k] = t->ks[i];
+        }
+        w2l__free(t->ks);
+        t->ks = ns;
+        t->kcap = ncap;
+    }
+    unsigned char *copy = w2l__arena_alloc(&t->karena, w->key.len + 1);
+    if (!copy) {
+        w2l__fail(err, W2L_NOMEM, "out of memory");
+        return NULL;
+    }
+    if (w->key.len) memcpy(copy, w->key.data, w->key.len);
+    size_t k = h & (t->kcap - 1);
+    while (t->ks[k].key) k = (k + 1) & (t->kcap - 1);
+    t->ks[k] = (kslot){h, copy, (uint32_t)w->key.len, -1};
+    t->kcount++;
+    return &t->ks[k];
+}
+
+static w2l_rc add_pos_delete(tstate *t, const kent *e, w2l_error *err)
+{
+    if (t->npd == t->pdcap) {
+        size_t ncap = t->pdcap ? t->pdcap * 2 : 64;
+        pdel *np = w2l__realloc(t->pd, ncap * sizeof *np);
+        W2L_NOMEM_IF(!np, err);
+        t->pd = np;
+        t->pdcap = ncap;
+    }
+    t->pd[t->npd++] = (pdel){e->file, e->pos};
+    return W2L_OK;
+}
+
+static w2l_rc add_entry(tstate *t, kslot *s, int chain, w2l_error *err)
+{
+    if (t->nke == t->kecap) {
+        size_t ncap = t->kecap ? t->kecap * 2 : 256;
+        kent *ne = w2l__realloc(t->ke, ncap * sizeof *ne);
+        W2L_NOMEM_IF(!ne, err);
+        t->ke = ne;
+        t->kecap = ncap;
+    }
+    if (t->nke >= INT32_MAX) return w2l__fail(err, W2L_ERROR, "table %s: too many rows in one checkpoint", t->fq);
+    t->ke[t->nke] = (kent){0, 0, chain ? s->head : -1};
+    s->head = (int32_t)t->nke++;
+    return W2L_OK;
+}
+
+static w2l_rc ensure_capacity(writer *w, size_t nf, size_t neq, w2l_error *err)
+{
+    if (w->dcap < nf * CHUNK_ROWS) {
+        w2l_value *d = w2l__realloc(w->dbuf, nf * CHUNK_ROWS * sizeof *d);
+        W2L_NOMEM_IF(!d, err);
+        w->dbuf = d;
+        w->dcap = nf * CHUNK_ROWS;
+    }
+    if (w->ecap < (neq ? neq : 1) * CHUNK_ROWS) {
+        w2l_value *e = w2l__realloc(w->ebuf, (neq ? neq : 1) * CHUNK_ROWS * sizeof *e);
+        W2L_NOMEM_IF(!e, err);
+        w->ebuf = e;
+        w->ecap = (neq ? neq : 1) * CHUNK_ROWS;
+    }
+    return W2L_OK;
+}
+
+static int present(const w2l_change *c, long i)
+{
+    return !c->present || (c->present[i >> 3] >> (i & 7) & 1);
+}
+
+static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, w2l_error *err)
+{
+    size_t nf = w2l_schema_field_count(t->schema);
+    int is_delete = c->op == W2L_OP_DELETE || c->op == W2L_OP_UPDATE_BEFORE;
+    if (t->policy == POL_FAIL)
+        return w2l__fail(err, W2L_SCHEMA, "table %s has no primary key and no-pk-policy is fail", t->fq);
+    if (c->ncols != nf)
+        return w2l__fail(err, W2L_SCHEMA, "table %s: a change of %zu values for a schema of %zu columns", t->fq,
+                         c->ncols, nf);
+    if (is_delete) {
+        if (t->policy == POL_APPEND_ONLY) return W2L_OK; /* append-only: deletes dropped */
+        for (size_t i = 0; i < t->neq; i++)
+            if (!present(c, t->eq_idx[i]))
+                return w2l__fail(err, W2L_SCHEMA, "table %s: a %s image without column %s, which its deletes "
+                                 "match on", t->fq, c->op == W2L_OP_DELETE ? "delete" : "update-before",
+                                 w2l_schema_field(t->schema, (size_t)t->eq_idx[i])->name);
+        W2L_TRY(encode_key(w, t, c->row, err));
+        kslot *s = key_slot(w, t, 0, err);
+        if (s && s->head >= 0) {
+            /* written in this checkpoint: only a position delete reaches it */
+            kent *e = &t->ke[s->head];
+            W2L_TRY(add_pos_delete(t, e, err));
+            s->head = e->next;
+            return W2L_OK;
+        }
+        if (w->en == CHUNK_ROWS) W2L_TRY(flush_eq(w, t, err));
+        w2l_value *o = &w->ebuf[w->en * t->neq];
+        for (size_t i = 0; i < t->neq; i++) o[i] = c->row[t->eq_idx[i]];
+        w->en++;
+        return W2L_OK;
+    }
+    if (c->present)
+        for (size_t i = 0; i < nf; i++)
+            if (!present(c, (long)i))
+                return w2l__fail(err, W2L_SCHEMA, "table %s: an %s image without column %s", t->fq,
+                                 c->op == W2L_OP_INSERT ? "insert" : "update-after",
+                                 w2l_schema_field(t->schema, i)->name);
+    if (w->dn == CHUNK_ROWS) W2L_TRY(flush_data(w, t, err));
+    if (!t->dw) {
+        if (t->npaths == t->pcap) {
+            size_t ncap = t->pcap ? t->pcap * 2 : 8;
+            char **np = w2l__realloc(t->paths, ncap * sizeof *np);
+            W2L_NOMEM_IF(!np, err);
+            t->paths = np;
+            t->pcap = ncap;
+        }
+        char *path = NULL;
+        W2L_TRY(open_file(w, t, t->schema, "data", &path, &t->dw, err));
+        t->paths[t->npaths++] = path;
+        t->drows = 0;
+    }
+    if (t->policy != POL_APPEND_ONLY) {
+        W2L_TRY(encode_key(w, t, c->row, err));
+        kslot *s = key_slot(w, t, 1, err);
+        if (!s) return W2L_NOMEM;
+        if (t->policy == POL_PK && s->head >= 0) {
+            /* the key is live in this checkpoint already: the new row replaces it */
+            W2L_TRY(add_pos_delete(t, &t->ke[s->head], err));
+            s->head = t->ke[s->head].next;
+        }
+        W2L_TRY(add_entry(t, s, t->policy == POL_FULL_ROW, err));
+        kent *e = &t->ke[s->head];
+        e->file = (uint32_t)(t->npaths - 1);
+        e->pos = (int64_t)(t->drows + w->dn);
+    }
+    memcpy(&w->dbuf[w->dn * nf], c->row, nf * sizeof *c->row);
+    w->dn++;
+    return W2L_OK;
+}
+
+static w2l_rc evict(writer *w, tstate *busy, w2l_error *err)
+{
+    while (w->mem > w->budget) {
+        tstate *big = NULL;
+        for (tstate *t = w->dirty; t; t = t->next_dirty)
+            if (t != busy && t->mem && (!big || t->mem > big->mem)) big = t;
+        if (!big) break;
+        w2l__log(W2L_LOG_DEBUG, "writer %u: memory budget: completing the files of %s (%llu bytes)", w->index,
+                 big->fq, (unsigned long long)big->mem);
+        W2L_TRY(complete_all(w, big, err));
+    }
+    return W2L_OK;
+}
+
+static w2l_rc on_changes(writer *w, const w2l_element *e, w2l_error *err)
+{
+    tstate *t;
+    W2L_TRY(get_table(w, e->ns, e->table, &t, err));
+    mark_dirty(w, t);
+    w->dn = w->en = 0;
+    w2l_rc rc = W2L_OK;
+    for (size_t i = 0; rc == W2L_OK && i < e->nchanges; i++) {
+        const w2l_change *c = &e->changes[i];
+        if (c->schema != t->schema) {
+            if (!t->schema || w2l_schema_id(c->schema) != w2l_schema_id(t->schema) ||
+                w2l_schema_field_count(c->schema) != w2l_schema_field_count(t->schema)) {
+                /* rows of another schema go to new files */
+                rc = flush_all(w, t, err);
+                if (rc == W2L_OK && t->schema) rc = complete_all(w, t, err);
+                if (rc == W2L_OK) rc = set_schema(w, t, c->schema, err);
+            }
+            if (rc != W2L_OK) break;
+        }
+        if ((rc = ensure_capacity(w, w2l_schema_field_count(t->schema), t->neq, err)) != W2L_OK) break;
+        rc = on_change(w, t, c, err);
+    }
+    if (rc == W2L_OK) rc = flush_all(w, t, err);
+    w->dn = w->en = 0;
+    account(w, t);
+    if (rc == W2L_OK && w->mem > w->budget) rc = evict(w, t, err);
+    return rc;
+}
+
+/* --------------------------------------------------------- schema, fence, barrier --- */
+
+static w2l_rc on_schema(writer *w, const w2l_element *e, w2l_error *err)
+{
+    if (!e->schema) return w2l__fail(err, W2L_MISUSE, "SCHEMA element for %s.%s without a schema", e->ns, e->table);
+    tstate *t;
+    W2L_TRY(get_table(w, e->ns, e->table, &t, err));
+    if (e->payload && e->payload_len) {
+        w2l__json *j;
+        w2l_rc rc = w2l__json_parse(e->payload, e->payload_len, &j, err);
+        if (rc != W2L_OK) {
+            w2l__error_prefix(err, "SCHEMA element for %s: ", t->fq);
+            return rc;
+        }
+        const char *loc = w2l__json_str(w2l__json_get(j, "location"));
+        if (loc && (!t->location || strcmp(loc, t->location) != 0)) {
+            char *c = w2l__strdup(loc);
+            if (!c) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+            else {
+                w2l__free(t->location);
+                t->location = c;
+            }
+        }
+        w2l__json_free(j);
+        W2L_TRY(rc);
+    }
+    if (t->schema == e->schema) return W2L_OK;
+    if (t->schema && (t->dw || t->ew) && w2l_schema_id(t->schema) != w2l_schema_id(e->schema)) {
+        mark_dirty(w, t);
+        W2L_TRY(complete_all(w, t, err));
+    }
+    return set_schema(w, t, e->schema, err);
+}
+
+static w2l_rc on_fence(writer *w, const w2l_element *e, w2l_collector *out, w2l_error *err)
+{
+    uint64_t h = w2l__table_hash(e->ns, e->table);
+    tstate *t = find_table(w, e->ns, e->table, h);
+    if (t) W2L_TRY(complete_all(w, t, err));
+    w2l_element ans = {0};
+    ans.kind = W2L_ELEM_WRITER_COMMIT;
+    ans.ns = e->ns;
+    ans.table = e->table;
+    ans.ddl_id = e->ddl_id;
+    return w2l_collect(out, &ans, err);
+}
+
+static w2l_rc on_barrier(writer *w, uint64_t ckpt, w2l_collector *out, w2l_error *err)
+{
+    w2l_rc rc = W2L_OK;
+    w2l_buf pl = {0};
+    tstate *t = w->dirty;
+    while (t && rc == W2L_OK) {
+        rc = complete_all(w, t, err);
+        if (rc == W2L_OK && t->nresults) {
+            pl.len = 0;
+            rc = w2l__buf_printf(&pl, err, "{\"schema-id\":%d,\"files\":[%.*s]}", (int)t->results_schema,
+                                 (int)t->results.len, (const char *)t->results.data);
+            w2l_element r = {0};
+            r.kind = W2L_ELEM_WRITE_RESULT;
+            r.ns = t->ns;
+            r.table = t->table;
+            r.ckpt = ckpt;
+            r.payload = (const char *)pl.data;
+            r.payload_len = pl.len;
+            if (rc == W2L_OK) rc = w2l_collect(out, &r, err);
+        }
+        if (rc != W2L_OK) break;
+        /* nothing of this checkpoint is kept */
+        w2l_buf_release(&t->results);
+        t->nresults = 0;
+        keymap_clear(t);
+        paths_clear(t);
+        tstate *next = t->next_dirty;
+        t->dirty = 0;
+        t->next_dirty = NULL;
+        t = next;
+        w->dirty = t;
+    }
+    w2l_buf_release(&pl);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ operator API --- */
+
+static w2l_rc wr_open(const w2l_operator_methods *m, const w2l_conf *conf, unsigned index, unsigned n,
+                      w2l_state *st, uint64_t restored, w2l_operator *self, w2l_error *err)
+{
+    (void)m, (void)n, (void)st, (void)restored;
+    writer *w = (writer *)self;
+    w->conf = conf;
+    w->index = index;
+    w2l__pq_options_default(&w->pq);
+    int64_t v;
+    W2L_TRY(w2l_conf_get_int(conf, "parquet.compression", &v, err));
+    w->pq.codec = v == 0 ? W2L_PQ_ZSTD : W2L_PQ_UNCOMPRESSED;
+    W2L_TRY(w2l_conf_get_int(conf, "parquet.zstd-level", &v, err));
+    w->pq.zstd_level = (int)v;
+    W2L_TRY(w2l_conf_get_int(conf, "parquet.page-bytes", &v, err));
+    w->pq.page_bytes = (size_t)v;
+    W2L_TRY(w2l_conf_get_int(conf, "parquet.row-group-bytes", &v, err));
+    w->pq.row_group_bytes = (size_t)v;
+    W2L_TRY(w2l_conf_get_int(conf, "parquet.dictionary-bytes", &v, err));
+    w->pq.dict_bytes = (size_t)v;
+    W2L_TRY(w2l_conf_get_int(conf, "writer.memory-budget", &v, err));
+    w->budget = (uint64_t)v;
+    w->pos_schema = w2l_schema_new(0);
+    W2L_NOMEM_IF(!w->pos_schema, err);
+    W2L_TRY(w2l_schema_add_field(w->pos_schema, W2L_PQ_FIELD_ID_FILE_PATH, "file_path",
+                                 (w2l_type){W2L_TYPE_STRING, 0, 0}, 1, err));
+    W2L_TRY(w2l_schema_add_field(w->pos_schema, W2L_PQ_FIELD_ID_POS, "pos", (w2l_type){W2L_TYPE_LONG, 0, 0}, 1,
+                                 err));
+    const char *io_name = NULL;
+    w2l_conf_get(conf, "fileio", &io_name, NULL);
+    return w2l_fileio_open(io_name, conf, &w->io, err);
+}
+
+static w2l_rc wr_process(w2l_operator *self, const w2l_element *e, w2l_collector *out, w2l_error *err)
+{
+    writer *w = (writer *)self;
+    switch (e->kind) {
+    case W2L_ELEM_CHANGES: return on_changes(w, e, err);
+    case W2L_ELEM_SCHEMA: return on_schema(w, e, err);
+    case W2L_ELEM_WRITER_COMMIT: return on_fence(w, e, out, err);
+    case W2L_ELEM_BARRIER: return on_barrier(w, e->ckpt, out, err);
+    default: return W2L_OK; /* END: the final barrier came before it */
+    }
+}
+
+static w2l_rc wr_complete(w2l_operator *self, uint64_t ckpt, w2l_error *err)
+{
+    (void)self, (void)ckpt, (void)err;
+    return W2L_OK;
+}
+
+static void wr_close(w2l_operator *self)
+{
+    writer *w = (writer *)self;
+    for (size_t i = 0; i < w->tcap; i++) tstate_free(w->tabs[i]); /* open files are aborted */
+    w2l__free(w->tabs);
+    w2l__free(w->dbuf);
+    w2l__free(w->ebuf);
+    w2l_buf_release(&w->key);
+    w2l_schema_unref(w->pos_schema);
+    w2l__catalog_close(w->cat);
+    w2l_fileio_close(w->io);
+    memset((char *)w + sizeof w->base, 0, sizeof *w - sizeof w->base);
+}
+
+const w2l_operator_methods w2l__op_writer = {
+    W2L_OPERATOR_METHODS_V1, "default", W2L_OPERATOR_WRITER, sizeof(writer), NULL,
+    wr_open, wr_process, wr_complete, wr_close,
+};

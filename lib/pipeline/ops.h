@@ -1,0 +1,68 @@
+/*
+ * The built-in writer and committer operators (DESIGN.md sections 1, 2 and 5): what the
+ * two share — the WRITE_RESULT payload a writer sends its table's committer at a barrier,
+ * and the committer's state keys — and their method tables, registered as "default" of
+ * their kinds by lib/builtins.c.
+ *
+ * WRITE_RESULT payload (JSON, one element per table and checkpoint per writer instance):
+ *
+ *   {"schema-id": 3,
+ *    "files": [
+ *      {"content": 0,                 0 data, 1 position deletes, 2 equality deletes
+ *       "path": "/lake/db/t/data/data-<uuid>.parquet",   absolute, as in manifests
+ *       "format": "PARQUET",
+ *       "record-count": 1200, "file-size": 53211,
+ *       "schema-id": 3,                the table schema the file was written under
+ *       "columns": [                   one per Parquet leaf column, in schema order
+ *         {"id": 1, "size": 4810, "values": 1200, "nulls": 0,
+ *          "nans": 0,                  only for float/double columns
+ *          "lower": "0100000000000000", "upper": "b004000000000000"}],
+ *                                      bounds: Iceberg single-value bytes as lowercase
+ *                                      hex; absent when every value is null
+ *       "split-offsets": [4],
+ *       "equality-ids": [1]}]}         content 2 only
+ *
+ * Every field of an Iceberg DataFile that w2l__ice_data_file_from_stats() fills is there,
+ * so the committer rebuilds the data file without reading the Parquet footer. Tables are
+ * unpartitioned (the built-in writer does not partition yet).
+ *
+ * Committer state, per sealed checkpoint N (w2l_state keys, byte order = commit order):
+ *   "committer/epoch"          decimal epoch of the run that sealed N (bumped on restart)
+ *   "committer/job-id"         the job id the run committed under
+ *   "committer/files/<C>/<ns>.<table>"   C = checkpoint id as 20 decimal digits, C <= N:
+ *       {"ns": "db", "table": "t", "checkpoint": C, "source-position": "<json>"|null,
+ *        "schema-id": 3, "files": [<file objects as above>]}
+ *     one key per table that checkpoint C touched and that was not yet committed when N's
+ *     barrier passed the committer: older checkpoints still pending are carried forward
+ *     into N, so the newest sealed checkpoint alone holds everything left to commit.
+ *   ns and table are percent-encoded in the key ('%', '/' and '.'), so keys are unique.
+ */
+#ifndef W2L_PIPELINE_OPS_H
+#define W2L_PIPELINE_OPS_H
+
+#include "../common/arena.h"
+#include "../common/common.h"
+#include "../iceberg/iceberg.h"
+#include "../json/json.h"
+
+extern const w2l_operator_methods w2l__op_writer;
+extern const w2l_operator_methods w2l__op_committer;
+
+#define W2L_OPS_FILES_PREFIX "committer/files/"
+#define W2L_OPS_EPOCH_KEY "committer/epoch"
+#define W2L_OPS_JOB_KEY "committer/job-id"
+
+/* Appends the JSON object of one completed file (the "files" member format above) to b. */
+w2l_rc w2l__ops_file_json(w2l_buf *b, int content, const char *path,
+                          const w2l__file_stats *st, const int32_t *eq_ids, size_t neq,
+                          int32_t schema_id, w2l_error *err);
+
+/* Parses one file object into df; strings and arrays are allocated in a. */
+w2l_rc w2l__ops_file_parse(const w2l__json *j, w2l__arena *a, w2l__ice_data_file *df,
+                           w2l_error *err);
+
+/* The job id: conf "job-id", else "w2l-" + 16 hex digits of a hash of the warehouse and
+ * the source URI. Fresh memory. */
+char *w2l__ops_job_id(const w2l_conf *conf);
+
+#endif

@@ -1,0 +1,639 @@
+/*
+ * lib/pipeline/op_writer.c through the real runtime: a test DDL operator ("t-ops": announce
+ * the table with SCHEMA, then forward its changes) in front of the built-in writer and
+ * committer; changes pushed with the push API into Iceberg tables created beforehand in a
+ * temp warehouse; the tables read back with our own scan (w2l__ice_scan_plan/read) and
+ * compared with a reference model after every checkpoint. Covers upserts, primary-key
+ * changes, one key changed many times within one checkpoint and across checkpoints (the
+ * position-delete rules), several tables, writer and table parallelism, file rolling, and
+ * tables without a primary key under each no-pk-policy.
+ *
+ * The harness part (above OPS_TESTS) is shared with check_op_committer.c, which includes
+ * this file with OPS_HARNESS_ONLY defined.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "iceberg/iceberg.h"
+#include "support/support.h"
+
+/* ------------------------------------------------------------------ harness --------- */
+
+static char wh[600];
+static w2l_error err;
+
+/* The test DDL operator: SCHEMA before a table's first changes, then the changes. */
+typedef struct t_ddl {
+    w2l_operator base;
+    char seen[64][64];
+    int nseen;
+} t_ddl;
+
+static w2l_rc td_open(const w2l_operator_methods *m, const w2l_conf *c, unsigned i, unsigned n, w2l_state *st,
+                      uint64_t r, w2l_operator *self, w2l_error *e)
+{
+    (void)m, (void)c, (void)i, (void)n, (void)st, (void)r, (void)self, (void)e;
+    return W2L_OK;
+}
+
+static w2l_rc td_process(w2l_operator *self, const w2l_element *el, w2l_collector *out, w2l_error *e)
+{
+    t_ddl *d = (t_ddl *)self;
+    if (el->kind != W2L_ELEM_CHANGES) return W2L_OK;
+    char name[64];
+    snprintf(name, sizeof name, "%s.%s", el->ns, el->table);
+    int known = 0;
+    for (int i = 0; i < d->nseen && !known; i++) known = strcmp(d->seen[i], name) == 0;
+    if (!known) {
+        char *loc = w2l__ice_table_dir(wh, el->ns, el->table);
+        char payload[800];
+        int n = snprintf(payload, sizeof payload, "{\"location\":\"%s\",\"schema-id\":%d}", loc,
+                         (int)w2l_schema_id(el->changes[0].schema));
+        w2l__free(loc);
+        w2l_element s = {0};
+        s.kind = W2L_ELEM_SCHEMA;
+        s.ns = el->ns;
+        s.table = el->table;
+        s.schema = el->changes[0].schema;
+        s.payload = payload;
+        s.payload_len = (size_t)n;
+        W2L_TRY(w2l_collect(out, &s, e));
+        if (d->nseen < 64) snprintf(d->seen[d->nseen++], sizeof d->seen[0], "%s", name);
+    }
+    return w2l_collect(out, el, e);
+}
+
+static w2l_rc td_complete(w2l_operator *self, uint64_t ck, w2l_error *e)
+{
+    (void)self, (void)ck, (void)e;
+    return W2L_OK;
+}
+static void td_close(w2l_operator *self) { (void)self; }
+static const w2l_operator_methods t_ops_ddl = {W2L_OPERATOR_METHODS_V1, "t-ops", W2L_OPERATOR_DDL, sizeof(t_ddl),
+                                               NULL, td_open, td_process, td_complete, td_close};
+
+/* The PK schema: id long (field 1, key), v string (field 5), n int (field 9). */
+static w2l_schema *pk_schema(void)
+{
+    w2l_schema *s = w2l_schema_new(0);
+    ck_assert_ok(w2l_schema_add_field(s, 1, "id", (w2l_type){W2L_TYPE_LONG, 0, 0}, 1, &err), err);
+    ck_assert_ok(w2l_schema_add_field(s, 5, "v", (w2l_type){W2L_TYPE_STRING, 0, 0}, 0, &err), err);
+    ck_assert_ok(w2l_schema_add_field(s, 9, "n", (w2l_type){W2L_TYPE_INT, 0, 0}, 0, &err), err);
+    int32_t id = 1;
+    ck_assert_ok(w2l_schema_set_identifier(s, &id, 1, &err), err);
+    return s;
+}
+
+/* No primary key: a long (field 3), b string (field 4). */
+static w2l_schema *nopk_schema(void)
+{
+    w2l_schema *s = w2l_schema_new(0);
+    ck_assert_ok(w2l_schema_add_field(s, 3, "a", (w2l_type){W2L_TYPE_LONG, 0, 0}, 1, &err), err);
+    ck_assert_ok(w2l_schema_add_field(s, 4, "b", (w2l_type){W2L_TYPE_STRING, 0, 0}, 0, &err), err);
+    return s;
+}
+
+static void create_table(const char *ns, const char *name, w2l_schema *s)
+{
+    w2l_fileio *io;
+    w2l_catalog *cat;
+    ck_assert_ok(w2l_fileio_open("local", NULL, &io, &err), err);
+    ck_assert_ok(w2l__catalog_open(NULL, NULL, wh, io, &cat, &err), err);
+    char *loc = w2l__ice_table_dir(wh, ns, name);
+    w2l__ice_table *t;
+    ck_assert_ok(w2l__ice_table_create(cat, io, loc, ns, name, s, NULL, NULL, &t, &err), err);
+    w2l__free(loc);
+    w2l__ice_table_free(t);
+    w2l__catalog_close(cat);
+    w2l_fileio_close(io);
+}
+
+static void setup(void)
+{
+    snprintf(wh, sizeof wh, "%s", tmpdir_make("opw"));
+    ck_assert_int_eq(w2l_operator_register(&t_ops_ddl), W2L_OK);
+    w2l_error_clear(&err);
+}
+
+static void teardown(void) { tmpdir_remove(wh); }
+
+static w2l_conf *make_conf(unsigned nddl, unsigned nw, unsigned nc)
+{
+    w2l_conf *c = w2l_conf_new();
+    char v[32];
+    ck_assert_ok(w2l_conf_set(c, "warehouse", wh, &err), err);
+    ck_assert_ok(w2l_conf_set(c, "operator.ddl", "t-ops", &err), err);
+    snprintf(v, sizeof v, "%u", nddl);
+    ck_assert_ok(w2l_conf_set(c, "ddl-parallelism", v, &err), err);
+    snprintf(v, sizeof v, "%u", nw);
+    ck_assert_ok(w2l_conf_set(c, "parallelism", v, &err), err);
+    snprintf(v, sizeof v, "%u", nc);
+    ck_assert_ok(w2l_conf_set(c, "committer-parallelism", v, &err), err);
+    ck_assert_ok(w2l_conf_set(c, "batch-rows", "37", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "channel-capacity", "8", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "job-id", "test-job", &err), err);
+    return c;
+}
+
+/* ---- the reference model of a PK table: id -> (v, n), ids below MAXK ---- */
+#define MAXK 4096
+typedef struct model {
+    unsigned char live[MAXK];
+    char v[MAXK][24];
+    int vnull[MAXK];
+    int n[MAXK];
+    long count;
+} model;
+
+typedef struct tbl {
+    const char *name;
+    w2l_schema *schema;
+    model m;
+} tbl;
+
+static long txn_no;
+
+static void emit(w2l_pipeline *p, tbl *t, w2l_op op, long id, const char *v, int n)
+{
+    w2l_value row[3];
+    memset(row, 0, sizeof row);
+    row[0].v.i64 = id;
+    if (v) {
+        row[1].v.bytes.ptr = v;
+        row[1].v.bytes.len = strlen(v);
+    } else {
+        row[1].is_null = 1;
+    }
+    row[2].v.i32 = n;
+    w2l_change c = {"db", t->name, t->schema, op, row, 3, NULL, 0};
+    ck_assert_ok(w2l_emit_change(w2l_pipeline_emitter(p), &c, &err), err);
+}
+
+static void commit_txn(w2l_pipeline *p)
+{
+    char pos[48];
+    int n = snprintf(pos, sizeof pos, "{\"txn\":%ld}", ++txn_no);
+    ck_assert_ok(w2l_emit_commit(w2l_pipeline_emitter(p), pos, (size_t)n, &err), err);
+}
+
+/* Model-keeping operations. */
+static void m_insert(w2l_pipeline *p, tbl *t, long id, const char *v, int n)
+{
+    ck_assert(!t->m.live[id]);
+    emit(p, t, W2L_OP_INSERT, id, v, n);
+    t->m.live[id] = 1;
+    t->m.vnull[id] = v == NULL;
+    snprintf(t->m.v[id], sizeof t->m.v[id], "%s", v ? v : "");
+    t->m.n[id] = n;
+    t->m.count++;
+}
+
+static void m_update(w2l_pipeline *p, tbl *t, long id, long new_id, const char *v, int n)
+{
+    ck_assert(t->m.live[id]);
+    ck_assert(new_id == id || !t->m.live[new_id]);
+    emit(p, t, W2L_OP_UPDATE_BEFORE, id, t->m.vnull[id] ? NULL : t->m.v[id], t->m.n[id]);
+    emit(p, t, W2L_OP_UPDATE_AFTER, new_id, v, n);
+    t->m.live[id] = 0;
+    t->m.live[new_id] = 1;
+    t->m.vnull[new_id] = v == NULL;
+    snprintf(t->m.v[new_id], sizeof t->m.v[new_id], "%s", v ? v : "");
+    t->m.n[new_id] = n;
+}
+
+static void m_delete(w2l_pipeline *p, tbl *t, long id)
+{
+    ck_assert(t->m.live[id]);
+    emit(p, t, W2L_OP_DELETE, id, t->m.vnull[id] ? NULL : t->m.v[id], t->m.n[id]);
+    t->m.live[id] = 0;
+    t->m.count--;
+}
+
+/* ---- reading a table back ---- */
+typedef struct readback {
+    long rows, dups;
+    unsigned char seen[MAXK];
+    char v[MAXK][24];
+    int vnull[MAXK], n[MAXK];
+    long other[64];   /* no-PK tables: count of rows per a (below 64) */
+    int bad_b;        /* no-PK: b does not equal "b<a>" */
+} readback;
+
+static int rb_row(void *ctx, const w2l_value *row, size_t n)
+{
+    readback *r = ctx;
+    r->rows++;
+    if (n == 2) { /* no-PK schema */
+        long a = (long)row[0].v.i64;
+        ck_assert(a >= 0 && a < 64);
+        r->other[a]++;
+        char want[24];
+        snprintf(want, sizeof want, "b%ld", a);
+        if (row[1].is_null || row[1].v.bytes.len != strlen(want) || memcmp(row[1].v.bytes.ptr, want, strlen(want)))
+            r->bad_b++;
+        return 0;
+    }
+    long id = (long)row[0].v.i64;
+    ck_assert(id >= 0 && id < MAXK);
+    if (r->seen[id]) r->dups++;
+    r->seen[id] = 1;
+    r->vnull[id] = row[1].is_null;
+    if (!row[1].is_null) snprintf(r->v[id], sizeof r->v[id], "%.*s", (int)row[1].v.bytes.len, row[1].v.bytes.ptr);
+    r->n[id] = row[2].is_null ? -1 : row[2].v.i32;
+    return 0;
+}
+
+static w2l__ice_table *load_table(const char *ns, const char *name, w2l_fileio **io, w2l_catalog **cat)
+{
+    ck_assert_ok(w2l_fileio_open("local", NULL, io, &err), err);
+    ck_assert_ok(w2l__catalog_open(NULL, NULL, wh, *io, cat, &err), err);
+    w2l__ice_table *t;
+    ck_assert_ok(w2l__ice_table_load(*cat, *io, ns, name, &t, &err), err);
+    return t;
+}
+
+static void unload_table(w2l__ice_table *t, w2l_fileio *io, w2l_catalog *cat)
+{
+    w2l__ice_table_free(t);
+    w2l__catalog_close(cat);
+    w2l_fileio_close(io);
+}
+
+static readback *read_table(const char *name)
+{
+    w2l_fileio *io;
+    w2l_catalog *cat;
+    w2l__ice_table *t = load_table("db", name, &io, &cat);
+    readback *r = calloc(1, sizeof *r);
+    w2l__ice_scan *s;
+    ck_assert_ok(w2l__ice_scan_plan(io, t->meta, -1, NULL, NULL, &s, &err), err);
+    ck_assert_ok(w2l__ice_scan_read(io, s, rb_row, r, &err), err);
+    w2l__ice_scan_free(s);
+    unload_table(t, io, cat);
+    return r;
+}
+
+static void assert_table_matches(tbl *t)
+{
+    readback *r = read_table(t->name);
+    ck_assert_msg(r->dups == 0, "%s: %ld duplicate keys", t->name, r->dups);
+    for (long id = 0; id < MAXK; id++) {
+        ck_assert_msg(r->seen[id] == t->m.live[id], "%s: id %ld: lake has it %d, model %d", t->name, id,
+                      r->seen[id], t->m.live[id]);
+        if (!r->seen[id]) continue;
+        ck_assert_int_eq(r->vnull[id], t->m.vnull[id]);
+        if (!r->vnull[id]) ck_assert_str_eq(r->v[id], t->m.v[id]);
+        ck_assert_int_eq(r->n[id], t->m.n[id]);
+    }
+    ck_assert_int_eq(r->rows, t->m.count);
+    free(r);
+}
+
+/* Snapshots of this job per checkpoint id in the table's history; *total = all of them. */
+static int snapshots_of_ckpt(const char *name, uint64_t ckpt, size_t *total)
+{
+    w2l_fileio *io;
+    w2l_catalog *cat;
+    w2l__ice_table *t = load_table("db", name, &io, &cat);
+    int n = 0;
+    for (size_t i = 0; i < t->meta->nsnapshots; i++) {
+        const char *ck = w2l__ice_props_get(&t->meta->snapshots[i].summary, "w2l.checkpoint-id");
+        if (ck && strtoull(ck, NULL, 10) == ckpt) n++;
+    }
+    if (total) *total = t->meta->nsnapshots;
+    unload_table(t, io, cat);
+    return n;
+}
+
+static void ckpt_wait(w2l_pipeline *p)
+{
+    uint64_t id;
+    ck_assert_ok(w2l_pipeline_checkpoint(p, 1, &id, &err), err);
+}
+
+static void tbl_init(tbl *t, const char *name)
+{
+    memset(t, 0, sizeof *t);
+    t->name = name;
+    t->schema = pk_schema();
+    create_table("db", name, t->schema);
+}
+
+/* A random workload step on t: insert, update (sometimes a key change) or delete. */
+static uint64_t rng = 88172645463325252ULL;
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static void random_step(w2l_pipeline *p, tbl *t, long keys)
+{
+    long id = (long)(rnd() % (uint64_t)keys);
+    char v[24];
+    snprintf(v, sizeof v, "v%llu", (unsigned long long)(rnd() % 100000));
+    int n = (int)(rnd() % 1000);
+    if (!t->m.live[id]) {
+        m_insert(p, t, id, rnd() % 10 ? v : NULL, n);
+        return;
+    }
+    int what = (int)(rnd() % 10);
+    if (what < 5) {
+        m_update(p, t, id, id, v, n);
+    } else if (what < 7) {
+        long nid = (long)(rnd() % (uint64_t)keys);
+        if (!t->m.live[nid]) m_update(p, t, id, nid, v, n); /* primary-key change */
+        else m_delete(p, t, id);
+    } else {
+        m_delete(p, t, id);
+    }
+}
+
+#ifndef OPS_HARNESS_ONLY
+/* ----------------------------------------------------------------- OPS_TESTS ------- */
+
+START_TEST(upserts_and_key_changes_across_checkpoints)
+{
+    tbl t;
+    tbl_init(&t, "t1");
+    w2l_conf *c = make_conf(1, 1, 1);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    for (long i = 0; i < 20; i++) m_insert(p, &t, i, i % 5 ? "a" : NULL, (int)i);
+    commit_txn(p);
+    ckpt_wait(p);
+    assert_table_matches(&t);
+    m_update(p, &t, 3, 3, "b", 33);
+    m_delete(p, &t, 4);
+    m_update(p, &t, 5, 500, "moved", 5); /* key change */
+    m_insert(p, &t, 4, "back", 44);      /* a deleted key comes back in the same checkpoint */
+    commit_txn(p);
+    ckpt_wait(p);
+    assert_table_matches(&t);
+    m_update(p, &t, 500, 5, "moved back", 55);
+    m_delete(p, &t, 0);
+    commit_txn(p);
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+    w2l_pipeline_free(p);
+    assert_table_matches(&t);
+    ck_assert_int_eq(snapshots_of_ckpt("t1", 1, NULL), 1);
+    ck_assert_int_eq(snapshots_of_ckpt("t1", 2, NULL), 1);
+    w2l_conf_free(c);
+    w2l_schema_unref(t.schema);
+}
+END_TEST
+
+START_TEST(same_key_many_times_in_one_checkpoint)
+{
+    tbl t;
+    tbl_init(&t, "t2");
+    w2l_conf *c = make_conf(1, 1, 1);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    /* checkpoint 1: old rows 100..109 */
+    for (long i = 100; i < 110; i++) m_insert(p, &t, i, "old", (int)i);
+    commit_txn(p);
+    ckpt_wait(p);
+    /* checkpoint 2: insert k, update k, delete k, insert k again (k new) */
+    m_insert(p, &t, 1, "i1", 1);
+    m_update(p, &t, 1, 1, "u1", 2);
+    m_delete(p, &t, 1);
+    m_insert(p, &t, 1, "i2", 3);
+    commit_txn(p);
+    /* an old row updated twice, then deleted and re-inserted, all in this checkpoint */
+    m_update(p, &t, 100, 100, "x", 1);
+    m_update(p, &t, 100, 100, "y", 2);
+    commit_txn(p);
+    m_update(p, &t, 101, 101, "x", 1);
+    m_delete(p, &t, 101);
+    m_insert(p, &t, 101, "z", 3);
+    m_update(p, &t, 101, 101, "zz", 4);
+    commit_txn(p);
+    /* an old row's key moved twice (102 -> 2 -> 102), another deleted then inserted twice */
+    m_update(p, &t, 102, 2, "m", 1);
+    m_update(p, &t, 2, 102, "mm", 2);
+    m_delete(p, &t, 103);
+    m_insert(p, &t, 103, "a", 1);
+    m_delete(p, &t, 103);
+    m_insert(p, &t, 103, "b", 2);
+    commit_txn(p);
+    ckpt_wait(p);
+    assert_table_matches(&t);
+    /* checkpoint 3: the rows written in checkpoint 2, changed again */
+    m_update(p, &t, 1, 1, "c3", 5);
+    m_delete(p, &t, 100);
+    m_update(p, &t, 101, 7, "seven", 7);
+    commit_txn(p);
+    ckpt_wait(p);
+    assert_table_matches(&t);
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+    w2l_pipeline_free(p);
+    assert_table_matches(&t);
+    w2l_conf_free(c);
+    w2l_schema_unref(t.schema);
+}
+END_TEST
+
+/* _i: 0 = 1 ddl x 1 writer x 1 committer; 1 = 2 x 3 x 2 with table-parallelism 2;
+ * 2 = the same with a tiny target file size (files roll) and no compression */
+START_TEST(random_workload_several_tables)
+{
+    tbl t[3];
+    const char *names[3] = {"r0", "r1", "r2"};
+    for (int k = 0; k < 3; k++) tbl_init(&t[k], names[k]);
+    w2l_conf *c = _i == 0 ? make_conf(1, 1, 1) : make_conf(2, 3, 2);
+    if (_i >= 1) {
+        ck_assert_ok(w2l_conf_set(c, "table-parallelism", "2", &err), err);
+        ck_assert_ok(w2l_conf_set(c, "table.db.r1.table-parallelism", "3", &err), err);
+    }
+    if (_i == 2) {
+        ck_assert_ok(w2l_conf_set(c, "writer.target-file-bytes", "64KiB", &err), err);
+        ck_assert_ok(w2l_conf_set(c, "parquet.compression", "uncompressed", &err), err);
+        ck_assert_ok(w2l_conf_set(c, "parquet.dictionary-bytes", "0", &err), err);
+    }
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    long keys = _i == 2 ? 3000 : 300;
+    int steps = _i == 2 ? 12000 : 3000;
+    for (int s = 0; s < steps; s++) {
+        random_step(p, &t[rnd() % 3], keys);
+        if (rnd() % 4 == 0) commit_txn(p);
+        if (s % (steps / 6) == steps / 6 - 1) {
+            commit_txn(p);
+            ckpt_wait(p);
+            for (int k = 0; k < 3; k++) assert_table_matches(&t[k]);
+        }
+    }
+    commit_txn(p);
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+    w2l_pipeline_free(p);
+    for (int k = 0; k < 3; k++) assert_table_matches(&t[k]);
+    w2l_conf_free(c);
+    for (int k = 0; k < 3; k++) w2l_schema_unref(t[k].schema);
+}
+END_TEST
+
+START_TEST(files_roll_and_position_deletes_span_them)
+{
+    /* one writer, 64 KiB files: one checkpoint of 12000 rows rolls many data files; rows
+     * of the first files are then updated and deleted in the same checkpoint (position
+     * deletes into completed files) and in the next (equality deletes) */
+    tbl t;
+    tbl_init(&t, "roll");
+    w2l_conf *c = make_conf(1, 1, 1);
+    ck_assert_ok(w2l_conf_set(c, "writer.target-file-bytes", "64KiB", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "parquet.compression", "uncompressed", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "parquet.dictionary-bytes", "0", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "parquet.page-bytes", "4KiB", &err), err);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    char v[24];
+    for (long i = 0; i < 4000; i++) {
+        snprintf(v, sizeof v, "%016llx", (unsigned long long)rnd());
+        m_insert(p, &t, i, v, (int)i);
+        if (i % 100 == 99) commit_txn(p);
+    }
+    for (long i = 0; i < 4000; i += 7) m_update(p, &t, i, i, "same-ckpt", -1);
+    for (long i = 3; i < 4000; i += 11) m_delete(p, &t, i);
+    commit_txn(p);
+    ckpt_wait(p);
+    assert_table_matches(&t);
+    for (long i = 0; i < 4000; i += 5)
+        if (t.m.live[i]) m_update(p, &t, i, i, "next-ckpt", -2);
+    commit_txn(p);
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+    w2l_pipeline_free(p);
+    assert_table_matches(&t);
+    w2l_fileio *io;
+    w2l_catalog *cat;
+    w2l__ice_table *it = load_table("db", "roll", &io, &cat);
+    const w2l__ice_snapshot *first = &it->meta->snapshots[0];
+    const char *nd = w2l__ice_props_get(&first->summary, "added-data-files");
+    const char *np = w2l__ice_props_get(&first->summary, "added-position-deletes");
+    ck_assert_ptr_nonnull(nd);
+    ck_assert_int_ge(atol(nd), 3);
+    ck_assert_ptr_nonnull(np);
+    ck_assert_ptr_null(w2l__ice_props_get(&first->summary, "added-equality-deletes"));
+    unload_table(it, io, cat);
+    w2l_conf_free(c);
+    w2l_schema_unref(t.schema);
+}
+END_TEST
+
+/* No primary key. _i: 0 full-row, 1 append-only, 2 fail. */
+static void np_emit(w2l_pipeline *p, w2l_schema *s, w2l_op op, long a)
+{
+    char b[24];
+    snprintf(b, sizeof b, "b%ld", a);
+    w2l_value row[2];
+    memset(row, 0, sizeof row);
+    row[0].v.i64 = a;
+    row[1].v.bytes.ptr = b;
+    row[1].v.bytes.len = strlen(b);
+    w2l_change c = {"db", "np", s, op, row, 2, NULL, 0};
+    ck_assert_ok(w2l_emit_change(w2l_pipeline_emitter(p), &c, &err), err);
+}
+
+START_TEST(no_primary_key_policies)
+{
+    static const char *pol[] = {"full-row", "append-only", "fail"};
+    w2l_schema *s = nopk_schema();
+    create_table("db", "np", s);
+    w2l_conf *c = make_conf(1, 2, 1);
+    ck_assert_ok(w2l_conf_set(c, "table.db.np.no-pk-policy", pol[_i], &err), err);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    long expect_full[64] = {0}, expect_app[64] = {0};
+    /* checkpoint 1: rows 0..19 */
+    for (long a = 0; a < 20; a++) np_emit(p, s, W2L_OP_INSERT, a), expect_full[a]++, expect_app[a]++;
+    commit_txn(p);
+    uint64_t id;
+    w2l_rc rc = w2l_pipeline_checkpoint(p, 1, &id, &err);
+    if (_i == 2) {
+        ck_assert_int_eq(rc, W2L_SCHEMA);
+        ck_assert_msg(strstr(err.msg, "db.np") && strstr(err.msg, "no-pk-policy"), "%s", err.msg);
+        ck_assert_int_ne(w2l_pipeline_finish(p, &err), W2L_OK);
+        w2l_pipeline_free(p);
+        w2l_conf_free(c);
+        w2l_schema_unref(s);
+        return;
+    }
+    ck_assert_ok(rc, err);
+    /* checkpoint 2: delete old rows, update old rows (a -> a+30), duplicates within the
+     * checkpoint, one inserted twice and deleted once */
+    np_emit(p, s, W2L_OP_DELETE, 1), expect_full[1]--;
+    np_emit(p, s, W2L_OP_DELETE, 2), expect_full[2]--;
+    np_emit(p, s, W2L_OP_UPDATE_BEFORE, 3), expect_full[3]--;
+    np_emit(p, s, W2L_OP_UPDATE_AFTER, 33), expect_full[33]++, expect_app[33]++;
+    np_emit(p, s, W2L_OP_INSERT, 40), expect_full[40]++, expect_app[40]++;
+    np_emit(p, s, W2L_OP_INSERT, 40), expect_full[40]++, expect_app[40]++;
+    np_emit(p, s, W2L_OP_DELETE, 40), expect_full[40]--;
+    np_emit(p, s, W2L_OP_INSERT, 41), expect_full[41]++, expect_app[41]++;
+    np_emit(p, s, W2L_OP_UPDATE_BEFORE, 41), expect_full[41]--;
+    np_emit(p, s, W2L_OP_UPDATE_AFTER, 42), expect_full[42]++, expect_app[42]++;
+    commit_txn(p);
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+    w2l_pipeline_free(p);
+    readback *r = read_table("np");
+    ck_assert_int_eq(r->bad_b, 0);
+    for (int a = 0; a < 64; a++)
+        ck_assert_msg(r->other[a] == (_i == 0 ? expect_full[a] : expect_app[a]), "%s: a=%d: %ld rows, want %ld",
+                      pol[_i], a, r->other[a], _i == 0 ? expect_full[a] : expect_app[a]);
+    free(r);
+    w2l_conf_free(c);
+    w2l_schema_unref(s);
+}
+END_TEST
+
+START_TEST(memory_budget_completes_idle_tables)
+{
+    /* a budget of 1 MiB over 40 tables with wide rows: files complete early, nothing lost */
+    enum { NT = 40 };
+    static tbl t[NT];
+    static char names[NT][8];
+    for (int k = 0; k < NT; k++) {
+        snprintf(names[k], sizeof names[k], "m%d", k);
+        tbl_init(&t[k], names[k]);
+    }
+    w2l_conf *c = make_conf(1, 1, 1);
+    ck_assert_ok(w2l_conf_set(c, "writer.memory-budget", "1MiB", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "parquet.compression", "uncompressed", &err), err);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    for (int s = 0; s < 8000; s++) {
+        random_step(p, &t[rnd() % NT], 200);
+        if (s % 10 == 9) commit_txn(p);
+    }
+    commit_txn(p);
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+    w2l_pipeline_free(p);
+    for (int k = 0; k < NT; k++) assert_table_matches(&t[k]);
+    w2l_conf_free(c);
+    for (int k = 0; k < NT; k++) w2l_schema_unref(t[k].schema);
+}
+END_TEST
+
+Suite *suite_op_writer(void)
+{
+    Suite *s = suite_create("op_writer");
+    TCase *basic = tcase_create("basic");
+    tcase_add_checked_fixture(basic, setup, teardown);
+    tcase_add_test(basic, upserts_and_key_changes_across_checkpoints);
+    tcase_add_test(basic, same_key_many_times_in_one_checkpoint);
+    tcase_add_loop_test(basic, random_workload_several_tables, 0, 3);
+    tcase_add_test(basic, files_roll_and_position_deletes_span_them);
+    tcase_set_timeout(basic, 120);
+    suite_add_tcase(s, basic);
+    TCase *edge = tcase_create("edge");
+    tcase_add_checked_fixture(edge, setup, teardown);
+    tcase_add_loop_test(edge, no_primary_key_policies, 0, 3);
+    tcase_add_test(edge, memory_budget_completes_idle_tables);
+    tcase_set_timeout(edge, 120);
+    suite_add_tcase(s, edge);
+    return s;
+}
+#endif /* OPS_HARNESS_ONLY */
