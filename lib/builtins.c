@@ -5,6 +5,7 @@
 #include "common/common.h"
 #include "iceberg/iceberg.h"
 #include "io/io.h"
+#include "pipeline/op_ddl.h"
 #include "pipeline/ops.h"
 #include "source/source_int.h"
 #include "state/state_int.h"
@@ -28,6 +29,8 @@ w2l_rc w2l__builtins_register(w2l_error *err)
         (rc = w2l_operator_register(&w2l__op_writer)) != W2L_OK ||
         (rc = w2l_operator_register(&w2l__op_committer)) != W2L_OK)
         return w2l__fail(err, rc, "registering built-in plug-ins: %s", w2l_rc_name(rc));
+    if ((rc = w2l_operator_register(&w2l__op_ddl)) != W2L_OK)
+        return w2l__fail(err, rc, "registering the built-in DDL handler: %s", w2l_rc_name(rc));
     return W2L_OK;
 }
 
