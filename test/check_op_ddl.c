@@ -781,6 +781,81 @@ START_TEST(replay_does_not_apply_twice)
 }
 END_TEST
 
+
+/* ---- with the built-in writer and committer: the lake read back with our scan ---- */
+typedef struct scan_acc {
+    const w2l_schema *s;
+    char rows[64][96];
+    int n;
+} scan_acc;
+
+static int scan_row(void *ctx, const w2l_value *v, size_t n)
+{
+    scan_acc *a = ctx;
+    if (a->n >= 64) return 0;
+    size_t o = 0;
+    a->rows[a->n][0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        char b[40];
+        w2l_value_format(w2l_schema_field(a->s, i)->type, &v[i], b, sizeof b);
+        o += (size_t)snprintf(a->rows[a->n] + o, sizeof a->rows[0] - o, "%s%s", i ? "," : "", b);
+    }
+    a->n++;
+    return 0;
+}
+
+static int has_row(const scan_acc *a, const char *r)
+{
+    for (int i = 0; i < a->n; i++)
+        if (!strcmp(a->rows[i], r)) return 1;
+    return 0;
+}
+
+START_TEST(end_to_end_with_builtin_writer)
+{
+    w2l_conf *c = make_conf(NULL, 2);
+    ck_assert_ok(w2l_conf_set(c, "operator.writer", "default", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "operator.committer", "default", &err), err);
+    w2l_pipeline *p = start(c);
+    ddl(p, "CREATE TABLE t1 (id BIGINT PRIMARY KEY, v INT, name VARCHAR(9))");
+    w2l_schema *a = mk("id:long!,v:int,name:string"), *b = mk("id:long!,v:long,label:string,w:string");
+    row(p, "t1", a, "1,10,a");
+    row(p, "t1", a, "2,20,b");
+    commit(p);
+    checkpoint(p);
+    row(p, "t1", a, "3,30,c");
+    commit(p);
+    ddl(p, "ALTER TABLE t1 CHANGE name label VARCHAR(9), MODIFY v BIGINT, ADD COLUMN w TEXT");
+    row(p, "t1", b, "4,5000000000,d,x");
+    ck_assert_ok(put_row(p, "t1", b, W2L_OP_DELETE, "1,10,a,null"), err);
+    commit(p);
+    finish(p);
+    ck_ice("t1", "1:id:long!,2:v:long,3:label:string,4:w:string");
+    w2l_fileio *io;
+    w2l_catalog *cat;
+    w2l__ice_table *t = NULL;
+    ck_assert_ok(w2l_fileio_open("local", NULL, &io, &err), err);
+    ck_assert_ok(w2l__catalog_open(NULL, NULL, wh, io, &cat, &err), err);
+    ck_assert_ok(w2l__ice_table_load(cat, io, "db", "t1", &t, &err), err);
+    w2l__ice_scan *sc;
+    ck_assert_ok(w2l__ice_scan_plan(io, t->meta, -1, NULL, NULL, &sc, &err), err);
+    static scan_acc acc;
+    memset(&acc, 0, sizeof acc);
+    acc.s = sc->schema;
+    ck_assert_ok(w2l__ice_scan_read(io, sc, scan_row, &acc, &err), err);
+    w2l__ice_scan_free(sc);
+    ck_assert_int_eq(acc.n, 3);
+    ck_assert_msg(has_row(&acc, "2,20,b,null"), "%s", acc.rows[0]);
+    ck_assert(has_row(&acc, "3,30,c,null"));
+    ck_assert(has_row(&acc, "4,5000000000,d,x"));
+    w2l__ice_table_free(t);
+    w2l__catalog_close(cat);
+    w2l_fileio_close(io);
+    w2l_schema_unref(a), w2l_schema_unref(b);
+    w2l_conf_free(c);
+}
+END_TEST
+
 Suite *suite_op_ddl(void)
 {
     Suite *s = suite_create("op_ddl");
@@ -807,6 +882,7 @@ Suite *suite_op_ddl(void)
     tcase_add_loop_test(edge, forbidden_change_follows_policy, 0, 3);
     tcase_add_test(edge, unparsable_ddl);
     tcase_add_test(edge, replay_does_not_apply_twice);
+    tcase_add_test(edge, end_to_end_with_builtin_writer);
     tcase_set_timeout(edge, 60);
     suite_add_tcase(s, edge);
     return s;
