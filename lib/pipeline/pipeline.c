@@ -22,6 +22,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "emit.h"
 #include "../common/chan.h"
@@ -110,7 +111,16 @@ struct w2l_pipeline {
     w2l_rc src_rc;
     int push; /* no source: the host pushes */
     uint64_t retain;
+    atomic_llong cpu_ns[4]; /* CPU time by stage: source, ddl, writers, committers */
 };
+
+/* Adds the calling thread's CPU time to stage k (0 source, else the operator kind). */
+static void account_cpu(w2l_pipeline *p, int k)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+        atomic_fetch_add(&p->cpu_ns[k], (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+}
 
 /* ---------------------------------------------------------------- failure / stop ---- */
 
@@ -692,6 +702,7 @@ static int node_main(void *arg)
         fail(p, &err);
     }
     if (opened) n->m->close(n->op);
+    account_cpu(p, (int)n->kind);
     return 0;
 }
 
@@ -838,6 +849,7 @@ static int source_main(void *arg)
     if (rc == W2L_OK && !atomic_load(&p->failed)) rc = drain(p, &err);
     if (rc != W2L_OK && rc != W2L_CANCELLED) fail(p, &err);
     p->src_rc = rc;
+    account_cpu(p, 0);
     return 0;
 }
 
@@ -1080,6 +1092,9 @@ static w2l_rc join_all(w2l_pipeline *p, w2l_error *err)
             p->nodes[i].started = 0;
         }
     p->done = 1;
+    w2l__log(W2L_LOG_INFO, "pipeline: %llu rows; CPU seconds by stage: source %.2f, ddl %.2f, writers %.2f, committers %.2f",
+             (unsigned long long)w2l__emitter_rows(p->em), atomic_load(&p->cpu_ns[0]) / 1e9,
+             atomic_load(&p->cpu_ns[1]) / 1e9, atomic_load(&p->cpu_ns[2]) / 1e9, atomic_load(&p->cpu_ns[3]) / 1e9);
     if (atomic_load(&p->failed)) {
         if (err) *err = p->first_err;
         return p->first_err.code ? p->first_err.code : W2L_ERROR;
