@@ -298,9 +298,10 @@ void w2l__avro_use_allocator(void);
 /* ================================================================================= */
 
 extern const w2l_catalog_methods w2l__catalog_hadoop;
+extern const w2l_catalog_methods w2l__catalog_sql;
 extern w2l__registry w2l__catalog_registry;
 
-/* Opens the catalog named by uri: "hadoop" (or NULL/""); later "sql:mysql://U:P@H:PORT/DB"
+/* Opens the catalog named by uri: "hadoop" (or NULL/""), "sql:mysql://U:P@H:PORT/DB"
  * (the part before the first ':' picks the implementation). io is borrowed. */
 w2l_rc w2l__catalog_open(const char *uri, const w2l_conf *conf, const char *warehouse,
                          w2l_fileio *io, w2l_catalog **out, w2l_error *err);
