@@ -10,7 +10,8 @@
  * different names side by side, an old JDBC table without iceberg_type, bad URIs, a wrong
  * password (no password in the message), a server stopped under an open catalog (a clean
  * retriable error, then a reconnect once it is back), and one instance shared by threads.
- * Every table is read back through our own scan.
+ * Every table is read back through our own scan. TCase alloc (no server): avro-c allocates
+ * through the library's allocator hook.
  */
 #include <check.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include <threads.h>
 #include <unistd.h>
 
+#include <avro.h>
 #include <mysql.h>
 
 #include "gen/ice_fixture.h"
@@ -575,6 +577,25 @@ START_TEST(one_instance_many_threads)
 }
 END_TEST
 
+/* The foundation fix beside the catalog: avro-c allocates through the library's hook, so
+ * the allocator a host installs (and the OOM tests' counting one) sees manifests' memory. */
+START_TEST(avro_allocates_through_the_hook)
+{
+    fail_alloc_install();
+    fail_alloc_arm(1L << 30); /* count, never fail */
+    long live0 = fail_alloc_outstanding();
+    avro_schema_t sch;
+    ck_assert_int_eq(avro_schema_from_json_literal(
+                         "{\"type\":\"record\",\"name\":\"r\",\"fields\":[{\"name\":\"a\",\"type\":\"long\"}]}",
+                         &sch), 0);
+    ck_assert_int_gt(fail_alloc_count(), 0);
+    ck_assert_int_gt(fail_alloc_outstanding(), live0);
+    avro_schema_decref(sch);
+    ck_assert_int_eq(fail_alloc_outstanding(), live0);
+    fail_alloc_arm(-1);
+}
+END_TEST
+
 Suite *suite_ice_sql(void)
 {
     Suite *s = suite_create("ice_sql");
@@ -592,5 +613,8 @@ Suite *suite_ice_sql(void)
     /* stops and restarts the server; it leaves it running, so order does not matter */
     tcase_add_test(basic, server_stopped_then_back);
     suite_add_tcase(s, basic);
+    TCase *alloc = tcase_create("alloc"); /* no server */
+    tcase_add_test(alloc, avro_allocates_through_the_hook);
+    suite_add_tcase(s, alloc);
     return s;
 }
