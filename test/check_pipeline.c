@@ -299,8 +299,8 @@ START_TEST(failed_commit_stops_job_and_recover_commits_once)
     ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
     push_rows(p, 0, 3000, 1000); /* checkpoints 1..3 */
     atomic_store(&fail_commit_at, 4);
-    push_rows(p, 3000, 4000, 1000); /* checkpoint 4: sealed, commit fails */
-    w2l_rc rc = w2l_pipeline_finish(p, &err);
+    push_rows(p, 3000, 4000, 1000000);
+    w2l_rc rc = w2l_pipeline_finish(p, &err); /* final checkpoint 4: sealed, its commit fails */
     ck_assert_int_eq(rc, W2L_IO);
     ck_assert_msg(strstr(err.msg, "commit of checkpoint 4 failed") && strstr(err.msg, "db.t0"), "%s", err.msg);
     w2l_pipeline_free(p);

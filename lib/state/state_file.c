@@ -27,85 +27,18 @@
 #define FILE_VERSION 1
 #define HASH_SEED 0x57324c5354415445ULL
 
-typedef struct entry {
-    char *key;
-    unsigned char *val;
-    size_t len;
-} entry;
-
-typedef struct table {
-    uint64_t ckpt;
-    entry *e;
-    size_t n, cap;
-} table;
+typedef w2l__kv_table table;
 
 typedef struct file_state {
     w2l_state base;
     mtx_t mtx;
     w2l_fileio *io;
     char *dir;
-    uint64_t latest;  /* 0: none sealed */
-    table sealed;     /* entries of `latest`, loaded */
-    table *pending;   /* one per unsealed checkpoint */
-    size_t npending;
-    table cache;      /* entries of an older sealed checkpoint last read */
+    uint64_t latest;          /* 0: none sealed */
+    table sealed;             /* entries of `latest`, loaded */
+    w2l__kv_pending pending;  /* unsealed checkpoints */
+    table cache;              /* entries of an older sealed checkpoint last read */
 } file_state;
-
-static void table_clear(table *t)
-{
-    for (size_t i = 0; i < t->n; i++) {
-        w2l__free(t->e[i].key);
-        w2l__free(t->e[i].val);
-    }
-    w2l__free(t->e);
-    memset(t, 0, sizeof *t);
-}
-
-static int entry_cmp(const void *a, const void *b)
-{
-    return strcmp(((const entry *)a)->key, ((const entry *)b)->key);
-}
-
-static entry *table_find(const table *t, const char *key)
-{
-    entry probe = {(char *)key, NULL, 0};
-    return t->n ? bsearch(&probe, t->e, t->n, sizeof *t->e, entry_cmp) : NULL;
-}
-
-/* Inserts or replaces, keeping t sorted; takes ownership of val. */
-static w2l_rc table_put(table *t, const char *key, unsigned char *val, size_t len, w2l_error *err)
-{
-    entry *hit = table_find(t, key);
-    if (hit) {
-        w2l__free(hit->val);
-        hit->val = val;
-        hit->len = len;
-        return W2L_OK;
-    }
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 16;
-        entry *ne = w2l__realloc(t->e, cap * sizeof *ne);
-        if (!ne) {
-            w2l__free(val);
-            return w2l__fail(err, W2L_NOMEM, "state put %s: out of memory", key);
-        }
-        t->e = ne;
-        t->cap = cap;
-    }
-    char *k = w2l__strdup(key);
-    if (!k) {
-        w2l__free(val);
-        return w2l__fail(err, W2L_NOMEM, "state put %s: out of memory", key);
-    }
-    size_t i = t->n;
-    while (i > 0 && strcmp(t->e[i - 1].key, key) > 0) i--;
-    memmove(&t->e[i + 1], &t->e[i], (t->n - i) * sizeof *t->e);
-    t->e[i].key = k;
-    t->e[i].val = val;
-    t->e[i].len = len;
-    t->n++;
-    return W2L_OK;
-}
 
 static char *ckpt_path(const file_state *fs, uint64_t ckpt)
 {
@@ -180,7 +113,7 @@ static w2l_rc decode(const char *path, const unsigned char *d, size_t len, uint6
         }
         memcpy(val, d + off, vl);
         off += vl;
-        w2l_rc rc = table_put(t, key, val, vl, err);
+        w2l_rc rc = w2l__kv_put(t, key, val, vl, err);
         w2l__free(key);
         W2L_TRY(rc);
     }
@@ -202,10 +135,10 @@ static w2l_rc load_ckpt(file_state *fs, uint64_t ckpt, table *t, w2l_error *err)
         rc = decode(path, data, len, ckpt, &tmp, err);
         w2l__free(data);
         if (rc == W2L_OK) {
-            table_clear(t);
+            w2l__kv_clear(t);
             *t = tmp;
         } else {
-            table_clear(&tmp);
+            w2l__kv_clear(&tmp);
         }
     }
     w2l__free(path);
@@ -285,28 +218,12 @@ static w2l_rc fs_open(const w2l_state_methods *m, const w2l_conf *conf, const ch
     }
     if (rc != W2L_OK) {
         w2l__error_prefix(err, "state %s: ", fs->dir ? fs->dir : "");
-        table_clear(&fs->sealed);
+        w2l__kv_clear(&fs->sealed);
         w2l_fileio_close(fs->io);
         w2l__free(fs->dir);
         mtx_destroy(&fs->mtx);
     }
     return rc;
-}
-
-static table *pending_for(file_state *fs, uint64_t ckpt, int create, w2l_error *err)
-{
-    for (size_t i = 0; i < fs->npending; i++)
-        if (fs->pending[i].ckpt == ckpt) return &fs->pending[i];
-    if (!create) return NULL;
-    table *np = w2l__realloc(fs->pending, (fs->npending + 1) * sizeof *np);
-    if (!np) {
-        w2l__fail(err, W2L_NOMEM, "out of memory");
-        return NULL;
-    }
-    fs->pending = np;
-    memset(&np[fs->npending], 0, sizeof *np);
-    np[fs->npending].ckpt = ckpt;
-    return &np[fs->npending++];
 }
 
 static w2l_rc fs_put(w2l_state *self, uint64_t ckpt, const char *key, const void *val, size_t len,
@@ -322,8 +239,8 @@ static w2l_rc fs_put(w2l_state *self, uint64_t ckpt, const char *key, const void
         w2l__free(copy);
         rc = w2l__fail(err, W2L_MISUSE, "put %s into checkpoint %llu, already sealed", key, (unsigned long long)ckpt);
     } else {
-        table *t = pending_for(fs, ckpt, 1, err);
-        if (t) rc = table_put(t, key, copy, len, err);
+        table *t = w2l__kv_pending_get(&fs->pending, ckpt, 1, err);
+        if (t) rc = w2l__kv_put(t, key, copy, len, err);
         else {
             w2l__free(copy);
             rc = W2L_NOMEM;
@@ -340,14 +257,14 @@ static w2l_rc fs_get(w2l_state *self, uint64_t ckpt, const char *key, w2l_buf *o
     mtx_lock(&fs->mtx);
     const table *t = NULL;
     if (ckpt == fs->latest && fs->latest) t = &fs->sealed;
-    else if (ckpt > fs->latest) t = pending_for(fs, ckpt, 0, err);
+    else if (ckpt > fs->latest) t = w2l__kv_pending_get(&fs->pending, ckpt, 0, err);
     else {
         if (fs->cache.ckpt != ckpt || !fs->cache.e) rc = load_ckpt(fs, ckpt, &fs->cache, err);
         if (rc == W2L_NOTFOUND) rc = w2l__fail(err, W2L_NOTFOUND, "checkpoint %llu was pruned", (unsigned long long)ckpt);
         t = &fs->cache;
     }
     if (rc == W2L_OK) {
-        const entry *e = t ? table_find(t, key) : NULL;
+        const w2l__kv_entry *e = t ? w2l__kv_find(t, key) : NULL;
         if (e) rc = w2l_buf_append(out, e->val, e->len, err);
         else rc = w2l__fail(err, W2L_NOTFOUND, "no key %s in checkpoint %llu", key, (unsigned long long)ckpt);
     }
@@ -359,25 +276,18 @@ static w2l_rc fs_keys(w2l_state *self, uint64_t ckpt, const char *prefix,
                       int (*fn)(void *, const char *), void *ctx, w2l_error *err)
 {
     file_state *fs = (file_state *)self;
-    size_t pl = strlen(prefix);
     w2l_buf keys = {0};
     size_t count = 0;
     w2l_rc rc = W2L_OK;
     mtx_lock(&fs->mtx);
     const table *t = NULL;
     if (ckpt == fs->latest && fs->latest) t = &fs->sealed;
-    else if (ckpt > fs->latest) t = pending_for(fs, ckpt, 0, err);
+    else if (ckpt > fs->latest) t = w2l__kv_pending_get(&fs->pending, ckpt, 0, err);
     else if ((rc = (fs->cache.ckpt == ckpt && fs->cache.e) ? W2L_OK : load_ckpt(fs, ckpt, &fs->cache, err)) == W2L_OK)
         t = &fs->cache;
-    for (size_t i = 0; t && rc == W2L_OK && i < t->n; i++)
-        if (strncmp(t->e[i].key, prefix, pl) == 0) {
-            rc = w2l_buf_append(&keys, t->e[i].key, strlen(t->e[i].key) + 1, err);
-            count++;
-        }
+    if (rc == W2L_OK) rc = w2l__kv_collect_keys(t, prefix, &keys, &count, err);
     mtx_unlock(&fs->mtx);
-    const char *k = (const char *)keys.data;
-    for (size_t i = 0; rc == W2L_OK && i < count; i++, k += strlen(k) + 1)
-        if (fn(ctx, k)) break;
+    if (rc == W2L_OK) w2l__kv_call_keys(&keys, count, fn, ctx);
     w2l_buf_release(&keys);
     return rc == W2L_NOTFOUND ? W2L_OK : rc;
 }
@@ -388,7 +298,7 @@ static w2l_rc fs_seal(w2l_state *self, uint64_t ckpt, w2l_error *err)
     mtx_lock(&fs->mtx);
     table empty = {0};
     empty.ckpt = ckpt;
-    table *t = pending_for(fs, ckpt, 0, err);
+    const table *t = w2l__kv_pending_get(&fs->pending, ckpt, 0, err);
     if (!t) t = &empty;
     w2l_buf b = {0};
     char *path = ckpt_path(fs, ckpt), *latest = w2l__path_join(fs->dir, "LATEST");
@@ -399,26 +309,9 @@ static w2l_rc fs_seal(w2l_state *self, uint64_t ckpt, w2l_error *err)
     if (rc == W2L_OK) rc = w2l_fileio_write_all(fs->io, path, W2L_CREATE_REPLACE, b.data, b.len, err);
     if (rc == W2L_OK) rc = w2l_fileio_write_all(fs->io, latest, W2L_CREATE_REPLACE, num, (size_t)nl, err);
     if (rc == W2L_OK) {
-        /* sealed: t becomes the loaded latest; older pending tables stay (never sealed) */
-        table_clear(&fs->sealed);
-        fs->sealed = *t;
-        fs->sealed.ckpt = ckpt;
-        if (t != &empty) {
-            size_t i = (size_t)(t - fs->pending);
-            memmove(&fs->pending[i], &fs->pending[i + 1], (fs->npending - i - 1) * sizeof *fs->pending);
-            fs->npending--;
-        }
+        w2l__kv_clear(&fs->sealed);
+        w2l__kv_pending_take(&fs->pending, ckpt, &fs->sealed);
         fs->latest = ckpt;
-        /* drop pending checkpoints at or below the sealed one: they can never seal */
-        for (size_t i = 0; i < fs->npending;) {
-            if (fs->pending[i].ckpt <= ckpt) {
-                table_clear(&fs->pending[i]);
-                memmove(&fs->pending[i], &fs->pending[i + 1], (fs->npending - i - 1) * sizeof *fs->pending);
-                fs->npending--;
-            } else {
-                i++;
-            }
-        }
     } else {
         w2l__error_prefix(err, "seal checkpoint %llu: ", (unsigned long long)ckpt);
     }
@@ -445,7 +338,7 @@ static w2l_rc fs_prune(w2l_state *self, uint64_t keep_from, w2l_error *err)
     scan_ctx c = {fs, keep_from, fs->latest, 0, 1, W2L_OK, err};
     w2l_rc rc = w2l_fileio_list(fs->io, fs->dir, scan_one, &c, err);
     if (rc == W2L_OK) rc = c.rc;
-    if (fs->cache.ckpt < keep_from) table_clear(&fs->cache);
+    if (fs->cache.ckpt < keep_from) w2l__kv_clear(&fs->cache);
     mtx_unlock(&fs->mtx);
     return rc;
 }
@@ -453,10 +346,9 @@ static w2l_rc fs_prune(w2l_state *self, uint64_t keep_from, w2l_error *err)
 static void fs_close(w2l_state *self)
 {
     file_state *fs = (file_state *)self;
-    table_clear(&fs->sealed);
-    table_clear(&fs->cache);
-    for (size_t i = 0; i < fs->npending; i++) table_clear(&fs->pending[i]);
-    w2l__free(fs->pending);
+    w2l__kv_clear(&fs->sealed);
+    w2l__kv_clear(&fs->cache);
+    w2l__kv_pending_free(&fs->pending);
     w2l_fileio_close(fs->io);
     w2l__free(fs->dir);
     mtx_destroy(&fs->mtx);
