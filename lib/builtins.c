@@ -24,6 +24,7 @@ w2l_rc w2l__builtins_register(w2l_error *err)
         (rc = w2l_fileio_register(&w2l__fileio_mem, 0)) != W2L_OK ||
         (rc = w2l_state_register(&w2l__state_file, 1)) != W2L_OK ||
         (rc = w2l_state_register(&w2l__state_mem, 0)) != W2L_OK ||
+        (rc = w2l_state_register(&w2l__state_mysql, 0)) != W2L_OK ||
         (rc = w2l_catalog_register(&w2l__catalog_hadoop, 1)) != W2L_OK ||
         (rc = w2l_catalog_register(&w2l__catalog_sql, 0)) != W2L_OK ||
         (rc = w2l_source_register(&w2l__source_file, 0)) != W2L_OK ||

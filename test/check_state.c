@@ -4,6 +4,7 @@
  */
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -30,10 +31,19 @@ static int collect(void *ctx, const char *key)
     return 0;
 }
 
+static void run_contract(const char *uri);
+
 START_TEST(store_contract)
 {
+    run_contract(store_uri(stores[_i]));
+    if (strcmp(stores[_i], "file") == 0) tmpdir_remove(dir);
+}
+END_TEST
+
+/* The contract every store keeps, on a fresh store at uri. */
+static void run_contract(const char *uri)
+{
     w2l_state *st;
-    const char *uri = store_uri(stores[_i]);
     ck_assert_ok(w2l_state_open(uri, NULL, &st, &err), err);
     uint64_t ck;
     ck_assert_int_eq(w2l_state_latest(st, &ck, &err), W2L_NOTFOUND);
@@ -79,7 +89,74 @@ START_TEST(store_contract)
     w2l_buf_release(&b);
     ck_assert_int_eq(w2l_state_put(st, 0, "k", "v", 1, &err), W2L_MISUSE);
     w2l_state_close(st);
-    if (strcmp(stores[_i], "file") == 0) tmpdir_remove(dir);
+}
+
+/* ---- the mysql store, against a private MariaDB ---- */
+static unsigned db_port;
+static void mysql_up(void)
+{
+    db_port = test_mariadb_start("state");
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "mariadb --no-defaults -h127.0.0.1 -P%u -uw2l -pw2lpass "
+             "-e 'CREATE DATABASE IF NOT EXISTS w2l_test'", db_port);
+    ck_assert_int_eq(system(cmd), 0);
+}
+static void mysql_down(void) { test_mariadb_stop(); }
+
+static const char *mysql_uri(const char *table)
+{
+    static char u[200];
+    snprintf(u, sizeof u, "mysql://w2l:w2lpass@127.0.0.1:%u/w2l_test?table=%s", db_port, table);
+    return u;
+}
+
+START_TEST(mysql_store_contract)
+{
+    run_contract(mysql_uri("contract"));
+}
+END_TEST
+
+START_TEST(mysql_store_survives_restart)
+{
+    char u[200];
+    snprintf(u, sizeof u, "%s", mysql_uri("restart"));
+    w2l_state *st;
+    ck_assert_ok(w2l_state_open(u, NULL, &st, &err), err);
+    ck_assert_ok(w2l_state_put(st, 1, "source/position", "{\"gtid\":\"0-1-5\"}", 16, &err), err);
+    char big[70000];
+    memset(big, 'x', sizeof big);
+    big[0] = '\0'; /* binary values, NUL included */
+    ck_assert_ok(w2l_state_put(st, 1, "committer/0/shop.orders", big, sizeof big, &err), err);
+    ck_assert_ok(w2l_state_seal(st, 1, &err), err);
+    ck_assert_ok(w2l_state_put(st, 2, "source/position", "{\"gtid\":\"0-1-9\"}", 16, &err), err);
+    w2l_state_close(st); /* checkpoint 2 never sealed */
+    ck_assert_ok(w2l_state_open(u, NULL, &st, &err), err);
+    uint64_t ck;
+    ck_assert_ok(w2l_state_latest(st, &ck, &err), err);
+    ck_assert_uint_eq(ck, 1);
+    w2l_buf b = {0};
+    ck_assert_ok(w2l_state_get(st, 1, "committer/0/shop.orders", &b, &err), err);
+    ck_assert_uint_eq(b.len, sizeof big);
+    ck_assert_mem_eq(b.data, big, sizeof big);
+    w2l_buf_release(&b);
+    ck_assert_int_eq(w2l_state_get(st, 2, "source/position", &b, &err), W2L_NOTFOUND);
+    w2l_state_close(st);
+}
+END_TEST
+
+START_TEST(mysql_store_errors_hide_the_password)
+{
+    w2l_state *st;
+    char u[200];
+    snprintf(u, sizeof u, "mysql://w2l:wrongsecret@127.0.0.1:%u/w2l_test", db_port);
+    ck_assert_int_eq(w2l_state_open(u, NULL, &st, &err), W2L_CONFIG);
+    ck_assert_msg(strstr(err.msg, "Access denied") && !strstr(err.msg, "wrongsecret") && strstr(err.msg, "****"),
+                  "%s", err.msg);
+    snprintf(u, sizeof u, "mysql://w2l:wrongsecret@127.0.0.1:1/w2l_test"); /* nobody listens */
+    ck_assert_int_eq(w2l_state_open(u, NULL, &st, &err), W2L_UNAVAILABLE);
+    ck_assert_msg(!strstr(err.msg, "wrongsecret"), "%s", err.msg);
+    ck_assert_int_eq(w2l_state_open("mysql:nonsense", NULL, &st, &err), W2L_CONFIG);
+    ck_assert_msg(strstr(err.msg, "mysql://USER:PASS@HOST:PORT/DB"), "%s", err.msg);
 }
 END_TEST
 
@@ -348,6 +425,13 @@ Suite *suite_state(void)
     tcase_add_test(basic, file_store_survives_restart_and_drops_unsealed);
     tcase_add_test(basic, file_store_without_location_is_a_config_error);
     suite_add_tcase(s, basic);
+    TCase *mysql = tcase_create("mysql");
+    tcase_add_unchecked_fixture(mysql, mysql_up, mysql_down);
+    tcase_add_test(mysql, mysql_store_contract);
+    tcase_add_test(mysql, mysql_store_survives_restart);
+    tcase_add_test(mysql, mysql_store_errors_hide_the_password);
+    tcase_set_timeout(mysql, 60);
+    suite_add_tcase(s, mysql);
     TCase *faults = tcase_create("faults");
     tcase_add_test(faults, mem_store_oom_is_clean);
     tcase_add_test(faults, file_store_detects_corruption);

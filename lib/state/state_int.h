@@ -6,6 +6,7 @@
 
 extern const w2l_state_methods w2l__state_mem;
 extern const w2l_state_methods w2l__state_file;
+extern const w2l_state_methods w2l__state_mysql;
 extern w2l__registry w2l__state_registry;
 
 /* ---- state_kv.c: one checkpoint's entries, sorted by key; and the unsealed ones ---- */

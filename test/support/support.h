@@ -39,4 +39,10 @@ long fault_fileio_calls(w2l_fileio *io); /* matching calls since arm */
 w2l_fileio *fault_fileio_last(void);
 /* conf key that names the parent ("ext.fault.parent", default "local"). */
 
+/* ---- mariadb.c: a private MariaDB on 127.0.0.1 (scripts/test-mariadb) ---- */
+/* Starts it (or fails the test with the reason) and returns its port; users cdc/cdcpass
+ * (replication) and w2l/w2lpass (all privileges). */
+unsigned test_mariadb_start(const char *tag);
+void test_mariadb_stop(void);
+
 #endif
