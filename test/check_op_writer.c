@@ -86,15 +86,6 @@ static w2l_schema *pk_schema(void)
     return s;
 }
 
-/* No primary key: a long (field 3), b string (field 4). */
-static w2l_schema *nopk_schema(void)
-{
-    w2l_schema *s = w2l_schema_new(0);
-    ck_assert_ok(w2l_schema_add_field(s, 3, "a", (w2l_type){W2L_TYPE_LONG, 0, 0}, 1, &err), err);
-    ck_assert_ok(w2l_schema_add_field(s, 4, "b", (w2l_type){W2L_TYPE_STRING, 0, 0}, 0, &err), err);
-    return s;
-}
-
 static void create_table(const char *ns, const char *name, w2l_schema *s)
 {
     w2l_fileio *io;
@@ -523,6 +514,15 @@ START_TEST(files_roll_and_position_deletes_span_them)
     w2l_schema_unref(t.schema);
 }
 END_TEST
+
+/* No primary key: a long (field 3), b string (field 4). */
+static w2l_schema *nopk_schema(void)
+{
+    w2l_schema *s = w2l_schema_new(0);
+    ck_assert_ok(w2l_schema_add_field(s, 3, "a", (w2l_type){W2L_TYPE_LONG, 0, 0}, 1, &err), err);
+    ck_assert_ok(w2l_schema_add_field(s, 4, "b", (w2l_type){W2L_TYPE_STRING, 0, 0}, 0, &err), err);
+    return s;
+}
 
 /* No primary key. _i: 0 full-row, 1 append-only, 2 fail. */
 static void np_emit(w2l_pipeline *p, w2l_schema *s, w2l_op op, long a)

@@ -1,0 +1,276 @@
+/*
+ * lib/pipeline/op_committer.c through the real runtime (harness shared with
+ * check_op_writer.c): one snapshot per table and checkpoint, summaries (job id, epoch,
+ * checkpoint, source position), empty checkpoints, thousands of tables in one checkpoint,
+ * a table dropped before its commit, and recovery — a commit failed by the fault file IO
+ * stops the job naming table and checkpoint, w2l_recover() commits it exactly once
+ * however often it runs, and a restarted job continues with a new epoch.
+ */
+#define OPS_HARNESS_ONLY
+#include "check_op_writer.c"
+
+static const char *summary(const w2l__ice_snapshot *s, const char *k)
+{
+    const char *v = w2l__ice_props_get(&s->summary, k);
+    return v ? v : "";
+}
+
+/* The snapshot of checkpoint ck in table name's history (asserting there is exactly one),
+ * copied out: key -> value of the keys asked for. */
+static void snapshot_summary(const char *name, uint64_t ck, const char *key, char *out, size_t size)
+{
+    w2l_fileio *io;
+    w2l_catalog *cat;
+    w2l__ice_table *t = load_table("db", name, &io, &cat);
+    int found = 0;
+    for (size_t i = 0; i < t->meta->nsnapshots; i++) {
+        const w2l__ice_snapshot *s = &t->meta->snapshots[i];
+        if (strtoull(summary(s, "w2l.checkpoint-id"), NULL, 10) != ck) continue;
+        found++;
+        snprintf(out, size, "%s", summary(s, key));
+    }
+    unload_table(t, io, cat);
+    ck_assert_int_eq(found, 1);
+}
+
+START_TEST(summaries_and_empty_checkpoints)
+{
+    tbl t;
+    tbl_init(&t, "s1");
+    w2l_conf *c = make_conf(1, 1, 1);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    m_insert(p, &t, 1, "a", 1);
+    commit_txn(p);
+    ckpt_wait(p); /* 1: append */
+    ckpt_wait(p); /* 2: empty */
+    ckpt_wait(p); /* 3: empty */
+    m_update(p, &t, 1, 1, "b", 2);
+    commit_txn(p);
+    ckpt_wait(p); /* 4: row delta */
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err); /* 5: empty */
+    w2l_pipeline_free(p);
+    assert_table_matches(&t);
+    size_t total;
+    ck_assert_int_eq(snapshots_of_ckpt("s1", 2, &total), 0);
+    ck_assert_int_eq(snapshots_of_ckpt("s1", 5, NULL), 0);
+    ck_assert_uint_eq(total, 2);
+    char v[256];
+    snapshot_summary("s1", 1, "operation", v, sizeof v);
+    ck_assert_str_eq(v, "append");
+    snapshot_summary("s1", 4, "operation", v, sizeof v);
+    ck_assert_str_eq(v, "overwrite");
+    snapshot_summary("s1", 4, "w2l.job-id", v, sizeof v);
+    ck_assert_str_eq(v, "test-job");
+    snapshot_summary("s1", 4, "w2l.epoch", v, sizeof v);
+    ck_assert_str_eq(v, "1");
+    snapshot_summary("s1", 4, "w2l.source-position", v, sizeof v);
+    ck_assert_str_eq(v, "{\"txn\":2}");
+    snapshot_summary("s1", 4, "added-equality-deletes", v, sizeof v);
+    ck_assert_str_eq(v, "1");
+    w2l_conf_free(c);
+    w2l_schema_unref(t.schema);
+}
+END_TEST
+
+START_TEST(thousands_of_tables_in_one_checkpoint)
+{
+    enum { NT = 500 };
+    static char names[NT][8];
+    w2l_schema *s = pk_schema();
+    for (int k = 0; k < NT; k++) {
+        snprintf(names[k], sizeof names[k], "x%d", k);
+        create_table("db", names[k], s);
+    }
+    w2l_conf *c = make_conf(2, 4, 3);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    for (int round = 0; round < 2; round++) {
+        for (int k = 0; k < NT; k++) {
+            w2l_value row[3];
+            memset(row, 0, sizeof row);
+            row[0].v.i64 = k;
+            row[1].v.bytes.ptr = names[k];
+            row[1].v.bytes.len = strlen(names[k]);
+            row[2].v.i32 = round;
+            w2l_change ch = {"db", names[k], s, round ? W2L_OP_UPDATE_AFTER : W2L_OP_INSERT, row, 3, NULL, 0};
+            if (round) {
+                w2l_change b = ch;
+                w2l_value old[3];
+                memcpy(old, row, sizeof old);
+                old[2].v.i32 = 0;
+                b.op = W2L_OP_UPDATE_BEFORE;
+                b.row = old;
+                ck_assert_ok(w2l_emit_change(w2l_pipeline_emitter(p), &b, &err), err);
+            }
+            ck_assert_ok(w2l_emit_change(w2l_pipeline_emitter(p), &ch, &err), err);
+            if (k % 50 == 49) commit_txn(p);
+        }
+        commit_txn(p);
+        ckpt_wait(p);
+    }
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+    w2l_pipeline_free(p);
+    for (int k = 0; k < NT; k += 97) {
+        readback *r = read_table(names[k]);
+        ck_assert_int_eq(r->rows, 1);
+        ck_assert(r->seen[k]);
+        ck_assert_int_eq(r->n[k], 1);
+        free(r);
+        size_t total;
+        ck_assert_int_eq(snapshots_of_ckpt(names[k], 1, &total), 1);
+        ck_assert_int_eq(snapshots_of_ckpt(names[k], 2, NULL), 1);
+        ck_assert_uint_eq(total, 2);
+    }
+    w2l_conf_free(c);
+    w2l_schema_unref(s);
+}
+END_TEST
+
+START_TEST(dropped_table_is_not_resurrected)
+{
+    tbl a, b;
+    tbl_init(&a, "keep");
+    tbl_init(&b, "gone");
+    w2l_conf *c = make_conf(1, 1, 1);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    m_insert(p, &a, 1, "a", 1);
+    m_insert(p, &b, 1, "b", 1);
+    commit_txn(p);
+    /* the table goes away (as a DROP TABLE's handler would) before the checkpoint commits */
+    w2l_fileio *io;
+    w2l_catalog *cat;
+    ck_assert_ok(w2l_fileio_open("local", NULL, &io, &err), err);
+    ck_assert_ok(w2l__catalog_open(NULL, NULL, wh, io, &cat, &err), err);
+    ck_assert_ok(w2l__catalog_drop(cat, "db", "gone", 0, &err), err);
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+    w2l_pipeline_free(p);
+    assert_table_matches(&a);
+    w2l_buf loc = {0};
+    ck_assert_int_eq(w2l__catalog_load(cat, "db", "gone", &loc, &err), W2L_NOTFOUND);
+    w2l_buf_release(&loc);
+    w2l__catalog_close(cat);
+    w2l_fileio_close(io);
+    w2l_conf_free(c);
+    w2l_schema_unref(a.schema);
+    w2l_schema_unref(b.schema);
+}
+END_TEST
+
+/* _i: 0 = one committer, 1 = 2 ddl x 3 writers x 2 committers */
+START_TEST(failed_commit_then_recover_exactly_once)
+{
+    fault_fileio_register();
+    tbl t[2];
+    tbl_init(&t[0], "f0");
+    tbl_init(&t[1], "f1");
+    w2l_conf *c = _i ? make_conf(2, 3, 2) : make_conf(1, 1, 1);
+    ck_assert_ok(w2l_conf_set(c, "fileio", "fault", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "commit-retries", "0", &err), err);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    for (int s = 0; s < 400; s++) random_step(p, &t[s % 2], 100);
+    commit_txn(p);
+    ckpt_wait(p); /* 1 committed */
+    /* the file IO opened last is a committer's (opened at its first commit, after the
+     * writers'): from now on it cannot create files, so commits fail */
+    fault_fileio_arm(fault_fileio_last(), FAULT_CREATE, 0, 1);
+    for (int s = 0; s < 400; s++) random_step(p, &t[s % 2], 100);
+    commit_txn(p);
+    uint64_t id;
+    w2l_rc rc = w2l_pipeline_checkpoint(p, 1, &id, &err);
+    ck_assert_int_eq(rc, W2L_IO);
+    ck_assert_msg(strstr(err.msg, "checkpoint 2") && (strstr(err.msg, "db.f0") || strstr(err.msg, "db.f1")),
+                  "%s", err.msg);
+    ck_assert_int_ne(w2l_pipeline_finish(p, &err), W2L_OK);
+    w2l_pipeline_free(p);
+    /* the lake: at most the other committer's table reached checkpoint 2 */
+    int before = snapshots_of_ckpt("f0", 2, NULL) + snapshots_of_ckpt("f1", 2, NULL);
+    ck_assert_int_lt(before, 2);
+    /* recover commits checkpoint 2 from the state, once, however often it runs */
+    ck_assert_ok(w2l_recover(c, &err), err);
+    for (int k = 0; k < 2; k++) {
+        assert_table_matches(&t[k]);
+        ck_assert_int_eq(snapshots_of_ckpt(t[k].name, 2, NULL), 1);
+    }
+    size_t total0, total1;
+    snapshots_of_ckpt("f0", 2, &total0);
+    snapshots_of_ckpt("f1", 2, &total1);
+    ck_assert_ok(w2l_recover(c, &err), err);
+    size_t again0, again1;
+    snapshots_of_ckpt("f0", 2, &again0);
+    snapshots_of_ckpt("f1", 2, &again1);
+    ck_assert_uint_eq(again0, total0);
+    ck_assert_uint_eq(again1, total1);
+    for (int k = 0; k < 2; k++) assert_table_matches(&t[k]);
+    char v[64];
+    if (!before) {
+        snapshot_summary("f0", 2, "w2l.epoch", v, sizeof v);
+        ck_assert_str_eq(v, "2");
+    }
+    /* a restarted job continues after checkpoint 2 (its first notify re-checks 2: skipped) */
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    for (int s = 0; s < 400; s++) random_step(p, &t[s % 2], 100);
+    commit_txn(p);
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+    w2l_pipeline_free(p);
+    for (int k = 0; k < 2; k++) {
+        assert_table_matches(&t[k]);
+        ck_assert_int_eq(snapshots_of_ckpt(t[k].name, 2, NULL), 1);
+        ck_assert_int_eq(snapshots_of_ckpt(t[k].name, 3, NULL), 1);
+    }
+    snapshot_summary("f1", 3, "w2l.epoch", v, sizeof v);
+    ck_assert_str_eq(v, "2");
+    w2l_conf_free(c);
+    for (int k = 0; k < 2; k++) w2l_schema_unref(t[k].schema);
+}
+END_TEST
+
+START_TEST(state_behind_catalog_never_commits_twice)
+{
+    /* the state is rolled back to an older sealed checkpoint whose files the table has
+     * already: the restarted committer re-checks the ancestry and skips them */
+    tbl t;
+    tbl_init(&t, "back");
+    w2l_conf *c = make_conf(1, 1, 1);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    for (long i = 0; i < 50; i++) m_insert(p, &t, i, "x", (int)i);
+    commit_txn(p);
+    ckpt_wait(p);
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err); /* 2: empty */
+    w2l_pipeline_free(p);
+    /* LATEST back to 1: a restart would re-commit checkpoint 1 without the check */
+    char path[700];
+    snprintf(path, sizeof path, "%s/_w2l/state/LATEST", wh);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("1\n", f);
+    fclose(f);
+    ck_assert_ok(w2l_recover(c, &err), err);
+    ck_assert_int_eq(snapshots_of_ckpt("back", 1, NULL), 1);
+    assert_table_matches(&t);
+    w2l_conf_free(c);
+    w2l_schema_unref(t.schema);
+}
+END_TEST
+
+Suite *suite_op_committer(void)
+{
+    Suite *s = suite_create("op_committer");
+    TCase *basic = tcase_create("basic");
+    tcase_add_checked_fixture(basic, setup, teardown);
+    tcase_add_test(basic, summaries_and_empty_checkpoints);
+    tcase_add_test(basic, thousands_of_tables_in_one_checkpoint);
+    tcase_add_test(basic, dropped_table_is_not_resurrected);
+    tcase_set_timeout(basic, 180);
+    suite_add_tcase(s, basic);
+    TCase *faults = tcase_create("faults");
+    tcase_add_checked_fixture(faults, setup, teardown);
+    tcase_add_loop_test(faults, failed_commit_then_recover_exactly_once, 0, 2);
+    tcase_add_test(faults, state_behind_catalog_never_commits_twice);
+    tcase_set_timeout(faults, 120);
+    suite_add_tcase(s, faults);
+    return s;
+}
