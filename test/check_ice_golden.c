@@ -24,8 +24,7 @@ typedef struct golden {
 } golden;
 
 static const golden tables[] = {
-    {"icebird_java_bunnies", "v5.metadata.json", 2, 2, 0,
-     "lib/parquet reader: GZIP codec (2) of the Java writer's data files"},
+    {"icebird_java_bunnies", "v5.metadata.json", 2, 2, 1, NULL}, /* GZIP data files */
     {"duckdb_equality_deletes_mydb_mytable", "v7.metadata.json", 2, 4, 1, NULL},
     {"duckdb_equality_deletes_mydb_mytable_partitioned", "v6.metadata.json", 0, 0, 1, NULL},
     {"duckdb_equality_delete_cross_partition_ns_t", "vfinal.metadata.json", 2, 1, 1, NULL},

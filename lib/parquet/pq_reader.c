@@ -1,7 +1,7 @@
 /*
  * A minimal Parquet reader for the files this module writes (flat schemas of primitive
  * columns with field ids; v1 data pages; PLAIN, PLAIN_DICTIONARY / RLE_DICTIONARY values;
- * RLE definition levels; UNCOMPRESSED or ZSTD), for tests, for commands that show lake
+ * RLE definition levels; UNCOMPRESSED, ZSTD or GZIP), for tests, for commands that show lake
  * contents and for compaction. parquet.thrift FileMetaData is parsed with the bounded
  * Thrift reader of thrift_compact.c.
  *
@@ -420,7 +420,7 @@ static w2l_rc parse_footer(w2l__pq_reader *pr, w2l_error *err)
             int64_t start = ci->dict_page_offset >= 0 ? ci->dict_page_offset : ci->data_page_offset;
             if (ci->physical != col->phys)
                 return w2l__fail(err, W2L_CORRUPT, "row group %zu column %s: type %d, schema says %d", g, col->name, ci->physical, col->phys);
-            if (ci->codec != W2L_PQ_UNCOMPRESSED && ci->codec != W2L_PQ_ZSTD)
+            if (ci->codec != W2L_PQ_UNCOMPRESSED && ci->codec != W2L_PQ_ZSTD && ci->codec != W2L_PQ_GZIP)
                 return w2l__fail(err, W2L_CORRUPT, "row group %zu column %s: codec %d not supported", g, col->name, ci->codec);
             if (ci->num_values != rg->num_rows)
                 return w2l__fail(err, W2L_CORRUPT, "row group %zu column %s: %lld values in %lld rows", g, col->name,
@@ -723,7 +723,9 @@ static w2l_rc read_column(w2l__pq_reader *r, size_t rg, size_t col, w2l_value *o
         const uint8_t *body = c->raw.data + pos + used;
         uint8_t *dst = c->data + dpos;
         w2l_rc rc = W2L_OK;
-        if (h.type == PQ_PAGE_DATA || h.type == PQ_PAGE_DICTIONARY)
+        if ((h.type == PQ_PAGE_DATA || h.type == PQ_PAGE_DICTIONARY) && ci->codec == W2L_PQ_GZIP)
+            rc = w2l__pq_gzip_decompress(body, (size_t)h.compressed_size, dst, (size_t)h.uncompressed_size, err);
+        else if (h.type == PQ_PAGE_DATA || h.type == PQ_PAGE_DICTIONARY)
             rc = w2l__pq_decompress(r->codec, ci->codec, body, (size_t)h.compressed_size, dst,
                                     (size_t)h.uncompressed_size, err);
         if (rc == W2L_OK) {
