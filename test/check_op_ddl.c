@@ -608,7 +608,9 @@ START_TEST(ghost_swap_takes_shadow_schema)
     w2l_conf *c = make_conf(NULL, 1);
     w2l_pipeline *p = start(c);
     ddl(p, "CREATE TABLE t1 (id BIGINT PRIMARY KEY, v INT, old_col INT)");
-    row(p, "t1", mk("id:long!,v:int,old_col:int"), "1,10,5");
+    w2l_schema *s0 = mk("id:long!,v:int,old_col:int");
+    row(p, "t1", s0, "1,10,5");
+    w2l_schema_unref(s0);
     commit(p);
     ddl(p, "CREATE TABLE `_t1_ghc` (id bigint auto_increment, hint varchar(64), primary key(id))");
     ddl(p, "CREATE TABLE `_t1_gho` LIKE `t1`");
@@ -741,7 +743,9 @@ START_TEST(replay_does_not_apply_twice)
     w2l_conf *c = make_conf(NULL, 1);
     w2l_pipeline *p = start(c);
     ddl(p, "CREATE TABLE t1 (id BIGINT PRIMARY KEY, v INT, name VARCHAR(9))");
-    row(p, "t1", mk("id:long!,v:int,name:string"), "1,10,a");
+    w2l_schema *s0 = mk("id:long!,v:int,name:string");
+    row(p, "t1", s0, "1,10,a");
+    w2l_schema_unref(s0);
     commit(p);
     checkpoint(p);
     /* after the checkpoint: applied to Iceberg, then the job dies before the next one */
