@@ -76,7 +76,7 @@ END_TEST
 START_TEST(thousands_of_tables_in_one_checkpoint)
 {
     enum { NT = 500 };
-    static char names[NT][8];
+    static char names[NT][16];
     w2l_schema *s = pk_schema();
     for (int k = 0; k < NT; k++) {
         snprintf(names[k], sizeof names[k], "x%d", k);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "iceberg/iceberg.h"
 #include "support/support.h"
@@ -594,7 +595,7 @@ START_TEST(memory_budget_completes_idle_tables)
     /* a budget of 1 MiB over 40 tables with wide rows: files complete early, nothing lost */
     enum { NT = 40 };
     static tbl t[NT];
-    static char names[NT][8];
+    static char names[NT][16];
     for (int k = 0; k < NT; k++) {
         snprintf(names[k], sizeof names[k], "m%d", k);
         tbl_init(&t[k], names[k]);
@@ -617,6 +618,38 @@ START_TEST(memory_budget_completes_idle_tables)
 }
 END_TEST
 
+START_TEST(failed_file_write_names_table_and_file)
+{
+    fault_fileio_register();
+    tbl t;
+    tbl_init(&t, "wf");
+    w2l_conf *c = make_conf(1, 1, 1);
+    ck_assert_ok(w2l_conf_set(c, "fileio", "fault", &err), err);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    w2l_fileio *state_io = fault_fileio_last();
+    for (long i = 0; i < 100; i++) m_insert(p, &t, i, "x", 1); /* batches start the threads */
+    commit_txn(p);
+    /* the writer opens its file IO on its thread (the committer only at its first commit) */
+    for (int k = 0; k < 500 && fault_fileio_last() == state_io; k++) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    ck_assert_ptr_ne(fault_fileio_last(), state_io);
+    fault_fileio_arm(fault_fileio_last(), FAULT_ALL, 0, 1);
+    uint64_t id;
+    ck_assert_int_eq(w2l_pipeline_checkpoint(p, 1, &id, &err), W2L_IO);
+    ck_assert_msg(strstr(err.msg, "table db.wf: file ") && strstr(err.msg, "/db/wf/data/"), "%s", err.msg);
+    ck_assert_int_ne(w2l_pipeline_finish(p, &err), W2L_OK);
+    w2l_pipeline_free(p);
+    size_t total;
+    snapshots_of_ckpt("wf", 1, &total);
+    ck_assert_uint_eq(total, 0); /* nothing committed */
+    w2l_conf_free(c);
+    w2l_schema_unref(t.schema);
+}
+END_TEST
+
 Suite *suite_op_writer(void)
 {
     Suite *s = suite_create("op_writer");
@@ -632,6 +665,7 @@ Suite *suite_op_writer(void)
     tcase_add_checked_fixture(edge, setup, teardown);
     tcase_add_loop_test(edge, no_primary_key_policies, 0, 3);
     tcase_add_test(edge, memory_budget_completes_idle_tables);
+    tcase_add_test(edge, failed_file_write_names_table_and_file);
     tcase_set_timeout(edge, 120);
     suite_add_tcase(s, edge);
     return s;
