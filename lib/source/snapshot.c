@@ -1,0 +1,206 @@
+/*
+ * Snapshot reading of the "mysql" source: one chunk of a table in primary-key order, by
+ * keyset pagination (WHERE key > last key ORDER BY key LIMIT n), on a connection that
+ * holds a START TRANSACTION WITH CONSISTENT SNAPSHOT open (mysql_source.c), so every
+ * chunk sees the database as of the binlog position the snapshot hands over to.
+ *
+ * Values come through the text protocol (mysql_use_result: rows are converted as they
+ * arrive, nothing is buffered) and are converted to the columns' Iceberg types with the
+ * same rules as the binlog decoder (binlog.c): FLOAT is selected as CAST(.. AS DOUBLE) so
+ * its exact value survives the text form; BIT as c+0; TIMESTAMP in the session zone
+ * '+00:00' (UTC); zero dates become NULL; TINYINT(1) as boolean is "not 0".
+ * Composite keys page with (a > x) OR (a = x AND b > y) ..., which every MariaDB version
+ * turns into an index range.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <mysql.h>
+
+#include "mysql_int.h"
+#include "../model/model.h"
+
+static w2l_rc add(w2l_buf *b, w2l_error *err, const char *s)
+{
+    return w2l_buf_append(b, s, strlen(s), err);
+}
+
+static w2l_rc add_ident(w2l_buf *b, w2l_error *err, const char *s)
+{
+    W2L_TRY(add(b, err, "`"));
+    for (const char *p = s; *p; p++) W2L_TRY(w2l_buf_append(b, *p == '`' ? "``" : p, *p == '`' ? 2 : 1, err));
+    return add(b, err, "`");
+}
+
+static w2l_rc add_literal(w2l__my *c, w2l_buf *b, const w2l__snap_col *col, const char *v, size_t n, w2l_error *err)
+{
+    W2L_TRY(w2l__buf_reserve(b, 2 * n + 16, err));
+    if (col->ice.id == W2L_TYPE_BINARY) W2L_TRY(add(b, err, "_binary"));
+    W2L_TRY(add(b, err, "'"));
+    W2L_TRY(w2l__buf_reserve(b, 2 * n + 4, err));
+    b->len += w2l__my_escape(c, (char *)b->data + b->len, v, n);
+    return add(b, err, "'");
+}
+
+static int is_zero_date(const char *s, size_t n)
+{
+    /* 0000-00-00, or a date with a zero month or day (allowed by some sql_modes) */
+    return n >= 10 && (memcmp(s + 5, "00", 2) == 0 || memcmp(s + 8, "00", 2) == 0);
+}
+
+static w2l_rc convert(const w2l__snap_col *col, const char *s, size_t n, w2l_value *v, w2l_error *err)
+{
+    memset(v, 0, sizeof *v);
+    if (!s) {
+        v->is_null = 1;
+        return W2L_OK;
+    }
+    switch (col->mt.cls) {
+    case W2L_MYSQL_DATE: case W2L_MYSQL_DATETIME: case W2L_MYSQL_TIMESTAMP:
+        if (is_zero_date(s, n)) {
+            v->is_null = 1;
+            return W2L_OK;
+        }
+        break;
+    default: break;
+    }
+    switch (col->ice.id) {
+    case W2L_TYPE_BOOLEAN:
+        v->v.i32 = !(n == 1 && s[0] == '0');
+        return W2L_OK;
+    case W2L_TYPE_INT: case W2L_TYPE_LONG: {
+        char buf[32];
+        if (n >= sizeof buf) break;
+        memcpy(buf, s, n);
+        buf[n] = '\0';
+        char *e;
+        long long x = buf[0] == '-' ? strtoll(buf, &e, 10) : (long long)strtoull(buf, &e, 10); /* BIT(64): bits kept */
+        if (*e) break;
+        if (col->ice.id == W2L_TYPE_INT) v->v.i32 = (int32_t)x;
+        else v->v.i64 = x;
+        return W2L_OK;
+    }
+    case W2L_TYPE_FLOAT: {
+        char buf[64];
+        if (n >= sizeof buf) break;
+        memcpy(buf, s, n);
+        buf[n] = '\0';
+        v->v.f32 = (float)strtod(buf, NULL);
+        return W2L_OK;
+    }
+    case W2L_TYPE_TIMESTAMPTZ: {
+        w2l_type t = {W2L_TYPE_TIMESTAMP, 0, 0}; /* the session zone is UTC */
+        return w2l_value_parse(t, s, n, v, err);
+    }
+    case W2L_TYPE_TIME:
+        if (n && s[0] == '-') break;
+        if (n >= 3 && s[2] != ':') break; /* 24 hours and more */
+        return w2l_value_parse(col->ice, s, n, v, err);
+    default: return w2l_value_parse(col->ice, s, n, v, err);
+    }
+    return w2l__fail(err, W2L_SCHEMA, "column '%s': value '%.40s' does not fit %s%s", col->name, s,
+                     w2l__type_name(col->ice.id),
+                     col->ice.id == W2L_TYPE_TIME ? " (outside 00:00-24:00: set source.time-as-string)" : "");
+}
+
+w2l_rc w2l__snap_chunk(w2l__my *c, const char *db, const char *table, const w2l__snap_col *cols, size_t ncols,
+                       const size_t *pk, size_t npk, char *const *after, const size_t *after_len, size_t limit,
+                       w2l__snap_row_fn row, void *ctx, char ***last_key, size_t **last_len, w2l__arena *a,
+                       size_t *nrows, w2l_error *err)
+{
+    w2l_buf q = {0};
+    w2l_rc rc = W2L_OK;
+    w2l_value *vals = w2l__calloc(ncols ? ncols : 1, sizeof *vals);
+    if (!vals) return w2l__fail(err, W2L_NOMEM, "out of memory");
+    *nrows = 0;
+    *last_key = NULL;
+    *last_len = NULL;
+#define T(x) do { if ((rc = (x)) != W2L_OK) goto out; } while (0)
+    T(add(&q, err, "SELECT "));
+    for (size_t i = 0; i < ncols; i++) {
+        if (i) T(add(&q, err, ","));
+        if (cols[i].mt.cls == W2L_MYSQL_FLOAT) {
+            T(add(&q, err, "CAST("));
+            T(add_ident(&q, err, cols[i].name));
+            T(add(&q, err, " AS DOUBLE)"));
+        } else if (cols[i].mt.cls == W2L_MYSQL_BIT) {
+            T(add_ident(&q, err, cols[i].name));
+            T(add(&q, err, "+0"));
+        } else T(add_ident(&q, err, cols[i].name));
+    }
+    T(add(&q, err, " FROM "));
+    T(add_ident(&q, err, db));
+    T(add(&q, err, "."));
+    T(add_ident(&q, err, table));
+    if (npk && after) {
+        T(add(&q, err, " WHERE "));
+        for (size_t k = 0; k < npk; k++) {
+            T(add(&q, err, k ? " OR (" : "("));
+            for (size_t j = 0; j <= k; j++) {
+                if (j) T(add(&q, err, " AND "));
+                T(add_ident(&q, err, cols[pk[j]].name));
+                T(add(&q, err, j == k ? " > " : " = "));
+                T(add_literal(c, &q, &cols[pk[j]], after[j], after_len[j], err));
+            }
+            T(add(&q, err, ")"));
+        }
+    }
+    if (npk) {
+        T(add(&q, err, " ORDER BY "));
+        for (size_t k = 0; k < npk; k++) {
+            if (k) T(add(&q, err, ","));
+            T(add_ident(&q, err, cols[pk[k]].name));
+        }
+        if (limit) T(w2l__buf_printf(&q, err, " LIMIT %zu", limit));
+    }
+    T(w2l__buf_cstr(&q, err));
+    w2l__my_res *r = NULL;
+    T(w2l__my_query(c, (const char *)q.data, 1, &r, err));
+    char **rowv = NULL;
+    unsigned long *lens = NULL;
+    int k;
+    char **keep = NULL;
+    unsigned long *keep_len = NULL;
+    w2l_buf last = {0};
+    while ((k = w2l__my_row(r, &rowv, &lens, err)) > 0) {
+        for (size_t i = 0; i < ncols && rc == W2L_OK; i++) rc = convert(&cols[i], rowv[i], lens[i], &vals[i], err);
+        if (rc == W2L_OK) rc = row(ctx, vals, err);
+        if (rc != W2L_OK) break;
+        (*nrows)++;
+        keep = rowv;
+        keep_len = lens;
+        if (npk) { /* remember this row's key texts (the row buffer dies at the next fetch) */
+            last.len = 0;
+            for (size_t j = 0; j < npk && rc == W2L_OK; j++) {
+                size_t l = keep_len[pk[j]];
+                rc = w2l_buf_append(&last, &l, sizeof l, err);
+                if (rc == W2L_OK) rc = w2l_buf_append(&last, keep[pk[j]], l, err);
+            }
+            if (rc != W2L_OK) break;
+        }
+    }
+    if (k < 0 && rc == W2L_OK) rc = err->code;
+    w2l__my_res_free(r);
+    if (rc == W2L_OK && npk && *nrows) {
+        char **lk = w2l__arena_alloc(a, npk * sizeof *lk);
+        size_t *ll = w2l__arena_alloc(a, npk * sizeof *ll);
+        if (!lk || !ll) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        const char *p = (const char *)last.data;
+        for (size_t j = 0; rc == W2L_OK && j < npk; j++) {
+            size_t l;
+            memcpy(&l, p, sizeof l);
+            p += sizeof l;
+            ll[j] = l;
+            lk[j] = w2l__arena_strndup(a, p, l);
+            if (!lk[j]) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+            p += l;
+        }
+        if (rc == W2L_OK) *last_key = lk, *last_len = ll;
+    }
+    w2l_buf_release(&last);
+out:
+#undef T
+    w2l_buf_release(&q);
+    w2l__free(vals);
+    return rc;
+}
