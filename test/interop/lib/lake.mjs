@@ -159,5 +159,6 @@ export async function readTable (tableDir) {
   return out
 }
 
-// Rows as sorted JSON lines, for comparing multisets.
-export const sortedLines = rows => rows.map(r => key(r)).sort()
+// Rows as sorted JSON lines with their columns in name order, for comparing multisets
+// (column order is not part of a row's identity: Iceberg adds columns at the end).
+export const sortedLines = rows => rows.map(r => key(Object.fromEntries(Object.entries(r).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)))).sort()
