@@ -313,6 +313,10 @@ static w2l_rc run_open(run *r, model *m, const char *uri, const char *restored, 
     if (rc != W2L_OK) {
         free(r->src);
         r->src = NULL;
+        w2l__emitter_free(r->em);
+        w2l_conf_free(r->conf);
+        r->em = NULL;
+        r->conf = NULL;
     }
     return rc;
 }

@@ -547,7 +547,7 @@ static w2l_rc decode_tmap(w2l__bl *b, const uint8_t *body, const uint8_t *end, w
         w2l__bl_col *c = &tm->cols[i];
         c->is_char = (uint8_t)is_char_col(c->type);
         if (!c->name) {
-            char nm[16];
+            char nm[32];
             snprintf(nm, sizeof nm, "col%zu", i + 1);
             c->name = w2l__arena_strndup(&tm->arena, nm, strlen(nm));
             W2L_NOMEM_IF(!c->name, err);
