@@ -735,6 +735,54 @@ START_TEST(idle_stream_returns_again)
 }
 END_TEST
 
+/* next() until the model saw n inserts (at most ~30 s) */
+static void pump_until(run *r, model *m, int n)
+{
+    w2l_error err;
+    for (int i = 0; i < 300 && m->inserts < n; i++) {
+        w2l_rc rc = r->src->methods->next(r->src, r->em, 100, &err);
+        w2l__emitter_flush(r->em, NULL);
+        ck_assert_msg(rc == W2L_OK || rc == W2L_AGAIN, "%s: %s", w2l_rc_name(rc), err.msg);
+    }
+    ck_assert_int_eq(m->inserts, n);
+}
+
+START_TEST(server_restart_mid_stream)
+{
+    MYSQL *my = db_connect();
+    sql(my, "CREATE DATABASE IF NOT EXISTS rt");
+    sql(my, "DROP TABLE IF EXISTS rt.t");
+    sql(my, "CREATE TABLE rt.t (id INT PRIMARY KEY, v VARCHAR(20))");
+    static model m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.table, sizeof m.table, "rt.t");
+    run r;
+    w2l_error err;
+    ck_assert_ok(run_open(&r, &m, uri_for("databases=rt"), NULL, 0, &err), err);
+    for (int i = 1; i <= 5; i++) {
+        char q[128];
+        snprintf(q, sizeof q, "INSERT INTO rt.t VALUES (%d, 'before')", i);
+        sql(my, q);
+    }
+    pump_until(&r, &m, 5);
+    mysql_close(my);
+    ck_assert_int_eq(script("stop"), 0);
+    ck_assert_int_eq(script("start"), 0);
+    my = db_connect();
+    for (int i = 6; i <= 10; i++) {
+        char q[128];
+        snprintf(q, sizeof q, "INSERT INTO rt.t VALUES (%d, 'after')", i);
+        sql(my, q);
+    }
+    pump_until(&r, &m, 10);
+    run_close(&r);
+    static const coldef tc[] = {{"id", "", K_INT}, {"v", "", K_TEXT}};
+    compare_table(my, &m, "rt.t", tc, 2);
+    model_free(&m);
+    mysql_close(my);
+}
+END_TEST
+
 Suite *suite_mysql_source(void)
 {
     Suite *s = suite_create("mysql_source");
@@ -747,6 +795,7 @@ Suite *suite_mysql_source(void)
     tcase_add_test(tc, restart_mid_stream_and_snapshot);
     tcase_add_test(tc, ddl_interleaved_gtid_start_several_dbs);
     tcase_add_test(tc, idle_stream_returns_again);
+    tcase_add_test(tc, server_restart_mid_stream);
     suite_add_tcase(s, tc);
     return s;
 }
