@@ -193,6 +193,16 @@ START_TEST(operations_read_back)
     scan_ids(io, t->meta, -1, &x);
     ck_assert_int_eq(x.n, 3);
     ck_assert(x.seen[20] && x.seen[22]);
+    /* truncate that brings the rows written after it, in one snapshot */
+    w2l__ice_data_file f3 = fx_data(t, 30, 32, NULL, &arena);
+    ck_assert_ok(fx_commit(t, W2L_ICE_OP_TRUNCATE, &f3, 1, NULL, 0, 5, &err), err);
+    scan_ids(io, t->meta, -1, &x);
+    ck_assert_int_eq(x.n, 2);
+    ck_assert(x.seen[30] && x.seen[31] && !x.seen[20]);
+    ts = w2l__ice_meta_snapshot(t->meta, t->meta->current_snapshot_id);
+    ck_assert_str_eq(w2l__ice_props_get(&ts->summary, "operation"), "overwrite");
+    ck_assert_str_eq(w2l__ice_props_get(&ts->summary, "total-records"), "2");
+    ck_assert_str_eq(w2l__ice_props_get(&ts->summary, "total-data-files"), "1");
     w2l__ice_table_free(t);
 }
 END_TEST

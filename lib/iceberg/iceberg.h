@@ -357,7 +357,8 @@ void w2l__ice_table_free(w2l__ice_table *t); /* NULL is a no-op */
 typedef enum w2l__ice_op {
     W2L_ICE_OP_APPEND = 1,    /* data files */
     W2L_ICE_OP_ROW_DELTA,     /* data files + equality and position delete files */
-    W2L_ICE_OP_TRUNCATE,      /* delete every live file */
+    W2L_ICE_OP_TRUNCATE,      /* delete every live file; the change's own files (rows after
+                                 the truncate) are added in the same snapshot */
     W2L_ICE_OP_SCHEMA         /* schema change (no snapshot) */
 } w2l__ice_op;
 

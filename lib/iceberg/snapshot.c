@@ -403,7 +403,7 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
     s.seq = seq;
     s.timestamp_ms = W2L_MAX(w2l__now_ms(), m->last_updated_ms);
     s.schema_id = m->current_schema_id;
-    const char *op = c->op == W2L_ICE_OP_TRUNCATE ? "delete"
+    const char *op = c->op == W2L_ICE_OP_TRUNCATE ? (c->nfiles || c->ndeletes ? "overwrite" : "delete")
                      : c->ndeletes                 ? "overwrite"
                                                    : "append";
     w2l__ice_props *sum = &s.summary;
@@ -503,7 +503,8 @@ static w2l_rc apply(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w2l_erro
     case W2L_ICE_OP_ROW_DELTA:
         return add_snapshot(t, c, at, err);
     case W2L_ICE_OP_TRUNCATE:
-        if (c->nfiles || c->ndeletes) return w2l__fail(err, W2L_MISUSE, "truncate with files");
+        /* every live file goes; files of the change (rows written after the truncate)
+         * come in, in the same snapshot: an overwrite of the whole table */
         return add_snapshot(t, c, at, err);
     }
     return w2l__fail(err, W2L_MISUSE, "unknown operation %d", (int)c->op);

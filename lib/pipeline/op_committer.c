@@ -52,6 +52,7 @@ typedef struct acc {          /* WRITE_RESULTs of the checkpoint in progress, on
     w2l_buf files;            /* file objects, comma-separated */
     size_t nfiles;
     int32_t schema_id;
+    int truncate;             /* a writer saw a TRUNCATE of the table in this checkpoint */
     struct acc *chain;
 } acc;
 
@@ -365,6 +366,8 @@ static w2l_rc on_result(committer *c, const w2l_element *e, w2l_error *err)
     rc = acc_get(c, e->ns, e->table, &a, err);
     int64_t sid = -1;
     if (rc == W2L_OK && !w2l__json_int64(w2l__json_get(j, "schema-id"), &sid)) a->schema_id = (int32_t)sid;
+    int tr = 0;
+    if (rc == W2L_OK && !w2l__json_bool(w2l__json_get(j, "truncate"), &tr) && tr) a->truncate = 1;
     for (const w2l__json *f = w2l__json_first(w2l__json_get(j, "files")); rc == W2L_OK && f; f = w2l__json_next(f)) {
         char *text = w2l__json_print(f, 0);
         if (!text) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
@@ -390,7 +393,7 @@ static w2l_rc on_barrier(committer *c, uint64_t ckpt, w2l_error *err)
     /* this checkpoint's tables join the pending list */
     for (size_t i = 0; rc == W2L_OK && i < c->an; i++) {
         acc *a = c->alist[i];
-        if (!a->nfiles) continue;
+        if (!a->nfiles && !a->truncate) continue;
         w2l__json *ns = w2l__json_new_string(a->ns), *tb = w2l__json_new_string(a->table);
         char *nst = ns ? w2l__json_print(ns, 0) : NULL, *tbt = tb ? w2l__json_print(tb, 0) : NULL;
         w2l__json_free(ns);
@@ -400,9 +403,10 @@ static w2l_rc on_barrier(committer *c, uint64_t ckpt, w2l_error *err)
         else
             rc = w2l__buf_printf(&v, err,
                                  "{\"ns\":%s,\"table\":%s,\"checkpoint\":%llu,\"source-position\":%s,"
-                                 "\"schema-id\":%d,\"files\":[%.*s]}",
+                                 "\"schema-id\":%d,%s\"files\":[%.*s]}",
                                  nst, tbt, (unsigned long long)ckpt, pos_text ? pos_text : "null",
-                                 (int)a->schema_id, (int)a->files.len, (const char *)a->files.data);
+                                 (int)a->schema_id, a->truncate ? "\"truncate\":true," : "", (int)a->files.len,
+                                 a->files.data ? (const char *)a->files.data : "");
         w2l__free(nst);
         w2l__free(tbt);
         if (rc == W2L_OK) rc = w2l__buf_cstr(&v, err);
@@ -627,8 +631,11 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
     snprintf(ep, sizeof ep, "%llu", (unsigned long long)c->epoch);
     w2l__ice_kv summary[4] = {{"w2l.job-id", c->job_id}, {"w2l.epoch", ep}, {"w2l.checkpoint-id", ck},
                               {"w2l.source-position", (char *)(pos ? pos : "")}};
-    if (rc == W2L_OK && nd + nx > 0) {
-        ch.op = nx ? W2L_ICE_OP_ROW_DELTA : W2L_ICE_OP_APPEND;
+    int truncate = 0;
+    if (w2l__json_bool(w2l__json_get(j, "truncate"), &truncate) != 0) truncate = 0;
+    if (rc == W2L_OK && (nd + nx > 0 || truncate)) {
+        /* after a TRUNCATE: the rows written after it replace the table, in one snapshot */
+        ch.op = truncate ? W2L_ICE_OP_TRUNCATE : nx ? W2L_ICE_OP_ROW_DELTA : W2L_ICE_OP_APPEND;
         ch.files = data;
         ch.nfiles = nd;
         ch.deletes = dels;

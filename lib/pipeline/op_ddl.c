@@ -43,6 +43,7 @@
 #include "../json/json.h"
 #include "emit.h"
 #include "op_ddl.h"
+#include "ops.h"
 
 enum { POL_FAIL = 0, POL_IGNORE = 1, POL_QUARANTINE = 2 };
 enum { IT_CHANGES = 1, IT_DDL, IT_EVOLVE };
@@ -1319,25 +1320,20 @@ rename:
     return W2L_OK;
 }
 
-static w2l_rc apply_truncate(ddl_op *op, tbl *t, w2l_error *err)
+/* TRUNCATE is not committed here: the table's writers drop what they wrote of it in this
+ * checkpoint and the committer replaces the table's contents with the rows after the
+ * truncate, in the checkpoint's snapshot (ops.h). Committing it here at once would let
+ * rows before it, replayed after a crash, or still in flight, come back. */
+static w2l_rc apply_truncate(tbl *t, w2l_collector *out, w2l_error *err)
 {
-    w2l_rc rc = tbl_load(op, t, err);
-    if (rc == W2L_NOTFOUND) return W2L_OK;
-    W2L_TRY(rc);
-    /* the committers add snapshots behind this handler's back: look at the newest */
-    W2L_TRY(w2l__ice_table_refresh(t->ice, err));
-    W2L_TRY(tbl_sync(t, 0, err));
-    if (t->ice->meta->current_snapshot_id < 0) return W2L_OK; /* nothing to remove */
-    w2l__ice_change c;
-    w2l__ice_change_init(&c, W2L_ICE_OP_TRUNCATE);
-    rc = w2l__ice_table_commit(t->ice, &c, op->retries, err);
-    w2l__ice_change_release(&c, op->io, rc != W2L_OK);
-    if (rc != W2L_OK) {
-        w2l__error_prefix(err, "truncate %s.%s: ", t->ns, t->name);
-        return rc;
-    }
-    w2l__log(W2L_LOG_INFO, "ddl: truncated %s.%s", t->ns, t->name);
-    return tbl_sync(t, 1, err);
+    w2l_element e = {0};
+    e.kind = W2L_ELEM_WRITER_COMMIT;
+    e.ns = t->ns;
+    e.table = t->name;
+    e.payload = W2L_OPS_TRUNCATE_FENCE;
+    e.payload_len = strlen(W2L_OPS_TRUNCATE_FENCE);
+    w2l__log(W2L_LOG_INFO, "ddl: %s.%s is truncated with the next commit", t->ns, t->name);
+    return w2l_collect(out, &e, err);
 }
 
 static w2l_rc apply_drop(ddl_op *op, tbl *t, w2l_error *err)
@@ -1396,7 +1392,7 @@ static w2l_rc apply_unit(ddl_op *op, tbl *t, const w2l__ddl_stmt *st, size_t sub
     case W2L_DDL_CREATE_TABLE_LIKE:
     case W2L_DDL_CREATE_TABLE_SELECT: return apply_create(op, t, st, what, out, err);
     case W2L_DDL_ALTER_TABLE: return apply_alter(op, t, st, what, out, err);
-    case W2L_DDL_TRUNCATE_TABLE: return apply_truncate(op, t, err);
+    case W2L_DDL_TRUNCATE_TABLE: return apply_truncate(t, out, err);
     case W2L_DDL_DROP_TABLE: return apply_drop(op, t, err);
     case W2L_DDL_RENAME_TABLE: {
         if (sub == SUB_SWAP) {

@@ -83,6 +83,7 @@ typedef struct tstate {
     w2l_buf results;          /* file objects, comma-separated */
     size_t nresults;
     int32_t results_schema;
+    int truncated;            /* a TRUNCATE since the last barrier: results hold only later files */
     int dirty;
     struct tstate *next_dirty;
     uint64_t mem;
@@ -869,11 +870,37 @@ static w2l_rc on_schema(writer *w, const w2l_element *e, w2l_error *err)
     return set_schema(w, t, e->schema, err);
 }
 
+/* TRUNCATE: the table's rows of this checkpoint so far vanish with everything committed
+ * before; the committer replaces the table's contents with what follows, in the
+ * checkpoint's snapshot (ops.h). The files already written become orphans. */
+static void discard_checkpoint(writer *w, tstate *t)
+{
+    w2l__pq_writer_abort(t->dw);
+    w2l__pq_writer_abort(t->ew);
+    t->dw = t->ew = NULL;
+    w2l__free(t->epath);
+    t->epath = NULL;
+    t->drows = 0;
+    t->npd = 0;
+    w2l_buf_release(&t->results);
+    t->nresults = 0;
+    keymap_clear(t);
+    paths_clear(t);
+    t->truncated = 1;
+    mark_dirty(w, t);
+    account(w, t);
+}
+
 static w2l_rc on_fence(writer *w, const w2l_element *e, w2l_collector *out, w2l_error *err)
 {
     uint64_t h = w2l__table_hash(e->ns, e->table);
     tstate *t = find_table(w, e->ns, e->table, h);
-    if (t) W2L_TRY(complete_all(w, t, err));
+    if (e->payload && strcmp(e->payload, W2L_OPS_TRUNCATE_FENCE) == 0) {
+        if (!t) W2L_TRY(get_table(w, e->ns, e->table, &t, err));
+        discard_checkpoint(w, t);
+    } else if (t) {
+        W2L_TRY(complete_all(w, t, err));
+    }
     w2l_element ans = {0};
     ans.kind = W2L_ELEM_WRITER_COMMIT;
     ans.ns = e->ns;
@@ -889,10 +916,11 @@ static w2l_rc on_barrier(writer *w, uint64_t ckpt, w2l_collector *out, w2l_error
     tstate *t = w->dirty;
     while (t && rc == W2L_OK) {
         rc = complete_all(w, t, err);
-        if (rc == W2L_OK && t->nresults) {
+        if (rc == W2L_OK && (t->nresults || t->truncated)) {
             pl.len = 0;
-            rc = w2l__buf_printf(&pl, err, "{\"schema-id\":%d,\"files\":[%.*s]}", (int)t->results_schema,
-                                 (int)t->results.len, (const char *)t->results.data);
+            rc = w2l__buf_printf(&pl, err, "{\"schema-id\":%d,%s\"files\":[%.*s]}", (int)t->results_schema,
+                                 t->truncated ? "\"truncate\":true," : "", (int)t->results.len,
+                                 t->results.data ? (const char *)t->results.data : "");
             w2l_element r = {0};
             r.kind = W2L_ELEM_WRITE_RESULT;
             r.ns = t->ns;
@@ -906,6 +934,7 @@ static w2l_rc on_barrier(writer *w, uint64_t ckpt, w2l_collector *out, w2l_error
         /* nothing of this checkpoint is kept */
         w2l_buf_release(&t->results);
         t->nresults = 0;
+        t->truncated = 0;
         keymap_clear(t);
         paths_clear(t);
         tstate *next = t->next_dirty;

@@ -22,6 +22,11 @@
  *       "split-offsets": [4],
  *       "equality-ids": [1]}]}         content 2 only
  *
+ * After a TRUNCATE of the table in that checkpoint the payload also has "truncate": true
+ * and its files are only those written after the truncate: the committer then replaces
+ * the table's contents with them in the checkpoint's one snapshot (an Iceberg overwrite),
+ * so rows before the truncate never reappear, even after a crash and a replay.
+ *
  * Every field of an Iceberg DataFile that w2l__ice_data_file_from_stats() fills is there,
  * so the committer rebuilds the data file without reading the Parquet footer. Tables are
  * unpartitioned (the built-in writer does not partition yet).
@@ -31,7 +36,7 @@
  *   "committer/job-id"         the job id the run committed under
  *   "committer/files/<C>/<ns>.<table>"   C = checkpoint id as 20 decimal digits, C <= N:
  *       {"ns": "db", "table": "t", "checkpoint": C, "source-position": "<json>"|null,
- *        "schema-id": 3, "files": [<file objects as above>]}
+ *        "schema-id": 3, "truncate": true (only after a TRUNCATE), "files": [<file objects>]}
  *     one key per table that checkpoint C touched and that was not yet committed when N's
  *     barrier passed the committer: older checkpoints still pending are carried forward
  *     into N, so the newest sealed checkpoint alone holds everything left to commit.
@@ -51,6 +56,10 @@ extern const w2l_operator_methods w2l__op_committer;
 #define W2L_OPS_FILES_PREFIX "committer/files/"
 #define W2L_OPS_EPOCH_KEY "committer/epoch"
 #define W2L_OPS_JOB_KEY "committer/job-id"
+
+/* The payload of the WRITER_COMMIT the DDL handler sends a table's writers for a TRUNCATE:
+ * they drop what they wrote of the table in this checkpoint and flag their WRITE_RESULT. */
+#define W2L_OPS_TRUNCATE_FENCE "{\"truncate\":true}"
 
 /* Appends the JSON object of one completed file (the "files" member format above) to b. */
 w2l_rc w2l__ops_file_json(w2l_buf *b, int content, const char *path,
