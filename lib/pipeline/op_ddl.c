@@ -1183,6 +1183,23 @@ static w2l_rc rename_table(ddl_op *op, tbl *t, const char *to_ns, const char *to
         return rc;
     } else {
         w2l__log(W2L_LOG_INFO, "ddl: renamed %s.%s to %s.%s", t->ns, t->name, to_ns, to_name);
+        /* the writers report what they wrote of the table in this checkpoint under the new
+         * name (ops.h), so the committer finds the renamed table */
+        w2l__json *m = w2l__json_new_object(), *to = w2l__json_new_object();
+        int bad = w2l__json_add(to, "ns", w2l__json_new_string(to_ns)) |
+                  w2l__json_add(to, "table", w2l__json_new_string(to_name)) | w2l__json_add(m, "rename", to);
+        char *text = bad ? NULL : w2l__json_print(m, 0);
+        w2l__json_free(m);
+        if (!text) return w2l__fail(err, W2L_NOMEM, "out of memory");
+        w2l_element e = {0};
+        e.kind = W2L_ELEM_WRITER_COMMIT;
+        e.ns = t->ns;
+        e.table = t->name;
+        e.payload = text;
+        e.payload_len = strlen(text);
+        rc = w2l_collect(out, &e, err);
+        w2l__free(text);
+        W2L_TRY(rc);
     }
     tbl_reset(t);
     tbl *to = tbl_find(op, to_ns, to_name);

@@ -891,6 +891,36 @@ static void discard_checkpoint(writer *w, tstate *t)
     account(w, t);
 }
 
+/* RENAME TABLE: the files this writer completed for the table in this checkpoint are
+ * reported under its new name, so the committer commits them into the renamed table. */
+static w2l_rc rename_results(writer *w, tstate *t, const char *payload, w2l_error *err)
+{
+    w2l__json *j;
+    W2L_TRY(w2l__json_parse(payload, strlen(payload), &j, err));
+    const w2l__json *to = w2l__json_get(j, "rename");
+    const char *ns = w2l__json_str(w2l__json_get(to, "ns")), *table = w2l__json_str(w2l__json_get(to, "table"));
+    w2l_rc rc = ns && table ? complete_all(w, t, err)
+                            : w2l__fail(err, W2L_CORRUPT, "table %s: bad rename marker", t->fq);
+    tstate *nt = NULL;
+    if (rc == W2L_OK && t->nresults) rc = get_table(w, ns, table, &nt, err);
+    if (rc == W2L_OK && nt) {
+        if (nt->nresults) rc = w2l_buf_append(&nt->results, ",", 1, err);
+        if (rc == W2L_OK) rc = w2l_buf_append(&nt->results, t->results.data, t->results.len, err);
+        if (rc == W2L_OK) {
+            nt->nresults += t->nresults;
+            if (!nt->results_schema) nt->results_schema = t->results_schema;
+            mark_dirty(w, nt);
+            w2l_buf_release(&t->results);
+            t->nresults = 0;
+            keymap_clear(t); /* rows of the new name arrive there; same-checkpoint changes to
+                                rows written before the rename become equality deletes */
+            paths_clear(t);
+        }
+    }
+    w2l__json_free(j);
+    return rc;
+}
+
 static w2l_rc on_fence(writer *w, const w2l_element *e, w2l_collector *out, w2l_error *err)
 {
     uint64_t h = w2l__table_hash(e->ns, e->table);
@@ -898,6 +928,8 @@ static w2l_rc on_fence(writer *w, const w2l_element *e, w2l_collector *out, w2l_
     if (e->payload && strcmp(e->payload, W2L_OPS_TRUNCATE_FENCE) == 0) {
         if (!t) W2L_TRY(get_table(w, e->ns, e->table, &t, err));
         discard_checkpoint(w, t);
+    } else if (e->payload && strncmp(e->payload, W2L_OPS_RENAME_FENCE_HEAD, strlen(W2L_OPS_RENAME_FENCE_HEAD)) == 0) {
+        if (t) W2L_TRY(rename_results(w, t, e->payload, err));
     } else if (t) {
         W2L_TRY(complete_all(w, t, err));
     }

@@ -61,6 +61,10 @@ extern const w2l_operator_methods w2l__op_committer;
  * they drop what they wrote of the table in this checkpoint and flag their WRITE_RESULT. */
 #define W2L_OPS_TRUNCATE_FENCE "{\"truncate\":true}"
 
+/* ... and for a RENAME TABLE, {"rename":{"ns":"db","table":"new"}}: they complete the
+ * table's files and report them under the new name. */
+#define W2L_OPS_RENAME_FENCE_HEAD "{\"rename\":"
+
 /* Appends the JSON object of one completed file (the "files" member format above) to b. */
 w2l_rc w2l__ops_file_json(w2l_buf *b, int content, const char *path,
                           const w2l__file_stats *st, const int32_t *eq_ids, size_t neq,
