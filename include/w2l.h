@@ -17,5 +17,6 @@
 #include "w2l/source.h"
 #include "w2l/catalog.h"
 #include "w2l/pipeline.h"
+#include "w2l/lake.h"
 
 #endif

@@ -1,0 +1,96 @@
+/*
+ * Lake inspection: what landed, read back through the library's own Iceberg reader and
+ * checkpoint state, without another engine. `w2l tables`, `w2l cat` and `w2l status` are
+ * built on these calls alone; a program linking the library can do the same.
+ *
+ * A w2l_lake is read-only: it opens the file IO, the catalog and (on demand) the state
+ * store that the configuration names, and never writes. Results are passed to callbacks,
+ * borrowed for the duration of each call.
+ *
+ * THREAD SAFETY: a w2l_lake is used by one thread at a time; distinct lakes are
+ * independent.
+ */
+#ifndef W2L_LAKE_H
+#define W2L_LAKE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "error.h"
+#include "conf.h"
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct w2l_lake w2l_lake;
+
+/* Opens the lake conf describes (copied): "warehouse" (required, must exist), "catalog"
+ * and "fileio". *out is set only on W2L_OK; the caller owns it and closes it with
+ * w2l_lake_close(). W2L_CONFIG when warehouse is unset, W2L_NOTFOUND when it does not
+ * exist. See w2l_lake_open(3). */
+W2L_API w2l_rc w2l_lake_open(const w2l_conf *conf, w2l_lake **out, w2l_error *err);
+
+/* Closes the lake and everything it opened. NULL is a no-op. See w2l_lake_open(3). */
+W2L_API void w2l_lake_close(w2l_lake *lake);
+
+/* One table of the lake, as of its current metadata. Strings borrowed for the callback. */
+typedef struct w2l_table_info {
+    const char *ns, *table;
+    const char *metadata;        /* the current metadata file */
+    uint64_t snapshots;          /* snapshots in the metadata */
+    int64_t current_snapshot_id; /* -1: none (an empty table) */
+    uint64_t rows;               /* total-records of the current snapshot */
+    uint64_t data_files, delete_files;
+    uint64_t bytes;              /* total-files-size of the current snapshot */
+    uint64_t last_checkpoint;    /* w2l.checkpoint-id of the newest snapshot carrying one,
+                                    of any job; 0: none */
+    const char *job_id;          /* w2l.job-id of that snapshot; NULL: none */
+    int32_t schema_id;           /* the current schema */
+    int64_t last_commit_ms;      /* timestamp of the current snapshot; -1: none */
+} w2l_table_info;
+
+/* Calls fn for every table of the catalog, ordered by namespace then name; fn returning
+ * non-zero stops the walk (W2L_OK). A table whose metadata cannot be read fails the call
+ * with the table named in err. See w2l_lake_tables(3). */
+W2L_API w2l_rc w2l_lake_tables(w2l_lake *lake,
+                               int (*fn)(void *ctx, const w2l_table_info *info), void *ctx,
+                               w2l_error *err);
+
+/* Reads the rows of ns.table at snapshot_id (-1: the current snapshot) with every delete
+ * applied, calling fn with the read schema and one value per field, both borrowed for the
+ * call; fn returning non-zero stops with W2L_CANCELLED. No snapshot: no rows.
+ * W2L_NOTFOUND names a missing table or snapshot. See w2l_lake_scan(3). */
+W2L_API w2l_rc w2l_lake_scan(w2l_lake *lake, const char *ns, const char *table,
+                             int64_t snapshot_id,
+                             int (*fn)(void *ctx, const w2l_schema *schema,
+                                       const w2l_value *row, size_t n),
+                             void *ctx, w2l_error *err);
+
+/* The newest sealed checkpoint and, per table, how far its commits are behind it. The
+ * first call describes the checkpoint (ns and table NULL); then one call per table of
+ * the catalog or of the state. Strings borrowed for the callback. */
+typedef struct w2l_checkpoint_info {
+    uint64_t sealed;             /* newest sealed checkpoint; 0: none yet */
+    const char *job_id;          /* job that sealed it; NULL when unknown */
+    uint64_t epoch;              /* its run's epoch; 0 when unknown */
+    const char *source_position; /* JSON text where the source resumes; NULL: none */
+    const char *ns, *table;      /* NULL in the first call */
+    uint64_t committed;          /* the table's newest checkpoint committed by job_id (by
+                                    any job when job_id is NULL); 0: none */
+    uint64_t pending;            /* sealed checkpoints with changes to the table not yet
+                                    committed to it: the lag, in checkpoints */
+    uint64_t oldest_pending;     /* the oldest of them; 0 when pending is 0 */
+} w2l_checkpoint_info;
+
+/* Opens the state store conf "state" names (read-only use) and reports as described at
+ * w2l_checkpoint_info; fn returning non-zero stops (W2L_OK). W2L_CORRUPT names the store
+ * when its state cannot be read. See w2l_lake_checkpoints(3). */
+W2L_API w2l_rc w2l_lake_checkpoints(w2l_lake *lake,
+                                    int (*fn)(void *ctx, const w2l_checkpoint_info *info),
+                                    void *ctx, w2l_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,424 @@
+/*
+ * Lake inspection (include/w2l/lake.h): the public, read-only view of a warehouse that
+ * `w2l tables`, `w2l cat` and `w2l status` use. Tables come from the catalog and their
+ * current metadata (snapshot summaries: total-records, total-files-size, ...; the w2l.*
+ * keys of DESIGN.md section 2.4), rows from the Iceberg scan of lib/iceberg (deletes
+ * applied), and checkpoint progress from the state store: the newest sealed checkpoint,
+ * its source position, and the committer's pending file lists (lib/pipeline/ops.h), which
+ * say per table which sealed checkpoints are not yet committed.
+ *
+ * Nothing here writes: the state store is opened, read and closed within one call.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+
+struct w2l_lake {
+    w2l_conf *conf;
+    char *warehouse;
+    w2l_fileio *io;
+    w2l_catalog *cat;
+};
+
+w2l_rc w2l_lake_open(const w2l_conf *conf, w2l_lake **out, w2l_error *err)
+{
+    if (!out) return w2l__fail(err, W2L_MISUSE, "w2l_lake_open: NULL out");
+    *out = NULL;
+    if (!conf) return w2l__fail(err, W2L_MISUSE, "w2l_lake_open: NULL conf");
+    W2L_TRY(w2l_conf_require(conf, "warehouse", err));
+    w2l_lake *l = w2l__calloc(1, sizeof *l);
+    W2L_NOMEM_IF(!l, err);
+    const char *wh = NULL, *io_name = NULL, *cat = NULL;
+    w2l_rc rc = W2L_OK;
+    l->conf = w2l_conf_dup(conf);
+    if (!l->conf) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    if (rc == W2L_OK) rc = w2l_conf_get(l->conf, "warehouse", &wh, err);
+    if (rc == W2L_OK) {
+        /* the catalog and file IO expect no trailing slash; "/" stays "/" */
+        size_t n = strlen(wh);
+        while (n > 1 && wh[n - 1] == '/') n--;
+        l->warehouse = w2l__strndup(wh, n);
+        if (!l->warehouse) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    w2l_conf_get(l->conf, "fileio", &io_name, NULL);
+    w2l_conf_get(l->conf, "catalog", &cat, NULL);
+    if (rc == W2L_OK) rc = w2l_fileio_open(io_name, l->conf, &l->io, err);
+    if (rc == W2L_OK) {
+        int exists = 0;
+        rc = w2l_fileio_exists(l->io, l->warehouse, &exists, err);
+        if (rc == W2L_OK && !exists)
+            rc = w2l__fail(err, W2L_NOTFOUND, "warehouse %s: no such directory", l->warehouse);
+    }
+    if (rc == W2L_OK) rc = w2l__catalog_open(cat, l->conf, l->warehouse, l->io, &l->cat, err);
+    if (rc != W2L_OK) {
+        w2l_lake_close(l);
+        return rc;
+    }
+    *out = l;
+    return W2L_OK;
+}
+
+void w2l_lake_close(w2l_lake *l)
+{
+    if (!l) return;
+    w2l__catalog_close(l->cat);
+    w2l_fileio_close(l->io);
+    w2l__free(l->warehouse);
+    w2l_conf_free(l->conf);
+    w2l__free(l);
+}
+
+/* ------------------------------------------------------------------ table names ----- */
+
+typedef struct tname {
+    char *ns, *table;
+    uint64_t committed;
+    uint64_t pending, oldest;
+    uint64_t last_seen; /* the last pending checkpoint counted (keys come in order) */
+} tname;
+
+typedef struct tlist {
+    tname *v;
+    size_t n, cap;
+    int oom;
+} tlist;
+
+static tname *tlist_add(tlist *l, const char *ns, const char *table)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        tname *v = w2l__realloc(l->v, cap * sizeof *v);
+        if (!v) return NULL;
+        l->v = v;
+        l->cap = cap;
+    }
+    tname *t = &l->v[l->n];
+    memset(t, 0, sizeof *t);
+    t->ns = w2l__strdup(ns);
+    t->table = w2l__strdup(table);
+    if (!t->ns || !t->table) {
+        w2l__free(t->ns);
+        w2l__free(t->table);
+        return NULL;
+    }
+    l->n++;
+    return t;
+}
+
+static void tlist_free(tlist *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        w2l__free(l->v[i].ns);
+        w2l__free(l->v[i].table);
+    }
+    w2l__free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+static int tname_cmp(const void *a, const void *b)
+{
+    const tname *x = a, *y = b;
+    int c = strcmp(x->ns, y->ns);
+    return c ? c : strcmp(x->table, y->table);
+}
+
+static int collect_table(void *ctx, const char *ns, const char *table)
+{
+    tlist *l = ctx;
+    if (!tlist_add(l, ns, table)) {
+        l->oom = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* Every table of the catalog, sorted. */
+static w2l_rc list_tables(w2l_lake *l, tlist *out, w2l_error *err)
+{
+    memset(out, 0, sizeof *out);
+    w2l_rc rc = w2l__catalog_list(l->cat, NULL, collect_table, out, err);
+    if (rc == W2L_OK && out->oom) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    if (rc != W2L_OK) {
+        tlist_free(out);
+        return rc;
+    }
+    if (out->n) qsort(out->v, out->n, sizeof *out->v, tname_cmp);
+    return W2L_OK;
+}
+
+static tname *tlist_find(tlist *l, const char *ns, const char *table)
+{
+    tname key = {(char *)ns, (char *)table, 0, 0, 0, 0};
+    return l->n ? bsearch(&key, l->v, l->n, sizeof *l->v, tname_cmp) : NULL;
+}
+
+/* ------------------------------------------------------------------ snapshots ------- */
+
+static uint64_t sum_u64(const w2l__ice_snapshot *s, const char *key)
+{
+    const char *v = s ? w2l__ice_props_get(&s->summary, key) : NULL;
+    return v ? strtoull(v, NULL, 10) : 0;
+}
+
+typedef struct snap_ix {
+    int64_t id;
+    size_t i;
+} snap_ix;
+
+static int snap_ix_cmp(const void *a, const void *b)
+{
+    const snap_ix *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The newest snapshot in the current snapshot's ancestry whose summary has
+ * w2l.checkpoint-id (and w2l.job-id equal to job, unless job is NULL); NULL if none. */
+static const w2l__ice_snapshot *newest_checkpoint(const w2l__ice_meta *m, const char *job,
+                                                  w2l_error *err, w2l_rc *rc)
+{
+    *rc = W2L_OK;
+    if (!m->nsnapshots || m->current_snapshot_id == -1) return NULL;
+    snap_ix *ix = w2l__malloc(m->nsnapshots * sizeof *ix);
+    if (!ix) {
+        *rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < m->nsnapshots; i++) ix[i] = (snap_ix){m->snapshots[i].snapshot_id, i};
+    qsort(ix, m->nsnapshots, sizeof *ix, snap_ix_cmp);
+    const w2l__ice_snapshot *found = NULL;
+    int64_t id = m->current_snapshot_id;
+    /* bounded by the snapshot count, so a cycle in corrupt metadata cannot loop forever */
+    for (size_t steps = 0; id != -1 && steps <= m->nsnapshots && !found; steps++) {
+        snap_ix key = {id, 0};
+        const snap_ix *hit = bsearch(&key, ix, m->nsnapshots, sizeof *ix, snap_ix_cmp);
+        if (!hit) break;
+        const w2l__ice_snapshot *s = &m->snapshots[hit->i];
+        const char *j = w2l__ice_props_get(&s->summary, "w2l.job-id");
+        if (w2l__ice_props_get(&s->summary, "w2l.checkpoint-id") && (!job || (j && strcmp(j, job) == 0)))
+            found = s;
+        id = s->parent_id;
+    }
+    w2l__free(ix);
+    return found;
+}
+
+w2l_rc w2l_lake_tables(w2l_lake *l, int (*fn)(void *ctx, const w2l_table_info *info), void *ctx,
+                       w2l_error *err)
+{
+    if (!l || !fn) return w2l__fail(err, W2L_MISUSE, "w2l_lake_tables: NULL lake or callback");
+    tlist names;
+    W2L_TRY(list_tables(l, &names, err));
+    w2l_rc rc = W2L_OK;
+    for (size_t i = 0; rc == W2L_OK && i < names.n; i++) {
+        w2l__ice_table *t = NULL;
+        rc = w2l__ice_table_load(l->cat, l->io, names.v[i].ns, names.v[i].table, &t, err);
+        if (rc != W2L_OK) {
+            w2l__error_prefix(err, "table %s.%s: ", names.v[i].ns, names.v[i].table);
+            break;
+        }
+        const w2l__ice_meta *m = t->meta;
+        const w2l__ice_snapshot *cur =
+            m->current_snapshot_id == -1 ? NULL : w2l__ice_meta_snapshot(m, m->current_snapshot_id);
+        const w2l__ice_snapshot *ck = newest_checkpoint(m, NULL, err, &rc);
+        w2l_table_info info;
+        memset(&info, 0, sizeof info);
+        info.ns = t->ns;
+        info.table = t->name;
+        info.metadata = t->meta_location;
+        info.snapshots = m->nsnapshots;
+        info.current_snapshot_id = cur ? cur->snapshot_id : -1;
+        info.rows = sum_u64(cur, "total-records");
+        info.data_files = sum_u64(cur, "total-data-files");
+        info.delete_files = sum_u64(cur, "total-delete-files");
+        info.bytes = sum_u64(cur, "total-files-size");
+        info.last_checkpoint = sum_u64(ck, "w2l.checkpoint-id");
+        info.job_id = ck ? w2l__ice_props_get(&ck->summary, "w2l.job-id") : NULL;
+        info.schema_id = m->current_schema_id;
+        info.last_commit_ms = cur ? cur->timestamp_ms : -1;
+        int stop = rc == W2L_OK ? fn(ctx, &info) : 0;
+        w2l__ice_table_free(t);
+        if (stop) break;
+    }
+    tlist_free(&names);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ scan ------------ */
+
+typedef struct scan_ctx {
+    const w2l_schema *schema;
+    int (*fn)(void *ctx, const w2l_schema *s, const w2l_value *row, size_t n);
+    void *ctx;
+} scan_ctx;
+
+static int scan_row(void *ctx, const w2l_value *row, size_t n)
+{
+    scan_ctx *s = ctx;
+    return s->fn(s->ctx, s->schema, row, n);
+}
+
+w2l_rc w2l_lake_scan(w2l_lake *l, const char *ns, const char *table, int64_t snapshot_id,
+                     int (*fn)(void *ctx, const w2l_schema *schema, const w2l_value *row, size_t n),
+                     void *ctx, w2l_error *err)
+{
+    if (!l || !ns || !table || !fn) return w2l__fail(err, W2L_MISUSE, "w2l_lake_scan: NULL argument");
+    if (snapshot_id < -1) return w2l__fail(err, W2L_MISUSE, "w2l_lake_scan: snapshot id %lld", (long long)snapshot_id);
+    w2l__ice_table *t = NULL;
+    w2l_rc rc = w2l__ice_table_load(l->cat, l->io, ns, table, &t, err);
+    if (rc != W2L_OK) {
+        if (rc == W2L_NOTFOUND) return w2l__fail(err, W2L_NOTFOUND, "table %s.%s not found in warehouse %s", ns, table, l->warehouse);
+        w2l__error_prefix(err, "table %s.%s: ", ns, table);
+        return rc;
+    }
+    w2l__ice_scan *s = NULL;
+    rc = w2l__ice_scan_plan(l->io, t->meta, snapshot_id, NULL, NULL, &s, err);
+    if (rc == W2L_NOTFOUND && snapshot_id != -1)
+        rc = w2l__fail(err, W2L_NOTFOUND, "table %s.%s has no snapshot %lld", ns, table, (long long)snapshot_id);
+    else if (rc == W2L_OK && !s->schema)
+        rc = w2l__fail(err, W2L_SCHEMA, "table %s.%s: the schema has types this reader does not support", ns, table);
+    if (rc == W2L_OK) {
+        scan_ctx sc = {s->schema, fn, ctx};
+        rc = w2l__ice_scan_read(l->io, s, scan_row, &sc, err);
+        if (rc != W2L_OK && rc != W2L_CANCELLED) w2l__error_prefix(err, "table %s.%s: ", ns, table);
+    } else if (rc != W2L_NOTFOUND) {
+        w2l__error_prefix(err, "table %s.%s: ", ns, table);
+    }
+    w2l__ice_scan_free(s);
+    w2l__ice_table_free(t);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ checkpoints ----- */
+
+typedef struct keys_ctx {
+    w2l_state *st;
+    uint64_t sealed;
+    tlist *tables;  /* sorted: the catalog's */
+    tlist extra;    /* tables only the state names, in first-seen order */
+    w2l_rc rc;
+    w2l_error *err;
+} keys_ctx;
+
+/* One "committer/files/<C>/<ns>.<table>" key: count C for its table. The value names
+ * the table and checkpoint plainly (the key percent-encodes them). */
+static int pending_key(void *ctx, const char *key)
+{
+    keys_ctx *k = ctx;
+    w2l_buf b = {0};
+    w2l__json *j = NULL;
+    k->rc = w2l_state_get(k->st, k->sealed, key, &b, k->err);
+    if (k->rc == W2L_OK) k->rc = w2l__json_parse(b.data ? (const char *)b.data : "", b.len, &j, k->err);
+    const char *ns = j ? w2l__json_str(w2l__json_get(j, "ns")) : NULL;
+    const char *table = j ? w2l__json_str(w2l__json_get(j, "table")) : NULL;
+    int64_t ck = 0;
+    if (k->rc == W2L_OK && (!ns || !table || w2l__json_int64(w2l__json_get(j, "checkpoint"), &ck) || ck < 1))
+        k->rc = w2l__fail(k->err, W2L_CORRUPT, "state key %s of checkpoint %llu: expected ns, table and checkpoint",
+                          key, (unsigned long long)k->sealed);
+    if (k->rc == W2L_OK) {
+        tname *t = tlist_find(k->tables, ns, table);
+        for (size_t i = 0; !t && i < k->extra.n; i++)
+            if (strcmp(k->extra.v[i].ns, ns) == 0 && strcmp(k->extra.v[i].table, table) == 0) t = &k->extra.v[i];
+        if (!t && !(t = tlist_add(&k->extra, ns, table))) k->rc = w2l__fail(k->err, W2L_NOMEM, "out of memory");
+        /* keys come in byte order, checkpoint first (20 digits): one count per checkpoint */
+        if (t && (uint64_t)ck > t->committed && (uint64_t)ck != t->last_seen) {
+            t->pending++;
+            if (!t->oldest || (uint64_t)ck < t->oldest) t->oldest = (uint64_t)ck;
+            t->last_seen = (uint64_t)ck;
+        }
+    }
+    w2l__json_free(j);
+    w2l_buf_release(&b);
+    return k->rc != W2L_OK;
+}
+
+/* The value of key at ckpt as a fresh C string; *out NULL when absent. */
+static w2l_rc state_text(w2l_state *st, uint64_t ckpt, const char *key, char **out, w2l_error *err)
+{
+    *out = NULL;
+    w2l_buf b = {0};
+    w2l_rc rc = w2l_state_get(st, ckpt, key, &b, err);
+    if (rc == W2L_NOTFOUND) return W2L_OK;
+    if (rc == W2L_OK) rc = w2l__buf_cstr(&b, err);
+    if (rc == W2L_OK) *out = (char *)b.data;
+    else w2l_buf_release(&b);
+    return rc;
+}
+
+/* The committed checkpoint of each catalog table (of job, or of any job when NULL). */
+static w2l_rc committed_of(w2l_lake *l, tlist *tables, const char *job, w2l_error *err)
+{
+    for (size_t i = 0; i < tables->n; i++) {
+        tname *tn = &tables->v[i];
+        w2l__ice_table *t = NULL;
+        w2l_rc rc = w2l__ice_table_load(l->cat, l->io, tn->ns, tn->table, &t, err);
+        if (rc == W2L_NOTFOUND) continue; /* dropped meanwhile */
+        if (rc != W2L_OK) {
+            w2l__error_prefix(err, "table %s.%s: ", tn->ns, tn->table);
+            return rc;
+        }
+        const w2l__ice_snapshot *s = newest_checkpoint(t->meta, job, err, &rc);
+        tn->committed = sum_u64(s, "w2l.checkpoint-id");
+        w2l__ice_table_free(t);
+        W2L_TRY(rc);
+    }
+    return W2L_OK;
+}
+
+w2l_rc w2l_lake_checkpoints(w2l_lake *l, int (*fn)(void *ctx, const w2l_checkpoint_info *info),
+                            void *ctx, w2l_error *err)
+{
+    if (!l || !fn) return w2l__fail(err, W2L_MISUSE, "w2l_lake_checkpoints: NULL lake or callback");
+    const char *uri = NULL;
+    w2l_conf_get(l->conf, "state", &uri, NULL);
+    w2l_state *st = NULL;
+    W2L_TRY(w2l_state_open(uri, l->conf, &st, err));
+    tlist tables;
+    memset(&tables, 0, sizeof tables);
+    keys_ctx k;
+    memset(&k, 0, sizeof k);
+    char *job = NULL, *epoch = NULL, *pos = NULL;
+    uint64_t sealed = 0;
+    w2l_rc rc = w2l_state_latest(st, &sealed, err);
+    if (rc == W2L_NOTFOUND) {
+        rc = W2L_OK;
+        sealed = 0;
+    }
+    if (rc == W2L_OK && sealed) rc = state_text(st, sealed, W2L_OPS_JOB_KEY, &job, err);
+    if (rc == W2L_OK && sealed) rc = state_text(st, sealed, W2L_OPS_EPOCH_KEY, &epoch, err);
+    if (rc == W2L_OK && sealed) rc = state_text(st, sealed, "source/position", &pos, err);
+    if (rc == W2L_OK) rc = list_tables(l, &tables, err);
+    if (rc == W2L_OK) rc = committed_of(l, &tables, job, err);
+    if (rc == W2L_OK && sealed) {
+        k = (keys_ctx){st, sealed, &tables, {0}, W2L_OK, err};
+        rc = w2l_state_keys(st, sealed, W2L_OPS_FILES_PREFIX, pending_key, &k, err);
+        if (rc == W2L_OK) rc = k.rc;
+    }
+    if (rc == W2L_OK) {
+        w2l_checkpoint_info info;
+        memset(&info, 0, sizeof info);
+        info.sealed = sealed;
+        info.job_id = job;
+        info.epoch = epoch ? strtoull(epoch, NULL, 10) : 0;
+        info.source_position = pos;
+        int stop = fn(ctx, &info);
+        for (int pass = 0; pass < 2 && !stop; pass++) {
+            tlist *tl = pass ? &k.extra : &tables;
+            for (size_t i = 0; i < tl->n && !stop; i++) {
+                info.ns = tl->v[i].ns;
+                info.table = tl->v[i].table;
+                info.committed = tl->v[i].committed;
+                info.pending = tl->v[i].pending;
+                info.oldest_pending = tl->v[i].oldest;
+                stop = fn(ctx, &info);
+            }
+        }
+    }
+    tlist_free(&k.extra);
+    tlist_free(&tables);
+    w2l__free(job);
+    w2l__free(epoch);
+    w2l__free(pos);
+    w2l_state_close(st);
+    return rc;
+}
