@@ -1,9 +1,10 @@
 /*
- * Flags of the w2l subcommands: every configuration key marked as a CLI flag is a long
- * option of the same name (w2l-config(5)), so flags, the --config file and the library's
- * keys can never disagree.
+ * Flags of the w2l subcommands: every configuration key a command takes is a long option
+ * of the same name (w2l-config(5)), so flags, the --config file and the library's keys can
+ * never disagree; the few flags that are not configuration (cat's --snapshot, --format)
+ * are declared by the command beside its keys (cli_command). Also what the inspection
+ * commands share: opening the lake, one-line errors, JSON strings, redaction.
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -14,10 +15,32 @@ static int usage_error(const char *cmd, const char *msg)
     return EXIT_USAGE;
 }
 
-int cli_parse_flags(const char *cmd, int argc, char **argv, w2l_conf *conf)
+/* 1 when word is one of the space-separated words of list. */
+static int in_list(const char *list, const char *word)
 {
+    size_t n = strlen(word);
+    for (const char *p = list; p && *p;) {
+        while (*p == ' ') p++;
+        size_t m = strcspn(p, " ");
+        if (m == n && strncmp(p, word, n) == 0) return 1;
+        p += m;
+    }
+    return 0;
+}
+
+static int extra_index(const cli_command *c, const char *name)
+{
+    for (int i = 0; c && c->extra && i < CLI_MAX_EXTRA && c->extra[i].name; i++)
+        if (strcmp(c->extra[i].name, name) == 0) return i;
+    return -1;
+}
+
+int cli_parse(const char *cmd, int argc, char **argv, w2l_conf *conf, cli_args *args)
+{
+    const cli_command *c = cli_command_find(cmd);
     w2l_error err;
     char msg[700];
+    if (args) memset(args, 0, sizeof *args);
     /* the file first, wherever --config stands, so that flags override it */
     for (int i = 0; i < argc; i++) {
         const char *file = NULL;
@@ -27,14 +50,15 @@ int cli_parse_flags(const char *cmd, int argc, char **argv, w2l_conf *conf)
         } else if (strncmp(argv[i], "--config=", 9) == 0) {
             file = argv[i] + 9;
         }
-        if (file && w2l_conf_load_file(conf, file, &err) != W2L_OK) {
-            fprintf(stderr, "w2l %s: %s\n", cmd, err.msg);
-            return EXIT_USAGE;
-        }
+        if (file && w2l_conf_load_file(conf, file, &err) != W2L_OK) return cli_fail(cmd, &err, W2L_CONFIG);
     }
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (strncmp(a, "--", 2) != 0) {
+        if (strncmp(a, "--", 2) != 0 || a[2] == '\0') {
+            if (args && c && c->operand && !args->operand && a[0] != '-') {
+                args->operand = a;
+                continue;
+            }
             snprintf(msg, sizeof msg, "unexpected argument '%s'", a);
             return usage_error(cmd, msg);
         }
@@ -44,15 +68,21 @@ int cli_parse_flags(const char *cmd, int argc, char **argv, w2l_conf *conf)
         if (kl >= sizeof key) return usage_error(cmd, "flag too long");
         memcpy(key, a + 2, kl);
         key[kl] = '\0';
-        const w2l_conf_prop *p = w2l_conf_prop_find(key);
-        if (!p || !(p->flags & W2L_CONF_F_CLI)) {
+        int x = args ? extra_index(c, key) : -1;
+        const w2l_conf_prop *p = x < 0 ? w2l_conf_prop_find(key) : NULL;
+        if (x < 0 && (!p || !(p->flags & W2L_CONF_F_CLI))) {
             snprintf(msg, sizeof msg, "unknown flag '--%s'", key);
             return usage_error(cmd, msg);
         }
+        if (x < 0 && c && !in_list(c->keys, key)) {
+            snprintf(msg, sizeof msg, "flag '--%s' does not apply to w2l %s", key, cmd);
+            return usage_error(cmd, msg);
+        }
+        int is_bool = x >= 0 ? c->extra[x].metavar == NULL : p->type == W2L_CONF_BOOL;
         const char *value;
         if (eq) {
             value = eq + 1;
-        } else if (p->type == W2L_CONF_BOOL) {
+        } else if (is_bool) {
             value = "true";
         } else {
             if (i + 1 >= argc) {
@@ -61,11 +91,163 @@ int cli_parse_flags(const char *cmd, int argc, char **argv, w2l_conf *conf)
             }
             value = argv[++i];
         }
+        if (x >= 0) {
+            args->extra[x] = value;
+            continue;
+        }
         if (strcmp(key, "config") == 0) continue; /* applied above */
         if (w2l_conf_set(conf, key, value, &err) != W2L_OK) {
             fprintf(stderr, "w2l %s: --%s: %s\n", cmd, key, err.msg);
             return EXIT_USAGE;
         }
     }
+    if (args && c && c->operand && !args->operand) {
+        snprintf(msg, sizeof msg, "missing %s", c->operand);
+        return usage_error(cmd, msg);
+    }
+    for (const char *r = c ? c->required : NULL; r && *r;) {
+        while (*r == ' ') r++;
+        size_t m = strcspn(r, " ");
+        char k[64];
+        snprintf(k, sizeof k, "%.*s", (int)(m < sizeof k ? m : sizeof k - 1), r);
+        r += m;
+        if (!*k) break;
+        const char *v = NULL;
+        if (w2l_conf_get(conf, k, &v, NULL) != W2L_OK || !v || !*v) {
+            snprintf(msg, sizeof msg, "missing --%s", k);
+            return usage_error(cmd, msg);
+        }
+    }
     return EXIT_DONE;
+}
+
+int cli_parse_flags(const char *cmd, int argc, char **argv, w2l_conf *conf)
+{
+    return cli_parse(cmd, argc, argv, conf, NULL);
+}
+
+int cli_fail(const char *cmd, const w2l_error *err, w2l_rc rc)
+{
+    char line[sizeof err->msg];
+    snprintf(line, sizeof line, "%s", err && err->msg[0] ? err->msg : w2l_rc_name(rc));
+    for (char *p = line; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = ' ';
+    cli_redact(line, sizeof line);
+    fprintf(stderr, "w2l %s: %s\n", cmd, line);
+    return rc == W2L_CONFIG || rc == W2L_MISUSE ? EXIT_USAGE : EXIT_RUNTIME;
+}
+
+void cli_redact(char *s, size_t size)
+{
+    for (char *p = strstr(s, "://"); p; p = strstr(p, "://")) {
+        p += 3;
+        size_t auth = strcspn(p, "/?# \"");
+        char *at = memchr(p, '@', auth);
+        char *colon = at ? memchr(p, ':', (size_t)(at - p)) : NULL;
+        if (!colon) continue;
+        /* user:password@ -> user:****@, truncating at size when that grows the text */
+        size_t tail = strlen(at) + 1, off = (size_t)(colon + 5 - s);
+        if (off >= size) {
+            *colon = '\0';
+            return;
+        }
+        if (off + tail > size) {
+            tail = size - off;
+            at[tail - 1] = '\0';
+        }
+        memmove(colon + 5, at, tail);
+        memcpy(colon + 1, "****", 4);
+        p = colon + 5;
+    }
+}
+
+int cli_open_lake(const char *cmd, int argc, char **argv, cli_args *args, w2l_conf **conf,
+                  w2l_lake **lake)
+{
+    w2l_error err;
+    *conf = NULL;
+    *lake = NULL;
+    if (w2l_global_init(&err) != W2L_OK) return cli_fail(cmd, &err, err.code);
+    w2l_conf *c = w2l_conf_new();
+    if (!c) {
+        fprintf(stderr, "w2l %s: out of memory\n", cmd);
+        w2l_global_cleanup();
+        return EXIT_RUNTIME;
+    }
+    int rc = cli_parse(cmd, argc, argv, c, args);
+    const char *level = NULL;
+    w2l_log_level l = W2L_LOG_WARN;
+    if (rc == EXIT_DONE && w2l_conf_is_set(c, "log-level") && w2l_conf_get(c, "log-level", &level, NULL) == W2L_OK &&
+        level)
+        w2l_log_level_parse(level, &l);
+    w2l_log_set_level(l);
+    if (rc == EXIT_DONE) {
+        w2l_rc r = w2l_lake_open(c, lake, &err);
+        if (r != W2L_OK) rc = cli_fail(cmd, &err, r);
+    }
+    if (rc != EXIT_DONE) {
+        w2l_conf_free(c);
+        w2l_global_cleanup();
+        return rc;
+    }
+    *conf = c;
+    return EXIT_DONE;
+}
+
+void cli_finish(w2l_conf *conf, w2l_lake *lake)
+{
+    w2l_lake_close(lake);
+    w2l_conf_free(conf);
+    w2l_global_cleanup();
+}
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), 0 when invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+    if (!len || len > n) return 0;
+    uint32_t cp = len == 1 ? c : len == 2 ? c & 0x1f : len == 3 ? c & 0x0f : c & 0x07;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80) return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    /* overlong forms, surrogates and values past U+10FFFF are not UTF-8 */
+    static const uint32_t min[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min[len] || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff) return 0;
+    return len;
+}
+
+void cli_json_string(FILE *f, const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    fputc('"', f);
+    for (size_t i = 0; i < len;) {
+        unsigned c = p[i];
+        if (c == '"' || c == '\\') {
+            fputc('\\', f);
+            fputc((int)c, f);
+            i++;
+        } else if (c < 0x20 || c == 0x7f) {
+            switch (c) {
+            case '\n': fputs("\\n", f); break;
+            case '\r': fputs("\\r", f); break;
+            case '\t': fputs("\\t", f); break;
+            case '\b': fputs("\\b", f); break;
+            case '\f': fputs("\\f", f); break;
+            default: fprintf(f, "\\u%04x", c);
+            }
+            i++;
+        } else {
+            size_t n = utf8_len(p + i, len - i);
+            if (n) {
+                fwrite(p + i, 1, n, f);
+                i += n;
+            } else {
+                fputs("\\ufffd", f);
+                i++;
+            }
+        }
+    }
+    fputc('"', f);
 }

@@ -1,42 +1,217 @@
 /*
  * w2l: the command-line front end. Thin: it parses flags into a w2l_conf and calls the
- * library. Subcommands live in cmd_*.c.
+ * library's public API (<w2l.h> only). Subcommands live in cmd_*.c; this file holds the
+ * command table from which dispatch, `w2l --help` and `w2l help COMMAND` are derived, the
+ * flags' texts coming from the library's property table (w2l-config(5)).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd.h"
 
+static const cli_extra cat_extra[] = {
+    {"snapshot", "ID", "Read this snapshot instead of the current one (ids: w2l tables, or the table's metadata)."},
+    {"format", "json|table", "json (default): one JSON object per row, canonical values; table: aligned columns "
+                             "with a header."},
+    {NULL, NULL, NULL}};
+
+static const cli_command commands[] = {
+    {"run", "sync a source into the lake", NULL,
+     "source warehouse state catalog config checkpoint-interval parallelism until-caught-up quiet log-level job-id",
+     "source warehouse", NULL,
+     "Reads changes from the source and commits them to one Iceberg table per source table, one snapshot per "
+     "table and checkpoint, exactly once. SIGINT or SIGTERM finish the checkpoint in flight and exit 0; a second "
+     "signal exits at once, and the next run or w2l recover resumes from the last sealed checkpoint.",
+     cmd_run},
+    {"recover", "commit checkpoints that were sealed but not committed", NULL,
+     "warehouse state catalog config log-level job-id", "warehouse", NULL,
+     "Commits, for every table, the sealed checkpoints the state store holds beyond what the table has "
+     "committed, without starting a source. Safe to run any number of times.",
+     cmd_recover},
+    {"status", "show the newest sealed checkpoint and each table's lag", NULL,
+     "warehouse state catalog config log-level", "warehouse", NULL,
+     "Prints the newest sealed checkpoint, the job and source position it holds, and per table the newest "
+     "checkpoint committed to it and how many sealed checkpoints are still to be committed (its lag).",
+     cmd_status},
+    {"tables", "list the lake's tables", NULL, "warehouse catalog config log-level", "warehouse", NULL,
+     "Prints one line per table: snapshots, rows, data and delete files, bytes, the last checkpoint committed "
+     "to it and its schema id, read from each table's current metadata.",
+     cmd_tables},
+    {"cat", "print a table's rows", "NAMESPACE.TABLE", "warehouse catalog config log-level", "warehouse", cat_extra,
+     "Prints the rows of a table at its current snapshot (or --snapshot) with every delete applied, read "
+     "through the library's own Iceberg reader.",
+     cmd_cat},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+const cli_command *cli_command_find(const char *name)
+{
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0) return &commands[i];
+    return NULL;
+}
+
+/* Prints text wrapped at 78 columns, every line indented by indent. */
+static void wrap(FILE *f, const char *text, int indent)
+{
+    int col = 0;
+    for (const char *p = text; *p;) {
+        while (*p == ' ') p++;
+        int n = (int)strcspn(p, " ");
+        if (!n) break;
+        if (col && col + 1 + n > 78) {
+            fputc('\n', f);
+            col = 0;
+        }
+        if (!col) col = fprintf(f, "%*s", indent, "");
+        else col += fprintf(f, " ");
+        col += fprintf(f, "%.*s", n, p);
+        p += n;
+    }
+    if (col) fputc('\n', f);
+}
+
+static const char *metavar(const w2l_conf_prop *p)
+{
+    switch (p->type) {
+    case W2L_CONF_BOOL: return NULL;
+    case W2L_CONF_INT: return "N";
+    case W2L_CONF_DURATION: return "MS";
+    case W2L_CONF_SIZE: return "BYTES";
+    case W2L_CONF_ENUM: return p->choices;
+    case W2L_CONF_URI: return strcmp(p->name, "warehouse") == 0 ? "DIR" : strcmp(p->name, "config") == 0 ? "FILE" : "URI";
+    default: return "TEXT";
+    }
+}
+
+static int is_required(const cli_command *c, const char *key)
+{
+    size_t n = strlen(key);
+    for (const char *p = c->required; p && *p;) {
+        while (*p == ' ') p++;
+        size_t m = strcspn(p, " ");
+        if (m == n && strncmp(p, key, n) == 0) return 1;
+        p += m;
+    }
+    return 0;
+}
+
+void cli_command_usage(const cli_command *c, FILE *f)
+{
+    char syn[600];
+    int o = snprintf(syn, sizeof syn, "usage: w2l %s", c->name);
+    if (c->operand) o += snprintf(syn + o, sizeof syn - (size_t)o, " %s", c->operand);
+    for (const char *p = c->required; p && *p;) {
+        while (*p == ' ') p++;
+        size_t m = strcspn(p, " ");
+        if (!m) break;
+        char key[64];
+        snprintf(key, sizeof key, "%.*s", (int)m, p);
+        const w2l_conf_prop *prop = w2l_conf_prop_find(key);
+        if (prop && (size_t)o < sizeof syn)
+            o += snprintf(syn + o, sizeof syn - (size_t)o, " --%s %s", key, metavar(prop));
+        p += m;
+    }
+    if ((size_t)o < sizeof syn) snprintf(syn + o, sizeof syn - (size_t)o, " [options]");
+    fprintf(f, "%s\n\n", syn);
+    wrap(f, c->description, 2);
+    fprintf(f, "\noptions:\n");
+    for (const char *p = c->keys; p && *p;) {
+        while (*p == ' ') p++;
+        size_t m = strcspn(p, " ");
+        if (!m) break;
+        char key[64];
+        snprintf(key, sizeof key, "%.*s", (int)m, p);
+        p += m;
+        const w2l_conf_prop *prop = w2l_conf_prop_find(key);
+        if (!prop) continue;
+        const char *mv = metavar(prop);
+        fprintf(f, "  --%s%s%s%s\n", key, mv ? " " : "", mv ? mv : "", is_required(c, key) ? "  (required)" : "");
+        char doc[1200];
+        if (prop->def && prop->type != W2L_CONF_BOOL)
+            snprintf(doc, sizeof doc, "%s Default: %s.", prop->doc, prop->def);
+        else
+            snprintf(doc, sizeof doc, "%s", prop->doc);
+        wrap(f, doc, 6);
+    }
+    for (int i = 0; c->extra && i < CLI_MAX_EXTRA && c->extra[i].name; i++) {
+        fprintf(f, "  --%s%s%s\n", c->extra[i].name, c->extra[i].metavar ? " " : "",
+                c->extra[i].metavar ? c->extra[i].metavar : "");
+        wrap(f, c->extra[i].doc, 6);
+    }
+    fprintf(f, "  --help\n      This text.\n\nExit status: 0 done, 1 runtime failure, 2 usage error. See w2l-%s(1).\n",
+            c->name);
+}
+
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: w2l <command> [options]\n"
-            "\n"
-            "commands:\n"
-            "  run       sync a source into the lake\n"
-            "  recover   commit checkpoints that were stored but not committed\n"
-            "  version   print the library version\n"
-            "\n"
-            "w2l --version, w2l --help; see w2l(1).\n");
+    fprintf(f, "usage: w2l <command> [options]\n\ncommands:\n");
+    for (size_t i = 0; i < NCOMMANDS; i++) fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "  help      help COMMAND: its flags; help config: every configuration key\n"
+               "  version   print the version\n"
+               "\n"
+               "w2l --version, w2l --help, w2l COMMAND --help; see w2l(1).\n");
+}
+
+/* w2l help config: every configuration key, as the --config file takes them. */
+static void config_help(FILE *f)
+{
+    size_t n = 0;
+    const w2l_conf_prop *props = w2l_conf_props(&n);
+    fprintf(f, "Configuration keys (--config FILE takes a JSON object of them; flags are marked):\n\n");
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "  %s%s%s%s\n", props[i].name, props[i].def ? " = " : "", props[i].def ? props[i].def : "",
+                props[i].flags & W2L_CONF_F_CLI ? "   (flag)" : "");
+        wrap(f, props[i].doc, 6);
+    }
+    fprintf(f, "\nSee w2l-config(5).\n");
+}
+
+static int help(int argc, char **argv)
+{
+    if (argc == 0) {
+        usage(stdout);
+        return EXIT_DONE;
+    }
+    if (strcmp(argv[0], "config") == 0) {
+        config_help(stdout);
+        return EXIT_DONE;
+    }
+    const cli_command *c = cli_command_find(argv[0]);
+    if (!c) {
+        fprintf(stderr, "w2l help: unknown command '%s' (see w2l --help)\n", argv[0]);
+        return EXIT_USAGE;
+    }
+    cli_command_usage(c, stdout);
+    return EXIT_DONE;
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
-        return 2;
+        return EXIT_USAGE;
     }
     const char *cmd = argv[1];
-    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         usage(stdout);
-        return 0;
+        return EXIT_DONE;
     }
+    if (strcmp(cmd, "help") == 0) return help(argc - 2, argv + 2);
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
         printf("w2l %s (libwholedb2lake %s)\n", W2L_VERSION_STRING, w2l_version_string());
-        return 0;
+        return EXIT_DONE;
     }
-    if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
-    if (strcmp(cmd, "recover") == 0) return cmd_recover(argc - 2, argv + 2);
-    fprintf(stderr, "w2l: unknown command '%s' (see w2l --help)\n", cmd);
-    return 2;
+    const cli_command *c = cli_command_find(cmd);
+    if (!c) {
+        fprintf(stderr, "w2l: unknown command '%s' (see w2l --help)\n", cmd);
+        return EXIT_USAGE;
+    }
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            cli_command_usage(c, stdout);
+            return EXIT_DONE;
+        }
+    }
+    return c->fn(argc - 2, argv + 2);
 }

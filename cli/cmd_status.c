@@ -1,0 +1,95 @@
+/*
+ * w2l status: the newest sealed checkpoint (its job, epoch and the source position the
+ * next run resumes from) and per table the newest checkpoint committed to it and its lag:
+ * how many sealed checkpoints hold changes to it that are not committed yet (w2l recover,
+ * or the next run, commits them). Read through w2l_lake_checkpoints(3); nothing is written.
+ * Passwords of URIs are never printed.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+
+typedef struct row {
+    char *name;
+    uint64_t committed, lag, oldest;
+} row;
+
+typedef struct status_ctx {
+    row *v;
+    size_t n, cap;
+    int oom;
+} status_ctx;
+
+static int on_info(void *ctx, const w2l_checkpoint_info *ck)
+{
+    status_ctx *s = ctx;
+    if (!ck->ns) {
+        if (!ck->sealed) {
+            printf("no sealed checkpoint yet\n");
+            return 0;
+        }
+        printf("checkpoint %" PRIu64 " sealed", ck->sealed);
+        if (ck->job_id) printf(" by job %s", ck->job_id);
+        if (ck->epoch) printf(" (epoch %" PRIu64 ")", ck->epoch);
+        putchar('\n');
+        if (ck->source_position) {
+            size_t n = strlen(ck->source_position) + 16;
+            char *pos = malloc(n);
+            if (!pos) return s->oom = 1;
+            snprintf(pos, n, "%s", ck->source_position);
+            cli_redact(pos, n);
+            for (char *p = pos; *p; p++)
+                if ((unsigned char)*p < 0x20) *p = ' ';
+            printf("source position %s\n", pos);
+            free(pos);
+        } else {
+            printf("source position none (changes were pushed without one)\n");
+        }
+        return 0;
+    }
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 16;
+        row *v = realloc(s->v, cap * sizeof *v);
+        if (!v) return s->oom = 1;
+        s->v = v;
+        s->cap = cap;
+    }
+    size_t n = strlen(ck->ns) + strlen(ck->table) + 2;
+    char *name = malloc(n);
+    if (!name) return s->oom = 1;
+    snprintf(name, n, "%s.%s", ck->ns, ck->table);
+    s->v[s->n++] = (row){name, ck->committed, ck->pending, ck->oldest_pending};
+    return 0;
+}
+
+int cmd_status(int argc, char **argv)
+{
+    w2l_conf *conf;
+    w2l_lake *lake;
+    int rc = cli_open_lake("status", argc, argv, NULL, &conf, &lake);
+    if (rc != EXIT_DONE) return rc;
+    status_ctx s = {0};
+    w2l_error err;
+    w2l_rc r = w2l_lake_checkpoints(lake, on_info, &s, &err);
+    if (r == W2L_OK && s.oom) r = w2l_error_set(&err, W2L_NOMEM, "out of memory");
+    if (r != W2L_OK) {
+        rc = cli_fail("status", &err, r);
+    } else if (s.n) {
+        int w = 5;
+        for (size_t i = 0; i < s.n; i++)
+            if ((int)strlen(s.v[i].name) > w) w = (int)strlen(s.v[i].name);
+        printf("%-*s  %10s  %4s  %14s\n", w, "TABLE", "COMMITTED", "LAG", "OLDEST-PENDING");
+        for (size_t i = 0; i < s.n; i++) {
+            char c[24] = "-", o[24] = "-";
+            if (s.v[i].committed) snprintf(c, sizeof c, "%" PRIu64, s.v[i].committed);
+            if (s.v[i].oldest) snprintf(o, sizeof o, "%" PRIu64, s.v[i].oldest);
+            printf("%-*s  %10s  %4" PRIu64 "  %14s\n", w, s.v[i].name, c, s.v[i].lag, o);
+        }
+    }
+    for (size_t i = 0; i < s.n; i++) free(s.v[i].name);
+    free(s.v);
+    cli_finish(conf, lake);
+    return rc;
+}

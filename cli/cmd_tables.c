@@ -1,0 +1,85 @@
+/*
+ * w2l tables: one line per table of the lake — snapshots, rows, data and delete files,
+ * bytes, the last checkpoint committed to it and its schema id — from each table's
+ * current metadata (w2l_lake_tables(3)), in aligned columns.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+
+enum { NCOLS = 8 };
+
+typedef struct grid {
+    char *(*cells)[NCOLS];
+    size_t n, cap;
+    int oom;
+} grid;
+
+static int add_row(grid *g, const char *const v[NCOLS])
+{
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? 2 * g->cap : 16;
+        void *p = realloc(g->cells, cap * sizeof *g->cells);
+        if (!p) return g->oom = 1;
+        g->cells = p;
+        g->cap = cap;
+    }
+    for (int i = 0; i < NCOLS; i++) {
+        g->cells[g->n][i] = strdup(v[i]);
+        if (!g->cells[g->n][i]) g->oom = 1;
+    }
+    g->n++;
+    return g->oom;
+}
+
+static int on_table(void *ctx, const w2l_table_info *t)
+{
+    char name[512], snaps[24], rows[24], files[24], dels[24], bytes[24], ckpt[24], schema[16];
+    snprintf(name, sizeof name, "%s.%s", t->ns, t->table);
+    snprintf(snaps, sizeof snaps, "%" PRIu64, t->snapshots);
+    snprintf(rows, sizeof rows, "%" PRIu64, t->rows);
+    snprintf(files, sizeof files, "%" PRIu64, t->data_files);
+    snprintf(dels, sizeof dels, "%" PRIu64, t->delete_files);
+    snprintf(bytes, sizeof bytes, "%" PRIu64, t->bytes);
+    if (t->last_checkpoint) snprintf(ckpt, sizeof ckpt, "%" PRIu64, t->last_checkpoint);
+    else snprintf(ckpt, sizeof ckpt, "-");
+    snprintf(schema, sizeof schema, "%d", (int)t->schema_id);
+    const char *v[NCOLS] = {name, snaps, rows, files, dels, bytes, ckpt, schema};
+    return add_row(ctx, v);
+}
+
+int cmd_tables(int argc, char **argv)
+{
+    w2l_conf *conf;
+    w2l_lake *lake;
+    int rc = cli_open_lake("tables", argc, argv, NULL, &conf, &lake);
+    if (rc != EXIT_DONE) return rc;
+    static const char *const head[NCOLS] = {"TABLE", "SNAPSHOTS", "ROWS", "DATA-FILES", "DELETE-FILES",
+                                            "BYTES", "CHECKPOINT", "SCHEMA"};
+    grid g = {0};
+    add_row(&g, head);
+    w2l_error err;
+    w2l_rc r = w2l_lake_tables(lake, on_table, &g, &err);
+    if (r == W2L_OK && g.oom) r = w2l_error_set(&err, W2L_NOMEM, "out of memory");
+    if (r != W2L_OK) {
+        rc = cli_fail("tables", &err, r);
+    } else {
+        size_t w[NCOLS] = {0};
+        for (size_t i = 0; i < g.n; i++)
+            for (int c = 0; c < NCOLS; c++)
+                if (strlen(g.cells[i][c]) > w[c]) w[c] = strlen(g.cells[i][c]);
+        /* the name left-aligned, numbers right-aligned */
+        for (size_t i = 0; i < g.n; i++) {
+            printf("%-*s", (int)w[0], g.cells[i][0]);
+            for (int c = 1; c < NCOLS; c++) printf("  %*s", (int)w[c], g.cells[i][c]);
+            putchar('\n');
+        }
+    }
+    for (size_t i = 0; i < g.n; i++)
+        for (int c = 0; c < NCOLS; c++) free(g.cells[i][c]);
+    free(g.cells);
+    cli_finish(conf, lake);
+    return rc;
+}
