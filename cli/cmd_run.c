@@ -2,11 +2,13 @@
  * w2l run: sync a source into the lake until stopped (or, with --until-caught-up, until
  * the source has nothing more), and w2l recover: commit checkpoints that were sealed but
  * not committed. SIGINT/SIGTERM finish the checkpoint in flight and exit 0; a second
- * signal exits at once (the state stays recoverable).
+ * signal exits at once (the state stays recoverable). A failed job says why in one line,
+ * its last on stderr: "w2l run: <error>".
  */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -19,6 +21,21 @@ static void on_signal(int sig)
     (void)sig;
     if (++signals_seen > 1) _exit(130); /* second signal: at once; restart recovers */
     if (running) w2l_pipeline_stop(running);
+}
+
+/* Log lines go to stderr as the library's default sink writes them, except the runtime's
+ * "pipeline: ..." error line: that is the error that stops the job, which fail_with()
+ * prints as the command's last line, so a failed run states its error once. */
+static void log_line(void *opaque, w2l_log_level level, const char *line)
+{
+    (void)opaque;
+    if (level == W2L_LOG_ERROR && strncmp(line, "pipeline: ", 10) == 0) return;
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    fprintf(stderr, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %-5s %s\n", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+            tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000L, w2l_log_level_name(level), line);
 }
 
 static int fail_with(const char *cmd, const w2l_error *err, w2l_rc rc)
@@ -47,6 +64,7 @@ static int start(const char *cmd, int argc, char **argv, w2l_conf **out)
         w2l_conf_free(conf);
         return rc;
     }
+    w2l_log_set_callback(log_line, NULL);
     *out = conf;
     return EXIT_DONE;
 }
@@ -74,6 +92,7 @@ int cmd_run(int argc, char **argv)
     rc = r == W2L_OK ? EXIT_DONE : fail_with("run", &err, r);
     w2l_pipeline_free(p);
     w2l_conf_free(conf);
+    w2l_log_set_callback(NULL, NULL);
     w2l_global_cleanup();
     return rc;
 }
@@ -87,6 +106,7 @@ int cmd_recover(int argc, char **argv)
     w2l_rc r = w2l_recover(conf, &err);
     rc = r == W2L_OK ? EXIT_DONE : fail_with("recover", &err, r);
     w2l_conf_free(conf);
+    w2l_log_set_callback(NULL, NULL);
     w2l_global_cleanup();
     return rc;
 }

@@ -1240,6 +1240,10 @@ static w2l_rc canal_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err)
     if (!data || w2l__json_type(data) != W2L_JSON_ARRAY) return missing(d, "data", err);
     table *t;
     W2L_TRY(table_get(d, db, tn, 1, &t, err));
+    /* canal messages describe themselves; an update or delete of a table that neither
+     * this message nor an earlier one describes names the table */
+    if (op != W2L_OP_INSERT && !t->cur.schema && is_null_or_absent(w2l__json_get(msg, "mysqlType")))
+        return never_described(d, t, err);
     W2L_TRY(canal_describe(d, t, msg, err));
     const w2l__json *old = w2l__json_get(msg, "old");
     const w2l__json *o = op == W2L_OP_UPDATE_AFTER && old && w2l__json_type(old) == W2L_JSON_ARRAY
