@@ -40,8 +40,7 @@ static void log_line(void *opaque, w2l_log_level level, const char *line)
 
 static int fail_with(const char *cmd, const w2l_error *err, w2l_rc rc)
 {
-    fprintf(stderr, "w2l %s: %s\n", cmd, err->msg[0] ? err->msg : w2l_rc_name(rc));
-    return rc == W2L_CONFIG || rc == W2L_MISUSE ? EXIT_USAGE : EXIT_RUNTIME;
+    return cli_fail(cmd, err, rc); /* one line, passwords masked */
 }
 
 static int start(const char *cmd, int argc, char **argv, w2l_conf **out)

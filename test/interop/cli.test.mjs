@@ -1,0 +1,191 @@
+// The w2l command line as a user meets it: `w2l run` on a small canal-json stream, then
+// `w2l tables`, `w2l cat` (json and table forms), `w2l status`, help and version, and the
+// errors of issue 7: each prints ONE line on stderr naming what and where, and exits 2 for
+// usage errors (unknown flag, bad URI, missing warehouse flag, bad operand) and 1 otherwise
+// (unreachable server, missing warehouse directory, corrupt state, table not found).
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+
+const bin = process.env.W2L_TEST_BIN || path.resolve('build')
+const w2lBin = path.join(bin, 'w2l')
+const top = fs.mkdtempSync(path.join(os.tmpdir(), 'w2l-cli-'))
+process.on('exit', () => fs.rmSync(top, { recursive: true, force: true }))
+
+function w2l (...args) {
+  const r = spawnSync(w2lBin, args, { encoding: 'utf8', timeout: 60000 })
+  return { code: r.status, out: r.stdout, err: r.stderr }
+}
+
+// one canal-json message
+let seq = 1
+function msg (table, type, data, extra = {}) {
+  const types = {
+    items: { id: 'bigint(20)', name: 'varchar(40)', price: 'decimal(10,2)', at: 'datetime(6)' },
+    tags: { tag: 'varchar(20)' }
+  }[table]
+  const id = seq++
+  return JSON.stringify({
+    data, database: 'shop', es: 1700000000000 + id, id, isDdl: false, mysqlType: types, old: null,
+    pkNames: table === 'items' ? ['id'] : null, sql: '', sqlType: {}, table, ts: 1700000000000 + id, type, ...extra
+  })
+}
+function ddl (table, sql) {
+  const id = seq++
+  return JSON.stringify({
+    data: null, database: 'shop', es: 1700000000000 + id, id, isDdl: true, mysqlType: null, old: null, pkNames: null,
+    sql, sqlType: null, table, ts: 1700000000000 + id, type: 'CREATE'
+  })
+}
+
+const lines = [
+  ddl('items', 'CREATE TABLE items (id BIGINT PRIMARY KEY, name VARCHAR(40), price DECIMAL(10,2), at DATETIME(6))'),
+  ddl('tags', 'CREATE TABLE tags (tag VARCHAR(20))'),
+  msg('items', 'INSERT', [
+    { id: '1', name: 'plain', price: '1.50', at: '2024-02-29 12:00:00.5' },
+    { id: '2', name: 'quote " back \\ nl \n tab \t ünï ✓', price: '-0.01', at: null },
+    { id: '3', name: null, price: '99999999.99', at: '1970-01-01 00:00:00' }
+  ]),
+  msg('tags', 'INSERT', [{ tag: 'a' }, { tag: 'b' }]),
+  msg('items', 'UPDATE', [{ id: '1', name: 'renamed', price: '2.00', at: '2024-02-29 12:00:00.5' }],
+    { old: [{ name: 'plain', price: '1.50' }] }),
+  msg('items', 'DELETE', [{ id: '3', name: null, price: '99999999.99', at: '1970-01-01 00:00:00' }])
+]
+
+const dir = fs.mkdtempSync(path.join(top, 'lake-'))
+const src = path.join(dir, 'stream.jsonl')
+fs.writeFileSync(src, lines.join('\n') + '\n')
+const wh = path.join(dir, 'wh')
+
+function assertOneLine (r, code, ...words) {
+  assert.equal(r.code, code, `exit ${r.code}, stderr: ${r.err}`)
+  const errLines = r.err.split('\n').filter(l => l !== '')
+  assert.equal(errLines.length, 1, `one line on stderr: ${JSON.stringify(r.err)}`)
+  for (const w of words) assert.ok(errLines[0].includes(w), `'${errLines[0]}' names ${w}`)
+}
+
+test('w2l run, then tables, cat and status show what landed', () => {
+  const run = w2l('run', '--source', `file:${src}?format=canal-json`, '--warehouse', wh, '--until-caught-up', '--quiet')
+  assert.equal(run.code, 0, run.err)
+
+  const t = w2l('tables', '--warehouse', wh)
+  assert.equal(t.code, 0, t.err)
+  const rows = t.out.trimEnd().split('\n').map(l => l.trim().split(/\s+/))
+  assert.deepEqual(rows[0], ['TABLE', 'SNAPSHOTS', 'ROWS', 'DATA-FILES', 'DELETE-FILES', 'BYTES', 'CHECKPOINT', 'SCHEMA'])
+  assert.equal(rows.length, 3)
+  assert.equal(rows[1][0], 'shop.items')
+  assert.equal(rows[2][0], 'shop.tags')
+  assert.equal(rows[2][2], '2', 'tags: 2 rows')
+  assert.equal(rows[2][7], '0', 'tags: schema 0')
+  for (const r of rows.slice(1)) {
+    assert.match(r[6], /^[1-9][0-9]*$/, 'a committed checkpoint')
+    assert.ok(Number(r[5]) > 0, 'bytes')
+  }
+  // aligned: every line has the columns at the same offsets
+  const ls = t.out.trimEnd().split('\n')
+  assert.ok(ls.every(l => l.length === ls[0].length), 'aligned columns')
+
+  const cat = w2l('cat', 'shop.items', '--warehouse', wh)
+  assert.equal(cat.code, 0, cat.err)
+  const got = cat.out.trimEnd().split('\n').map(l => JSON.parse(l)).sort((a, b) => a.id - b.id)
+  assert.deepEqual(got, [
+    { id: 1, name: 'renamed', price: '2.00', at: '2024-02-29T12:00:00.500000' },
+    { id: 2, name: 'quote " back \\ nl \n tab \t ünï ✓', price: '-0.01', at: null }
+  ])
+
+  const tab = w2l('cat', 'shop.items', '--warehouse', wh, '--format', 'table')
+  assert.equal(tab.code, 0, tab.err)
+  const tl = tab.out.trimEnd().split('\n')
+  assert.match(tl[0], /^id\s+name\s+price\s+at$/)
+  assert.equal(tl.length, 4)
+  assert.equal(tl[3], '(2 rows)')
+  assert.ok(tl.slice(1, 3).some(l => /^1\s+renamed\s+2\.00\s+2024-02-29T12:00:00\.500000$/.test(l)), tab.out)
+  assert.ok(tl.slice(1, 3).some(l => /^2\s+quote " back \\ nl {3}tab {3}ünï ✓\s+-0\.01\s+NULL$/.test(l)), tab.out)
+  const r1 = tl.find(l => l.startsWith('1 '))
+  assert.equal(r1.indexOf('renamed'), tl[0].indexOf('name'), 'aligned columns')
+
+  const tags = w2l('cat', 'shop.tags', '--warehouse', wh)
+  assert.deepEqual(tags.out.trimEnd().split('\n').map(l => JSON.parse(l).tag).sort(), ['a', 'b'])
+
+  const st = w2l('status', '--warehouse', wh)
+  assert.equal(st.code, 0, st.err)
+  const sl = st.out.trimEnd().split('\n')
+  assert.match(sl[0], /^checkpoint [1-9][0-9]* sealed by job w2l-[0-9a-f]+ \(epoch 1\)$/)
+  const sealed = sl[0].split(' ')[1]
+  assert.match(sl[1], /^source position \{.*\}$/)
+  assert.deepEqual(sl[2].trim().split(/\s+/), ['TABLE', 'COMMITTED', 'LAG', 'OLDEST-PENDING'])
+  for (const l of sl.slice(3)) {
+    const [name, committed, lag, oldest] = l.trim().split(/\s+/)
+    assert.ok(name === 'shop.items' || name === 'shop.tags', l)
+    assert.ok(Number(committed) >= 1 && Number(committed) <= Number(sealed), l)
+    assert.equal(lag, '0')
+    assert.equal(oldest, '-')
+  }
+})
+
+test('help, --help and --version', () => {
+  const h = w2l('--help')
+  assert.equal(h.code, 0)
+  for (const c of ['run', 'recover', 'status', 'tables', 'cat']) assert.match(h.out, new RegExp(`^  ${c} `, 'm'))
+  const hr = w2l('help', 'run')
+  assert.equal(hr.code, 0)
+  for (const f of ['--source URI', '--warehouse DIR', '--checkpoint-interval MS', '--until-caught-up', '--quiet']) {
+    assert.ok(hr.out.includes(f), `help run lists ${f}`)
+  }
+  assert.equal(w2l('cat', '--help').out, w2l('help', 'cat').out)
+  assert.ok(w2l('cat', '--help').out.includes('--format json|table'))
+  assert.ok(w2l('help', 'config').out.includes('parquet.zstd-level'))
+  const v = w2l('--version')
+  assert.equal(v.code, 0)
+  assert.match(v.out, /^w2l [0-9]+\.[0-9]+\.[0-9]+/)
+  assertOneLine(w2l('help', 'nope'), 2, 'nope')
+  assertOneLine(w2l('frobnicate'), 2, 'frobnicate')
+})
+
+test('usage errors: one line, exit 2', () => {
+  assertOneLine(w2l('tables', '--warehouse', wh, '--bogus'), 2, '--bogus')
+  assertOneLine(w2l('run', '--source', `file:${src}?format=canal-json`, '--warehous', wh), 2, '--warehous')
+  assertOneLine(w2l('tables'), 2, '--warehouse')
+  assertOneLine(w2l('status'), 2, '--warehouse')
+  assertOneLine(w2l('run', '--source', `file:${src}?format=canal-json`), 2, '--warehouse')
+  assertOneLine(w2l('run', '--source', 'foo://x', '--warehouse', path.join(dir, 'w-foo')), 2, 'foo')
+  assertOneLine(w2l('status', '--warehouse', wh, '--state', 'bogus:x'), 2, 'bogus')
+  assertOneLine(w2l('run', '--source', `file:${src}?format=canal-json`, '--warehouse', wh, '--checkpoint-interval', 'soon'), 2,
+    '--checkpoint-interval', 'soon')
+  assertOneLine(w2l('cat', 'items', '--warehouse', wh), 2, 'items', 'NAMESPACE.TABLE')
+  assertOneLine(w2l('cat', '--warehouse', wh), 2, 'NAMESPACE.TABLE')
+  assertOneLine(w2l('cat', 'shop.items', '--warehouse', wh, '--format', 'xml'), 2, '--format', 'xml')
+  assertOneLine(w2l('cat', 'shop.items', '--warehouse', wh, '--snapshot', 'latest'), 2, '--snapshot', 'latest')
+  assertOneLine(w2l('status', '--warehouse', wh, '--source', 'x'), 2, '--source', 'status')
+})
+
+test('runtime errors: one line naming what and where, exit 1', () => {
+  const missing = path.join(dir, 'no-such-lake')
+  assertOneLine(w2l('tables', '--warehouse', missing), 1, missing)
+  assertOneLine(w2l('cat', 'shop.items', '--warehouse', missing), 1, missing)
+  assertOneLine(w2l('cat', 'shop.nope', '--warehouse', wh), 1, 'shop.nope', wh)
+  assertOneLine(w2l('cat', 'shop.items', '--warehouse', wh, '--snapshot', '12345'), 1, 'shop.items', '12345')
+
+  // unreachable server: the run's retry log lines are warnings; the error itself is one
+  // line, the last, naming the server, without the password
+  const r = w2l('run', '--source', 'mysql://u:s3cret@127.0.0.1:1/?server-id=77', '--warehouse', path.join(dir, 'w-mysql'))
+  assert.equal(r.code, 1, r.err)
+  const el = r.err.trimEnd().split('\n')
+  const errs = el.filter(l => l.startsWith('w2l run:'))
+  assert.equal(errs.length, 1, r.err)
+  assert.equal(el[el.length - 1], errs[0])
+  assert.ok(errs[0].includes('127.0.0.1:1'), errs[0])
+  assert.ok(!r.err.includes('s3cret'), 'no password on stderr')
+
+  // corrupt state: status fails naming the file; tables and cat do not need the state
+  const copy = path.join(dir, 'corrupt')
+  fs.cpSync(wh, copy, { recursive: true })
+  const latest = path.join(copy, '_w2l', 'state', 'LATEST')
+  fs.writeFileSync(latest, 'garbage\nmore garbage\n')
+  assertOneLine(w2l('status', '--warehouse', copy), 1, latest)
+  assert.equal(w2l('tables', '--warehouse', copy).code, 0)
+  assertOneLine(w2l('recover', '--warehouse', copy), 1, latest)
+})
