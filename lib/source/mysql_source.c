@@ -758,10 +758,9 @@ static w2l_rc prepare_tmap(mysql_source *ms, w2l__bl_tmap *tm, w2l_error *err)
     w2l_rc rc = W2L_OK;
     if (!u->vals || !u->present || !names || !types || !nullable) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
     ttable *t = rc == W2L_OK ? tt_find(ms, tm->db, tm->table) : NULL;
-    if (t && t->ncols != n) {
+    if (t && t->ncols != n) /* e.g. a restart before an ADD COLUMN: the catalog is ahead of the binlog */
         w2l__log(W2L_LOG_DEBUG, "mysql source: %s.%s: tracked definition has %zu columns, the binlog's table map %zu; "
-                 "using the table map", tm->db, tm->table, t->ncols, n);
-    }
+                 "matching columns by name", tm->db, tm->table, t->ncols, n);
     for (size_t i = 0; rc == W2L_OK && i < n; i++) {
         w2l__bl_col *c = &tm->cols[i];
         char tmtext[64];
@@ -770,11 +769,13 @@ static w2l_rc prepare_tmap(mysql_source *ms, w2l__bl_tmap *tm, w2l_error *err)
         w2l_type it;
         rc = w2l__mysql_type_map_text(tmtext, strlen(tmtext), &ms->topts, c->name, NULL, &it, &tmt, err);
         if (rc != W2L_OK) break;
-        if (t && t->ncols == n && !strcasecmp(t->cols[i].name, c->name)) {
-            /* the tracked type, when it is the same kind of column as the map says */
+        long ti = t ? (i < t->ncols && !strcasecmp(t->cols[i].name, c->name) ? (long)i : tt_col(t, c->name)) : -1;
+        if (ti >= 0) {
+            /* the tracked type of the column of that name, when it is the same kind of
+             * column as the map says (the map decides otherwise) */
             w2l_type it2;
             w2l_error e2;
-            if (w2l__mysql_type_map_text(t->cols[i].type, strlen(t->cols[i].type), &ms->topts, c->name, NULL, &it2, &tr,
+            if (w2l__mysql_type_map_text(t->cols[ti].type, strlen(t->cols[ti].type), &ms->topts, c->name, NULL, &it2, &tr,
                                          &e2) == W2L_OK) {
                 int same = tr.cls == tmt.cls || (tr.cls == W2L_MYSQL_JSON && tmt.cls == W2L_MYSQL_TEXT) ||
                            (tr.cls == W2L_MYSQL_BOOL && tmt.cls == W2L_MYSQL_INT && tmt.int_bytes == 1);
