@@ -10,7 +10,7 @@
 #include "cmd.h"
 
 static const cli_extra cat_extra[] = {
-    {"snapshot", "ID", "Read this snapshot instead of the current one (ids: w2l tables, or the table's metadata)."},
+    {"snapshot", "ID", "Read this snapshot instead of the current one (time travel; the ids are in the table's metadata/v*.metadata.json)."},
     {"format", "json|table", "json (default): one JSON object per row, canonical values; table: aligned columns "
                              "with a header."},
     {NULL, NULL, NULL}};
