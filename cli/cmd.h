@@ -24,7 +24,8 @@ typedef struct cli_command {
     const char *name;
     const char *summary;        /* one line */
     const char *operand;        /* "NAMESPACE.TABLE", or NULL: no operand */
-    const char *keys;           /* configuration keys taken as --KEY, space-separated */
+    const char *keys;           /* configuration keys taken as --KEY, space-separated;
+                                   NULL: every key flagged W2L_CONF_F_CLI */
     const char *required;       /* those that must be given, space-separated */
     const cli_extra *extra;     /* up to CLI_MAX_EXTRA, ended by a NULL name; may be NULL */
     const char *description;    /* a paragraph for `w2l help COMMAND` */

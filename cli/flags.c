@@ -74,7 +74,7 @@ int cli_parse(const char *cmd, int argc, char **argv, w2l_conf *conf, cli_args *
             snprintf(msg, sizeof msg, "unknown flag '--%s'", key);
             return usage_error(cmd, msg);
         }
-        if (x < 0 && c && !in_list(c->keys, key)) {
+        if (x < 0 && c && c->keys && !in_list(c->keys, key)) {
             snprintf(msg, sizeof msg, "flag '--%s' does not apply to w2l %s", key, cmd);
             return usage_error(cmd, msg);
         }

@@ -16,8 +16,7 @@ static const cli_extra cat_extra[] = {
     {NULL, NULL, NULL}};
 
 static const cli_command commands[] = {
-    {"run", "sync a source into the lake", NULL,
-     "source warehouse state catalog config checkpoint-interval parallelism until-caught-up quiet log-level job-id",
+    {"run", "sync a source into the lake", NULL, NULL /* every CLI flag of the property table */,
      "source warehouse", NULL,
      "Reads changes from the source and commits them to one Iceberg table per source table, one snapshot per "
      "table and checkpoint, exactly once. SIGINT or SIGTERM finish the checkpoint in flight and exit 0; a second "
@@ -84,13 +83,14 @@ static const char *metavar(const w2l_conf_prop *p)
     }
 }
 
-static int is_required(const cli_command *c, const char *key)
+/* 1 when word is one of the space-separated words of list (NULL: none). */
+static int in_list(const char *list, const char *word)
 {
-    size_t n = strlen(key);
-    for (const char *p = c->required; p && *p;) {
+    size_t n = strlen(word);
+    for (const char *p = list; p && *p;) {
         while (*p == ' ') p++;
         size_t m = strcspn(p, " ");
-        if (m == n && strncmp(p, key, n) == 0) return 1;
+        if (m == n && strncmp(p, word, n) == 0) return 1;
         p += m;
     }
     return 0;
@@ -116,17 +116,14 @@ void cli_command_usage(const cli_command *c, FILE *f)
     fprintf(f, "%s\n\n", syn);
     wrap(f, c->description, 2);
     fprintf(f, "\noptions:\n");
-    for (const char *p = c->keys; p && *p;) {
-        while (*p == ' ') p++;
-        size_t m = strcspn(p, " ");
-        if (!m) break;
-        char key[64];
-        snprintf(key, sizeof key, "%.*s", (int)m, p);
-        p += m;
-        const w2l_conf_prop *prop = w2l_conf_prop_find(key);
-        if (!prop) continue;
+    size_t nprops = 0;
+    const w2l_conf_prop *props = w2l_conf_props(&nprops);
+    for (size_t i = 0; i < nprops; i++) {
+        const w2l_conf_prop *prop = &props[i];
+        if (!(prop->flags & W2L_CONF_F_CLI) || (c->keys && !in_list(c->keys, prop->name))) continue;
         const char *mv = metavar(prop);
-        fprintf(f, "  --%s%s%s%s\n", key, mv ? " " : "", mv ? mv : "", is_required(c, key) ? "  (required)" : "");
+        fprintf(f, "  --%s%s%s%s\n", prop->name, mv ? " " : "", mv ? mv : "",
+                in_list(c->required, prop->name) ? "  (required)" : "");
         char doc[1200];
         if (prop->def && prop->type != W2L_CONF_BOOL)
             snprintf(doc, sizeof doc, "%s Default: %s.", prop->doc, prop->def);
