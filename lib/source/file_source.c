@@ -67,6 +67,7 @@ typedef struct file_source {
     w2l_error ferr;
     int done;
     int64_t last_ts_ms;     /* commit time of the last transaction emitted */
+    int restored;           /* opened at a restored position not yet announced */
     int at_end;             /* nothing left to read at the last look */
 } file_source;
 
@@ -252,6 +253,17 @@ static w2l_rc fs_next(w2l_source *self, w2l_emitter *em, int timeout_ms, w2l_err
         return fs->ferr.code;
     }
     if (fs->done) return W2L_DONE;
+    if (fs->restored) {
+        /* a restart: the restored position is this run's position until a transaction
+         * follows, so a checkpoint taken before one still records where to resume (without
+         * it, a run that finds nothing new would seal a checkpoint without a position and
+         * the next run would read the file again from its start) */
+        char pos[48];
+        int pl = snprintf(pos, sizeof pos, "{\"offset\":%llu}", (unsigned long long)fs->commit_off);
+        w2l_rc rc = w2l_emit_commit(em, pos, (size_t)pl, err);
+        if (rc != W2L_OK) return rc;
+        fs->restored = 0;
+    }
     int64_t deadline = w2l__mono_ns() / 1000000 + (timeout_ms > 0 ? timeout_ms : 0);
     size_t count = 0;
     w2l_error local;
@@ -387,6 +399,7 @@ static w2l_rc fs_open(const w2l_source_methods *m, const w2l_conf *conf, const c
         uint64_t off = 0;
         rc = parse_position(fs, restored, &off, err);
         if (rc == W2L_OK) rc = seek_to(fs, off, err);
+        fs->restored = rc == W2L_OK;
     }
     if (rc != W2L_OK) fs_close(self);
     return rc;

@@ -166,6 +166,13 @@ test('(a) malformed JSON line: exit 1 naming file, line and byte offset; nothing
   res = run(runArgs(src, wh, '--checkpoint-interval', '50ms'))
   assert.equal(res.status, 0, res.stderr)
   await assertLakeEquals(wh, full, TABLES, 'after the fix')
+  // runs that find nothing new change nothing (each seals a checkpoint that must keep
+  // the position)
+  for (let k = 0; k < 2; k++) {
+    res = run(runArgs(src, wh))
+    assert.equal(res.status, 0, res.stderr)
+    await assertLakeEquals(wh, full, TABLES, `nothing new, run ${k + 1}`)
+  }
 })
 
 test('(a) malformed JSON line: every transaction before it is committed when the job stops', {

@@ -1,8 +1,11 @@
 /*
  * "fault" file IO: a shim over a parent file IO (conf "ext.fault.parent", default
  * "local") that fails the Nth create/write/close/read/remove, once or from then on.
- * Everything not failed is forwarded unchanged (SQLite's testvfs idea).
+ * Everything not failed is forwarded unchanged (SQLite's testvfs idea). Armed per instance
+ * (fault_fileio_arm) or, for a whole pipeline whose operators each open their own instance
+ * on their own thread, for all instances at once with one shared count (fault_fileio_arm_all).
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,9 +31,20 @@ typedef struct fault_rfile {
     w2l_rfile *inner;
 } fault_rfile;
 
+/* Arming of every instance (fault_fileio_arm_all): calls counted across threads. */
+static atomic_int all_armed;
+static unsigned all_kinds;
+static long all_nth;
+static int all_persistent;
+static atomic_long all_calls;
+
 /* 1 when this call of kind k must fail. */
 static int trip(fault_io *io, unsigned k)
 {
+    if (!io->armed && atomic_load(&all_armed) && (all_kinds & k)) {
+        long c = atomic_fetch_add(&all_calls, 1);
+        return c == all_nth || (all_persistent && c > all_nth);
+    }
     if (!io->armed || !(io->kinds & k)) return 0;
     long c = io->calls++;
     return c == io->nth || (io->persistent && c > io->nth);
@@ -179,3 +193,16 @@ void fault_fileio_arm(w2l_fileio *b, unsigned kinds, long nth, int persistent)
 
 void fault_fileio_disarm(w2l_fileio *b) { ((fault_io *)b)->armed = 0; }
 long fault_fileio_calls(w2l_fileio *b) { return ((fault_io *)b)->calls; }
+
+void fault_fileio_arm_all(unsigned kinds, long nth, int persistent)
+{
+    atomic_store(&all_armed, 0);
+    all_kinds = kinds;
+    all_nth = nth;
+    all_persistent = persistent;
+    atomic_store(&all_calls, 0);
+    atomic_store(&all_armed, 1);
+}
+
+void fault_fileio_disarm_all(void) { atomic_store(&all_armed, 0); }
+long fault_fileio_calls_all(void) { return atomic_load(&all_calls); }

@@ -35,6 +35,12 @@ void fault_fileio_register(void);
 void fault_fileio_arm(w2l_fileio *io, unsigned kinds, long nth, int persistent);
 void fault_fileio_disarm(w2l_fileio *io);
 long fault_fileio_calls(w2l_fileio *io); /* matching calls since arm */
+/* Arms every "fault" instance, open now or later (a pipeline's operators open their own),
+ * with one count shared by all of them and all threads: the nth matching call among them
+ * fails. Instances armed on their own (fault_fileio_arm) keep their own count. */
+void fault_fileio_arm_all(unsigned kinds, long nth, int persistent);
+void fault_fileio_disarm_all(void);
+long fault_fileio_calls_all(void); /* matching calls since fault_fileio_arm_all */
 /* The "fault" instance opened last (e.g. the one a state store opened inside itself). */
 w2l_fileio *fault_fileio_last(void);
 /* conf key that names the parent ("ext.fault.parent", default "local"). */
