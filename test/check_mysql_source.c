@@ -291,6 +291,9 @@ static char *uri_for(const char *params)
     return buf;
 }
 
+/* Extra conf of the next run_open ("key=value"), NULL for none. */
+static const char *run_conf;
+
 typedef struct run {
     w2l_emitter *em;
     w2l_conf *conf;
@@ -305,6 +308,12 @@ static w2l_rc run_open(run *r, model *m, const char *uri, const char *restored, 
     r->conf = w2l_conf_new();
     ck_assert_ok(w2l_conf_set(r->conf, "until-caught-up", until ? "true" : "false", err), *err);
     ck_assert_ok(w2l_conf_set(r->conf, "source.time-as-string", "true", err), *err);
+    if (run_conf) {
+        char k[128];
+        const char *eq = strchr(run_conf, '=');
+        snprintf(k, sizeof k, "%.*s", (int)(eq - run_conf), run_conf);
+        ck_assert_ok(w2l_conf_set(r->conf, k, eq + 1, err), *err);
+    }
     const w2l_source_methods *mt = w2l_source_find("mysql");
     ck_assert_ptr_nonnull(mt);
     r->src = calloc(1, mt->size);
@@ -783,6 +792,98 @@ START_TEST(server_restart_mid_stream)
 }
 END_TEST
 
+/* XA: the PREPARE group is held until XA COMMIT (emitted then, as one transaction) or
+ * dropped at XA ROLLBACK; a restart between PREPARE and COMMIT reads the PREPARE group
+ * again without emitting twice what followed it; ONE PHASE; the memory limit. */
+static MYSQL *xa_prepare(const char *xid, const char *stmts)
+{
+    MYSQL *c = db_connect();
+    char q[512];
+    snprintf(q, sizeof q, "XA START %s", xid);
+    sql(c, q);
+    sql(c, stmts);
+    snprintf(q, sizeof q, "XA END %s", xid);
+    sql(c, q);
+    snprintf(q, sizeof q, "XA PREPARE %s", xid);
+    sql(c, q);
+    return c; /* the prepared transaction outlives the session (MariaDB 10.5+) */
+}
+
+START_TEST(xa_held_until_commit_across_restart)
+{
+    MYSQL *my = db_connect();
+    sql(my, "CREATE DATABASE IF NOT EXISTS xa");
+    sql(my, "DROP TABLE IF EXISTS xa.t");
+    sql(my, "CREATE TABLE xa.t (id INT PRIMARY KEY, v VARCHAR(20), b BLOB)");
+    sql(my, "INSERT INTO xa.t VALUES (100, 'before', NULL)");
+    static model m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.table, sizeof m.table, "xa.t");
+    run r;
+    w2l_error err;
+    ck_assert_ok(run_open(&r, &m, uri_for("databases=xa"), NULL, 1, &err), err);
+    ck_assert_int_eq(run_all(&r, &m, 0, &err), W2L_DONE);
+    run_close(&r);
+    char pos[2048];
+    snprintf(pos, sizeof pos, "%s", m.last_pos);
+
+    /* prepared, then normal transactions, one prepared and rolled back, one committed */
+    mysql_close(xa_prepare("'a1'", "INSERT INTO xa.t VALUES (1, 'xa-a1', REPEAT('q', 5000)), (2, 'xa-a1', X'00')"));
+    sql(my, "INSERT INTO xa.t VALUES (10, 'normal', NULL)");
+    mysql_close(xa_prepare("'b2','bq',7", "INSERT INTO xa.t VALUES (3, 'rolled back', NULL)"));
+    mysql_close(xa_prepare("'d4'", "UPDATE xa.t SET v = 'xa-d4' WHERE id = 100"));
+    sql(my, "INSERT INTO xa.t VALUES (11, 'normal', NULL)");
+    sql(my, "XA COMMIT 'd4'");
+    ck_assert_ok(run_open(&r, &m, uri_for("databases=xa"), pos, 1, &err), err);
+    w2l_rc rc = run_all(&r, &m, 0, &err);
+    ck_assert_msg(rc == W2L_DONE, "%s: %s", w2l_rc_name(rc), err.msg);
+    run_close(&r);
+    /* a1 and b2 are pending: only 10, 11 and d4's update are in */
+    ck_assert_ptr_null(find_row(&m, "1"));
+    ck_assert_ptr_null(find_row(&m, "3"));
+    ck_assert_ptr_nonnull(find_row(&m, "10"));
+    ck_assert_ptr_nonnull(find_row(&m, "11"));
+    ck_assert_str_eq(find_row(&m, "100")->vals[1], "78612D6434"); /* hex of 'xa-d4' */
+    ck_assert_msg(strstr(m.last_pos, "\"xa\":{") != NULL, "position pins the pending XA: %s", m.last_pos);
+    snprintf(pos, sizeof pos, "%s", m.last_pos);
+
+    /* restart between PREPARE and COMMIT */
+    sql(my, "INSERT INTO xa.t VALUES (12, 'normal', NULL)");
+    sql(my, "XA COMMIT 'a1'");
+    sql(my, "XA ROLLBACK 'b2','bq',7");
+    MYSQL *c = db_connect();
+    sql(c, "XA START 'c3'");
+    sql(c, "INSERT INTO xa.t VALUES (4, 'one phase', NULL)");
+    sql(c, "XA END 'c3'");
+    sql(c, "XA COMMIT 'c3' ONE PHASE");
+    mysql_close(c);
+    m.commits = 0;
+    int inserts = m.inserts;
+    ck_assert_ok(run_open(&r, &m, uri_for("databases=xa"), pos, 1, &err), err);
+    rc = run_all(&r, &m, 0, &err);
+    ck_assert_msg(rc == W2L_DONE, "%s: %s", w2l_rc_name(rc), err.msg);
+    run_close(&r);
+    ck_assert_int_eq(m.inserts - inserts, 4); /* 12, a1's two rows, 4 */
+    ck_assert_ptr_null(strstr(m.last_pos, "\"xa\""));
+    static const coldef tc[] = {{"id", "", K_INT}, {"v", "", K_TEXT}, {"b", "", K_BIN}};
+    compare_table(my, &m, "xa.t", tc, 3);
+
+    /* more than source.xa-buffer-bytes held: the job fails, naming the limit */
+    snprintf(pos, sizeof pos, "%s", m.last_pos);
+    mysql_close(xa_prepare("'big'", "INSERT INTO xa.t VALUES (50, 'big', REPEAT('z', 20000))"));
+    run_conf = "source.xa-buffer-bytes=4096";
+    ck_assert_ok(run_open(&r, &m, uri_for("databases=xa"), pos, 1, &err), err);
+    run_conf = NULL;
+    rc = run_all(&r, &m, 0, &err);
+    run_close(&r);
+    ck_assert_int_eq(rc, W2L_SOURCE);
+    ck_assert_msg(strstr(err.msg, "source.xa-buffer-bytes") != NULL, "%s", err.msg);
+    sql(my, "XA ROLLBACK 'big'");
+    model_free(&m);
+    mysql_close(my);
+}
+END_TEST
+
 Suite *suite_mysql_source(void)
 {
     Suite *s = suite_create("mysql_source");
@@ -795,6 +896,7 @@ Suite *suite_mysql_source(void)
     tcase_add_test(tc, restart_mid_stream_and_snapshot);
     tcase_add_test(tc, ddl_interleaved_gtid_start_several_dbs);
     tcase_add_test(tc, idle_stream_returns_again);
+    tcase_add_test(tc, xa_held_until_commit_across_restart);
     tcase_add_test(tc, server_restart_mid_stream);
     suite_add_tcase(s, tc);
     return s;

@@ -104,6 +104,14 @@ const w2l_conf_prop w2l__conf_props[] = {
      "Regular expression over db.table the source syncs (also tables= in its URI)."},
     {"source.startup", W2L_CONF_STRING, "initial", NOLIM, NULL, 0,
      "initial | earliest | latest | gtid:STATE | file:NAME:POS (also startup= in its URI)."},
+    {"source.snapshot-chunk-rows", W2L_CONF_INT, "8192", 1, 100000000LL, NULL, 0,
+     "Rows per primary-key chunk of the mysql source's snapshot; a restart resumes after the last "
+     "chunk emitted (also chunk-rows= in its URI)."},
+    {"source.connect-timeout", W2L_CONF_DURATION, "10s", 1000, MS_DAY, NULL, 0,
+     "Connect timeout of the mysql source's connections (also connect-timeout=SECONDS in its URI)."},
+    {"source.xa-buffer-bytes", W2L_CONF_SIZE, "256MiB", 1024, 1LL << 40, NULL, 0,
+     "Memory the mysql source may hold for prepared XA transactions until their XA COMMIT; past it "
+     "the job fails, naming the transaction (nothing is spilled)."},
 };
 
 const size_t w2l__conf_nprops = sizeof w2l__conf_props / sizeof w2l__conf_props[0];

@@ -54,8 +54,14 @@
  * until-caught-up the stream ends (W2L_DONE) once it reached the end of the binlog as
  * SHOW MASTER STATUS showed it at open.
  *
- * Limits: XA transactions are emitted at their XA PREPARE group (not buffered until XA
- * COMMIT; an XA ROLLBACK after PREPARE is logged as an error). MySQL 8 sources are not
+ * XA transactions (see the XA section below) are held in memory from their PREPARE
+ * group until XA COMMIT, which emits them as one transaction; XA ROLLBACK drops them.
+ * While one is pending the position carries "xa":{file,pos,gtid} of the oldest PREPARE
+ * group: a restart reads from there and emits nothing up to file:pos.
+ *
+ * Limits: an XA COMMIT whose PREPARE lies before the start position (startup=latest,
+ * gtid:, file:, or an XA prepared when the initial snapshot was taken) fails the job
+ * with a clear error rather than lose its changes. MySQL 8 sources are not
  * supported yet (the decoder is source-aware: YEAR signedness, V2 rows). A connection
  * lost inside a transaction resumes from the last commit and skips the changes of that
  * transaction already emitted; this assumes the server replays the same transaction,
@@ -76,6 +82,7 @@
 
 #define HEARTBEAT_MS 250
 #define SNAP_CHUNK_DEFAULT 8192
+#define XA_LIMIT_DEFAULT ((size_t)256 << 20)
 
 /* ---- tracked column definitions (hints for the type map) ---- */
 
@@ -105,6 +112,24 @@ typedef struct tmuser {
 } tmuser;
 
 typedef enum { ST_SNAPSHOT = 1, ST_BINLOG, ST_DONE } mstate;
+
+/* One change of a prepared XA transaction, deep-copied into its transaction's arena. */
+typedef struct xa_change {
+    struct xa_change *next;
+    w2l_change ch;           /* db, table, row, present point into the arena; schema is a ref */
+} xa_change;
+
+/* An XA transaction from its PREPARE group until its XA COMMIT or XA ROLLBACK. */
+typedef struct xa_txn {
+    char *key;               /* the XID as the server writes it: X'..',X'..',N */
+    w2l__arena arena;
+    xa_change *head, *tail;
+    size_t nchanges, bytes;
+    /* where its PREPARE group starts: the resume point while it is pending */
+    char file[256];
+    uint64_t pos;
+    char *gtid;
+} xa_txn;
 
 typedef struct snap_table {
     char *db, *name;
@@ -166,6 +191,18 @@ typedef struct mysql_source {
     char snap_file[256];
     uint64_t snap_pos;
     char snap_gtid[1024];
+
+    /* XA: prepared transactions (in binlog order) and the PREPARE group being read */
+    xa_txn **xa;
+    size_t nxa, xacap;
+    xa_txn *xa_cur;
+    size_t xa_bytes, xa_limit;
+    /* After a restart from a pending XA's PREPARE group: everything up to the saved
+     * position was emitted before, so nothing is emitted until the stream passes it
+     * (the PREPARE groups read on the way are buffered again). */
+    int replaying;
+    char replay_file[256];
+    uint64_t replay_pos;
 
     int failed;
     w2l_error ferr;
@@ -806,17 +843,35 @@ static w2l_rc prepare_tmap(mysql_source *ms, w2l__bl_tmap *tm, w2l_error *err)
 
 /* ---- positions ---- */
 
+/* While XA transactions are prepared but not committed, the position also names where
+ * the oldest one's PREPARE group starts: a restart reads the binlog from there (its
+ * changes are in memory only) and emits nothing up to file:pos, which was emitted. */
 static size_t format_position(const mysql_source *ms, char *buf, size_t size)
 {
     char g[1024];
     w2l__gtid_format(ms->gtid, ms->ngtid, g, sizeof g);
-    return (size_t)snprintf(buf, size, "{\"file\":\"%s\",\"pos\":%llu,\"gtid\":\"%s\"}", ms->file,
-                            (unsigned long long)ms->pos, g);
+    size_t n = (size_t)snprintf(buf, size, "{\"file\":\"%s\",\"pos\":%llu,\"gtid\":\"%s\"", ms->file,
+                                (unsigned long long)ms->pos, g);
+    if (ms->nxa && n < size) {
+        const xa_txn *x = ms->xa[0];
+        n += (size_t)snprintf(buf + n, size - n, ",\"xa\":{\"file\":\"%s\",\"pos\":%llu,\"gtid\":\"%s\"}", x->file,
+                              (unsigned long long)x->pos, x->gtid);
+    }
+    if (n < size) n += (size_t)snprintf(buf + n, size - n, "}");
+    return n;
+}
+
+/* Orders binlog positions: file names of one server differ only in their number. */
+static int pos_cmp(const char *fa, uint64_t pa, const char *fb, uint64_t pb)
+{
+    size_t la = strlen(fa), lb = strlen(fb);
+    int c = la != lb ? (la < lb ? -1 : 1) : strcmp(fa, fb);
+    return c ? c : pa < pb ? -1 : pa > pb;
 }
 
 static w2l_rc emit_commit(mysql_source *ms, w2l_emitter *em, w2l_error *err)
 {
-    char buf[1400];
+    char buf[3000];
     size_t n = format_position(ms, buf, sizeof buf);
     if (n >= sizeof buf) return w2l__fail(err, W2L_ERROR, "mysql source: position too long (too many GTID domains)");
     return w2l_emit_commit(em, buf, n, err);
@@ -832,6 +887,163 @@ static w2l_rc set_gtid_text(mysql_source *ms, const char *s, w2l_error *err)
     ms->ngtid = n;
     ms->gtid_cap = n;
     return W2L_OK;
+}
+
+/* ---- XA transactions (binlog notes, trap T20) ----
+ * MariaDB writes an XA transaction's rows in a PREPARE group (GTID flagged PREPARED_XA,
+ * rows, QUERY "XA END xid", XA_PREPARE_LOG) and its outcome later as a group of its own
+ * (QUERY "XA COMMIT xid" / "XA ROLLBACK xid", xid printed as X'gtrid',X'bqual',format),
+ * possibly with other transactions in between. The PREPARE group's changes are copied
+ * into memory, not emitted; XA COMMIT emits them as one transaction with the position
+ * after the COMMIT; XA ROLLBACK drops them. XA COMMIT ... ONE PHASE is written as an
+ * ordinary transaction. Memory: at most source.xa-buffer-bytes over all prepared
+ * transactions, past it the job fails naming the transaction (nothing is spilled: after
+ * a restart the binlog itself is read again from the oldest pending PREPARE group). */
+
+static void xa_free(xa_txn *x)
+{
+    if (!x) return;
+    for (xa_change *c = x->head; c; c = c->next) w2l_schema_unref((w2l_schema *)c->ch.schema);
+    w2l__arena_release(&x->arena);
+    w2l__free(x->key);
+    w2l__free(x->gtid);
+    w2l__free(x);
+}
+
+static void xa_drop_cur(mysql_source *ms)
+{
+    if (ms->xa_cur) ms->xa_bytes -= ms->xa_cur->bytes;
+    xa_free(ms->xa_cur);
+    ms->xa_cur = NULL;
+}
+
+/* A PREPARE group starts at the current position (outside any transaction). */
+static w2l_rc xa_begin(mysql_source *ms, w2l_error *err)
+{
+    xa_drop_cur(ms);
+    xa_txn *x = w2l__calloc(1, sizeof *x);
+    W2L_NOMEM_IF(!x, err);
+    w2l__arena_init(&x->arena, 16384);
+    snprintf(x->file, sizeof x->file, "%s", ms->file);
+    x->pos = ms->pos;
+    char g[1024];
+    w2l__gtid_format(ms->gtid, ms->ngtid, g, sizeof g);
+    x->gtid = w2l__strdup(g);
+    ms->xa_cur = x;
+    W2L_NOMEM_IF(!x->gtid, err);
+    return W2L_OK;
+}
+
+static char *arena_dup(w2l__arena *a, const void *p, size_t n)
+{
+    char *d = w2l__arena_alloc(a, n ? n : 1);
+    if (d && n) memcpy(d, p, n);
+    return d;
+}
+
+/* Copies one change of the PREPARE group being read. */
+static w2l_rc xa_add(mysql_source *ms, const w2l_change *ch, w2l_error *err)
+{
+    xa_txn *x = ms->xa_cur;
+    size_t n = ch->ncols, dl = strlen(ch->db) + 1, tl = strlen(ch->table) + 1;
+    size_t need = sizeof(xa_change) + n * sizeof(w2l_value) + (n + 7) / 8 + dl + tl;
+    for (size_t i = 0; i < n; i++) {
+        w2l_type_id id = w2l_schema_field(ch->schema, i)->type.id;
+        if (!ch->row[i].is_null && (id == W2L_TYPE_STRING || id == W2L_TYPE_BINARY)) need += ch->row[i].v.bytes.len;
+    }
+    if (ms->xa_bytes + need > ms->xa_limit)
+        return w2l__fail(err, W2L_SOURCE, "mysql source: the XA transaction prepared at %s:%llu (GTID state %s) needs "
+                         "more than %zu bytes of memory until its XA COMMIT, with %zu other(s) pending; raise "
+                         "source.xa-buffer-bytes", x->file, (unsigned long long)x->pos, x->gtid, ms->xa_limit, ms->nxa);
+    xa_change *c = w2l__arena_alloc(&x->arena, sizeof *c);
+    w2l_value *vals = c ? w2l__arena_alloc(&x->arena, (n ? n : 1) * sizeof *vals) : NULL;
+    char *db = vals ? arena_dup(&x->arena, ch->db, dl) : NULL;
+    char *tb = db ? arena_dup(&x->arena, ch->table, tl) : NULL;
+    uint8_t *present = tb && ch->present ? (uint8_t *)arena_dup(&x->arena, ch->present, (n + 7) / 8) : NULL;
+    W2L_NOMEM_IF(!tb || (ch->present && !present), err);
+    for (size_t i = 0; i < n; i++) {
+        vals[i] = ch->row[i];
+        w2l_type_id id = w2l_schema_field(ch->schema, i)->type.id;
+        if (!vals[i].is_null && (id == W2L_TYPE_STRING || id == W2L_TYPE_BINARY)) {
+            vals[i].v.bytes.ptr = arena_dup(&x->arena, ch->row[i].v.bytes.ptr, ch->row[i].v.bytes.len);
+            W2L_NOMEM_IF(!vals[i].v.bytes.ptr, err);
+        }
+    }
+    c->next = NULL;
+    c->ch = *ch;
+    c->ch.db = db;
+    c->ch.table = tb;
+    c->ch.row = vals;
+    c->ch.present = present;
+    c->ch.schema = w2l_schema_ref((w2l_schema *)ch->schema);
+    if (x->tail) x->tail->next = c;
+    else x->head = c;
+    x->tail = c;
+    x->nchanges++;
+    x->bytes += need;
+    ms->xa_bytes += need;
+    return W2L_OK;
+}
+
+/* The XID text after "XA END", "XA COMMIT", "XA ROLLBACK": up to trailing blanks/';'. */
+static char *xa_key(const char *sql, size_t n, size_t skip_words)
+{
+    size_t i = 0;
+    for (size_t w = 0; w < skip_words; w++) {
+        while (i < n && (sql[i] == ' ' || sql[i] == '\n' || sql[i] == '\t')) i++;
+        while (i < n && sql[i] != ' ' && sql[i] != '\n' && sql[i] != '\t') i++;
+    }
+    while (i < n && (sql[i] == ' ' || sql[i] == '\n' || sql[i] == '\t')) i++;
+    while (n > i && (sql[n - 1] == ' ' || sql[n - 1] == ';' || sql[n - 1] == '\n')) n--;
+    return w2l__strndup(sql + i, n - i);
+}
+
+/* XA_PREPARE_LOG: the group being read joins the prepared transactions. */
+static w2l_rc xa_prepared(mysql_source *ms, w2l_error *err)
+{
+    xa_txn *x = ms->xa_cur;
+    if (!x || !x->key)
+        return w2l__fail(err, W2L_CORRUPT, "mysql source: XA PREPARE at %s:%llu without its XA group (GTID flag, XA END)",
+                         ms->file, (unsigned long long)ms->pos);
+    for (size_t i = 0; i < ms->nxa; i++)
+        if (!strcmp(ms->xa[i]->key, x->key))
+            return w2l__fail(err, W2L_CORRUPT, "mysql source: XA transaction %s prepared twice (at %s:%llu)", x->key,
+                             x->file, (unsigned long long)x->pos);
+    if (ms->nxa == ms->xacap) {
+        size_t nc = ms->xacap ? ms->xacap * 2 : 8;
+        xa_txn **nx = w2l__realloc(ms->xa, nc * sizeof *nx);
+        W2L_NOMEM_IF(!nx, err);
+        ms->xa = nx;
+        ms->xacap = nc;
+    }
+    ms->xa[ms->nxa++] = x;
+    ms->xa_cur = NULL;
+    w2l__log(W2L_LOG_DEBUG, "mysql source: XA %s prepared at %s:%llu: %zu changes held until its XA COMMIT", x->key,
+             x->file, (unsigned long long)x->pos, x->nchanges);
+    return W2L_OK;
+}
+
+/* XA COMMIT (commit = 1) or XA ROLLBACK of the transaction whose XID text is key. */
+static w2l_rc xa_finish(mysql_source *ms, w2l_emitter *em, const char *key, int commit, uint64_t log_pos,
+                        w2l_error *err)
+{
+    size_t i = 0;
+    while (i < ms->nxa && strcmp(ms->xa[i]->key, key)) i++;
+    if (i == ms->nxa) {
+        if (!commit || ms->replaying) return W2L_OK; /* rolled back unseen, or emitted before the restart */
+        return w2l__fail(err, W2L_SOURCE, "mysql source: XA COMMIT %.200s at %s:%llu: its XA PREPARE lies before the "
+                         "position the source started from, so its changes were never read; start from a position "
+                         "before the PREPARE (startup=gtid:... or file:...)", key, ms->file, (unsigned long long)log_pos);
+    }
+    xa_txn *x = ms->xa[i];
+    memmove(&ms->xa[i], &ms->xa[i + 1], (ms->nxa - i - 1) * sizeof *ms->xa);
+    ms->nxa--;
+    ms->xa_bytes -= x->bytes;
+    w2l_rc rc = W2L_OK;
+    if (commit && !ms->replaying)
+        for (xa_change *c = x->head; c && rc == W2L_OK; c = c->next) rc = w2l_emit_change(em, &c->ch, err);
+    xa_free(x);
+    return rc;
 }
 
 /* ---- binlog streaming ---- */
@@ -868,7 +1080,8 @@ static int caught_up(const mysql_source *ms)
 static w2l_rc emit_row(mysql_source *ms, w2l_emitter *em, const w2l__bl_tmap *tm, w2l_op op, w2l_error *err)
 {
     tmuser *u = tm->user;
-    if (ms->skip) {
+    if (!ms->xa_cur && ms->replaying) return W2L_OK;
+    if (!ms->xa_cur && ms->skip) {
         ms->skip--;
         ms->txn_emitted++;
         return W2L_OK;
@@ -885,6 +1098,7 @@ static w2l_rc emit_row(mysql_source *ms, w2l_emitter *em, const w2l__bl_tmap *tm
         if (!(u->present[i / 8] >> (i % 8) & 1)) all = 0;
     ch.present = all ? NULL : u->present;
     ch.ts_ms = ms->txn_ts_ms;
+    if (ms->xa_cur) return xa_add(ms, &ch, err);
     W2L_TRY(w2l_emit_change(em, &ch, err));
     ms->txn_emitted++;
     return W2L_OK;
@@ -946,6 +1160,14 @@ static w2l_rc commit_txn(mysql_source *ms, w2l_emitter *em, uint64_t log_pos, w2
     ms->txn_standalone = 0;
     ms->txn_emitted = 0;
     ms->skip = 0;
+    if (ms->replaying) { /* emitted before the restart */
+        if (pos_cmp(ms->file, ms->pos, ms->replay_file, ms->replay_pos) >= 0) {
+            ms->replaying = 0;
+            w2l__log(W2L_LOG_INFO, "mysql source: %zu prepared XA transaction(s) read again; emitting from %s:%llu",
+                     ms->nxa, ms->file, (unsigned long long)ms->pos);
+        }
+        return W2L_OK;
+    }
     return emit_commit(ms, em, err);
 }
 
@@ -953,14 +1175,30 @@ static w2l_rc on_query(mysql_source *ms, w2l_emitter *em, const w2l__bl_event *e
 {
     const char *sql = ev->sql ? ev->sql : "";
     size_t n = ev->sql_len;
-    if (query_is(sql, n, "BEGIN") || query_is(sql, n, "XA START") || query_is(sql, n, "XA END")) {
+    if (query_is(sql, n, "XA END")) {
+        if (ms->xa_cur) {
+            w2l__free(ms->xa_cur->key);
+            ms->xa_cur->key = xa_key(sql, n, 2);
+            W2L_NOMEM_IF(!ms->xa_cur->key, err);
+        }
         ms->in_txn = 1;
         return W2L_OK;
     }
-    if (query_is(sql, n, "COMMIT") || query_is(sql, n, "XA COMMIT") || query_is(sql, n, "XA ROLLBACK")) {
-        if (query_is(sql, n, "XA ROLLBACK"))
-            w2l__log(W2L_LOG_ERROR, "mysql source: XA ROLLBACK at %s:%llu of a prepared transaction whose rows were "
-                     "already emitted", ms->file, (unsigned long long)ev->log_pos);
+    if (query_is(sql, n, "BEGIN") || query_is(sql, n, "XA START")) {
+        ms->in_txn = 1;
+        return W2L_OK;
+    }
+    if (query_is(sql, n, "XA COMMIT") || query_is(sql, n, "XA ROLLBACK")) {
+        char *key = xa_key(sql, n, 2);
+        W2L_NOMEM_IF(!key, err);
+        w2l_rc rc = xa_finish(ms, em, key, query_is(sql, n, "XA COMMIT"), ev->log_pos, err);
+        w2l__free(key);
+        W2L_TRY(rc);
+        W2L_TRY(commit_txn(ms, em, ev->log_pos, err));
+        (*count)++;
+        return W2L_OK;
+    }
+    if (query_is(sql, n, "COMMIT")) {
         W2L_TRY(commit_txn(ms, em, ev->log_pos, err));
         (*count)++;
         return W2L_OK;
@@ -1019,7 +1257,7 @@ static w2l_rc on_query(mysql_source *ms, w2l_emitter *em, const w2l__bl_event *e
                 d.table = tname;
                 d.ts_ms = (int64_t)ev->ts * 1000;
                 ms->in_txn = 1;
-                rc = w2l_emit_ddl(em, &d, err);
+                rc = ms->replaying ? W2L_OK : w2l_emit_ddl(em, &d, err);
                 (*count)++;
             }
         }
@@ -1059,6 +1297,7 @@ static w2l_rc handle_event(mysql_source *ms, w2l_emitter *em, const w2l__bl_even
             w2l__log(W2L_LOG_WARN, "mysql source: transaction without its end before GTID %u-%u-%llu at %s:%llu",
                      ev->gtid.domain, ev->gtid.server, (unsigned long long)ev->gtid.seq, ms->file,
                      (unsigned long long)ev->log_pos);
+        if (ev->gflags & BL_GTID_PREPARED_XA) W2L_TRY(xa_begin(ms, err));
         ms->txn_gtid = ev->gtid;
         ms->txn_has_gtid = 1;
         ms->txn_standalone = (ev->gflags & BL_GTID_STANDALONE) != 0;
@@ -1074,7 +1313,8 @@ static w2l_rc handle_event(mysql_source *ms, w2l_emitter *em, const w2l__bl_even
         W2L_TRY(commit_txn(ms, em, ev->log_pos, err));
         (*count)++;
         return W2L_OK;
-    case BL_EV_XA_PREPARE:
+    case BL_EV_XA_PREPARE: /* held until XA COMMIT; the group ends here */
+        W2L_TRY(xa_prepared(ms, err));
         W2L_TRY(commit_txn(ms, em, ev->log_pos, err));
         (*count)++;
         return W2L_OK;
@@ -1103,6 +1343,7 @@ static w2l_rc reconnect(mysql_source *ms, w2l_error *err)
         w2l_rc rc = start_stream(ms, &e2);
         if (rc == W2L_OK) {
             ms->reconnects++;
+            xa_drop_cur(ms); /* a PREPARE group cut short is read again */
             ms->in_txn = 0;
             ms->txn_has_gtid = 0;
             ms->txn_emitted = 0;
@@ -1422,6 +1663,25 @@ static w2l_rc parse_restored(mysql_source *ms, const char *restored, w2l_error *
     snprintf(ms->file, sizeof ms->file, "%s", file);
     ms->pos = (uint64_t)pos;
     rc = set_gtid_text(ms, gtid ? gtid : "", err);
+    w2l__json *xa = w2l__json_get(j, "xa");
+    if (rc == W2L_OK && xa) { /* XA prepared, not committed: read again from its PREPARE group */
+        const char *xf = w2l__json_str(w2l__json_get(xa, "file"));
+        const char *xg = w2l__json_str(w2l__json_get(xa, "gtid"));
+        int64_t xp = -1;
+        if (!xf || w2l__json_int64(w2l__json_get(xa, "pos"), &xp) || xp < 0 || strlen(xf) >= sizeof ms->file) {
+            w2l__json_free(j);
+            return w2l__fail(err, W2L_CORRUPT, "mysql source: restored position has a bad \"xa\" member");
+        }
+        snprintf(ms->replay_file, sizeof ms->replay_file, "%s", ms->file);
+        ms->replay_pos = ms->pos;
+        ms->replaying = 1;
+        snprintf(ms->file, sizeof ms->file, "%s", xf);
+        ms->pos = (uint64_t)xp;
+        rc = set_gtid_text(ms, xg ? xg : "", err);
+        w2l__log(W2L_LOG_INFO, "mysql source: an XA transaction was prepared, not committed, at the checkpoint: "
+                 "reading from its PREPARE at %s:%llu, emitting after %s:%llu", ms->file, (unsigned long long)ms->pos,
+                 ms->replay_file, (unsigned long long)ms->replay_pos);
+    }
     w2l__json *snap = w2l__json_get(j, "snapshot");
     if (rc == W2L_OK && snap) {
         snprintf(ms->snap_file, sizeof ms->snap_file, "%s", file);
@@ -1468,6 +1728,11 @@ static void ms_close(w2l_source *self)
     w2l__my_close(ms->snap_conn);
     ms->conn = ms->snap_conn = NULL;
     w2l__bl_scratch_free(&ms->scratch);
+    xa_drop_cur(ms);
+    for (size_t i = 0; i < ms->nxa; i++) xa_free(ms->xa[i]);
+    w2l__free(ms->xa);
+    ms->xa = NULL;
+    ms->nxa = ms->xacap = 0;
     snap_tables_free(ms);
     for (size_t i = 0; i < ms->ntt; i++) ttable_clear(&ms->tt[i]);
     w2l__free(ms->tt);
@@ -1496,6 +1761,7 @@ static w2l_rc ms_open_inner(mysql_source *ms, const w2l_conf *conf, const char *
 {
     ms->chunk_rows = SNAP_CHUNK_DEFAULT;
     ms->params.connect_timeout_s = 10;
+    ms->xa_limit = XA_LIMIT_DEFAULT;
     ms->params.retries = 2;
     ms->topts.tinyint1_as_boolean = 1;
     int64_t v;
@@ -1503,6 +1769,10 @@ static w2l_rc ms_open_inner(mysql_source *ms, const w2l_conf *conf, const char *
         if (w2l_conf_get_int(conf, "until-caught-up", &v, NULL) == W2L_OK) ms->until_caught_up = v != 0;
         if (w2l_conf_get_int(conf, "source.tinyint1-as-boolean", &v, NULL) == W2L_OK) ms->topts.tinyint1_as_boolean = v != 0;
         if (w2l_conf_get_int(conf, "source.time-as-string", &v, NULL) == W2L_OK) ms->topts.time_as_string = v != 0;
+        if (w2l_conf_get_int(conf, "source.snapshot-chunk-rows", &v, NULL) == W2L_OK && v > 0) ms->chunk_rows = (size_t)v;
+        if (w2l_conf_get_int(conf, "source.connect-timeout", &v, NULL) == W2L_OK && v > 0)
+            ms->params.connect_timeout_s = (unsigned)((v + 999) / 1000);
+        if (w2l_conf_get_int(conf, "source.xa-buffer-bytes", &v, NULL) == W2L_OK && v > 0) ms->xa_limit = (size_t)v;
     }
     W2L_TRY(parse_uri(ms, conf, uri, err));
     w2l__my *c;
