@@ -21,10 +21,18 @@
  * (it survives server restarts and file renames), else by file:pos. During the snapshot,
  * the position also holds its progress:
  *   {...,"snapshot":{"table":"db.t","index":3,"key":["hex of key text",...]}}
- * meaning: tables before index 3 and the rows of db.t up to that key are emitted. A
- * restart resumes the snapshot there in a new consistent snapshot and streams the binlog
- * from the first snapshot's position, so changes made in between are replayed onto the
- * rows read later (upserts by key; rows read before the restart get them once).
+ * meaning: tables before index 3 and the rows of db.t up to that key are emitted.
+ *
+ * Snapshot resume (exact): a restart mid-snapshot takes a new consistent snapshot at P2,
+ * while the binlog must still start at the first snapshot's P1 for the tables already
+ * read. The table that was in progress is emptied (a TRUNCATE TABLE through the DDL
+ * handler) and read again whole, with the tables after it, at P2; the position records
+ * the window "window":[{"db","name","file","pos"}]: binlog events up to P2 of the tables
+ * from db.name on (in snapshot order) are skipped, as P2's snapshot holds them. Each
+ * further restart adds a window; they are dropped once the stream is past the last.
+ * Tables created after P1 that sort before the boundary were never snapshotted; their
+ * CREATE and rows come from the binlog. The cost: the table in progress is read again
+ * from its start, not from its last chunk.
  *
  * Transactions: the rows between GTID and XID (or the QUERY "COMMIT" of non-transactional
  * tables) are emitted as they are decoded, then w2l_emit_commit(). A standalone GTID
@@ -140,6 +148,15 @@ typedef struct snap_table {
     w2l_schema *schema;
 } snap_table;
 
+/* A resumed snapshot read the tables from `db.name` on (in snapshot order) at file:pos:
+ * the binlog up to there is already in what it read for them. */
+typedef struct wseg {
+    char db[256], name[256];
+    char file[256];
+    uint64_t pos;
+} wseg;
+#define MAX_WSEGS 32
+
 typedef struct mysql_source {
     w2l_source base;
     w2l__my_params params;
@@ -191,6 +208,11 @@ typedef struct mysql_source {
     char snap_file[256];
     uint64_t snap_pos;
     char snap_gtid[1024];
+    /* snapshot resume windows (see "Snapshot resume" above); event being handled */
+    wseg segs[MAX_WSEGS];
+    size_t nsegs;
+    int snap_truncate;     /* emit TRUNCATE of the current table before reading it again */
+    uint64_t ev_pos;
 
     /* XA: prepared transactions (in binlog order) and the PREPARE group being read */
     xa_txn **xa;
@@ -843,9 +865,42 @@ static w2l_rc prepare_tmap(mysql_source *ms, w2l__bl_tmap *tm, w2l_error *err)
 
 /* ---- positions ---- */
 
+/* Orders binlog positions: file names of one server differ only in their number. */
+static int pos_cmp(const char *fa, uint64_t pa, const char *fb, uint64_t pb)
+{
+    size_t la = strlen(fa), lb = strlen(fb);
+    int c = la != lb ? (la < lb ? -1 : 1) : strcmp(fa, fb);
+    return c ? c : pa < pb ? -1 : pa > pb;
+}
+
 /* While XA transactions are prepared but not committed, the position also names where
  * the oldest one's PREPARE group starts: a restart reads the binlog from there (its
  * changes are in memory only) and emits nothing up to file:pos, which was emitted. */
+static size_t format_window(const mysql_source *ms, char *buf, size_t size)
+{
+    size_t n = 0;
+    if (!ms->nsegs) return 0;
+    n += (size_t)snprintf(buf, size, ",\"window\":[");
+    for (size_t i = 0; i < ms->nsegs && n < size; i++)
+        n += (size_t)snprintf(buf + n, size - n, "%s{\"db\":\"%s\",\"name\":\"%s\",\"file\":\"%s\",\"pos\":%llu}",
+                              i ? "," : "", ms->segs[i].db, ms->segs[i].name, ms->segs[i].file,
+                              (unsigned long long)ms->segs[i].pos);
+    if (n < size) n += (size_t)snprintf(buf + n, size - n, "]");
+    return n;
+}
+
+/* 1 when an event of db.table ending at file:pos is in a resumed snapshot (skip it). */
+static int in_window(const mysql_source *ms, const char *db, const char *table, const char *file, uint64_t pos)
+{
+    if (!ms->nsegs || !db || !table) return 0;
+    const wseg *w = NULL;
+    for (size_t i = 0; i < ms->nsegs; i++) {
+        int c = strcmp(ms->segs[i].db, db);
+        if (c < 0 || (c == 0 && strcmp(ms->segs[i].name, table) <= 0)) w = &ms->segs[i];
+    }
+    return w && pos_cmp(file, pos, w->file, w->pos) <= 0;
+}
+
 static size_t format_position(const mysql_source *ms, char *buf, size_t size)
 {
     char g[1024];
@@ -857,21 +912,14 @@ static size_t format_position(const mysql_source *ms, char *buf, size_t size)
         n += (size_t)snprintf(buf + n, size - n, ",\"xa\":{\"file\":\"%s\",\"pos\":%llu,\"gtid\":\"%s\"}", x->file,
                               (unsigned long long)x->pos, x->gtid);
     }
+    if (n < size) n += format_window(ms, buf + n, size - n);
     if (n < size) n += (size_t)snprintf(buf + n, size - n, "}");
     return n;
 }
 
-/* Orders binlog positions: file names of one server differ only in their number. */
-static int pos_cmp(const char *fa, uint64_t pa, const char *fb, uint64_t pb)
-{
-    size_t la = strlen(fa), lb = strlen(fb);
-    int c = la != lb ? (la < lb ? -1 : 1) : strcmp(fa, fb);
-    return c ? c : pa < pb ? -1 : pa > pb;
-}
-
 static w2l_rc emit_commit(mysql_source *ms, w2l_emitter *em, w2l_error *err)
 {
-    char buf[3000];
+    char buf[8192];
     size_t n = format_position(ms, buf, sizeof buf);
     if (n >= sizeof buf) return w2l__fail(err, W2L_ERROR, "mysql source: position too long (too many GTID domains)");
     return w2l_emit_commit(em, buf, n, err);
@@ -1041,7 +1089,8 @@ static w2l_rc xa_finish(mysql_source *ms, w2l_emitter *em, const char *key, int 
     ms->xa_bytes -= x->bytes;
     w2l_rc rc = W2L_OK;
     if (commit && !ms->replaying)
-        for (xa_change *c = x->head; c && rc == W2L_OK; c = c->next) rc = w2l_emit_change(em, &c->ch, err);
+        for (xa_change *c = x->head; c && rc == W2L_OK; c = c->next)
+            if (!in_window(ms, c->ch.db, c->ch.table, ms->file, log_pos)) rc = w2l_emit_change(em, &c->ch, err);
     xa_free(x);
     return rc;
 }
@@ -1080,7 +1129,7 @@ static int caught_up(const mysql_source *ms)
 static w2l_rc emit_row(mysql_source *ms, w2l_emitter *em, const w2l__bl_tmap *tm, w2l_op op, w2l_error *err)
 {
     tmuser *u = tm->user;
-    if (!ms->xa_cur && ms->replaying) return W2L_OK;
+    if (!ms->xa_cur && (ms->replaying || in_window(ms, tm->db, tm->table, ms->file, ms->ev_pos))) return W2L_OK;
     if (!ms->xa_cur && ms->skip) {
         ms->skip--;
         ms->txn_emitted++;
@@ -1160,6 +1209,11 @@ static w2l_rc commit_txn(mysql_source *ms, w2l_emitter *em, uint64_t log_pos, w2
     ms->txn_standalone = 0;
     ms->txn_emitted = 0;
     ms->skip = 0;
+    if (ms->nsegs && pos_cmp(ms->file, ms->pos, ms->segs[ms->nsegs - 1].file, ms->segs[ms->nsegs - 1].pos) >= 0) {
+        w2l__log(W2L_LOG_INFO, "mysql source: past the resumed snapshot's position %s:%llu",
+                 ms->segs[ms->nsegs - 1].file, (unsigned long long)ms->segs[ms->nsegs - 1].pos);
+        ms->nsegs = 0;
+    }
     if (ms->replaying) { /* emitted before the restart */
         if (pos_cmp(ms->file, ms->pos, ms->replay_file, ms->replay_pos) >= 0) {
             ms->replaying = 0;
@@ -1257,7 +1311,8 @@ static w2l_rc on_query(mysql_source *ms, w2l_emitter *em, const w2l__bl_event *e
                 d.table = tname;
                 d.ts_ms = (int64_t)ev->ts * 1000;
                 ms->in_txn = 1;
-                rc = ms->replaying ? W2L_OK : w2l_emit_ddl(em, &d, err);
+                rc = ms->replaying || in_window(ms, d.db, tname, ms->file, ev->log_pos) ? W2L_OK
+                                                                                         : w2l_emit_ddl(em, &d, err);
                 (*count)++;
             }
         }
@@ -1273,6 +1328,7 @@ static w2l_rc on_query(mysql_source *ms, w2l_emitter *em, const w2l__bl_event *e
 static w2l_rc handle_event(mysql_source *ms, w2l_emitter *em, const w2l__bl_event *ev, size_t *count, w2l_error *err)
 {
     if (ev->ts) atomic_store(&ms->last_event_ms, (int64_t)ev->ts * 1000);
+    ms->ev_pos = ev->log_pos;
     switch (ev->kind) {
     case BL_EV_ROTATE:
         if (ev->file_len && ev->file_len < sizeof ms->file) {
@@ -1490,6 +1546,20 @@ static w2l_rc snap_begin(mysql_source *ms, int fresh, w2l_error *err)
         snprintf(ms->snap_file, sizeof ms->snap_file, "%s", file);
         ms->snap_pos = strtoull(pos, NULL, 10);
         snprintf(ms->snap_gtid, sizeof ms->snap_gtid, "%s", null ? "" : gtid);
+    } else if (ms->st_idx < ms->nst) { /* tables from the current one on are read at this position */
+        if (ms->nsegs == MAX_WSEGS)
+            return w2l__fail(err, W2L_SOURCE, "mysql source: the snapshot was resumed %d times before it reached the "
+                             "binlog; start it again (new warehouse or startup=initial without state)", MAX_WSEGS);
+        wseg *w = &ms->segs[ms->nsegs++];
+        snprintf(w->db, sizeof w->db, "%s", ms->st[ms->st_idx].db);
+        snprintf(w->name, sizeof w->name, "%s", ms->st[ms->st_idx].name);
+        snprintf(w->file, sizeof w->file, "%s", file);
+        w->pos = strtoull(pos, NULL, 10);
+        if (ms->snap_key) { /* the table in progress: emptied and read again whole */
+            ms->snap_key = NULL;
+            ms->snap_key_len = NULL;
+            ms->snap_truncate = 1;
+        }
     }
     w2l__log(W2L_LOG_INFO, "mysql source: snapshot at %s:%s (GTID %s)%s", file, pos, null ? "" : gtid,
              fresh ? "" : ", resuming an earlier snapshot");
@@ -1511,6 +1581,7 @@ static size_t snap_position(const mysql_source *ms, char *buf, size_t size, cons
         }
         if (n < size) n += (size_t)snprintf(buf + n, size - n, "]}");
     }
+    if (n < size) n += format_window(ms, buf + n, size - n);
     if (n < size) n += (size_t)snprintf(buf + n, size - n, "}");
     return n;
 }
@@ -1541,6 +1612,21 @@ static w2l_rc snapshot_next(mysql_source *ms, w2l_emitter *em, w2l_error *err)
     while (ms->st_idx < ms->nst) {
         snap_table *t = &ms->st[ms->st_idx];
         snap_ctx c = {ms, em, t};
+        if (ms->snap_truncate) { /* rows of it emitted before the restart are at an older position */
+            char *q = w2l__asprintf("TRUNCATE TABLE `%s`.`%s`", t->db, t->name);
+            W2L_NOMEM_IF(!q, err);
+            w2l_ddl d = {0};
+            d.db = t->db;
+            d.table = t->name;
+            d.sql = q;
+            d.sql_len = strlen(q);
+            w2l_rc trc = w2l_emit_ddl(em, &d, err);
+            w2l__free(q);
+            W2L_TRY(trc);
+            ms->snap_truncate = 0;
+            w2l__log(W2L_LOG_INFO, "mysql source: snapshot of %s.%s resumed: the table is read again from its start",
+                     t->db, t->name);
+        }
         char **lk;
         size_t *ll, nrows;
         w2l__arena *a = &ms->snap_arena[ms->snap_arena_cur ^ 1];
@@ -1663,6 +1749,22 @@ static w2l_rc parse_restored(mysql_source *ms, const char *restored, w2l_error *
     snprintf(ms->file, sizeof ms->file, "%s", file);
     ms->pos = (uint64_t)pos;
     rc = set_gtid_text(ms, gtid ? gtid : "", err);
+    w2l__json *win = w2l__json_get(j, "window");
+    for (w2l__json *w = win ? w2l__json_first(win) : NULL; rc == W2L_OK && w; w = w2l__json_next(w)) {
+        const char *wd = w2l__json_str(w2l__json_get(w, "db")), *wn = w2l__json_str(w2l__json_get(w, "name"));
+        const char *wf = w2l__json_str(w2l__json_get(w, "file"));
+        int64_t wp = -1;
+        if (!wd || !wn || !wf || w2l__json_int64(w2l__json_get(w, "pos"), &wp) || wp < 0 || ms->nsegs == MAX_WSEGS ||
+            strlen(wd) >= 256 || strlen(wn) >= 256 || strlen(wf) >= 256) {
+            w2l__json_free(j);
+            return w2l__fail(err, W2L_CORRUPT, "mysql source: restored position has a bad \"window\" member");
+        }
+        wseg *sg = &ms->segs[ms->nsegs++];
+        snprintf(sg->db, sizeof sg->db, "%s", wd);
+        snprintf(sg->name, sizeof sg->name, "%s", wn);
+        snprintf(sg->file, sizeof sg->file, "%s", wf);
+        sg->pos = (uint64_t)wp;
+    }
     w2l__json *xa = w2l__json_get(j, "xa");
     if (rc == W2L_OK && xa) { /* XA prepared, not committed: read again from its PREPARE group */
         const char *xf = w2l__json_str(w2l__json_get(xa, "file"));
