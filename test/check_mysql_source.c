@@ -942,8 +942,11 @@ START_TEST(snapshot_resume_window_is_exact)
     snprintf(m.table, sizeof m.table, "sr.a,sr.b,sr.c");
     run r;
     w2l_error err;
-    /* chunks of 7: a in 3 commits, then b's first chunk; "killed" there */
-    ck_assert_ok(run_open(&r, &m, uri_for("databases=sr&chunk-rows=7"), NULL, 1, &err), err);
+    /* chunks of 7 (the conf key; later runs use the URI's chunk-rows): a in 3 commits,
+     * then b's first chunk; "killed" there */
+    run_conf = "source.snapshot-chunk-rows=7";
+    ck_assert_ok(run_open(&r, &m, uri_for("databases=sr"), NULL, 1, &err), err);
+    run_conf = NULL;
     ck_assert_int_eq(run_all(&r, &m, 4, &err), W2L_OK);
     run_close(&r);
     ck_assert_int_eq(m.inserts, 27);

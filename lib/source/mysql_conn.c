@@ -14,6 +14,7 @@
 #include <mysqld_error.h>
 
 #include "mysql_int.h"
+#include "../common/thread.h"
 
 struct w2l__my {
     MYSQL *mysql;
@@ -37,13 +38,14 @@ static int retriable(unsigned e)
            e == CR_SERVER_LOST || e == ER_CON_COUNT_ERROR || e == ER_SERVER_SHUTDOWN || e == 1927 /* killed */;
 }
 
+static void library_init_once(void) { mysql_library_init(0, NULL, NULL); }
+
+/* Process-wide and not thread-safe itself (mysql_init would call it unguarded from
+ * whichever thread connects first): run exactly once, whatever thread gets here first. */
 static void library_init(void)
 {
-    static int done;
-    if (!done) { /* process-wide; w2l_global_init() is the documented place, this is a fallback */
-        mysql_library_init(0, NULL, NULL);
-        done = 1;
-    }
+    static once_flag once = ONCE_FLAG_INIT;
+    call_once(&once, library_init_once);
 }
 
 w2l_rc w2l__my_connect(const w2l__my_params *p, w2l__my **out, w2l_error *err)
