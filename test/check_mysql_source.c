@@ -913,6 +913,15 @@ START_TEST(xa_held_until_commit_across_restart)
     ck_assert_int_eq(rc, W2L_SOURCE);
     ck_assert_msg(strstr(err.msg, "source.xa-buffer-bytes") != NULL, "%s", err.msg);
     sql(my, "XA ROLLBACK 'big'");
+    /* an XA prepared when the initial snapshot starts: it waits, then fails naming it */
+    mysql_close(xa_prepare("'snapx'", "INSERT INTO xa.t VALUES (60, 'p', NULL)"));
+    static model m2;
+    memset(&m2, 0, sizeof m2);
+    snprintf(m2.table, sizeof m2.table, "xa.t");
+    rc = run_open(&r, &m2, uri_for("databases=xa"), NULL, 1, &err);
+    ck_assert_int_eq(rc, W2L_SOURCE);
+    ck_assert_msg(strstr(err.msg, "snapx") && strstr(err.msg, "XA ROLLBACK"), "%s", err.msg);
+    sql(my, "XA ROLLBACK 'snapx'");
     model_free(&m);
     mysql_close(my);
 }

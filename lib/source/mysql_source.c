@@ -68,8 +68,9 @@
  * group: a restart reads from there and emits nothing up to file:pos.
  *
  * Limits: an XA COMMIT whose PREPARE lies before the start position (startup=latest,
- * gtid:, file:, or an XA prepared when the initial snapshot was taken) fails the job
- * with a clear error rather than lose its changes. MySQL 8 sources are not
+ * gtid:, file:) fails the job with a clear error rather than lose its changes; the
+ * initial snapshot waits up to 10 s for prepared XA transactions to end (XA RECOVER),
+ * then fails naming one. MySQL 8 sources are not
  * supported yet (the decoder is source-aware: YEAR signedness, V2 rows). A connection
  * lost inside a transaction resumes from the last commit and skips the changes of that
  * transaction already emitted; this assumes the server replays the same transaction,
@@ -1529,6 +1530,31 @@ static w2l_rc snap_begin(mysql_source *ms, int fresh, w2l_error *err)
     W2L_TRY(w2l__my_connect(&ms->params, &ms->snap_conn, err));
     W2L_TRY(w2l__my_exec(ms->snap_conn, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ", err));
     W2L_TRY(w2l__my_exec(ms->snap_conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT", err));
+    /* An XA transaction prepared now is not in the snapshot and its PREPARE group lies
+     * before the snapshot's binlog position: its XA COMMIT would come without its
+     * changes. Wait (up to 10 s) for prepared ones to end, else fail naming one. */
+    for (int attempt = 0; fresh; attempt++) {
+        w2l__my_res *r;
+        W2L_TRY(w2l__my_query(ms->snap_conn, "XA RECOVER", 0, &r, err));
+        char **row;
+        unsigned long *len;
+        char xid[300] = "";
+        int k = w2l__my_row(r, &row, &len, err);
+        if (k > 0) snprintf(xid, sizeof xid, "%.*s", (int)(len[3] < 256 ? len[3] : 256), row[3] ? row[3] : "");
+        w2l__my_res_free(r);
+        if (k < 0) return err->code;
+        if (k == 0) break;
+        if (attempt >= 20)
+            return w2l__fail(err, W2L_SOURCE, "mysql source %s: XA transaction '%s' (and maybe others) is prepared, "
+                             "not committed: a snapshot now would miss its changes; XA COMMIT or XA ROLLBACK it "
+                             "(XA RECOVER lists them), then start again", w2l__my_name(ms->snap_conn), xid);
+        if (attempt == 0)
+            w2l__log(W2L_LOG_WARN, "mysql source: XA transaction '%s' is prepared; waiting for it to end before the "
+                     "snapshot", xid);
+        W2L_TRY(w2l__my_exec(ms->snap_conn, "ROLLBACK", err));
+        sleep_ms(500);
+        W2L_TRY(w2l__my_exec(ms->snap_conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT", err));
+    }
     char file[256], pos[32], gtid[1024];
     int null;
     W2L_TRY(w2l__my_value(ms->snap_conn, "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE "
