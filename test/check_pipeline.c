@@ -247,6 +247,21 @@ static void assert_lake_equals_expected(void)
     }
 }
 
+static int metrics_seen;
+static w2l_table_metrics metrics_sum;
+static int sum_metrics(void *ctx, const w2l_table_metrics *m)
+{
+    (void)ctx;
+    ck_assert_str_eq(m->ns, "db");
+    ck_assert_int_eq(m->table[0], 't');
+    metrics_seen++;
+    metrics_sum.rows_in += m->rows_in;
+    metrics_sum.commits += m->commits;
+    if (m->last_committed_ckpt > metrics_sum.last_committed_ckpt) metrics_sum.last_committed_ckpt = m->last_committed_ckpt;
+    ck_assert(m->secs_since_commit >= 0);
+    return 0;
+}
+
 START_TEST(push_api_exactly_once_with_parallel_operators)
 {
     memset(expect_rows, 0, sizeof expect_rows);
@@ -258,6 +273,14 @@ START_TEST(push_api_exactly_once_with_parallel_operators)
     ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
     push_rows(p, 0, 20000, 1000);
     ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+    /* per-table metrics, as the runtime saw them */
+    metrics_seen = 0;
+    memset(&metrics_sum, 0, sizeof metrics_sum);
+    ck_assert_ok(w2l_pipeline_metrics(p, sum_metrics, NULL, &err), err);
+    ck_assert_int_eq(metrics_seen, NT);
+    ck_assert_uint_eq(metrics_sum.rows_in, (uint64_t)atomic_load(&writer_rows));
+    ck_assert_uint_ge(metrics_sum.commits, 20 * NT);
+    ck_assert_uint_ge(metrics_sum.last_committed_ckpt, 20);
     w2l_pipeline_free(p);
     assert_lake_equals_expected();
     ck_assert_int_ge(lake.commits, 20 * NT);

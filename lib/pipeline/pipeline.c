@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "emit.h"
+#include "metrics.h"
 #include "../common/chan.h"
 #include "../common/thread.h"
 
@@ -97,8 +98,6 @@ struct w2l_pipeline {
     uint64_t sealed;            /* newest sealed */
     atomic_uint_fast64_t sealed_pub; /* the same, read by committers without the lock */
     uint64_t committed;         /* newest every committer notified */
-    unsigned commit_acks;       /* committers done with `committed + 1` */
-    uint64_t committing;
     unsigned acks_needed;
     int64_t last_trigger_ms;
     atomic_int ckpt_requested;
@@ -112,6 +111,8 @@ struct w2l_pipeline {
     int push; /* no source: the host pushes */
     uint64_t retain;
     atomic_llong cpu_ns[4]; /* CPU time by stage: source, ddl, writers, committers */
+    w2l__metrics *metrics;
+    char *restored_pos;         /* the source position of the restored checkpoint, or NULL */
 };
 
 /* Adds the calling thread's CPU time to stage k (0 source, else the operator kind). */
@@ -306,21 +307,29 @@ static void ack(w2l_pipeline *p, uint64_t id)
 }
 
 /* A committer finished notify_complete(id). */
-static void commit_done(w2l_pipeline *p, uint64_t id)
+/* Committer `committer` finished notify_complete(id). A checkpoint is committed when every
+ * committer is past it: the minimum of what each has notified (they run independently, so
+ * one may be a checkpoint ahead of another). */
+static void commit_done(w2l_pipeline *p, node *n, uint64_t id)
 {
+    w2l__metrics_committed(p->metrics, n->index, id);
+    uint64_t prune_below = 0;
     mtx_lock(&p->mtx);
-    if (id > p->committed) {
-        if (p->committing != id) {
-            p->committing = id;
-            p->commit_acks = 0;
-        }
-        if (++p->commit_acks == p->ncommit) {
-            p->committed = id;
-            w2l__log(W2L_LOG_DEBUG, "checkpoint %llu committed", (unsigned long long)id);
-        }
+    n->notified = id;
+    uint64_t low = id;
+    for (unsigned i = 0; i < p->ncommit; i++)
+        if (p->committer[i].notified < low) low = p->committer[i].notified;
+    if (low > p->committed) {
+        p->committed = low;
+        w2l__log(W2L_LOG_DEBUG, "checkpoint %llu committed", (unsigned long long)low);
+        /* every table has what `low` holds: keep the newest `retain` checkpoints */
+        if (low > p->retain) prune_below = low - p->retain + 1;
     }
     cnd_broadcast(&p->cv);
     mtx_unlock(&p->mtx);
+    w2l_error err;
+    if (prune_below && w2l_state_prune(p->st, prune_below, &err) != W2L_OK)
+        w2l__log(W2L_LOG_WARN, "pipeline: pruning checkpoints below %llu: %s", (unsigned long long)prune_below, err.msg);
 }
 
 /* ---------------------------------------------------------------------- routing ----- */
@@ -499,8 +508,10 @@ w2l_rc w2l_collect(w2l_collector *out, const w2l_element *e, w2l_error *err)
         break;
     case W2L_OPERATOR_WRITER:
         if (e->kind == W2L_ELEM_WRITE_RESULT) {
+            unsigned c = (unsigned)(w2l__table_hash(e->ns, e->table) % p->ncommit);
+            w2l__metrics_result(p->metrics, e->ns, e->table, e->ckpt, c, e->payload, e->payload_len);
             W2L_TRY(msg_from_element(e, from->index, &m, err));
-            return send_to(p, &p->committer[w2l__table_hash(e->ns, e->table) % p->ncommit], m, err);
+            return send_to(p, &p->committer[c], m, err);
         }
         if (e->kind == W2L_ELEM_WRITER_COMMIT) {
             /* the answer to a fence goes back to the table's DDL handler */
@@ -656,8 +667,7 @@ static w2l_rc commit_sealed(node *n, w2l_error *err)
             w2l__log(W2L_LOG_ERROR, "check-commit: %s", err->msg);
             return rc;
         }
-        n->notified = ck;
-        commit_done(p, ck);
+        commit_done(p, n, ck);
     }
     return W2L_OK;
 }
@@ -672,7 +682,6 @@ static int node_main(void *arg)
                                                     : n->kind == W2L_OPERATOR_WRITER ? p->nwriter : p->ncommit,
                            p->st, p->restored, n->op, &err);
     int opened = rc == W2L_OK;
-    if (rc == W2L_OK && n->kind == W2L_OPERATOR_COMMITTER) n->notified = p->restored ? p->restored - 1 : 0;
     while (rc == W2L_OK) {
         msg *s;
         while (rc == W2L_OK && (s = side_pop(n)) != NULL) {
@@ -726,6 +735,10 @@ static w2l_rc place_barrier(w2l_pipeline *p, uint64_t *out_id, w2l_error *err)
     mtx_unlock(&p->mtx);
     size_t len;
     const char *pos = w2l__emitter_position(p->em, &len);
+    if (!pos && p->restored_pos) { /* nothing new since the restart: still there */
+        pos = p->restored_pos;
+        len = strlen(pos);
+    }
     if (pos) W2L_TRY(w2l_state_put(p->st, id, "source/position", pos, len, err));
     for (unsigned i = 0; i < p->nddl; i++) {
         msg *m = msg_new(M_BARRIER);
@@ -754,6 +767,7 @@ static w2l_rc hook_batch(void *ctx, w2l__batch *b, w2l_error *err)
         w2l__batch_free(b);
         return w2l__fail(err, W2L_NOMEM, "out of memory");
     }
+    w2l__metrics_rows(p->metrics, b->ns, b->table, b->n);
     m->batch = b;
     m->e.kind = W2L_ELEM_CHANGES;
     m->e.ns = b->ns;
@@ -846,7 +860,17 @@ static int source_main(void *arg)
             break;
         }
     }
-    if (rc == W2L_OK && !atomic_load(&p->failed)) rc = drain(p, &err);
+    if (rc == W2L_OK && !atomic_load(&p->failed)) {
+        rc = drain(p, &err);
+    } else if (rc != W2L_OK && rc != W2L_CANCELLED && !atomic_load(&p->failed) && !w2l__emitter_in_txn(p->em)) {
+        /* a source error: commit every whole transaction before it with a last checkpoint,
+         * then stop with the error (a restart resumes right after them) */
+        w2l_error derr;
+        w2l_error_clear(&derr);
+        w2l_rc d = drain(p, &derr);
+        if (d != W2L_OK && d != W2L_CANCELLED)
+            w2l__log(W2L_LOG_WARN, "pipeline: last checkpoint before stopping: %s", derr.msg);
+    }
     if (rc != W2L_OK && rc != W2L_CANCELLED) fail(p, &err);
     p->src_rc = rc;
     account_cpu(p, 0);
@@ -929,6 +953,8 @@ static w2l_rc make_nodes(w2l_pipeline *p, w2l_error *err)
         if (!n->in || !n->op || !n->blocked || !n->held_head || !n->held_tail)
             return w2l__fail(err, W2L_NOMEM, "out of memory building the pipeline");
         n->op->methods = n->m;
+        /* committers start by re-committing the restored checkpoint (commit_sealed) */
+        if (n->kind == W2L_OPERATOR_COMMITTER) n->notified = p->restored ? p->restored - 1 : 0;
     }
     return W2L_OK;
 }
@@ -943,7 +969,8 @@ w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err
     cnd_init(&p->cv);
     w2l_rc rc = W2L_OK;
     p->conf = w2l_conf_dup(conf);
-    if (!p->conf) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    p->metrics = w2l__metrics_new();
+    if (!p->conf || !p->metrics) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
     int64_t v = 0;
     if (rc == W2L_OK) rc = conf_uint(p->conf, "ddl-parallelism", &p->nddl, err);
     if (rc == W2L_OK) rc = conf_uint(p->conf, "parallelism", &p->nwriter, err);
@@ -990,6 +1017,10 @@ w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err
                 w2l_rc g = w2l_state_get(p->st, p->restored, "source/position", &pos, err);
                 if (g != W2L_OK && g != W2L_NOTFOUND) rc = g;
                 if (g == W2L_OK) rc = w2l__buf_cstr(&pos, err);
+                if (g == W2L_OK && rc == W2L_OK) {
+                    p->restored_pos = w2l__strdup((const char *)pos.data);
+                    if (!p->restored_pos) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                }
             }
             p->src = w2l__calloc(1, p->srcm->size > sizeof *p->src ? p->srcm->size : sizeof *p->src);
             if (rc == W2L_OK && !p->src) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
@@ -1129,9 +1160,9 @@ w2l_rc w2l_pipeline_finish(w2l_pipeline *p, w2l_error *err)
 w2l_rc w2l_pipeline_metrics(w2l_pipeline *p, int (*fn)(void *, const w2l_table_metrics *), void *ctx,
                             w2l_error *err)
 {
-    (void)fn, (void)ctx;
     if (!p) return w2l__fail(err, W2L_MISUSE, "w2l_pipeline_metrics: NULL pipeline");
-    return W2L_OK; /* per-table metrics come from the built-in operators */
+    int64_t lag = p->src && p->srcm->lag_ms ? p->srcm->lag_ms(p->src) : 0;
+    return w2l__metrics_each(p->metrics, lag, fn, ctx, err);
 }
 
 void w2l_pipeline_free(w2l_pipeline *p)
@@ -1151,6 +1182,8 @@ void w2l_pipeline_free(w2l_pipeline *p)
     }
     w2l_state_close(p->st);
     w2l_conf_free(p->conf);
+    w2l__metrics_free(p->metrics);
+    w2l__free(p->restored_pos);
     cnd_destroy(&p->cv);
     mtx_destroy(&p->mtx);
     w2l__free(p);

@@ -1,0 +1,173 @@
+/* Per-table metrics (metrics.h): a list of tables found through a small hash index. */
+#include "metrics.h"
+#include "emit.h"
+#include "../common/thread.h"
+#include "../json/json.h"
+
+typedef struct tm_entry {
+    char *ns, *table;
+    uint64_t h;
+    unsigned committer;
+    w2l_table_metrics m;
+    uint64_t pending_min, pending_max; /* checkpoints with results not yet committed */
+    unsigned pending_n;
+    int64_t last_commit_ms;            /* 0: none */
+    struct tm_entry *chain, *next;
+} tm_entry;
+
+struct w2l__metrics {
+    mtx_t mtx;
+    tm_entry *head, *tail;
+    tm_entry **idx;
+    size_t cap, n;
+};
+
+w2l__metrics *w2l__metrics_new(void)
+{
+    w2l__metrics *m = w2l__calloc(1, sizeof *m);
+    if (m) mtx_init(&m->mtx, mtx_plain);
+    return m;
+}
+
+void w2l__metrics_free(w2l__metrics *m)
+{
+    if (!m) return;
+    for (tm_entry *e = m->head; e;) {
+        tm_entry *n = e->next;
+        w2l__free(e->ns);
+        w2l__free(e->table);
+        w2l__free(e);
+        e = n;
+    }
+    w2l__free(m->idx);
+    mtx_destroy(&m->mtx);
+    w2l__free(m);
+}
+
+/* The entry of a table, created when absent; NULL when out of memory. Lock held. */
+static tm_entry *entry(w2l__metrics *m, const char *ns, const char *table)
+{
+    uint64_t h = w2l__table_hash(ns, table);
+    if (m->cap)
+        for (tm_entry *e = m->idx[h & (m->cap - 1)]; e; e = e->chain)
+            if (e->h == h && !strcmp(e->ns, ns) && !strcmp(e->table, table)) return e;
+    if (m->n + 1 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        tm_entry **ni = w2l__calloc(cap, sizeof *ni);
+        if (!ni) return NULL;
+        for (tm_entry *e = m->head; e; e = e->next) {
+            e->chain = ni[e->h & (cap - 1)];
+            ni[e->h & (cap - 1)] = e;
+        }
+        w2l__free(m->idx);
+        m->idx = ni;
+        m->cap = cap;
+    }
+    tm_entry *e = w2l__calloc(1, sizeof *e);
+    if (!e) return NULL;
+    e->ns = w2l__strdup(ns);
+    e->table = w2l__strdup(table);
+    if (!e->ns || !e->table) {
+        w2l__free(e->ns), w2l__free(e->table), w2l__free(e);
+        return NULL;
+    }
+    e->h = h;
+    e->chain = m->idx[h & (m->cap - 1)];
+    m->idx[h & (m->cap - 1)] = e;
+    if (m->tail) m->tail->next = e;
+    else m->head = e;
+    m->tail = e;
+    m->n++;
+    return e;
+}
+
+void w2l__metrics_rows(w2l__metrics *m, const char *ns, const char *table, uint64_t n)
+{
+    if (!m) return;
+    mtx_lock(&m->mtx);
+    tm_entry *e = entry(m, ns, table);
+    if (e) e->m.rows_in += n;
+    mtx_unlock(&m->mtx);
+}
+
+void w2l__metrics_result(w2l__metrics *m, const char *ns, const char *table, uint64_t ckpt,
+                         unsigned committer, const char *payload, size_t len)
+{
+    if (!m) return;
+    uint64_t files = 0, bytes = 0;
+    w2l__json *j = NULL;
+    if (payload && w2l__json_parse(payload, len, &j, NULL) == W2L_OK) {
+        for (const w2l__json *f = w2l__json_first(w2l__json_get(j, "files")); f; f = w2l__json_next(f)) {
+            int64_t sz = 0;
+            files++;
+            if (!w2l__json_int64(w2l__json_get(f, "file-size"), &sz) && sz > 0) bytes += (uint64_t)sz;
+        }
+        w2l__json_free(j);
+    }
+    mtx_lock(&m->mtx);
+    tm_entry *e = entry(m, ns, table);
+    if (e) {
+        e->committer = committer;
+        e->m.files_written += files;
+        e->m.bytes_written += bytes;
+        if (ckpt != e->pending_max) e->pending_n++;
+        if (!e->pending_min || ckpt < e->pending_min) e->pending_min = ckpt;
+        if (ckpt > e->pending_max) e->pending_max = ckpt;
+    }
+    mtx_unlock(&m->mtx);
+}
+
+void w2l__metrics_committed(w2l__metrics *m, unsigned committer, uint64_t ckpt)
+{
+    if (!m) return;
+    int64_t now = w2l__now_ms();
+    mtx_lock(&m->mtx);
+    for (tm_entry *e = m->head; e; e = e->next) {
+        if (e->committer != committer || !e->pending_min || e->pending_min > ckpt) continue;
+        if (e->pending_max <= ckpt) {
+            e->m.commits += e->pending_n;
+            e->m.last_committed_ckpt = e->pending_max;
+            e->pending_min = e->pending_max = 0;
+            e->pending_n = 0;
+        } else { /* later checkpoints still pending: one of them went */
+            e->m.commits++;
+            e->m.last_committed_ckpt = ckpt;
+            e->pending_min = ckpt + 1;
+            if (e->pending_n > 1) e->pending_n--;
+        }
+        e->last_commit_ms = now;
+    }
+    mtx_unlock(&m->mtx);
+}
+
+w2l_rc w2l__metrics_each(w2l__metrics *m, int64_t lag_ms, int (*fn)(void *, const w2l_table_metrics *),
+                         void *ctx, w2l_error *err)
+{
+    if (!m || !fn) return w2l__fail(err, W2L_MISUSE, "w2l_pipeline_metrics: NULL argument");
+    /* a copy, so fn runs without the lock (it may be slow, or call back) */
+    mtx_lock(&m->mtx);
+    size_t n = m->n, i = 0;
+    w2l_table_metrics *copy = w2l__calloc(n ? n : 1, sizeof *copy);
+    char **names = w2l__calloc(n ? 2 * n : 1, sizeof *names);
+    int64_t now = w2l__now_ms();
+    int ok = copy && names;
+    for (tm_entry *e = m->head; ok && e; e = e->next, i++) {
+        copy[i] = e->m;
+        copy[i].secs_since_commit = e->last_commit_ms ? (double)(now - e->last_commit_ms) / 1000.0 : -1;
+        copy[i].source_lag_ms = lag_ms;
+        names[2 * i] = w2l__strdup(e->ns);
+        names[2 * i + 1] = w2l__strdup(e->table);
+        ok = names[2 * i] && names[2 * i + 1];
+    }
+    mtx_unlock(&m->mtx);
+    w2l_rc rc = ok ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory reading metrics");
+    for (size_t k = 0; rc == W2L_OK && k < n; k++) {
+        copy[k].ns = names[2 * k];
+        copy[k].table = names[2 * k + 1];
+        if (fn(ctx, &copy[k])) break;
+    }
+    for (size_t k = 0; names && k < 2 * n; k++) w2l__free(names[k]);
+    w2l__free(names);
+    w2l__free(copy);
+    return rc;
+}

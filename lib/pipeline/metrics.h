@@ -1,0 +1,28 @@
+/*
+ * Per-table metrics of a running pipeline (w2l_pipeline_metrics(3)): rows in, files and
+ * bytes written, commits, the last committed checkpoint and when. The runtime feeds them
+ * from what it routes — batches from the source, WRITE_RESULTs from writers to committers,
+ * committers' completed checkpoints — so any operator implementation is measured the same.
+ * Best effort: an allocation failure loses a sample, never the pipeline. Thread-safe.
+ */
+#ifndef W2L_METRICS_H
+#define W2L_METRICS_H
+
+#include "../common/common.h"
+
+typedef struct w2l__metrics w2l__metrics;
+
+w2l__metrics *w2l__metrics_new(void);
+void w2l__metrics_free(w2l__metrics *m);
+void w2l__metrics_rows(w2l__metrics *m, const char *ns, const char *table, uint64_t n);
+/* A writer's result for (table, ckpt) on its way to committer `committer`; payload is the
+ * built-in writer's JSON (lib/pipeline/ops.h): its files and sizes are counted. */
+void w2l__metrics_result(w2l__metrics *m, const char *ns, const char *table, uint64_t ckpt,
+                         unsigned committer, const char *payload, size_t len);
+/* Committer `committer` committed every checkpoint up to ckpt. */
+void w2l__metrics_committed(w2l__metrics *m, unsigned committer, uint64_t ckpt);
+/* Calls fn for every table, in first-seen order; lag_ms goes into every entry. */
+w2l_rc w2l__metrics_each(w2l__metrics *m, int64_t lag_ms, int (*fn)(void *, const w2l_table_metrics *),
+                         void *ctx, w2l_error *err);
+
+#endif
