@@ -49,7 +49,7 @@ TESTS  := $(B)/test/check_w2l
 
 .PHONY: all lib cli examples deps check check-unit check-examples check-interop check-install \
         check-asan check-layering man-check install install-lib install-headers install-pc \
-        install-man install-cli uninstall clean bench
+        install-man install-cli uninstall clean bench demo
 .DEFAULT_GOAL := all
 
 all: deps lib cli examples
@@ -159,6 +159,12 @@ check-asan:
 
 bench:
 	@scripts/bench
+
+# The README's first command: a throwaway MariaDB, a shop database synced into ./demo-lake.
+demo:
+	@scripts/install-deps --demo
+	@$(MAKE) --no-print-directory all
+	@scripts/demo
 
 # ---- install -----------------------------------------------------------------------
 install: install-lib install-headers install-pc install-man install-cli
