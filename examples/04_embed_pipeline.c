@@ -60,9 +60,9 @@ int main(int argc, char **argv)
     w2l_pipeline *p = NULL;
     w2l_rc rc = W2L_OK;
     if (w2l_conf_set(conf, "source", uri, &err) != W2L_OK || w2l_conf_set(conf, "warehouse", lake, &err) != W2L_OK ||
-        w2l_conf_set(conf, "until-caught-up", "true", &err) != W2L_OK ||
-        w2l_conf_set(conf, "log-level", "warn", &err) != W2L_OK)
+        w2l_conf_set(conf, "until-caught-up", "true", &err) != W2L_OK)
         rc = err.code;
+    w2l_log_set_level(W2L_LOG_WARN); /* the library logs at info by default */
     if (rc == W2L_OK) rc = w2l_pipeline_new(conf, &p, &err);
     if (rc == W2L_OK) rc = w2l_pipeline_run(p, &err); /* returns at the end of the stream */
     if (rc == W2L_OK) rc = w2l_pipeline_metrics(p, print_table, NULL, &err);

@@ -34,7 +34,7 @@ int main(int argc, char **argv)
     if (w2l_global_init(&err) != W2L_OK) return 1;
     conf = w2l_conf_new();
     CHECK(w2l_conf_set(conf, "warehouse", lake, &err));
-    CHECK(w2l_conf_set(conf, "log-level", "warn", &err));
+    w2l_log_set_level(W2L_LOG_WARN); /* the library logs at info by default */
     CHECK(w2l_pipeline_new(conf, &p, &err)); /* no "source": the host pushes */
 
     /* the table as the host sees it: id (the key), sensor name, a reading */
