@@ -5,6 +5,7 @@
  * signal exits at once (the state stays recoverable). A failed job says why in one line,
  * its last on stderr: "w2l run: <error>".
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +16,8 @@
 
 static w2l_pipeline *volatile running;
 static volatile sig_atomic_t signals_seen;
+static int progress_tty;          /* a live progress line is on the terminal */
+static pthread_mutex_t out_mtx = PTHREAD_MUTEX_INITIALIZER;
 
 static void on_signal(int sig)
 {
@@ -34,8 +37,73 @@ static void log_line(void *opaque, w2l_log_level level, const char *line)
     struct tm tm;
     clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);
-    fprintf(stderr, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %-5s %s\n", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-            tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000L, w2l_log_level_name(level), line);
+    pthread_mutex_lock(&out_mtx);
+    fprintf(stderr, "%s%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %-5s %s\n", progress_tty ? "\r\033[K" : "",
+            tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000L,
+            w2l_log_level_name(level), line);
+    pthread_mutex_unlock(&out_mtx);
+}
+
+/* ---- progress: a live line on a terminal, a log line every 10 s otherwise ---- */
+
+typedef struct totals {
+    unsigned long long rows, commits, ckpt;
+    unsigned tables;
+    long long lag_ms;
+} totals;
+
+static int add_table(void *ctx, const w2l_table_metrics *m)
+{
+    totals *t = ctx;
+    t->rows += m->rows_in;
+    t->commits += m->commits;
+    if (m->last_committed_ckpt > t->ckpt) t->ckpt = m->last_committed_ckpt;
+    t->tables++;
+    t->lag_ms = m->source_lag_ms;
+    return 0;
+}
+
+static volatile int progress_done;
+
+static void *progress_main(void *arg)
+{
+    w2l_pipeline *p = arg;
+    unsigned long long last_rows = 0;
+    double last = 0, last_log = 0;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (!progress_done) {
+        struct timespec nap = {0, 200 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double t = (double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9;
+        if (t - last < 1.0 || progress_done) continue;
+        totals tot = {0, 0, 0, 0, 0};
+        w2l_error err;
+        if (w2l_pipeline_metrics(p, add_table, &tot, &err) != W2L_OK) continue;
+        double rate = (double)(tot.rows - last_rows) / (t - last);
+        last = t;
+        last_rows = tot.rows;
+        char line[200];
+        snprintf(line, sizeof line, "%llu rows, %.0f rows/s, %u tables, checkpoint %llu committed, source lag %.1f s",
+                 tot.rows, rate, tot.tables, tot.ckpt, (double)tot.lag_ms / 1000.0);
+        if (progress_tty) {
+            pthread_mutex_lock(&out_mtx);
+            fprintf(stderr, "\r\033[K%s", line);
+            fflush(stderr);
+            pthread_mutex_unlock(&out_mtx);
+        } else if (t - last_log >= 10.0) {
+            last_log = t;
+            log_line(NULL, W2L_LOG_INFO, line);
+        }
+    }
+    if (progress_tty) {
+        pthread_mutex_lock(&out_mtx);
+        fputs("\r\033[K", stderr);
+        pthread_mutex_unlock(&out_mtx);
+    }
+    return NULL;
 }
 
 static int fail_with(const char *cmd, const w2l_error *err, w2l_rc rc)
@@ -85,7 +153,15 @@ int cmd_run(int argc, char **argv)
         running = p;
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
+        int64_t quiet = 0;
+        w2l_conf_get_int(conf, "quiet", &quiet, NULL);
+        pthread_t progress;
+        int with_progress = !quiet && pthread_create(&progress, NULL, progress_main, p) == 0;
+        progress_tty = with_progress && isatty(STDERR_FILENO);
         r = w2l_pipeline_run(p, &err);
+        progress_done = 1;
+        if (with_progress) pthread_join(progress, NULL);
+        progress_tty = 0;
         running = NULL;
     }
     rc = r == W2L_OK ? EXIT_DONE : fail_with("run", &err, r);

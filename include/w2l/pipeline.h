@@ -12,7 +12,8 @@
  * and select it with the "operator.<kind>" keys.
  *
  * THREAD SAFETY: a w2l_pipeline is used from one thread, except w2l_pipeline_stop(),
- * which is safe from any thread or a signal handler.
+ * which is safe from any thread or a signal handler, and w2l_pipeline_metrics(), which is
+ * safe from any thread while the pipeline lives (e.g. a progress display).
  */
 #ifndef W2L_PIPELINE_H
 #define W2L_PIPELINE_H
@@ -75,7 +76,8 @@ typedef struct w2l_table_metrics {
     int64_t source_lag_ms;
 } w2l_table_metrics;
 
-/* Calls fn for every table the pipeline has seen. See w2l_pipeline_metrics(3). */
+/* Calls fn for every table the pipeline has seen (on the calling thread, with a copy taken
+ * at the call). Safe from any thread while the pipeline lives. See w2l_pipeline_metrics(3). */
 W2L_API w2l_rc w2l_pipeline_metrics(w2l_pipeline *p,
                                     int (*fn)(void *ctx, const w2l_table_metrics *m),
                                     void *ctx, w2l_error *err);
