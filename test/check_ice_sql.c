@@ -28,61 +28,8 @@
 
 /* ---- the server: one per TCase (unchecked fixture, runs in the parent) ---- */
 
-static char srv_dir[512];
-static int srv_port;
-static char srv_problem[1024]; /* why the server is not there; "" when it is */
-
-static int script(const char *verb)
-{
-    const char *src = getenv("W2L_SRCDIR");
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "DIR='%s' PORT=%d '%s/scripts/test-mariadb' %s >'%s/script.log' 2>&1",
-             srv_dir, srv_port, src, verb, srv_dir);
-    return system(cmd);
-}
-
-static void server_start(void)
-{
-    srv_problem[0] = '\0';
-    const char *src = getenv("W2L_SRCDIR");
-    if (!src || !*src) {
-        snprintf(srv_problem, sizeof srv_problem, "W2L_SRCDIR is not set: run through `make check-unit` "
-                 "or set it to the source root (the suite needs scripts/test-mariadb)");
-        return;
-    }
-    const char *tmp = getenv("TMPDIR");
-    snprintf(srv_dir, sizeof srv_dir, "%s/w2l-test-sqlcat-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(srv_dir)) {
-        snprintf(srv_problem, sizeof srv_problem, "mkdtemp %s failed", srv_dir);
-        return;
-    }
-    /* a port unlikely to collide with other suites run at the same time; one more try on
-     * a different port if it is taken */
-    for (int tries = 0; tries < 2; tries++) {
-        srv_port = 3300 + (int)((getpid() + tries * 250) % 500);
-        if (script("start") == 0) return;
-        script("stop");
-    }
-    char log[512] = "";
-    char path[600];
-    snprintf(path, sizeof path, "%s/script.log", srv_dir);
-    FILE *f = fopen(path, "r");
-    if (f) {
-        size_t n = fread(log, 1, sizeof log - 1, f);
-        log[n] = '\0';
-        fclose(f);
-    }
-    snprintf(srv_problem, sizeof srv_problem, "could not start a private MariaDB with "
-             "scripts/test-mariadb (is mariadb-server installed? scripts/install-deps --test): %s", log);
-}
-
-static void server_stop(void)
-{
-    if (!srv_dir[0]) return;
-    script("stop");
-    tmpdir_remove(srv_dir);
-    srv_dir[0] = '\0';
-}
+static void server_start(void) { test_mariadb_start("sqlcat"); }
+static void server_stop(void) { test_mariadb_stop(); }
 
 /* ---- per test (checked fixture, in the child) ---- */
 
@@ -93,7 +40,7 @@ static int db_seq;
 
 static void setup(void)
 {
-    ck_assert_msg(!srv_problem[0], "%s", srv_problem);
+    ck_assert_msg(!test_mariadb_problem()[0], "%s", test_mariadb_problem());
     w2l_error err;
     wh = strdup(tmpdir_make("icesql"));
     ck_assert_ok(w2l_fileio_open("local", NULL, &io, &err), err);
@@ -113,7 +60,7 @@ static char *uri_of(const char *pass, const char *db, const char *name)
 {
     static char u[8][256];
     char *b = u[db_seq++ % 8];
-    snprintf(b, 256, "sql:mysql://w2l:%s@127.0.0.1:%d/%s%s%s", pass, srv_port, db,
+    snprintf(b, 256, "sql:mysql://w2l:%s@127.0.0.1:%d/%s%s%s", pass, (int)test_mariadb_port(), db,
              name ? "?name=" : "", name ? name : "");
     return b;
 }
@@ -143,7 +90,7 @@ static MYSQL *direct(const char *db)
 {
     MYSQL *m = mysql_init(NULL);
     ck_assert_ptr_nonnull(m);
-    ck_assert_msg(mysql_real_connect(m, "127.0.0.1", "w2l", "w2lpass", NULL, (unsigned)srv_port, NULL, 0),
+    ck_assert_msg(mysql_real_connect(m, "127.0.0.1", "w2l", "w2lpass", NULL, test_mariadb_port(), NULL, 0),
                   "connect: %s", mysql_error(m));
     char q[300];
     snprintf(q, sizeof q, "CREATE DATABASE IF NOT EXISTS %s", db);
@@ -492,7 +439,7 @@ START_TEST(server_stopped_then_back)
     w2l_error err;
     w2l_catalog *cat = open_cat("stop", NULL);
     w2l__ice_table *t = create(cat, "db", "t");
-    ck_assert_int_eq(script("stop"), 0);
+    ck_assert_int_eq(test_mariadb_script("stop"), 0);
     w2l_buf loc = {0};
     w2l_rc rc = w2l__catalog_load(cat, "db", "t", &loc, &err);
     ck_assert_msg(rc == W2L_UNAVAILABLE, "%s: %s", w2l_rc_name(rc), err.msg);
@@ -504,7 +451,7 @@ START_TEST(server_stopped_then_back)
     rc = fx_commit(t, W2L_ICE_OP_APPEND, &f, 1, NULL, 0, 1, &err);
     ck_assert_msg(rc == W2L_UNAVAILABLE, "%s: %s", w2l_rc_name(rc), err.msg);
     /* back again: the same instance reconnects by itself */
-    ck_assert_int_eq(script("start"), 0);
+    ck_assert_int_eq(test_mariadb_script("start"), 0);
     ck_assert_ok(w2l__catalog_load(cat, "db", "t", &loc, &err), err);
     ck_assert_str_eq((const char *)loc.data, t->meta_location);
     ck_assert_ok(w2l__ice_table_refresh(t, &err), err);

@@ -29,58 +29,8 @@
 
 /* ---- the server: one per TCase (unchecked fixture, runs in the parent) ---- */
 
-static char srv_dir[512];
-static int srv_port;
-static char srv_problem[1024];
-
-static int script(const char *verb)
-{
-    const char *src = getenv("W2L_SRCDIR");
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "DIR='%s' PORT=%d '%s/scripts/test-mariadb' %s >'%s/script.log' 2>&1", srv_dir,
-             srv_port, src, verb, srv_dir);
-    return system(cmd);
-}
-
-static void server_start(void)
-{
-    srv_problem[0] = '\0';
-    const char *src = getenv("W2L_SRCDIR");
-    if (!src || !*src) {
-        snprintf(srv_problem, sizeof srv_problem, "W2L_SRCDIR is not set: run through `make check-unit` "
-                 "or set it to the source root (the suite needs scripts/test-mariadb)");
-        return;
-    }
-    const char *tmp = getenv("TMPDIR");
-    snprintf(srv_dir, sizeof srv_dir, "%s/w2l-test-mysrc-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(srv_dir)) {
-        snprintf(srv_problem, sizeof srv_problem, "mkdtemp %s failed", srv_dir);
-        return;
-    }
-    for (int tries = 0; tries < 2; tries++) {
-        srv_port = 3850 + (int)((getpid() + tries * 211) % 600);
-        if (script("start") == 0) return;
-        script("stop");
-    }
-    char log[512] = "", path[600];
-    snprintf(path, sizeof path, "%s/script.log", srv_dir);
-    FILE *f = fopen(path, "r");
-    if (f) {
-        size_t n = fread(log, 1, sizeof log - 1, f);
-        log[n] = '\0';
-        fclose(f);
-    }
-    snprintf(srv_problem, sizeof srv_problem, "could not start a private MariaDB with scripts/test-mariadb "
-             "(is mariadb-server installed? scripts/install-deps --test): %s", log);
-}
-
-static void server_stop(void)
-{
-    if (!srv_dir[0]) return;
-    script("stop");
-    tmpdir_remove(srv_dir);
-    srv_dir[0] = '\0';
-}
+static void server_start(void) { test_mariadb_start("mysrc"); }
+static void server_stop(void) { test_mariadb_stop(); }
 
 /* ---- SQL through the client library ---- */
 
@@ -90,7 +40,7 @@ static MYSQL *db_connect(void)
     ck_assert_ptr_nonnull(m);
     mysql_optionsv(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
     mysql_optionsv(m, MYSQL_INIT_COMMAND, "SET time_zone = '+00:00'");
-    ck_assert_msg(mysql_real_connect(m, "127.0.0.1", "w2l", "w2lpass", NULL, (unsigned)srv_port, NULL, 0),
+    ck_assert_msg(mysql_real_connect(m, "127.0.0.1", "w2l", "w2lpass", NULL, test_mariadb_port(), NULL, 0),
                   "connect: %s", mysql_error(m));
     return m;
 }
@@ -315,7 +265,7 @@ static unsigned next_server_id(void)
 static char *uri_for(const char *params)
 {
     static char buf[1024];
-    snprintf(buf, sizeof buf, "mysql://cdc:cdcpass@127.0.0.1:%d/?server-id=%u&%s", srv_port, next_server_id(), params);
+    snprintf(buf, sizeof buf, "mysql://cdc:cdcpass@127.0.0.1:%d/?server-id=%u&%s", (int)test_mariadb_port(), next_server_id(), params);
     return buf;
 }
 
@@ -547,7 +497,7 @@ static void insert_types(MYSQL *my, const char *dbt, int id_offset)
 
 static void setup(void)
 {
-    ck_assert_msg(!srv_problem[0], "%s", srv_problem);
+    ck_assert_msg(!test_mariadb_problem()[0], "%s", test_mariadb_problem());
 }
 
 START_TEST(types_snapshot_then_binlog)
@@ -733,7 +683,7 @@ START_TEST(errors_are_clear)
     w2l_error err;
     char uri[512];
     /* wrong password: named user and server, never the password */
-    snprintf(uri, sizeof uri, "mysql://cdc:Wr0ngPassw0rd@127.0.0.1:%d/?server-id=77", srv_port);
+    snprintf(uri, sizeof uri, "mysql://cdc:Wr0ngPassw0rd@127.0.0.1:%d/?server-id=77", (int)test_mariadb_port());
     w2l_rc rc = run_open(&r, &m, uri, NULL, 1, &err);
     ck_assert_int_eq(rc, W2L_CONFIG);
     ck_assert_msg(strstr(err.msg, "cdc@127.0.0.1") && !strstr(err.msg, "Wr0ngPassw0rd"), "%s", err.msg);
@@ -743,7 +693,7 @@ START_TEST(errors_are_clear)
     ck_assert_int_eq(rc, W2L_UNAVAILABLE);
     ck_assert_msg(!strstr(err.msg, "cdcpass"), "%s", err.msg);
     /* no server id */
-    snprintf(uri, sizeof uri, "mysql://cdc:cdcpass@127.0.0.1:%d/", srv_port);
+    snprintf(uri, sizeof uri, "mysql://cdc:cdcpass@127.0.0.1:%d/", (int)test_mariadb_port());
     rc = run_open(&r, &m, uri, NULL, 1, &err);
     ck_assert_int_eq(rc, W2L_CONFIG);
     ck_assert_msg(strstr(err.msg, "server id") != NULL, "%s", err.msg);
@@ -809,8 +759,8 @@ START_TEST(server_restart_mid_stream)
     }
     pump_until(&r, &m, 5);
     mysql_close(my);
-    ck_assert_int_eq(script("stop"), 0);
-    ck_assert_int_eq(script("start"), 0);
+    ck_assert_int_eq(test_mariadb_script("stop"), 0);
+    ck_assert_int_eq(test_mariadb_script("start"), 0);
     my = db_connect();
     for (int i = 6; i <= 10; i++) {
         char q[128];

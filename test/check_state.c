@@ -95,16 +95,19 @@ static void run_contract(const char *uri)
 static unsigned db_port;
 static void mysql_up(void)
 {
-    db_port = test_mariadb_start("state");
+    test_mariadb_start("state");
+    db_port = test_mariadb_port();
+    if (test_mariadb_problem()[0]) return; /* each test fails with the reason */
     char cmd[300];
     snprintf(cmd, sizeof cmd, "mariadb --no-defaults -h127.0.0.1 -P%u -uw2l -pw2lpass "
              "-e 'CREATE DATABASE IF NOT EXISTS w2l_test'", db_port);
-    ck_assert_int_eq(system(cmd), 0);
+    if (system(cmd) != 0) fprintf(stderr, "mysql_up: could not create the test database\n");
 }
 static void mysql_down(void) { test_mariadb_stop(); }
 
 static const char *mysql_uri(const char *table)
 {
+    ck_assert_msg(!test_mariadb_problem()[0], "%s", test_mariadb_problem());
     static char u[200];
     snprintf(u, sizeof u, "mysql://w2l:w2lpass@127.0.0.1:%u/w2l_test?table=%s", db_port, table);
     return u;
@@ -146,6 +149,7 @@ END_TEST
 
 START_TEST(mysql_store_errors_hide_the_password)
 {
+    ck_assert_msg(!test_mariadb_problem()[0], "%s", test_mariadb_problem());
     w2l_state *st;
     char u[200];
     snprintf(u, sizeof u, "mysql://w2l:wrongsecret@127.0.0.1:%u/w2l_test", db_port);

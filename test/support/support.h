@@ -45,10 +45,14 @@ long fault_fileio_calls_all(void); /* matching calls since fault_fileio_arm_all 
 w2l_fileio *fault_fileio_last(void);
 /* conf key that names the parent ("ext.fault.parent", default "local"). */
 
-/* ---- mariadb.c: a private MariaDB on 127.0.0.1 (scripts/test-mariadb) ---- */
-/* Starts it (or fails the test with the reason) and returns its port; users cdc/cdcpass
- * (replication) and w2l/w2lpass (all privileges). */
-unsigned test_mariadb_start(const char *tag);
+/* ---- mariadb.c: a private MariaDB on 127.0.0.1 (scripts/test-mariadb), users cdc/cdcpass
+ * (replication) and w2l/w2lpass (all privileges). Start and stop in an unchecked fixture;
+ * tests check test_mariadb_problem() ("" when the server runs) before using it. ---- */
+void test_mariadb_start(const char *tag);
 void test_mariadb_stop(void);
+unsigned test_mariadb_port(void);
+const char *test_mariadb_problem(void);
+/* Runs scripts/test-mariadb VERB ("stop", "start") on the same server; 0 on success. */
+int test_mariadb_script(const char *verb);
 
 #endif
