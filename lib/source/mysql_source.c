@@ -1587,6 +1587,15 @@ static w2l_rc snap_begin(mysql_source *ms, int fresh, w2l_error *err)
             ms->snap_truncate = 1;
         }
     }
+    if (fresh) {
+        /* the definitions read at open may be older than the snapshot (a DDL in between):
+         * read them again now, in the snapshot's session, and plan the snapshot from them,
+         * so its SELECTs name the columns the snapshot has */
+        while (ms->ntt) tt_remove(ms, &ms->tt[ms->ntt - 1]);
+        W2L_TRY(load_definitions(ms, ms->snap_conn, err));
+        snap_tables_free(ms);
+        W2L_TRY(snap_plan(ms, err));
+    }
     w2l__log(W2L_LOG_INFO, "mysql source: snapshot at %s:%s (GTID %s)%s", file, pos, null ? "" : gtid,
              fresh ? "" : ", resuming an earlier snapshot");
     return W2L_OK;
