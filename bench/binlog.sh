@@ -13,7 +13,7 @@ B=${B:-build}
 N=${BENCH_ROWS:-1000000}
 RUNS=${BENCH_RUNS:-3}
 PORT=${PORT:-$((4500 + $$ % 400))}
-make -s lib >/dev/null
+make -s lib cli >/dev/null
 mkdir -p "$B/bench"
 cc -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude -Ilib -Ibench \
     $(pkg-config --cflags libmariadb) -o "$B/bench/binlog_bench" bench/binlog_bench.c "$B/libwholedb2lake.a" \
@@ -38,7 +38,7 @@ for shape in one-transaction 100-row-transactions; do
     e=$(date +%s.%N)
     size=$(mariadb --no-defaults -h127.0.0.1 -P"$PORT" -ucdc -pcdcpass -N -e 'SHOW BINARY LOGS' | awk '{s+=$2} END {print s}')
     echo "== $shape: $N rows loaded in $(echo "$e - $s" | bc) s; binlog $((size / 1000000)) MB"
-    : > "$tmp/w2l"; : > "$tmp/v"; : > "$tmp/raw"; : > "$tmp/snap"; : > "$tmp/sel"
+    : > "$tmp/w2l"; : > "$tmp/v"; : > "$tmp/raw"; : > "$tmp/snap"; : > "$tmp/sel"; : > "$tmp/lake.t"
     i=0
     while [ "$i" -lt "$RUNS" ]; do
         "$B/bench/binlog_bench" read "$PORT" "$SID" earliest >> "$tmp/w2l"
@@ -46,8 +46,13 @@ for shape in one-transaction 100-row-transactions; do
         t mbl >> "$tmp/raw"
         "$B/bench/binlog_bench" read "$PORT" "$SID" initial >> "$tmp/snap"
         t mariadb --no-defaults -h127.0.0.1 -P"$PORT" -ucdc -pcdcpass --quick -e 'SELECT * FROM bench.orders' >> "$tmp/sel"
+        # the whole way: binlog -> DDL handler -> writer -> committer -> Iceberg
+        rm -rf "$tmp/lake"
+        t "$B/w2l" run --source "mysql://cdc:cdcpass@127.0.0.1:$PORT/?server-id=$((SID + 1 + i))&databases=bench&startup=earliest" \
+            --warehouse "$tmp/lake" --until-caught-up --checkpoint-interval 10s --quiet --log-level warn >> "$tmp/lake.t"
         i=$((i + 1))
     done
+    lk=$(median < "$tmp/lake.t"); : > "$tmp/lake.t"
     w=$(sed 's/.*"seconds":\([0-9.]*\).*/\1/' "$tmp/w2l" | median)
     wc=$(sed 's/.*"cpu":\([0-9.]*\).*/\1/' "$tmp/w2l" | median)
     rows=$(head -1 "$tmp/w2l" | sed 's/.*"rows":\([0-9]*\).*/\1/')
@@ -55,7 +60,8 @@ for shape in one-transaction 100-row-transactions; do
     sn=$(sed 's/.*"seconds":\([0-9.]*\).*/\1/' "$tmp/snap" | median)
     snc=$(sed 's/.*"cpu":\([0-9.]*\).*/\1/' "$tmp/snap" | median)
     sel=$(median < "$tmp/sel")
-    awk -v n="$N" -v rows="$rows" -v w="$w" -v wc="$wc" -v v="$v" -v raw="$raw" -v sn="$sn" -v snc="$snc" -v sel="$sel" 'BEGIN {
+    awk -v n="$N" -v rows="$rows" -v w="$w" -v wc="$wc" -v v="$v" -v raw="$raw" -v sn="$sn" -v snc="$snc" -v sel="$sel" -v lk="$lk" 'BEGIN {
+        printf "  binlog  w2l run -> lake         %6.3f s  %5.2f M rows/s   -> w2l run/mariadb-binlog -v %.2fx\n", lk, n/lk/1e6, v/lk
         printf "  binlog  w2l source (earliest)   %6.3f s  %5.2f M rows/s  %.2f CPU-s/M rows  (%d rows)\n", w, n/w/1e6, wc/(n/1e6), rows
         printf "  binlog  mariadb-binlog -v       %6.3f s  %5.2f M rows/s   -> w2l/mariadb-binlog -v %.2fx\n", v, n/v/1e6, v/w
         printf "  binlog  mariadb-binlog raw      %6.3f s  %5.2f M rows/s\n", raw, n/raw/1e6
