@@ -15,8 +15,8 @@
  * chunk stays PLAIN. When the dictionary passes dict_bytes, the open page closes still in
  * dictionary mode and the rest of the chunk is PLAIN (a chunk may mix both; readers
  * handle it). An early check after 8192 values of the first page drops the dictionary when
- * 99% of them were distinct, so unique columns (ids, timestamps, measures) stop hashing
- * quickly; columns with repeats wait for the end of the page to decide. Statistics in dictionary mode
+ * most of them (PQ_DICT_DISTINCT_PCT) were distinct, so unique columns (ids, timestamps,
+ * measures) stop hashing quickly; columns with repeats wait for the end of the page. Statistics in dictionary mode
  * are taken from new dictionary entries only.
  *
  * Statistics: min/max ignore NaN and order -0.0 before +0.0; Parquet's min_value/max_value
@@ -30,6 +30,11 @@
 #define PQ_MAX_STAT_BYTES 4096
 /* values after which the first page checks whether its dictionary pays */
 #define PQ_DICT_PROBE 8192
+/* ... when this share (percent) of them were distinct: such a column gains little from a
+ * dictionary that zstd does not already get from the plain values, and pays a hash probe
+ * per value (measured on the orders set: 60 keeps the file within 1% of DuckDB's size
+ * and encodes about 20% faster than 99) */
+#define PQ_DICT_DISTINCT_PCT 60
 
 static void mm_free(w2l__pq_minmax *m)
 {
@@ -329,7 +334,7 @@ w2l_rc w2l__pq_colw_append(w2l__pq_colw *c, const w2l_value *v, size_t stride, s
                 c->pg_values++;
                 c->pg_nonnull++;
                 if (c->pg_nonnull == PQ_DICT_PROBE && !c->dict_used &&
-                    (uint64_t)c->dict.count * 100 >= (uint64_t)c->pg_nonnull * 99) {
+                    (uint64_t)c->dict.count * 100 >= (uint64_t)c->pg_nonnull * PQ_DICT_DISTINCT_PCT) {
                     /* mostly distinct values: give the dictionary up early */
                     if (added && !nan) W2L_TRY(mm_add(c, &c->ch_mm, x, err));
                     W2L_TRY(abandon_dict(c, err));
