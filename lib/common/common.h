@@ -71,6 +71,9 @@ struct w2l__registry {
     int count, def;
 };
 
+/* ---- mariadb.c: the MariaDB client library's process-wide set-up (w2l_global_init) ---- */
+w2l_rc w2l__mariadb_init(w2l_error *err);
+
 /* ---- misc ---- */
 #define W2L_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define W2L_MIN(a, b) ((a) < (b) ? (a) : (b))

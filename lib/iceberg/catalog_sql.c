@@ -150,9 +150,6 @@ static w2l_rc parse_uri(sql_catalog *c, const char *uri, w2l_error *err)
 
 /* ------------------------------------------------------------- connection ---- */
 
-static once_flag lib_once = ONCE_FLAG_INIT;
-static void lib_init(void) { mysql_library_init(0, NULL, NULL); }
-
 static int is_conn_error(unsigned e)
 {
     return e == CR_SERVER_GONE_ERROR || e == CR_SERVER_LOST || e == CR_SERVER_LOST_EXTENDED ||
@@ -181,7 +178,6 @@ static void disconnect(sql_catalog *c)
 
 static w2l_rc db_connect(sql_catalog *c, w2l_error *err)
 {
-    call_once(&lib_once, lib_init);
     MYSQL *m = mysql_init(NULL);
     W2L_NOMEM_IF(!m, err);
     unsigned ct = CONNECT_TIMEOUT_S, rt = READ_TIMEOUT_S, wt = WRITE_TIMEOUT_S;

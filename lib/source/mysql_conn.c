@@ -38,20 +38,9 @@ static int retriable(unsigned e)
            e == CR_SERVER_LOST || e == ER_CON_COUNT_ERROR || e == ER_SERVER_SHUTDOWN || e == 1927 /* killed */;
 }
 
-static void library_init_once(void) { mysql_library_init(0, NULL, NULL); }
-
-/* Process-wide and not thread-safe itself (mysql_init would call it unguarded from
- * whichever thread connects first): run exactly once, whatever thread gets here first. */
-static void library_init(void)
-{
-    static once_flag once = ONCE_FLAG_INIT;
-    call_once(&once, library_init_once);
-}
-
 w2l_rc w2l__my_connect(const w2l__my_params *p, w2l__my **out, w2l_error *err)
 {
-    *out = NULL;
-    library_init();
+    *out = NULL; /* the client library was set up by w2l_global_init (common/mariadb.c) */
     w2l__my *c = w2l__calloc(1, sizeof *c);
     W2L_NOMEM_IF(!c, err);
     snprintf(c->name, sizeof c->name, "%s@%s:%u", p->user ? p->user : "", p->host ? p->host : "127.0.0.1",
