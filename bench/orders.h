@@ -97,7 +97,7 @@ static inline void orders_row(orders_gen *g, order_row *r)
 }
 
 /* "YYYY-MM-DD HH:MM:SS" of seconds since the epoch (proleptic Gregorian, UTC; days to
- * civil date after H. Hinnant's published algorithm). */
+ * civil date with the era-based day-count arithmetic). */
 static inline void orders_civil(int64_t secs, char *out, size_t size)
 {
     int64_t days = secs / 86400, rem = secs % 86400;
