@@ -108,6 +108,18 @@ function runW2l (args) {
   return spawnSync(w2l, ['run', ...args], { encoding: 'utf8', timeout: 120000 })
 }
 
+// Writes stream s to a fresh directory, syncs it with `w2l run --until-caught-up` (plus
+// extra flags) and returns the warehouse; the run must succeed.
+function syncStream (s, tag, extra) {
+  const dir = fs.mkdtempSync(path.join(top, tag + '-'))
+  const src = path.join(dir, 'stream.jsonl')
+  fs.writeFileSync(src, s.text())
+  const wh = path.join(dir, 'lake')
+  const res = runW2l(['--source', `file:${src}?format=canal-json`, '--warehouse', wh, '--until-caught-up', ...extra])
+  assert.equal(res.status, 0, `w2l run failed: ${res.stderr}`)
+  return wh
+}
+
 async function assertLakeEquals (warehouse, s, tables) {
   for (const t of tables) {
     const got = await readTable(path.join(warehouse, 'shop', t))
@@ -119,25 +131,13 @@ async function assertLakeEquals (warehouse, s, tables) {
 
 test('canal-json stream into the lake equals the reference model (avsc + hyparquet reader)', async () => {
   const s = makeStream(4000, 7)
-  const dir = fs.mkdtempSync(path.join(top, 'basic-'))
-  const src = path.join(dir, 'stream.jsonl')
-  fs.writeFileSync(src, s.text())
-  const wh = path.join(dir, 'lake')
-  const res = runW2l(['--source', `file:${src}?format=canal-json`, '--warehouse', wh, '--until-caught-up',
-    '--checkpoint-interval', '200ms', '--parallelism', '2'])
-  assert.equal(res.status, 0, `w2l run failed: ${res.stderr}`)
+  const wh = syncStream(s, 'basic', ['--checkpoint-interval', '200ms', '--parallelism', '2'])
   await assertLakeEquals(wh, s, ['orders', 'items', 'events'])
 })
 
 test('DuckDB reads every live data and delete file; icebird reads the tables', async () => {
   const s = makeStream(1500, 11)
-  const dir = fs.mkdtempSync(path.join(top, 'readers-'))
-  const src = path.join(dir, 'stream.jsonl')
-  fs.writeFileSync(src, s.text())
-  const wh = path.join(dir, 'lake')
-  const res = runW2l(['--source', `file:${src}?format=canal-json`, '--warehouse', wh, '--until-caught-up',
-    '--checkpoint-interval', '100ms'])
-  assert.equal(res.status, 0, `w2l run failed: ${res.stderr}`)
+  const wh = syncStream(s, 'readers', ['--checkpoint-interval', '100ms'])
   const db = await DuckDBInstance.create(':memory:')
   const con = await db.connect()
   for (const t of ['orders', 'items', 'events']) {
@@ -250,13 +250,7 @@ test('DDL mid-stream: add, widen, rename column, create and drop table', { timeo
   s.insert('gone', { id: '1' })
   s.ddl('gone', 'ERASE', 'DROP TABLE gone')
 
-  const dir = fs.mkdtempSync(path.join(top, 'ddl-'))
-  const src = path.join(dir, 'stream.jsonl')
-  fs.writeFileSync(src, s.text())
-  const wh = path.join(dir, 'lake')
-  const res = runW2l(['--source', `file:${src}?format=canal-json`, '--warehouse', wh, '--until-caught-up',
-    '--checkpoint-interval', '10s'])
-  assert.equal(res.status, 0, `w2l run failed: ${res.stderr}`)
+  const wh = syncStream(s, 'ddl', ['--checkpoint-interval', '10s'])
   await assertLakeEquals(wh, s, ['orders', 'items', 'events', 'late'])
   const items = await readTable(path.join(wh, 'shop', 'items'))
   assert.deepEqual(items.schema.fields.map(f => f.name), ['order_id', 'line', 'article', 'qty'])
@@ -275,13 +269,7 @@ test('TRUNCATE TABLE mid-checkpoint', { timeout: 60000 }, async () => {
   for (let i = 0; i < 3; i++) s.insert('events', { at: datetimeText(1600000000000000n + BigInt(100 + i)), msg: 'after' })
   s.ddl('orders', 'TRUNCATE', 'TRUNCATE orders')
   s.tables.orders.rows = new Map()
-  const dir = fs.mkdtempSync(path.join(top, 'truncate-'))
-  const src = path.join(dir, 'stream.jsonl')
-  fs.writeFileSync(src, s.text())
-  const wh = path.join(dir, 'lake')
-  const res = runW2l(['--source', `file:${src}?format=canal-json`, '--warehouse', wh, '--until-caught-up',
-    '--checkpoint-interval', '10s'])
-  assert.equal(res.status, 0, `w2l run failed: ${res.stderr}`)
+  const wh = syncStream(s, 'truncate', ['--checkpoint-interval', '10s'])
   await assertLakeEquals(wh, s, ['events', 'orders'])
 })
 
@@ -300,13 +288,7 @@ test(changeOld ? 'RENAME TABLE mid-checkpoint, then an update of a row written b
   s.tables.new_name.rows = s.tables.old_name.rows
   for (let i = 4; i < 6; i++) s.insert('new_name', { id: String(i), v: 'after' })
   if (changeOld) s.update('new_name', { id: '1', v: 'before' }, { id: '1', v: 'changed' })
-  const dir = fs.mkdtempSync(path.join(top, 'rename-'))
-  const src = path.join(dir, 'stream.jsonl')
-  fs.writeFileSync(src, s.text())
-  const wh = path.join(dir, 'lake')
-  const res = runW2l(['--source', `file:${src}?format=canal-json`, '--warehouse', wh, '--until-caught-up',
-    '--checkpoint-interval', '10s'])
-  assert.equal(res.status, 0, `w2l run failed: ${res.stderr}`)
+  const wh = syncStream(s, 'rename', ['--checkpoint-interval', '10s'])
   await assertLakeEquals(wh, s, ['new_name'])
   assert.ok(!fs.existsSync(path.join(wh, 'shop', 'old_name', 'metadata', 'version-hint.text')), 'old name gone')
 })
