@@ -766,7 +766,8 @@ START_TEST(replay_does_not_apply_twice)
     w2l_schema_unref(s0);
     commit(p);
     checkpoint(p);
-    /* after the checkpoint: applied to Iceberg, then the job dies before the next one */
+    /* after the checkpoint: applied to the handler's copy, then the job dies before the next
+     * checkpoint — nothing of it reaches the lake */
     w2l_schema *s1 = mk("id:long!,v:int,name:string"), *s2 = mk("id:long!,v:int,title:string,w:int");
     row(p, "t1", s1, "2,20,b");
     commit(p);
@@ -780,7 +781,7 @@ START_TEST(replay_does_not_apply_twice)
     for (int i = 0; i < 200 && find_ev(0, EV_ROW, "t1", "id=4") < 0; i++)
         thrd_sleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
     w2l_pipeline_free(p);
-    ck_ice("t1", "1:id:long!,2:v:int,3:title:string,4:w:int");
+    ck_ice("t1", "1:id:long!,2:v:int,3:name:string");
     int32_t sid = ice_sid;
     /* the restart replays everything after the checkpoint, with the old source schema */
     rec.n = 0;
@@ -794,9 +795,10 @@ START_TEST(replay_does_not_apply_twice)
     ddl(p, "ALTER TABLE t1 ADD COLUMN x INT"); /* new: applied */
     finish(p);
     ck_ice("t1", "1:id:long!,2:v:int,3:title:string,4:w:int,5:x:int");
-    ck_assert_int_eq(ice_sid, sid + 1);
-    /* the old row's name went to the renamed column (id 3), not to a new one */
-    ck_assert_int_ge(find_ev(0, EV_ROW, "t1", "id=2,v=20,title=b,w=null"), 0);
+    ck_assert_int_eq(ice_sid, sid + 2); /* each statement once */
+    /* the row before the statement is written under the schema it had (field 3, which the
+     * replayed rename then calls title), the row after it under the new one */
+    ck_assert_int_ge(find_ev(0, EV_ROW, "t1", "id=2,v=20,name=b"), 0);
     ck_assert_int_ge(find_ev(0, EV_ROW, "t1", "id=3,v=30,title=c,w=1"), 0);
     w2l_schema_unref(s1), w2l_schema_unref(s2), w2l_schema_unref(r1), w2l_schema_unref(r2);
     w2l_conf_free(c);

@@ -346,6 +346,11 @@ w2l_rc w2l__ice_table_create(w2l_catalog *cat, w2l_fileio *io, const char *locat
                              const char *ns, const char *table, w2l_schema *schema,
                              const w2l__ice_spec *spec, const w2l__ice_props *props,
                              w2l__ice_table **out, w2l_error *err);
+/* The same table in memory only (meta_location NULL): nothing is written. */
+w2l_rc w2l__ice_table_new(w2l_catalog *cat, w2l_fileio *io, const char *location,
+                          const char *ns, const char *table, w2l_schema *schema,
+                          const w2l__ice_spec *spec, const w2l__ice_props *props,
+                          w2l__ice_table **out, w2l_error *err);
 /* Loads the current metadata of ns.table. W2L_NOTFOUND. */
 w2l_rc w2l__ice_table_load(w2l_catalog *cat, w2l_fileio *io, const char *ns,
                            const char *table, w2l__ice_table **out, w2l_error *err);

@@ -80,18 +80,32 @@ w2l_rc w2l__ice_table_load(w2l_catalog *cat, w2l_fileio *io, const char *ns, con
     return W2L_OK;
 }
 
-w2l_rc w2l__ice_table_create(w2l_catalog *cat, w2l_fileio *io, const char *location,
-                             const char *ns, const char *table, w2l_schema *schema,
-                             const w2l__ice_spec *spec, const w2l__ice_props *props,
-                             w2l__ice_table **out, w2l_error *err)
+w2l_rc w2l__ice_table_new(w2l_catalog *cat, w2l_fileio *io, const char *location, const char *ns,
+                          const char *table, w2l_schema *schema, const w2l__ice_spec *spec,
+                          const w2l__ice_props *props, w2l__ice_table **out, w2l_error *err)
 {
     *out = NULL;
     w2l__ice_table *t = table_new(cat, io, ns, table);
     W2L_NOMEM_IF(!t, err);
     w2l_rc rc = w2l__ice_meta_new(location, schema, spec, props, &t->meta, err);
+    if (rc != W2L_OK) {
+        w2l__ice_table_free(t);
+        return rc;
+    }
+    *out = t;
+    return W2L_OK;
+}
+
+w2l_rc w2l__ice_table_create(w2l_catalog *cat, w2l_fileio *io, const char *location,
+                             const char *ns, const char *table, w2l_schema *schema,
+                             const w2l__ice_spec *spec, const w2l__ice_props *props,
+                             w2l__ice_table **out, w2l_error *err)
+{
+    w2l__ice_table *t;
+    W2L_TRY(w2l__ice_table_new(cat, io, location, ns, table, schema, spec, props, &t, err));
     char *text = NULL;
     size_t len = 0;
-    if (rc == W2L_OK) rc = w2l__ice_meta_print(t->meta, &text, &len, err);
+    w2l_rc rc = w2l__ice_meta_print(t->meta, &text, &len, err);
     w2l_buf loc = {0};
     if (rc == W2L_OK) rc = w2l__catalog_commit(cat, ns, table, NULL, text, len, &loc, err);
     w2l__free(text);

@@ -35,6 +35,7 @@
 
 #include "emit.h"
 #include "ops.h"
+#include "owner.h"
 
 #define HANDLE_CACHE_MAX 256
 
@@ -84,6 +85,8 @@ typedef struct committer {
     handle **hbuckets;
     size_t hcap, hcount;
     handle *lru_head, *lru_tail;
+    w2l__owner *owner;
+    uint64_t generation;      /* the owner's count of applied operations our handles know */
 } committer;
 
 /* ------------------------------------------------------------------- job id ------- */
@@ -98,6 +101,24 @@ char *w2l__ops_job_id(const w2l_conf *conf)
     uint64_t h = w2l__hash64(wh ? wh : "", wh ? strlen(wh) : 0, 0x6a6f62);
     h = w2l__hash64(src ? src : "", src ? strlen(src) : 0, h);
     return w2l__asprintf("w2l-%016llx", (unsigned long long)h);
+}
+
+w2l_rc w2l__ops_job_restored(const w2l_conf *conf, w2l_state *st, uint64_t restored, char **out, w2l_error *err)
+{
+    *out = NULL;
+    if (restored && st && !w2l_conf_is_set(conf, "job-id")) {
+        w2l_buf b = {0};
+        w2l_rc rc = w2l_state_get(st, restored, W2L_OPS_JOB_KEY, &b, err);
+        if (rc == W2L_OK && (rc = w2l__buf_cstr(&b, err)) == W2L_OK) {
+            *out = (char *)b.data;
+            return W2L_OK;
+        }
+        w2l_buf_release(&b);
+        if (rc != W2L_NOTFOUND) return rc;
+    }
+    *out = w2l__ops_job_id(conf);
+    W2L_NOMEM_IF(!*out, err);
+    return W2L_OK;
 }
 
 /* ------------------------------------------------------------ file objects -------- */
@@ -368,7 +389,14 @@ static w2l_rc on_result(committer *c, const w2l_element *e, w2l_error *err)
     if (rc == W2L_OK && !w2l__json_int64(w2l__json_get(j, "schema-id"), &sid)) a->schema_id = (int32_t)sid;
     int tr = 0;
     if (rc == W2L_OK && !w2l__json_bool(w2l__json_get(j, "truncate"), &tr) && tr) a->truncate = 1;
-    for (const w2l__json *f = w2l__json_first(w2l__json_get(j, "files")); rc == W2L_OK && f; f = w2l__json_next(f)) {
+    /* each file names the table incarnation it was written for */
+    const char *uuid = w2l__json_str(w2l__json_get(j, "table-uuid"));
+    for (w2l__json *f = (w2l__json *)w2l__json_first(w2l__json_get(j, "files")); rc == W2L_OK && f;
+         f = (w2l__json *)w2l__json_next(f)) {
+        if (uuid && w2l__json_add(f, "table-uuid", w2l__json_new_string(uuid))) {
+            rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+            break;
+        }
         char *text = w2l__json_print(f, 0);
         if (!text) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
         if (rc == W2L_OK && a->nfiles) rc = w2l_buf_append(&a->files, ",", 1, err);
@@ -594,8 +622,8 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
     handle *h = NULL;
     w2l_rc rc = handle_get(c, p->ns, p->table, &h, err);
     if (rc == W2L_NOTFOUND) {
-        w2l__log(W2L_LOG_WARN, "committer %u: table %s.%s no longer exists (dropped); its files of checkpoint "
-                 "%llu are skipped", c->index, p->ns, p->table, (unsigned long long)p->ckpt);
+        w2l__log(W2L_LOG_INFO, "committer %u: table %s.%s was dropped; its files of checkpoint %llu are discarded",
+                 c->index, p->ns, p->table, (unsigned long long)p->ckpt);
         return W2L_OK;
     }
     W2L_TRY(rc);
@@ -618,7 +646,14 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
     w2l__ice_data_file *data = w2l__arena_alloc(&ch.arena, (nf + 1) * sizeof *data);
     w2l__ice_data_file *dels = w2l__arena_alloc(&ch.arena, (nf + 1) * sizeof *dels);
     if (!data || !dels) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    size_t stale = 0;
     for (const w2l__json *f = w2l__json_first(files); rc == W2L_OK && f; f = w2l__json_next(f)) {
+        /* files of another incarnation of the name (dropped, or renamed away): discarded */
+        const char *fu = w2l__json_str(w2l__json_get(f, "table-uuid"));
+        if (fu && strcmp(fu, h->t->meta->uuid) != 0) {
+            stale++;
+            continue;
+        }
         w2l__ice_data_file df;
         rc = w2l__ops_file_parse(f, &ch.arena, &df, err);
         if (rc != W2L_OK) break;
@@ -633,6 +668,11 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
                               {"w2l.source-position", (char *)(pos ? pos : "")}};
     int truncate = 0;
     if (w2l__json_bool(w2l__json_get(j, "truncate"), &truncate) != 0) truncate = 0;
+    if (stale) {
+        w2l__log(W2L_LOG_INFO, "committer %u: %s.%s checkpoint %llu: %zu files of a dropped table of that name "
+                 "discarded", c->index, p->ns, p->table, (unsigned long long)p->ckpt, stale);
+        if (!nd && !nx) truncate = 0; /* the truncate was the old table's */
+    }
     if (rc == W2L_OK && (nd + nx > 0 || truncate)) {
         /* after a TRUNCATE: the rows written after it replace the table, in one snapshot */
         ch.op = truncate ? W2L_ICE_OP_TRUNCATE : nx ? W2L_ICE_OP_ROW_DELTA : W2L_ICE_OP_APPEND;
@@ -684,6 +724,11 @@ static w2l_rc cm_complete(w2l_operator *self, uint64_t ckpt, w2l_error *err)
 {
     committer *c = (committer *)self;
     w2l_rc first = W2L_OK;
+    if (c->owner && w2l__owner_generation(c->owner) != c->generation) {
+        /* table operations were applied since our handles were loaded */
+        c->generation = w2l__owner_generation(c->owner);
+        while (c->lru_head) handle_drop(c, c->lru_head);
+    }
     pend *keep_head = NULL, *keep_tail = NULL, *p = c->phead;
     /* tables that failed in this call: their later checkpoints wait (order per table) */
     char **failed = NULL;
@@ -752,6 +797,8 @@ static w2l_rc cm_open(const w2l_operator_methods *m, const w2l_conf *conf, unsig
     c->n = n ? n : 1;
     c->st = st;
     c->epoch = 1;
+    c->owner = w2l__owner_current();
+    if (c->owner) c->generation = w2l__owner_generation(c->owner);
     int64_t v;
     W2L_TRY(w2l_conf_get_int(conf, "commit-retries", &v, err));
     c->retries = (int)v;
@@ -761,20 +808,8 @@ static w2l_rc cm_open(const w2l_operator_methods *m, const w2l_conf *conf, unsig
         if (rc == W2L_OK && (rc = w2l__buf_cstr(&b, err)) == W2L_OK) c->epoch = strtoull((char *)b.data, NULL, 10) + 1;
         w2l_buf_release(&b);
         if (rc != W2L_OK && rc != W2L_NOTFOUND) return rc;
-        /* the job id the sealed checkpoints were written under, unless conf names one: a
-         * recover run has no source URI to derive it from */
-        if (!w2l_conf_is_set(conf, "job-id")) {
-            rc = w2l_state_get(st, restored, W2L_OPS_JOB_KEY, &b, err);
-            if (rc == W2L_OK && (rc = w2l__buf_cstr(&b, err)) == W2L_OK) {
-                c->job_id = (char *)b.data;
-                memset(&b, 0, sizeof b);
-            }
-            w2l_buf_release(&b);
-            if (rc != W2L_OK && rc != W2L_NOTFOUND) return rc;
-        }
     }
-    if (!c->job_id) c->job_id = w2l__ops_job_id(conf);
-    W2L_NOMEM_IF(!c->job_id, err);
+    W2L_TRY(w2l__ops_job_restored(conf, st, restored, &c->job_id, err));
     if (restored) {
         restore_ctx r = {c, restored, err, W2L_OK};
         W2L_TRY(w2l_state_keys(st, restored, W2L_OPS_FILES_PREFIX, restore_key, &r, err));

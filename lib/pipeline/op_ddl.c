@@ -44,6 +44,8 @@
 #include "emit.h"
 #include "op_ddl.h"
 #include "ops.h"
+#include "owner.h"
+#include "table_ops.h"
 
 enum { POL_FAIL = 0, POL_IGNORE = 1, POL_QUARANTINE = 2 };
 enum { IT_CHANGES = 1, IT_DDL, IT_EVOLVE };
@@ -82,7 +84,10 @@ typedef struct item {
 
 typedef struct tbl {
     char *ns, *name;
-    w2l__ice_table *ice;     /* NULL until resolved, or after a drop */
+    w2l__ice_table *ice;     /* NULL until resolved, or after a drop; the handler's own copy,
+                                ahead of the catalog by the operations not yet applied */
+    int gone;                /* dropped or renamed away in this run: the catalog may still
+                                show it until the operation is applied; never read it */
     w2l_schema *schema;      /* the current Iceberg schema (a reference) */
     w2l_schema *view;        /* the Iceberg schema as of the stream position: the current
                                 one, or an older one while a restart replays statements
@@ -128,6 +133,8 @@ typedef struct ddl_op {
     uint64_t recent[RECENT_MAX];
     size_t nrecent, recent_at;
     w2l__arena scratch;      /* converted rows of one process() call */
+    w2l__owner *owner;       /* applies the table operations (owner.h) */
+    w2l_buf ops;             /* this checkpoint's table operations, comma-separated */
 } ddl_op;
 
 /* ------------------------------------------------------------------ small helpers ---- */
@@ -308,6 +315,7 @@ static void tbl_restore_view(tbl *t)
 static w2l_rc tbl_load(ddl_op *op, tbl *t, w2l_error *err)
 {
     if (t->ice) return W2L_OK;
+    if (t->gone) return w2l__fail(err, W2L_NOTFOUND, "table %s.%s was dropped", t->ns, t->name);
     w2l_rc rc = w2l__ice_table_load(op->cat, op->io, t->ns, t->name, &t->ice, err);
     if (rc != W2L_OK) return rc;
     W2L_TRY(tbl_sync(t, 1, err));
@@ -315,18 +323,23 @@ static w2l_rc tbl_load(ddl_op *op, tbl *t, w2l_error *err)
     return W2L_OK;
 }
 
+/* Creates t (known not to be in the lake, or dropped in this run) in the handler's copy;
+ * the owner creates it in the catalog with the checkpoint. */
 static w2l_rc tbl_create(ddl_op *op, tbl *t, w2l_schema *schema, w2l_error *err)
 {
     char *loc = w2l__ice_table_dir(op->warehouse, t->ns, t->name);
     W2L_NOMEM_IF(!loc, err);
-    w2l_rc rc = w2l__ice_table_create(op->cat, op->io, loc, t->ns, t->name, schema, NULL, NULL, &t->ice, err);
+    w2l_rc rc = w2l__ice_table_new(op->cat, op->io, loc, t->ns, t->name, schema, NULL, NULL, &t->ice, err);
     w2l__free(loc);
-    if (rc == W2L_EXISTS) return tbl_load(op, t, err);
+    if (rc == W2L_OK) rc = w2l__tops_create(&op->ops, t->ice, err);
     if (rc != W2L_OK) {
+        w2l__ice_table_free(t->ice);
+        t->ice = NULL;
         w2l__error_prefix(err, "creating table %s.%s: ", t->ns, t->name);
         return rc;
     }
-    w2l__log(W2L_LOG_INFO, "ddl: created table %s.%s", t->ns, t->name);
+    t->gone = 0;
+    w2l__log(W2L_LOG_INFO, "ddl: created table %s.%s (uuid %s)", t->ns, t->name, t->ice->meta->uuid);
     return tbl_sync(t, 1, err);
 }
 
@@ -426,16 +439,19 @@ static w2l_rc ops_by_id(const w2l_schema *cur, const w2l_schema *target, w2l__ar
     return W2L_OK;
 }
 
-/* Commits schema operations to the table (with the configured retries). */
+/* Applies schema operations to the handler's copy of the table and records the new schema
+ * for the owner, which commits it with the checkpoint. */
 static w2l_rc commit_ops(ddl_op *op, tbl *t, const w2l__ice_schema_change *ops, size_t n, w2l_error *err)
 {
     if (!n) return W2L_OK;
+    int32_t before = t->ice->meta->current_schema_id;
     w2l__ice_change c;
     w2l__ice_change_init(&c, W2L_ICE_OP_SCHEMA);
     c.schema_changes = ops;
     c.nschema_changes = n;
-    w2l_rc rc = w2l__ice_table_commit(t->ice, &c, op->retries, err);
+    w2l_rc rc = w2l__ice_apply(t->ice, &c, err);
     w2l__ice_change_release(&c, op->io, rc != W2L_OK);
+    if (rc == W2L_OK && t->ice->meta->current_schema_id != before) rc = w2l__tops_schema(&op->ops, t->ice, err);
     if (rc != W2L_OK) return rc;
     return tbl_sync(t, 1, err);
 }
@@ -448,7 +464,8 @@ static w2l_rc announce(tbl *t, w2l_collector *out, w2l_error *err)
     w2l__json *j = w2l__json_new_object();
     W2L_NOMEM_IF(!j, err);
     int bad = w2l__json_add(j, "location", w2l__json_new_string(t->ice->meta->location ? t->ice->meta->location : "")) ||
-              w2l__json_add(j, "schema-id", w2l__json_new_int64(w2l_schema_id(t->schema)));
+              w2l__json_add(j, "schema-id", w2l__json_new_int64(w2l_schema_id(t->schema))) ||
+              w2l__json_add(j, "table-uuid", w2l__json_new_string(t->ice->meta->uuid));
     char *text = bad ? NULL : w2l__json_print(j, 0);
     w2l__json_free(j);
     W2L_NOMEM_IF(!text, err);
@@ -1170,46 +1187,64 @@ static w2l_rc commit_target(ddl_op *op, tbl *t, const w2l_schema *target, w2l_er
     return rc;
 }
 
+/* RENAME TABLE: the table moves to its new name in the handler's copy at once (rows after
+ * the statement find it there) and in the catalog with the checkpoint. */
 static w2l_rc rename_table(ddl_op *op, tbl *t, const char *to_ns, const char *to_name, w2l_collector *out,
                            w2l_error *err)
 {
     if (!strcmp(t->ns, to_ns) && !strcmp(t->name, to_name)) return W2L_OK;
-    w2l_rc rc = w2l__catalog_rename(op->cat, t->ns, t->name, to_ns, to_name, err);
+    w2l_rc rc = tbl_load(op, t, err);
     if (rc == W2L_NOTFOUND) {
-        rc = W2L_OK; /* never synced, or a replay of a rename already done */
         w2l__log(W2L_LOG_DEBUG, "ddl: rename %s.%s: not in the lake", t->ns, t->name);
-    } else if (rc != W2L_OK) {
+        return W2L_OK;
+    }
+    W2L_TRY(rc);
+    rc = w2l__tops_rename(&op->ops, t->ice, to_ns, to_name, err);
+    if (rc != W2L_OK) {
         w2l__error_prefix(err, "rename %s.%s to %s.%s: ", t->ns, t->name, to_ns, to_name);
         return rc;
-    } else {
-        w2l__log(W2L_LOG_INFO, "ddl: renamed %s.%s to %s.%s", t->ns, t->name, to_ns, to_name);
-        /* the writers report what they wrote of the table in this checkpoint under the new
-         * name (ops.h), so the committer finds the renamed table */
-        w2l__json *m = w2l__json_new_object(), *to = w2l__json_new_object();
-        int bad = w2l__json_add(to, "ns", w2l__json_new_string(to_ns)) |
-                  w2l__json_add(to, "table", w2l__json_new_string(to_name)) | w2l__json_add(m, "rename", to);
-        char *text = bad ? NULL : w2l__json_print(m, 0);
-        w2l__json_free(m);
-        if (!text) return w2l__fail(err, W2L_NOMEM, "out of memory");
-        w2l_element e = {0};
-        e.kind = W2L_ELEM_WRITER_COMMIT;
-        e.ns = t->ns;
-        e.table = t->name;
-        e.payload = text;
-        e.payload_len = strlen(text);
-        rc = w2l_collect(out, &e, err);
-        w2l__free(text);
-        W2L_TRY(rc);
     }
+    w2l__log(W2L_LOG_INFO, "ddl: renamed %s.%s to %s.%s", t->ns, t->name, to_ns, to_name);
+    /* the writers report what they wrote of the table in this checkpoint under the new
+     * name (ops.h), so the committer finds the renamed table */
+    w2l__json *m = w2l__json_new_object(), *to = w2l__json_new_object();
+    int bad = w2l__json_add(to, "ns", w2l__json_new_string(to_ns)) |
+              w2l__json_add(to, "table", w2l__json_new_string(to_name)) | w2l__json_add(m, "rename", to);
+    char *text = bad ? NULL : w2l__json_print(m, 0);
+    w2l__json_free(m);
+    if (!text) return w2l__fail(err, W2L_NOMEM, "out of memory");
+    w2l_element e = {0};
+    e.kind = W2L_ELEM_WRITER_COMMIT;
+    e.ns = t->ns;
+    e.table = t->name;
+    e.payload = text;
+    e.payload_len = strlen(text);
+    rc = w2l_collect(out, &e, err);
+    w2l__free(text);
+    W2L_TRY(rc);
+    /* the copy moves to the new name; the old name is gone until something creates it */
+    w2l__ice_table *ice = t->ice;
+    t->ice = NULL;
     tbl_reset(t);
-    tbl *to = tbl_find(op, to_ns, to_name);
-    if (to) {
-        tbl_reset(to);
-        rc = tbl_load(op, to, err);
-        if (rc != W2L_OK && rc != W2L_NOTFOUND) return rc;
-        if (to->ice) W2L_TRY(announce(to, out, err));
+    t->gone = 1;
+    tbl *dst;
+    rc = tbl_get(op, to_ns, to_name, &dst, err);
+    char *ns = rc == W2L_OK ? w2l__strdup(to_ns) : NULL, *name = ns ? w2l__strdup(to_name) : NULL;
+    if (rc == W2L_OK && !name) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    if (rc != W2L_OK) {
+        w2l__free(ns);
+        w2l__ice_table_free(ice);
+        return rc;
     }
-    return W2L_OK;
+    w2l__free(ice->ns);
+    w2l__free(ice->name);
+    ice->ns = ns;
+    ice->name = name;
+    tbl_reset(dst);
+    dst->ice = ice;
+    dst->gone = 0;
+    W2L_TRY(tbl_sync(dst, 1, err));
+    return announce(dst, out, err);
 }
 
 static w2l_rc apply_create(ddl_op *op, tbl *t, const w2l__ddl_stmt *st, const char *what, w2l_collector *out,
@@ -1360,13 +1395,17 @@ static w2l_rc apply_drop(ddl_op *op, tbl *t, w2l_error *err)
         w2l__log(W2L_LOG_INFO, "ddl: %s.%s: DROP TABLE before an online schema change swap: kept", t->ns, t->name);
         return W2L_OK;
     }
-    w2l_rc rc = w2l__catalog_drop(op->cat, t->ns, t->name, 0, err);
+    /* the owner drops the table with the checkpoint; what the writers hold of it is
+     * discarded there (its files name this incarnation) */
+    w2l_rc rc = tbl_load(op, t, err);
+    if (rc == W2L_OK) rc = w2l__tops_drop(&op->ops, t->ns, t->name, t->ice->meta->uuid, err);
     if (rc != W2L_OK && rc != W2L_NOTFOUND) {
         w2l__error_prefix(err, "drop %s.%s: ", t->ns, t->name);
         return rc;
     }
     if (rc == W2L_OK) w2l__log(W2L_LOG_INFO, "ddl: dropped %s.%s", t->ns, t->name);
     tbl_reset(t);
+    t->gone = 1;
     t->dirty = 0;
     return W2L_OK;
 }
@@ -1642,6 +1681,27 @@ static w2l_rc on_answer(ddl_op *op, const w2l_element *e, w2l_collector *out, w2
 
 /* ------------------------------------------------------------ state ------------------ */
 
+/* Hands this checkpoint's table operations to the owner and stores every operation of this
+ * handler not yet applied under "ddl/ops/<index>" (owner.h). */
+static w2l_rc save_ops(ddl_op *op, uint64_t ckpt, w2l_error *err)
+{
+    w2l_rc rc = W2L_OK;
+    if (op->ops.len) {
+        w2l_buf arr = {0};
+        rc = w2l__buf_printf(&arr, err, "[%.*s]", (int)op->ops.len, (const char *)op->ops.data);
+        if (rc == W2L_OK) rc = w2l__owner_add_ops(op->owner, ckpt, op->index, (const char *)arr.data, arr.len, err);
+        w2l_buf_release(&arr);
+        op->ops.len = 0;
+    }
+    w2l_buf v = {0};
+    if (rc == W2L_OK) rc = w2l__owner_pending_ops(op->owner, op->index, &v, err);
+    char key[48];
+    snprintf(key, sizeof key, W2L_OPS_DDL_OPS_PREFIX "%u", op->index);
+    if (rc == W2L_OK) rc = w2l_state_put(op->st, ckpt, key, (const char *)v.data, v.len, err);
+    w2l_buf_release(&v);
+    return rc;
+}
+
 /* "ddl/<index>": {"tables":[{"ns","table","schema-id","quarantined"}],
  *                 "shadows":[{"ns","table","base","schema"}], "recent":["<hex>",...]} */
 static w2l_rc save_state(ddl_op *op, uint64_t ckpt, w2l_error *err)
@@ -1754,6 +1814,7 @@ static w2l_rc load_one(ddl_op *op, const char *text, size_t len, w2l_error *err)
 static int load_key(void *ctx, const char *key)
 {
     load_ctx *c = ctx;
+    if (!strncmp(key, W2L_OPS_DDL_OPS_PREFIX, strlen(W2L_OPS_DDL_OPS_PREFIX))) return 0; /* the owner's */
     w2l_buf b = {0};
     c->rc = w2l_state_get(c->op->st, c->ckpt, key, &b, c->err);
     if (c->rc == W2L_OK) c->rc = load_one(c->op, (const char *)b.data, b.len, c->err);
@@ -1796,6 +1857,11 @@ static w2l_rc open_op(const w2l_conf *conf, unsigned index, unsigned n, w2l_stat
     if (w2l_conf_get_int(conf, "source.time-as-string", &v, NULL) == W2L_OK) op->eo.types.time_as_string = (int)v;
     W2L_TRY(w2l_fileio_open(fio, conf, &op->io, err));
     W2L_TRY(w2l__catalog_open(cat, conf, op->warehouse, op->io, &op->cat, err));
+    op->owner = w2l__owner_current();
+    if (!op->owner) return w2l__fail(err, W2L_MISUSE, "the built-in DDL handler runs only inside a pipeline");
+    /* what the catalog says is the restored checkpoint's state only once the committers
+     * committed it */
+    W2L_TRY(w2l__owner_wait_restored(op->owner, err));
     if (restored) {
         load_ctx c = {op, restored, W2L_OK, err};
         W2L_TRY(w2l_state_keys(st, restored, "ddl/", load_key, &c, err));
@@ -1824,6 +1890,7 @@ static w2l_rc d_process(w2l_operator *self, const w2l_element *e, w2l_collector 
     case W2L_ELEM_BARRIER:
         rc = check_deadlines(op, out, err);
         if (rc == W2L_OK) rc = fence_at_barrier(op, out, err);
+        if (rc == W2L_OK) rc = save_ops(op, e->ckpt, err);
         if (rc == W2L_OK) rc = save_state(op, e->ckpt, err);
         for (tbl *t = op->tables; rc == W2L_OK && t; t = t->next) t->dirty = 0;
         return rc;
@@ -1852,6 +1919,7 @@ static void d_close(w2l_operator *self)
     w2l__catalog_close(op->cat);
     w2l_fileio_close(op->io);
     w2l__free(op->warehouse);
+    w2l_buf_release(&op->ops);
     w2l__arena_release(&op->scratch);
 }
 

@@ -59,6 +59,7 @@ typedef struct tstate {
     char *ns, *table, *fq;    /* fq: "ns.table" for messages and per-table conf */
     uint64_t h;
     char *location;           /* NULL until SCHEMA (or a catalog load) gives it */
+    char uuid[40];            /* the table incarnation (Iceberg table-uuid) SCHEMA named; "" */
     w2l_schema *schema;       /* one reference; NULL until SCHEMA or the first change */
     w2l_schema *eq_schema;    /* the equality columns, same field ids */
     int32_t *eq_ids;
@@ -838,6 +839,23 @@ static w2l_rc on_changes(writer *w, const w2l_element *e, w2l_error *err)
 
 /* --------------------------------------------------------- schema, fence, barrier --- */
 
+static void drop_checkpoint(writer *w, tstate *t);
+
+/* SCHEMA names another incarnation of the table (it was dropped and created again, or
+ * another table was renamed onto its name): nothing written of the old one in this
+ * checkpoint may reach the new one — its files, its key map, its open writers. */
+static void set_incarnation(writer *w, tstate *t, const char *uuid)
+{
+    if (!uuid || !strcmp(uuid, t->uuid)) return;
+    if (t->uuid[0]) {
+        w2l__log(W2L_LOG_INFO, "writer %u: table %s is another table now (uuid %s, was %s); its rows of this "
+                 "checkpoint are discarded", w->index, t->fq, uuid, t->uuid);
+        drop_checkpoint(w, t);
+        t->truncated = 0;
+    }
+    snprintf(t->uuid, sizeof t->uuid, "%s", uuid);
+}
+
 static w2l_rc on_schema(writer *w, const w2l_element *e, w2l_error *err)
 {
     if (!e->schema) return w2l__fail(err, W2L_MISUSE, "SCHEMA element for %s.%s without a schema", e->ns, e->table);
@@ -859,6 +877,7 @@ static w2l_rc on_schema(writer *w, const w2l_element *e, w2l_error *err)
                 t->location = c;
             }
         }
+        set_incarnation(w, t, w2l__json_str(w2l__json_get(j, "table-uuid")));
         w2l__json_free(j);
         W2L_TRY(rc);
     }
@@ -870,10 +889,9 @@ static w2l_rc on_schema(writer *w, const w2l_element *e, w2l_error *err)
     return set_schema(w, t, e->schema, err);
 }
 
-/* TRUNCATE: the table's rows of this checkpoint so far vanish with everything committed
- * before; the committer replaces the table's contents with what follows, in the
- * checkpoint's snapshot (ops.h). The files already written become orphans. */
-static void discard_checkpoint(writer *w, tstate *t)
+/* Forgets what the writer holds of t in this checkpoint; the files already written become
+ * orphans. */
+static void drop_checkpoint(writer *w, tstate *t)
 {
     w2l__pq_writer_abort(t->dw);
     w2l__pq_writer_abort(t->ew);
@@ -886,9 +904,17 @@ static void discard_checkpoint(writer *w, tstate *t)
     t->nresults = 0;
     keymap_clear(t);
     paths_clear(t);
-    t->truncated = 1;
     mark_dirty(w, t);
     account(w, t);
+}
+
+/* TRUNCATE: the table's rows of this checkpoint so far vanish with everything committed
+ * before; the committer replaces the table's contents with what follows, in the
+ * checkpoint's snapshot (ops.h). */
+static void discard_checkpoint(writer *w, tstate *t)
+{
+    drop_checkpoint(w, t);
+    t->truncated = 1;
 }
 
 /* 1 when this writer is the only one that receives the table's rows. */
@@ -930,6 +956,7 @@ static w2l_rc rename_results(writer *w, tstate *t, const char *payload, w2l_erro
                             : w2l__fail(err, W2L_CORRUPT, "table %s: bad rename marker", t->fq);
     tstate *nt = NULL;
     if (rc == W2L_OK && t->nresults) rc = get_table(w, ns, table, &nt, err);
+    if (rc == W2L_OK && nt && t->uuid[0]) set_incarnation(w, nt, t->uuid); /* onto a dropped name */
     if (rc == W2L_OK && nt) {
         if (nt->nresults) rc = w2l_buf_append(&nt->results, ",", 1, err);
         if (rc == W2L_OK) rc = w2l_buf_append(&nt->results, t->results.data, t->results.len, err);
@@ -984,8 +1011,9 @@ static w2l_rc on_barrier(writer *w, uint64_t ckpt, w2l_collector *out, w2l_error
         rc = complete_all(w, t, err);
         if (rc == W2L_OK && (t->nresults || t->truncated)) {
             pl.len = 0;
-            rc = w2l__buf_printf(&pl, err, "{\"schema-id\":%d,%s\"files\":[%.*s]}", (int)t->results_schema,
-                                 t->truncated ? "\"truncate\":true," : "", (int)t->results.len,
+            rc = w2l__buf_printf(&pl, err, "{\"schema-id\":%d,%s%s%s%s\"files\":[%.*s]}", (int)t->results_schema,
+                                 t->truncated ? "\"truncate\":true," : "", t->uuid[0] ? "\"table-uuid\":\"" : "",
+                                 t->uuid, t->uuid[0] ? "\"," : "", (int)t->results.len,
                                  t->results.data ? (const char *)t->results.data : "");
             w2l_element r = {0};
             r.kind = W2L_ELEM_WRITE_RESULT;

@@ -56,6 +56,8 @@ extern const w2l_operator_methods w2l__op_committer;
 #define W2L_OPS_FILES_PREFIX "committer/files/"
 #define W2L_OPS_EPOCH_KEY "committer/epoch"
 #define W2L_OPS_JOB_KEY "committer/job-id"
+/* The DDL handlers' table operations not yet applied (owner.h), "ddl/ops/<index>". */
+#define W2L_OPS_DDL_OPS_PREFIX "ddl/ops/"
 
 /* The payload of the WRITER_COMMIT the DDL handler sends a table's writers for a TRUNCATE:
  * they drop what they wrote of the table in this checkpoint and flag their WRITE_RESULT. */
@@ -77,5 +79,10 @@ w2l_rc w2l__ops_file_parse(const w2l__json *j, w2l__arena *a, w2l__ice_data_file
 /* The job id: conf "job-id", else "w2l-" + 16 hex digits of a hash of the warehouse and
  * the source URI. Fresh memory. */
 char *w2l__ops_job_id(const w2l_conf *conf);
+/* The job id a run commits under: conf "job-id"; else the one the restored checkpoint
+ * (st, restored; 0: none) was written under (a recover run has no source URI to derive it
+ * from); else w2l__ops_job_id(). Fresh memory in *out. */
+w2l_rc w2l__ops_job_restored(const w2l_conf *conf, w2l_state *st, uint64_t restored, char **out,
+                             w2l_error *err);
 
 #endif

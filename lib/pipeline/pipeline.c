@@ -26,6 +26,7 @@
 
 #include "emit.h"
 #include "metrics.h"
+#include "owner.h"
 #include "../common/chan.h"
 #include "../common/thread.h"
 
@@ -113,6 +114,7 @@ struct w2l_pipeline {
     atomic_llong cpu_ns[4]; /* CPU time by stage: source, ddl, writers, committers */
     w2l__metrics *metrics;
     char *restored_pos;         /* the source position of the restored checkpoint, or NULL */
+    w2l__owner *owner;          /* orders table operations and commits (owner.h) */
 };
 
 /* Adds the calling thread's CPU time to stage k (0 source, else the operator kind). */
@@ -136,8 +138,21 @@ static void fail(w2l_pipeline *p, const w2l_error *e)
     }
     cnd_broadcast(&p->cv);
     mtx_unlock(&p->mtx);
+    w2l__owner_abort(p->owner);
     for (unsigned i = 0; i < p->nddl + p->nwriter + p->ncommit; i++)
         if (p->nodes[i].in) w2l__chan_close(p->nodes[i].in);
+}
+
+/* The error that stopped the pipeline, for every API call after a failure: never a bare
+ * "pipeline stopping" in its place. */
+static w2l_rc first_error(w2l_pipeline *p, w2l_error *err)
+{
+    mtx_lock(&p->mtx);
+    w2l_error e = p->first_err;
+    mtx_unlock(&p->mtx);
+    if (!e.code) return w2l__fail(err, W2L_CANCELLED, "pipeline stopping");
+    if (err) *err = e;
+    return e.code;
 }
 
 void w2l_pipeline_stop(w2l_pipeline *p)
@@ -178,7 +193,7 @@ static w2l_rc send_to(w2l_pipeline *p, node *n, msg *m, w2l_error *err)
         if (rc == W2L_OK) return W2L_OK;
         if (rc == W2L_CANCELLED || atomic_load(&p->failed)) {
             msg_free(m);
-            return w2l__fail(err, W2L_CANCELLED, "pipeline stopping");
+            return first_error(p, err);
         }
     }
 }
@@ -660,7 +675,12 @@ static w2l_rc commit_sealed(node *n, w2l_error *err)
     uint64_t sealed = atomic_load(&p->sealed_pub);
     while (n->notified < sealed) {
         uint64_t ck = n->notified + 1;
-        w2l_rc rc = n->m->notify_complete(n->op, ck, err);
+        /* the table operations of ck come after every commit of ck - 1 and before any of
+         * ck (owner.h) */
+        w2l_rc rc = w2l__owner_before_commit(p->owner, n->index, ck, err);
+        if (rc == W2L_OK) rc = n->m->notify_complete(n->op, ck, err);
+        if (rc == W2L_OK) w2l__owner_data_done(p->owner, n->index, ck);
+        if (rc == W2L_CANCELLED) return rc;
         if (rc != W2L_OK) {
             /* the check-commit sink: loud, and it stops the job */
             w2l__error_prefix(err, "commit of checkpoint %llu failed: ", (unsigned long long)ck);
@@ -678,6 +698,7 @@ static int node_main(void *arg)
     w2l_pipeline *p = n->p;
     w2l_error err;
     w2l_error_clear(&err);
+    w2l__owner_set_current(p->owner);
     w2l_rc rc = n->m->open(n->m, p->conf, n->index, n->kind == W2L_OPERATOR_DDL ? p->nddl
                                                     : n->kind == W2L_OPERATOR_WRITER ? p->nwriter : p->ncommit,
                            p->st, p->restored, n->op, &err);
@@ -725,7 +746,7 @@ static w2l_rc place_barrier(w2l_pipeline *p, uint64_t *out_id, w2l_error *err)
     while (p->nfl == MAX_INFLIGHT && !atomic_load(&p->failed)) cnd_wait(&p->cv, &p->mtx);
     if (atomic_load(&p->failed)) {
         mtx_unlock(&p->mtx);
-        return w2l__fail(err, W2L_CANCELLED, "pipeline stopping");
+        return first_error(p, err);
     }
     uint64_t id = p->next_ckpt++;
     p->fl[p->nfl].id = id;
@@ -953,8 +974,14 @@ static w2l_rc make_nodes(w2l_pipeline *p, w2l_error *err)
         if (!n->in || !n->op || !n->blocked || !n->held_head || !n->held_tail)
             return w2l__fail(err, W2L_NOMEM, "out of memory building the pipeline");
         n->op->methods = n->m;
-        /* committers start by re-committing the restored checkpoint (commit_sealed) */
-        if (n->kind == W2L_OPERATOR_COMMITTER) n->notified = p->restored ? p->restored - 1 : 0;
+        /* committers start by re-committing the restored checkpoint (commit_sealed); when it
+         * holds table operations of an older checkpoint K, from K - 1 on, so that each
+         * operation falls between the commits of its checkpoint and the one before */
+        if (n->kind == W2L_OPERATOR_COMMITTER) {
+            uint64_t from = p->restored, k = w2l__owner_first_ops(p->owner);
+            if (k && k <= from) from = k > 1 ? k - 1 : 1;
+            n->notified = from ? from - 1 : 0;
+        }
     }
     return W2L_OK;
 }
@@ -995,6 +1022,10 @@ w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err
         p->committed = latest ? latest - 1 : 0; /* the restored one is re-committed */
     }
     p->acks_needed = 0;
+    if (rc == W2L_OK) {
+        p->owner = w2l__owner_new(p->conf, p->ncommit, p->restored);
+        rc = p->owner ? w2l__owner_restore(p->owner, p->st, err) : w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
     if (rc == W2L_OK) {
         p->acks_needed = 1 + p->nddl + p->nwriter + p->ncommit;
         rc = make_nodes(p, err);
@@ -1103,10 +1134,7 @@ w2l_rc w2l_pipeline_checkpoint(w2l_pipeline *p, int wait, uint64_t *ckpt, w2l_er
             mtx_unlock(&p->mtx);
         }
     }
-    if (atomic_load(&p->failed)) {
-        if (err) *err = p->first_err;
-        return p->first_err.code;
-    }
+    if (atomic_load(&p->failed)) return first_error(p, err);
     return W2L_OK;
 }
 
@@ -1183,10 +1211,37 @@ void w2l_pipeline_free(w2l_pipeline *p)
     w2l_state_close(p->st);
     w2l_conf_free(p->conf);
     w2l__metrics_free(p->metrics);
+    w2l__owner_free(p->owner);
     w2l__free(p->restored_pos);
     cnd_destroy(&p->cv);
     mtx_destroy(&p->mtx);
     w2l__free(p);
+}
+
+typedef struct recover_job {
+    node *n;
+    thrd_t thr;
+    int started;
+    w2l_rc rc;
+    w2l_error err;
+} recover_job;
+
+static int recover_main(void *arg)
+{
+    recover_job *j = arg;
+    node *n = j->n;
+    w2l_pipeline *p = n->p;
+    w2l_error_clear(&j->err);
+    w2l__owner_set_current(p->owner);
+    j->rc = n->m->open(n->m, p->conf, n->index, p->ncommit, p->st, p->restored, n->op, &j->err);
+    if (j->rc != W2L_OK) {
+        fail(p, &j->err);
+        return 0;
+    }
+    j->rc = commit_sealed(n, &j->err);
+    if (j->rc != W2L_OK && j->rc != W2L_CANCELLED) fail(p, &j->err);
+    n->m->close(n->op);
+    return 0;
 }
 
 w2l_rc w2l_recover(const w2l_conf *conf, w2l_error *err)
@@ -1206,16 +1261,25 @@ w2l_rc w2l_recover(const w2l_conf *conf, w2l_error *err)
         w2l__log(W2L_LOG_INFO, "recover: no sealed checkpoint, nothing to do");
         return W2L_OK;
     }
-    unsigned total = p->nddl + p->nwriter + p->ncommit;
-    for (unsigned i = 0; rc == W2L_OK && i < total; i++) {
-        node *n = &p->nodes[i];
-        if (n->kind != W2L_OPERATOR_COMMITTER) continue;
-        rc = n->m->open(n->m, p->conf, n->index, p->ncommit, p->st, p->restored, n->op, err);
-        if (rc != W2L_OK) break;
-        n->notified = p->restored - 1;
-        rc = commit_sealed(n, err);
-        n->m->close(n->op);
+    /* each committer on its own thread: table operations wait for every committer's
+     * older commits (owner.h) */
+    recover_job *jobs = w2l__calloc(p->ncommit, sizeof *jobs);
+    if (!jobs) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    for (unsigned i = 0; rc == W2L_OK && i < p->ncommit; i++) {
+        jobs[i].n = &p->committer[i];
+        if (thrd_create(&jobs[i].thr, recover_main, &jobs[i]) != thrd_success) {
+            w2l_error e;
+            w2l__fail(&e, W2L_ERROR, "cannot start a committer thread");
+            fail(p, &e);
+            rc = W2L_ERROR;
+            break;
+        }
+        jobs[i].started = 1;
     }
+    for (unsigned i = 0; jobs && i < p->ncommit; i++)
+        if (jobs[i].started) thrd_join(jobs[i].thr, NULL);
+    if (rc == W2L_OK && atomic_load(&p->failed)) rc = first_error(p, err);
+    w2l__free(jobs);
     w2l_pipeline_free(p);
     return rc;
 }

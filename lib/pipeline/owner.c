@@ -1,0 +1,304 @@
+/*
+ * The table owner of one pipeline (owner.h): the operations the DDL handlers recorded, by
+ * checkpoint, and the order in which committers commit around them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../common/thread.h"
+#include "../json/json.h"
+#include "owner.h"
+#include "ops.h"
+#include "table_ops.h"
+
+typedef struct opset {        /* one handler's operations of one checkpoint */
+    uint64_t ckpt;
+    unsigned handler;
+    char *ops;                /* JSON array, NUL-terminated */
+    size_t len;
+    struct opset *next;       /* sorted by (ckpt, handler) */
+} opset;
+
+struct w2l__owner {
+    const w2l_conf *conf;
+    w2l_fileio *io;           /* opened when operations are first applied */
+    w2l_catalog *cat;
+    char *job_id;
+    mtx_t mtx;
+    cnd_t cv;
+    unsigned ncommit;
+    uint64_t restored;
+    uint64_t *done;           /* per committer: its data committed up to here */
+    opset *sets;              /* not yet applied */
+    uint64_t generation;
+    int aborted;
+};
+
+static _Thread_local w2l__owner *current_owner;
+
+void w2l__owner_set_current(w2l__owner *o) { current_owner = o; }
+w2l__owner *w2l__owner_current(void) { return current_owner; }
+
+w2l__owner *w2l__owner_new(const w2l_conf *conf, unsigned ncommit, uint64_t restored)
+{
+    w2l__owner *o = w2l__calloc(1, sizeof *o);
+    if (!o) return NULL;
+    o->conf = conf;
+    o->ncommit = ncommit ? ncommit : 1;
+    o->restored = restored;
+    o->done = w2l__calloc(o->ncommit, sizeof *o->done);
+    if (!o->done || mtx_init(&o->mtx, mtx_plain) != thrd_success) {
+        w2l__free(o->done);
+        w2l__free(o);
+        return NULL;
+    }
+    if (cnd_init(&o->cv) != thrd_success) {
+        mtx_destroy(&o->mtx);
+        w2l__free(o->done);
+        w2l__free(o);
+        return NULL;
+    }
+    return o;
+}
+
+static void opset_free(opset *s)
+{
+    if (!s) return;
+    w2l__free(s->ops);
+    w2l__free(s);
+}
+
+void w2l__owner_free(w2l__owner *o)
+{
+    if (!o) return;
+    while (o->sets) {
+        opset *n = o->sets->next;
+        opset_free(o->sets);
+        o->sets = n;
+    }
+    w2l__catalog_close(o->cat);
+    w2l_fileio_close(o->io);
+    w2l__free(o->job_id);
+    w2l__free(o->done);
+    cnd_destroy(&o->cv);
+    mtx_destroy(&o->mtx);
+    w2l__free(o);
+}
+
+void w2l__owner_abort(w2l__owner *o)
+{
+    if (!o) return;
+    mtx_lock(&o->mtx);
+    o->aborted = 1;
+    cnd_broadcast(&o->cv);
+    mtx_unlock(&o->mtx);
+}
+
+static w2l_rc stopped(w2l_error *err)
+{
+    return w2l__fail(err, W2L_CANCELLED, "pipeline stopping");
+}
+
+/* ------------------------------------------------------------------ DDL side ------ */
+
+/* Inserts (ckpt, handler) in order unless present; the lock is held. */
+static w2l_rc add_locked(w2l__owner *o, uint64_t ckpt, unsigned handler, const char *ops, size_t len, w2l_error *err)
+{
+    opset **pp = &o->sets;
+    while (*pp && ((*pp)->ckpt < ckpt || ((*pp)->ckpt == ckpt && (*pp)->handler < handler))) pp = &(*pp)->next;
+    if (*pp && (*pp)->ckpt == ckpt && (*pp)->handler == handler) return W2L_OK;
+    opset *s = w2l__calloc(1, sizeof *s);
+    char *text = w2l__malloc(len + 1);
+    if (!s || !text) {
+        w2l__free(s);
+        w2l__free(text);
+        return w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    memcpy(text, ops, len);
+    text[len] = '\0';
+    *s = (opset){ckpt, handler, text, len, *pp};
+    *pp = s;
+    return W2L_OK;
+}
+
+w2l_rc w2l__owner_add_ops(w2l__owner *o, uint64_t ckpt, unsigned handler, const char *ops, size_t len,
+                          w2l_error *err)
+{
+    mtx_lock(&o->mtx);
+    w2l_rc rc = add_locked(o, ckpt, handler, ops, len, err);
+    mtx_unlock(&o->mtx);
+    return rc;
+}
+
+w2l_rc w2l__owner_pending_ops(w2l__owner *o, unsigned handler, w2l_buf *out, w2l_error *err)
+{
+    out->len = 0;
+    w2l_rc rc = w2l_buf_append(out, "[", 1, err);
+    int first = 1;
+    mtx_lock(&o->mtx);
+    for (opset *s = o->sets; rc == W2L_OK && s; s = s->next) {
+        if (s->handler != handler) continue;
+        rc = w2l__buf_printf(out, err, "%s{\"checkpoint\":%llu,\"ops\":%s}", first ? "" : ",",
+                             (unsigned long long)s->ckpt, s->ops);
+        first = 0;
+    }
+    mtx_unlock(&o->mtx);
+    if (rc == W2L_OK) rc = w2l_buf_append(out, "]", 1, err);
+    if (rc == W2L_OK) rc = w2l__buf_cstr(out, err);
+    return rc;
+}
+
+static w2l_rc load_ops(w2l__owner *o, unsigned handler, const char *value, size_t len, w2l_error *err)
+{
+    w2l__json *j;
+    W2L_TRY(w2l__json_parse(value, len, &j, err));
+    w2l_rc rc = W2L_OK;
+    mtx_lock(&o->mtx);
+    for (const w2l__json *e = w2l__json_first(j); rc == W2L_OK && e; e = w2l__json_next(e)) {
+        int64_t ck;
+        const w2l__json *ops = w2l__json_get(e, "ops");
+        if (w2l__json_int64(w2l__json_get(e, "checkpoint"), &ck) || ck <= 0 || !ops) {
+            rc = w2l__fail(err, W2L_CORRUPT, "table operations of DDL handler %u: an entry without checkpoint or ops",
+                           handler);
+            break;
+        }
+        char *text = w2l__json_print(ops, 0);
+        if (!text) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        else rc = add_locked(o, (uint64_t)ck, handler, text, strlen(text), err);
+        w2l__free(text);
+    }
+    mtx_unlock(&o->mtx);
+    w2l__json_free(j);
+    return rc;
+}
+
+typedef struct restore_ctx {
+    w2l__owner *o;
+    w2l_state *st;
+    w2l_error *err;
+    w2l_rc rc;
+} restore_ctx;
+
+static int restore_key(void *x, const char *key)
+{
+    restore_ctx *r = x;
+    char *end;
+    unsigned long h = strtoul(key + strlen(W2L_OPS_DDL_OPS_PREFIX), &end, 10);
+    if (*end) return 0;
+    w2l_buf b = {0};
+    r->rc = w2l_state_get(r->st, r->o->restored, key, &b, r->err);
+    if (r->rc == W2L_OK) r->rc = load_ops(r->o, (unsigned)h, b.data ? (const char *)b.data : "[]", b.len, r->err);
+    w2l_buf_release(&b);
+    if (r->rc != W2L_OK) w2l__error_prefix(r->err, "state key %s of checkpoint %llu: ", key,
+                                            (unsigned long long)r->o->restored);
+    return r->rc != W2L_OK;
+}
+
+w2l_rc w2l__owner_restore(w2l__owner *o, w2l_state *st, w2l_error *err)
+{
+    W2L_TRY(w2l__ops_job_restored(o->conf, st, o->restored, &o->job_id, err));
+    if (!o->restored) return W2L_OK;
+    restore_ctx r = {o, st, err, W2L_OK};
+    W2L_TRY(w2l_state_keys(st, o->restored, W2L_OPS_DDL_OPS_PREFIX, restore_key, &r, err));
+    return r.rc;
+}
+
+static uint64_t min_done(const w2l__owner *o)
+{
+    uint64_t low = o->done[0];
+    for (unsigned i = 1; i < o->ncommit; i++)
+        if (o->done[i] < low) low = o->done[i];
+    return low;
+}
+
+w2l_rc w2l__owner_wait_restored(w2l__owner *o, w2l_error *err)
+{
+    mtx_lock(&o->mtx);
+    while (!o->aborted && min_done(o) < o->restored) cnd_wait(&o->cv, &o->mtx);
+    int ab = o->aborted;
+    mtx_unlock(&o->mtx);
+    return ab ? stopped(err) : W2L_OK;
+}
+
+/* ------------------------------------------------------------- committer side ----- */
+
+uint64_t w2l__owner_first_ops(w2l__owner *o)
+{
+    mtx_lock(&o->mtx);
+    uint64_t k = o->sets ? o->sets->ckpt : 0;
+    mtx_unlock(&o->mtx);
+    return k;
+}
+
+void w2l__owner_data_done(w2l__owner *o, unsigned committer, uint64_t ckpt)
+{
+    if (committer >= o->ncommit) return;
+    mtx_lock(&o->mtx);
+    if (ckpt > o->done[committer]) {
+        o->done[committer] = ckpt;
+        cnd_broadcast(&o->cv);
+    }
+    mtx_unlock(&o->mtx);
+}
+
+/* Applies one handler's operations of one checkpoint (the lock is not held). */
+static w2l_rc apply_set(w2l__owner *o, const opset *s, w2l_error *err)
+{
+    if (!o->cat) {
+        const char *io_name = NULL, *uri = NULL, *wh = NULL;
+        w2l_conf_get(o->conf, "fileio", &io_name, NULL);
+        w2l_conf_get(o->conf, "catalog", &uri, NULL);
+        w2l_conf_get(o->conf, "warehouse", &wh, NULL);
+        if (!o->io) W2L_TRY(w2l_fileio_open(io_name, o->conf, &o->io, err));
+        W2L_TRY(w2l__catalog_open(uri, o->conf, wh, o->io, &o->cat, err));
+    }
+    if (!o->job_id) W2L_TRY(w2l__ops_job_restored(o->conf, NULL, 0, &o->job_id, err));
+    int64_t retries = 0;
+    W2L_TRY(w2l_conf_get_int(o->conf, "commit-retries", &retries, err));
+    w2l__tops_ctx c = {o->cat, o->io, o->job_id, (int)retries};
+    return w2l__tops_apply(&c, s->ckpt, s->handler, s->ops, s->len, err);
+}
+
+w2l_rc w2l__owner_before_commit(w2l__owner *o, unsigned committer, uint64_t ckpt, w2l_error *err)
+{
+    w2l_rc rc = W2L_OK;
+    mtx_lock(&o->mtx);
+    if (committer != 0) {
+        while (!o->aborted && o->sets && o->sets->ckpt <= ckpt) cnd_wait(&o->cv, &o->mtx);
+        if (o->aborted) rc = stopped(err);
+        mtx_unlock(&o->mtx);
+        return rc;
+    }
+    if (!o->sets || o->sets->ckpt > ckpt) {
+        mtx_unlock(&o->mtx);
+        return W2L_OK;
+    }
+    while (!o->aborted && min_done(o) + 1 < ckpt) cnd_wait(&o->cv, &o->mtx);
+    if (o->aborted) rc = stopped(err);
+    while (rc == W2L_OK && o->sets && o->sets->ckpt <= ckpt) {
+        opset *s = o->sets; /* only committer 0 removes sets, and new ones come after it */
+        mtx_unlock(&o->mtx);
+        rc = apply_set(o, s, err);
+        mtx_lock(&o->mtx);
+        if (rc != W2L_OK) break;
+        for (opset **pp = &o->sets; *pp; pp = &(*pp)->next)
+            if (*pp == s) {
+                *pp = s->next;
+                break;
+            }
+        opset_free(s);
+    }
+    o->generation++;
+    if (rc != W2L_OK) o->aborted = 1; /* nobody commits past operations that failed */
+    cnd_broadcast(&o->cv);
+    mtx_unlock(&o->mtx);
+    return rc;
+}
+
+uint64_t w2l__owner_generation(w2l__owner *o)
+{
+    mtx_lock(&o->mtx);
+    uint64_t g = o->generation;
+    mtx_unlock(&o->mtx);
+    return g;
+}

@@ -1,0 +1,247 @@
+/*
+ * Table operations (table_ops.h): recorded by the DDL handler, applied by the owner.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../json/json.h"
+#include "table_ops.h"
+
+#define MARKER_KEY "w2l.ddl-op"
+
+/* ------------------------------------------------------------------ recording ----- */
+
+/* Appends obj (consumed) to ops, comma-separated. */
+static w2l_rc put(w2l_buf *ops, w2l__json *obj, int bad, w2l_error *err)
+{
+    char *text = !bad && obj ? w2l__json_print(obj, 0) : NULL;
+    w2l__json_free(obj);
+    W2L_NOMEM_IF(!text, err);
+    w2l_rc rc = ops->len ? w2l_buf_append(ops, ",", 1, err) : W2L_OK;
+    if (rc == W2L_OK) rc = w2l_buf_append(ops, text, strlen(text), err);
+    w2l__free(text);
+    return rc;
+}
+
+static w2l__json *head(const char *op, const char *ns, const char *table, int *bad)
+{
+    w2l__json *o = w2l__json_new_object();
+    *bad = !o || w2l__json_add(o, "op", w2l__json_new_string(op)) || w2l__json_add(o, "ns", w2l__json_new_string(ns)) ||
+           w2l__json_add(o, "table", w2l__json_new_string(table));
+    return o;
+}
+
+w2l_rc w2l__tops_create(w2l_buf *ops, const w2l__ice_table *t, w2l_error *err)
+{
+    char *meta = NULL;
+    size_t len = 0;
+    W2L_TRY(w2l__ice_meta_print(t->meta, &meta, &len, err));
+    int bad;
+    w2l__json *o = head("create", t->ns, t->name, &bad);
+    bad = bad || w2l__json_add(o, "metadata", w2l__json_new_stringn(meta, len));
+    w2l__free(meta);
+    return put(ops, o, bad, err);
+}
+
+w2l_rc w2l__tops_schema(w2l_buf *ops, const w2l__ice_table *t, w2l_error *err)
+{
+    const w2l_schema *s = w2l__ice_meta_current_schema(t->meta);
+    if (!s) return w2l__fail(err, W2L_SCHEMA, "table %s.%s: no current schema", t->ns, t->name);
+    char *text = NULL;
+    W2L_TRY(w2l_schema_to_json(s, &text, err));
+    int bad;
+    w2l__json *o = head("schema", t->ns, t->name, &bad);
+    bad = bad || w2l__json_add(o, "uuid", w2l__json_new_string(t->meta->uuid)) ||
+          w2l__json_add(o, "schema-id", w2l__json_new_int64(w2l_schema_id(s))) ||
+          w2l__json_add(o, "schema", w2l__json_new_string(text));
+    w2l__free(text);
+    return put(ops, o, bad, err);
+}
+
+w2l_rc w2l__tops_rename(w2l_buf *ops, const w2l__ice_table *t, const char *to_ns, const char *to_table,
+                        w2l_error *err)
+{
+    int bad;
+    w2l__json *o = head("rename", t->ns, t->name, &bad);
+    bad = bad || w2l__json_add(o, "to-ns", w2l__json_new_string(to_ns)) ||
+          w2l__json_add(o, "to-table", w2l__json_new_string(to_table)) ||
+          w2l__json_add(o, "uuid", w2l__json_new_string(t->meta->uuid));
+    return put(ops, o, bad, err);
+}
+
+w2l_rc w2l__tops_drop(w2l_buf *ops, const char *ns, const char *table, const char *uuid, w2l_error *err)
+{
+    int bad;
+    w2l__json *o = head("drop", ns, table, &bad);
+    bad = bad || w2l__json_add(o, "uuid", w2l__json_new_string(uuid));
+    return put(ops, o, bad, err);
+}
+
+/* ------------------------------------------------------------------- applying ----- */
+
+/* Loads ns.table; *t NULL when it does not exist. */
+static w2l_rc load(w2l__tops_ctx *c, const char *ns, const char *table, w2l__ice_table **t, w2l_error *err)
+{
+    w2l_rc rc = w2l__ice_table_load(c->cat, c->io, ns, table, t, err);
+    if (rc == W2L_NOTFOUND) {
+        *t = NULL;
+        return W2L_OK;
+    }
+    return rc;
+}
+
+static w2l_rc apply_create(w2l__tops_ctx *c, const char *ns, const char *table, const w2l__json *o,
+                           w2l_error *err)
+{
+    const char *meta = w2l__json_str(w2l__json_get(o, "metadata"));
+    if (!meta) return w2l__fail(err, W2L_CORRUPT, "create without metadata");
+    w2l__ice_meta *m;
+    W2L_TRY(w2l__ice_meta_parse(meta, strlen(meta), &m, err));
+    w2l__ice_table *t;
+    w2l_rc rc = load(c, ns, table, &t, err);
+    if (rc == W2L_OK && t) {
+        if (strcmp(t->meta->uuid, m->uuid) != 0)
+            rc = w2l__fail(err, W2L_EXISTS, "the lake holds another table under this name (uuid %s) than the one "
+                           "this job created (uuid %s)", t->meta->uuid, m->uuid);
+        else
+            w2l__log(W2L_LOG_DEBUG, "owner: %s.%s exists already (uuid %s)", ns, table, m->uuid);
+    } else if (rc == W2L_OK) {
+        w2l_buf loc = {0};
+        rc = w2l__catalog_commit(c->cat, ns, table, NULL, meta, strlen(meta), &loc, err);
+        w2l_buf_release(&loc);
+        if (rc == W2L_OK) w2l__log(W2L_LOG_INFO, "owner: created table %s.%s", ns, table);
+    }
+    w2l__ice_table_free(t);
+    w2l__ice_meta_free(m);
+    return rc;
+}
+
+/* -1, 0, 1 as marker text a (this job's, or not) orders before, as, or after (ck, h, i). */
+static int marker_cmp(const char *a, const char *job, uint64_t ck, unsigned h, unsigned i)
+{
+    size_t jl = strlen(job);
+    if (!a || strncmp(a, job, jl) != 0 || a[jl] != '/') return -1;
+    unsigned long long ack = 0;
+    unsigned ah = 0, ai = 0;
+    if (sscanf(a + jl + 1, "%llu/%u/%u", &ack, &ah, &ai) != 3) return -1;
+    if (ack != ck) return ack < ck ? -1 : 1;
+    if (ah != h) return ah < h ? -1 : 1;
+    return ai < i ? -1 : ai > i;
+}
+
+static w2l_rc apply_schema(w2l__tops_ctx *c, const char *ns, const char *table, const w2l__json *o, uint64_t ck,
+                           unsigned h, unsigned idx, w2l_error *err)
+{
+    const char *uuid = w2l__json_str(w2l__json_get(o, "uuid"));
+    const char *text = w2l__json_str(w2l__json_get(o, "schema"));
+    int64_t sid;
+    if (!uuid || !text || w2l__json_int64(w2l__json_get(o, "schema-id"), &sid))
+        return w2l__fail(err, W2L_CORRUPT, "schema change without uuid, schema or schema-id");
+    w2l_schema *s;
+    W2L_TRY(w2l_schema_from_json(text, strlen(text), &s, err));
+    char marker[200];
+    snprintf(marker, sizeof marker, "%s/%llu/%u/%u", c->job_id, (unsigned long long)ck, h, idx);
+    w2l__ice_table *t;
+    w2l_rc rc = load(c, ns, table, &t, err);
+    for (int attempt = 0; rc == W2L_OK; attempt++) {
+        if (!t || strcmp(t->meta->uuid, uuid) != 0) {
+            w2l__log(W2L_LOG_INFO, "owner: %s.%s: schema %d is for a table no longer under this name (uuid %s); "
+                     "skipped", ns, table, (int)sid, uuid);
+            break;
+        }
+        if (marker_cmp(w2l__ice_props_get(&t->meta->props, MARKER_KEY), c->job_id, ck, h, idx) >= 0) {
+            w2l__log(W2L_LOG_DEBUG, "owner: %s.%s: schema %d applied already", ns, table, (int)sid);
+            break;
+        }
+        rc = w2l__ice_meta_set_schema(t->meta, s, err);
+        if (rc == W2L_OK && t->meta->current_schema_id != (int32_t)sid)
+            rc = w2l__fail(err, W2L_SCHEMA, "the table's schema became id %d, the DDL handler computed %d (was "
+                           "the table changed by another writer?)", (int)t->meta->current_schema_id, (int)sid);
+        if (rc == W2L_OK) rc = w2l__ice_props_set(&t->meta->props, MARKER_KEY, marker, err);
+        if (rc != W2L_OK) break;
+        w2l__ice_change ch;
+        w2l__ice_change_init(&ch, W2L_ICE_OP_SCHEMA);
+        rc = w2l__ice_table_try_commit(t, &ch, err);
+        w2l__ice_change_release(&ch, c->io, rc != W2L_OK);
+        if (rc == W2L_OK) {
+            w2l__log(W2L_LOG_INFO, "owner: %s.%s: schema %d", ns, table, (int)sid);
+            break;
+        }
+        if (rc != W2L_CONFLICT || attempt >= c->retries) break;
+        /* another process moved the table (t holds its metadata now): check again */
+        w2l__log(W2L_LOG_INFO, "owner: %s.%s: another process committed first (attempt %d); retrying", ns, table,
+                 attempt + 1);
+        rc = W2L_OK;
+    }
+    w2l__ice_table_free(t);
+    w2l_schema_unref(s);
+    return rc;
+}
+
+static w2l_rc apply_rename(w2l__tops_ctx *c, const char *ns, const char *table, const w2l__json *o, w2l_error *err)
+{
+    const char *uuid = w2l__json_str(w2l__json_get(o, "uuid"));
+    const char *to_ns = w2l__json_str(w2l__json_get(o, "to-ns")), *to = w2l__json_str(w2l__json_get(o, "to-table"));
+    if (!uuid || !to_ns || !to) return w2l__fail(err, W2L_CORRUPT, "rename without uuid or target");
+    w2l__ice_table *t = NULL, *dst = NULL;
+    w2l_rc rc = load(c, to_ns, to, &dst, err);
+    if (rc == W2L_OK && dst) {
+        if (strcmp(dst->meta->uuid, uuid) != 0)
+            rc = w2l__fail(err, W2L_EXISTS, "rename to %s.%s: the lake holds another table under that name", to_ns, to);
+        else
+            w2l__log(W2L_LOG_DEBUG, "owner: %s.%s was renamed to %s.%s already", ns, table, to_ns, to);
+    } else if (rc == W2L_OK) {
+        rc = load(c, ns, table, &t, err);
+        if (rc == W2L_OK && (!t || strcmp(t->meta->uuid, uuid) != 0)) {
+            w2l__log(W2L_LOG_INFO, "owner: rename %s.%s to %s.%s: the table is no longer under this name; skipped",
+                     ns, table, to_ns, to);
+        } else if (rc == W2L_OK) {
+            rc = w2l__catalog_rename(c->cat, ns, table, to_ns, to, err);
+            if (rc == W2L_OK) w2l__log(W2L_LOG_INFO, "owner: renamed %s.%s to %s.%s", ns, table, to_ns, to);
+        }
+    }
+    w2l__ice_table_free(t);
+    w2l__ice_table_free(dst);
+    return rc;
+}
+
+static w2l_rc apply_drop(w2l__tops_ctx *c, const char *ns, const char *table, const w2l__json *o, w2l_error *err)
+{
+    const char *uuid = w2l__json_str(w2l__json_get(o, "uuid"));
+    if (!uuid) return w2l__fail(err, W2L_CORRUPT, "drop without uuid");
+    w2l__ice_table *t;
+    w2l_rc rc = load(c, ns, table, &t, err);
+    if (rc == W2L_OK && t && strcmp(t->meta->uuid, uuid) == 0) {
+        rc = w2l__catalog_drop(c->cat, ns, table, 0, err);
+        if (rc == W2L_NOTFOUND) rc = W2L_OK;
+        if (rc == W2L_OK) w2l__log(W2L_LOG_INFO, "owner: dropped %s.%s", ns, table);
+    } else if (rc == W2L_OK) {
+        w2l__log(W2L_LOG_DEBUG, "owner: %s.%s (uuid %s) dropped already", ns, table, uuid);
+    }
+    w2l__ice_table_free(t);
+    return rc;
+}
+
+w2l_rc w2l__tops_apply(w2l__tops_ctx *c, uint64_t ckpt, unsigned handler, const char *ops, size_t len,
+                       w2l_error *err)
+{
+    w2l__json *j;
+    W2L_TRY(w2l__json_parse(ops, len, &j, err));
+    w2l_rc rc = W2L_OK;
+    unsigned idx = 0;
+    for (const w2l__json *o = w2l__json_first(j); rc == W2L_OK && o; o = w2l__json_next(o), idx++) {
+        const char *op = w2l__json_str(w2l__json_get(o, "op"));
+        const char *ns = w2l__json_str(w2l__json_get(o, "ns")), *table = w2l__json_str(w2l__json_get(o, "table"));
+        if (!op || !ns || !table) rc = w2l__fail(err, W2L_CORRUPT, "an operation without op, ns or table");
+        else if (!strcmp(op, "create")) rc = apply_create(c, ns, table, o, err);
+        else if (!strcmp(op, "schema")) rc = apply_schema(c, ns, table, o, ckpt, handler, idx, err);
+        else if (!strcmp(op, "rename")) rc = apply_rename(c, ns, table, o, err);
+        else if (!strcmp(op, "drop")) rc = apply_drop(c, ns, table, o, err);
+        else rc = w2l__fail(err, W2L_CORRUPT, "unknown operation '%s'", op);
+        if (rc != W2L_OK)
+            w2l__error_prefix(err, "table %s.%s, %s of checkpoint %llu: ", ns ? ns : "?", table ? table : "?",
+                              op ? op : "operation", (unsigned long long)ckpt);
+    }
+    w2l__json_free(j);
+    return rc;
+}
