@@ -85,7 +85,8 @@ const w2l_conf_prop w2l__conf_props[] = {
      "the table (stop it, keep the others flowing)."},
     {"ddl.fence-timeout", W2L_CONF_DURATION, "0", 0, MS_DAY, NULL, 0,
      "How long a schema change waits for the table's writers to complete their files "
-     "(0: three checkpoint intervals)."},
+     "(0: three checkpoint intervals, at least 30 s; a fence is also resolved at the next "
+     "checkpoint, so this bounds only a stuck writer)."},
     {"no-pk-policy", W2L_CONF_ENUM, "full-row", NOLIM, "full-row|append-only|fail",
      W2L_CONF_F_PER_TABLE,
      "Tables without a primary key: full-row (deletes match every column), append-only (updates "

@@ -48,7 +48,7 @@
 #include "table_ops.h"
 
 enum { POL_FAIL = 0, POL_IGNORE = 1, POL_QUARANTINE = 2 };
-enum { IT_CHANGES = 1, IT_DDL, IT_EVOLVE };
+enum { IT_CHANGES = 1, IT_DDL, IT_EVOLVE, IT_WAIT };
 #define RECENT_MAX 64
 
 /* One source schema version mapped onto a table: per source column, the Iceberg field id
@@ -79,6 +79,12 @@ typedef struct item {
     size_t sql_len, stmt;    /* statement index in the text */
     size_t sub;              /* which table of the statement (DROP/RENAME lists) */
     uint64_t key;            /* dedupe key */
+    /* a RENAME queued in the old name's queue, and its IT_WAIT in the new name's: the
+     * rename applies once both are at the heads of their queues, so it comes after what
+     * either table had queued before it and before what came after it */
+    uint64_t link;           /* 0: none */
+    char *ons, *oname;       /* the other table: the new name (rename), the old (wait) */
+    int waiting;             /* IT_WAIT: its table's drain is waiting for the rename */
     struct item *next;
 } item;
 
@@ -95,7 +101,6 @@ typedef struct tbl {
     int announced;           /* SCHEMA sent for schema */
     int dirty;               /* DML forwarded since the last barrier or fence */
     int quarantined;
-    unsigned held;           /* renames into this name wait in another table's queue */
     int32_t ckpt_schema_id;  /* the schema id the restored checkpoint recorded; -1 none */
     smap *maps;
     item *q, *qtail;
@@ -129,6 +134,7 @@ typedef struct ddl_op {
     tbl *tables;
     shadow *shadows;
     uint64_t fence_seq;
+    uint64_t link_seq;       /* links of queued renames */
     unsigned nfences;        /* tables with a fence pending */
     uint64_t recent[RECENT_MAX];
     size_t nrecent, recent_at;
@@ -218,6 +224,8 @@ static void item_free(item *it)
     w2l__arena_release(&it->arena);
     w2l__free(it->sql);
     w2l__free(it->db);
+    w2l__free(it->ons);
+    w2l__free(it->oname);
     w2l__free(it);
 }
 
@@ -1465,13 +1473,7 @@ static w2l_rc apply_unit(ddl_op *op, tbl *t, const w2l__ddl_stmt *st, size_t sub
             w2l__log(W2L_LOG_INFO, "ddl: %s.%s moves aside for an online schema change: kept", t->ns, t->name);
             return W2L_OK;
         }
-        W2L_TRY(rename_table(op, t, to_ns, r->to.name, out, err));
-        tbl *to = tbl_find(op, to_ns, r->to.name);
-        if (to && to->held) {
-            to->held--;
-            if (!to->held) W2L_TRY(drain(op, to, out, err));
-        }
-        return W2L_OK;
+        return rename_table(op, t, to_ns, r->to.name, out, err);
     }
     default: return W2L_OK;
     }
@@ -1494,10 +1496,34 @@ static w2l_rc apply_item(ddl_op *op, tbl *t, item *it, w2l_collector *out, w2l_e
     return rc;
 }
 
+/* The item of t's queue with that link, or NULL. */
+static item *q_find_link(const tbl *t, uint64_t link)
+{
+    for (item *it = t->q; it; it = it->next)
+        if (it->link == link) return it;
+    return NULL;
+}
+
 static w2l_rc drain(ddl_op *op, tbl *t, w2l_collector *out, w2l_error *err)
 {
-    while (t->q && !t->fence_id && !t->held && !t->quarantined) {
+    while (t->q && !t->fence_id && !t->quarantined) {
         item *it = t->q;
+        if (it->kind == IT_WAIT) {
+            /* a rename into this name: it applies from the old name's queue */
+            tbl *from = tbl_find(op, it->ons, it->oname);
+            if (!from || !q_find_link(from, it->link) || from->quarantined) {
+                item_free(q_pop(t)); /* the rename is gone (its table was quarantined) */
+                continue;
+            }
+            uint64_t link = it->link;
+            it->waiting = 1; /* while this drain is on the stack */
+            W2L_TRY(drain(op, from, out, err));
+            if (t->q && t->q->kind == IT_WAIT && t->q->link == link) {
+                t->q->waiting = 0; /* not yet: the old name's queue has more first */
+                return W2L_OK;
+            }
+            continue;
+        }
         if (it->kind == IT_CHANGES) {
             int need = 0;
             W2L_TRY(forward(op, t, it->changes, it->n, 0, out, &need, err));
@@ -1515,10 +1541,23 @@ static w2l_rc drain(ddl_op *op, tbl *t, w2l_collector *out, w2l_error *err)
             it->fenced = 1;
             return fence_start(op, t, out, err);
         }
+        tbl *to = NULL;
+        int to_waiting = 0;
+        if (it->link) {
+            /* a rename: the new name's queue must have reached its wait */
+            to = tbl_find(op, it->ons, it->oname);
+            if (to && to->q && to->q->link == it->link) {
+                to_waiting = to->q->waiting;
+                item_free(q_pop(to));
+            } else if (to && q_find_link(to, it->link)) {
+                return W2L_OK; /* the new name's drain comes back here */
+            }
+        }
         q_pop(t);
         w2l_rc rc = apply_item(op, t, it, out, err);
         item_free(it);
         W2L_TRY(rc);
+        if (to && !to_waiting) W2L_TRY(drain(op, to, out, err));
     }
     return W2L_OK;
 }
@@ -1564,22 +1603,40 @@ static w2l_rc ddl_unit(ddl_op *op, const w2l_ddl *d, const w2l__ddl_stmt *st, si
         }
         recent_add(op, key);
     }
-    tbl *t;
+    tbl *t, *to = NULL;
     W2L_TRY(tbl_get(op, ns, name, &t, err));
     if (t->quarantined) return W2L_OK;
-    if (t->q || t->fence_id || t->held || (needs_fence(st) && t->dirty)) {
+    if (st->kind == W2L_DDL_RENAME_TABLE && sub != SUB_SWAP && sub < st->nrenames) {
+        const w2l__ddl_rename *r = &st->renames[sub];
+        W2L_TRY(tbl_get(op, r->to.db ? r->to.db : ns, r->to.name, &to, err));
+        if (to == t) to = NULL;
+    }
+    if (t->q || t->fence_id || (needs_fence(st) && t->dirty) || (to && (to->q || to->fence_id))) {
         item *it = NULL;
         W2L_TRY(item_ddl(d->sql, d->sql_len, d->db, k, key, &it, err));
         it->sub = sub;
         it->fenced = !needs_fence(st);
-        q_push(t, it);
-        if (st->kind == W2L_DDL_RENAME_TABLE && sub != SUB_SWAP && sub < st->nrenames) {
-            /* rows of the new name wait until the rename is done */
-            tbl *to;
-            const w2l__ddl_rename *r = &st->renames[sub];
-            W2L_TRY(tbl_get(op, r->to.db ? r->to.db : ns, r->to.name, &to, err));
-            to->held++;
+        if (to) {
+            /* the new name's rows and statements after this wait for it, and it waits
+             * for what the new name had queued before it */
+            item *w = w2l__calloc(1, sizeof *w);
+            it->link = ++op->link_seq;
+            it->ons = w2l__strdup(to->ns);
+            it->oname = w2l__strdup(to->name);
+            if (w) {
+                w->kind = IT_WAIT;
+                w->link = it->link;
+                w->ons = w2l__strdup(t->ns);
+                w->oname = w2l__strdup(t->name);
+            }
+            if (!w || !w->ons || !w->oname || !it->ons || !it->oname) {
+                item_free(w);
+                item_free(it);
+                return w2l__fail(err, W2L_NOMEM, "out of memory");
+            }
+            q_push(to, w);
         }
+        q_push(t, it);
         return drain(op, t, out, err);
     }
     return apply_unit(op, t, st, sub, out, err);
@@ -1651,7 +1708,7 @@ static w2l_rc on_changes(ddl_op *op, const w2l_element *e, w2l_collector *out, w
     W2L_TRY(tbl_get(op, e->ns, e->table, &t, err));
     if (t->quarantined) return W2L_OK;
     w2l_change *cs = (w2l_change *)e->changes; /* owned during process() (pipeline.h) */
-    if (t->q || t->fence_id || t->held) {
+    if (t->q || t->fence_id) {
         item *it = NULL;
         W2L_TRY(item_changes(cs, e->nchanges, &it, err));
         q_push(t, it);
@@ -1851,7 +1908,9 @@ static w2l_rc open_op(const w2l_conf *conf, unsigned index, unsigned n, w2l_stat
     W2L_TRY(w2l_conf_get_int(conf, "ddl.fence-timeout", &op->fence_timeout_ms, err));
     if (!op->fence_timeout_ms) {
         W2L_TRY(w2l_conf_get_int(conf, "checkpoint-interval", &v, err));
-        op->fence_timeout_ms = 3 * v;
+        /* short intervals must not turn a busy writer (many tables completing files at a
+         * barrier) into a failed job: the fence resolves at the next barrier anyway */
+        op->fence_timeout_ms = W2L_MAX(3 * v, 30000);
     }
     if (w2l_conf_get_int(conf, "source.tinyint1-as-boolean", &v, NULL) == W2L_OK) op->eo.types.tinyint1_as_boolean = (int)v;
     if (w2l_conf_get_int(conf, "source.time-as-string", &v, NULL) == W2L_OK) op->eo.types.time_as_string = (int)v;

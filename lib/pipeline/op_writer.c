@@ -852,6 +852,9 @@ static void set_incarnation(writer *w, tstate *t, const char *uuid)
                  "checkpoint are discarded", w->index, t->fq, uuid, t->uuid);
         drop_checkpoint(w, t);
         t->truncated = 0;
+        eq_clear(t); /* the next SCHEMA (or a rename's move) brings the new table's */
+        w2l_schema_unref(t->schema);
+        t->schema = NULL;
     }
     snprintf(t->uuid, sizeof t->uuid, "%s", uuid);
 }

@@ -64,7 +64,9 @@ extern const w2l_operator_methods w2l__op_committer;
 #define W2L_OPS_TRUNCATE_FENCE "{\"truncate\":true}"
 
 /* ... and for a RENAME TABLE, {"rename":{"ns":"db","table":"new"}}: they complete the
- * table's files and report them under the new name. */
+ * table's files and report them under the new name. The runtime sends this one to every
+ * writer, since a writer may hold files of the table that an earlier rename in the same
+ * checkpoint moved to the old name; it is not a fence to wait for (ddl_id 0). */
 #define W2L_OPS_RENAME_FENCE_HEAD "{\"rename\":"
 
 /* Appends the JSON object of one completed file (the "files" member format above) to b. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "../common/thread.h"
+#include "../io/io.h"
 #include "../json/json.h"
 #include "owner.h"
 #include "ops.h"
@@ -32,6 +33,11 @@ struct w2l__owner {
     opset *sets;              /* not yet applied */
     uint64_t generation;
     int aborted;
+    /* the last operation applied, also on disk (applied_path): never applied again */
+    uint64_t a_ckpt;
+    unsigned a_handler, a_index;
+    int a_valid;
+    char *applied_path;
 };
 
 static _Thread_local w2l__owner *current_owner;
@@ -79,6 +85,7 @@ void w2l__owner_free(w2l__owner *o)
     w2l__catalog_close(o->cat);
     w2l_fileio_close(o->io);
     w2l__free(o->job_id);
+    w2l__free(o->applied_path);
     w2l__free(o->done);
     cnd_destroy(&o->cv);
     mtx_destroy(&o->mtx);
@@ -194,6 +201,46 @@ static int restore_key(void *x, const char *key)
     return r->rc != W2L_OK;
 }
 
+/* Opens the file IO and catalog, and finds the record of the last operation applied. */
+static w2l_rc open_lake(w2l__owner *o, w2l_error *err)
+{
+    if (o->cat) return W2L_OK;
+    const char *io_name = NULL, *uri = NULL, *wh = NULL;
+    w2l_conf_get(o->conf, "fileio", &io_name, NULL);
+    w2l_conf_get(o->conf, "catalog", &uri, NULL);
+    w2l_conf_get(o->conf, "warehouse", &wh, NULL);
+    if (!wh || !*wh) return w2l__fail(err, W2L_CONFIG, "table operations need the lake: set warehouse");
+    if (!o->job_id) W2L_TRY(w2l__ops_job_restored(o->conf, NULL, 0, &o->job_id, err));
+    if (!o->io) W2L_TRY(w2l_fileio_open(io_name, o->conf, &o->io, err));
+    char name[64];
+    snprintf(name, sizeof name, "_w2l/table-ops/%016llx",
+             (unsigned long long)w2l__hash64(o->job_id, strlen(o->job_id), 0x6f7073));
+    o->applied_path = w2l__path_join(wh, name);
+    W2L_NOMEM_IF(!o->applied_path, err);
+    void *data = NULL;
+    size_t len = 0;
+    w2l_rc rc = w2l_fileio_read_all(o->io, o->applied_path, &data, &len, err);
+    if (rc == W2L_NOTFOUND) rc = W2L_OK;
+    else if (rc == W2L_OK) {
+        w2l__json *j = NULL;
+        rc = w2l__json_parse(data, len, &j, err);
+        int64_t ck, h, i;
+        const char *job = w2l__json_str(w2l__json_get(j, "job-id"));
+        if (rc == W2L_OK && job && !strcmp(job, o->job_id) && !w2l__json_int64(w2l__json_get(j, "checkpoint"), &ck) &&
+            !w2l__json_int64(w2l__json_get(j, "handler"), &h) && !w2l__json_int64(w2l__json_get(j, "index"), &i)) {
+            o->a_ckpt = (uint64_t)ck;
+            o->a_handler = (unsigned)h;
+            o->a_index = (unsigned)i;
+            o->a_valid = 1;
+        }
+        w2l__json_free(j);
+        if (rc != W2L_OK) w2l__error_prefix(err, "%s: ", o->applied_path);
+    }
+    w2l__free(data);
+    W2L_TRY(rc);
+    return w2l__catalog_open(uri, o->conf, wh, o->io, &o->cat, err);
+}
+
 w2l_rc w2l__owner_restore(w2l__owner *o, w2l_state *st, w2l_error *err)
 {
     W2L_TRY(w2l__ops_job_restored(o->conf, st, o->restored, &o->job_id, err));
@@ -241,22 +288,54 @@ void w2l__owner_data_done(w2l__owner *o, unsigned committer, uint64_t ckpt)
     mtx_unlock(&o->mtx);
 }
 
-/* Applies one handler's operations of one checkpoint (the lock is not held). */
+/* 1 when (ck, h, i) was applied already, by the record. */
+static int applied(const w2l__owner *o, uint64_t ck, unsigned h, unsigned i)
+{
+    if (!o->a_valid) return 0;
+    if (ck != o->a_ckpt) return ck < o->a_ckpt;
+    if (h != o->a_handler) return h < o->a_handler;
+    return i <= o->a_index;
+}
+
+/* Applies one handler's operations of one checkpoint, in order, each recorded on disk once
+ * applied (the lock is not held). */
 static w2l_rc apply_set(w2l__owner *o, const opset *s, w2l_error *err)
 {
-    if (!o->cat) {
-        const char *io_name = NULL, *uri = NULL, *wh = NULL;
-        w2l_conf_get(o->conf, "fileio", &io_name, NULL);
-        w2l_conf_get(o->conf, "catalog", &uri, NULL);
-        w2l_conf_get(o->conf, "warehouse", &wh, NULL);
-        if (!o->io) W2L_TRY(w2l_fileio_open(io_name, o->conf, &o->io, err));
-        W2L_TRY(w2l__catalog_open(uri, o->conf, wh, o->io, &o->cat, err));
-    }
-    if (!o->job_id) W2L_TRY(w2l__ops_job_restored(o->conf, NULL, 0, &o->job_id, err));
+    W2L_TRY(open_lake(o, err));
     int64_t retries = 0;
     W2L_TRY(w2l_conf_get_int(o->conf, "commit-retries", &retries, err));
     w2l__tops_ctx c = {o->cat, o->io, o->job_id, (int)retries};
-    return w2l__tops_apply(&c, s->ckpt, s->handler, s->ops, s->len, err);
+    w2l__json *j;
+    W2L_TRY(w2l__json_parse(s->ops, s->len, &j, err));
+    w2l_rc rc = W2L_OK;
+    w2l_buf rec = {0};
+    unsigned i = 0;
+    for (const w2l__json *op = w2l__json_first(j); rc == W2L_OK && op; op = w2l__json_next(op), i++) {
+        if (applied(o, s->ckpt, s->handler, i)) continue;
+        rc = w2l__tops_apply(&c, s->ckpt, s->handler, i, op, err);
+        if (rc != W2L_OK) break;
+        w2l__json *q = w2l__json_new_string(o->job_id);
+        char *jt = q ? w2l__json_print(q, 0) : NULL;
+        w2l__json_free(q);
+        rec.len = 0;
+        rc = jt ? w2l__buf_printf(&rec, err, "{\"job-id\":%s,\"checkpoint\":%llu,\"handler\":%u,\"index\":%u}\n", jt,
+                                  (unsigned long long)s->ckpt, s->handler, i)
+                : w2l__fail(err, W2L_NOMEM, "out of memory");
+        w2l__free(jt);
+        if (rc == W2L_OK)
+            rc = w2l_fileio_write_all(o->io, o->applied_path, W2L_CREATE_REPLACE, rec.data, rec.len, err);
+        if (rc != W2L_OK) {
+            w2l__error_prefix(err, "recording the table operation applied: ");
+            break;
+        }
+        o->a_ckpt = s->ckpt;
+        o->a_handler = s->handler;
+        o->a_index = i;
+        o->a_valid = 1;
+    }
+    w2l_buf_release(&rec);
+    w2l__json_free(j);
+    return rc;
 }
 
 w2l_rc w2l__owner_before_commit(w2l__owner *o, unsigned committer, uint64_t ckpt, w2l_error *err)

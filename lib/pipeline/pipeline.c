@@ -26,6 +26,7 @@
 
 #include "emit.h"
 #include "metrics.h"
+#include "ops.h"
 #include "owner.h"
 #include "../common/chan.h"
 #include "../common/thread.h"
@@ -509,6 +510,13 @@ w2l_rc w2l_collect(w2l_collector *out, const w2l_element *e, w2l_error *err)
         if (e->kind == W2L_ELEM_CHANGES) return route_changes(from, e, err);
         if (e->kind == W2L_ELEM_WRITER_COMMIT || e->kind == W2L_ELEM_SCHEMA) {
             table_writers(p, e->ns, e->table, &base, &par);
+            if (e->kind == W2L_ELEM_WRITER_COMMIT && e->payload &&
+                !strncmp(e->payload, W2L_OPS_RENAME_FENCE_HEAD, strlen(W2L_OPS_RENAME_FENCE_HEAD))) {
+                /* a rename reaches every writer: one may hold files of the table under this
+                 * name that an earlier rename in the checkpoint moved to it (ops.h) */
+                base = 0;
+                par = p->nwriter;
+            }
             for (unsigned t = 0; t < par; t++) {
                 W2L_TRY(msg_from_element(e, from->index, &m, err));
                 W2L_TRY(send_to(p, &p->writer[(base + t) % p->nwriter], m, err));
@@ -720,11 +728,14 @@ static int node_main(void *arg)
     }
     /* a committer at the end still commits the last checkpoint, once it is sealed (the
      * last acknowledgement may come from another thread after this one saw END) */
-    if (rc == W2L_OK && n->kind == W2L_OPERATOR_COMMITTER) {
+    while (rc == W2L_OK && n->kind == W2L_OPERATOR_COMMITTER && !atomic_load(&p->failed)) {
+        /* what is sealed meanwhile is committed meanwhile: another committer may wait for
+         * this one's commits (table operations, owner.h) before it acknowledges the rest */
+        rc = commit_sealed(n, &err);
+        if (rc != W2L_OK || n->notified >= n->last_barrier) break;
         mtx_lock(&p->mtx);
-        while (atomic_load(&p->sealed_pub) < n->last_barrier && !atomic_load(&p->failed)) cnd_wait(&p->cv, &p->mtx);
+        if (atomic_load(&p->sealed_pub) <= n->notified && !atomic_load(&p->failed)) cnd_wait(&p->cv, &p->mtx);
         mtx_unlock(&p->mtx);
-        if (!atomic_load(&p->failed)) rc = commit_sealed(n, &err);
     }
     if (rc != W2L_OK && rc != W2L_CANCELLED) {
         const char *kind = n->kind == W2L_OPERATOR_DDL ? "ddl" : n->kind == W2L_OPERATOR_WRITER ? "writer" : "committer";

@@ -184,21 +184,22 @@ static w2l_rc apply_rename(w2l__tops_ctx *c, const char *ns, const char *table, 
     const char *to_ns = w2l__json_str(w2l__json_get(o, "to-ns")), *to = w2l__json_str(w2l__json_get(o, "to-table"));
     if (!uuid || !to_ns || !to) return w2l__fail(err, W2L_CORRUPT, "rename without uuid or target");
     w2l__ice_table *t = NULL, *dst = NULL;
-    w2l_rc rc = load(c, to_ns, to, &dst, err);
-    if (rc == W2L_OK && dst) {
-        if (strcmp(dst->meta->uuid, uuid) != 0)
-            rc = w2l__fail(err, W2L_EXISTS, "rename to %s.%s: the lake holds another table under that name", to_ns, to);
-        else
-            w2l__log(W2L_LOG_DEBUG, "owner: %s.%s was renamed to %s.%s already", ns, table, to_ns, to);
+    w2l_rc rc = load(c, ns, table, &t, err);
+    if (rc == W2L_OK && (!t || strcmp(t->meta->uuid, uuid) != 0)) {
+        /* renamed already (or dropped since) */
+        w2l__log(W2L_LOG_DEBUG, "owner: rename %s.%s to %s.%s: done already", ns, table, to_ns, to);
     } else if (rc == W2L_OK) {
-        rc = load(c, ns, table, &t, err);
-        if (rc == W2L_OK && (!t || strcmp(t->meta->uuid, uuid) != 0)) {
-            w2l__log(W2L_LOG_INFO, "owner: rename %s.%s to %s.%s: the table is no longer under this name; skipped",
-                     ns, table, to_ns, to);
+        rc = load(c, to_ns, to, &dst, err);
+        if (rc == W2L_OK && dst && strcmp(dst->meta->uuid, uuid) == 0) {
+            /* a rename cut short after the new name got the table: the old name goes */
+            rc = w2l__catalog_drop(c->cat, ns, table, 0, err);
+        } else if (rc == W2L_OK && dst) {
+            rc = w2l__fail(err, W2L_EXISTS, "rename to %s.%s: the lake holds another table under that name (uuid "
+                           "%s)", to_ns, to, dst->meta->uuid);
         } else if (rc == W2L_OK) {
             rc = w2l__catalog_rename(c->cat, ns, table, to_ns, to, err);
-            if (rc == W2L_OK) w2l__log(W2L_LOG_INFO, "owner: renamed %s.%s to %s.%s", ns, table, to_ns, to);
         }
+        if (rc == W2L_OK) w2l__log(W2L_LOG_INFO, "owner: renamed %s.%s to %s.%s", ns, table, to_ns, to);
     }
     w2l__ice_table_free(t);
     w2l__ice_table_free(dst);
@@ -222,26 +223,20 @@ static w2l_rc apply_drop(w2l__tops_ctx *c, const char *ns, const char *table, co
     return rc;
 }
 
-w2l_rc w2l__tops_apply(w2l__tops_ctx *c, uint64_t ckpt, unsigned handler, const char *ops, size_t len,
+w2l_rc w2l__tops_apply(w2l__tops_ctx *c, uint64_t ckpt, unsigned handler, unsigned index, const w2l__json *o,
                        w2l_error *err)
 {
-    w2l__json *j;
-    W2L_TRY(w2l__json_parse(ops, len, &j, err));
-    w2l_rc rc = W2L_OK;
-    unsigned idx = 0;
-    for (const w2l__json *o = w2l__json_first(j); rc == W2L_OK && o; o = w2l__json_next(o), idx++) {
-        const char *op = w2l__json_str(w2l__json_get(o, "op"));
-        const char *ns = w2l__json_str(w2l__json_get(o, "ns")), *table = w2l__json_str(w2l__json_get(o, "table"));
-        if (!op || !ns || !table) rc = w2l__fail(err, W2L_CORRUPT, "an operation without op, ns or table");
-        else if (!strcmp(op, "create")) rc = apply_create(c, ns, table, o, err);
-        else if (!strcmp(op, "schema")) rc = apply_schema(c, ns, table, o, ckpt, handler, idx, err);
-        else if (!strcmp(op, "rename")) rc = apply_rename(c, ns, table, o, err);
-        else if (!strcmp(op, "drop")) rc = apply_drop(c, ns, table, o, err);
-        else rc = w2l__fail(err, W2L_CORRUPT, "unknown operation '%s'", op);
-        if (rc != W2L_OK)
-            w2l__error_prefix(err, "table %s.%s, %s of checkpoint %llu: ", ns ? ns : "?", table ? table : "?",
-                              op ? op : "operation", (unsigned long long)ckpt);
-    }
-    w2l__json_free(j);
+    const char *op = w2l__json_str(w2l__json_get(o, "op"));
+    const char *ns = w2l__json_str(w2l__json_get(o, "ns")), *table = w2l__json_str(w2l__json_get(o, "table"));
+    w2l_rc rc;
+    if (!op || !ns || !table) rc = w2l__fail(err, W2L_CORRUPT, "an operation without op, ns or table");
+    else if (!strcmp(op, "create")) rc = apply_create(c, ns, table, o, err);
+    else if (!strcmp(op, "schema")) rc = apply_schema(c, ns, table, o, ckpt, handler, index, err);
+    else if (!strcmp(op, "rename")) rc = apply_rename(c, ns, table, o, err);
+    else if (!strcmp(op, "drop")) rc = apply_drop(c, ns, table, o, err);
+    else rc = w2l__fail(err, W2L_CORRUPT, "unknown operation '%s'", op);
+    if (rc != W2L_OK)
+        w2l__error_prefix(err, "table %s.%s, %s of checkpoint %llu: ", ns ? ns : "?", table ? table : "?",
+                          op ? op : "operation", (unsigned long long)ckpt);
     return rc;
 }

@@ -7,13 +7,16 @@
  *   {"op":"create","ns":"db","table":"t","metadata":"<v1 metadata JSON text>"}
  *       creates the table with exactly this metadata (its uuid, schema, location); done
  *       when the name holds that uuid already; fails when it holds another table.
+ * Applying is idempotent for the operation applied last (a crash right after it); older
+ * ones are never applied twice, by the owner's durable record of the last one applied.
  *   {"op":"schema","ns":"db","table":"t","uuid":"...","schema-id":3,"schema":"<JSON>"}
  *       makes the schema current (the same id the handler computed on its copy); skipped
  *       when the name holds another incarnation or none. The table property
  *       "w2l.ddl-op" = "<job-id>/<checkpoint>/<handler>/<index>" records the newest
  *       operation applied, so a replay of an older one is skipped.
  *   {"op":"rename","ns":"db","table":"a","to-ns":"db","to-table":"b","uuid":"..."}
- *       renames when "a" holds the uuid; done when "b" holds it.
+ *       renames when "a" holds the uuid (and drops "a" when "b" holds it too: a rename
+ *       cut short); done when "a" does not hold it.
  *   {"op":"drop","ns":"db","table":"t","uuid":"..."}
  *       drops (without purge) when the name holds the uuid; otherwise already done.
  */
@@ -22,6 +25,7 @@
 
 #include "../common/common.h"
 #include "../iceberg/iceberg.h"
+#include "../json/json.h"
 
 /* Recording: each appends one operation object to ops (comma-separated members of the
  * checkpoint's array). */
@@ -31,7 +35,7 @@ w2l_rc w2l__tops_rename(w2l_buf *ops, const w2l__ice_table *t, const char *to_ns
                         w2l_error *err);
 w2l_rc w2l__tops_drop(w2l_buf *ops, const char *ns, const char *table, const char *uuid, w2l_error *err);
 
-/* Applying: every operation of one handler's array for checkpoint ckpt, in order. */
+/* Applying: operation o, the index-th of handler's array for checkpoint ckpt. */
 typedef struct w2l__tops_ctx {
     w2l_catalog *cat;
     w2l_fileio *io;
@@ -39,7 +43,7 @@ typedef struct w2l__tops_ctx {
     int retries;
 } w2l__tops_ctx;
 
-w2l_rc w2l__tops_apply(w2l__tops_ctx *c, uint64_t ckpt, unsigned handler, const char *ops, size_t len,
-                       w2l_error *err);
+w2l_rc w2l__tops_apply(w2l__tops_ctx *c, uint64_t ckpt, unsigned handler, unsigned index,
+                       const w2l__json *o, w2l_error *err);
 
 #endif
