@@ -1754,7 +1754,8 @@ static w2l_rc save_ops(ddl_op *op, uint64_t ckpt, w2l_error *err)
     if (rc == W2L_OK) rc = w2l__owner_pending_ops(op->owner, op->index, &v, err);
     char key[48];
     snprintf(key, sizeof key, W2L_OPS_DDL_OPS_PREFIX "%u", op->index);
-    if (rc == W2L_OK) rc = w2l_state_put(op->st, ckpt, key, (const char *)v.data, v.len, err);
+    /* none pending: no key (the newest sealed checkpoint alone says what is left) */
+    if (rc == W2L_OK && v.len > 2) rc = w2l_state_put(op->st, ckpt, key, (const char *)v.data, v.len, err);
     w2l_buf_release(&v);
     return rc;
 }
