@@ -305,6 +305,10 @@ extern w2l__registry w2l__catalog_registry;
  * (the part before the first ':' picks the implementation). io is borrowed. */
 w2l_rc w2l__catalog_open(const char *uri, const w2l_conf *conf, const char *warehouse,
                          w2l_fileio *io, w2l_catalog **out, w2l_error *err);
+/* The catalog of a pipeline's conf ("catalog", "warehouse"), opening *io first from
+ * "fileio" unless the caller has one. */
+w2l_rc w2l__catalog_open_conf(const w2l_conf *conf, w2l_fileio **io, w2l_catalog **out,
+                              w2l_error *err);
 void w2l__catalog_close(w2l_catalog *c); /* NULL is a no-op */
 w2l_rc w2l__catalog_load(w2l_catalog *c, const char *ns, const char *table, w2l_buf *loc,
                          w2l_error *err);

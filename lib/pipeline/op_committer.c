@@ -561,12 +561,7 @@ static uint64_t job_ckpt(const committer *c, const w2l__ice_meta *m, w2l_error *
 static w2l_rc ensure_catalog(committer *c, w2l_error *err)
 {
     if (c->cat) return W2L_OK;
-    const char *io_name = NULL, *uri = NULL, *wh = NULL;
-    w2l_conf_get(c->conf, "fileio", &io_name, NULL);
-    w2l_conf_get(c->conf, "catalog", &uri, NULL);
-    w2l_conf_get(c->conf, "warehouse", &wh, NULL);
-    if (!c->io) W2L_TRY(w2l_fileio_open(io_name, c->conf, &c->io, err));
-    return w2l__catalog_open(uri, c->conf, wh, c->io, &c->cat, err);
+    return w2l__catalog_open_conf(c->conf, &c->io, &c->cat, err);
 }
 
 /* The handle of ns.table, loaded when not cached. W2L_NOTFOUND when the table is gone. */

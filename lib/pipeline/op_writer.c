@@ -374,12 +374,7 @@ static w2l_rc ensure_location(writer *w, tstate *t, w2l_error *err)
 {
     if (t->location) return W2L_OK;
     /* no SCHEMA element described this table (a custom DDL operator): ask the catalog */
-    if (!w->cat) {
-        const char *uri = NULL, *wh = NULL;
-        w2l_conf_get(w->conf, "catalog", &uri, NULL);
-        w2l_conf_get(w->conf, "warehouse", &wh, NULL);
-        W2L_TRY(w2l__catalog_open(uri, w->conf, wh, w->io, &w->cat, err));
-    }
+    if (!w->cat) W2L_TRY(w2l__catalog_open_conf(w->conf, &w->io, &w->cat, err));
     w2l__ice_table *it;
     w2l_rc rc = w2l__ice_table_load(w->cat, w->io, t->ns, t->table, &it, err);
     if (rc != W2L_OK) {

@@ -205,18 +205,17 @@ static int restore_key(void *x, const char *key)
 static w2l_rc open_lake(w2l__owner *o, w2l_error *err)
 {
     if (o->cat) return W2L_OK;
-    const char *io_name = NULL, *uri = NULL, *wh = NULL;
-    w2l_conf_get(o->conf, "fileio", &io_name, NULL);
-    w2l_conf_get(o->conf, "catalog", &uri, NULL);
+    const char *wh = NULL;
     w2l_conf_get(o->conf, "warehouse", &wh, NULL);
     if (!wh || !*wh) return w2l__fail(err, W2L_CONFIG, "table operations need the lake: set warehouse");
     if (!o->job_id) W2L_TRY(w2l__ops_job_restored(o->conf, NULL, 0, &o->job_id, err));
-    if (!o->io) W2L_TRY(w2l_fileio_open(io_name, o->conf, &o->io, err));
     char name[64];
     snprintf(name, sizeof name, "_w2l/table-ops/%016llx",
              (unsigned long long)w2l__hash64(o->job_id, strlen(o->job_id), 0x6f7073));
+    w2l__free(o->applied_path);
     o->applied_path = w2l__path_join(wh, name);
     W2L_NOMEM_IF(!o->applied_path, err);
+    W2L_TRY(w2l__catalog_open_conf(o->conf, &o->io, &o->cat, err));
     void *data = NULL;
     size_t len = 0;
     w2l_rc rc = w2l_fileio_read_all(o->io, o->applied_path, &data, &len, err);
@@ -237,8 +236,11 @@ static w2l_rc open_lake(w2l__owner *o, w2l_error *err)
         if (rc != W2L_OK) w2l__error_prefix(err, "%s: ", o->applied_path);
     }
     w2l__free(data);
-    W2L_TRY(rc);
-    return w2l__catalog_open(uri, o->conf, wh, o->io, &o->cat, err);
+    if (rc != W2L_OK) { /* open again next time */
+        w2l__catalog_close(o->cat);
+        o->cat = NULL;
+    }
+    return rc;
 }
 
 w2l_rc w2l__owner_restore(w2l__owner *o, w2l_state *st, w2l_error *err)

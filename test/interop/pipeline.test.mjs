@@ -12,7 +12,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { icebergRead } from 'icebird'
-import { readTable, sortedLines } from './lib/lake.mjs'
+import { readTable, sortedLines, withLocalFetch } from './lib/lake.mjs'
 import { Stream, rng, datetimeText } from './lib/canal.mjs'
 
 const bin = process.env.W2L_TEST_BIN || path.resolve('build')
@@ -181,25 +181,6 @@ test('SIGKILL at random moments and restart: no row lost or doubled', { timeout:
   await assertLakeEquals(wh, s, ['orders', 'items', 'events'])
 })
 
-// ---- icebird needs fetch: answer from local files ----
-async function withLocalFetch (fn) {
-  const saved = globalThis.fetch
-  globalThis.fetch = async (u, init = {}) => {
-    const s = typeof u === 'string' ? u : u.url ?? String(u)
-    const p = s.startsWith('file://') ? decodeURIComponent(s.slice(7)) : s
-    if (!p.startsWith('/') || !fs.existsSync(p)) return new Response('not found', { status: 404 })
-    const data = fs.readFileSync(p)
-    if ((init.method ?? 'GET') === 'HEAD') return new Response(null, { status: 200, headers: { 'content-length': String(data.length) } })
-    const range = new Headers(init.headers ?? {}).get('range')
-    const m = range && /^bytes=(\d+)-(\d*)$/.exec(range)
-    if (m) {
-      const a = Number(m[1]); const b = m[2] === '' ? data.length - 1 : Number(m[2])
-      return new Response(data.subarray(a, b + 1), { status: 206, headers: { 'content-range': `bytes ${a}-${b}/${data.length}` } })
-    }
-    return new Response(data, { status: 200 })
-  }
-  try { return await fn() } finally { globalThis.fetch = saved }
-}
 
 // ---- schema changes mid-stream: rows before a DDL use the old schema, rows after it the new
 test('DDL mid-stream: add, widen, rename column, create and drop table', { timeout: 120000 }, async () => {

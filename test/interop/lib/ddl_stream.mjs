@@ -32,7 +32,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { Stream, rng, datetimeText } from './canal.mjs'
-import { decText, readTable, sortedLines } from './lake.mjs'
+import { decText, readTable, sortedLines, withLocalFetch } from './lake.mjs'
 
 export const ICEBERG_TYPE = { 'int(11)': 'int', 'bigint(20)': 'long', 'decimal(10,2)': 'decimal(10,2)', 'datetime(6)': 'timestamp' }
 export const icebergType = mysql => ICEBERG_TYPE[mysql] ?? (mysql.startsWith('varchar(') ? 'string' : null)
@@ -61,13 +61,14 @@ const q = n => '`' + n + '`'
 // of ALTER TABLE among the stream's steps); without: kinds of statement left out, to
 // narrow a failure down (the test leaves out none): dropTable, recreate (DROP + CREATE at
 // once), createDropped, renameTable, truncate, createTable, addColumn, dropColumn,
-// modifyColumn, renameColumn, multiClause, keyUpdate.
+// modifyColumn, renameColumn, multiClause, keyUpdate; minTables, maxTables: tables are
+// dropped only while more than minTables live, created only while fewer than maxTables.
 // Returns { stream (lib/canal.mjs Stream: lines, tables = the model, expected(name)),
 // alive: [names with a table at the end], dropped: [names that had a table during the
 // stream and have none at the end], droppedAt: {name: message id of its last DROP or
 // RENAME away}, fate(name, key): what removed the row of that key (values as text, JSON)
 // from the name's table last, or null, stats: {statements and changes by kind} }.
-export function makeDdlStream ({ seed = 1, events = 30000, tables = 26, without = [], tableDdl = 0.003, alterDdl = 0.005 } = {}) {
+export function makeDdlStream ({ seed = 1, events = 30000, tables = 26, without = [], tableDdl = 0.003, alterDdl = 0.005, minTables = 22, maxTables = 40 } = {}) {
   const r = rng(seed)
   const off = new Set(without)
   const int = (a, b) => a + Math.floor(r() * (b - a + 1)) // a..b
@@ -315,16 +316,16 @@ export function makeDdlStream ({ seed = 1, events = 30000, tables = 26, without 
       const y = r()
       const gone = [...dropped]
       const droppable = names.filter(n => n !== KEEP)
-      if (y < 0.30 && names.length > 22) {
+      if (y < 0.30 && names.length > minTables) {
         if (!off.has('dropTable')) dropTable(pick(droppable))
-      } else if (y < 0.45 && names.length > 22) {
+      } else if (y < 0.45 && names.length > minTables) {
         if (off.has('recreate')) continue // drop and create at once, new columns
         const name = pick(droppable)
         dropTable(name)
         addTable(name)
         stats.recreate++
         for (let k = int(1, 8); k > 0; k--) insert(name)
-      } else if (y < 0.65 && gone.length && names.length < 40) { // a dropped name again
+      } else if (y < 0.65 && gone.length && names.length < maxTables) { // a dropped name again
         if (off.has('createDropped')) continue
         const name = pick(gone)
         addTable(name)
@@ -347,7 +348,7 @@ export function makeDdlStream ({ seed = 1, events = 30000, tables = 26, without 
         raw.set(name, keyed(name) ? new Map() : [])
         rebuild(name)
         stats.truncate++
-      } else if (names.length < 40) {
+      } else if (names.length < maxTables) {
         if (off.has('createTable')) continue
         const name = `n${String(++nameSeq).padStart(2, '0')}`
         addTable(name, { withCreate: r() < 0.7 })
@@ -369,6 +370,48 @@ export function makeDdlStream ({ seed = 1, events = 30000, tables = 26, without 
   for (const name of alive()) rebuild(name)
   const fate = (name, key) => fates.get(name)?.get(key) ?? null
   return { stream: s, alive: alive().sort(), dropped: [...dropped].sort(), droppedAt, fate, stats }
+}
+
+// ---------------------------------------------------------------- the stream as SQL ----
+// The stream of g (from makeDdlStream) as SQL statements for a MySQL/MariaDB server, one per
+// message, in order (table names unqualified: run them after USE of the stream's
+// database): DDL messages are their SQL text; a DML message becomes INSERT, or UPDATE /
+// DELETE by key (every column of a keyless table). A table the stream does not create is
+// created, from its first message's types and key, just before that message.
+// Returns [{ sql, id (the message's id), kind: the canal type (INSERT, ..., CREATE, ERASE,
+// RENAME, TRUNCATE, ALTER) }].
+export function streamSql (g) {
+  const lit = v => v === null || v === undefined ? 'NULL' : `'${String(v).replaceAll('\\', '\\\\').replaceAll("'", "''")}'`
+  const exists = new Set()
+  const out = []
+  for (const line of g.stream.lines) {
+    const m = JSON.parse(line)
+    const t = m.table
+    if (m.isDdl) {
+      if (m.type === 'CREATE') exists.add(t)
+      else if (m.type === 'ERASE') exists.delete(t)
+      else if (m.type === 'RENAME') { exists.delete(t); exists.add(/ TO `([^`]+)`$/.exec(m.sql)[1]) }
+      out.push({ sql: m.sql, id: m.id, kind: m.type })
+      continue
+    }
+    const cols = Object.keys(m.mysqlType)
+    const pk = m.pkNames ?? []
+    if (!exists.has(t)) {
+      const defs = cols.map(c => `${q(c)} ${m.mysqlType[c]} ${pk.includes(c) ? 'NOT NULL' : 'DEFAULT NULL'}`)
+      if (pk.length) defs.push(`PRIMARY KEY (${pk.map(q).join(',')})`)
+      out.push({ sql: `CREATE TABLE ${q(t)} (${defs.join(', ')}) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`, id: m.id, kind: 'CREATE' })
+      exists.add(t)
+    }
+    m.data.forEach((d, i) => {
+      const before = m.type === 'UPDATE' ? { ...d, ...m.old[i] } : d
+      const where = (pk.length ? pk : cols).map(c => before[c] === null ? `${q(c)} IS NULL` : `${q(c)} = ${lit(before[c])}`).join(' AND ')
+      const sql = m.type === 'INSERT' ? `INSERT INTO ${q(t)} (${cols.map(q).join(',')}) VALUES (${cols.map(c => lit(d[c])).join(',')})`
+        : m.type === 'UPDATE' ? `UPDATE ${q(t)} SET ${cols.map(c => `${q(c)} = ${lit(d[c])}`).join(', ')} WHERE ${where}`
+          : `DELETE FROM ${q(t)} WHERE ${where}`
+      out.push({ sql, id: m.id, kind: m.type })
+    })
+  }
+  return out
 }
 
 // ---------------------------------------------------------------- checking a lake ----
@@ -480,27 +523,6 @@ export async function duckRows (con, tbl) {
   return out
 }
 
-// icebird needs fetch: answered from local files while fn runs
-export async function withLocalFetch (fn) {
-  const saved = globalThis.fetch
-  const cache = new Map() // the files of this call (Iceberg files do not change)
-  globalThis.fetch = async (u, init = {}) => {
-    const s = typeof u === 'string' ? u : u.url ?? String(u)
-    const p = s.startsWith('file://') ? decodeURIComponent(s.slice(7)) : s
-    if (!p.startsWith('/') || !fs.existsSync(p)) return new Response('not found', { status: 404 })
-    const data = cache.get(p) ?? fs.readFileSync(p)
-    cache.set(p, data)
-    if ((init.method ?? 'GET') === 'HEAD') return new Response(null, { status: 200, headers: { 'content-length': String(data.length) } })
-    const range = new Headers(init.headers ?? {}).get('range')
-    const m = range && /^bytes=(\d+)-(\d*)$/.exec(range)
-    if (m) {
-      const a = Number(m[1]); const b = m[2] === '' ? data.length - 1 : Number(m[2])
-      return new Response(data.subarray(a, b + 1), { status: 206, headers: { 'content-range': `bytes ${a}-${b}/${data.length}` } })
-    }
-    return new Response(data, { status: 200 })
-  }
-  try { return await fn() } finally { globalThis.fetch = saved }
-}
 
 const ICEBIRD = { int: v => Number(v), long: v => String(v), string: v => v }
 

@@ -162,3 +162,25 @@ export async function readTable (tableDir) {
 // Rows as sorted JSON lines with their columns in name order, for comparing multisets
 // (column order is not part of a row's identity: Iceberg adds columns at the end).
 export const sortedLines = rows => rows.map(r => key(Object.fromEntries(Object.entries(r).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)))).sort()
+
+// icebird needs fetch: answered from local files while fn runs
+export async function withLocalFetch (fn) {
+  const saved = globalThis.fetch
+  const cache = new Map() // the files of this call (Iceberg files do not change)
+  globalThis.fetch = async (u, init = {}) => {
+    const s = typeof u === 'string' ? u : u.url ?? String(u)
+    const p = s.startsWith('file://') ? decodeURIComponent(s.slice(7)) : s
+    if (!p.startsWith('/') || !fs.existsSync(p)) return new Response('not found', { status: 404 })
+    const data = cache.get(p) ?? fs.readFileSync(p)
+    cache.set(p, data)
+    if ((init.method ?? 'GET') === 'HEAD') return new Response(null, { status: 200, headers: { 'content-length': String(data.length) } })
+    const range = new Headers(init.headers ?? {}).get('range')
+    const m = range && /^bytes=(\d+)-(\d*)$/.exec(range)
+    if (m) {
+      const a = Number(m[1]); const b = m[2] === '' ? data.length - 1 : Number(m[2])
+      return new Response(data.subarray(a, b + 1), { status: 206, headers: { 'content-range': `bytes ${a}-${b}/${data.length}` } })
+    }
+    return new Response(data, { status: 200 })
+  }
+  try { return await fn() } finally { globalThis.fetch = saved }
+}
