@@ -6,12 +6,19 @@
  * never two checkpoints in one snapshot, since the sequence numbers that decide which
  * equality deletes apply come from the snapshot.
  *
+ * Tables: the owner (owner.h) applies the checkpoint's table operations before this
+ * committer commits the checkpoint, so a table is always the incarnation of its name the
+ * files were written for, or another one: every file names its table-uuid, and files of a
+ * dropped (or dropped and re-created) table are discarded, never committed. Cached table
+ * handles are dropped when operations were applied.
+ *
  * Exactly once: every snapshot's summary carries w2l.job-id, w2l.epoch, w2l.checkpoint-id
  * and w2l.source-position. Before committing checkpoint C to a table, the committer reads
  * the table's snapshot ancestry (newest first) for this job's newest checkpoint; C at or
- * below it is skipped, whatever the state says. A commit that loses a race reloads the
- * table and checks again before retrying, so a retry after an ambiguous failure cannot
- * commit twice either.
+ * below it is skipped, whatever the state says. A commit that loses a race (to another
+ * process: nothing inside the pipeline writes the table meanwhile) reloads the table and
+ * checks again before retrying, so a retry after an ambiguous failure cannot commit twice
+ * either.
  *
  * State (keys in ops.h): at barrier N every table's file list of N, plus those of older
  * checkpoints not yet committed (carried forward), so the newest sealed checkpoint alone

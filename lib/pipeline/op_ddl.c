@@ -14,9 +14,17 @@
  *     Because a mapping is kept in field ids, rows of an older source schema still land
  *     in the right columns after a rename.
  *   - Schema changes: DDL statements (parsed by lib/ddl), and source schemas that bring
- *     new columns or wider types, become Iceberg schema commits (lib/iceberg). Field ids
- *     are preserved; renames move the name, not the id; drop + add gives a new id.
- *     Unsupported changes follow ddl.policy per table (fail | ignore | quarantine).
+ *     new columns or wider types, change the handler's own copy of the table at once and
+ *     are recorded as table operations (create, schema, rename, drop: table_ops.h) that
+ *     the pipeline's owner applies to the catalog when their checkpoint is sealed
+ *     (owner.h); this handler never writes the catalog. Field ids are preserved; renames
+ *     move the name, not the id; drop + add gives a new id. A dropped table's name is
+ *     "gone" until something creates it again (a new table-uuid), whatever the catalog
+ *     still shows. Unsupported changes follow ddl.policy per table (fail | ignore |
+ *     quarantine).
+ *   - Order: each table has a queue; a RENAME waits in the old name's queue and leaves a
+ *     wait in the new name's, so it applies after what either name had queued before it
+ *     and before what comes after it.
  *   - Fences: a change to a table that received DML since the last barrier first sends
  *     WRITER_COMMIT to the table's writers and buffers the table's later elements (other
  *     tables keep flowing) until every writer answered, or ddl.fence-timeout passed, or
@@ -31,7 +39,8 @@
  * the next element or barrier, not at the instant it passes. With ddl-parallelism > 1 a
  * statement whose table the source does not name reaches handler 0, which applies it
  * although the table's rows may belong to another handler (that handler's cached mapping
- * is then refreshed only when it restarts).
+ * is then refreshed only when it restarts); and a table created or renamed by one handler
+ * is seen by another only once its checkpoint is committed.
  */
 #include <stdio.h>
 #include <stdlib.h>

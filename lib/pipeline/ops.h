@@ -7,6 +7,9 @@
  * WRITE_RESULT payload (JSON, one element per table and checkpoint per writer instance):
  *
  *   {"schema-id": 3,
+ *    "table-uuid": "...",              the table incarnation the files were written for
+ *                                      (from SCHEMA); the committer copies it into each
+ *                                      file object it keeps in its state
  *    "files": [
  *      {"content": 0,                 0 data, 1 position deletes, 2 equality deletes
  *       "path": "/lake/db/t/data/data-<uuid>.parquet",   absolute, as in manifests
