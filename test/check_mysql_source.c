@@ -495,9 +495,21 @@ static void insert_types(MYSQL *my, const char *dbt, int id_offset)
 
 /* ---- tests ---- */
 
+/* The server is shared by the TCase: an XA transaction a failed test left prepared would
+ * fail every later test's snapshot too. Roll back what an earlier test left. */
 static void setup(void)
 {
     ck_assert_msg(!test_mariadb_problem()[0], "%s", test_mariadb_problem());
+    MYSQL *m = db_connect();
+    MYSQL_RES *r = mysql_query(m, "XA RECOVER FORMAT='SQL'") == 0 ? mysql_store_result(m) : NULL;
+    MYSQL_ROW row;
+    while (r && (row = mysql_fetch_row(r)) && mysql_num_fields(r) >= 4 && row[3]) {
+        char q[512];
+        snprintf(q, sizeof q, "XA ROLLBACK %s", row[3]);
+        if (mysql_query(m, q) == 0) fprintf(stderr, "setup: rolled back a prepared XA left behind: %s\n", row[3]);
+    }
+    if (r) mysql_free_result(r);
+    mysql_close(m);
 }
 
 START_TEST(types_snapshot_then_binlog)
@@ -779,7 +791,32 @@ END_TEST
 /* XA: the PREPARE group is held until XA COMMIT (emitted then, as one transaction) or
  * dropped at XA ROLLBACK; a restart between PREPARE and COMMIT reads the PREPARE group
  * again without emitting twice what followed it; ONE PHASE; the memory limit. */
-static MYSQL *xa_prepare(const char *xid, const char *stmts)
+/* Waits until the server has ended session id (mysql_close() returns before it has). */
+static void wait_session_gone(unsigned long id)
+{
+    MYSQL *m = db_connect();
+    char q[128];
+    snprintf(q, sizeof q, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = %lu", id);
+    for (int i = 0;; i++) {
+        ck_assert_msg(mysql_query(m, q) == 0, "%s: %s", q, mysql_error(m));
+        MYSQL_RES *r = mysql_store_result(m);
+        ck_assert_ptr_nonnull(r);
+        MYSQL_ROW row = mysql_fetch_row(r);
+        int n = row && row[0] ? atoi(row[0]) : -1;
+        mysql_free_result(r);
+        if (n == 0) break;
+        ck_assert_msg(i < 6000, "session %lu still on the server after 60 s", id);
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    }
+    mysql_close(m);
+}
+
+/* XA PREPARE on a session of its own, which then ends: the prepared transaction outlives
+ * the session (MariaDB 10.5+), but only once the server has detached it from the session,
+ * which happens on the server's side after mysql_close() has returned; until then an XA
+ * COMMIT from another session fails with XAER_NOTA (Unknown XID). The server detaches it
+ * before the session leaves the process list (THD::cleanup, then unlink), so wait for that. */
+static void xa_prepare(const char *xid, const char *stmts)
 {
     MYSQL *c = db_connect();
     char q[512];
@@ -790,7 +827,9 @@ static MYSQL *xa_prepare(const char *xid, const char *stmts)
     sql(c, q);
     snprintf(q, sizeof q, "XA PREPARE %s", xid);
     sql(c, q);
-    return c; /* the prepared transaction outlives the session (MariaDB 10.5+) */
+    unsigned long id = mysql_thread_id(c);
+    mysql_close(c);
+    wait_session_gone(id);
 }
 
 START_TEST(xa_held_until_commit_across_restart)
@@ -812,10 +851,10 @@ START_TEST(xa_held_until_commit_across_restart)
     snprintf(pos, sizeof pos, "%s", m.last_pos);
 
     /* prepared, then normal transactions, one prepared and rolled back, one committed */
-    mysql_close(xa_prepare("'a1'", "INSERT INTO xa.t VALUES (1, 'xa-a1', REPEAT('q', 5000)), (2, 'xa-a1', X'00')"));
+    xa_prepare("'a1'", "INSERT INTO xa.t VALUES (1, 'xa-a1', REPEAT('q', 5000)), (2, 'xa-a1', X'00')");
     sql(my, "INSERT INTO xa.t VALUES (10, 'normal', NULL)");
-    mysql_close(xa_prepare("'b2','bq',7", "INSERT INTO xa.t VALUES (3, 'rolled back', NULL)"));
-    mysql_close(xa_prepare("'d4'", "UPDATE xa.t SET v = 'xa-d4' WHERE id = 100"));
+    xa_prepare("'b2','bq',7", "INSERT INTO xa.t VALUES (3, 'rolled back', NULL)");
+    xa_prepare("'d4'", "UPDATE xa.t SET v = 'xa-d4' WHERE id = 100");
     sql(my, "INSERT INTO xa.t VALUES (11, 'normal', NULL)");
     sql(my, "XA COMMIT 'd4'");
     ck_assert_ok(run_open(&r, &m, uri_for("databases=xa"), pos, 1, &err), err);
@@ -854,7 +893,7 @@ START_TEST(xa_held_until_commit_across_restart)
 
     /* more than source.xa-buffer-bytes held: the job fails, naming the limit */
     snprintf(pos, sizeof pos, "%s", m.last_pos);
-    mysql_close(xa_prepare("'big'", "INSERT INTO xa.t VALUES (50, 'big', REPEAT('z', 20000))"));
+    xa_prepare("'big'", "INSERT INTO xa.t VALUES (50, 'big', REPEAT('z', 20000))");
     run_conf = "source.xa-buffer-bytes=4096";
     ck_assert_ok(run_open(&r, &m, uri_for("databases=xa"), pos, 1, &err), err);
     run_conf = NULL;
@@ -864,7 +903,7 @@ START_TEST(xa_held_until_commit_across_restart)
     ck_assert_msg(strstr(err.msg, "source.xa-buffer-bytes") != NULL, "%s", err.msg);
     sql(my, "XA ROLLBACK 'big'");
     /* an XA prepared when the initial snapshot starts: it waits, then fails naming it */
-    mysql_close(xa_prepare("'snapx'", "INSERT INTO xa.t VALUES (60, 'p', NULL)"));
+    xa_prepare("'snapx'", "INSERT INTO xa.t VALUES (60, 'p', NULL)");
     static model m2;
     memset(&m2, 0, sizeof m2);
     snprintf(m2.table, sizeof m2.table, "xa.t");
