@@ -207,6 +207,25 @@ START_TEST(operations_read_back)
 }
 END_TEST
 
+/* A truncate rewrites every manifest with live files, however many (one per commit). */
+START_TEST(truncate_of_many_manifests)
+{
+    w2l_error err;
+    ids x;
+    w2l__ice_table *t = create("many", NULL);
+    for (long i = 0; i < 80; i++) {
+        w2l__ice_data_file f = fx_data(t, i, i + 1, NULL, &arena);
+        ck_assert_ok(fx_commit(t, W2L_ICE_OP_APPEND, &f, 1, NULL, 0, (uint64_t)i + 1, &err), err);
+    }
+    w2l__ice_data_file f = fx_data(t, 100, 102, NULL, &arena);
+    ck_assert_ok(fx_commit(t, W2L_ICE_OP_TRUNCATE, &f, 1, NULL, 0, 81, &err), err);
+    scan_ids(io, t->meta, -1, &x);
+    ck_assert_int_eq(x.n, 2);
+    ck_assert(x.seen[100] && x.seen[101] && !x.seen[0] && !x.seen[79]);
+    w2l__ice_table_free(t);
+}
+END_TEST
+
 START_TEST(partitioned_deletes_stay_in_partition)
 {
     w2l_error err;
@@ -434,6 +453,7 @@ Suite *suite_ice_table(void)
     tcase_set_timeout(basic, 60);
     tcase_add_test(basic, meta_round_trip);
     tcase_add_test(basic, operations_read_back);
+    tcase_add_test(basic, truncate_of_many_manifests);
     tcase_add_test(basic, partitioned_deletes_stay_in_partition);
     tcase_add_test(basic, catalog_rename_drop_purge);
     tcase_add_test(basic, stale_version_hint_is_passed);

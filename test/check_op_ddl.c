@@ -772,9 +772,9 @@ START_TEST(replay_does_not_apply_twice)
     row(p, "t1", s1, "2,20,b");
     commit(p);
     ck_assert_ok(ddl_ts(p, "ALTER TABLE t1 RENAME COLUMN name TO title, ADD COLUMN w INT", 1000), err);
+    ck_assert_ok(ddl_ts(p, "ALTER TABLE t1 RENAME COLUMN name TO title, ADD COLUMN w INT", 1000), err); /* resent */
     row(p, "t1", s2, "3,30,c,1");
     commit(p);
-    ck_assert_ok(ddl_ts(p, "ALTER TABLE t1 RENAME COLUMN name TO title, ADD COLUMN w INT", 1000), err); /* resent */
     row(p, "t1", s2, "4,40,d,2");
     commit(p);
     /* wait until the handler applied it, then crash (no final checkpoint) */

@@ -6,6 +6,10 @@
  *   - a CREATE of a dropped name (other columns) while the old table's files are in
  *     flight: the new table holds only its own rows and schema;
  *   - RENAME in both directions, and a swap through a third name, with rows around each;
+ *     ALTER TABLE ... RENAME TO after what the new name had queued; TRUNCATE then RENAME
+ *     in one checkpoint;
+ *   - the same statement again after the table changed (a binlog's whole-second times)
+ *     is applied, a statement delivered twice in a row once;
  *   - a crash after statements the handler applied to its copy but before their
  *     checkpoint: nothing reached the lake, and the replay applies each statement once;
  *   - no commit inside the pipeline ever loses a race against another one of it.
@@ -296,6 +300,68 @@ static int restored_txn(void)
     return t;
 }
 
+/* A DDL statement with a source time (a binlog's has whole seconds). */
+static void ddl_at(w2l_pipeline *p, const char *sql, int64_t ts_ms)
+{
+    w2l_ddl d = {"db", sql, strlen(sql), NULL, NULL, ts_ms};
+    ck_assert_ok(w2l_emit_ddl(w2l_pipeline_emitter(p), &d, &err), err);
+    commit(p);
+}
+
+START_TEST(the_same_statement_again_after_a_change_is_applied)
+{
+    w2l_conf *c = make_conf((unsigned)_i);
+    w2l_pipeline *p = start(c);
+    rows(p, "t", s_ivn, 1, 1, "a");
+    ddl_at(p, "TRUNCATE TABLE t", 1000);
+    rows(p, "t", s_ivn, 2, 2, "b");
+    ddl_at(p, "TRUNCATE TABLE t", 1000); /* the same second: a new statement all the same */
+    ddl_at(p, "TRUNCATE TABLE t", 1000); /* delivered twice in a row: once */
+    rows(p, "t", s_ivn, 3, 3, "c");
+    finish(p);
+    ck_rows("t", "id=3 v=c n=30");
+    w2l_conf_free(c);
+}
+END_TEST
+
+START_TEST(alter_rename_to_waits_for_the_new_names_queue)
+{
+    w2l_conf *c = make_conf((unsigned)_i);
+    w2l_pipeline *p = start(c);
+    ddl(p, "CREATE TABLE a (id BIGINT PRIMARY KEY, v VARCHAR(9), n INT)");
+    rows(p, "a", s_ivn, 1, 1, "a");
+    ddl(p, "CREATE TABLE b (id BIGINT PRIMARY KEY, x VARCHAR(9))");
+    rows(p, "b", s_ix, 2, 2, "b");
+    ddl(p, "ALTER TABLE a RENAME TO c");
+    ddl(p, "DROP TABLE c");
+    ddl(p, "ALTER TABLE b RENAME TO c");
+    rows(p, "c", s_ix, 3, 3, "c");
+    finish(p);
+    ck_rows("a", "(none)");
+    ck_rows("b", "(none)");
+    ck_rows("c", "id=2 x=b;id=3 x=c");
+    w2l_conf_free(c);
+}
+END_TEST
+
+START_TEST(truncate_then_rename_in_one_checkpoint)
+{
+    w2l_conf *c = make_conf((unsigned)_i);
+    w2l_pipeline *p = start(c);
+    rows(p, "a", s_ivn, 1, 2, "old");
+    checkpoint(p, 1);
+    rows(p, "a", s_ivn, 3, 3, "old");
+    ddl(p, "TRUNCATE TABLE a");
+    rows(p, "a", s_ivn, 4, 4, "kept");
+    ddl(p, "RENAME TABLE a TO b");
+    rows(p, "b", s_ivn, 5, 5, "after");
+    finish(p);
+    ck_rows("a", "(none)");
+    ck_rows("b", "id=4 v=kept n=40;id=5 v=after n=50");
+    w2l_conf_free(c);
+}
+END_TEST
+
 /* The statements after the last checkpoint, as the source replays them after a crash. */
 static void after_checkpoint(w2l_pipeline *p)
 {
@@ -347,6 +413,9 @@ Suite *suite_owner(void)
     tcase_add_loop_test(tc, create_of_a_dropped_name_gets_only_its_own, 1, 3);
     tcase_add_loop_test(tc, rename_both_ways, 1, 3);
     tcase_add_loop_test(tc, crash_before_the_checkpoint_then_replay_once, 1, 3);
+    tcase_add_loop_test(tc, the_same_statement_again_after_a_change_is_applied, 1, 3);
+    tcase_add_loop_test(tc, alter_rename_to_waits_for_the_new_names_queue, 1, 3);
+    tcase_add_loop_test(tc, truncate_then_rename_in_one_checkpoint, 1, 3);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -298,9 +298,27 @@ static w2l_rc write_own_manifests(w2l__ice_table *t, w2l__ice_change *c, int64_t
 }
 
 typedef struct attempt {
-    char *files[64]; /* manifests and the list written for this attempt only */
-    size_t n;
+    char **files; /* manifests and the list written for this attempt only */
+    size_t n, cap;
 } attempt;
+
+/* Keeps path (taken) among the attempt's files; 0 when out of memory (path freed). */
+static int attempt_keep(attempt *at, char *path)
+{
+    if (!path) return 0;
+    if (at->n == at->cap) {
+        size_t ncap = at->cap ? at->cap * 2 : 8;
+        char **nf = w2l__realloc(at->files, ncap * sizeof *nf);
+        if (!nf) {
+            w2l__free(path);
+            return 0;
+        }
+        at->files = nf;
+        at->cap = ncap;
+    }
+    at->files[at->n++] = path;
+    return 1;
+}
 
 static void attempt_cleanup(attempt *at, w2l_fileio *io, int remove)
 {
@@ -309,7 +327,9 @@ static void attempt_cleanup(attempt *at, w2l_fileio *io, int remove)
         if (remove) w2l_fileio_remove(io, at->files[i], &e2);
         w2l__free(at->files[i]);
     }
-    at->n = 0;
+    w2l__free(at->files);
+    at->files = NULL;
+    at->n = at->cap = 0;
 }
 
 static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w2l_error *err)
@@ -365,13 +385,15 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
         }
         if (rc != W2L_OK || !live) continue;
         const w2l__ice_spec *ps = w2l__ice_meta_spec(m, pm->spec_id);
-        char *path = metadata_file(m, "%lld-%s-d.avro", sid);
-        if (!path || !ps || at->n == W2L_ARRAY_LEN(at->files)) {
-            w2l__free(path);
-            rc = w2l__fail(err, path ? W2L_CORRUPT : W2L_NOMEM, "truncate: cannot rewrite %s", pm->path);
+        if (!ps) {
+            rc = w2l__fail(err, W2L_CORRUPT, "truncate: %s has an unknown partition spec", pm->path);
             break;
         }
-        at->files[at->n++] = path;
+        char *path = metadata_file(m, "%lld-%s-d.avro", sid);
+        if (!attempt_keep(at, path)) {
+            rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+            break;
+        }
         rc = w2l__ice_manifest_write(t->io, path, m, ps, pm->content, sid, e, live, &a, &list[nl], err);
         if (rc == W2L_OK) {
             list[nl].seq = seq; /* written by this snapshot */
@@ -384,12 +406,9 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
         char fmt[64];
         snprintf(fmt, sizeof fmt, "snap-%%lld-%lld-%%s.avro", (long long)seq);
         list_path = metadata_file(m, fmt, sid);
-        if (!list_path || at->n == W2L_ARRAY_LEN(at->files)) {
-            w2l__free(list_path);
+        if (!attempt_keep(at, list_path)) {
             list_path = NULL;
             rc = w2l__fail(err, W2L_NOMEM, "out of memory");
-        } else {
-            at->files[at->n++] = list_path;
         }
     }
     if (rc == W2L_OK)

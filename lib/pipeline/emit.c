@@ -241,15 +241,9 @@ w2l_rc w2l_emit_change(w2l_emitter *em, const w2l_change *c, w2l_error *err)
 w2l_rc w2l_emit_ddl(w2l_emitter *em, const w2l_ddl *d, w2l_error *err)
 {
     if (!em || !d || !d->sql) return w2l__fail(err, W2L_MISUSE, "w2l_emit_ddl: NULL argument");
-    /* the named table's changes so far go first */
-    if (d->db && d->table) {
-        slot *s;
-        W2L_TRY(find_slot(em, d->db, d->table, &s, err));
-        W2L_TRY(hand_over(em, s, err));
-    } else {
-        /* a statement whose table the source does not know may touch any table */
-        W2L_TRY(w2l__emitter_flush(em, err));
-    }
+    /* every table's changes so far go first: a statement may touch tables other than the
+     * one it names (RENAME TABLE a TO b names either) */
+    W2L_TRY(w2l__emitter_flush(em, err));
     w2l__ddl_elem *e = w2l__calloc(1, sizeof *e);
     W2L_NOMEM_IF(!e, err);
     w2l__arena_init(&e->arena, d->sql_len + 256);

@@ -31,9 +31,13 @@
  *     the next checkpoint barrier arrives (see fence_at_barrier); then the change is
  *     applied, SCHEMA is sent and the buffered changes are released.
  *   - State: at every barrier "ddl/<index>" holds a JSON summary of the tables this
- *     handler knows (Iceberg schema id, quarantine), shadow tables of online-schema-change
- *     tools and recently applied statements, so a restart does not apply a replayed
- *     statement twice.
+ *     handler knows (Iceberg schema id, quarantine) and shadow tables of online-schema-
+ *     change tools; "ddl/ops/<index>" the table operations not yet applied (owner.h).
+ *   - Resends: a statement delivered twice in a row for a table (same text, database and
+ *     source time, no change of the table in between: a reader that resent it) is applied
+ *     once. The same statement again after the table changed is a new statement (a
+ *     binlog's times have whole seconds: TRUNCATE, INSERT, TRUNCATE within one second
+ *     are three statements).
  *
  * Limits: process() runs only when an element arrives, so a fence deadline is noticed at
  * the next element or barrier, not at the instant it passes. With ddl-parallelism > 1 a
@@ -58,7 +62,6 @@
 
 enum { POL_FAIL = 0, POL_IGNORE = 1, POL_QUARANTINE = 2 };
 enum { IT_CHANGES = 1, IT_DDL, IT_EVOLVE, IT_WAIT };
-#define RECENT_MAX 64
 
 /* One source schema version mapped onto a table: per source column, the Iceberg field id
  * (0: none). idx/conv are resolved against the current Iceberg schema (ice_id). */
@@ -110,6 +113,7 @@ typedef struct tbl {
     int announced;           /* SCHEMA sent for schema */
     int dirty;               /* DML forwarded since the last barrier or fence */
     int quarantined;
+    uint64_t last_key;       /* the statement last seen for it with no change since; 0 */
     int32_t ckpt_schema_id;  /* the schema id the restored checkpoint recorded; -1 none */
     smap *maps;
     item *q, *qtail;
@@ -145,8 +149,6 @@ typedef struct ddl_op {
     uint64_t fence_seq;
     uint64_t link_seq;       /* links of queued renames */
     unsigned nfences;        /* tables with a fence pending */
-    uint64_t recent[RECENT_MAX];
-    size_t nrecent, recent_at;
     w2l__arena scratch;      /* converted rows of one process() call */
     w2l__owner *owner;       /* applies the table operations (owner.h) */
     w2l_buf ops;             /* this checkpoint's table operations, comma-separated */
@@ -1573,20 +1575,6 @@ static w2l_rc drain(ddl_op *op, tbl *t, w2l_collector *out, w2l_error *err)
 
 /* ------------------------------------------------------------ process ---------------- */
 
-static int recent_has(const ddl_op *op, uint64_t key)
-{
-    for (size_t i = 0; i < op->nrecent; i++)
-        if (op->recent[i] == key) return 1;
-    return 0;
-}
-
-static void recent_add(ddl_op *op, uint64_t key)
-{
-    op->recent[op->recent_at] = key;
-    op->recent_at = (op->recent_at + 1) % RECENT_MAX;
-    if (op->nrecent < RECENT_MAX) op->nrecent++;
-}
-
 /* One table's part of a statement: apply it now, or queue it behind the table's fence. */
 static w2l_rc ddl_unit(ddl_op *op, const w2l_ddl *d, const w2l__ddl_stmt *st, size_t k, size_t sub,
                        const char *ns, const char *name, w2l_collector *out, w2l_error *err)
@@ -1598,27 +1586,35 @@ static w2l_rc ddl_unit(ddl_op *op, const w2l_ddl *d, const w2l__ddl_stmt *st, si
     char base[256];
     if (sub != SUB_SWAP && is_shadow(op, ns, name, 1, base, sizeof base))
         return shadow_stmt(op, st, sub, ns, name, base, err);
-    /* the same statement again (several readers, or a resend): statement text, default
-     * database, source time and its place in the text identify it */
+    tbl *t, *to = NULL;
+    W2L_TRY(tbl_get(op, ns, name, &t, err));
+    if (t->quarantined) return W2L_OK;
+    /* a resend (file header): statement text, default database, source time and its place
+     * in the text identify it */
     uint64_t key = 0;
     if (d->ts_ms) {
         key = w2l__hash64(d->sql, d->sql_len, (uint64_t)d->ts_ms);
         key = w2l__hash64(d->db ? d->db : "", d->db ? strlen(d->db) : 0, key);
         uint64_t pos[2] = {k, sub};
         key = w2l__hash64(pos, sizeof pos, key);
-        if (recent_has(op, key)) {
-            w2l__log(W2L_LOG_INFO, "ddl: %s.%s: a statement seen before, dropped", ns, name);
+        if (key == t->last_key) {
+            w2l__log(W2L_LOG_INFO, "ddl: %s.%s: the statement just seen, again: dropped", ns, name);
             return W2L_OK;
         }
-        recent_add(op, key);
     }
-    tbl *t, *to = NULL;
-    W2L_TRY(tbl_get(op, ns, name, &t, err));
-    if (t->quarantined) return W2L_OK;
+    t->last_key = key;
+    const char *to_db = NULL, *to_name = NULL; /* a rename's new name */
     if (st->kind == W2L_DDL_RENAME_TABLE && sub != SUB_SWAP && sub < st->nrenames) {
-        const w2l__ddl_rename *r = &st->renames[sub];
-        W2L_TRY(tbl_get(op, r->to.db ? r->to.db : ns, r->to.name, &to, err));
+        to_db = st->renames[sub].to.db, to_name = st->renames[sub].to.name;
+    } else if (st->kind == W2L_DDL_ALTER_TABLE) {
+        for (size_t i = 0; i < st->nalters && !to_name; i++)
+            if (st->alters[i].kind == W2L_ALTER_RENAME_TABLE && st->alters[i].new_table.name)
+                to_db = st->alters[i].new_table.db, to_name = st->alters[i].new_table.name;
+    }
+    if (to_name) {
+        W2L_TRY(tbl_get(op, to_db ? to_db : ns, to_name, &to, err));
         if (to == t) to = NULL;
+        else to->last_key = 0;
     }
     if (t->q || t->fence_id || (needs_fence(st) && t->dirty) || (to && (to->q || to->fence_id))) {
         item *it = NULL;
@@ -1716,6 +1712,7 @@ static w2l_rc on_changes(ddl_op *op, const w2l_element *e, w2l_collector *out, w
     tbl *t;
     W2L_TRY(tbl_get(op, e->ns, e->table, &t, err));
     if (t->quarantined) return W2L_OK;
+    t->last_key = 0;
     w2l_change *cs = (w2l_change *)e->changes; /* owned during process() (pipeline.h) */
     if (t->q || t->fence_id) {
         item *it = NULL;
@@ -1770,20 +1767,18 @@ static w2l_rc save_ops(ddl_op *op, uint64_t ckpt, w2l_error *err)
 }
 
 /* "ddl/<index>": {"tables":[{"ns","table","schema-id","quarantined"}],
- *                 "shadows":[{"ns","table","base","schema"}], "recent":["<hex>",...]} */
+ *                 "shadows":[{"ns","table","base","schema"}]} */
 static w2l_rc save_state(ddl_op *op, uint64_t ckpt, w2l_error *err)
 {
-    w2l__json *root = w2l__json_new_object(), *ts = w2l__json_new_array(), *ss = w2l__json_new_array(),
-              *rs = w2l__json_new_array();
-    int bad = !root || !ts || !ss || !rs;
+    w2l__json *root = w2l__json_new_object(), *ts = w2l__json_new_array(), *ss = w2l__json_new_array();
+    int bad = !root || !ts || !ss;
     if (!bad) {
         /* add takes ownership, also on failure */
-        bad = w2l__json_add(root, "tables", ts) | w2l__json_add(root, "shadows", ss) |
-              w2l__json_add(root, "recent", rs);
+        bad = w2l__json_add(root, "tables", ts) | w2l__json_add(root, "shadows", ss);
     } else {
         w2l__json_free(root);
         root = NULL;
-        w2l__json_free(ts), w2l__json_free(ss), w2l__json_free(rs);
+        w2l__json_free(ts), w2l__json_free(ss);
     }
     for (tbl *t = op->tables; !bad && t; t = t->next) {
         if (!t->ice && !t->quarantined) continue;
@@ -1810,11 +1805,6 @@ static w2l_rc save_state(ddl_op *op, uint64_t ckpt, w2l_error *err)
               w2l__json_add(o, "ns", w2l__json_new_string(s->ns)) ||
               w2l__json_add(o, "table", w2l__json_new_string(s->name)) ||
               w2l__json_add(o, "base", w2l__json_new_string(s->base));
-    }
-    for (size_t i = 0; !bad && i < op->nrecent; i++) {
-        char hex[24];
-        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)op->recent[i]);
-        bad = w2l__json_append(rs, w2l__json_new_string(hex));
     }
     char *text = bad ? NULL : w2l__json_print(root, 0);
     w2l__json_free(root);
@@ -1866,13 +1856,6 @@ static w2l_rc load_one(ddl_op *op, const char *text, size_t len, w2l_error *err)
             w2l__free(st);
         }
         rc = shadow_put(op, ns, name, base, s, err);
-    }
-    for (w2l__json *h = w2l__json_first(w2l__json_get(root, "recent")); h; h = w2l__json_next(h)) {
-        const char *x = w2l__json_str(h);
-        if (x) {
-            uint64_t key = strtoull(x, NULL, 16);
-            if (!recent_has(op, key)) recent_add(op, key);
-        }
     }
     w2l__json_free(root);
     return rc;

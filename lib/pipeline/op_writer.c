@@ -953,9 +953,15 @@ static w2l_rc rename_results(writer *w, tstate *t, const char *payload, w2l_erro
     w2l_rc rc = ns && table ? complete_all(w, t, err)
                             : w2l__fail(err, W2L_CORRUPT, "table %s: bad rename marker", t->fq);
     tstate *nt = NULL;
-    if (rc == W2L_OK && t->nresults) rc = get_table(w, ns, table, &nt, err);
+    if (rc == W2L_OK && (t->nresults || t->truncated)) rc = get_table(w, ns, table, &nt, err);
     if (rc == W2L_OK && nt && t->uuid[0]) set_incarnation(w, nt, t->uuid); /* onto a dropped name */
-    if (rc == W2L_OK && nt) {
+    if (rc == W2L_OK && nt && t->truncated) {
+        /* a TRUNCATE before the rename: the renamed table's commit replaces its contents */
+        nt->truncated = 1;
+        t->truncated = 0;
+        mark_dirty(w, nt);
+    }
+    if (rc == W2L_OK && nt && t->nresults) {
         if (nt->nresults) rc = w2l_buf_append(&nt->results, ",", 1, err);
         if (rc == W2L_OK) rc = w2l_buf_append(&nt->results, t->results.data, t->results.len, err);
         if (rc == W2L_OK) {

@@ -1,0 +1,211 @@
+// One owner per table, through the MariaDB source: the seeded statement mix of
+// lib/ddl_stream.mjs (DROP TABLE, CREATE TABLE of dropped names with other columns, RENAME
+// TABLE onto dropped names, TRUNCATE TABLE, ALTER TABLE ADD / DROP / MODIFY int->bigint /
+// RENAME COLUMN, between inserts, updates and deletes by key), applied as real SQL to a
+// private MariaDB (scripts/test-mariadb, 127.0.0.1, a free port) and synced by
+// `w2l run --source mysql://...&startup=earliest` (no snapshot: every statement, DDL
+// included, arrives through the binlog) with 50 ms checkpoints:
+//   A. the first part of the statements, then one run until caught up;
+//   B. the rest, then runs killed with SIGKILL at seeded random moments and restarted, until
+//      one exits 0.
+// After each phase every table of `shop` in MariaDB must be in the lake with the same
+// columns (names and Iceberg types, in order) and the same rows as SELECT returns (read by
+// lib/lake.mjs: avsc + hyparquet), and the lake must hold no other table (no
+// metadata/version-hint.text). No commit may lose a race inside the one pipeline.
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn, spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { rng } from './lib/canal.mjs'
+import { readTable, sortedLines } from './lib/lake.mjs'
+import { makeDdlStream, streamSql, icebergType, diffRows } from './lib/ddl_stream.mjs'
+
+const SEED = 9 // the statements' seed: same seed, same statements
+const KILL_SEED = 78 // the moments of SIGKILL
+const MIN_KILLS = 8
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const script = path.resolve(here, '../../scripts/test-mariadb')
+const bin = process.env.W2L_TEST_BIN || path.resolve(here, '../../build')
+const w2l = path.join(bin, 'w2l')
+const top = fs.mkdtempSync(path.join(os.tmpdir(), 'w2l-mysql-ddl-'))
+const dbDir = path.join(top, 'db')
+const wh = path.join(top, 'lake')
+let port = 0
+let started = false
+
+// ---- the statements: ~5,000 over 12 tables (about 9-15 alive at a time), in two parts
+const g = makeDdlStream({ seed: SEED, events: 5000, tables: 12, minTables: 9, maxTables: 15, tableDdl: 0.012, alterDdl: 0.01 })
+const stmts = streamSql(g)
+const SPLIT = Math.floor(stmts.length / 2)
+const KIND = { ERASE: 'drop', RENAME: 'rename', TRUNCATE: 'truncate', ALTER: 'alter', CREATE: 'create' }
+// statements by kind; createDropped: CREATE TABLE of a name that had a table before (had:
+// the names that had one, carried from the statements before list)
+function census (list, had = new Set()) {
+  const n = { drop: 0, create: 0, createDropped: 0, rename: 0, truncate: 0, alter: 0, dml: 0 }
+  for (const s of list) {
+    const k = KIND[s.kind]
+    if (!k) { n.dml++; continue }
+    n[k]++
+    const name = /^(?:CREATE TABLE|DROP TABLE(?: IF EXISTS)?|RENAME TABLE) `([^`]+)`/.exec(s.sql)?.[1]
+    if (k === 'create' && had.has(name)) n.createDropped++
+    if (k === 'create') had.add(name)
+    if (k === 'rename') had.add(/ TO `([^`]+)`$/.exec(s.sql)[1])
+  }
+  return n
+}
+const had = new Set()
+const MIX = { A: census(stmts.slice(0, SPLIT), had), B: census(stmts.slice(SPLIT), had) }
+const where = `seed ${SEED}, ${stmts.length} statements, phase A ${JSON.stringify(MIX.A)}, phase B ${JSON.stringify(MIX.B)}`
+// each phase has at least this mix
+const enough = n => n.drop >= 5 && n.createDropped >= 5 && n.rename >= 3 && n.truncate >= 3 && n.alter >= 20
+
+// ---- the server (as test/interop/mysql.test.mjs)
+function freePort () {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer()
+    s.on('error', reject)
+    s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)) })
+  })
+}
+function server (verb) {
+  const r = spawnSync('sh', [script, verb], { env: { ...process.env, DIR: dbDir, PORT: String(port) }, encoding: 'utf8', timeout: 60000 })
+  if (r.status !== 0) throw new Error(`test-mariadb ${verb}: ${r.stdout}${r.stderr}`)
+}
+// Runs SQL as root through the mariadb client; returns the rows (tab-separated, --raw).
+function mariadb (sql) {
+  const r = spawnSync('mariadb', ['--no-defaults', `--socket=${path.join(dbDir, 'run/mariadb.sock')}`, '-uroot',
+    '--batch', '--raw', '--skip-column-names', '--default-character-set=utf8mb4'],
+  { input: "SET time_zone = '+00:00';\n" + sql, encoding: 'utf8', timeout: 120000, maxBuffer: 64 << 20 })
+  if (r.status !== 0) throw new Error(`mariadb: ${r.stderr}`)
+  return r.stdout.split('\n').filter(l => l !== '').map(l => l.split('\t'))
+}
+const apply = list => mariadb("USE shop;\nSET SESSION sql_mode = 'STRICT_ALL_TABLES';\n" + list.map(s => s.sql + ';\n').join(''))
+
+before(async () => {
+  port = await freePort()
+  server('start')
+  started = true
+  mariadb('CREATE DATABASE shop;')
+})
+after(() => {
+  try { if (started) server('stop') } finally { if (!process.env.W2L_TEST_KEEP) fs.rmSync(top, { recursive: true, force: true }) }
+})
+
+// ---- w2l
+const args = () => ['run', '--source', `mysql://cdc:cdcpass@127.0.0.1:${port}/?server-id=4243&databases=shop&startup=earliest`,
+  '--warehouse', wh, '--until-caught-up', '--checkpoint-interval', '50ms', '--quiet',
+  ...(process.env.W2L_TEST_LOG ? ['--log-level', process.env.W2L_TEST_LOG] : [])]
+
+// warnings, errors and the last lines of w2l's stderr
+function stderrTail (stderr) {
+  const lines = stderr.split('\n').filter(l => l.trim())
+  const worth = lines.filter(l => !/^\S+ (info|debug|trace) /.test(l))
+  const shown = (worth.length ? worth : lines).slice(-25)
+  return shown.map(l => '  ' + l).join('\n')
+}
+// W2L_TEST_KEEP=1: every run's stderr is kept in the temp dir (W2L_TEST_LOG=debug for more)
+let nlog = 0
+function keepLog (stderr) { if (process.env.W2L_TEST_KEEP) fs.writeFileSync(path.join(top, `run-${++nlog}.log`), stderr ?? '') }
+function assertNoRace (stderr) {
+  keepLog(stderr)
+  const race = (stderr ?? '').split('\n').filter(l => /lost a race|committed first/.test(l))
+  assert.deepEqual(race, [], 'a commit lost a race inside one pipeline')
+}
+
+// ---- the lake against SELECT
+function micros (text) {
+  const m = /^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?$/.exec(text)
+  assert.ok(m, `not a datetime: ${text}`)
+  return (BigInt(Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6])) * 1000n + BigInt((m[7] || '').padEnd(6, '0'))).toString()
+}
+const CANON = { int: Number, long: v => BigInt(v).toString(), string: h => Buffer.from(h, 'hex').toString('utf8'), timestamp: micros }
+const q = n => '`' + n + '`'
+
+// shop's tables as MariaDB has them: name -> { cols: [{name, type (Iceberg)}], pk, rows }
+function source () {
+  const out = {}
+  const cols = mariadb("SELECT table_name, column_name, column_type, column_key FROM information_schema.columns WHERE table_schema = 'shop' ORDER BY table_name, ordinal_position")
+  for (const [t, c, ty, key] of cols) {
+    out[t] ??= { cols: [], pk: [] }
+    out[t].cols.push({ name: c, type: icebergType(ty) ?? `(MariaDB ${ty})` })
+    if (key === 'PRI') out[t].pk.push(c)
+  }
+  for (const [t, s] of Object.entries(out)) {
+    const sel = s.cols.map(c => c.type === 'string' ? `HEX(${q(c.name)})` : q(c.name)).join(', ')
+    s.rows = mariadb(`SELECT ${sel} FROM shop.${q(t)};`).map(r => Object.fromEntries(s.cols.map((c, i) =>
+      [c.name, r[i] === 'NULL' ? null : (CANON[c.type] ?? (v => v))(r[i])])))
+  }
+  return out
+}
+const schemaText = fields => fields.map(f => `${f.name}:${f.type}`).join(', ')
+
+async function assertLakeEqualsSource (what) {
+  const src = source()
+  const dir = path.join(wh, 'shop')
+  const inLake = fs.existsSync(dir) ? fs.readdirSync(dir).filter(n => fs.existsSync(path.join(dir, n, 'metadata', 'version-hint.text'))).sort() : []
+  const problems = []
+  for (const t of inLake.filter(t => !src[t])) {
+    let x = ''
+    try { const l = await readTable(path.join(dir, t)); x = `: ${schemaText(l.schema.fields)}; ${l.rows.length} rows` } catch (e) { x = `: unreadable: ${e.message}` }
+    problems.push(`${t}: not in MariaDB, but in the lake${x}`)
+  }
+  for (const [t, s] of Object.entries(src)) {
+    if (!inLake.includes(t)) { problems.push(`${t}: not in the lake (MariaDB: ${schemaText(s.cols)}; ${s.rows.length} rows)`); continue }
+    let l
+    try { l = await readTable(path.join(dir, t)) } catch (e) { problems.push(`${t}: the lake's table is unreadable: ${e.stack}`); continue }
+    const got = schemaText(l.schema.fields)
+    if (got !== schemaText(s.cols)) { problems.push(`${t}: columns\n    lake    ${got}\n    MariaDB ${schemaText(s.cols)}`); continue }
+    const d = diffRows({ pk: s.pk }, l.rows, s.rows, () => 'extra')
+    if (d) problems.push(`${t}: ${d.replace(/\bthe model\b/g, 'SELECT').replace(/\bmodel\b/g, 'SELECT')}`)
+  }
+  if (problems.length) {
+    assert.fail(`${what}: ${problems.length} table(s) differ from MariaDB (${where}${process.env.W2L_TEST_KEEP ? `; warehouse ${wh}, logs run-*.log beside it` : ''}):\n` +
+      problems.slice(0, 15).join('\n') + (problems.length > 15 ? `\n... and ${problems.length - 15} more` : ''))
+  }
+}
+
+test('MariaDB DDL mix, one run until caught up (50 ms checkpoints): the lake equals SELECT', { timeout: 120000 }, async () => {
+  assert.ok(enough(MIX.A) && enough(MIX.B), `the statement mix: ${where}`)
+  apply(stmts.slice(0, SPLIT))
+  const res = spawnSync(w2l, args(), { encoding: 'utf8', timeout: 120000, maxBuffer: 256 << 20 })
+  assert.equal(res.status, 0, `w2l run exited ${res.status ?? res.signal} (${where}):\n${stderrTail(res.stderr ?? '')}`)
+  assertNoRace(res.stderr)
+  await assertLakeEqualsSource('phase A, one run')
+})
+
+test('MariaDB DDL mix, SIGKILL at random moments and restart: the lake equals SELECT', { timeout: 180000 }, async t => {
+  apply(stmts.slice(SPLIT))
+  // the test's own check: the statements reproduce the generator's model in MariaDB
+  const src = source()
+  assert.deepEqual(Object.keys(src).sort(), g.alive, 'MariaDB tables = the model\'s')
+  for (const t of g.alive) assert.deepEqual(sortedLines(src[t].rows), sortedLines(g.stream.expected(t)), `${t}: SELECT = the model`)
+
+  const r = rng(KILL_SEED)
+  let kills = 0; let runs = 0; let done = false
+  for (let attempt = 0; attempt < 100 && !done; attempt++) {
+    runs++
+    const child = spawn(w2l, args(), { stdio: ['ignore', 'ignore', 'pipe'] })
+    let stderr = ''
+    child.stderr.on('data', d => { stderr += d })
+    // early kills (start, restore, replay) and later ones (statements applied, commits)
+    const killAfter = kills >= MIN_KILLS + 2 ? 1e9 : r() < 0.5 ? 20 + Math.floor(r() * 130) : 150 + Math.floor(r() * 450)
+    const timer = setTimeout(() => { child.kill('SIGKILL') }, killAfter)
+    let code
+    try {
+      code = await new Promise(resolve => child.on('exit', (c, sig) => resolve(sig ?? c)))
+    } finally { clearTimeout(timer); if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') }
+    assertNoRace(stderr)
+    if (code === 'SIGKILL') { kills++; continue }
+    assert.equal(code, 0, `w2l run #${runs} (after ${kills} SIGKILLs) exited ${code} (${where}):\n${stderrTail(stderr)}`)
+    done = true
+  }
+  t.diagnostic(`${kills} SIGKILLs, ${runs} runs`)
+  assert.ok(done, 'the job finished')
+  assert.ok(kills >= MIN_KILLS, `only ${kills} SIGKILLs before the job finished (want >= ${MIN_KILLS})`)
+  await assertLakeEqualsSource(`phase B, after ${kills} SIGKILLs and restarts`)
+})
