@@ -27,7 +27,7 @@ import { rng } from './lib/canal.mjs'
 import { makeDdlStream, checkLake } from './lib/ddl_stream.mjs'
 
 const SEED = 1 // the stream's seed: same seed, same stream
-const EVENTS = 30000 // canal messages, about
+const EVENTS = 15000 // canal messages, about: a few hundred checkpoints at 50 ms
 const KILL_SEED = 77 // the moments of SIGKILL
 
 const bin = process.env.W2L_TEST_BIN || path.resolve('build')
