@@ -13,43 +13,21 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { readTable, sortedLines } from './lib/lake.mjs'
+import { privateMariadb } from './lib/mariadb.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-const script = path.resolve(here, '../../scripts/test-mariadb')
 const bin = process.env.W2L_TEST_BIN || path.resolve(here, '../../build')
 const w2l = path.join(bin, 'w2l')
 const top = fs.mkdtempSync(path.join(os.tmpdir(), 'w2l-mysql-interop-'))
 const dbDir = path.join(top, 'db')
 const wh = path.join(top, 'lake')
-let port = 0
-let started = false
 
-function freePort () {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer()
-    s.on('error', reject)
-    s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)) })
-  })
-}
-
-function server (verb) {
-  const r = spawnSync('sh', [script, verb], { env: { ...process.env, DIR: dbDir, PORT: String(port) }, encoding: 'utf8', timeout: 60000 })
-  if (r.status !== 0) throw new Error(`test-mariadb ${verb}: ${r.stdout}${r.stderr}`)
-}
-
-// Runs SQL as root through the mariadb client; returns the rows (tab-separated, --raw).
-function mariadb (sql) {
-  const r = spawnSync('mariadb', ['--no-defaults', `--socket=${path.join(dbDir, 'run/mariadb.sock')}`, '-uroot',
-    '--batch', '--raw', '--skip-column-names', '--default-character-set=utf8mb4'],
-  { input: "SET time_zone = '+00:00';\n" + sql, encoding: 'utf8', timeout: 60000, maxBuffer: 64 << 20 })
-  if (r.status !== 0) throw new Error(`mariadb: ${r.stderr}`)
-  return r.stdout.split('\n').filter(l => l !== '').map(l => l.split('\t'))
-}
+const db = privateMariadb(dbDir)
+const mariadb = sql => db.sql(sql, 60000)
 
 // XA PREPARE in a session of its own, which then ends. The prepared transaction outlives the
 // session (MariaDB 10.5+) once the server has detached it, which it does after the client
@@ -63,13 +41,9 @@ async function xaPrepare (xid, sql) {
   }
 }
 
-before(async () => {
-  port = await freePort()
-  server('start')
-  started = true
-})
+before(async () => { await db.start() })
 after(() => {
-  try { if (started) server('stop') } finally { fs.rmSync(top, { recursive: true, force: true }) }
+  try { db.stop() } finally { fs.rmSync(top, { recursive: true, force: true }) }
 })
 
 // ---- the source tables and how a SELECT value becomes lake.mjs's canonical value ----
@@ -152,7 +126,7 @@ function event () {
 }
 
 function runW2l (extra = []) {
-  return spawnSync(w2l, ['run', '--source', `mysql://cdc:cdcpass@127.0.0.1:${port}/?server-id=4242&databases=shop`,
+  return spawnSync(w2l, ['run', '--source', `mysql://cdc:cdcpass@127.0.0.1:${db.port}/?server-id=4242&databases=shop`,
     '--warehouse', wh, '--until-caught-up', '--checkpoint-interval', '200ms', '--quiet', ...extra],
   { encoding: 'utf8', timeout: 60000 })
 }
@@ -205,7 +179,7 @@ test('MariaDB database into the lake: snapshot, changes with ALTER, SIGKILL and 
 
   // 3. a stream of transactions while `w2l run` (not until-caught-up) runs; SIGKILL it
   //    after a few checkpoints, restart with --until-caught-up: the lake equals the source
-  const child = spawn(w2l, ['run', '--source', `mysql://cdc:cdcpass@127.0.0.1:${port}/?server-id=4242&databases=shop`,
+  const child = spawn(w2l, ['run', '--source', `mysql://cdc:cdcpass@127.0.0.1:${db.port}/?server-id=4242&databases=shop`,
     '--warehouse', wh, '--checkpoint-interval', '100ms', '--quiet'], { stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
   child.stderr.on('data', d => { stderr += d })

@@ -16,12 +16,12 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { rng } from './lib/canal.mjs'
 import { readTable, sortedLines } from './lib/lake.mjs'
+import { privateMariadb } from './lib/mariadb.mjs'
 import { makeDdlStream, streamSql, icebergType, diffRows } from './lib/ddl_stream.mjs'
 
 const SEED = 9 // the statements' seed: same seed, same statements
@@ -29,14 +29,11 @@ const KILL_SEED = 78 // the moments of SIGKILL
 const MIN_KILLS = 8
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-const script = path.resolve(here, '../../scripts/test-mariadb')
 const bin = process.env.W2L_TEST_BIN || path.resolve(here, '../../build')
 const w2l = path.join(bin, 'w2l')
 const top = fs.mkdtempSync(path.join(os.tmpdir(), 'w2l-mysql-ddl-'))
 const dbDir = path.join(top, 'db')
 const wh = path.join(top, 'lake')
-let port = 0
-let started = false
 
 // ---- the statements: ~5,000 over 12 tables (about 9-15 alive at a time), in two parts
 const g = makeDdlStream({ seed: SEED, events: 5000, tables: 12, minTables: 9, maxTables: 15, tableDdl: 0.012, alterDdl: 0.01 })
@@ -64,40 +61,21 @@ const where = `seed ${SEED}, ${stmts.length} statements, phase A ${JSON.stringif
 // each phase has at least this mix
 const enough = n => n.drop >= 5 && n.createDropped >= 5 && n.rename >= 3 && n.truncate >= 3 && n.alter >= 20
 
-// ---- the server (as test/interop/mysql.test.mjs)
-function freePort () {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer()
-    s.on('error', reject)
-    s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)) })
-  })
-}
-function server (verb) {
-  const r = spawnSync('sh', [script, verb], { env: { ...process.env, DIR: dbDir, PORT: String(port) }, encoding: 'utf8', timeout: 60000 })
-  if (r.status !== 0) throw new Error(`test-mariadb ${verb}: ${r.stdout}${r.stderr}`)
-}
-// Runs SQL as root through the mariadb client; returns the rows (tab-separated, --raw).
-function mariadb (sql) {
-  const r = spawnSync('mariadb', ['--no-defaults', `--socket=${path.join(dbDir, 'run/mariadb.sock')}`, '-uroot',
-    '--batch', '--raw', '--skip-column-names', '--default-character-set=utf8mb4'],
-  { input: "SET time_zone = '+00:00';\n" + sql, encoding: 'utf8', timeout: 120000, maxBuffer: 64 << 20 })
-  if (r.status !== 0) throw new Error(`mariadb: ${r.stderr}`)
-  return r.stdout.split('\n').filter(l => l !== '').map(l => l.split('\t'))
-}
+// ---- the server
+const db = privateMariadb(dbDir)
+const mariadb = sql => db.sql(sql)
 const apply = list => mariadb("USE shop;\nSET SESSION sql_mode = 'STRICT_ALL_TABLES';\n" + list.map(s => s.sql + ';\n').join(''))
 
 before(async () => {
-  port = await freePort()
-  server('start')
-  started = true
+  await db.start()
   mariadb('CREATE DATABASE shop;')
 })
 after(() => {
-  try { if (started) server('stop') } finally { if (!process.env.W2L_TEST_KEEP) fs.rmSync(top, { recursive: true, force: true }) }
+  try { db.stop() } finally { if (!process.env.W2L_TEST_KEEP) fs.rmSync(top, { recursive: true, force: true }) }
 })
 
 // ---- w2l
-const args = () => ['run', '--source', `mysql://cdc:cdcpass@127.0.0.1:${port}/?server-id=4243&databases=shop&startup=earliest`,
+const args = () => ['run', '--source', `mysql://cdc:cdcpass@127.0.0.1:${db.port}/?server-id=4243&databases=shop&startup=earliest`,
   '--warehouse', wh, '--until-caught-up', '--checkpoint-interval', '50ms', '--quiet',
   ...(process.env.W2L_TEST_LOG ? ['--log-level', process.env.W2L_TEST_LOG] : [])]
 
