@@ -140,7 +140,6 @@ typedef struct ddl_op {
     w2l_fileio *io;
     w2l_catalog *cat;
     char *warehouse;
-    int retries;
     int64_t fence_timeout_ms;
     unsigned nwriters;
     w2l__evolve_opts eo;
@@ -1206,6 +1205,18 @@ static w2l_rc commit_target(ddl_op *op, tbl *t, const w2l_schema *target, w2l_er
     return rc;
 }
 
+/* A WRITER_COMMIT marker for t's writers (ops.h: truncate, rename), not a fence waited for. */
+static w2l_rc send_marker(const tbl *t, const char *payload, w2l_collector *out, w2l_error *err)
+{
+    w2l_element e = {0};
+    e.kind = W2L_ELEM_WRITER_COMMIT;
+    e.ns = t->ns;
+    e.table = t->name;
+    e.payload = payload;
+    e.payload_len = strlen(payload);
+    return w2l_collect(out, &e, err);
+}
+
 /* RENAME TABLE: the table moves to its new name in the handler's copy at once (rows after
  * the statement find it there) and in the catalog with the checkpoint. */
 static w2l_rc rename_table(ddl_op *op, tbl *t, const char *to_ns, const char *to_name, w2l_collector *out,
@@ -1232,13 +1243,7 @@ static w2l_rc rename_table(ddl_op *op, tbl *t, const char *to_ns, const char *to
     char *text = bad ? NULL : w2l__json_print(m, 0);
     w2l__json_free(m);
     if (!text) return w2l__fail(err, W2L_NOMEM, "out of memory");
-    w2l_element e = {0};
-    e.kind = W2L_ELEM_WRITER_COMMIT;
-    e.ns = t->ns;
-    e.table = t->name;
-    e.payload = text;
-    e.payload_len = strlen(text);
-    rc = w2l_collect(out, &e, err);
+    rc = send_marker(t, text, out, err);
     w2l__free(text);
     W2L_TRY(rc);
     /* the copy moves to the new name; the old name is gone until something creates it */
@@ -1397,14 +1402,8 @@ rename:
  * rows before it, replayed after a crash, or still in flight, come back. */
 static w2l_rc apply_truncate(tbl *t, w2l_collector *out, w2l_error *err)
 {
-    w2l_element e = {0};
-    e.kind = W2L_ELEM_WRITER_COMMIT;
-    e.ns = t->ns;
-    e.table = t->name;
-    e.payload = W2L_OPS_TRUNCATE_FENCE;
-    e.payload_len = strlen(W2L_OPS_TRUNCATE_FENCE);
     w2l__log(W2L_LOG_INFO, "ddl: %s.%s is truncated with the next commit", t->ns, t->name);
-    return w2l_collect(out, &e, err);
+    return send_marker(t, W2L_OPS_TRUNCATE_FENCE, out, err);
 }
 
 static w2l_rc apply_drop(ddl_op *op, tbl *t, w2l_error *err)
@@ -1894,8 +1893,6 @@ static w2l_rc open_op(const w2l_conf *conf, unsigned index, unsigned n, w2l_stat
     W2L_NOMEM_IF(!op->warehouse, err);
     W2L_TRY(w2l_conf_get(conf, "catalog", &cat, err));
     W2L_TRY(w2l_conf_get(conf, "fileio", &fio, err));
-    W2L_TRY(w2l_conf_get_int(conf, "commit-retries", &v, err));
-    op->retries = (int)v;
     W2L_TRY(w2l_conf_get_int(conf, "parallelism", &v, err));
     op->nwriters = v > 0 ? (unsigned)v : 1;
     W2L_TRY(w2l_conf_get_int(conf, "ddl.fence-timeout", &op->fence_timeout_ms, err));

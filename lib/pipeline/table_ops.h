@@ -1,14 +1,13 @@
 /*
  * Table operations: the catalog changes a DDL handler records and the owner (owner.h)
  * applies at checkpoint completion, in source order. Each names the table incarnation it
- * was prepared for by its Iceberg table-uuid, and applying one is idempotent, so a
- * restart may apply a sealed checkpoint's operations again:
+ * was prepared for by its Iceberg table-uuid. The owner's durable record of the last one
+ * applied keeps older ones from being applied again; each is idempotent right after
+ * itself (a crash between applying it and recording it):
  *
  *   {"op":"create","ns":"db","table":"t","metadata":"<v1 metadata JSON text>"}
  *       creates the table with exactly this metadata (its uuid, schema, location); done
  *       when the name holds that uuid already; fails when it holds another table.
- * Applying is idempotent for the operation applied last (a crash right after it); older
- * ones are never applied twice, by the owner's durable record of the last one applied.
  *   {"op":"schema","ns":"db","table":"t","uuid":"...","schema-id":3,"schema":"<JSON>"}
  *       makes the schema current (the same id the handler computed on its copy); skipped
  *       when the name holds another incarnation or none. The table property
