@@ -88,10 +88,14 @@ static w2l_rc c_list(w2l_fileio *self, const char *dir, int (*fn)(void *, const 
     return w2l_fileio_list(((counting_io *)self)->parent, dir, fn, ctx, err);
 }
 static void c_close(w2l_fileio *self) { w2l_fileio_close(((counting_io *)self)->parent); }
+static w2l_rc c_stat(w2l_fileio *self, const char *path, w2l_file_stat *out, w2l_error *err)
+{
+    return w2l_fileio_stat(((counting_io *)self)->parent, path, out, err);
+}
 
 static const w2l_fileio_methods counting_methods = {
-    W2L_FILEIO_METHODS_V1, "counting", sizeof(counting_io), NULL, c_open, c_create, c_open_read,
-    c_remove, c_exists, c_list, c_close,
+    W2L_FILEIO_METHODS_V2, "counting", sizeof(counting_io), NULL, c_open, c_create, c_open_read,
+    c_remove, c_exists, c_list, c_close, c_stat,
 };
 
 int main(int argc, char **argv)

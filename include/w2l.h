@@ -18,5 +18,6 @@
 #include "w2l/catalog.h"
 #include "w2l/pipeline.h"
 #include "w2l/lake.h"
+#include "w2l/maintain.h"
 
 #endif

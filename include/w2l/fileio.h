@@ -29,6 +29,13 @@ enum {
 };
 
 #define W2L_FILEIO_METHODS_V1 1
+#define W2L_FILEIO_METHODS_V2 2 /* adds stat */
+
+/* What stat() tells of a file. */
+typedef struct w2l_file_stat {
+    uint64_t size;
+    int64_t mtime_ms; /* last modification, ms since the epoch */
+} w2l_file_stat;
 
 /* Methods of a file being written; set by the implementation. */
 typedef struct w2l_file_methods {
@@ -69,6 +76,9 @@ typedef struct w2l_fileio_methods {
     w2l_rc (*list)(w2l_fileio *self, const char *dir,
                    int (*fn)(void *ctx, const char *name), void *ctx, w2l_error *err);
     void (*close)(w2l_fileio *self); /* cannot fail; the core frees self afterwards */
+    /* V2 (version >= W2L_FILEIO_METHODS_V2; may be NULL): size and modification time of a
+     * file; W2L_NOTFOUND. Orphan removal needs it to tell a file's age. */
+    w2l_rc (*stat)(w2l_fileio *self, const char *path, w2l_file_stat *out, w2l_error *err);
 } w2l_fileio_methods;
 struct w2l_fileio { const w2l_fileio_methods *methods; };
 
@@ -102,6 +112,9 @@ W2L_API w2l_rc w2l_fileio_remove(w2l_fileio *io, const char *path, w2l_error *er
 W2L_API w2l_rc w2l_fileio_exists(w2l_fileio *io, const char *path, int *out, w2l_error *err);
 W2L_API w2l_rc w2l_fileio_list(w2l_fileio *io, const char *dir,
                                int (*fn)(void *ctx, const char *name), void *ctx,
+                               w2l_error *err);
+/* W2L_MISUSE when the implementation has no stat (a V1 method table). */
+W2L_API w2l_rc w2l_fileio_stat(w2l_fileio *io, const char *path, w2l_file_stat *out,
                                w2l_error *err);
 
 /* Whole-file helpers: write all of buf to path (create + write + close) and read all of a

@@ -79,6 +79,43 @@ const w2l_conf_prop w2l__conf_props[] = {
      "Target size of a row group; memory per open file is bounded by one row group."},
     {"parquet.dictionary-bytes", W2L_CONF_SIZE, "1MiB", 0, 1LL << 30, NULL, 0,
      "A column chunk whose dictionary grows past this falls back to PLAIN (0: never dictionary)."},
+    /* ---- maintenance (DESIGN.md section 10, w2l-maintain(1)) ---- */
+    {"maintenance.enabled", W2L_CONF_BOOL, "true", NOLIM, NULL, W2L_CONF_F_PER_TABLE,
+     "Whether a running pipeline expires snapshots and compacts the table by itself (manifest "
+     "merging happens on every commit regardless)."},
+    {"maintenance.max-snapshot-age", W2L_CONF_DURATION, "1h", 0, 3650 * MS_DAY, NULL, W2L_CONF_F_PER_TABLE,
+     "Snapshots older than this expire, unless among the newest maintenance.min-snapshots. A "
+     "table's own history.expire.max-snapshot-age-ms wins; tables w2l creates get this value."},
+    {"maintenance.min-snapshots", W2L_CONF_INT, "10", 1, 1000000, NULL, W2L_CONF_F_PER_TABLE,
+     "Snapshots of the current history kept whatever their age. A table's own "
+     "history.expire.min-snapshots-to-keep wins; tables w2l creates get this value."},
+    {"maintenance.expire-every", W2L_CONF_INT, "10", 1, 1000000, NULL, 0,
+     "A pipeline expires a table's snapshots once this many have become expirable (amortised: "
+     "one expiry per so many commits, not one per commit)."},
+    {"maintenance.compact-small-files", W2L_CONF_INT, "16", 2, 1000000, NULL, W2L_CONF_F_PER_TABLE,
+     "Compact a table once it has this many data files under a quarter of "
+     "writer.target-file-bytes ..."},
+    {"maintenance.compact-delete-files", W2L_CONF_INT, "16", 1, 1000000, NULL, W2L_CONF_F_PER_TABLE,
+     "... or this many delete files ..."},
+    {"maintenance.compact-delete-percent", W2L_CONF_INT, "10", 0, 100, NULL, W2L_CONF_F_PER_TABLE,
+     "... or deleted rows at this share (percent) of its records (0: off)."},
+    {"maintenance.rewrite-delete-percent", W2L_CONF_INT, "20", 0, 100, NULL, W2L_CONF_F_PER_TABLE,
+     "A compaction rewrites a large data file once this share (percent) of its rows is deleted; "
+     "below it, the file's deleted rows become one position delete file."},
+    {"maintenance.compact-interval", W2L_CONF_DURATION, "1m", 0, MS_DAY, NULL, W2L_CONF_F_PER_TABLE,
+     "Least time between two compactions of one table by a pipeline."},
+    {"maintenance.metadata-versions", W2L_CONF_INT, "20", 1, 100000, NULL, 0,
+     "Tables w2l creates keep this many previous metadata files "
+     "(write.metadata.previous-versions-max) and delete older ones at commit "
+     "(write.metadata.delete-after-commit.enabled)."},
+    {"maintenance.orphan-age", W2L_CONF_DURATION, "1d", 3600000, 3650 * MS_DAY, NULL, 0,
+     "Files that no snapshot and no sealed checkpoint references are removed once older than "
+     "this (at least 1h; longer than any checkpoint takes)."},
+    {"maintenance.orphan-interval", W2L_CONF_DURATION, "1d", 0, 3650 * MS_DAY, NULL, 0,
+     "How often a running pipeline removes orphan files of its tables (0: never; "
+     "`w2l maintain --remove-orphans` on demand)."},
+    {"maintenance.threads", W2L_CONF_INT, "1", 1, 64, NULL, 0,
+     "Threads that compact and remove files beside ingestion."},
     /* ---- DDL and types ---- */
     {"ddl.policy", W2L_CONF_ENUM, "fail", NOLIM, "fail|ignore|quarantine", W2L_CONF_F_PER_TABLE,
      "What an unsupported schema change does: fail the job, ignore the statement, or quarantine "

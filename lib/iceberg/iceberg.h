@@ -362,13 +362,22 @@ w2l_rc w2l__ice_table_load(w2l_catalog *cat, w2l_fileio *io, const char *ns,
 w2l_rc w2l__ice_table_refresh(w2l__ice_table *t, w2l_error *err);
 void w2l__ice_table_free(w2l__ice_table *t); /* NULL is a no-op */
 
+/* Manifest merging defaults, for tables without commit.manifest.min-count-to-merge and
+ * commit.manifest.target-size-bytes. */
+#define W2L_ICE_MERGE_MIN_COUNT 16
+#define W2L_ICE_MERGE_TARGET_BYTES (8 << 20)
+
 /* Kinds of change; each commit is one atomic metadata swap. */
 typedef enum w2l__ice_op {
     W2L_ICE_OP_APPEND = 1,    /* data files */
     W2L_ICE_OP_ROW_DELTA,     /* data files + equality and position delete files */
     W2L_ICE_OP_TRUNCATE,      /* delete every live file; the change's own files (rows after
                                  the truncate) are added in the same snapshot */
-    W2L_ICE_OP_SCHEMA         /* schema change (no snapshot) */
+    W2L_ICE_OP_SCHEMA,        /* schema change (no snapshot) */
+    W2L_ICE_OP_REPLACE,       /* compaction: the removed files go, the change's files (with
+                                 data_seq) come in; W2L_CONFLICT when a removed file is no
+                                 longer live. Carries the parent's w2l.* summary keys. */
+    W2L_ICE_OP_EXPIRE         /* removes the snapshots expire_ids names (no snapshot) */
 } w2l__ice_op;
 
 typedef enum w2l__ice_schema_op {
@@ -401,6 +410,21 @@ typedef struct w2l__ice_change {
     const w2l__ice_kv *summary;        /* extra summary keys (w2l.job-id, w2l.epoch, ...) */
     size_t nsummary;
     int64_t snapshot_id;               /* 0: chosen at the first attempt */
+    /* REPLACE: the data sequence number of the change's files (the compaction's base
+     * snapshot's, so that deletes committed since still apply to them) and the paths of the
+     * data and delete files that go. */
+    int64_t data_seq;
+    const char *const *removed;
+    size_t nremoved;
+    /* EXPIRE: the snapshots to remove (the current one and those refs name are kept). */
+    const int64_t *expire_ids;
+    size_t nexpire;
+    /* Filled by a successful commit (in arena): the manifest lists of the snapshots EXPIRE
+     * removed, and the metadata files that fell out of the metadata-log (removed when the
+     * table's write.metadata.delete-after-commit.enabled is true). */
+    char **expired_lists;
+    size_t nexpired_lists;
+    size_t merged_manifests;           /* manifests the commit merged (manifest merging) */
 
     /* Filled by the first attempt and reused by retries (the manifests of the new files
      * are written once): release with w2l__ice_change_release(). */
@@ -430,6 +454,88 @@ w2l_rc w2l__ice_table_try_commit(w2l__ice_table *t, w2l__ice_change *c, w2l_erro
 /* The data directory and a fresh unique file path under it: "<loc>/data/<part/>NAME.parquet". */
 char *w2l__ice_new_data_path(const w2l__ice_table *t, const char *partition_path,
                              const char *prefix);
+
+/* ================================================================================= */
+/* Table maintenance (maintain.c)                                                    */
+/* ================================================================================= */
+
+/* What maintenance does to a table. Expiry obeys the table's own properties when set
+ * (history.expire.max-snapshot-age-ms, history.expire.min-snapshots-to-keep); these are the
+ * defaults otherwise. */
+typedef struct w2l__ice_policy {
+    int64_t max_snapshot_age_ms;
+    int64_t min_snapshots;
+    int64_t target_file_bytes;     /* compaction output files */
+    int64_t compact_small_files;   /* compact at this many data files under target/4, */
+    int64_t compact_delete_files;  /* or this many delete files, */
+    double compact_delete_ratio;   /* or deletes/records at or above this (0: off) */
+    double rewrite_delete_ratio;   /* a large file is rewritten at this share of deleted
+                                      rows; below it its deleted rows become a position
+                                      delete */
+    int64_t orphan_age_ms;         /* orphans younger than this stay */
+} w2l__ice_policy;
+
+void w2l__ice_policy_default(w2l__ice_policy *p);
+
+/* What one maintenance action did. */
+typedef struct w2l__ice_maint_stats {
+    int64_t files_in, files_out, bytes_in, bytes_out; /* compaction */
+    int64_t rows_out, deletes_out;                    /* rows written, positions deleted */
+    int64_t snapshots_expired;                        /* expiry */
+    int64_t files_removed, bytes_removed;             /* expiry and orphan removal */
+    int64_t ms;
+} w2l__ice_maint_stats;
+
+/* ---- expiry ---- */
+/* The snapshots of m that expire at now_ms (fresh array, *n 0 when none): those neither
+ * among the newest min-snapshots of the current ancestry nor younger than the maximum age,
+ * nor named by a ref. The newest snapshot of each w2l.job-id stays as well (restore finds
+ * its checkpoint there). */
+w2l_rc w2l__ice_expire_select(const w2l__ice_meta *m, const w2l__ice_policy *p, int64_t now_ms,
+                              int64_t **ids, size_t *n, w2l_error *err);
+/* After an EXPIRE commit: removes every manifest list in lists, and the manifests, data and
+ * delete files they reach that no snapshot of after (the committed metadata) still
+ * reaches. Missing files are skipped; dry_run only counts. */
+w2l_rc w2l__ice_expire_cleanup(w2l_fileio *io, const w2l__ice_meta *after, char *const *lists,
+                               size_t nlists, int dry_run, w2l__ice_maint_stats *st,
+                               w2l_error *err);
+
+/* ---- compaction ---- */
+/* Whether the current snapshot's summary passes a compaction threshold (no IO). */
+int w2l__ice_compact_due(const w2l__ice_meta *m, const w2l__ice_policy *p);
+
+typedef struct w2l__ice_compaction w2l__ice_compaction;
+struct w2l__pq_options;
+/* Plans and writes a compaction of m's current snapshot (the base): small data files and
+ * files with deleted rows are rewritten into files of about target size with every delete
+ * applied; large files with few deleted rows get one position delete file; every delete
+ * file of the base goes. New files go under the table's data directory. *out NULL when
+ * there is nothing to do. Memory: the base's deletes plus one output row group. */
+w2l_rc w2l__ice_compact_prepare(w2l_fileio *io, const w2l__ice_meta *m,
+                                const w2l__ice_policy *p, const struct w2l__pq_options *pq,
+                                w2l__ice_compaction **out, w2l_error *err);
+/* Fills c (initialised by the caller, W2L_ICE_OP_REPLACE) from the compaction; c borrows
+ * from it. */
+void w2l__ice_compaction_change(const w2l__ice_compaction *k, w2l__ice_change *c);
+/* W2L_CONFLICT when a position delete committed to t since the base names a file the
+ * compaction rewrote (its rows would come back). */
+w2l_rc w2l__ice_compaction_validate(w2l_fileio *io, const w2l__ice_meta *m,
+                                    const w2l__ice_compaction *k, w2l_error *err);
+const w2l__ice_maint_stats *w2l__ice_compaction_stats(const w2l__ice_compaction *k);
+int64_t w2l__ice_compaction_base(const w2l__ice_compaction *k); /* base snapshot id */
+/* remove_outputs: the compaction was not committed; its files are deleted. */
+void w2l__ice_compaction_free(w2l__ice_compaction *k, w2l_fileio *io, int remove_outputs);
+
+/* ---- orphan removal ---- */
+/* Removes the files under location (data/ and metadata/) that none of the tables in metas
+ * (every table whose location it is, with their metadata file paths) reaches, older than
+ * p->orphan_age_ms at now_ms, and for which keep (may be NULL) returns 0. The file IO must
+ * tell file ages (stat); dry_run only counts. */
+w2l_rc w2l__ice_remove_orphans(w2l_fileio *io, const char *location,
+                               const w2l__ice_meta *const *metas, const char *const *meta_files,
+                               size_t ntables, const w2l__ice_policy *p, int64_t now_ms,
+                               int (*keep)(void *ctx, const char *path), void *keep_ctx,
+                               int dry_run, w2l__ice_maint_stats *st, w2l_error *err);
 
 /* ================================================================================= */
 /* Scans (scan.c)                                                                    */

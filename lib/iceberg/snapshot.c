@@ -6,11 +6,23 @@
  *   append     one new data manifest; the parent's live manifests carried by reference
  *   row delta  a data manifest and a delete manifest (position + equality deletes)
  *   truncate   the parent's live entries rewritten as DELETED (operation "delete")
+ *   replace    (compaction) the removed files' entries rewritten as DELETED, the new files
+ *              ADDED with the data sequence number of the compaction's base, so equality
+ *              deletes committed after the base still apply to them (operation "replace")
+ *   expire     snapshots removed from the metadata (no snapshot); the caller then removes
+ *              the files only they reached (maintain.c)
  *   schema     a new schema (new id; field ids never reused: new columns get ids above
  *              last-column-id), no snapshot
  * The manifests of the change's own files are written once, at the first attempt; their
  * ADDED entries inherit the sequence number, so a retry on a newer base only writes a new
  * manifest list (and, for truncate, the DELETED manifests of that base).
+ *
+ * Manifest merging (the idea of Iceberg's commit.manifest.min-count-to-merge and
+ * commit.manifest.target-size-bytes): once a snapshot would list min-count manifests of one
+ * content and spec, the small ones carried from the parent are merged into manifests of up
+ * to the target size, their DELETED entries dropped and ADDED ones made EXISTING. A snapshot
+ * so lists a bounded number of manifests whatever the history, and a manifest is rewritten
+ * about once per min-count commits until it reaches the target size.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +58,14 @@ char *w2l__ice_new_data_path(const w2l__ice_table *t, const char *partition_path
     int part = partition_path && *partition_path;
     return w2l__asprintf("%.*s/data/%s%s%s-%s.parquet", (int)n, loc, part ? partition_path : "",
                          part ? "/" : "", prefix ? prefix : "data", u);
+}
+
+/* Strips "file:" / "file://" so local paths work whichever form metadata uses. */
+static const char *local_path(const char *p)
+{
+    if (strncmp(p, "file://", 7) == 0) return p + 7;
+    if (strncmp(p, "file:", 5) == 0) return p + 5;
+    return p;
 }
 
 static char *metadata_file(const w2l__ice_meta *m, const char *fmt, int64_t id)
@@ -275,7 +295,7 @@ static w2l_rc write_own_manifests(w2l__ice_table *t, w2l__ice_change *c, int64_t
         w2l__ice_entry *e = w2l__arena_alloc(&c->arena, counts[k] * sizeof *e);
         W2L_NOMEM_IF(!e, err);
         for (size_t i = 0; i < counts[k]; i++) {
-            e[i] = (w2l__ice_entry){W2L_ICE_ADDED, sid, -1, -1, lists[k][i]};
+            e[i] = (w2l__ice_entry){W2L_ICE_ADDED, sid, c->data_seq > 0 ? c->data_seq : -1, -1, lists[k][i]};
             e[i].file.spec_id = spec->spec_id;
             if ((k == 0) != (lists[k][i].content == W2L_ICE_DATA))
                 return w2l__fail(err, W2L_MISUSE, "file %s: content %d in the %s list",
@@ -332,6 +352,121 @@ static void attempt_cleanup(attempt *at, w2l_fileio *io, int remove)
     at->n = at->cap = 0;
 }
 
+static int cmp_id(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_path(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int64_t prop_i64(const w2l__ice_meta *m, const char *key, int64_t dflt)
+{
+    const char *v = w2l__ice_props_get(&m->props, key);
+    char *end;
+    long long x = v ? strtoll(v, &end, 10) : 0;
+    return v && end != v && x > 0 ? (int64_t)x : dflt;
+}
+
+/* Merges list[nown..nl) (the manifests carried from the parent) as the comment at the top
+ * says; the change's own manifests (the first nown) and those written by this snapshot stay
+ * as they are. */
+static w2l_rc merge_manifests(w2l__ice_table *t, int64_t sid, int64_t seq, w2l__ice_manifest *list,
+                              size_t *nl, size_t nown, attempt *at, w2l__arena *a, size_t *merged,
+                              w2l_error *err)
+{
+    w2l__ice_meta *m = t->meta;
+    const char *en = w2l__ice_props_get(&m->props, "commit.manifest-merge.enabled");
+    if (en && strcmp(en, "false") == 0) return W2L_OK;
+    const size_t min_count = (size_t)W2L_MAX(2, prop_i64(m, "commit.manifest.min-count-to-merge", W2L_ICE_MERGE_MIN_COUNT));
+    const int64_t target = prop_i64(m, "commit.manifest.target-size-bytes", W2L_ICE_MERGE_TARGET_BYTES);
+    size_t n = *nl;
+    unsigned char *gone = w2l__arena_alloc(a, n + 1), *seen = w2l__arena_alloc(a, n + 1);
+    W2L_NOMEM_IF(!gone || !seen, err);
+    memset(gone, 0, n + 1);
+    memset(seen, 0, n + 1);
+    w2l__ice_manifest *made = w2l__arena_alloc(a, (n + 1) * sizeof *made);
+    W2L_NOMEM_IF(!made, err);
+    size_t nmade = 0;
+    w2l_rc rc = W2L_OK;
+    for (size_t g = 0; rc == W2L_OK && g < n; g++) {
+        if (seen[g]) continue;
+        const int content = list[g].content;
+        const int32_t spec_id = list[g].spec_id;
+        size_t count = 0;
+        for (size_t i = g; i < n; i++)
+            if (list[i].content == content && list[i].spec_id == spec_id) {
+                seen[i] = 1;
+                count++;
+            }
+        if (count < min_count) continue;
+        const w2l__ice_spec *spec = w2l__ice_meta_spec(m, spec_id);
+        if (!spec) continue; /* unknown spec: left alone */
+        /* bins of small carried manifests, in list order, up to the target size each */
+        size_t i = g;
+        while (rc == W2L_OK && i < n) {
+            size_t members[4096], nm = 0;
+            int64_t bytes = 0;
+            for (; i < n && nm < W2L_ARRAY_LEN(members) && bytes < target; i++) {
+                const w2l__ice_manifest *x = &list[i];
+                if (i < nown || x->content != content || x->spec_id != spec_id || x->seq == seq || x->length >= target)
+                    continue;
+                members[nm++] = i;
+                bytes += x->length;
+            }
+            if (nm < 2) break;
+            w2l__ice_entry *all = NULL;
+            size_t nall = 0, cap = 0;
+            for (size_t k = 0; rc == W2L_OK && k < nm; k++) {
+                w2l__ice_entry *e;
+                size_t ne;
+                rc = w2l__ice_manifest_read(t->io, &list[members[k]], spec, a, &e, &ne, err);
+                for (size_t q = 0; rc == W2L_OK && q < ne; q++) {
+                    if (e[q].status == W2L_ICE_DELETED) continue;
+                    if (nall == cap) {
+                        cap = cap ? cap * 2 : 256;
+                        w2l__ice_entry *na = w2l__realloc(all, cap * sizeof *na);
+                        if (!na) {
+                            rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                            break;
+                        }
+                        all = na;
+                    }
+                    all[nall] = e[q];
+                    all[nall++].status = W2L_ICE_EXISTING;
+                }
+            }
+            if (rc == W2L_OK && nall) {
+                char *path = metadata_file(m, "%lld-%s-m.avro", sid);
+                if (!attempt_keep(at, path)) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                else rc = w2l__ice_manifest_write(t->io, path, m, spec, content, sid, all, nall, a, &made[nmade], err);
+                if (rc == W2L_OK) nmade++;
+            }
+            w2l__free(all);
+            for (size_t k = 0; rc == W2L_OK && k < nm; k++) gone[members[k]] = 1;
+            if (rc == W2L_OK) *merged += nm;
+        }
+    }
+    if (rc != W2L_OK || !nmade) {
+        if (rc == W2L_OK) { /* bins without live entries only: drop them */
+            size_t w = 0;
+            for (size_t i = 0; i < n; i++)
+                if (!gone[i]) list[w++] = list[i];
+            *nl = w;
+        }
+        return rc;
+    }
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!gone[i]) list[w++] = list[i];
+    for (size_t i = 0; i < nmade; i++) list[w++] = made[i];
+    *nl = w;
+    return W2L_OK;
+}
+
 static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w2l_error *err)
 {
     w2l__ice_meta *m = t->meta;
@@ -363,30 +498,63 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
     for (size_t i = 0; i < c->nfiles; i++) account(&added, &c->files[i], 1);
     for (size_t i = 0; i < c->ndeletes; i++) account(&added, &c->deletes[i], 1);
 
+    /* replace: the removed paths, sorted, and which of them were found live */
+    const char **rm = NULL;
+    unsigned char *rm_hit = NULL;
+    if (rc == W2L_OK && c->op == W2L_ICE_OP_REPLACE && c->nremoved) {
+        rm = w2l__arena_alloc(&a, c->nremoved * sizeof *rm);
+        rm_hit = w2l__arena_alloc(&a, c->nremoved);
+        if (!rm || !rm_hit) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        else {
+            memcpy(rm, c->removed, c->nremoved * sizeof *rm);
+            memset(rm_hit, 0, c->nremoved);
+            qsort(rm, c->nremoved, sizeof *rm, cmp_path);
+        }
+    }
     for (size_t i = 0; rc == W2L_OK && i < npl; i++) {
         const w2l__ice_manifest *pm = &pl[i];
         if (pm->added_files + pm->existing_files == 0) continue; /* nothing live: dropped */
-        if (c->op != W2L_ICE_OP_TRUNCATE) {
+        if (c->op != W2L_ICE_OP_TRUNCATE && !rm) {
             list[nl++] = *pm;
             continue;
         }
-        /* truncate: every live entry of this manifest becomes DELETED in a new manifest */
+        /* truncate: every live entry goes; replace: the removed files go. Either way the
+         * manifest is rewritten with those entries DELETED, the others EXISTING. */
         w2l__ice_entry *e;
         size_t ne;
         rc = w2l__ice_manifest_read(t->io, pm, w2l__ice_meta_spec(m, pm->spec_id), &a, &e, &ne, err);
-        size_t live = 0;
+        size_t out = 0, hits = 0;
         for (size_t k = 0; rc == W2L_OK && k < ne; k++) {
             if (e[k].status == W2L_ICE_DELETED) continue;
-            e[live] = e[k];
-            e[live].status = W2L_ICE_DELETED;
-            e[live].snapshot_id = sid;
-            account(&removed, &e[live].file, 1);
-            live++;
+            w2l__ice_entry x = e[k];
+            int gone = c->op == W2L_ICE_OP_TRUNCATE;
+            if (!gone) {
+                const char *key = x.file.path;
+                const char **f = bsearch(&key, rm, c->nremoved, sizeof *rm, cmp_path);
+                if (f) {
+                    gone = 1;
+                    rm_hit[f - rm] = 1;
+                }
+            }
+            if (gone) {
+                x.status = W2L_ICE_DELETED;
+                x.snapshot_id = sid;
+                account(&removed, &x.file, 1);
+                hits++;
+            } else {
+                x.status = W2L_ICE_EXISTING;
+            }
+            e[out++] = x;
         }
-        if (rc != W2L_OK || !live) continue;
+        if (rc != W2L_OK) break;
+        if (!hits) {
+            list[nl++] = *pm;
+            continue;
+        }
         const w2l__ice_spec *ps = w2l__ice_meta_spec(m, pm->spec_id);
         if (!ps) {
-            rc = w2l__fail(err, W2L_CORRUPT, "truncate: %s has an unknown partition spec", pm->path);
+            rc = w2l__fail(err, W2L_CORRUPT, "%s: %s has an unknown partition spec",
+                           c->op == W2L_ICE_OP_TRUNCATE ? "truncate" : "replace", pm->path);
             break;
         }
         char *path = metadata_file(m, "%lld-%s-d.avro", sid);
@@ -394,13 +562,19 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
             rc = w2l__fail(err, W2L_NOMEM, "out of memory");
             break;
         }
-        rc = w2l__ice_manifest_write(t->io, path, m, ps, pm->content, sid, e, live, &a, &list[nl], err);
+        rc = w2l__ice_manifest_write(t->io, path, m, ps, pm->content, sid, e, out, &a, &list[nl], err);
         if (rc == W2L_OK) {
             list[nl].seq = seq; /* written by this snapshot */
-            list[nl].min_seq = seq;
+            if (list[nl].min_seq < 0) list[nl].min_seq = seq;
             nl++;
         }
     }
+    for (size_t i = 0; rc == W2L_OK && rm && i < c->nremoved; i++)
+        if (!rm_hit[i])
+            rc = w2l__fail(err, W2L_CONFLICT, "replace: %s is no longer live in the table", rm[i]);
+    size_t nown = (size_t)c->has_data_manifest + (size_t)c->has_delete_manifest;
+    c->merged_manifests = 0;
+    if (rc == W2L_OK) rc = merge_manifests(t, sid, seq, list, &nl, nown, at, &a, &c->merged_manifests, err);
     char *list_path = NULL;
     if (rc == W2L_OK) {
         char fmt[64];
@@ -423,6 +597,7 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
     s.timestamp_ms = W2L_MAX(w2l__now_ms(), m->last_updated_ms);
     s.schema_id = m->current_schema_id;
     const char *op = c->op == W2L_ICE_OP_TRUNCATE ? (c->nfiles || c->ndeletes ? "overwrite" : "delete")
+                     : c->op == W2L_ICE_OP_REPLACE ? "replace"
                      : c->ndeletes                 ? "overwrite"
                                                    : "append";
     w2l__ice_props *sum = &s.summary;
@@ -457,6 +632,12 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
     };
     for (size_t i = 0; rc == W2L_OK && i < W2L_ARRAY_LEN(kv); i++)
         rc = put_num(sum, kv[i].k, kv[i].v, kv[i].always, err);
+    /* a maintenance commit carries the w2l.* keys forward: restore finds the job's last
+     * checkpoint in the newest snapshot that has them */
+    for (size_t i = 0; rc == W2L_OK && c->op == W2L_ICE_OP_REPLACE && parent && i < parent->summary.n; i++)
+        if (strncmp(parent->summary.kv[i].key, "w2l.", 4) == 0)
+            rc = w2l__ice_props_set(sum, parent->summary.kv[i].key, parent->summary.kv[i].value, err);
+    if (rc == W2L_OK && c->merged_manifests) rc = put_num(sum, "manifests-replaced", (int64_t)c->merged_manifests, 0, err);
     for (size_t i = 0; rc == W2L_OK && i < c->nsummary; i++)
         rc = w2l__ice_props_set(sum, c->summary[i].key, c->summary[i].value, err);
     if (rc == W2L_OK) {
@@ -509,6 +690,55 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
     return rc;
 }
 
+/* Removes the snapshots c->expire_ids names, except the current one and those a ref names;
+ * their manifest lists go to c->expired_lists. The snapshot-log keeps the entries after the
+ * newest removed one. */
+static w2l_rc apply_expire(w2l__ice_meta *m, w2l__ice_change *c, w2l_error *err)
+{
+    c->expired_lists = NULL;
+    c->nexpired_lists = 0;
+    if (!c->nexpire || !m->nsnapshots) return W2L_OK;
+    int64_t *ids = w2l__arena_alloc(&c->arena, c->nexpire * sizeof *ids);
+    char **lists = w2l__arena_alloc(&c->arena, m->nsnapshots * sizeof *lists);
+    W2L_NOMEM_IF(!ids || !lists, err);
+    memcpy(ids, c->expire_ids, c->nexpire * sizeof *ids);
+    qsort(ids, c->nexpire, sizeof *ids, cmp_id);
+    size_t w = 0, n = 0;
+    for (size_t i = 0; i < m->nsnapshots; i++) {
+        w2l__ice_snapshot *s = &m->snapshots[i];
+        int drop = bsearch(&s->snapshot_id, ids, c->nexpire, sizeof *ids, cmp_id) != NULL &&
+                   s->snapshot_id != m->current_snapshot_id;
+        for (size_t r = 0; drop && r < m->nrefs; r++)
+            if (m->refs[r].snapshot_id == s->snapshot_id) drop = 0;
+        if (!drop) {
+            m->snapshots[w++] = *s;
+            continue;
+        }
+        lists[n] = w2l__arena_strndup(&c->arena, s->manifest_list, strlen(s->manifest_list));
+        if (!lists[n]) { /* keep it rather than lose track of its files */
+            m->snapshots[w++] = *s;
+            continue;
+        }
+        n++;
+        w2l__free(s->manifest_list);
+        w2l__ice_props_clear(&s->summary);
+    }
+    m->nsnapshots = w;
+    /* snapshot-log: only entries after the newest removed snapshot */
+    size_t cut = 0;
+    for (size_t i = 0; i < m->nsnap_log; i++)
+        if (!w2l__ice_meta_snapshot(m, m->snap_log[i].snapshot_id)) cut = i + 1;
+    if (cut) {
+        for (size_t i = 0; i < cut; i++) w2l__free(m->snap_log[i].file);
+        memmove(m->snap_log, m->snap_log + cut, (m->nsnap_log - cut) * sizeof *m->snap_log);
+        m->nsnap_log -= cut;
+    }
+    c->expired_lists = lists;
+    c->nexpired_lists = n;
+    m->last_updated_ms = W2L_MAX(w2l__now_ms(), m->last_updated_ms);
+    return W2L_OK;
+}
+
 static w2l_rc apply(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w2l_error *err)
 {
     switch (c->op) {
@@ -525,6 +755,13 @@ static w2l_rc apply(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w2l_erro
         /* every live file goes; files of the change (rows written after the truncate)
          * come in, in the same snapshot: an overwrite of the whole table */
         return add_snapshot(t, c, at, err);
+    case W2L_ICE_OP_REPLACE:
+        if (c->data_seq <= 0 || c->data_seq > t->meta->last_seq)
+            return w2l__fail(err, W2L_MISUSE, "replace: data sequence number %lld is not the table's",
+                             (long long)c->data_seq);
+        return add_snapshot(t, c, at, err);
+    case W2L_ICE_OP_EXPIRE:
+        return apply_expire(t->meta, c, err);
     }
     return w2l__fail(err, W2L_MISUSE, "unknown operation %d", (int)c->op);
 }
@@ -546,6 +783,10 @@ w2l_rc w2l__ice_table_try_commit(w2l__ice_table *t, w2l__ice_change *c, w2l_erro
     attempt at = {0};
     w2l_rc rc = apply(t, c, &at, err);
     w2l__ice_meta *m = t->meta;
+    const char *dac = w2l__ice_props_get(&m->props, "write.metadata.delete-after-commit.enabled");
+    const int delete_old = dac && strcmp(dac, "true") == 0;
+    char **trimmed = NULL; /* metadata files that fell out of the log */
+    size_t ntrimmed = 0;
     if (rc == W2L_OK) { /* metadata-log: the file this commit replaces */
         const char *keep_s = w2l__ice_props_get(&m->props, "write.metadata.previous-versions-max");
         size_t keep = keep_s ? (size_t)strtoul(keep_s, NULL, 10) : 100;
@@ -559,7 +800,13 @@ w2l_rc w2l__ice_table_try_commit(w2l__ice_table *t, w2l__ice_change *c, w2l_erro
             m->meta_log = nl;
             m->meta_log[m->nmeta_log++] = (w2l__ice_log_entry){base_ts, 0, f};
             while (keep && m->nmeta_log > keep) {
-                w2l__free(m->meta_log[0].file);
+                char **nt = delete_old ? w2l__realloc(trimmed, (ntrimmed + 1) * sizeof *nt) : NULL;
+                if (nt) {
+                    trimmed = nt;
+                    trimmed[ntrimmed++] = m->meta_log[0].file;
+                } else {
+                    w2l__free(m->meta_log[0].file);
+                }
                 memmove(m->meta_log, m->meta_log + 1, (m->nmeta_log - 1) * sizeof *m->meta_log);
                 m->nmeta_log--;
             }
@@ -572,6 +819,12 @@ w2l_rc w2l__ice_table_try_commit(w2l__ice_table *t, w2l__ice_change *c, w2l_erro
     if (rc == W2L_OK) rc = w2l__catalog_commit(t->catalog, t->ns, t->name, base, text, len, &loc, err);
     w2l__free(text);
     attempt_cleanup(&at, t->io, rc != W2L_OK);
+    for (size_t i = 0; i < ntrimmed; i++) {
+        w2l_error e2;
+        if (rc == W2L_OK) w2l_fileio_remove(t->io, local_path(trimmed[i]), &e2);
+        w2l__free(trimmed[i]);
+    }
+    w2l__free(trimmed);
     if (rc == W2L_OK) {
         w2l__free(t->meta_location);
         t->meta_location = (char *)loc.data;

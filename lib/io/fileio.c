@@ -104,6 +104,14 @@ w2l_rc w2l_fileio_exists(w2l_fileio *io, const char *path, int *out, w2l_error *
     return io->methods->exists(io, path, out, err);
 }
 
+w2l_rc w2l_fileio_stat(w2l_fileio *io, const char *path, w2l_file_stat *out, w2l_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (io->methods->version < W2L_FILEIO_METHODS_V2 || !io->methods->stat)
+        return w2l__fail(err, W2L_MISUSE, "file IO %s cannot stat files", io->methods->name);
+    return io->methods->stat(io, path, out, err);
+}
+
 w2l_rc w2l_fileio_list(w2l_fileio *io, const char *dir, int (*fn)(void *, const char *),
                        void *ctx, w2l_error *err)
 {

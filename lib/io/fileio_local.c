@@ -290,7 +290,20 @@ static w2l_rc local_list(w2l_fileio *self, const char *dir, int (*fn)(void *, co
     return W2L_OK;
 }
 
+static w2l_rc local_stat(w2l_fileio *self, const char *path, w2l_file_stat *out, w2l_error *err)
+{
+    (void)self;
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        if (errno == ENOENT || errno == ENOTDIR) return w2l__fail(err, W2L_NOTFOUND, "stat %s: no such file", path);
+        return w2l__fail_errno(err, W2L_IO, errno, "stat %s", path);
+    }
+    out->size = (uint64_t)st.st_size;
+    out->mtime_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+    return W2L_OK;
+}
+
 const w2l_fileio_methods w2l__fileio_local = {
-    W2L_FILEIO_METHODS_V1, "local", sizeof(w2l_fileio), NULL, local_open, local_create,
-    local_open_read, local_remove, local_exists, local_list, local_close_io,
+    W2L_FILEIO_METHODS_V2, "local", sizeof(w2l_fileio), NULL, local_open, local_create,
+    local_open_read, local_remove, local_exists, local_list, local_close_io, local_stat,
 };

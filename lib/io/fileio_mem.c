@@ -12,6 +12,7 @@ typedef struct mem_entry {
     char *path;
     unsigned char *data;
     size_t len;
+    int64_t mtime_ms;
     struct mem_entry *next;
 } mem_entry;
 
@@ -97,6 +98,7 @@ static w2l_rc mf_close(w2l_file *base, w2l_error *err)
         w2l__free((*slot)->data);
         (*slot)->data = f->buf.data;
         (*slot)->len = f->buf.len;
+        (*slot)->mtime_ms = w2l__now_ms();
         f->buf.data = NULL;
     } else {
         mem_entry *e = w2l__calloc(1, sizeof *e);
@@ -106,6 +108,7 @@ static w2l_rc mf_close(w2l_file *base, w2l_error *err)
             e->path = f->path;
             e->data = f->buf.data;
             e->len = f->buf.len;
+            e->mtime_ms = w2l__now_ms();
             f->path = NULL;
             f->buf.data = NULL;
             *slot = e;
@@ -231,6 +234,23 @@ static w2l_rc mem_exists(w2l_fileio *self, const char *path, int *out, w2l_error
     return W2L_OK;
 }
 
+static w2l_rc mem_stat(w2l_fileio *self, const char *path, w2l_file_stat *out, w2l_error *err)
+{
+    mem_io *io = (mem_io *)self;
+    w2l_rc rc = W2L_NOTFOUND;
+    mtx_lock(&io->mtx);
+    for (mem_entry *e = io->files; e; e = e->next)
+        if (strcmp(e->path, path) == 0) {
+            out->size = e->len;
+            out->mtime_ms = e->mtime_ms;
+            rc = W2L_OK;
+            break;
+        }
+    mtx_unlock(&io->mtx);
+    if (rc != W2L_OK) return w2l__fail(err, rc, "stat %s: no such file", path);
+    return W2L_OK;
+}
+
 static w2l_rc mem_list(w2l_fileio *self, const char *dir, int (*fn)(void *, const char *),
                        void *ctx, w2l_error *err)
 {
@@ -269,6 +289,6 @@ static w2l_rc mem_list(w2l_fileio *self, const char *dir, int (*fn)(void *, cons
 }
 
 const w2l_fileio_methods w2l__fileio_mem = {
-    W2L_FILEIO_METHODS_V1, "mem", sizeof(mem_io), NULL, mem_open, mem_create,
-    mem_open_read, mem_remove, mem_exists, mem_list, mem_close,
+    W2L_FILEIO_METHODS_V2, "mem", sizeof(mem_io), NULL, mem_open, mem_create,
+    mem_open_read, mem_remove, mem_exists, mem_list, mem_close, mem_stat,
 };

@@ -171,11 +171,16 @@ static w2l_rc fo_list(w2l_fileio *self, const char *dir, int (*fn)(void *, const
     return w2l_fileio_list(((fault_io *)self)->parent, dir, fn, ctx, err);
 }
 
+static w2l_rc fo_stat(w2l_fileio *self, const char *path, w2l_file_stat *out, w2l_error *err)
+{
+    return w2l_fileio_stat(((fault_io *)self)->parent, path, out, err);
+}
+
 static void fo_close(w2l_fileio *self) { w2l_fileio_close(((fault_io *)self)->parent); }
 
 static const w2l_fileio_methods fault_methods = {
-    W2L_FILEIO_METHODS_V1, "fault", sizeof(fault_io), NULL, fo_open, fo_create, fo_open_read,
-    fo_remove, fo_exists, fo_list, fo_close,
+    W2L_FILEIO_METHODS_V2, "fault", sizeof(fault_io), NULL, fo_open, fo_create, fo_open_read,
+    fo_remove, fo_exists, fo_list, fo_close, fo_stat,
 };
 
 void fault_fileio_register(void) { ck_assert_int_eq(w2l_fileio_register(&fault_methods, 0), W2L_OK); }
