@@ -16,7 +16,7 @@ typedef struct cli_extra {
     const char *doc;
 } cli_extra;
 
-enum { CLI_MAX_EXTRA = 4 };
+enum { CLI_MAX_EXTRA = 8 }; /* maintain has 6 */
 
 /* One subcommand: its usage, the configuration keys it takes as flags and its own flags,
  * from which both parsing and `w2l help COMMAND` are derived, so they cannot drift. */
@@ -73,10 +73,21 @@ void cli_json_string(FILE *f, const char *s, size_t len);
  * in place. */
 void cli_redact(char *s, size_t size);
 
+/* The age of the moment ts_ms (ms since the epoch) at now_ms, as "42s ago", "5m ago",
+ * "3h ago" or "2d ago"; "-" when ts_ms is negative (none). Returns buf. */
+const char *cli_age(char *buf, size_t size, int64_t ts_ms, int64_t now_ms);
+
+/* bytes as "812 B", "3.1 kB", "2.9 MB", "1.2 GB", "4.0 TB" (powers of 1000). Returns buf. */
+const char *cli_bytes(char *buf, size_t size, uint64_t bytes);
+
+/* The current time, ms since the epoch. */
+int64_t cli_now_ms(void);
+
 int cmd_run(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_tables(int argc, char **argv);
 int cmd_cat(int argc, char **argv);
+int cmd_maintain(int argc, char **argv);
 
 #endif

@@ -2,8 +2,11 @@
  * w2l status: the newest sealed checkpoint (its job, epoch and the source position the
  * next run resumes from) and per table the newest checkpoint committed to it and its lag:
  * how many sealed checkpoints hold changes to it that are not committed yet (w2l recover,
- * or the next run, commits them). Read through w2l_lake_checkpoints(3); nothing is written.
- * Passwords of URIs are never printed.
+ * or the next run, commits them); then, after an empty line, per table the figures table
+ * maintenance acts on (w2l-maintain(1)): snapshots, manifests of the current snapshot, data
+ * and delete files, and the age of the last compaction. Read through
+ * w2l_lake_checkpoints(3) and w2l_lake_tables(3); nothing is written. Passwords of URIs are
+ * never printed.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -21,6 +24,37 @@ typedef struct status_ctx {
     size_t n, cap;
     int oom;
 } status_ctx;
+
+/* One table's maintenance figures. */
+typedef struct mrow {
+    char *name;
+    uint64_t snapshots, manifests, data_files, delete_files;
+    int64_t last_compaction_ms;
+} mrow;
+
+typedef struct maint_ctx {
+    mrow *v;
+    size_t n, cap;
+    int oom;
+} maint_ctx;
+
+static int on_table(void *ctx, const w2l_table_info *t)
+{
+    maint_ctx *m = ctx;
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? 2 * m->cap : 16;
+        mrow *v = realloc(m->v, cap * sizeof *v);
+        if (!v) return m->oom = 1;
+        m->v = v;
+        m->cap = cap;
+    }
+    size_t n = strlen(t->ns) + strlen(t->table) + 2;
+    char *name = malloc(n);
+    if (!name) return m->oom = 1;
+    snprintf(name, n, "%s.%s", t->ns, t->table);
+    m->v[m->n++] = (mrow){name, t->snapshots, t->manifests, t->data_files, t->delete_files, t->last_compaction_ms};
+    return 0;
+}
 
 static int on_info(void *ctx, const w2l_checkpoint_info *ck)
 {
@@ -71,25 +105,47 @@ int cmd_status(int argc, char **argv)
     int rc = cli_open_lake("status", argc, argv, NULL, &conf, &lake);
     if (rc != EXIT_DONE) return rc;
     status_ctx s = {0};
+    maint_ctx m = {0};
     w2l_error err;
     w2l_rc r = w2l_lake_checkpoints(lake, on_info, &s, &err);
     if (r == W2L_OK && s.oom) r = w2l_error_set(&err, W2L_NOMEM, "out of memory");
+    if (r == W2L_OK) r = w2l_lake_tables(lake, on_table, &m, &err);
+    if (r == W2L_OK && m.oom) r = w2l_error_set(&err, W2L_NOMEM, "out of memory");
     if (r != W2L_OK) {
         rc = cli_fail("status", &err, r);
-    } else if (s.n) {
+    } else {
+        /* both tables share the width of the name column */
         int w = 5;
         for (size_t i = 0; i < s.n; i++)
             if ((int)strlen(s.v[i].name) > w) w = (int)strlen(s.v[i].name);
-        printf("%-*s  %10s  %4s  %14s\n", w, "TABLE", "COMMITTED", "LAG", "OLDEST-PENDING");
-        for (size_t i = 0; i < s.n; i++) {
-            char c[24] = "-", o[24] = "-";
-            if (s.v[i].committed) snprintf(c, sizeof c, "%" PRIu64, s.v[i].committed);
-            if (s.v[i].oldest) snprintf(o, sizeof o, "%" PRIu64, s.v[i].oldest);
-            printf("%-*s  %10s  %4" PRIu64 "  %14s\n", w, s.v[i].name, c, s.v[i].lag, o);
+        for (size_t i = 0; i < m.n; i++)
+            if ((int)strlen(m.v[i].name) > w) w = (int)strlen(m.v[i].name);
+        if (s.n) {
+            printf("%-*s  %10s  %4s  %14s\n", w, "TABLE", "COMMITTED", "LAG", "OLDEST-PENDING");
+            for (size_t i = 0; i < s.n; i++) {
+                char c[24] = "-", o[24] = "-";
+                if (s.v[i].committed) snprintf(c, sizeof c, "%" PRIu64, s.v[i].committed);
+                if (s.v[i].oldest) snprintf(o, sizeof o, "%" PRIu64, s.v[i].oldest);
+                printf("%-*s  %10s  %4" PRIu64 "  %14s\n", w, s.v[i].name, c, s.v[i].lag, o);
+            }
+        }
+        if (m.n) {
+            int64_t now = cli_now_ms();
+            if (s.n) putchar('\n');
+            printf("%-*s  %9s  %9s  %10s  %12s  %15s\n", w, "TABLE", "SNAPSHOTS", "MANIFESTS", "DATA-FILES",
+                   "DELETE-FILES", "LAST-COMPACTION");
+            for (size_t i = 0; i < m.n; i++) {
+                char age[32];
+                printf("%-*s  %9" PRIu64 "  %9" PRIu64 "  %10" PRIu64 "  %12" PRIu64 "  %15s\n", w, m.v[i].name,
+                       m.v[i].snapshots, m.v[i].manifests, m.v[i].data_files, m.v[i].delete_files,
+                       cli_age(age, sizeof age, m.v[i].last_compaction_ms, now));
+            }
         }
     }
     for (size_t i = 0; i < s.n; i++) free(s.v[i].name);
     free(s.v);
+    for (size_t i = 0; i < m.n; i++) free(m.v[i].name);
+    free(m.v);
     cli_finish(conf, lake);
     return rc;
 }

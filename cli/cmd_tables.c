@@ -1,7 +1,9 @@
 /*
- * w2l tables: one line per table of the lake — snapshots, rows, data and delete files,
- * bytes, the last checkpoint committed to it and its schema id — from each table's
- * current metadata (w2l_lake_tables(3)), in aligned columns.
+ * w2l tables: one line per table of the lake — snapshots, records (total-records: before
+ * deletes, which is why `w2l cat` may show fewer rows), data and delete files, bytes, the
+ * last checkpoint committed to it, its schema id, the manifests of its current snapshot and
+ * the age of its last compaction — from each table's current metadata (w2l_lake_tables(3)),
+ * in aligned columns. New columns go at the end, so scripts indexing columns keep working.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -9,12 +11,13 @@
 
 #include "cmd.h"
 
-enum { NCOLS = 8 };
+enum { NCOLS = 10 };
 
 typedef struct grid {
     char *(*cells)[NCOLS];
     size_t n, cap;
     int oom;
+    int64_t now_ms;
 } grid;
 
 static int add_row(grid *g, const char *const v[NCOLS])
@@ -36,7 +39,8 @@ static int add_row(grid *g, const char *const v[NCOLS])
 
 static int on_table(void *ctx, const w2l_table_info *t)
 {
-    char name[512], snaps[24], rows[24], files[24], dels[24], bytes[24], ckpt[24], schema[16];
+    grid *g = ctx;
+    char name[512], snaps[24], rows[24], files[24], dels[24], bytes[24], ckpt[24], schema[16], mf[24], comp[32];
     snprintf(name, sizeof name, "%s.%s", t->ns, t->table);
     snprintf(snaps, sizeof snaps, "%" PRIu64, t->snapshots);
     snprintf(rows, sizeof rows, "%" PRIu64, t->rows);
@@ -46,8 +50,10 @@ static int on_table(void *ctx, const w2l_table_info *t)
     if (t->last_checkpoint) snprintf(ckpt, sizeof ckpt, "%" PRIu64, t->last_checkpoint);
     else snprintf(ckpt, sizeof ckpt, "-");
     snprintf(schema, sizeof schema, "%d", (int)t->schema_id);
-    const char *v[NCOLS] = {name, snaps, rows, files, dels, bytes, ckpt, schema};
-    return add_row(ctx, v);
+    snprintf(mf, sizeof mf, "%" PRIu64, t->manifests);
+    cli_age(comp, sizeof comp, t->last_compaction_ms, g->now_ms);
+    const char *v[NCOLS] = {name, snaps, rows, files, dels, bytes, ckpt, schema, mf, comp};
+    return add_row(g, v);
 }
 
 int cmd_tables(int argc, char **argv)
@@ -56,9 +62,10 @@ int cmd_tables(int argc, char **argv)
     w2l_lake *lake;
     int rc = cli_open_lake("tables", argc, argv, NULL, &conf, &lake);
     if (rc != EXIT_DONE) return rc;
-    static const char *const head[NCOLS] = {"TABLE", "SNAPSHOTS", "ROWS", "DATA-FILES", "DELETE-FILES",
-                                            "BYTES", "CHECKPOINT", "SCHEMA"};
+    static const char *const head[NCOLS] = {"TABLE", "SNAPSHOTS", "RECORDS", "DATA-FILES", "DELETE-FILES",
+                                            "BYTES", "CHECKPOINT", "SCHEMA", "MANIFESTS", "LAST-COMPACTION"};
     grid g = {0};
+    g.now_ms = cli_now_ms();
     add_row(&g, head);
     w2l_error err;
     w2l_rc r = w2l_lake_tables(lake, on_table, &g, &err);

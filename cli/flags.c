@@ -3,9 +3,12 @@
  * of the same name (w2l-config(5)), so flags, the --config file and the library's keys can
  * never disagree; the few flags that are not configuration (cat's --snapshot, --format)
  * are declared by the command beside its keys (cli_command). Also what the inspection
- * commands share: opening the lake, one-line errors, JSON strings, redaction.
+ * commands share: opening the lake, one-line errors, JSON strings, redaction, ages and
+ * byte counts.
  */
+#include <inttypes.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmd.h"
 
@@ -250,4 +253,43 @@ void cli_json_string(FILE *f, const char *s, size_t len)
         }
     }
     fputc('"', f);
+}
+
+int64_t cli_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+const char *cli_age(char *buf, size_t size, int64_t ts_ms, int64_t now_ms)
+{
+    if (ts_ms < 0) {
+        snprintf(buf, size, "-");
+        return buf;
+    }
+    int64_t s = now_ms > ts_ms ? (now_ms - ts_ms) / 1000 : 0; /* a clock behind: now */
+    if (s < 60) snprintf(buf, size, "%" PRId64 "s ago", s);
+    else if (s < 3600) snprintf(buf, size, "%" PRId64 "m ago", s / 60);
+    else if (s < 48 * 3600) snprintf(buf, size, "%" PRId64 "h ago", s / 3600);
+    else snprintf(buf, size, "%" PRId64 "d ago", s / 86400);
+    return buf;
+}
+
+const char *cli_bytes(char *buf, size_t size, uint64_t bytes)
+{
+    static const char *const unit[] = {"kB", "MB", "GB", "TB", "PB", "EB"};
+    if (bytes < 1000) {
+        snprintf(buf, size, "%" PRIu64 " B", bytes);
+        return buf;
+    }
+    double v = (double)bytes / 1000.0;
+    int u = 0;
+    /* 999.96 kB would print as "1000.0 kB": move up a unit before rounding does */
+    while (v >= 999.95 && u < 5) {
+        v /= 1000.0;
+        u++;
+    }
+    snprintf(buf, size, "%.1f %s", v, unit[u]);
+    return buf;
 }

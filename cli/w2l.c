@@ -15,6 +15,19 @@ static const cli_extra cat_extra[] = {
                              "with a header."},
     {NULL, NULL, NULL}};
 
+/* In the order of the X_* indexes of cmd_maintain.c. */
+static const cli_extra maintain_extra[] = {
+    {"table", "NAMESPACE.TABLE", "Maintain only this table (default: every table of the lake)."},
+    {"expire", NULL, "Expire snapshots (maintenance.max-snapshot-age, maintenance.min-snapshots, or the table's "
+                     "history.expire.* properties) and remove the files only they reached."},
+    {"compact", NULL, "Compact the tables that pass a maintenance.compact-* threshold: rewrite small files and "
+                      "files with deleted rows, apply and drop delete files."},
+    {"remove-orphans", NULL, "Remove files older than maintenance.orphan-age that no snapshot and no sealed "
+                             "checkpoint references."},
+    {"dry-run", NULL, "Report what would be done; change nothing."},
+    {"force", NULL, "Compact even the tables below the thresholds."},
+    {NULL, NULL, NULL}};
+
 static const cli_command commands[] = {
     {"run", "sync a source into the lake", NULL, NULL /* every CLI flag of the property table */,
      "source warehouse", NULL,
@@ -30,16 +43,25 @@ static const cli_command commands[] = {
     {"status", "show the newest sealed checkpoint and each table's lag", NULL,
      "warehouse state catalog config log-level", "warehouse", NULL,
      "Prints the newest sealed checkpoint, the job and source position it holds, and per table the newest "
-     "checkpoint committed to it and how many sealed checkpoints are still to be committed (its lag).",
+     "checkpoint committed to it and how many sealed checkpoints are still to be committed (its lag); then per "
+     "table its maintenance figures: snapshots, manifests, data and delete files, last compaction.",
      cmd_status},
     {"tables", "list the lake's tables", NULL, "warehouse catalog config log-level", "warehouse", NULL,
-     "Prints one line per table: snapshots, rows, data and delete files, bytes, the last checkpoint committed "
-     "to it and its schema id, read from each table's current metadata.",
+     "Prints one line per table: snapshots, records (before deletes), data and delete files, bytes, the last "
+     "checkpoint committed to it, its schema id, the manifests of its current snapshot and the age of its last "
+     "compaction, read from each table's current metadata.",
      cmd_tables},
     {"cat", "print a table's rows", "NAMESPACE.TABLE", "warehouse catalog config log-level", "warehouse", cat_extra,
      "Prints the rows of a table at its current snapshot (or --snapshot) with every delete applied, read "
      "through the library's own Iceberg reader.",
      cmd_cat},
+    {"maintain", "expire snapshots, compact, remove orphan files", NULL,
+     "warehouse state catalog config log-level quiet", "warehouse", maintain_extra,
+     "Runs table maintenance now: snapshot expiry, compaction and orphan removal (all three unless an action "
+     "flag picks some) over every table, or the one --table names, printing one line per table and action. "
+     "Safe while w2l run writes the lake: each action is one atomic commit, and a compaction that loses a race "
+     "is dropped. Policy comes from the maintenance.* keys of --config (w2l-config(5)).",
+     cmd_maintain},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -40,7 +40,8 @@ typedef struct w2l_table_info {
     const char *metadata;        /* the current metadata file */
     uint64_t snapshots;          /* snapshots in the metadata */
     int64_t current_snapshot_id; /* -1: none (an empty table) */
-    uint64_t rows;               /* total-records of the current snapshot */
+    uint64_t rows;               /* total-records of the current snapshot: records in the
+                                    live data files, before deletes are applied */
     uint64_t data_files, delete_files;
     uint64_t bytes;              /* total-files-size of the current snapshot */
     uint64_t last_checkpoint;    /* w2l.checkpoint-id of the newest snapshot carrying one,
@@ -48,6 +49,12 @@ typedef struct w2l_table_info {
     const char *job_id;          /* w2l.job-id of that snapshot; NULL: none */
     int32_t schema_id;           /* the current schema */
     int64_t last_commit_ms;      /* timestamp of the current snapshot; -1: none */
+    /* appended with table maintenance (new members only ever go at the end): */
+    uint64_t manifests;          /* manifests in the current snapshot's manifest list */
+    uint64_t equality_deletes, position_deletes; /* total-equality-deletes and
+                                    total-position-deletes of the current snapshot */
+    int64_t last_compaction_ms;  /* timestamp of the newest snapshot whose operation is
+                                    "replace" (a compaction); -1: none */
 } w2l_table_info;
 
 /* Calls fn for every table of the catalog, ordered by namespace then name; fn returning

@@ -557,8 +557,11 @@ typedef struct w2l__ice_scan {
     size_t ntasks;
     w2l__ice_task *tasks;
     size_t ndelete_files;
+    const w2l__ice_data_file **delete_files; /* every live delete file of the snapshot */
     /* paths in metadata starting with relocate_from are read under relocate_to */
     const char *relocate_from, *relocate_to;
+    int64_t pos;                /* during a callback: the row's position in its data file */
+    struct w2l__ice_dcache *dcache; /* delete files read so far (each read once per scan) */
 } w2l__ice_scan;
 
 /* Plans a scan of snapshot_id (-1: current; no snapshot gives no tasks): reads the manifest
@@ -568,6 +571,10 @@ typedef struct w2l__ice_scan {
 w2l_rc w2l__ice_scan_plan(w2l_fileio *io, const w2l__ice_meta *meta, int64_t snapshot_id,
                           const char *relocate_from, const char *relocate_to,
                           w2l__ice_scan **out, w2l_error *err);
+/* Reads the rows of task i (as w2l__ice_scan_read does for all). */
+w2l_rc w2l__ice_scan_read_task(w2l_fileio *io, w2l__ice_scan *scan, size_t i,
+                               int (*fn)(void *ctx, const w2l_value *row, size_t n), void *ctx,
+                               w2l_error *err);
 /* Reads the rows of every task through the Parquet reader, applies deletes and calls fn
  * with one value per field of scan->schema (borrowed during the call); fn returning
  * non-zero stops with W2L_CANCELLED. Columns missing from a file are NULL; int/float

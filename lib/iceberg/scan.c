@@ -15,9 +15,12 @@
 #include "../model/model.h"
 #include "../parquet/parquet.h"
 
+static void dcache_free(struct w2l__ice_dcache *c);
+
 void w2l__ice_scan_free(w2l__ice_scan *s)
 {
     if (!s) return;
+    dcache_free(s->dcache);
     w2l__arena_release(&s->arena);
     w2l__free(s);
 }
@@ -158,6 +161,11 @@ w2l_rc w2l__ice_scan_plan(w2l_fileio *io, const w2l__ice_meta *meta, int64_t sna
         t->delete_seqs = seqs;
     }
     s->ndelete_files = ndel;
+    if (rc == W2L_OK) {
+        s->delete_files = w2l__arena_alloc(&s->arena, (ndel ? ndel : 1) * sizeof *s->delete_files);
+        if (!s->delete_files) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        for (size_t k = 0; rc == W2L_OK && k < ndel; k++) s->delete_files[k] = &dels[k].e->file;
+    }
     w2l__free(data);
     w2l__free(dels);
     if (rc != W2L_OK) {
@@ -216,10 +224,17 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-typedef struct posset {
-    int64_t *v;
-    size_t n, cap;
-} posset;
+typedef struct posent {
+    uint32_t path; /* index into the file's distinct paths */
+    int64_t pos;
+} posent;
+
+static int cmp_posent(const void *a, const void *b)
+{
+    const posent *x = a, *y = b;
+    if (x->path != y->path) return x->path < y->path ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -227,15 +242,80 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static w2l_rc load_delete(w2l_fileio *io, const w2l__ice_scan *s, const w2l__ice_data_file *d,
-                          const char *data_path, posset *ps, keyset *ks, w2l_error *err)
+/* One delete file as read: equality keys (sorted) or positions by data file path. */
+typedef struct dfile {
+    const w2l__ice_data_file *d;
+    int loaded;
+    keyset ks;
+    char **paths;        /* position deletes: distinct data file paths */
+    size_t npaths;
+    posent *pe;          /* sorted by (path, pos) */
+    size_t npe, cappe;
+} dfile;
+
+struct w2l__ice_dcache {
+    dfile *v;            /* open addressing by the delete file's address */
+    size_t cap;
+};
+
+static void dfile_release(dfile *f)
 {
+    for (size_t k = 0; k < f->ks.n; k++) w2l__free(f->ks.keys[k]);
+    w2l__free(f->ks.keys);
+    for (size_t k = 0; k < f->npaths; k++) w2l__free(f->paths[k]);
+    w2l__free(f->paths);
+    w2l__free(f->pe);
+    memset(f, 0, sizeof *f);
+}
+
+static void dcache_free(struct w2l__ice_dcache *c)
+{
+    if (!c) return;
+    for (size_t i = 0; i < c->cap; i++)
+        if (c->v[i].d) dfile_release(&c->v[i]);
+    w2l__free(c->v);
+    w2l__free(c);
+}
+
+static dfile *dcache_slot(w2l__ice_scan *s, const w2l__ice_data_file *d)
+{
+    if (!s->dcache) {
+        s->dcache = w2l__calloc(1, sizeof *s->dcache);
+        if (!s->dcache) return NULL;
+        size_t cap = 16;
+        while (cap < 2 * (s->ndelete_files + 1)) cap *= 2;
+        s->dcache->v = w2l__calloc(cap, sizeof *s->dcache->v);
+        if (!s->dcache->v) {
+            w2l__free(s->dcache);
+            s->dcache = NULL;
+            return NULL;
+        }
+        s->dcache->cap = cap;
+    }
+    struct w2l__ice_dcache *c = s->dcache;
+    uint64_t h = w2l__hash64(&d, sizeof d, 0x64656c);
+    for (size_t i = 0; i < c->cap; i++) {
+        dfile *f = &c->v[(h + i) & (c->cap - 1)];
+        if (f->d == d || !f->d) {
+            f->d = d;
+            return f;
+        }
+    }
+    return NULL; /* cannot happen: the table holds twice the scan's delete files */
+}
+
+static w2l_rc load_delete(w2l_fileio *io, const w2l__ice_scan *s, dfile *f, w2l_error *err)
+{
+    const w2l__ice_data_file *d = f->d;
     char *p = local(s, d->path);
     W2L_NOMEM_IF(!p, err);
     w2l__pq_reader *r;
     w2l_rc rc = w2l__pq_reader_open(io, p, &r, err);
     w2l__free(p);
     W2L_TRY(rc);
+    keyset *ks = &f->ks;
+    ks->ids = d->equality_ids;
+    ks->nids = d->neq;
     const w2l_schema *fs = w2l__pq_reader_schema(r);
     size_t nf = w2l_schema_field_count(fs);
     long ipath = w2l_schema_index_of_id(fs, W2L_PQ_FIELD_ID_FILE_PATH);
@@ -251,19 +331,36 @@ static w2l_rc load_delete(w2l_fileio *io, const w2l__ice_scan *s, const w2l__ice
             const w2l_value *row = &rows[i * nf];
             if (d->content == W2L_ICE_POS_DELETES) {
                 const w2l_value *fp = &row[ipath];
-                if (fp->is_null || fp->v.bytes.len != strlen(data_path) ||
-                    memcmp(fp->v.bytes.ptr, data_path, fp->v.bytes.len) != 0)
-                    continue;
-                if (ps->n == ps->cap) {
-                    ps->cap = ps->cap ? ps->cap * 2 : 64;
-                    int64_t *nv = w2l__realloc(ps->v, ps->cap * sizeof *nv);
+                if (fp->is_null || row[ipos].is_null) continue;
+                size_t pi = f->npaths;
+                /* rows come sorted by path: the last path is the likely one */
+                if (pi && strlen(f->paths[pi - 1]) == fp->v.bytes.len &&
+                    memcmp(f->paths[pi - 1], fp->v.bytes.ptr, fp->v.bytes.len) == 0)
+                    pi--;
+                else
+                    for (size_t k = 0; k < f->npaths; k++)
+                        if (strlen(f->paths[k]) == fp->v.bytes.len && memcmp(f->paths[k], fp->v.bytes.ptr, fp->v.bytes.len) == 0)
+                            pi = k;
+                if (pi == f->npaths) {
+                    char **np = w2l__realloc(f->paths, (f->npaths + 1) * sizeof *np);
+                    if (np) f->paths = np;
+                    char *dup = np ? w2l__strndup((const char *)fp->v.bytes.ptr, fp->v.bytes.len) : NULL;
+                    if (!dup) {
+                        rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                        break;
+                    }
+                    f->paths[f->npaths++] = dup;
+                }
+                if (f->npe == f->cappe) {
+                    f->cappe = f->cappe ? f->cappe * 2 : 64;
+                    posent *nv = w2l__realloc(f->pe, f->cappe * sizeof *nv);
                     if (!nv) {
                         rc = w2l__fail(err, W2L_NOMEM, "out of memory");
                         break;
                     }
-                    ps->v = nv;
+                    f->pe = nv;
                 }
-                ps->v[ps->n++] = row[ipos].v.i64;
+                f->pe[f->npe++] = (posent){(uint32_t)pi, row[ipos].v.i64};
                 continue;
             }
             key.len = 0;
@@ -295,36 +392,63 @@ static w2l_rc load_delete(w2l_fileio *io, const w2l__ice_scan *s, const w2l__ice
     }
     w2l_buf_release(&key);
     w2l__pq_reader_close(r);
+    if (rc == W2L_OK) {
+        if (ks->n) qsort(ks->keys, ks->n, sizeof *ks->keys, cmp_str);
+        if (f->npe) qsort(f->pe, f->npe, sizeof *f->pe, cmp_posent);
+        f->loaded = 1;
+    } else {
+        dfile_release(f);
+        f->d = d; /* the slot stays claimed, unloaded */
+    }
     return rc;
 }
 
-static void keysets_free(keyset *ks, size_t n)
+/* The positions f deletes from the data file at path, appended to *v. */
+static w2l_rc positions_of(const dfile *f, const char *path, int64_t **v, size_t *n, size_t *cap, w2l_error *err)
 {
-    for (size_t i = 0; i < n; i++) {
-        for (size_t k = 0; k < ks[i].n; k++) w2l__free(ks[i].keys[k]);
-        w2l__free(ks[i].keys);
+    for (size_t k = 0; k < f->npaths; k++) {
+        if (strcmp(f->paths[k], path) != 0) continue;
+        posent probe = {(uint32_t)k, INT64_MIN};
+        size_t lo = 0, hi = f->npe; /* first entry >= probe */
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (cmp_posent(&f->pe[mid], &probe) < 0) lo = mid + 1;
+            else hi = mid;
+        }
+        for (size_t i = lo; i < f->npe && f->pe[i].path == k; i++) {
+            if (*n == *cap) {
+                *cap = *cap ? *cap * 2 : 64;
+                int64_t *nv = w2l__realloc(*v, *cap * sizeof *nv);
+                W2L_NOMEM_IF(!nv, err);
+                *v = nv;
+            }
+            (*v)[(*n)++] = f->pe[i].pos;
+        }
     }
-    w2l__free(ks);
+    return W2L_OK;
 }
 
 /* Reads one data file, applying its deletes. */
-static w2l_rc read_task(w2l_fileio *io, const w2l__ice_scan *s, const w2l__ice_task *t,
+static w2l_rc read_task(w2l_fileio *io, w2l__ice_scan *s, const w2l__ice_task *t,
                         int (*fn)(void *, const w2l_value *, size_t), void *ctx, w2l_error *err)
 {
     const w2l_schema *out = s->schema;
     size_t nout = w2l_schema_field_count(out);
-    posset ps = {0};
-    keyset *ks = w2l__calloc(t->ndeletes + 1, sizeof *ks);
+    int64_t *pv = NULL;
+    size_t npv = 0, cappv = 0;
+    const dfile **ds = w2l__calloc(t->ndeletes + 1, sizeof *ds);
     w2l_value *row = w2l__calloc(nout + 1, sizeof *row);
     long *map = w2l__calloc(nout + 1, sizeof *map);
-    w2l_rc rc = ks && row && map ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
+    w2l_rc rc = ds && row && map ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
     for (size_t i = 0; rc == W2L_OK && i < t->ndeletes; i++) {
-        ks[i].ids = t->deletes[i]->equality_ids;
-        ks[i].nids = t->deletes[i]->neq;
-        rc = load_delete(io, s, t->deletes[i], t->file->path, &ps, &ks[i], err);
-        if (rc == W2L_OK && ks[i].n) qsort(ks[i].keys, ks[i].n, sizeof *ks[i].keys, cmp_str);
+        dfile *f = dcache_slot(s, t->deletes[i]);
+        if (!f) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        else if (!f->loaded) rc = load_delete(io, s, f, err);
+        if (rc != W2L_OK) break;
+        ds[i] = f;
+        if (t->deletes[i]->content == W2L_ICE_POS_DELETES) rc = positions_of(f, t->file->path, &pv, &npv, &cappv, err);
     }
-    if (rc == W2L_OK && ps.n) qsort(ps.v, ps.n, sizeof *ps.v, cmp_i64);
+    if (rc == W2L_OK && npv) qsort(pv, npv, sizeof *pv, cmp_i64);
     char *p = rc == W2L_OK ? local(s, t->file->path) : NULL;
     if (rc == W2L_OK && !p) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
     w2l__pq_reader *r = NULL;
@@ -344,20 +468,21 @@ static w2l_rc read_task(w2l_fileio *io, const w2l__ice_scan *s, const w2l__ice_t
         rc = w2l__pq_reader_read_row_group(r, rg, &rows, err);
         for (size_t i = 0; rc == W2L_OK && i < nrows; i++, pos++) {
             const w2l_value *src = &rows[i * nf];
-            if (ps.n && bsearch(&pos, ps.v, ps.n, sizeof *ps.v, cmp_i64)) continue;
+            if (npv && bsearch(&pos, pv, npv, sizeof *pv, cmp_i64)) continue;
             int deleted = 0;
             for (size_t d = 0; rc == W2L_OK && !deleted && d < t->ndeletes; d++) {
-                if (t->deletes[d]->content != W2L_ICE_EQ_DELETES || !ks[d].n) continue;
+                if (t->deletes[d]->content != W2L_ICE_EQ_DELETES || !ds[d]->ks.n) continue;
+                const keyset *ks = &ds[d]->ks;
                 key.len = 0;
-                for (size_t k = 0; rc == W2L_OK && k < ks[d].nids; k++) {
-                    long c = w2l_schema_index_of_id(fs, ks[d].ids[k]);
+                for (size_t k = 0; rc == W2L_OK && k < ks->nids; k++) {
+                    long c = w2l_schema_index_of_id(fs, ks->ids[k]);
                     w2l_value nul = {.is_null = 1};
                     w2l_type ty = c >= 0 ? w2l_schema_field(fs, (size_t)c)->type : (w2l_type){W2L_TYPE_LONG, 0, 0};
                     rc = key_append(&key, ty, c >= 0 ? &src[c] : &nul, err);
                 }
                 if (rc == W2L_OK) rc = w2l__buf_cstr(&key, err);
                 const char *kp = (const char *)key.data;
-                if (rc == W2L_OK && bsearch(&kp, ks[d].keys, ks[d].n, sizeof *ks[d].keys, cmp_str)) deleted = 1;
+                if (rc == W2L_OK && bsearch(&kp, ks->keys, ks->n, sizeof *ks->keys, cmp_str)) deleted = 1;
             }
             if (deleted || rc != W2L_OK) continue;
             for (size_t c = 0; c < nout; c++) {
@@ -377,15 +502,26 @@ static w2l_rc read_task(w2l_fileio *io, const w2l__ice_scan *s, const w2l__ice_t
                 else if (!row[c].is_null && ft == W2L_TYPE_FLOAT && of->type.id == W2L_TYPE_DOUBLE)
                     row[c].v.f64 = src[map[c]].v.f32;
             }
+            s->pos = pos;
             if (fn(ctx, row, nout)) rc = w2l__fail(err, W2L_CANCELLED, "scan stopped by the callback");
         }
     }
     w2l_buf_release(&key);
     w2l__pq_reader_close(r);
-    w2l__free(ps.v);
-    if (ks) keysets_free(ks, t->ndeletes);
+    w2l__free(pv);
+    w2l__free(ds);
     w2l__free(row);
     w2l__free(map);
+    return rc;
+}
+
+w2l_rc w2l__ice_scan_read_task(w2l_fileio *io, w2l__ice_scan *scan, size_t i,
+                               int (*fn)(void *ctx, const w2l_value *row, size_t n), void *ctx,
+                               w2l_error *err)
+{
+    if (i >= scan->ntasks) return w2l__fail(err, W2L_MISUSE, "scan: no task %zu", i);
+    w2l_rc rc = read_task(io, scan, &scan->tasks[i], fn, ctx, err);
+    if (rc != W2L_OK && rc != W2L_CANCELLED) w2l__error_prefix(err, "scan %s: ", scan->tasks[i].file->path);
     return rc;
 }
 
@@ -393,12 +529,6 @@ w2l_rc w2l__ice_scan_read(w2l_fileio *io, w2l__ice_scan *scan,
                           int (*fn)(void *ctx, const w2l_value *row, size_t n), void *ctx,
                           w2l_error *err)
 {
-    for (size_t i = 0; i < scan->ntasks; i++) {
-        w2l_rc rc = read_task(io, scan, &scan->tasks[i], fn, ctx, err);
-        if (rc != W2L_OK) {
-            if (rc != W2L_CANCELLED) w2l__error_prefix(err, "scan %s: ", scan->tasks[i].file->path);
-            return rc;
-        }
-    }
+    for (size_t i = 0; i < scan->ntasks; i++) W2L_TRY(w2l__ice_scan_read_task(io, scan, i, fn, ctx, err));
     return W2L_OK;
 }

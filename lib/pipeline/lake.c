@@ -2,7 +2,7 @@
  * Lake inspection (include/w2l/lake.h): the public, read-only view of a warehouse that
  * `w2l tables`, `w2l cat` and `w2l status` use. Tables come from the catalog and their
  * current metadata (snapshot summaries: total-records, total-files-size, ...; the w2l.*
- * keys of DESIGN.md section 2.4), rows from the Iceberg scan of lib/iceberg (deletes
+ * keys of DESIGN.md section 2.4; the current manifest list, for its manifest count), rows from the Iceberg scan of lib/iceberg (deletes
  * applied), and checkpoint progress from the state store: the newest sealed checkpoint,
  * its source position, and the committer's pending file lists (lib/pipeline/ops.h), which
  * say per table which sealed checkpoints are not yet committed.
@@ -203,6 +203,33 @@ static const w2l__ice_snapshot *newest_checkpoint(const w2l__ice_meta *m, const 
     return found;
 }
 
+/* The timestamp of the newest snapshot of m whose operation is "replace" (a compaction);
+ * -1 when none is left in the metadata (expiry removes old ones). */
+static int64_t last_compaction(const w2l__ice_meta *m)
+{
+    int64_t ts = -1;
+    for (size_t i = 0; i < m->nsnapshots; i++) {
+        const char *op = w2l__ice_props_get(&m->snapshots[i].summary, "operation");
+        if (op && strcmp(op, "replace") == 0 && m->snapshots[i].timestamp_ms > ts) ts = m->snapshots[i].timestamp_ms;
+    }
+    return ts;
+}
+
+/* How many manifests the manifest list of snapshot s names (0 without a snapshot). */
+static w2l_rc count_manifests(w2l_fileio *io, const w2l__ice_snapshot *s, uint64_t *out, w2l_error *err)
+{
+    *out = 0;
+    if (!s || !s->manifest_list) return W2L_OK;
+    w2l__arena a;
+    w2l__arena_init(&a, 1 << 14);
+    w2l__ice_manifest *ml = NULL;
+    size_t n = 0;
+    w2l_rc rc = w2l__ice_manifest_list_read(io, s->manifest_list, &a, &ml, &n, err);
+    if (rc == W2L_OK) *out = n;
+    w2l__arena_release(&a);
+    return rc;
+}
+
 w2l_rc w2l_lake_tables(w2l_lake *l, int (*fn)(void *ctx, const w2l_table_info *info), void *ctx,
                        w2l_error *err)
 {
@@ -236,6 +263,13 @@ w2l_rc w2l_lake_tables(w2l_lake *l, int (*fn)(void *ctx, const w2l_table_info *i
         info.job_id = ck ? w2l__ice_props_get(&ck->summary, "w2l.job-id") : NULL;
         info.schema_id = m->current_schema_id;
         info.last_commit_ms = cur ? cur->timestamp_ms : -1;
+        info.equality_deletes = sum_u64(cur, "total-equality-deletes");
+        info.position_deletes = sum_u64(cur, "total-position-deletes");
+        info.last_compaction_ms = last_compaction(m);
+        if (rc == W2L_OK) {
+            rc = count_manifests(l->io, cur, &info.manifests, err);
+            if (rc != W2L_OK) w2l__error_prefix(err, "table %s.%s: ", t->ns, t->name);
+        }
         int stop = rc == W2L_OK ? fn(ctx, &info) : 0;
         w2l__ice_table_free(t);
         if (stop) break;

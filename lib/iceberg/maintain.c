@@ -1,0 +1,906 @@
+/*
+ * Table maintenance (DESIGN.md section 10): what keeps a table that takes a commit every few
+ * seconds healthy for months. Manifest merging happens in every commit (snapshot.c); this
+ * file holds the three actions that run apart from commits:
+ *
+ *   expiry      which snapshots go (the table's history.expire.* properties, else the
+ *               policy), and after the EXPIRE commit, which files only they reached:
+ *               every manifest list, manifest, data and delete file that no retained
+ *               snapshot reaches. Reachability is computed from what remains, so a file is
+ *               removed only when no retained snapshot lists it as live.
+ *   compaction  from a base snapshot (sequence number n): small data files and files with
+ *               many deleted rows are rewritten with every delete applied, large files with
+ *               a few deleted rows get their positions in one position delete file, and
+ *               every delete file of the base goes. The new files keep data sequence number
+ *               n (Iceberg's starting-sequence-number rule), so equality deletes committed
+ *               after the base (n+1 and later) still apply to them; nothing older than the
+ *               compaction needs an equality delete any more.
+ *   orphans     files under the table's data/ and metadata/ that no snapshot and no
+ *               metadata file reaches, older than a safety age, and that the caller does
+ *               not hold (the files of sealed, uncommitted checkpoints).
+ *
+ * Nothing here commits: the callers (the pipeline's committers, the owners of the tables,
+ * and w2l_maintain) commit the changes these functions prepare.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "iceberg.h"
+#include "../parquet/parquet.h"
+
+void w2l__ice_policy_default(w2l__ice_policy *p)
+{
+    memset(p, 0, sizeof *p);
+    p->max_snapshot_age_ms = 3600 * 1000LL;
+    p->min_snapshots = 10;
+    p->target_file_bytes = 128LL << 20;
+    p->compact_small_files = 16;
+    p->compact_delete_files = 16;
+    p->compact_delete_ratio = 0.10;
+    p->rewrite_delete_ratio = 0.20;
+    p->orphan_age_ms = 86400 * 1000LL;
+}
+
+static const char *local_path(const char *p)
+{
+    if (strncmp(p, "file://", 7) == 0) return p + 7;
+    if (strncmp(p, "file:", 5) == 0) return p + 5;
+    return p;
+}
+
+/* ---- a set of paths (open addressing; the strings are borrowed) ---- */
+
+typedef struct pathset {
+    const char **v;
+    size_t n, cap;
+} pathset;
+
+static uint64_t path_hash(const char *p)
+{
+    p = local_path(p);
+    return w2l__hash64(p, strlen(p), 0x70617468);
+}
+
+static int pathset_has(const pathset *s, const char *p)
+{
+    if (!s->cap) return 0;
+    const char *lp = local_path(p);
+    for (size_t i = path_hash(p) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+        if (!s->v[i]) return 0;
+        if (strcmp(local_path(s->v[i]), lp) == 0) return 1;
+    }
+}
+
+/* Adds p (borrowed); 1 when it was new, 0 when present, -1 when out of memory. */
+static int pathset_add(pathset *s, const char *p)
+{
+    if (2 * (s->n + 1) > s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 256;
+        const char **nv = w2l__calloc(cap, sizeof *nv);
+        if (!nv) return -1;
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->v[i])
+                for (size_t k = path_hash(s->v[i]) & (cap - 1);; k = (k + 1) & (cap - 1))
+                    if (!nv[k]) {
+                        nv[k] = s->v[i];
+                        break;
+                    }
+        w2l__free(s->v);
+        s->v = nv;
+        s->cap = cap;
+    }
+    const char *lp = local_path(p);
+    for (size_t i = path_hash(p) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+        if (!s->v[i]) {
+            s->v[i] = p;
+            s->n++;
+            return 1;
+        }
+        if (strcmp(local_path(s->v[i]), lp) == 0) return 0;
+    }
+}
+
+static void pathset_free(pathset *s)
+{
+    w2l__free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- policy from the table's properties ---- */
+
+static int64_t prop_i64(const w2l__ice_meta *m, const char *key, int64_t dflt)
+{
+    const char *v = w2l__ice_props_get(&m->props, key);
+    char *end;
+    long long x = v ? strtoll(v, &end, 10) : -1;
+    return v && end != v && !*end && x >= 0 ? (int64_t)x : dflt;
+}
+
+/* ================================================================= expiry ======== */
+
+typedef struct snap_ix {
+    int64_t id;
+    size_t i;
+} snap_ix;
+
+static int snap_ix_cmp(const void *a, const void *b)
+{
+    const snap_ix *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+w2l_rc w2l__ice_expire_select(const w2l__ice_meta *m, const w2l__ice_policy *p, int64_t now_ms,
+                              int64_t **ids, size_t *n, w2l_error *err)
+{
+    *ids = NULL;
+    *n = 0;
+    if (!m->nsnapshots) return W2L_OK;
+    const int64_t max_age = prop_i64(m, "history.expire.max-snapshot-age-ms", p->max_snapshot_age_ms);
+    const int64_t min_keep = W2L_MAX(1, prop_i64(m, "history.expire.min-snapshots-to-keep", p->min_snapshots));
+    const int64_t cutoff = now_ms - max_age;
+    unsigned char *keep = w2l__calloc(m->nsnapshots, 1);
+    snap_ix *ix = w2l__malloc(m->nsnapshots * sizeof *ix);
+    int64_t *out = w2l__malloc(m->nsnapshots * sizeof *out);
+    if (!keep || !ix || !out) {
+        w2l__free(keep);
+        w2l__free(ix);
+        w2l__free(out);
+        return w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < m->nsnapshots; i++) {
+        ix[i] = (snap_ix){m->snapshots[i].snapshot_id, i};
+        /* snapshots off the current history: by age alone */
+        keep[i] = m->snapshots[i].timestamp_ms >= cutoff;
+    }
+    qsort(ix, m->nsnapshots, sizeof *ix, snap_ix_cmp);
+    /* the current history: the newest min_keep, those younger than the cutoff, and every
+     * one down to the newest that carries a w2l checkpoint (restore reads it there) */
+    int64_t id = m->current_snapshot_id;
+    int seen_w2l = 1;
+    for (size_t i = 0; i < m->nsnapshots && seen_w2l; i++)
+        if (w2l__ice_props_get(&m->snapshots[i].summary, "w2l.checkpoint-id")) seen_w2l = 0;
+    for (size_t depth = 0; id != -1 && depth <= m->nsnapshots; depth++) {
+        snap_ix probe = {id, 0};
+        const snap_ix *hit = bsearch(&probe, ix, m->nsnapshots, sizeof *ix, snap_ix_cmp);
+        if (!hit) break;
+        const w2l__ice_snapshot *s = &m->snapshots[hit->i];
+        int w2l = w2l__ice_props_get(&s->summary, "w2l.checkpoint-id") != NULL;
+        keep[hit->i] = (int64_t)depth < min_keep || s->timestamp_ms >= cutoff || !seen_w2l;
+        seen_w2l |= w2l;
+        id = s->parent_id;
+    }
+    for (size_t r = 0; r < m->nrefs; r++)
+        for (size_t i = 0; i < m->nsnapshots; i++)
+            if (m->snapshots[i].snapshot_id == m->refs[r].snapshot_id) keep[i] = 1;
+    for (size_t i = 0; i < m->nsnapshots; i++)
+        if (!keep[i] && m->snapshots[i].snapshot_id != m->current_snapshot_id) out[(*n)++] = m->snapshots[i].snapshot_id;
+    w2l__free(keep);
+    w2l__free(ix);
+    if (!*n) {
+        w2l__free(out);
+        return W2L_OK;
+    }
+    *ids = out;
+    return W2L_OK;
+}
+
+/* Reads the manifest list at path into a; a missing list gives none. */
+static w2l_rc read_list(w2l_fileio *io, const char *path, w2l__arena *a, w2l__ice_manifest **ml, size_t *n,
+                        w2l_error *err)
+{
+    w2l_error e2;
+    w2l_rc rc = w2l__ice_manifest_list_read(io, local_path(path), a, ml, n, &e2);
+    if (rc == W2L_NOTFOUND) {
+        *ml = NULL;
+        *n = 0;
+        return W2L_OK;
+    }
+    if (rc != W2L_OK && err) *err = e2;
+    return rc;
+}
+
+static w2l_rc remove_file(w2l_fileio *io, const char *path, int64_t size, int dry_run,
+                          w2l__ice_maint_stats *st, w2l_error *err)
+{
+    if (!dry_run) {
+        w2l_rc rc = w2l_fileio_remove(io, local_path(path), err);
+        if (rc != W2L_OK && rc != W2L_NOTFOUND) return rc;
+    }
+    st->files_removed++;
+    st->bytes_removed += size > 0 ? size : 0;
+    return W2L_OK;
+}
+
+w2l_rc w2l__ice_expire_cleanup(w2l_fileio *io, const w2l__ice_meta *after, char *const *lists,
+                               size_t nlists, int dry_run, w2l__ice_maint_stats *st,
+                               w2l_error *err)
+{
+    int64_t t0 = w2l__now_ms();
+    w2l__arena a;
+    w2l__arena_init(&a, 1 << 16);
+    pathset kept_m = {0}, live = {0}, gone_m = {0}, cand = {0};
+    w2l_rc rc = W2L_OK;
+    /* manifests the retained snapshots list */
+    w2l__ice_manifest **rm = NULL;
+    size_t nrm = 0, caprm = 0;
+    for (size_t i = 0; rc == W2L_OK && i < after->nsnapshots; i++) {
+        w2l__ice_manifest *ml;
+        size_t n;
+        rc = read_list(io, after->snapshots[i].manifest_list, &a, &ml, &n, err);
+        for (size_t k = 0; rc == W2L_OK && k < n; k++) {
+            int added = pathset_add(&kept_m, ml[k].path);
+            if (added < 0) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+            if (added <= 0) continue;
+            if (nrm == caprm) {
+                caprm = caprm ? caprm * 2 : 64;
+                w2l__ice_manifest **nv = w2l__realloc(rm, caprm * sizeof *nv);
+                if (!nv) {
+                    rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                    break;
+                }
+                rm = nv;
+            }
+            rm[nrm++] = &ml[k];
+        }
+    }
+    /* manifests only the expired snapshots list, and the files they name */
+    typedef struct cfile {
+        const char *path;
+        int64_t size;
+    } cfile;
+    cfile *cf = NULL;
+    size_t ncf = 0, capcf = 0;
+    w2l__ice_manifest *gm = NULL;
+    size_t ngm = 0, capgm = 0;
+    for (size_t i = 0; rc == W2L_OK && i < nlists; i++) {
+        w2l__ice_manifest *ml;
+        size_t n;
+        rc = read_list(io, lists[i], &a, &ml, &n, err);
+        for (size_t k = 0; rc == W2L_OK && k < n; k++) {
+            if (pathset_has(&kept_m, ml[k].path)) continue;
+            int added = pathset_add(&gone_m, ml[k].path);
+            if (added < 0) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+            if (added <= 0) continue;
+            if (ngm == capgm) {
+                capgm = capgm ? capgm * 2 : 64;
+                w2l__ice_manifest *nv = w2l__realloc(gm, capgm * sizeof *nv);
+                if (!nv) {
+                    rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                    break;
+                }
+                gm = nv;
+            }
+            gm[ngm++] = ml[k];
+            w2l__ice_entry *e;
+            size_t ne;
+            w2l_error e2;
+            w2l_rc r2 = w2l__ice_manifest_read(io, &ml[k], w2l__ice_meta_spec(after, ml[k].spec_id), &a, &e, &ne, &e2);
+            if (r2 == W2L_NOTFOUND) continue; /* removed by an earlier, interrupted cleanup */
+            if (r2 != W2L_OK) {
+                rc = r2;
+                if (err) *err = e2;
+                break;
+            }
+            for (size_t q = 0; rc == W2L_OK && q < ne; q++) {
+                int ad = pathset_add(&cand, e[q].file.path);
+                if (ad < 0) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                if (ad <= 0) continue;
+                if (ncf == capcf) {
+                    capcf = capcf ? capcf * 2 : 256;
+                    cfile *nv = w2l__realloc(cf, capcf * sizeof *nv);
+                    if (!nv) {
+                        rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                        break;
+                    }
+                    cf = nv;
+                }
+                cf[ncf++] = (cfile){e[q].file.path, e[q].file.file_size};
+            }
+        }
+    }
+    /* files the retained snapshots still hold live */
+    for (size_t i = 0; rc == W2L_OK && ncf && i < nrm; i++) {
+        w2l__ice_entry *e;
+        size_t ne;
+        rc = w2l__ice_manifest_read(io, rm[i], w2l__ice_meta_spec(after, rm[i]->spec_id), &a, &e, &ne, err);
+        for (size_t q = 0; rc == W2L_OK && q < ne; q++)
+            if (e[q].status != W2L_ICE_DELETED && pathset_add(&live, e[q].file.path) < 0)
+                rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    /* data and delete files first, then the manifests, then the lists: an interruption
+     * leaves unreachable files for orphan removal, never a reachable manifest without its
+     * files */
+    for (size_t i = 0; rc == W2L_OK && i < ncf; i++)
+        if (!pathset_has(&live, cf[i].path)) rc = remove_file(io, cf[i].path, cf[i].size, dry_run, st, err);
+    for (size_t i = 0; rc == W2L_OK && i < ngm; i++) rc = remove_file(io, gm[i].path, gm[i].length, dry_run, st, err);
+    for (size_t i = 0; rc == W2L_OK && i < nlists; i++)
+        if (!pathset_has(&kept_m, lists[i])) rc = remove_file(io, lists[i], 0, dry_run, st, err);
+    w2l__free(cf);
+    w2l__free(gm);
+    w2l__free(rm);
+    pathset_free(&kept_m);
+    pathset_free(&live);
+    pathset_free(&gone_m);
+    pathset_free(&cand);
+    w2l__arena_release(&a);
+    st->ms += w2l__now_ms() - t0;
+    return rc;
+}
+
+/* ============================================================= compaction ======== */
+
+static int64_t sum_i64(const w2l__ice_props *p, const char *key)
+{
+    const char *v = w2l__ice_props_get(p, key);
+    return v ? strtoll(v, NULL, 10) : 0;
+}
+
+int w2l__ice_compact_due(const w2l__ice_meta *m, const w2l__ice_policy *p)
+{
+    const w2l__ice_snapshot *cur = m->current_snapshot_id != -1 ? w2l__ice_meta_snapshot(m, m->current_snapshot_id) : NULL;
+    if (!cur) return 0;
+    const w2l__ice_props *s = &cur->summary;
+    int64_t deletes = sum_i64(s, "total-delete-files");
+    if (deletes >= p->compact_delete_files) return 1;
+    int64_t records = sum_i64(s, "total-records");
+    int64_t deleted = sum_i64(s, "total-equality-deletes") + sum_i64(s, "total-position-deletes");
+    if (p->compact_delete_ratio > 0 && records > 0 && deleted > 0 && (double)deleted >= p->compact_delete_ratio * (double)records)
+        return 1;
+    /* small files: the data files added since the last compaction (its output is at most a
+     * few files), counted along the current history */
+    int64_t small = 0;
+    int64_t id = m->current_snapshot_id;
+    for (size_t depth = 0; id != -1 && depth <= m->nsnapshots; depth++) {
+        const w2l__ice_snapshot *x = w2l__ice_meta_snapshot(m, id);
+        if (!x) { /* history expired before a compaction: count what is there */
+            small = W2L_MAX(small, sum_i64(s, "total-data-files"));
+            break;
+        }
+        const char *op = w2l__ice_props_get(&x->summary, "operation");
+        if (op && strcmp(op, "replace") == 0) break;
+        small += sum_i64(&x->summary, "added-data-files");
+        if (small >= p->compact_small_files) return 1;
+        id = x->parent_id;
+    }
+    return small >= p->compact_small_files && sum_i64(s, "total-data-files") >= 2;
+}
+
+struct w2l__ice_compaction {
+    w2l__arena arena;
+    int64_t base_id, base_seq;
+    w2l__ice_data_file *out;   /* new files: data, then the position delete file */
+    size_t nout, capout;
+    const char **removed;      /* data and delete files of the base that go */
+    size_t nremoved, capremoved;
+    w2l__ice_maint_stats st;
+};
+
+static w2l_rc push_out(w2l__ice_compaction *k, const w2l__ice_data_file *df, w2l_error *err)
+{
+    if (k->nout == k->capout) {
+        size_t cap = k->capout ? k->capout * 2 : 8;
+        w2l__ice_data_file *nv = w2l__realloc(k->out, cap * sizeof *nv);
+        W2L_NOMEM_IF(!nv, err);
+        k->out = nv;
+        k->capout = cap;
+    }
+    k->out[k->nout++] = *df;
+    return W2L_OK;
+}
+
+static w2l_rc push_removed(w2l__ice_compaction *k, const w2l__ice_data_file *f, w2l_error *err)
+{
+    if (k->nremoved == k->capremoved) {
+        size_t cap = k->capremoved ? k->capremoved * 2 : 64;
+        const char **nv = w2l__realloc(k->removed, cap * sizeof *nv);
+        W2L_NOMEM_IF(!nv, err);
+        k->removed = nv;
+        k->capremoved = cap;
+    }
+    char *p = w2l__arena_strndup(&k->arena, f->path, strlen(f->path));
+    W2L_NOMEM_IF(!p, err);
+    k->removed[k->nremoved++] = p;
+    k->st.files_in++;
+    k->st.bytes_in += f->file_size;
+    return W2L_OK;
+}
+
+void w2l__ice_compaction_free(w2l__ice_compaction *k, w2l_fileio *io, int remove_outputs)
+{
+    if (!k) return;
+    for (size_t i = 0; remove_outputs && io && i < k->nout; i++) {
+        w2l_error e2;
+        w2l_fileio_remove(io, local_path(k->out[i].path), &e2);
+    }
+    w2l__free(k->out);
+    w2l__free(k->removed);
+    w2l__arena_release(&k->arena);
+    w2l__free(k);
+}
+
+void w2l__ice_compaction_change(const w2l__ice_compaction *k, w2l__ice_change *c)
+{
+    size_t nd = 0;
+    while (nd < k->nout && k->out[nd].content == W2L_ICE_DATA) nd++;
+    c->op = W2L_ICE_OP_REPLACE;
+    c->files = k->out;
+    c->nfiles = nd;
+    c->deletes = k->out + nd;
+    c->ndeletes = k->nout - nd;
+    c->data_seq = k->base_seq;
+    c->removed = k->removed;
+    c->nremoved = k->nremoved;
+}
+
+const w2l__ice_maint_stats *w2l__ice_compaction_stats(const w2l__ice_compaction *k) { return &k->st; }
+int64_t w2l__ice_compaction_base(const w2l__ice_compaction *k) { return k->base_id; }
+
+/* The rewriting side: one output file at a time, rolled at the target size. */
+typedef struct rewriter {
+    w2l__ice_compaction *k;
+    w2l_fileio *io;
+    const w2l__ice_meta *m;
+    const w2l_schema *schema;
+    const w2l__pq_options *pq;
+    int64_t target;
+    w2l__pq_writer *w;
+    char *path;
+    /* pass 1 of a large file: which positions survive */
+    unsigned char *alive;
+    int64_t nalive_cap;
+    const w2l__ice_scan *scan;
+    w2l_rc rc;
+    w2l_error *err;
+} rewriter;
+
+static w2l_rc rw_close(rewriter *r)
+{
+    if (!r->w) return W2L_OK;
+    w2l__file_stats fst;
+    memset(&fst, 0, sizeof fst);
+    w2l__pq_writer *w = r->w;
+    r->w = NULL;
+    uint64_t rows = w2l__pq_writer_rows(w);
+    w2l_rc rc = w2l__pq_writer_close(w, &fst, r->err);
+    char *path = r->path;
+    r->path = NULL;
+    if (rc == W2L_OK && rows) {
+        char *ap = w2l__arena_strndup(&r->k->arena, path, strlen(path));
+        w2l__ice_data_file df;
+        rc = ap ? w2l__ice_data_file_from_stats(&r->k->arena, W2L_ICE_DATA, ap, &fst, NULL, 0, &df, r->err)
+                : w2l__fail(r->err, W2L_NOMEM, "out of memory");
+        if (rc == W2L_OK) rc = push_out(r->k, &df, r->err);
+        if (rc == W2L_OK) {
+            r->k->st.files_out++;
+            r->k->st.bytes_out += (int64_t)fst.file_size;
+        } else {
+            w2l_error e2;
+            w2l_fileio_remove(r->io, path, &e2);
+        }
+    } else if (rc == W2L_OK) { /* nothing written: the empty file goes */
+        w2l_error e2;
+        w2l_fileio_remove(r->io, path, &e2);
+    }
+    w2l__file_stats_release(&fst);
+    w2l__free(path);
+    return rc;
+}
+
+static int rw_row(void *ctx, const w2l_value *row, size_t n)
+{
+    (void)n;
+    rewriter *r = ctx;
+    if (!r->w) {
+        w2l__ice_table t;
+        memset(&t, 0, sizeof t);
+        t.meta = (w2l__ice_meta *)r->m;
+        r->path = w2l__ice_new_data_path(&t, NULL, "compacted");
+        if (!r->path) {
+            r->rc = w2l__fail(r->err, W2L_NOMEM, "out of memory");
+            return 1;
+        }
+        r->rc = w2l__pq_writer_open(r->io, local_path(r->path), W2L_CREATE_EXCL, r->schema, r->pq, NULL, 0, &r->w, r->err);
+        if (r->rc != W2L_OK) {
+            w2l__free(r->path);
+            r->path = NULL;
+            return 1;
+        }
+    }
+    r->rc = w2l__pq_write_row(r->w, row, r->err);
+    if (r->rc == W2L_OK) r->k->st.rows_out++;
+    if (r->rc == W2L_OK && (int64_t)w2l__pq_writer_bytes(r->w) >= r->target) r->rc = rw_close(r);
+    return r->rc != W2L_OK;
+}
+
+static int mark_alive(void *ctx, const w2l_value *row, size_t n)
+{
+    (void)row;
+    (void)n;
+    rewriter *r = ctx;
+    int64_t pos = r->scan->pos;
+    if (pos >= 0 && pos < r->nalive_cap) r->alive[pos] = 1;
+    return 0;
+}
+
+typedef struct posdel {
+    const char *path;
+    int64_t pos;
+} posdel;
+
+static int cmp_posdel(const void *a, const void *b)
+{
+    const posdel *x = a, *y = b;
+    int c = strcmp(x->path, y->path);
+    if (c) return c;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static w2l_rc write_posdeletes(rewriter *r, posdel *pd, size_t n)
+{
+    if (!n) return W2L_OK;
+    qsort(pd, n, sizeof *pd, cmp_posdel);
+    w2l_schema *s = w2l_schema_new(0);
+    W2L_NOMEM_IF(!s, r->err);
+    w2l_rc rc = w2l_schema_add_field(s, W2L_PQ_FIELD_ID_FILE_PATH, "file_path", (w2l_type){W2L_TYPE_STRING, 0, 0}, 1, r->err);
+    if (rc == W2L_OK) rc = w2l_schema_add_field(s, W2L_PQ_FIELD_ID_POS, "pos", (w2l_type){W2L_TYPE_LONG, 0, 0}, 1, r->err);
+    w2l__ice_table t;
+    memset(&t, 0, sizeof t);
+    t.meta = (w2l__ice_meta *)r->m;
+    char *path = rc == W2L_OK ? w2l__ice_new_data_path(&t, NULL, "compacted-pos-delete") : NULL;
+    if (rc == W2L_OK && !path) rc = w2l__fail(r->err, W2L_NOMEM, "out of memory");
+    w2l__pq_writer *w = NULL;
+    if (rc == W2L_OK) rc = w2l__pq_writer_open(r->io, local_path(path), W2L_CREATE_EXCL, s, r->pq, NULL, 0, &w, r->err);
+    for (size_t i = 0; rc == W2L_OK && i < n; i++) {
+        w2l_value row[2];
+        memset(row, 0, sizeof row);
+        row[0].v.bytes.ptr = pd[i].path;
+        row[0].v.bytes.len = strlen(pd[i].path);
+        row[1].v.i64 = pd[i].pos;
+        rc = w2l__pq_write_row(w, row, r->err);
+    }
+    w2l__file_stats fst;
+    memset(&fst, 0, sizeof fst);
+    if (rc == W2L_OK) {
+        rc = w2l__pq_writer_close(w, &fst, r->err);
+        w = NULL;
+    }
+    w2l__pq_writer_abort(w);
+    if (rc == W2L_OK) {
+        char *ap = w2l__arena_strndup(&r->k->arena, path, strlen(path));
+        w2l__ice_data_file df;
+        rc = ap ? w2l__ice_data_file_from_stats(&r->k->arena, W2L_ICE_POS_DELETES, ap, &fst, NULL, 0, &df, r->err)
+                : w2l__fail(r->err, W2L_NOMEM, "out of memory");
+        if (rc == W2L_OK) rc = push_out(r->k, &df, r->err);
+        if (rc == W2L_OK) {
+            r->k->st.files_out++;
+            r->k->st.bytes_out += (int64_t)fst.file_size;
+            r->k->st.deletes_out += (int64_t)n;
+        } else {
+            w2l_error e2;
+            w2l_fileio_remove(r->io, local_path(path), &e2);
+        }
+    }
+    w2l__file_stats_release(&fst);
+    w2l__free(path);
+    w2l_schema_unref(s);
+    return rc;
+}
+
+w2l_rc w2l__ice_compact_prepare(w2l_fileio *io, const w2l__ice_meta *m,
+                                const w2l__ice_policy *p, const struct w2l__pq_options *pq,
+                                w2l__ice_compaction **out, w2l_error *err)
+{
+    *out = NULL;
+    const w2l__ice_snapshot *base = m->current_snapshot_id != -1 ? w2l__ice_meta_snapshot(m, m->current_snapshot_id) : NULL;
+    if (!base) return W2L_OK;
+    const w2l__ice_spec *spec = w2l__ice_meta_spec(m, m->default_spec_id);
+    if (spec && spec->nfields) {
+        w2l__log(W2L_LOG_DEBUG, "compaction of %s: partitioned tables are not compacted yet", m->location);
+        return W2L_OK;
+    }
+    int64_t t0 = w2l__now_ms();
+    w2l__ice_scan *scan;
+    W2L_TRY(w2l__ice_scan_plan(io, m, -1, NULL, NULL, &scan, err));
+    w2l_rc rc = W2L_OK;
+    /* anything in another spec (older partitioned data) is left alone, and so is the table */
+    for (size_t i = 0; i < scan->ntasks; i++)
+        if (scan->tasks[i].file->npart) {
+            w2l__ice_scan_free(scan);
+            return W2L_OK;
+        }
+    const int64_t target = p->target_file_bytes > 0 ? p->target_file_bytes : 128LL << 20;
+    size_t nsmall = 0, nwith = 0;
+    for (size_t i = 0; i < scan->ntasks; i++) {
+        nsmall += scan->tasks[i].file->file_size < target / 2;
+        nwith += scan->tasks[i].ndeletes > 0;
+    }
+    if (scan->ndelete_files == 0 && nsmall < 2) {
+        w2l__ice_scan_free(scan);
+        return W2L_OK;
+    }
+    w2l__ice_compaction *k = w2l__calloc(1, sizeof *k);
+    if (!k) {
+        w2l__ice_scan_free(scan);
+        return w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    w2l__arena_init(&k->arena, 1 << 14);
+    k->base_id = base->snapshot_id;
+    k->base_seq = base->seq;
+    rewriter r = {k, io, m, scan->schema, pq, target, NULL, NULL, NULL, 0, scan, W2L_OK, err};
+    posdel *pd = NULL;
+    size_t npd = 0, cappd = 0;
+    for (size_t i = 0; rc == W2L_OK && i < scan->ntasks; i++) {
+        const w2l__ice_task *t = &scan->tasks[i];
+        const w2l__ice_data_file *f = t->file;
+        int small = f->file_size < target / 2;
+        if (!small && !t->ndeletes) continue; /* a large file nothing deletes from: stays */
+        if (!small) {
+            /* pass 1: which rows survive the deletes */
+            int64_t nrec = f->record_count > 0 ? f->record_count : 0;
+            unsigned char *alive = w2l__calloc((size_t)nrec + 1, 1);
+            if (!alive) {
+                rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                break;
+            }
+            r.alive = alive;
+            r.nalive_cap = nrec;
+            rc = w2l__ice_scan_read_task(io, scan, i, mark_alive, &r, err);
+            int64_t dead = 0;
+            for (int64_t q = 0; q < nrec; q++) dead += !alive[q];
+            if (rc == W2L_OK && dead == 0) {
+                w2l__free(alive);
+                continue; /* the deletes match nothing in it */
+            }
+            if (rc == W2L_OK && (double)dead < p->rewrite_delete_ratio * (double)nrec) {
+                /* a few rows gone: their positions, and the file stays */
+                for (int64_t q = 0; rc == W2L_OK && q < nrec; q++) {
+                    if (alive[q]) continue;
+                    if (npd == cappd) {
+                        cappd = cappd ? cappd * 2 : 1024;
+                        posdel *nv = w2l__realloc(pd, cappd * sizeof *nv);
+                        if (!nv) {
+                            rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                            break;
+                        }
+                        pd = nv;
+                    }
+                    pd[npd++] = (posdel){f->path, q};
+                }
+                w2l__free(alive);
+                continue;
+            }
+            w2l__free(alive);
+            if (rc != W2L_OK) break;
+        }
+        /* rewritten: its surviving rows go to the output, the file goes */
+        rc = w2l__ice_scan_read_task(io, scan, i, rw_row, &r, err);
+        if (rc == W2L_CANCELLED) rc = r.rc;
+        if (rc == W2L_OK) rc = push_removed(k, f, err);
+    }
+    if (rc == W2L_OK) rc = rw_close(&r);
+    else if (r.w) {
+        w2l__pq_writer_abort(r.w);
+        w2l__free(r.path);
+    }
+    if (rc == W2L_OK) rc = write_posdeletes(&r, pd, npd);
+    w2l__free(pd);
+    /* every delete file of the base goes: its rows are gone from the rewritten files, its
+     * positions are in the new position delete file, or it matched nothing */
+    for (size_t d = 0; rc == W2L_OK && d < scan->ndelete_files; d++) rc = push_removed(k, scan->delete_files[d], err);
+    w2l__ice_scan_free(scan);
+    if (rc == W2L_OK && !k->nremoved) { /* nothing changed after all */
+        w2l__ice_compaction_free(k, io, 1);
+        return W2L_OK;
+    }
+    if (rc != W2L_OK) {
+        w2l__ice_compaction_free(k, io, 1);
+        return rc;
+    }
+    k->st.ms = w2l__now_ms() - t0;
+    *out = k;
+    return W2L_OK;
+}
+
+w2l_rc w2l__ice_compaction_validate(w2l_fileio *io, const w2l__ice_meta *m,
+                                    const w2l__ice_compaction *k, w2l_error *err)
+{
+    const w2l__ice_snapshot *cur = m->current_snapshot_id != -1 ? w2l__ice_meta_snapshot(m, m->current_snapshot_id) : NULL;
+    if (!cur) return w2l__fail(err, W2L_CONFLICT, "compaction: the table has no snapshot any more");
+    if (cur->snapshot_id == k->base_id) return W2L_OK;
+    pathset rm = {0};
+    w2l_rc rc = W2L_OK;
+    for (size_t i = 0; rc == W2L_OK && i < k->nremoved; i++)
+        if (pathset_add(&rm, k->removed[i]) < 0) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    w2l__arena a;
+    w2l__arena_init(&a, 1 << 14);
+    w2l__ice_manifest *ml = NULL;
+    size_t n = 0;
+    if (rc == W2L_OK) rc = w2l__ice_manifest_list_read(io, local_path(cur->manifest_list), &a, &ml, &n, err);
+    for (size_t i = 0; rc == W2L_OK && i < n; i++) {
+        if (ml[i].content != W2L_ICE_MANIFEST_DELETES || ml[i].seq <= k->base_seq) continue;
+        w2l__ice_entry *e;
+        size_t ne;
+        rc = w2l__ice_manifest_read(io, &ml[i], w2l__ice_meta_spec(m, ml[i].spec_id), &a, &e, &ne, err);
+        for (size_t q = 0; rc == W2L_OK && q < ne; q++) {
+            const w2l__ice_data_file *d = &e[q].file;
+            if (e[q].status == W2L_ICE_DELETED || d->content != W2L_ICE_POS_DELETES || e[q].seq <= k->base_seq) continue;
+            if (d->referenced_data_file) {
+                if (pathset_has(&rm, d->referenced_data_file))
+                    rc = w2l__fail(err, W2L_CONFLICT, "compaction: position delete %s names rewritten file %s",
+                                   d->path, d->referenced_data_file);
+                continue;
+            }
+            w2l__pq_reader *r;
+            rc = w2l__pq_reader_open(io, local_path(d->path), &r, err);
+            if (rc != W2L_OK) break;
+            const w2l_schema *fs = w2l__pq_reader_schema(r);
+            long ip = w2l_schema_index_of_id(fs, W2L_PQ_FIELD_ID_FILE_PATH);
+            size_t nf = w2l_schema_field_count(fs);
+            for (size_t rg = 0; rc == W2L_OK && ip >= 0 && rg < w2l__pq_reader_num_row_groups(r); rg++) {
+                const w2l_value *rows;
+                size_t nrows = w2l__pq_reader_row_group_rows(r, rg);
+                rc = w2l__pq_reader_read_row_group(r, rg, &rows, err);
+                for (size_t x = 0; rc == W2L_OK && x < nrows; x++) {
+                    const w2l_value *v = &rows[x * nf + (size_t)ip];
+                    if (v->is_null) continue;
+                    char buf[4096];
+                    size_t len = W2L_MIN(v->v.bytes.len, sizeof buf - 1);
+                    memcpy(buf, v->v.bytes.ptr, len);
+                    buf[len] = 0;
+                    if (pathset_has(&rm, buf))
+                        rc = w2l__fail(err, W2L_CONFLICT, "compaction: position delete %s names rewritten file %s", d->path, buf);
+                }
+            }
+            w2l__pq_reader_close(r);
+        }
+    }
+    w2l__arena_release(&a);
+    pathset_free(&rm);
+    return rc;
+}
+
+/* ================================================================ orphans ======== */
+
+typedef struct lister {
+    w2l_fileio *io;
+    char **paths;
+    size_t n, cap;
+    int oom;
+} lister;
+
+static int collect_name(void *ctx, const char *name)
+{
+    lister *l = ctx;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 256;
+        char **nv = w2l__realloc(l->paths, cap * sizeof *nv);
+        if (!nv) return l->oom = 1;
+        l->paths = nv;
+        l->cap = cap;
+    }
+    if (!(l->paths[l->n] = w2l__strdup(name))) return l->oom = 1;
+    l->n++;
+    return 0;
+}
+
+/* Every file below dir (recursively) into out, as full paths. */
+static w2l_rc list_tree(w2l_fileio *io, const char *dir, lister *out, w2l_error *err)
+{
+    lister l = {io, NULL, 0, 0, 0};
+    w2l_rc rc = w2l_fileio_list(io, dir, collect_name, &l, err);
+    if (rc == W2L_OK && l.oom) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    for (size_t i = 0; rc == W2L_OK && i < l.n; i++) {
+        char *p = w2l__asprintf("%s/%s", dir, l.paths[i]);
+        if (!p) {
+            rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+            break;
+        }
+        /* a directory lists entries; a file lists none (local: ENOTDIR gives an error) */
+        lister sub = {io, NULL, 0, 0, 0};
+        w2l_error e2;
+        w2l_rc lr = w2l_fileio_list(io, p, collect_name, &sub, &e2);
+        int is_dir = lr == W2L_OK && sub.n > 0;
+        for (size_t k = 0; k < sub.n; k++) w2l__free(sub.paths[k]);
+        w2l__free(sub.paths);
+        if (is_dir) {
+            rc = list_tree(io, p, out, err);
+            w2l__free(p);
+            continue;
+        }
+        int exists = 0;
+        if (w2l_fileio_exists(io, p, &exists, &e2) == W2L_OK && !exists) { /* an empty directory */
+            w2l__free(p);
+            continue;
+        }
+        if (out->n == out->cap) {
+            size_t cap = out->cap ? out->cap * 2 : 256;
+            char **nv = w2l__realloc(out->paths, cap * sizeof *nv);
+            if (!nv) {
+                w2l__free(p);
+                rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                break;
+            }
+            out->paths = nv;
+            out->cap = cap;
+        }
+        out->paths[out->n++] = p;
+    }
+    for (size_t i = 0; i < l.n; i++) w2l__free(l.paths[i]);
+    w2l__free(l.paths);
+    return rc;
+}
+
+w2l_rc w2l__ice_remove_orphans(w2l_fileio *io, const char *location,
+                               const w2l__ice_meta *const *metas, const char *const *meta_files,
+                               size_t ntables, const w2l__ice_policy *p, int64_t now_ms,
+                               int (*keep)(void *ctx, const char *path), void *keep_ctx,
+                               int dry_run, w2l__ice_maint_stats *st, w2l_error *err)
+{
+    int64_t t0 = w2l__now_ms();
+    w2l__arena a;
+    w2l__arena_init(&a, 1 << 16);
+    pathset reach = {0};
+    w2l_rc rc = W2L_OK;
+#define REACH(x)                                                                     \
+    do {                                                                             \
+        if (rc == W2L_OK && pathset_add(&reach, (x)) < 0)                            \
+            rc = w2l__fail(err, W2L_NOMEM, "out of memory");                         \
+    } while (0)
+    for (size_t t = 0; rc == W2L_OK && t < ntables; t++) {
+        const w2l__ice_meta *m = metas[t];
+        if (meta_files && meta_files[t]) REACH(meta_files[t]);
+        for (size_t i = 0; i < m->nmeta_log; i++) REACH(m->meta_log[i].file);
+        for (size_t i = 0; rc == W2L_OK && i < m->nsnapshots; i++) {
+            REACH(m->snapshots[i].manifest_list);
+            w2l__ice_manifest *ml;
+            size_t n;
+            rc = read_list(io, m->snapshots[i].manifest_list, &a, &ml, &n, err);
+            for (size_t k = 0; rc == W2L_OK && k < n; k++) {
+                int ad = pathset_add(&reach, ml[k].path);
+                if (ad < 0) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                if (ad <= 0) continue;
+                w2l__ice_entry *e;
+                size_t ne;
+                rc = w2l__ice_manifest_read(io, &ml[k], w2l__ice_meta_spec(m, ml[k].spec_id), &a, &e, &ne, err);
+                for (size_t q = 0; rc == W2L_OK && q < ne; q++) REACH(e[q].file.path);
+            }
+        }
+    }
+#undef REACH
+    lister files = {io, NULL, 0, 0, 0};
+    size_t ll = strlen(location);
+    while (ll > 1 && location[ll - 1] == '/') ll--;
+    static const char *const dirs[] = {"data", "metadata"};
+    for (size_t d = 0; rc == W2L_OK && d < 2; d++) {
+        char *dir = w2l__asprintf("%.*s/%s", (int)ll, local_path(location), dirs[d]);
+        if (!dir) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        else rc = list_tree(io, dir, &files, err);
+        w2l__free(dir);
+    }
+    for (size_t i = 0; rc == W2L_OK && i < files.n; i++) {
+        const char *f = files.paths[i];
+        const char *base = strrchr(f, '/');
+        base = base ? base + 1 : f;
+        if (strcmp(base, "version-hint.text") == 0) continue; /* the hadoop catalog's pointer */
+        if (pathset_has(&reach, f)) continue;
+        if (keep && keep(keep_ctx, f)) continue;
+        w2l_file_stat fs;
+        rc = w2l_fileio_stat(io, f, &fs, err);
+        if (rc == W2L_NOTFOUND) {
+            rc = W2L_OK;
+            continue;
+        }
+        if (rc != W2L_OK) break;
+        if (now_ms - fs.mtime_ms < p->orphan_age_ms) continue;
+        /* one file that cannot go does not stop the others */
+        w2l_error e2;
+        if (remove_file(io, f, (int64_t)fs.size, dry_run, st, &e2) != W2L_OK)
+            w2l__log(W2L_LOG_WARN, "orphan %s stays: %s", f, e2.msg);
+    }
+    for (size_t i = 0; i < files.n; i++) w2l__free(files.paths[i]);
+    w2l__free(files.paths);
+    pathset_free(&reach);
+    w2l__arena_release(&a);
+    st->ms += w2l__now_ms() - t0;
+    return rc;
+}
