@@ -58,7 +58,8 @@ typedef struct w2l_table_info {
 } w2l_table_info;
 
 /* Calls fn for every table of the catalog, ordered by namespace then name; fn returning
- * non-zero stops the walk (W2L_OK). A table whose metadata cannot be read fails the call
+ * non-zero stops the walk (W2L_OK). Reads each table's current metadata and its current
+ * manifest list; a table whose metadata or manifest list cannot be read fails the call
  * with the table named in err. See w2l_lake_tables(3). */
 W2L_API w2l_rc w2l_lake_tables(w2l_lake *lake,
                                int (*fn)(void *ctx, const w2l_table_info *info), void *ctx,

@@ -74,6 +74,12 @@ typedef struct w2l_table_metrics {
     uint64_t last_committed_ckpt;
     double secs_since_commit;     /* -1 before the first commit */
     int64_t source_lag_ms;
+    /* maintenance (DESIGN.md section 10) */
+    uint64_t compactions;         /* compaction commits */
+    uint64_t files_compacted;     /* data and delete files they replaced */
+    uint64_t snapshots_expired;
+    uint64_t files_removed;       /* by expiry and orphan removal */
+    double secs_since_compaction; /* -1 before the first compaction */
 } w2l_table_metrics;
 
 /* Calls fn for every table the pipeline has seen (on the calling thread, with a copy taken

@@ -12,6 +12,7 @@ typedef struct tm_entry {
     uint64_t pending_min, pending_max; /* checkpoints with results not yet committed */
     unsigned pending_n;
     int64_t last_commit_ms;            /* 0: none */
+    int64_t last_compaction_ms;        /* 0: none */
     struct tm_entry *chain, *next;
 } tm_entry;
 
@@ -140,6 +141,22 @@ void w2l__metrics_committed(w2l__metrics *m, unsigned committer, uint64_t ckpt)
     mtx_unlock(&m->mtx);
 }
 
+void w2l__metrics_maint(w2l__metrics *m, const char *ns, const char *table, uint64_t compactions,
+                        uint64_t files_compacted, uint64_t snapshots_expired, uint64_t files_removed)
+{
+    if (!m) return;
+    mtx_lock(&m->mtx);
+    tm_entry *e = entry(m, ns, table);
+    if (e) {
+        e->m.compactions += compactions;
+        e->m.files_compacted += files_compacted;
+        e->m.snapshots_expired += snapshots_expired;
+        e->m.files_removed += files_removed;
+        if (compactions) e->last_compaction_ms = w2l__now_ms();
+    }
+    mtx_unlock(&m->mtx);
+}
+
 w2l_rc w2l__metrics_each(w2l__metrics *m, int64_t lag_ms, int (*fn)(void *, const w2l_table_metrics *),
                          void *ctx, w2l_error *err)
 {
@@ -155,6 +172,7 @@ w2l_rc w2l__metrics_each(w2l__metrics *m, int64_t lag_ms, int (*fn)(void *, cons
         copy[i] = e->m;
         copy[i].secs_since_commit = e->last_commit_ms ? (double)(now - e->last_commit_ms) / 1000.0 : -1;
         copy[i].source_lag_ms = lag_ms;
+        copy[i].secs_since_compaction = e->last_compaction_ms ? (double)(now - e->last_compaction_ms) / 1000.0 : -1;
         names[2 * i] = w2l__strdup(e->ns);
         names[2 * i + 1] = w2l__strdup(e->table);
         ok = names[2 * i] && names[2 * i + 1];

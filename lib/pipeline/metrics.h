@@ -21,6 +21,10 @@ void w2l__metrics_result(w2l__metrics *m, const char *ns, const char *table, uin
                          unsigned committer, const char *payload, size_t len);
 /* Committer `committer` committed every checkpoint up to ckpt. */
 void w2l__metrics_committed(w2l__metrics *m, unsigned committer, uint64_t ckpt);
+/* A maintenance action on a table: compactions committed (0 or 1) and the files they
+ * replaced, snapshots expired, files removed. */
+void w2l__metrics_maint(w2l__metrics *m, const char *ns, const char *table, uint64_t compactions,
+                        uint64_t files_compacted, uint64_t snapshots_expired, uint64_t files_removed);
 /* Calls fn for every table, in first-seen order; lag_ms goes into every entry. */
 w2l_rc w2l__metrics_each(w2l__metrics *m, int64_t lag_ms, int (*fn)(void *, const w2l_table_metrics *),
                          void *ctx, w2l_error *err);

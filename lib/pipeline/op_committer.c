@@ -42,6 +42,7 @@
 
 #include "emit.h"
 #include "ops.h"
+#include "maintenance.h"
 #include "owner.h"
 
 #define HANDLE_CACHE_MAX 256
@@ -94,6 +95,7 @@ typedef struct committer {
     handle *lru_head, *lru_tail;
     w2l__owner *owner;
     uint64_t generation;      /* the owner's count of applied operations our handles know */
+    w2l__maint *maint;        /* NULL: no maintenance (w2l recover, tests) */
 } committer;
 
 /* ------------------------------------------------------------------- job id ------- */
@@ -690,6 +692,7 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
                 h->max_ckpt = p->ckpt;
                 w2l__log(W2L_LOG_DEBUG, "committer %u: %s.%s checkpoint %llu committed (%zu data, %zu delete files)",
                          c->index, p->ns, p->table, (unsigned long long)p->ckpt, nd, nx);
+                w2l__maint_committed(c->maint, c->index, h->t);
                 break;
             }
             if (rc != W2L_CONFLICT) break;
@@ -722,6 +725,29 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
     return rc;
 }
 
+/* Commits the compactions the maintenance threads finished for our tables. A failure is
+ * logged, never returned: maintenance does not stop ingestion. */
+static void commit_maintenance(committer *c)
+{
+    for (w2l__maint_result *r = w2l__maint_take(c->maint, c->index), *next; r; r = next) {
+        next = w2l__maint_result_next(r);
+        handle *h = NULL;
+        w2l_error e1;
+        w2l_error_clear(&e1);
+        w2l_rc rc = handle_get(c, w2l__maint_result_ns(r), w2l__maint_result_table(r), &h, &e1);
+        if (rc == W2L_NOTFOUND) {
+            w2l__maint_drop(c->maint, r);
+            continue;
+        }
+        if (rc == W2L_OK) rc = w2l__maint_commit(c->maint, r, h->t, c->retries, &e1);
+        else w2l__maint_drop(c->maint, r);
+        if (rc != W2L_OK) {
+            w2l__log(W2L_LOG_ERROR, "committer %u: maintenance commit: %s", c->index, e1.msg);
+            if (h) handle_drop(c, h); /* its metadata may be stale */
+        }
+    }
+}
+
 static w2l_rc cm_complete(w2l_operator *self, uint64_t ckpt, w2l_error *err)
 {
     committer *c = (committer *)self;
@@ -731,6 +757,7 @@ static w2l_rc cm_complete(w2l_operator *self, uint64_t ckpt, w2l_error *err)
         c->generation = w2l__owner_generation(c->owner);
         while (c->lru_head) handle_drop(c, c->lru_head);
     }
+    if (c->maint) commit_maintenance(c);
     pend *keep_head = NULL, *keep_tail = NULL, *p = c->phead;
     /* tables that failed in this call: their later checkpoints wait (order per table) */
     char **failed = NULL;
@@ -800,6 +827,7 @@ static w2l_rc cm_open(const w2l_operator_methods *m, const w2l_conf *conf, unsig
     c->st = st;
     c->epoch = 1;
     c->owner = w2l__owner_current();
+    c->maint = w2l__maint_current();
     if (c->owner) c->generation = w2l__owner_generation(c->owner);
     int64_t v;
     W2L_TRY(w2l_conf_get_int(conf, "commit-retries", &v, err));

@@ -347,7 +347,15 @@ static w2l_rc tbl_create(ddl_op *op, tbl *t, w2l_schema *schema, w2l_error *err)
 {
     char *loc = w2l__ice_table_dir(op->warehouse, t->ns, t->name);
     W2L_NOMEM_IF(!loc, err);
-    w2l_rc rc = w2l__ice_table_new(op->cat, op->io, loc, t->ns, t->name, schema, NULL, NULL, &t->ice, err);
+    /* old metadata files go at commit, beyond maintenance.metadata-versions */
+    int64_t keep = 20;
+    w2l_conf_get_int(op->conf, "maintenance.metadata-versions", &keep, NULL);
+    char kb[24];
+    snprintf(kb, sizeof kb, "%lld", (long long)keep);
+    w2l__ice_kv kv[2] = {{"write.metadata.delete-after-commit.enabled", "true"},
+                         {"write.metadata.previous-versions-max", kb}};
+    w2l__ice_props props = {2, kv};
+    w2l_rc rc = w2l__ice_table_new(op->cat, op->io, loc, t->ns, t->name, schema, NULL, &props, &t->ice, err);
     w2l__free(loc);
     if (rc == W2L_OK) rc = w2l__tops_create(&op->ops, t->ice, err);
     if (rc != W2L_OK) {

@@ -1047,6 +1047,23 @@ static w2l_rc on_barrier(writer *w, uint64_t ckpt, w2l_collector *out, w2l_error
 
 /* ------------------------------------------------------------------ operator API --- */
 
+w2l_rc w2l__ops_pq_options(const w2l_conf *conf, w2l__pq_options *o, w2l_error *err)
+{
+    w2l__pq_options_default(o);
+    int64_t v;
+    W2L_TRY(w2l_conf_get_int(conf, "parquet.compression", &v, err));
+    o->codec = v == 0 ? W2L_PQ_ZSTD : W2L_PQ_UNCOMPRESSED;
+    W2L_TRY(w2l_conf_get_int(conf, "parquet.zstd-level", &v, err));
+    o->zstd_level = (int)v;
+    W2L_TRY(w2l_conf_get_int(conf, "parquet.page-bytes", &v, err));
+    o->page_bytes = (size_t)v;
+    W2L_TRY(w2l_conf_get_int(conf, "parquet.row-group-bytes", &v, err));
+    o->row_group_bytes = (size_t)v;
+    W2L_TRY(w2l_conf_get_int(conf, "parquet.dictionary-bytes", &v, err));
+    o->dict_bytes = (size_t)v;
+    return W2L_OK;
+}
+
 static w2l_rc wr_open(const w2l_operator_methods *m, const w2l_conf *conf, unsigned index, unsigned n,
                       w2l_state *st, uint64_t restored, w2l_operator *self, w2l_error *err)
 {
@@ -1055,18 +1072,8 @@ static w2l_rc wr_open(const w2l_operator_methods *m, const w2l_conf *conf, unsig
     w->conf = conf;
     w->index = index;
     w->n = n ? n : 1;
-    w2l__pq_options_default(&w->pq);
+    W2L_TRY(w2l__ops_pq_options(conf, &w->pq, err));
     int64_t v;
-    W2L_TRY(w2l_conf_get_int(conf, "parquet.compression", &v, err));
-    w->pq.codec = v == 0 ? W2L_PQ_ZSTD : W2L_PQ_UNCOMPRESSED;
-    W2L_TRY(w2l_conf_get_int(conf, "parquet.zstd-level", &v, err));
-    w->pq.zstd_level = (int)v;
-    W2L_TRY(w2l_conf_get_int(conf, "parquet.page-bytes", &v, err));
-    w->pq.page_bytes = (size_t)v;
-    W2L_TRY(w2l_conf_get_int(conf, "parquet.row-group-bytes", &v, err));
-    w->pq.row_group_bytes = (size_t)v;
-    W2L_TRY(w2l_conf_get_int(conf, "parquet.dictionary-bytes", &v, err));
-    w->pq.dict_bytes = (size_t)v;
     W2L_TRY(w2l_conf_get_int(conf, "writer.memory-budget", &v, err));
     w->budget = (uint64_t)v;
     w->pos_schema = w2l_schema_new(0);

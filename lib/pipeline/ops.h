@@ -89,5 +89,8 @@ char *w2l__ops_job_id(const w2l_conf *conf);
  * from); else w2l__ops_job_id(). Fresh memory in *out. */
 w2l_rc w2l__ops_job_restored(const w2l_conf *conf, w2l_state *st, uint64_t restored, char **out,
                              w2l_error *err);
+/* Parquet writer options from the parquet.* keys (the writer's, and compaction's). */
+struct w2l__pq_options;
+w2l_rc w2l__ops_pq_options(const w2l_conf *conf, struct w2l__pq_options *o, w2l_error *err);
 
 #endif

@@ -27,6 +27,7 @@
 #include "emit.h"
 #include "metrics.h"
 #include "ops.h"
+#include "maintenance.h"
 #include "owner.h"
 #include "../common/chan.h"
 #include "../common/thread.h"
@@ -116,6 +117,7 @@ struct w2l_pipeline {
     w2l__metrics *metrics;
     char *restored_pos;         /* the source position of the restored checkpoint, or NULL */
     w2l__owner *owner;          /* orders table operations and commits (owner.h) */
+    w2l__maint *maint;          /* table maintenance beside ingestion (maintenance.h) */
 };
 
 /* Adds the calling thread's CPU time to stage k (0 source, else the operator kind). */
@@ -707,6 +709,7 @@ static int node_main(void *arg)
     w2l_error err;
     w2l_error_clear(&err);
     w2l__owner_set_current(p->owner);
+    w2l__maint_set_current(p->maint);
     w2l_rc rc = n->m->open(n->m, p->conf, n->index, n->kind == W2L_OPERATOR_DDL ? p->nddl
                                                     : n->kind == W2L_OPERATOR_WRITER ? p->nwriter : p->ncommit,
                            p->st, p->restored, n->op, &err);
@@ -1037,6 +1040,7 @@ w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err
         p->owner = w2l__owner_new(p->conf, p->ncommit, p->restored);
         rc = p->owner ? w2l__owner_restore(p->owner, p->st, err) : w2l__fail(err, W2L_NOMEM, "out of memory");
     }
+    if (rc == W2L_OK) rc = w2l__maint_new(p->conf, p->metrics, p->ncommit, &p->maint, err);
     if (rc == W2L_OK) {
         p->acks_needed = 1 + p->nddl + p->nwriter + p->ncommit;
         rc = make_nodes(p, err);
@@ -1214,6 +1218,7 @@ void w2l_pipeline_free(w2l_pipeline *p)
         join_all(p, NULL);
     }
     free_nodes(p);
+    w2l__maint_free(p->maint);
     w2l__emitter_free(p->em);
     if (p->src) {
         p->srcm->close(p->src);

@@ -1,5 +1,6 @@
 // The w2l command line as a user meets it: `w2l run` on a small canal-json stream, then
-// `w2l tables`, `w2l cat` (json and table forms), `w2l status`, help and version, and the
+// `w2l tables`, `w2l cat` (json and table forms), `w2l status`, `w2l maintain` (a dry run,
+// then a forced compaction of a copy of the lake), help and version, and the
 // errors of issue 7: each prints ONE line on stderr naming what and where, and exits 2 for
 // usage errors (unknown flag, bad URI, missing warehouse flag, bad operand) and 1 otherwise
 // (unreachable server, missing warehouse directory, corrupt state, table not found).
@@ -73,16 +74,20 @@ test('w2l run, then tables, cat and status show what landed', () => {
 
   const t = w2l('tables', '--warehouse', wh)
   assert.equal(t.code, 0, t.err)
-  const rows = t.out.trimEnd().split('\n').map(l => l.trim().split(/\s+/))
-  assert.deepEqual(rows[0], ['TABLE', 'SNAPSHOTS', 'ROWS', 'DATA-FILES', 'DELETE-FILES', 'BYTES', 'CHECKPOINT', 'SCHEMA'])
+  const rows = tableRows(t.out)
+  assert.deepEqual(rows[0], ['TABLE', 'SNAPSHOTS', 'RECORDS', 'DATA-FILES', 'DELETE-FILES', 'BYTES', 'CHECKPOINT', 'SCHEMA',
+    'MANIFESTS', 'LAST-COMPACTION'])
   assert.equal(rows.length, 3)
   assert.equal(rows[1][0], 'shop.items')
   assert.equal(rows[2][0], 'shop.tags')
-  assert.equal(rows[2][2], '2', 'tags: 2 rows')
+  assert.equal(rows[1][2], '4', 'items: 4 records before deletes (3 inserted, 1 updated)')
+  assert.equal(rows[2][2], '2', 'tags: 2 records')
   assert.equal(rows[2][7], '0', 'tags: schema 0')
   for (const r of rows.slice(1)) {
     assert.match(r[6], /^[1-9][0-9]*$/, 'a committed checkpoint')
     assert.ok(Number(r[5]) > 0, 'bytes')
+    assert.match(r[8], /^[1-9][0-9]*$/, 'manifests')
+    assert.equal(r[9], '-', 'no compaction yet')
   }
   // aligned: every line has the columns at the same offsets
   const ls = t.out.trimEnd().split('\n')
@@ -117,19 +122,78 @@ test('w2l run, then tables, cat and status show what landed', () => {
   const sealed = sl[0].split(' ')[1]
   assert.match(sl[1], /^source position \{.*\}$/)
   assert.deepEqual(sl[2].trim().split(/\s+/), ['TABLE', 'COMMITTED', 'LAG', 'OLDEST-PENDING'])
-  for (const l of sl.slice(3)) {
+  const blank = sl.indexOf('')
+  assert.equal(blank, 5, 'two tables, then an empty line')
+  for (const l of sl.slice(3, blank)) {
     const [name, committed, lag, oldest] = l.trim().split(/\s+/)
     assert.ok(name === 'shop.items' || name === 'shop.tags', l)
     assert.ok(Number(committed) >= 1 && Number(committed) <= Number(sealed), l)
     assert.equal(lag, '0')
     assert.equal(oldest, '-')
   }
+  // the maintenance figures, one line per table, as `w2l tables` has them
+  const ml = sl.slice(blank + 1).map(l => l.trim().split(/\s+/))
+  assert.deepEqual(ml[0], ['TABLE', 'SNAPSHOTS', 'MANIFESTS', 'DATA-FILES', 'DELETE-FILES', 'LAST-COMPACTION'])
+  assert.deepEqual(ml.slice(1).map(r => r[0]), ['shop.items', 'shop.tags'])
+  for (const [i, r] of ml.slice(1).entries()) {
+    const tr = rows[i + 1]
+    assert.deepEqual([r[1], r[2], r[3], r[4], r[5]], [tr[1], tr[8], tr[3], tr[4], tr[9]], `status and tables agree: ${r}`)
+  }
+})
+
+// the rows of `w2l tables` split at blanks ("5m ago" gives two cells at the end)
+function tableRows (out) {
+  return out.trimEnd().split('\n').map(l => l.trim().split(/\s+/))
+}
+
+const actionLine = /^(shop\.[a-z]+) {2}(expire|compact|orphans) {1,3}(.+)$/
+
+test('w2l maintain: a dry run changes nothing; a forced compaction applies the deletes', () => {
+  const before = w2l('tables', '--warehouse', wh)
+  const dry = w2l('maintain', '--warehouse', wh, '--dry-run')
+  assert.equal(dry.code, 0, dry.err)
+  const lines = dry.out.trimEnd().split('\n')
+  const seen = lines.map(l => {
+    const m = actionLine.exec(l)
+    assert.ok(m, `a report line: ${l}`)
+    assert.ok(m[3] === 'nothing to do' || m[3].endsWith(' (dry run)'), l)
+    return `${m[1]} ${m[2]}`
+  }).sort()
+  assert.deepEqual(seen, ['shop.items compact', 'shop.items expire', 'shop.items orphans',
+    'shop.tags compact', 'shop.tags expire', 'shop.tags orphans'], dry.out)
+  assert.equal(w2l('tables', '--warehouse', wh).out, before.out, 'a dry run changes nothing')
+
+  const one = w2l('maintain', '--warehouse', wh, '--table', 'shop.tags', '--expire', '--dry-run')
+  assert.equal(one.code, 0, one.err)
+  assert.match(one.out, /^shop\.tags {2}expire {3}\S.*\n$/, 'one line: the one action on the one table')
+
+  assertOneLine(w2l('maintain', '--warehouse', wh, '--table', 'tags'), 2, 'tags', 'NAMESPACE.TABLE')
+  assertOneLine(w2l('maintain', '--warehouse', wh, '--dry-run=perhaps'), 2, '--dry-run', 'perhaps')
+  assertOneLine(w2l('maintain', '--warehouse', wh, '--table', 'shop.nope'), 1, 'shop.nope')
+
+  // a forced compaction of shop.items, on a copy: RECORDS becomes the row count of `w2l
+  // cat`, the delete files go, and the rows stay as they were
+  const copy = path.join(dir, 'compacted')
+  fs.cpSync(wh, copy, { recursive: true })
+  const c = w2l('maintain', '--warehouse', copy, '--table', 'shop.items', '--compact', '--force')
+  assert.equal(c.code, 0, c.err)
+  const m = actionLine.exec(c.out.trimEnd())
+  assert.ok(m && m[1] === 'shop.items' && m[2] === 'compact', c.out)
+  assert.match(m[3], /^[0-9]+ files -> [0-9]+ \(.+ -> .+\), 2 rows, /, c.out)
+  const items = tableRows(w2l('tables', '--warehouse', copy).out)[1]
+  assert.equal(items[0], 'shop.items')
+  assert.equal(items[2], '2', 'records after compaction: the rows')
+  assert.equal(items[4], '0', 'no delete files after compaction')
+  assert.match(items.slice(9).join(' '), /^[0-9]+s ago$/, 'a compaction just now')
+  const got = w2l('cat', 'shop.items', '--warehouse', copy).out
+  assert.deepEqual(got.trimEnd().split('\n').map(l => JSON.parse(l)).sort((a, b) => a.id - b.id).map(r => r.name),
+    ['renamed', 'quote " back \\ nl \n tab \t ünï ✓'])
 })
 
 test('help, --help and --version', () => {
   const h = w2l('--help')
   assert.equal(h.code, 0)
-  for (const c of ['run', 'recover', 'status', 'tables', 'cat']) assert.match(h.out, new RegExp(`^  ${c} `, 'm'))
+  for (const c of ['run', 'recover', 'status', 'tables', 'cat', 'maintain']) assert.match(h.out, new RegExp(`^  ${c} `, 'm'))
   const hr = w2l('help', 'run')
   assert.equal(hr.code, 0)
   for (const f of ['--source URI', '--warehouse DIR', '--checkpoint-interval MS', '--until-caught-up', '--quiet']) {
@@ -137,6 +201,9 @@ test('help, --help and --version', () => {
   }
   assert.equal(w2l('cat', '--help').out, w2l('help', 'cat').out)
   assert.ok(w2l('cat', '--help').out.includes('--format json|table'))
+  for (const f of ['--table NAMESPACE.TABLE', '--expire', '--compact', '--remove-orphans', '--dry-run', '--force', '--state URI']) {
+    assert.ok(w2l('help', 'maintain').out.includes(f), `help maintain lists ${f}`)
+  }
   assert.ok(w2l('help', 'config').out.includes('parquet.zstd-level'))
   const v = w2l('--version')
   assert.equal(v.code, 0)
@@ -150,6 +217,8 @@ test('usage errors: one line, exit 2', () => {
   assertOneLine(w2l('run', '--source', `file:${src}?format=canal-json`, '--warehous', wh), 2, '--warehous')
   assertOneLine(w2l('tables'), 2, '--warehouse')
   assertOneLine(w2l('status'), 2, '--warehouse')
+  assertOneLine(w2l('maintain'), 2, '--warehouse')
+  assertOneLine(w2l('maintain', '--warehouse', wh, '--source', 'x'), 2, '--source', 'maintain')
   assertOneLine(w2l('run', '--source', `file:${src}?format=canal-json`), 2, '--warehouse')
   assertOneLine(w2l('run', '--source', 'foo://x', '--warehouse', path.join(dir, 'w-foo')), 2, 'foo')
   assertOneLine(w2l('status', '--warehouse', wh, '--state', 'bogus:x'), 2, 'bogus')
@@ -165,6 +234,7 @@ test('usage errors: one line, exit 2', () => {
 test('runtime errors: one line naming what and where, exit 1', () => {
   const missing = path.join(dir, 'no-such-lake')
   assertOneLine(w2l('tables', '--warehouse', missing), 1, missing)
+  assertOneLine(w2l('maintain', '--warehouse', missing), 1, missing)
   assertOneLine(w2l('cat', 'shop.items', '--warehouse', missing), 1, missing)
   assertOneLine(w2l('cat', 'shop.nope', '--warehouse', wh), 1, 'shop.nope', wh)
   assertOneLine(w2l('cat', 'shop.items', '--warehouse', wh, '--snapshot', '12345'), 1, 'shop.items', '12345')
