@@ -70,8 +70,8 @@ static void describe(const w2l_maintain_report *r, char *line, size_t size)
     if (r->skipped) {
         snprintf(line, size, "nothing to do%s", dry);
     } else if (strcmp(r->action, "compact") == 0) {
-        if (r->dry_run && !r->files_out && !r->bytes_out) /* planned only */
-            snprintf(line, size, "%" PRIu64 " files (%s) to rewrite, %s%s", r->files_in,
+        if (r->dry_run && !r->files_out && !r->bytes_out) /* not run: the base's files, a bound */
+            snprintf(line, size, "up to %" PRIu64 " files (%s) to rewrite, %s%s", r->files_in,
                      cli_bytes(a, sizeof a, r->bytes_in), duration(t, sizeof t, r->ms), dry);
         else
             snprintf(line, size, "%" PRIu64 " files -> %" PRIu64 " (%s -> %s), %" PRIu64 " rows, %s%s", r->files_in,
