@@ -192,6 +192,8 @@ static w2l_rc run(const char *io, w2l_error *e)
     ck_assert_ok(w2l_conf_set(c, "commit-retries", "0", &err), err);
     ck_assert_ok(w2l_conf_set(c, "job-id", "faults", &err), err);
     ck_assert_ok(w2l_conf_set(c, "fileio", io, &err), err);
+    /* every write counts toward the injected fault: none from maintenance beside it */
+    ck_assert_ok(w2l_conf_set(c, "maintenance.enabled", "false", &err), err);
     w2l_pipeline *p = NULL;
     w2l_rc rc = w2l_pipeline_new(c, &p, e);
     if (rc == W2L_OK) rc = w2l_pipeline_run(p, e);

@@ -98,7 +98,8 @@ const w2l_conf_prop w2l__conf_props[] = {
     {"maintenance.compact-delete-files", W2L_CONF_INT, "16", 1, 1000000, NULL, W2L_CONF_F_PER_TABLE,
      "... or this many delete files ..."},
     {"maintenance.compact-delete-percent", W2L_CONF_INT, "10", 0, 100, NULL, W2L_CONF_F_PER_TABLE,
-     "... or deleted rows at this share (percent) of its records (0: off)."},
+     "... or deleted rows at this share (percent) of its records, once there are at least "
+     "10,000 (0: off)."},
     {"maintenance.rewrite-delete-percent", W2L_CONF_INT, "20", 0, 100, NULL, W2L_CONF_F_PER_TABLE,
      "A compaction rewrites a large data file once this share (percent) of its rows is deleted; "
      "below it, the file's deleted rows become one position delete file."},

@@ -468,13 +468,15 @@ typedef struct w2l__ice_policy {
     int64_t target_file_bytes;     /* compaction output files */
     int64_t compact_small_files;   /* compact at this many data files under target/4, */
     int64_t compact_delete_files;  /* or this many delete files, */
-    double compact_delete_ratio;   /* or deletes/records at or above this (0: off) */
+    double compact_delete_ratio;   /* or deletes/records at or above this (0: off), with
+                                      at least W2L_ICE_COMPACT_MIN_DELETES deletes */
     double rewrite_delete_ratio;   /* a large file is rewritten at this share of deleted
                                       rows; below it its deleted rows become a position
                                       delete */
     int64_t orphan_age_ms;         /* orphans younger than this stay */
 } w2l__ice_policy;
 
+#define W2L_ICE_COMPACT_MIN_DELETES 10000
 void w2l__ice_policy_default(w2l__ice_policy *p);
 
 /* What one maintenance action did. */

@@ -344,7 +344,9 @@ int w2l__ice_compact_due(const w2l__ice_meta *m, const w2l__ice_policy *p)
     if (deletes >= p->compact_delete_files) return 1;
     int64_t records = sum_i64(s, "total-records");
     int64_t deleted = sum_i64(s, "total-equality-deletes") + sum_i64(s, "total-position-deletes");
-    if (p->compact_delete_ratio > 0 && records > 0 && deleted > 0 && (double)deleted >= p->compact_delete_ratio * (double)records)
+    /* the share of deleted rows matters once there are enough of them to slow a read */
+    if (p->compact_delete_ratio > 0 && deleted >= W2L_ICE_COMPACT_MIN_DELETES &&
+        (double)deleted >= p->compact_delete_ratio * (double)records)
         return 1;
     /* small files: the data files added since the last compaction (its output is at most a
      * few files), counted along the current history */

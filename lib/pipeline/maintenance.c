@@ -456,16 +456,9 @@ static int worker_main(void *arg)
 {
     w2l__maint *m = arg;
     w2l_fileio *io = NULL;
-    w2l_catalog *cat = NULL;
+    w2l_catalog *cat = NULL; /* opened at the first piece of work */
     w2l_error e;
-    w2l_rc rc = w2l__catalog_open_conf(m->conf, &io, &cat, &e);
-    if (rc != W2L_OK) {
-        w2l__log(W2L_LOG_ERROR, "maintenance: cannot open the catalog: %s; no maintenance in this run", e.msg);
-        mtx_lock(&m->mtx);
-        while (!m->stop) cnd_wait(&m->cnd, &m->mtx);
-        mtx_unlock(&m->mtx);
-        return 0;
-    }
+    int broken = 0;
     mtx_lock(&m->mtx);
     for (;;) {
         while (!m->stop && !m->head) {
@@ -478,7 +471,29 @@ static int worker_main(void *arg)
             }
         }
         if (m->stop) break;
+        if (!cat && !broken) {
+            mtx_unlock(&m->mtx);
+            w2l_rc rc = w2l__catalog_open_conf(m->conf, &io, &cat, &e);
+            if (rc != W2L_OK) {
+                w2l__log(W2L_LOG_WARN, "maintenance: cannot open the catalog: %s; no maintenance in this run", e.msg);
+                w2l_fileio_close(io);
+                io = NULL;
+                cat = NULL;
+                broken = 1;
+            }
+            mtx_lock(&m->mtx);
+        }
         job *j = m->head;
+        if (broken) { /* drop the work: nothing can be done with it */
+            if (j) {
+                m->head = j->next;
+                if (!m->head) m->tail = NULL;
+                job_free(j);
+            } else {
+                m->next_orphans_ms = w2l__now_ms() + m->orphan_interval_ms;
+            }
+            continue;
+        }
         if (j) {
             m->head = j->next;
             if (!m->head) m->tail = NULL;
@@ -506,6 +521,11 @@ w2l_rc w2l__maint_new(const w2l_conf *conf, w2l__metrics *metrics, unsigned ncom
                       w2l__maint **out, w2l_error *err)
 {
     *out = NULL;
+    /* no lake of ours (a host's own committer, or no warehouse): nothing to maintain */
+    const char *wh = NULL, *cm = NULL;
+    w2l_conf_get(conf, "warehouse", &wh, NULL);
+    w2l_conf_get(conf, "operator.committer", &cm, NULL);
+    if (!wh || !*wh || (cm && strcmp(cm, "default") != 0)) return W2L_OK;
     w2l__maint *m = w2l__calloc(1, sizeof *m);
     W2L_NOMEM_IF(!m, err);
     m->conf = conf;

@@ -34,7 +34,8 @@ void w2l__maint_policy(const w2l_conf *conf, const char *fq, w2l__ice_policy *p,
 typedef struct w2l__maint w2l__maint;
 
 /* conf and metrics are borrowed for the maintainer's life; ncommit committers. Starts the
- * threads. */
+ * threads. *out stays NULL (no maintenance) without a warehouse, or with a committer other
+ * than the built-in one. */
 w2l_rc w2l__maint_new(const w2l_conf *conf, w2l__metrics *metrics, unsigned ncommit,
                       w2l__maint **out, w2l_error *err);
 /* Stops the threads (the action in progress finishes) and drops what was not committed,

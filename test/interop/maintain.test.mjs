@@ -1,0 +1,282 @@
+// Maintenance while syncing: a seeded canal-json stream (lib/maintain_stream.mjs: three
+// tables of database `maint` with a primary key over a few hundred keys, mostly UPDATEs,
+// DELETEs and re-INSERTs of deleted keys, two TRUNCATE TABLE) synced by `w2l run` with
+// 50 ms checkpoints and eager maintenance (compaction at 4 small data files or 4 delete
+// files, no interval between compactions; snapshots older than 200 ms expire beyond the
+// newest 3, once 2 have become expirable), killed with SIGKILL at random moments and
+// restarted until it exits 0. Then:
+//   - the lake equals the model, read by three readers we did not write (lib/lake.mjs:
+//     avsc + hyparquet with the spec's delete rules; DuckDB decoding every live data and
+//     delete file by field id; icebird), through lib/ddl_stream.mjs checkLake;
+//   - the runs' log lines show compactions and expiries per table (maintenance ran), and
+//     no commit lost a race (one pipeline owns its tables: maintenance commits through
+//     the table's committer, never beside it);
+//   - every snapshot left in each table's metadata reaches only files that exist
+//     (manifest lists, manifests and the live entries' files, walked with avsc), and every
+//     compaction snapshot left is a "replace" marked w2l.maintenance=compact;
+//   - the current snapshot lists a bounded number of manifests (manifest merging) and the
+//     table holds few live data and delete files (compaction), and few snapshots (expiry).
+// Then `w2l maintain`: every file of the tables aged two days and an unreferenced Parquet
+// file planted in a table's data/, `--remove-orphans` removes it and every other file no
+// snapshot reaches (leftovers of killed runs), nothing a snapshot reaches, and the lake
+// still equals the model; `--compact --expire --force` leaves each table one data file and
+// no delete file, and the lake still equals the model.
+// Set W2L_TEST_KEEP=1 to keep the stream, the warehouse and the runs' stderr of a failing
+// run (their paths are in the failure message).
+import { test, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn, spawnSync } from 'node:child_process'
+import crypto from 'node:crypto'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { DuckDBInstance } from '@duckdb/node-api'
+import { rng } from './lib/canal.mjs'
+import { checkLake } from './lib/ddl_stream.mjs'
+import { makeMaintainStream, walkTable, filesUnder } from './lib/maintain_stream.mjs'
+
+const SEED = 1 // the stream's seed: same seed, same stream
+const EVENTS = 20000 // canal messages: a few seconds of 50 ms checkpoints
+const KILL_SEED = Number(process.env.W2L_TEST_KILL_SEED ?? 29) // the moments of SIGKILL
+const KILLS = 15 // SIGKILLs before the run is let finish
+
+// The policy of every run (bounds in lib/conf/conf_props.c): compact-small-files >= 2,
+// compact-delete-files >= 1, min-snapshots >= 1, expire-every >= 1.
+const POLICY = {
+  'maintenance.compact-small-files': 4,
+  'maintenance.compact-delete-files': 4,
+  'maintenance.compact-interval': '0',
+  'maintenance.max-snapshot-age': '200ms',
+  'maintenance.min-snapshots': 3,
+  'maintenance.expire-every': 2
+}
+// Bounds of a table at the end of the runs, from the policy:
+//  - manifests: merging keeps a list at about commit.manifest.min-count-to-merge (16);
+//  - live files: a compaction is due at 4 delete files or 4 data files added since the
+//    last one, and is committed at the committer's next checkpoint; a checkpoint adds at
+//    most one data and two delete files (equality, position) to a table. A table holds the
+//    last compaction's output (a data file, perhaps a position delete file), the commits
+//    since its base and those that came before the next compaction could commit (a run
+//    killed or ending in between drops the queued one): 2 + 3 x 7 checkpoints;
+//  - snapshots: the newest 3, those younger than 200 ms (a few at 50 ms checkpoints) and at
+//    most one more expirable one (expire-every 2).
+const MAX_MANIFESTS = 32
+const MAX_LIVE_FILES = 24
+const MAX_SNAPSHOTS = 16
+
+const bin = process.env.W2L_TEST_BIN || path.resolve('build')
+const w2l = path.join(bin, 'w2l')
+const keep = !!process.env.W2L_TEST_KEEP
+const top = fs.mkdtempSync(path.join(os.tmpdir(), 'w2l-maintain-'))
+process.on('exit', () => { if (!keep) fs.rmSync(top, { recursive: true, force: true }) })
+
+const g = makeMaintainStream({ seed: SEED, events: EVENTS })
+const src = path.join(top, 'stream.jsonl')
+fs.writeFileSync(src, g.stream.text())
+const cfg = path.join(top, 'w2l.json')
+fs.writeFileSync(cfg, JSON.stringify(POLICY, null, 1) + '\n')
+const wh = path.join(top, 'lake')
+const errLog = path.join(top, 'stderr.log') // the runs' stderr, kept with W2L_TEST_KEEP
+const sha = crypto.createHash('sha256').update(g.stream.text()).digest('hex').slice(0, 12)
+const where = () => `seed ${SEED}, kill seed ${KILL_SEED}, ${g.stream.lines.length} messages, sha256 ${sha}` +
+  (keep ? `; warehouse ${wh}, stream ${src}, stderr of the runs ${errLog}` : '; W2L_TEST_KEEP=1 keeps the warehouse')
+const db = g.stream.db
+const tableDir = name => path.join(wh, db, name)
+
+const duckDb = await DuckDBInstance.create(':memory:')
+const duck = await duckDb.connect()
+after(() => { duck.closeSync?.(); duckDb.closeSync?.() })
+
+// The command of every run.
+const runArgs = ['run', '--source', `file:${src}?format=canal-json`, '--warehouse', wh, '--until-caught-up',
+  '--checkpoint-interval', '50ms', '--config', cfg, '--quiet']
+
+// The lines of w2l's stderr worth showing: warnings, errors and the final message, the last 25.
+function stderrTail (stderr) {
+  const lines = stderr.split('\n').filter(l => l.trim())
+  const worth = lines.filter(l => !/^\S+ (info|debug|trace) /.test(l))
+  const shown = (worth.length ? worth : lines).slice(-25)
+  return (shown.length < (worth.length || lines.length) ? '  ...\n' : '') + shown.map(l => '  ' + l).join('\n')
+}
+
+async function assertLakeEqualsModel (what) {
+  const problems = await checkLake(wh, g, { duckdb: duck, icebird: true })
+  if (!problems.length) return
+  assert.fail(`${what}: ${problems.length} table(s) differ from the model (${where()}):\n` + problems.join('\n'))
+}
+
+// Walks every table's snapshots: every file they reach exists, compactions are marked.
+async function walkAll (what) {
+  const out = {}
+  const problems = []
+  for (const name of g.alive) {
+    const w = await walkTable(tableDir(name))
+    out[name] = w
+    for (const m of w.missing) problems.push(`${name}: ${m} does not exist`)
+    for (const s of w.snapshots) {
+      if (s.summary['w2l.maintenance'] === 'compact' && s.operation !== 'replace') problems.push(`${name}: compaction snapshot ${s.id} is a "${s.operation}", not a "replace"`)
+      if (s.operation === 'replace' && s.summary['w2l.maintenance'] !== 'compact') problems.push(`${name}: "replace" snapshot ${s.id} has no w2l.maintenance=compact`)
+    }
+  }
+  if (problems.length) assert.fail(`${what}: files the metadata reaches are gone (${where()}):\n` + problems.join('\n'))
+  return out
+}
+
+// What the maintenance log lines of stderr say: per table, compactions and expiries.
+function maintenanceDone (stderr) {
+  const done = Object.fromEntries(g.alive.map(n => [n, { compact: 0, expire: 0, dropped: 0, filesIn: 0, snapshots: 0 }]))
+  for (const l of stderr.split('\n')) {
+    let m = / maintenance: ([^ ]+)\.([^ .]+) compact: (\d+) files \(\d+ bytes\) -> \d+ files/.exec(l)
+    if (m && m[1] === db && done[m[2]]) { done[m[2]].compact++; done[m[2]].filesIn += Number(m[3]); continue }
+    m = / maintenance: ([^ ]+)\.([^ .]+) expire: (\d+) snapshots/.exec(l)
+    if (m && m[1] === db && done[m[2]]) { done[m[2]].expire++; done[m[2]].snapshots += Number(m[3]); continue }
+    m = / maintenance: ([^ ]+)\.([^ .]+) compact: .*dropped/.exec(l)
+    if (m && m[1] === db && done[m[2]]) done[m[2]].dropped++
+  }
+  return done
+}
+
+function maintain (...flags) {
+  const res = spawnSync(w2l, ['maintain', '--warehouse', wh, ...flags], { encoding: 'utf8', timeout: 60000, maxBuffer: 64 << 20 })
+  fs.appendFileSync(errLog, `---- w2l maintain ${flags.join(' ')}: exit ${res.status ?? res.signal}\n${res.stdout ?? ''}${res.stderr ?? ''}`)
+  assert.equal(res.status, 0, `w2l maintain ${flags.join(' ')} exited ${res.status ?? res.signal} (${where()}):\n${res.stdout ?? ''}${stderrTail(res.stderr ?? '')}`)
+  return res
+}
+
+const TWO_DAYS_AGO = new Date(Date.now() - 2 * 86400 * 1000)
+let synced = false // the first test left the warehouse at the end of the stream
+
+test('eager maintenance while syncing, SIGKILL at random moments and restart: compacted, expired, the lake equals the model', { timeout: 240000 }, async (t) => {
+  const r = rng(KILL_SEED)
+  let kills = 0; let done = false; let runs = 0; let all = ''
+  fs.writeFileSync(errLog, '')
+  for (let attempt = 0; attempt < 100 && !done; attempt++) {
+    runs++
+    const child = spawn(w2l, runArgs, { stdio: ['ignore', 'ignore', 'pipe'] })
+    let stderr = ''
+    // the moment of the kill: a third early (start, restore, replay, the first commit),
+    // a third mid-stream (checkpoints committed, compactions in flight), a third just
+    // after the run's n-th maintenance line (a compaction just committed, the files of
+    // expired snapshots being removed), each seeded
+    let kill = null
+    let timer = null
+    if (kills < KILLS) {
+      const x = r()
+      if (x < 1 / 3) kill = { after: 30 + Math.floor(r() * 120) } // ms
+      else if (x < 2 / 3) kill = { after: 150 + Math.floor(r() * 300) }
+      else kill = { line: 1 + Math.floor(r() * 3), after: Math.floor(r() * 30), fallback: 400 + Math.floor(r() * 300) }
+    }
+    const killNow = () => { if (!timer) timer = setTimeout(() => child.kill('SIGKILL'), kill.after) }
+    let seen = 0
+    child.stderr.on('data', d => {
+      stderr += d
+      if (kill?.line && !timer && (seen = (stderr.match(/ maintenance: /g) ?? []).length) >= kill.line) killNow()
+    })
+    if (kill && !kill.line) killNow()
+    const fallback = kill?.line ? setTimeout(() => { if (!timer) { kill.after = 0; killNow() } }, kill.fallback) : null
+    const code = await new Promise(resolve => child.on('close', (c, sig) => resolve(sig ?? c)))
+    clearTimeout(fallback)
+    clearTimeout(timer)
+    all += stderr
+    const how = !kill ? '' : kill.line && seen >= kill.line ? `${kill.after} ms after maintenance line ${kill.line}` : `${kill.after || kill.fallback} ms after the start`
+    fs.appendFileSync(errLog, `---- w2l run #${runs}: ${code === 'SIGKILL' ? `SIGKILL ${how}` : `exit ${code}`}\n${stderr}`)
+    const race = stderr.split('\n').filter(l => /lost a race|committed first/.test(l))
+    assert.deepEqual(race, [], `w2l run #${runs}: a commit lost a race inside one pipeline (${where()})`)
+    if (code === 'SIGKILL') { kills++; continue }
+    assert.equal(code, 0, `w2l run #${runs} (after ${kills} SIGKILLs) exited ${code} (${where()}):\n${stderrTail(stderr)}`)
+    done = true
+  }
+  assert.ok(done, 'the job finished')
+  assert.ok(kills >= 10, `only ${kills} SIGKILLs before the job finished (want >= 10; ${where()})`)
+
+  // maintenance ran: every table compacted and expired, judged by the log lines of all runs
+  const did = maintenanceDone(all)
+  const summary = Object.entries(did).map(([n, d]) => `${n}: ${d.compact} compactions (${d.filesIn} files in, ${d.dropped} dropped), ${d.expire} expiries (${d.snapshots} snapshots)`).join('; ')
+  for (const [name, d] of Object.entries(did)) {
+    assert.ok(d.compact > 0, `${name}: no "maintenance: ${db}.${name} compact:" line in ${runs} runs (${summary}; ${where()})`)
+    assert.ok(d.expire > 0, `${name}: no "maintenance: ${db}.${name} expire:" line in ${runs} runs (${summary}; ${where()})`)
+  }
+  // maintenance never failed (a warning would say what it left behind)
+  const warned = all.split('\n').filter(l => /^\S+ (warn|error) /.test(l) && /maintenance|orphan/.test(l))
+  assert.deepEqual(warned, [], `maintenance warned (${where()})`)
+
+  await assertLakeEqualsModel(`after ${kills} SIGKILLs and ${runs} runs`)
+  const walked = await walkAll(`after ${kills} SIGKILLs and ${runs} runs`)
+  for (const [name, w] of Object.entries(walked)) {
+    const cur = w.current
+    const shape = `${name}: current snapshot ${cur?.id} (${cur?.operation}): ${cur?.manifests} manifests, ${cur?.dataFiles} data files, ` +
+      `${cur?.deleteFiles} delete files; ${w.snapshots.length} snapshots (${summary}; ${where()})`
+    assert.ok(cur, `${name}: no current snapshot`)
+    assert.ok(cur.manifests <= MAX_MANIFESTS, `more than ${MAX_MANIFESTS} manifests: ${shape}`)
+    assert.ok(cur.dataFiles + cur.deleteFiles <= MAX_LIVE_FILES, `more than ${MAX_LIVE_FILES} live files: ${shape}`)
+    assert.ok(w.snapshots.length <= MAX_SNAPSHOTS, `more than ${MAX_SNAPSHOTS} snapshots: ${shape}`)
+  }
+  t.diagnostic(`${runs} runs, ${kills} SIGKILLs; ${summary}; at the end (manifests/data/delete files/snapshots): ` +
+    Object.entries(walked).map(([n, w]) => `${n} ${w.current.manifests}/${w.current.dataFiles}/${w.current.deleteFiles}/${w.snapshots.length}`).join(', '))
+  synced = true
+})
+
+test('w2l maintain --remove-orphans: removes old files no snapshot reaches (a planted one too), keeps what snapshots reach', { timeout: 120000 }, async (t) => {
+  if (!synced) return t.skip('the sync failed')
+  // what no snapshot reaches now: leftovers of killed runs (their uncommitted files,
+  // compactions never committed, files of expired snapshots not yet removed)
+  const before = await walkAll('before orphan removal')
+  const planted = path.join(tableDir(g.alive[0]), 'data', 'data-00000000-orphan-planted-by-the-test.parquet')
+  const anyData = [...before[g.alive[0]].reached].find(f => f.endsWith('.parquet') && fs.existsSync(f))
+  fs.copyFileSync(anyData, planted) // a valid Parquet file that nothing references
+  const unreached = {}
+  const reachedExisting = {}
+  for (const name of g.alive) {
+    reachedExisting[name] = [...before[name].reached].filter(f => fs.existsSync(f))
+    const files = [...filesUnder(path.join(tableDir(name), 'data')), ...filesUnder(path.join(tableDir(name), 'metadata'))]
+    for (const f of files) fs.utimesSync(f, TWO_DAYS_AGO, TWO_DAYS_AGO)
+    unreached[name] = files.filter(f => !before[name].reached.has(f) && path.basename(f) !== 'version-hint.text')
+  }
+  assert.ok(unreached[g.alive[0]].includes(planted))
+
+  const res = maintain('--remove-orphans')
+  assert.ok(!fs.existsSync(planted), `the planted file ${planted} stays:\n${res.stdout}`)
+  // the file IO writes each file to a hidden temporary (".NAME.tmp.PID.N") and publishes
+  // it by rename or link: a killed run leaves its temporaries; judged apart below
+  const isTemp = f => /^\..+\.tmp\.\d+\.\d+$/.test(path.basename(f))
+  const problems = []
+  const temps = []
+  for (const name of g.alive) {
+    for (const f of unreached[name]) {
+      if (!fs.existsSync(f)) continue
+      if (isTemp(f)) temps.push(`${name}: ${path.relative(tableDir(name), f)}`)
+      else problems.push(`${name}: ${f} (reached by no snapshot, two days old) stays`)
+    }
+    // (a file only DELETED entries name may have gone with an expiry before; what was
+    // there and is reached must still be there)
+    for (const f of reachedExisting[name]) if (!fs.existsSync(f)) problems.push(`${name}: ${f} (reached by the metadata) was removed`)
+  }
+  assert.deepEqual(problems, [], `w2l maintain --remove-orphans (${where()}):\n${res.stdout}`)
+  const orphanLines = res.stdout.split('\n').filter(l => / orphans /.test(l))
+  assert.equal(orphanLines.length, g.alive.length, `one orphans line per table:\n${res.stdout}`)
+  await walkAll('after orphan removal')
+  await assertLakeEqualsModel('after w2l maintain --remove-orphans')
+  // w2l-maintain(1): orphan removal removes "what a crashed writer ... left behind"
+  assert.deepEqual(temps, [], `w2l maintain --remove-orphans leaves ${temps.length} temporaries of killed runs, two days old, ` +
+    `under the tables' data/ and metadata/ (${where()}):\n${res.stdout}`)
+})
+
+test('w2l maintain --compact --expire --force: one data file and no delete file per table, the lake equals the model', { timeout: 120000 }, async (t) => {
+  if (!synced) return t.skip('the sync failed')
+  // the policy of the runs (expiry: 200 ms, newest 3), as a user of that config runs it
+  const res = maintain('--compact', '--expire', '--force', '--config', cfg)
+  for (const name of g.alive) {
+    const lines = res.stdout.split('\n').filter(l => l.startsWith(`${db}.${name} `))
+    assert.ok(lines.some(l => / compact /.test(l)), `${name}: no compact line:\n${res.stdout}`)
+    assert.ok(lines.some(l => / expire /.test(l)), `${name}: no expire line:\n${res.stdout}`)
+  }
+  const walked = await walkAll('after w2l maintain --compact --expire --force')
+  for (const [name, w] of Object.entries(walked)) {
+    const cur = w.current
+    const shape = `${name}: ${cur.dataFiles} data files, ${cur.deleteFiles} delete files, ${w.snapshots.length} snapshots (${where()}):\n${res.stdout}`
+    // every file is small: all are rewritten, with every delete applied, into one file
+    assert.ok(cur.dataFiles <= 1 && cur.deleteFiles === 0, shape)
+    assert.ok(w.snapshots.length <= POLICY['maintenance.min-snapshots'] + 1, `expiry left too many snapshots: ${shape}`)
+  }
+  await assertLakeEqualsModel('after w2l maintain --compact --expire --force')
+})
