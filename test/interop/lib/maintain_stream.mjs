@@ -184,7 +184,8 @@ export function makeMaintainStream ({ seed = 1, events = 15000, keys = 300, trun
 // Every snapshot a table's current metadata still lists, walked with avsc (lib/lake.mjs
 // readAvro): the manifest list, its manifests and their entries. Returns
 //   { meta, snapshots: [{id, seq, operation, summary, manifests (in its list), dataFiles,
-//     deleteFiles (live in it)}], current (the entry of the current snapshot, or null),
+//     deleteFiles (live in it), added: [{path, content, seq (data sequence number)}] (the
+//     files it added, as far as its manifests still say)}], current (the entry of the current snapshot, or null),
 //     missing: ['what: path' for every manifest list, manifest and live file that does not
 //     exist], reached: Set of every path the metadata reaches (metadata files of the log,
 //     manifest lists, manifests, and the files of every entry, DELETED ones too) }.
@@ -200,11 +201,13 @@ export async function walkTable (tableDir) {
   const missing = []
   const snapshots = []
   const manifests = new Map() // path -> entries (a manifest is read once)
+  const added = new Map() // snapshot id -> [{path, content, seq}] (ADDED entries)
+  const addedSeen = new Set() // manifests whose ADDED entries are counted
   for (const s of meta.snapshots ?? []) {
     const what = `snapshot ${s['snapshot-id']} (seq ${s['sequence-number']}, ${s.summary?.operation})`
     const listPath = local(s['manifest-list'])
     reached.add(listPath)
-    const snap = { id: s['snapshot-id'], seq: s['sequence-number'], operation: s.summary?.operation, summary: s.summary ?? {}, manifests: 0, dataFiles: 0, deleteFiles: 0 }
+    const snap = { id: s['snapshot-id'], seq: s['sequence-number'], operation: s.summary?.operation, summary: s.summary ?? {}, manifests: 0, dataFiles: 0, deleteFiles: 0, added: [] }
     snapshots.push(snap)
     if (!fs.existsSync(listPath)) { missing.push(`${what}: manifest list ${listPath}`); continue }
     const list = await readAvro(listPath)
@@ -215,7 +218,14 @@ export async function walkTable (tableDir) {
       if (!manifests.has(mp)) manifests.set(mp, fs.existsSync(mp) ? (await readAvro(mp)).records : null)
       const entries = manifests.get(mp)
       if (!entries) { missing.push(`${what}: manifest ${mp}`); continue }
+      const count = !addedSeen.has(mp)
+      addedSeen.add(mp)
       for (const e of entries) {
+        if (count && e.status === 1) { // null snapshot id and sequence number: inherited from the list
+          const by = String(e.snapshot_id ?? mf.added_snapshot_id)
+          if (!added.has(by)) added.set(by, [])
+          added.get(by).push({ path: local(e.data_file.file_path), content: e.data_file.content, seq: Number(e.sequence_number ?? mf.sequence_number) })
+        }
         const fp = local(e.data_file.file_path)
         reached.add(fp)
         if (e.status === 2) continue // DELETED: not live in this snapshot
@@ -225,6 +235,7 @@ export async function walkTable (tableDir) {
       }
     }
   }
+  for (const snap of snapshots) snap.added = added.get(String(snap.id)) ?? []
   const current = snapshots.find(s => s.id === meta['current-snapshot-id']) ?? null
   return { meta, snapshots, current, missing, reached }
 }
