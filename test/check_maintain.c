@@ -263,6 +263,19 @@ static w2l_table_metrics metrics(w2l_pipeline *p)
     return m;
 }
 
+/* A compaction of t's current snapshot, with the default policy. */
+static w2l__ice_compaction *prepare(w2l__ice_table *t)
+{
+    w2l__ice_policy pol;
+    w2l__ice_policy_default(&pol);
+    w2l__pq_options pq;
+    w2l__pq_options_default(&pq);
+    w2l__ice_compaction *k = NULL;
+    ck_assert_ok(w2l__ice_compact_prepare(t->io, t->meta, &pol, &pq, &k, &err), err);
+    ck_assert_ptr_nonnull(k);
+    return k;
+}
+
 /* ---- tests ---- */
 
 START_TEST(merging_bounds_the_manifests)
@@ -347,13 +360,7 @@ START_TEST(upserts_committed_during_a_compaction_win)
     w2l_catalog *cat;
     w2l_fileio *io;
     w2l__ice_table *t = load(&cat, &io);
-    w2l__ice_policy pol;
-    w2l__ice_policy_default(&pol);
-    w2l__pq_options pq;
-    w2l__pq_options_default(&pq);
-    w2l__ice_compaction *k = NULL;
-    ck_assert_ok(w2l__ice_compact_prepare(io, t->meta, &pol, &pq, &k, &err), err);
-    ck_assert_ptr_nonnull(k);
+    w2l__ice_compaction *k = prepare(t);
     /* meanwhile: every key the compaction holds is upserted, some deleted */
     for (long id = 0; id < NKEYS; id++) {
         if (!model[id][0]) continue;
@@ -398,13 +405,7 @@ START_TEST(a_compaction_whose_input_changed_is_dropped)
     w2l_catalog *cat;
     w2l_fileio *io;
     w2l__ice_table *t = load(&cat, &io);
-    w2l__ice_policy pol;
-    w2l__ice_policy_default(&pol);
-    w2l__pq_options pq;
-    w2l__pq_options_default(&pq);
-    w2l__ice_compaction *k = NULL;
-    ck_assert_ok(w2l__ice_compact_prepare(io, t->meta, &pol, &pq, &k, &err), err);
-    ck_assert_ptr_nonnull(k);
+    w2l__ice_compaction *k = prepare(t);
     w2l_ddl d = {"db", "TRUNCATE TABLE t", 16, NULL, NULL, 0};
     ck_assert_ok(w2l_emit_ddl(w2l_pipeline_emitter(p), &d, &err), err);
     commit(p);

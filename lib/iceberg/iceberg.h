@@ -239,6 +239,16 @@ w2l_rc w2l__ice_meta_new(const char *location, w2l_schema *schema,
                          w2l__ice_meta **out, w2l_error *err);
 
 const w2l__ice_snapshot *w2l__ice_meta_snapshot(const w2l__ice_meta *m, int64_t id);
+/* Calls fn for the snapshots of the current snapshot's history, newest first (depth 0: the
+ * current one), until fn returns non-zero or the history ends (no snapshot, or a parent
+ * that expired). Bounded by the snapshot count, so corrupt metadata cannot loop. */
+w2l_rc w2l__ice_meta_ancestry(const w2l__ice_meta *m,
+                              int (*fn)(void *ctx, const w2l__ice_snapshot *s, size_t depth),
+                              void *ctx, w2l_error *err);
+/* The newest snapshot of the current history whose summary has w2l.checkpoint-id (and
+ * w2l.job-id equal to job, unless job is NULL); NULL when none (*rc says why). */
+const w2l__ice_snapshot *w2l__ice_meta_newest_checkpoint(const w2l__ice_meta *m, const char *job,
+                                                         w2l_rc *rc, w2l_error *err);
 const w2l__ice_schema_entry *w2l__ice_meta_schema(const w2l__ice_meta *m, int32_t id);
 const w2l__ice_spec *w2l__ice_meta_spec(const w2l__ice_meta *m, int32_t id);
 /* The current schema (w2l_schema, borrowed) or NULL. */

@@ -118,15 +118,22 @@ static int64_t prop_i64(const w2l__ice_meta *m, const char *key, int64_t dflt)
 
 /* ================================================================= expiry ======== */
 
-typedef struct snap_ix {
-    int64_t id;
-    size_t i;
-} snap_ix;
+typedef struct retain_ctx {
+    const w2l__ice_meta *m;
+    unsigned char *keep;
+    int64_t min_keep, cutoff;
+    int seen_w2l;
+} retain_ctx;
 
-static int snap_ix_cmp(const void *a, const void *b)
+/* The current history: the newest min_keep, those younger than the cutoff, and every one
+ * down to the newest that carries a w2l checkpoint (restore reads it there). */
+static int keep_step(void *ctx, const w2l__ice_snapshot *s, size_t depth)
 {
-    const snap_ix *x = a, *y = b;
-    return x->id < y->id ? -1 : x->id > y->id;
+    retain_ctx *k = ctx;
+    size_t i = (size_t)(s - k->m->snapshots);
+    k->keep[i] = (int64_t)depth < k->min_keep || s->timestamp_ms >= k->cutoff || !k->seen_w2l;
+    k->seen_w2l |= w2l__ice_props_get(&s->summary, "w2l.checkpoint-id") != NULL;
+    return 0;
 }
 
 w2l_rc w2l__ice_expire_select(const w2l__ice_meta *m, const w2l__ice_policy *p, int64_t now_ms,
@@ -139,35 +146,22 @@ w2l_rc w2l__ice_expire_select(const w2l__ice_meta *m, const w2l__ice_policy *p, 
     const int64_t min_keep = W2L_MAX(1, prop_i64(m, "history.expire.min-snapshots-to-keep", p->min_snapshots));
     const int64_t cutoff = now_ms - max_age;
     unsigned char *keep = w2l__calloc(m->nsnapshots, 1);
-    snap_ix *ix = w2l__malloc(m->nsnapshots * sizeof *ix);
     int64_t *out = w2l__malloc(m->nsnapshots * sizeof *out);
-    if (!keep || !ix || !out) {
+    if (!keep || !out) {
         w2l__free(keep);
-        w2l__free(ix);
         w2l__free(out);
         return w2l__fail(err, W2L_NOMEM, "out of memory");
     }
-    for (size_t i = 0; i < m->nsnapshots; i++) {
-        ix[i] = (snap_ix){m->snapshots[i].snapshot_id, i};
-        /* snapshots off the current history: by age alone */
-        keep[i] = m->snapshots[i].timestamp_ms >= cutoff;
-    }
-    qsort(ix, m->nsnapshots, sizeof *ix, snap_ix_cmp);
-    /* the current history: the newest min_keep, those younger than the cutoff, and every
-     * one down to the newest that carries a w2l checkpoint (restore reads it there) */
-    int64_t id = m->current_snapshot_id;
-    int seen_w2l = 1;
-    for (size_t i = 0; i < m->nsnapshots && seen_w2l; i++)
-        if (w2l__ice_props_get(&m->snapshots[i].summary, "w2l.checkpoint-id")) seen_w2l = 0;
-    for (size_t depth = 0; id != -1 && depth <= m->nsnapshots; depth++) {
-        snap_ix probe = {id, 0};
-        const snap_ix *hit = bsearch(&probe, ix, m->nsnapshots, sizeof *ix, snap_ix_cmp);
-        if (!hit) break;
-        const w2l__ice_snapshot *s = &m->snapshots[hit->i];
-        int w2l = w2l__ice_props_get(&s->summary, "w2l.checkpoint-id") != NULL;
-        keep[hit->i] = (int64_t)depth < min_keep || s->timestamp_ms >= cutoff || !seen_w2l;
-        seen_w2l |= w2l;
-        id = s->parent_id;
+    /* snapshots off the current history: by age alone */
+    for (size_t i = 0; i < m->nsnapshots; i++) keep[i] = m->snapshots[i].timestamp_ms >= cutoff;
+    retain_ctx k = {m, keep, min_keep, cutoff, 1};
+    for (size_t i = 0; i < m->nsnapshots && k.seen_w2l; i++)
+        if (w2l__ice_props_get(&m->snapshots[i].summary, "w2l.checkpoint-id")) k.seen_w2l = 0;
+    w2l_rc rc = w2l__ice_meta_ancestry(m, keep_step, &k, err);
+    if (rc != W2L_OK) {
+        w2l__free(keep);
+        w2l__free(out);
+        return rc;
     }
     for (size_t r = 0; r < m->nrefs; r++)
         for (size_t i = 0; i < m->nsnapshots; i++)
@@ -175,7 +169,6 @@ w2l_rc w2l__ice_expire_select(const w2l__ice_meta *m, const w2l__ice_policy *p, 
     for (size_t i = 0; i < m->nsnapshots; i++)
         if (!keep[i] && m->snapshots[i].snapshot_id != m->current_snapshot_id) out[(*n)++] = m->snapshots[i].snapshot_id;
     w2l__free(keep);
-    w2l__free(ix);
     if (!*n) {
         w2l__free(out);
         return W2L_OK;
@@ -335,6 +328,21 @@ static int64_t sum_i64(const w2l__ice_props *p, const char *key)
     return v ? strtoll(v, NULL, 10) : 0;
 }
 
+typedef struct small_ctx {
+    int64_t added;
+    int reached_replace;
+} small_ctx;
+
+static int small_step(void *ctx, const w2l__ice_snapshot *x, size_t depth)
+{
+    (void)depth;
+    small_ctx *c = ctx;
+    const char *op = w2l__ice_props_get(&x->summary, "operation");
+    if (op && strcmp(op, "replace") == 0) return c->reached_replace = 1;
+    c->added += sum_i64(&x->summary, "added-data-files");
+    return 0;
+}
+
 int w2l__ice_compact_due(const w2l__ice_meta *m, const w2l__ice_policy *p)
 {
     const w2l__ice_snapshot *cur = m->current_snapshot_id != -1 ? w2l__ice_meta_snapshot(m, m->current_snapshot_id) : NULL;
@@ -350,20 +358,9 @@ int w2l__ice_compact_due(const w2l__ice_meta *m, const w2l__ice_policy *p)
         return 1;
     /* small files: the data files added since the last compaction (its output is at most a
      * few files), counted along the current history */
-    int64_t small = 0;
-    int64_t id = m->current_snapshot_id;
-    for (size_t depth = 0; id != -1 && depth <= m->nsnapshots; depth++) {
-        const w2l__ice_snapshot *x = w2l__ice_meta_snapshot(m, id);
-        if (!x) { /* history expired before a compaction: count what is there */
-            small = W2L_MAX(small, sum_i64(s, "total-data-files"));
-            break;
-        }
-        const char *op = w2l__ice_props_get(&x->summary, "operation");
-        if (op && strcmp(op, "replace") == 0) break;
-        small += sum_i64(&x->summary, "added-data-files");
-        if (small >= p->compact_small_files) return 1;
-        id = x->parent_id;
-    }
+    small_ctx c = {0, 0};
+    if (w2l__ice_meta_ancestry(m, small_step, &c, NULL) != W2L_OK) return 0;
+    int64_t small = c.reached_replace ? c.added : W2L_MAX(c.added, sum_i64(s, "total-data-files"));
     return small >= p->compact_small_files && sum_i64(s, "total-data-files") >= 2;
 }
 

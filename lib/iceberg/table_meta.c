@@ -162,6 +162,62 @@ const w2l__ice_snapshot *w2l__ice_meta_snapshot(const w2l__ice_meta *m, int64_t 
     return NULL;
 }
 
+typedef struct snap_ix {
+    int64_t id;
+    size_t i;
+} snap_ix;
+
+static int snap_ix_cmp(const void *a, const void *b)
+{
+    const snap_ix *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+w2l_rc w2l__ice_meta_ancestry(const w2l__ice_meta *m,
+                              int (*fn)(void *ctx, const w2l__ice_snapshot *s, size_t depth),
+                              void *ctx, w2l_error *err)
+{
+    if (!m->nsnapshots || m->current_snapshot_id == -1) return W2L_OK;
+    snap_ix *ix = w2l__malloc(m->nsnapshots * sizeof *ix);
+    W2L_NOMEM_IF(!ix, err);
+    for (size_t i = 0; i < m->nsnapshots; i++) ix[i] = (snap_ix){m->snapshots[i].snapshot_id, i};
+    qsort(ix, m->nsnapshots, sizeof *ix, snap_ix_cmp);
+    int64_t id = m->current_snapshot_id;
+    for (size_t depth = 0; id != -1 && depth < m->nsnapshots; depth++) {
+        snap_ix key = {id, 0};
+        const snap_ix *hit = bsearch(&key, ix, m->nsnapshots, sizeof *ix, snap_ix_cmp);
+        if (!hit) break; /* expired: the history ends here */
+        const w2l__ice_snapshot *s = &m->snapshots[hit->i];
+        if (fn(ctx, s, depth)) break;
+        id = s->parent_id;
+    }
+    w2l__free(ix);
+    return W2L_OK;
+}
+
+typedef struct newest_ctx {
+    const char *job;
+    const w2l__ice_snapshot *found;
+} newest_ctx;
+
+static int newest_step(void *ctx, const w2l__ice_snapshot *s, size_t depth)
+{
+    (void)depth;
+    newest_ctx *c = ctx;
+    const char *j = w2l__ice_props_get(&s->summary, "w2l.job-id");
+    if (w2l__ice_props_get(&s->summary, "w2l.checkpoint-id") && (!c->job || (j && strcmp(j, c->job) == 0)))
+        c->found = s;
+    return c->found != NULL;
+}
+
+const w2l__ice_snapshot *w2l__ice_meta_newest_checkpoint(const w2l__ice_meta *m, const char *job,
+                                                         w2l_rc *rc, w2l_error *err)
+{
+    newest_ctx c = {job, NULL};
+    *rc = w2l__ice_meta_ancestry(m, newest_step, &c, err);
+    return c.found;
+}
+
 const w2l__ice_schema_entry *w2l__ice_meta_schema(const w2l__ice_meta *m, int32_t id)
 {
     for (size_t i = 0; i < m->nschemas; i++)

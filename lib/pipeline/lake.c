@@ -161,48 +161,6 @@ static uint64_t sum_u64(const w2l__ice_snapshot *s, const char *key)
     return v ? strtoull(v, NULL, 10) : 0;
 }
 
-typedef struct snap_ix {
-    int64_t id;
-    size_t i;
-} snap_ix;
-
-static int snap_ix_cmp(const void *a, const void *b)
-{
-    const snap_ix *x = a, *y = b;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
-/* The newest snapshot in the current snapshot's ancestry whose summary has
- * w2l.checkpoint-id (and w2l.job-id equal to job, unless job is NULL); NULL if none. */
-static const w2l__ice_snapshot *newest_checkpoint(const w2l__ice_meta *m, const char *job,
-                                                  w2l_error *err, w2l_rc *rc)
-{
-    *rc = W2L_OK;
-    if (!m->nsnapshots || m->current_snapshot_id == -1) return NULL;
-    snap_ix *ix = w2l__malloc(m->nsnapshots * sizeof *ix);
-    if (!ix) {
-        *rc = w2l__fail(err, W2L_NOMEM, "out of memory");
-        return NULL;
-    }
-    for (size_t i = 0; i < m->nsnapshots; i++) ix[i] = (snap_ix){m->snapshots[i].snapshot_id, i};
-    qsort(ix, m->nsnapshots, sizeof *ix, snap_ix_cmp);
-    const w2l__ice_snapshot *found = NULL;
-    int64_t id = m->current_snapshot_id;
-    /* bounded by the snapshot count, so a cycle in corrupt metadata cannot loop forever */
-    for (size_t steps = 0; id != -1 && steps <= m->nsnapshots && !found; steps++) {
-        snap_ix key = {id, 0};
-        const snap_ix *hit = bsearch(&key, ix, m->nsnapshots, sizeof *ix, snap_ix_cmp);
-        if (!hit) break;
-        const w2l__ice_snapshot *s = &m->snapshots[hit->i];
-        const char *j = w2l__ice_props_get(&s->summary, "w2l.job-id");
-        if (w2l__ice_props_get(&s->summary, "w2l.checkpoint-id") && (!job || (j && strcmp(j, job) == 0)))
-            found = s;
-        id = s->parent_id;
-    }
-    w2l__free(ix);
-    return found;
-}
-
 /* The timestamp of the newest snapshot of m whose operation is "replace" (a compaction);
  * -1 when none is left in the metadata (expiry removes old ones). */
 static int64_t last_compaction(const w2l__ice_meta *m)
@@ -247,7 +205,7 @@ w2l_rc w2l_lake_tables(w2l_lake *l, int (*fn)(void *ctx, const w2l_table_info *i
         const w2l__ice_meta *m = t->meta;
         const w2l__ice_snapshot *cur =
             m->current_snapshot_id == -1 ? NULL : w2l__ice_meta_snapshot(m, m->current_snapshot_id);
-        const w2l__ice_snapshot *ck = newest_checkpoint(m, NULL, err, &rc);
+        const w2l__ice_snapshot *ck = w2l__ice_meta_newest_checkpoint(m, NULL, &rc, err);
         w2l_table_info info;
         memset(&info, 0, sizeof info);
         info.ns = t->ns;
@@ -391,7 +349,7 @@ static w2l_rc committed_of(w2l_lake *l, tlist *tables, const char *job, w2l_erro
             w2l__error_prefix(err, "table %s.%s: ", tn->ns, tn->table);
             return rc;
         }
-        const w2l__ice_snapshot *s = newest_checkpoint(t->meta, job, err, &rc);
+        const w2l__ice_snapshot *s = w2l__ice_meta_newest_checkpoint(t->meta, job, &rc, err);
         tn->committed = sum_u64(s, "w2l.checkpoint-id");
         w2l__ice_table_free(t);
         W2L_TRY(rc);

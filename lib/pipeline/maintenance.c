@@ -394,6 +394,19 @@ static void orphan_report(void *ctx, const char *ns, const char *table, const w2
     w2l__metrics_maint(m->metrics, ns, table, 0, 0, 0, (uint64_t)st->files_removed);
 }
 
+/* fq's compaction ended (committed, dropped or failed): the next may be queued after the
+ * interval. */
+static void done_compaction(w2l__maint *m, const char *fq)
+{
+    mtx_lock(&m->mtx);
+    tstat *ts = tstat_get(m, fq);
+    if (ts) {
+        ts->inflight = 0;
+        ts->last_ms = w2l__now_ms();
+    }
+    mtx_unlock(&m->mtx);
+}
+
 static void run_job(w2l__maint *m, w2l_catalog *cat, w2l_fileio *io, job *j)
 {
     char fq[512];
@@ -443,13 +456,7 @@ static void run_job(w2l__maint *m, w2l_catalog *cat, w2l_fileio *io, job *j)
         rc = w2l__fail(&e, W2L_NOMEM, "out of memory");
     }
     if (rc != W2L_OK && rc != W2L_NOTFOUND) w2l__log(W2L_LOG_WARN, "maintenance: %s compact: %s", fq, e.msg);
-    mtx_lock(&m->mtx);
-    tstat *ts = tstat_get(m, fq);
-    if (ts) {
-        ts->inflight = 0;
-        ts->last_ms = w2l__now_ms();
-    }
-    mtx_unlock(&m->mtx);
+    done_compaction(m, fq);
 }
 
 static int worker_main(void *arg)
@@ -682,17 +689,6 @@ w2l__maint_result *w2l__maint_take(w2l__maint *m, unsigned committer)
 w2l__maint_result *w2l__maint_result_next(const w2l__maint_result *r) { return r->next; }
 const char *w2l__maint_result_ns(const w2l__maint_result *r) { return r->ns; }
 const char *w2l__maint_result_table(const w2l__maint_result *r) { return r->table; }
-
-static void done_compaction(w2l__maint *m, const char *fq)
-{
-    mtx_lock(&m->mtx);
-    tstat *ts = tstat_get(m, fq);
-    if (ts) {
-        ts->inflight = 0;
-        ts->last_ms = w2l__now_ms();
-    }
-    mtx_unlock(&m->mtx);
-}
 
 void w2l__maint_drop(w2l__maint *m, w2l__maint_result *r)
 {

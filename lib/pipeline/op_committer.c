@@ -524,47 +524,12 @@ static handle *handle_find(committer *c, const char *ns, const char *table)
     return NULL;
 }
 
-typedef struct snap_ix {
-    int64_t id;
-    size_t i;
-} snap_ix;
-
-static int snap_ix_cmp(const void *a, const void *b)
-{
-    const snap_ix *x = a, *y = b;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
 /* The checkpoint of the newest snapshot of this job in the table's ancestry (0: none). Along
  * one job's ancestry checkpoint ids only grow, so the newest is the largest. */
 static uint64_t job_ckpt(const committer *c, const w2l__ice_meta *m, w2l_error *err, w2l_rc *rc)
 {
-    *rc = W2L_OK;
-    if (m->current_snapshot_id == -1 || !m->nsnapshots) return 0;
-    snap_ix *ix = w2l__malloc(m->nsnapshots * sizeof *ix);
-    if (!ix) {
-        *rc = w2l__fail(err, W2L_NOMEM, "out of memory");
-        return 0;
-    }
-    for (size_t i = 0; i < m->nsnapshots; i++) ix[i] = (snap_ix){m->snapshots[i].snapshot_id, i};
-    qsort(ix, m->nsnapshots, sizeof *ix, snap_ix_cmp);
-    uint64_t found = 0;
-    int64_t id = m->current_snapshot_id;
-    for (size_t steps = 0; id != -1 && steps <= m->nsnapshots; steps++) {
-        snap_ix probe = {id, 0};
-        const snap_ix *hit = bsearch(&probe, ix, m->nsnapshots, sizeof *ix, snap_ix_cmp);
-        if (!hit) break; /* expired ancestors: history ends here */
-        const w2l__ice_snapshot *s = &m->snapshots[hit->i];
-        const char *job = w2l__ice_props_get(&s->summary, "w2l.job-id");
-        const char *ck = w2l__ice_props_get(&s->summary, "w2l.checkpoint-id");
-        if (job && ck && strcmp(job, c->job_id) == 0) {
-            found = strtoull(ck, NULL, 10);
-            break;
-        }
-        id = s->parent_id;
-    }
-    w2l__free(ix);
-    return found;
+    const w2l__ice_snapshot *s = w2l__ice_meta_newest_checkpoint(m, c->job_id, rc, err);
+    return s ? strtoull(w2l__ice_props_get(&s->summary, "w2l.checkpoint-id"), NULL, 10) : 0;
 }
 
 static w2l_rc ensure_catalog(committer *c, w2l_error *err)

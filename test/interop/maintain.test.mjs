@@ -168,8 +168,8 @@ test('eager maintenance while syncing, SIGKILL at random moments and restart: co
     if (kills < KILLS) {
       const x = r()
       if (x < 0.25) kill = { after: 30 + Math.floor(r() * 120) } // ms
-      else if (x < 0.5) kill = { after: 150 + Math.floor(r() * 300) }
-      else kill = { line: 1 + Math.floor(r() * 3), after: Math.floor(r() * 30), fallback: 400 + Math.floor(r() * 300) }
+      else if (x < 0.5) kill = { after: 150 + Math.floor(r() * 200) }
+      else kill = { line: 1 + Math.floor(r() * 2), after: Math.floor(r() * 30), fallback: 350 + Math.floor(r() * 200) }
     }
     const killNow = () => { if (!timer) timer = setTimeout(() => child.kill('SIGKILL'), kill.after) }
     let seen = 0
