@@ -37,8 +37,17 @@ import { makeMaintainStream, walkTable, filesUnder } from './lib/maintain_stream
 
 const SEED = 1 // the stream's seed: same seed, same stream
 const EVENTS = 20000 // canal messages: a few seconds of 50 ms checkpoints
+const FIRST = 2000 // the messages in the file for the first run
+const CHUNK = 800 // the messages added to the file after each run ...
+const HEAD = 14000 // ... up to these; the rest comes after the kills, for one run not killed
 const KILL_SEED = Number(process.env.W2L_TEST_KILL_SEED ?? 29) // the moments of SIGKILL
-const KILLS = 15 // SIGKILLs before the run is let finish
+const KILLS = 15 // SIGKILLs before the runs are let finish
+// Lines of w2l's stderr (--log-level debug) a kill may follow.
+const KILL_ON = [
+  { what: 'checkpoint N sealed', re: / debug checkpoint \d+ sealed/ },
+  { what: 'TABLE checkpoint N committed', re: / debug committer \d+: \S+ checkpoint \d+ committed/ },
+  { what: 'maintenance:', re: / info  ?maintenance: / }
+]
 
 // The policy of every run (bounds in lib/conf/conf_props.c): compact-small-files >= 2,
 // compact-delete-files >= 1, min-snapshots >= 1, expire-every >= 1.
@@ -70,9 +79,9 @@ const keep = !!process.env.W2L_TEST_KEEP
 const top = fs.mkdtempSync(path.join(os.tmpdir(), 'w2l-maintain-'))
 process.on('exit', () => { if (!keep) fs.rmSync(top, { recursive: true, force: true }) })
 
-const g = makeMaintainStream({ seed: SEED, events: EVENTS })
+const g = makeMaintainStream({ seed: SEED, events: EVENTS, truncates: 3 })
 const src = path.join(top, 'stream.jsonl')
-fs.writeFileSync(src, g.stream.text())
+const lines = g.stream.lines
 const cfg = path.join(top, 'w2l.json')
 fs.writeFileSync(cfg, JSON.stringify(POLICY, null, 1) + '\n')
 const wh = path.join(top, 'lake')
@@ -89,7 +98,7 @@ after(() => { duck.closeSync?.(); duckDb.closeSync?.() })
 
 // The command of every run.
 const runArgs = ['run', '--source', `file:${src}?format=canal-json`, '--warehouse', wh, '--until-caught-up',
-  '--checkpoint-interval', '50ms', '--config', cfg, '--quiet']
+  '--checkpoint-interval', '50ms', '--config', cfg, '--quiet', '--log-level', 'debug']
 
 // The lines of w2l's stderr worth showing: warnings, errors and the final message, the last 25.
 function stderrTail (stderr) {
@@ -153,46 +162,64 @@ let synced = false // the first test left the warehouse at the end of the stream
 
 test('eager maintenance while syncing, SIGKILL at random moments and restart: compacted, expired, the lake equals the model', { timeout: 240000 }, async (t) => {
   const r = rng(KILL_SEED)
-  let kills = 0; let done = false; let runs = 0; let all = ''
+  let kills = 0; let runs = 0; let all = ''
   fs.writeFileSync(errLog, '')
-  for (let attempt = 0; attempt < 100 && !done; attempt++) {
+  // Each run gets new messages: the file starts with FIRST messages and grows by CHUNK
+  // after every run (never while one reads it) up to HEAD, so every run has work to be
+  // killed in, however fast the machine; runs are killed until KILLS, then the last
+  // runs finish the backlog
+  let have = FIRST
+  fs.writeFileSync(src, lines.slice(0, have).join('\n') + '\n')
+  for (;;) {
+    assert.ok(runs < 100, `the job does not finish (${runs} runs, ${kills} SIGKILLs; ${where()})`)
     runs++
-    const child = spawn(w2l, runArgs, { stdio: ['ignore', 'ignore', 'pipe'] })
-    let stderr = ''
-    // the moment of the kill: a quarter early (start, restore, replay, the first commit),
-    // a quarter mid-stream (checkpoints committed, compactions in flight), half just
-    // after the run's n-th maintenance line (a compaction just committed, the files of
-    // expired snapshots being removed), each seeded
+    // the moment of the kill, seeded: a third at a time after the start (start, restore,
+    // replay, the first commit), the others some ms after the first line of the run that
+    // says a checkpoint was sealed (its commits are next), a table's checkpoint was
+    // committed (maintenance is queued, the other tables commit next) or maintenance did
+    // something (a compaction was just committed, the files of expired snapshots are
+    // being removed)
     let kill = null
-    let timer = null
     if (kills < KILLS) {
       const x = r()
-      if (x < 0.25) kill = { after: 30 + Math.floor(r() * 120) } // ms
-      else if (x < 0.5) kill = { after: 150 + Math.floor(r() * 200) }
-      else kill = { line: 1 + Math.floor(r() * 2), after: Math.floor(r() * 30), fallback: 350 + Math.floor(r() * 200) }
+      const after = x < 1 / 3 ? 20 + Math.floor(r() * 130) : Math.floor(r() * 30)
+      kill = x < 1 / 3 ? { after } : { after, on: KILL_ON[Math.floor(r() * KILL_ON.length)] }
     }
-    const killNow = () => { if (!timer) timer = setTimeout(() => child.kill('SIGKILL'), kill.after) }
-    let seen = 0
+    const child = spawn(w2l, runArgs, { stdio: ['ignore', 'ignore', 'pipe'] })
+    let stderr = ''
+    let timer = null; let how = ''
+    const killIn = (ms, why) => { if (!timer) { how = why; timer = setTimeout(() => child.kill('SIGKILL'), ms) } }
     child.stderr.on('data', d => {
       stderr += d
-      if (kill?.line && !timer && (seen = (stderr.match(/ maintenance: /g) ?? []).length) >= kill.line) killNow()
+      if (kill?.on && !timer && kill.on.re.test(stderr)) killIn(kill.after, `${kill.after} ms after the first "${kill.on.what}" line`)
     })
-    if (kill && !kill.line) killNow()
-    const fallback = kill?.line ? setTimeout(() => { if (!timer) { kill.after = 0; killNow() } }, kill.fallback) : null
+    if (kill && !kill.on) killIn(kill.after, `${kill.after} ms after the start`)
+    // a run whose line does not come (its work done before) is killed anyway
+    const fallback = kill?.on ? setTimeout(() => killIn(0, `1 s after the start (no "${kill.on.what}" line)`), 1000) : null
     const code = await new Promise(resolve => child.on('close', (c, sig) => resolve(sig ?? c)))
-    clearTimeout(fallback)
-    clearTimeout(timer)
+    clearTimeout(fallback); clearTimeout(timer)
     all += stderr
-    const how = !kill ? '' : kill.line && seen >= kill.line ? `${kill.after} ms after maintenance line ${kill.line}` : `${kill.after || kill.fallback} ms after the start`
-    fs.appendFileSync(errLog, `---- w2l run #${runs}: ${code === 'SIGKILL' ? `SIGKILL ${how}` : `exit ${code}`}\n${stderr}`)
+    fs.appendFileSync(errLog, `---- w2l run #${runs} (messages 1-${have}): ${code === 'SIGKILL' ? `SIGKILL ${how}` : `exit ${code}`}\n${stderr}`)
     const race = stderr.split('\n').filter(l => /lost a race|committed first/.test(l))
     assert.deepEqual(race, [], `w2l run #${runs}: a commit lost a race inside one pipeline (${where()})`)
-    if (code === 'SIGKILL') { kills++; continue }
-    assert.equal(code, 0, `w2l run #${runs} (after ${kills} SIGKILLs) exited ${code} (${where()}):\n${stderrTail(stderr)}`)
-    done = true
+    if (code === 'SIGKILL') kills++
+    else assert.equal(code, 0, `w2l run #${runs} (after ${kills} SIGKILLs) exited ${code} (${where()}):\n${stderrTail(stderr)}`)
+    if (have < HEAD) {
+      const next = Math.min(HEAD, have + CHUNK)
+      fs.appendFileSync(src, lines.slice(have, next).join('\n') + '\n')
+      have = next
+    } else if (code === 0) break
   }
-  assert.ok(done, 'the job finished')
-  assert.ok(kills >= 10, `only ${kills} SIGKILLs before the job finished (want >= 10; ${where()})`)
+  assert.ok(kills >= KILLS - 3, `only ${kills} SIGKILLs before the job finished (want >= ${KILLS - 3}; ${where()})`)
+  // the rest of the stream arrives and the job resumes, not killed: a stretch of commits in
+  // one process, whatever the kills cut short (a compaction commits at the next checkpoint)
+  fs.appendFileSync(src, lines.slice(HEAD).join('\n') + '\n')
+  runs++
+  const res = spawnSync(w2l, runArgs, { encoding: 'utf8', timeout: 120000, maxBuffer: 64 << 20 })
+  all += res.stderr ?? ''
+  fs.appendFileSync(errLog, `---- w2l run #${runs} (messages 1-${lines.length}): exit ${res.status ?? res.signal}\n${res.stderr ?? ''}`)
+  assert.deepEqual((res.stderr ?? '').split('\n').filter(l => /lost a race|committed first/.test(l)), [], `w2l run #${runs}: a commit lost a race inside one pipeline (${where()})`)
+  assert.equal(res.status, 0, `w2l run #${runs} (the rest of the stream) exited ${res.status ?? res.signal} (${where()}):\n${stderrTail(res.stderr ?? '')}`)
 
   // maintenance ran: every table compacted and expired, judged by the log lines of all runs
   const did = maintenanceDone(all)
