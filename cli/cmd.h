@@ -82,6 +82,9 @@ const char *cli_bytes(char *buf, size_t size, uint64_t bytes);
 
 /* The current time, ms since the epoch. */
 int64_t cli_now_ms(void);
+/* Writes a log line to stderr as the library's default sink does ("TIME LEVEL LINE"),
+ * first clearing a progress line when clear is set. The caller serialises. */
+void cli_log_write(w2l_log_level level, const char *line, int clear);
 
 int cmd_run(int argc, char **argv);
 int cmd_recover(int argc, char **argv);

@@ -39,14 +39,8 @@ static void on_signal(int sig)
 static void log_line(void *opaque, w2l_log_level level, const char *line)
 {
     (void)opaque;
-    struct timespec ts;
-    struct tm tm;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
     pthread_mutex_lock(&out_mtx);
-    fprintf(stderr, "%s%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %-5s %s\n", progress_tty ? "\r\033[K" : "",
-            tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000L,
-            w2l_log_level_name(level), line);
+    cli_log_write(level, line, progress_tty);
     pthread_mutex_unlock(&out_mtx);
 }
 

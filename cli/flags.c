@@ -293,3 +293,14 @@ const char *cli_bytes(char *buf, size_t size, uint64_t bytes)
     snprintf(buf, size, "%.1f %s", v, unit[u]);
     return buf;
 }
+
+void cli_log_write(w2l_log_level level, const char *line, int clear)
+{
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    fprintf(stderr, "%s%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %-5s %s\n", clear ? "\r\033[K" : "",
+            tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000L,
+            w2l_log_level_name(level), line);
+}
