@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "support/support.h"
 
@@ -159,6 +162,53 @@ START_TEST(list_remove_read_errors)
 }
 END_TEST
 
+static int names_cb(void *ctx, const char *name)
+{
+    char *out = ctx;
+    strcat(out, name);
+    strcat(out, ";");
+    return 0;
+}
+
+/* A writer killed between create and close leaves its hidden temporary: listing shows it
+ * (so orphan removal and directory removal can take it), never a live writer's; stat
+ * tells size and age. */
+START_TEST(local_lists_dead_writers_temporaries_and_stats)
+{
+    w2l_fileio *io;
+    ck_assert_ok(w2l_fileio_open("local", NULL, &io, &err), err);
+    const char *dir = tmpdir_make("iotmp");
+    pid_t child = fork();
+    if (child == 0) _exit(0);
+    ck_assert_int_eq(waitpid(child, NULL, 0), child);
+    char dead[800], live[800], mine[800];
+    snprintf(dead, sizeof dead, "%s/.d.parquet.tmp.%ld.7", dir, (long)child);
+    snprintf(live, sizeof live, "%s/.l.parquet.tmp.%ld.1", dir, (long)getppid());
+    snprintf(mine, sizeof mine, "%s/.m.parquet.tmp.%ld.2", dir, (long)getpid());
+    const char *all[] = {dead, live, mine};
+    for (int i = 0; i < 3; i++) {
+        FILE *fp = fopen(all[i], "w");
+        ck_assert_ptr_nonnull(fp);
+        fputs("part", fp);
+        fclose(fp);
+    }
+    char names[4096] = "";
+    ck_assert_ok(w2l_fileio_list(io, dir, names_cb, names, &err), err);
+    char want[256];
+    snprintf(want, sizeof want, ".d.parquet.tmp.%ld.7;", (long)child);
+    ck_assert_str_eq(names, want);
+    w2l_file_stat st;
+    ck_assert_ok(w2l_fileio_stat(io, dead, &st, &err), err);
+    ck_assert_uint_eq(st.size, 4);
+    ck_assert_int_le(st.mtime_ms, (int64_t)time(NULL) * 1000 + 1000);
+    ck_assert_int_ge(st.mtime_ms, (int64_t)time(NULL) * 1000 - 60000);
+    ck_assert_int_eq(w2l_fileio_stat(io, "/nonexistent/x", &st, &err), W2L_NOTFOUND);
+    ck_assert_ok(w2l_fileio_remove(io, dead, &err), err);
+    w2l_fileio_close(io);
+    tmpdir_remove(dir);
+}
+END_TEST
+
 START_TEST(local_reports_errno_with_path)
 {
     w2l_fileio *io;
@@ -260,6 +310,7 @@ Suite *suite_io(void)
     suite_add_tcase(s, basic);
     TCase *faults = tcase_create("faults");
     tcase_add_test(faults, local_reports_errno_with_path);
+    tcase_add_test(faults, local_lists_dead_writers_temporaries_and_stats);
     tcase_add_test(faults, local_write_failure_is_clear_and_publishes_nothing);
     tcase_add_test(faults, fault_shim_fails_nth_and_recovers);
     suite_add_tcase(s, faults);

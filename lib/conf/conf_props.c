@@ -85,10 +85,10 @@ const w2l_conf_prop w2l__conf_props[] = {
      "merging happens on every commit regardless)."},
     {"maintenance.max-snapshot-age", W2L_CONF_DURATION, "1h", 0, 3650 * MS_DAY, NULL, W2L_CONF_F_PER_TABLE,
      "Snapshots older than this expire, unless among the newest maintenance.min-snapshots. A "
-     "table's own history.expire.max-snapshot-age-ms wins; tables w2l creates get this value."},
+     "table's own history.expire.max-snapshot-age-ms wins where the table sets it."},
     {"maintenance.min-snapshots", W2L_CONF_INT, "10", 1, 1000000, NULL, W2L_CONF_F_PER_TABLE,
      "Snapshots of the current history kept whatever their age. A table's own "
-     "history.expire.min-snapshots-to-keep wins; tables w2l creates get this value."},
+     "history.expire.min-snapshots-to-keep wins where the table sets it."},
     {"maintenance.expire-every", W2L_CONF_INT, "10", 1, 1000000, NULL, 0,
      "A pipeline expires a table's snapshots once this many have become expirable (amortised: "
      "one expiry per so many commits, not one per commit)."},

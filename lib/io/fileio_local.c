@@ -3,12 +3,16 @@
  * target (".NAME.tmp.PID.N"), fsynced, then published: rename() to replace, or link() for
  * W2L_CREATE_EXCL so an existing target is never overwritten (link fails with EEXIST
  * atomically), and the directory is fsynced. Parent directories are created on demand.
+ * list() hides temporaries, except those of a writer that died (its PID runs no process):
+ * garbage that only removal can take (orphan removal, dropping a directory).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -269,6 +273,24 @@ static w2l_rc local_exists(w2l_fileio *self, const char *path, int *out, w2l_err
     return w2l__fail_errno(err, W2L_IO, errno, "stat %s", path);
 }
 
+/* ".NAME.tmp.PID.N" of a PID that runs no process: left by a writer that died. */
+static int dead_temporary(const char *name)
+{
+    const char *t = NULL;
+    for (const char *p = strstr(name, ".tmp."); p; p = strstr(p + 1, ".tmp.")) t = p;
+    if (name[0] != '.' || !t || t == name) return 0;
+    char *end;
+    long pid = strtol(t + 5, &end, 10);
+    if (pid <= 0 || *end != '.' || end[1] < '0' || end[1] > '9') return 0;
+    strtoul(end + 1, &end, 10);
+    if (*end) return 0;
+    if (pid == (long)getpid()) return 0;
+    int saved = errno; /* readdir's end is told by errno */
+    int dead = kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+    errno = saved;
+    return dead;
+}
+
 static w2l_rc local_list(w2l_fileio *self, const char *dir, int (*fn)(void *, const char *),
                          void *ctx, w2l_error *err)
 {
@@ -281,7 +303,8 @@ static w2l_rc local_list(w2l_fileio *self, const char *dir, int (*fn)(void *, co
     struct dirent *de;
     errno = 0;
     while ((de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.') continue; /* ., .., and unpublished temporaries */
+        /* ., .., and unpublished temporaries (but those of a dead writer) */
+        if (de->d_name[0] == '.' && !dead_temporary(de->d_name)) continue;
         if (fn(ctx, de->d_name)) break;
     }
     int e = errno;

@@ -1,28 +1,37 @@
 // Maintenance while syncing: a seeded canal-json stream (lib/maintain_stream.mjs: three
 // tables of database `maint` with a primary key over a few hundred keys, mostly UPDATEs,
-// DELETEs and re-INSERTs of deleted keys, two TRUNCATE TABLE) synced by `w2l run` with
+// DELETEs and re-INSERTs of deleted keys, three TRUNCATE TABLE) synced by `w2l run` with
 // 50 ms checkpoints and eager maintenance (compaction at 4 small data files or 4 delete
 // files, no interval between compactions; snapshots older than 200 ms expire beyond the
-// newest 3, once 2 have become expirable), killed with SIGKILL at random moments and
-// restarted until it exits 0. Then:
+// newest 3, once 2 have become expirable):
+//   - the first 14000 messages by runs killed with SIGKILL at seeded moments (a time
+//     after the start, or some ms after the first line saying a checkpoint was sealed, a
+//     table's checkpoint committed, or maintenance did something) and restarted, the file
+//     growing by 800 messages after each run, until 15 kills and a run that exits 0;
+//   - the rest by one run not killed that follows the growing file, 500 messages added
+//     each time it committed a checkpoint (maintenance gets a stretch of commits in one
+//     process, however fast the machine), stopped by SIGTERM, then a run that stops at
+//     the file's end.
+// Then:
 //   - the lake equals the model, read by three readers we did not write (lib/lake.mjs:
 //     avsc + hyparquet with the spec's delete rules; DuckDB decoding every live data and
 //     delete file by field id; icebird), through lib/ddl_stream.mjs checkLake;
-//   - the runs' log lines show compactions and expiries per table (maintenance ran), and
-//     no commit lost a race (one pipeline owns its tables: maintenance commits through
-//     the table's committer, never beside it);
+//   - the runs' log lines show compactions and expiries of every table (maintenance ran),
+//     no commit lost a race (one pipeline owns its tables: maintenance commits through the
+//     table's committer, never beside it) and no maintenance warning;
 //   - every snapshot left in each table's metadata reaches only files that exist
-//     (manifest lists, manifests and the live entries' files, walked with avsc), and every
-//     compaction snapshot left is a "replace" marked w2l.maintenance=compact;
-//   - the current snapshot lists a bounded number of manifests (manifest merging) and the
-//     table holds few live data and delete files (compaction), and few snapshots (expiry).
+//     (manifest lists, manifests and the live entries' files, walked with avsc); every
+//     compaction left in the history is a "replace" marked w2l.maintenance=compact whose
+//     files keep a sequence number below its own (the starting-sequence-number rule);
+//   - the current snapshot lists a bounded number of manifests (manifest merging), the
+//     table holds few live data and delete files (compaction) and few snapshots (expiry).
 // Then `w2l maintain`: every file of the tables aged two days and an unreferenced Parquet
 // file planted in a table's data/, `--remove-orphans` removes it and every other file no
-// snapshot reaches (leftovers of killed runs), nothing a snapshot reaches, and the lake
-// still equals the model; `--compact --expire --force` leaves each table one data file and
-// no delete file, and the lake still equals the model.
-// Set W2L_TEST_KEEP=1 to keep the stream, the warehouse and the runs' stderr of a failing
-// run (their paths are in the failure message).
+// snapshot reaches (leftovers of the killed runs), nothing the metadata reaches, and the
+// lake still equals the model; `--compact --expire --force` leaves each table one data
+// file, no delete file and at most 4 snapshots, and the lake still equals the model.
+// Set W2L_TEST_KEEP=1 to keep the stream, the warehouse and the runs' stderr (their
+// paths are in the failure messages); W2L_TEST_KILL_SEED picks other kill moments.
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
@@ -39,7 +48,8 @@ const SEED = 1 // the stream's seed: same seed, same stream
 const EVENTS = 20000 // canal messages: a few seconds of 50 ms checkpoints
 const FIRST = 2000 // the messages in the file for the first run
 const CHUNK = 800 // the messages added to the file after each run ...
-const HEAD = 14000 // ... up to these; the rest comes after the kills, for one run not killed
+const HEAD = 14000 // ... up to these; the rest comes after the kills, for one run not killed,
+const TAIL_CHUNK = 500 // ... these many at a time
 const KILL_SEED = Number(process.env.W2L_TEST_KILL_SEED ?? 29) // the moments of SIGKILL
 const KILLS = 15 // SIGKILLs before the runs are let finish
 // Lines of w2l's stderr (--log-level debug) a kill may follow.
@@ -60,17 +70,23 @@ const POLICY = {
   'maintenance.expire-every': 2
 }
 // Bounds of a table at the end of the runs, from the policy:
-//  - manifests: merging keeps a list at about commit.manifest.min-count-to-merge (16);
+//  - manifests: merging starts once a list would hold commit.manifest.min-count-to-merge
+//    (16) manifests of one content (data, deletes), so a list holds at most 2 x 15 and
+//    the commit's own;
 //  - live files: a compaction is due at 4 delete files or 4 data files added since the
-//    last one, and is committed at the committer's next checkpoint; a checkpoint adds at
-//    most one data and two delete files (equality, position) to a table. A table holds the
-//    last compaction's output (a data file, perhaps a position delete file), the commits
-//    since its base and those that came before the next compaction could commit (a run
-//    killed or ending in between drops the queued one): 2 + 3 x 7 checkpoints;
+//    last one; a maintenance thread rewrites the snapshot current when it starts (its
+//    base) and the committer commits the result at its next checkpoint; a checkpoint adds
+//    at most one data and two delete files (equality, position) to a table of this stream.
+//    A table holds the last compaction's output (every file is small: one data file,
+//    perhaps one position delete file; checked exactly below) and the files of the commits
+//    since its base: 2 + 3 x 10 allows a compaction 10 checkpoints behind the head (the
+//    thread busy removing the files of expired snapshots, a run ending before the next
+//    compaction commits). About 10 files are seen on an idle machine, 22 once under a
+//    load of 6 on 2 cores;
 //  - snapshots: the newest 3, those younger than 200 ms (a few at 50 ms checkpoints) and at
-//    most one more expirable one (expire-every 2).
+//    most one more expirable one (expire-every 2); about 4 are seen.
 const MAX_MANIFESTS = 32
-const MAX_LIVE_FILES = 24
+const MAX_LIVE_FILES = 32
 const MAX_SNAPSHOTS = 16
 
 const bin = process.env.W2L_TEST_BIN || path.resolve('build')
@@ -102,10 +118,10 @@ const runArgs = ['run', '--source', `file:${src}?format=canal-json`, '--warehous
 
 // The lines of w2l's stderr worth showing: warnings, errors and the final message, the last 25.
 function stderrTail (stderr) {
-  const lines = stderr.split('\n').filter(l => l.trim())
-  const worth = lines.filter(l => !/^\S+ (info|debug|trace) /.test(l))
-  const shown = (worth.length ? worth : lines).slice(-25)
-  return (shown.length < (worth.length || lines.length) ? '  ...\n' : '') + shown.map(l => '  ' + l).join('\n')
+  const all = stderr.split('\n').filter(l => l.trim())
+  const worth = all.filter(l => !/^\S+ (info|debug|trace) /.test(l))
+  const shown = (worth.length ? worth : all).slice(-25)
+  return (shown.length < (worth.length || all.length) ? '  ...\n' : '') + shown.map(l => '  ' + l).join('\n')
 }
 
 async function assertLakeEqualsModel (what) {
@@ -155,6 +171,47 @@ function maintain (...flags) {
   fs.appendFileSync(errLog, `---- w2l maintain ${flags.join(' ')}: exit ${res.status ?? res.signal}\n${res.stdout ?? ''}${res.stderr ?? ''}`)
   assert.equal(res.status, 0, `w2l maintain ${flags.join(' ')} exited ${res.status ?? res.signal} (${where()}):\n${res.stdout ?? ''}${stderrTail(res.stderr ?? '')}`)
   return res
+}
+
+// The run of the stream's tail (messages HEAD+1 on): see the first test.
+async function tailRun (run) {
+  const child = spawn(w2l, runArgs.filter(x => x !== '--until-caught-up'), { stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  let have = HEAD
+  let appendedAt = -1 // the newest checkpoint committed when the last chunk was added
+  let termed = false
+  const append = ckpt => {
+    const next = Math.min(lines.length, have + TAIL_CHUNK)
+    fs.appendFileSync(src, lines.slice(have, next).join('\n') + '\n')
+    have = next
+    appendedAt = ckpt
+  }
+  append(-1)
+  // a run that commits nothing for 30 s is stuck: killed, and the test fails below
+  let watchdog = null
+  const arm = () => { clearTimeout(watchdog); watchdog = setTimeout(() => child.kill('SIGKILL'), 30000) }
+  arm()
+  let scanned = 0
+  child.stderr.on('data', d => {
+    stderr += d
+    const re = / debug committer \d+: \S+ checkpoint (\d+) committed \(/g
+    re.lastIndex = scanned
+    for (let m; (m = re.exec(stderr));) {
+      scanned = re.lastIndex
+      const ckpt = Number(m[1])
+      if (ckpt <= appendedAt || termed) continue
+      arm()
+      if (have < lines.length) append(ckpt)
+      else { termed = true; child.kill('SIGTERM') }
+    }
+  })
+  const code = await new Promise(resolve => child.on('close', (c, sig) => resolve(sig ?? c)))
+  clearTimeout(watchdog)
+  fs.appendFileSync(errLog, `---- w2l run #${run} (messages ${HEAD + 1}-${lines.length} added ${TAIL_CHUNK} at a time, then SIGTERM): ${code}\n${stderr}`)
+  assert.deepEqual(stderr.split('\n').filter(l => /lost a race|committed first/.test(l)), [], `w2l run #${run}: a commit lost a race inside one pipeline (${where()})`)
+  assert.ok(termed, `w2l run #${run} (the stream's tail): no commit for 30 s or an early end (${code}) with messages ${have} of ${lines.length} in the file (${where()}):\n${stderrTail(stderr)}`)
+  assert.equal(code, 0, `w2l run #${run} (the stream's tail) exited ${code} after SIGTERM (${where()}):\n${stderrTail(stderr)}`)
+  return { stderr }
 }
 
 const TWO_DAYS_AGO = new Date(Date.now() - 2 * 86400 * 1000)
@@ -211,15 +268,21 @@ test('eager maintenance while syncing, SIGKILL at random moments and restart: co
     } else if (code === 0) break
   }
   assert.ok(kills >= KILLS - 3, `only ${kills} SIGKILLs before the job finished (want >= ${KILLS - 3}; ${where()})`)
-  // the rest of the stream arrives and the job resumes, not killed: a stretch of commits in
-  // one process, whatever the kills cut short (a compaction commits at the next checkpoint)
-  fs.appendFileSync(src, lines.slice(HEAD).join('\n') + '\n')
+  // The rest of the stream by one run that is not killed and does not stop at the file's
+  // end: it gets TAIL_CHUNK messages more each time it committed a checkpoint that changed
+  // a table, so however fast the machine, its tables take a commit per chunk in one
+  // process (a compaction commits at the committer's next checkpoint, which a run cut
+  // short never reaches). SIGTERM once the last chunk is in (the checkpoint in flight
+  // finishes, exit 0), then a run --until-caught-up commits what is left.
+  runs++
+  const tail = await tailRun(runs)
+  all += tail.stderr
   runs++
   const res = spawnSync(w2l, runArgs, { encoding: 'utf8', timeout: 120000, maxBuffer: 64 << 20 })
   all += res.stderr ?? ''
-  fs.appendFileSync(errLog, `---- w2l run #${runs} (messages 1-${lines.length}): exit ${res.status ?? res.signal}\n${res.stderr ?? ''}`)
+  fs.appendFileSync(errLog, `---- w2l run #${runs} (messages 1-${lines.length}, until caught up): exit ${res.status ?? res.signal}\n${res.stderr ?? ''}`)
   assert.deepEqual((res.stderr ?? '').split('\n').filter(l => /lost a race|committed first/.test(l)), [], `w2l run #${runs}: a commit lost a race inside one pipeline (${where()})`)
-  assert.equal(res.status, 0, `w2l run #${runs} (the rest of the stream) exited ${res.status ?? res.signal} (${where()}):\n${stderrTail(res.stderr ?? '')}`)
+  assert.equal(res.status, 0, `w2l run #${runs} (the end of the stream) exited ${res.status ?? res.signal} (${where()}):\n${stderrTail(res.stderr ?? '')}`)
 
   // maintenance ran: every table compacted and expired, judged by the log lines of all runs
   const did = maintenanceDone(all)
@@ -241,6 +304,17 @@ test('eager maintenance while syncing, SIGKILL at random moments and restart: co
     assert.ok(cur, `${name}: no current snapshot`)
     assert.ok(cur.manifests <= MAX_MANIFESTS, `more than ${MAX_MANIFESTS} manifests: ${shape}`)
     assert.ok(cur.dataFiles + cur.deleteFiles <= MAX_LIVE_FILES, `more than ${MAX_LIVE_FILES} live files: ${shape}`)
+    // the last compaction left its output (files whose data sequence number, its base's,
+    // is below their file sequence number) and nothing else from before its base: every
+    // file was small, every delete file of the base went
+    const out = cur.live.filter(f => f.seq < f.fileSeq)
+    if (out.length) {
+      const base = Math.max(...out.map(f => f.seq))
+      const old = cur.live.filter(f => f.seq <= base)
+      const names = files => files.map(f => `${path.basename(f.path)} (seq ${f.seq}, file seq ${f.fileSeq})`).join(', ')
+      assert.ok(old.every(f => f.seq === base && f.seq < f.fileSeq) && old.length <= 2,
+        `the last compaction (base seq ${base}) left files from before its base: ${names(old)}; ${shape}`)
+    }
     assert.ok(w.snapshots.length <= MAX_SNAPSHOTS, `more than ${MAX_SNAPSHOTS} snapshots: ${shape}`)
   }
   t.diagnostic(`${runs} runs, ${kills} SIGKILLs; ${summary}; at the end (manifests/data/delete files/snapshots): ` +
@@ -298,9 +372,9 @@ test('w2l maintain --compact --expire --force: one data file and no delete file 
   // the policy of the runs (expiry: 200 ms, newest 3), as a user of that config runs it
   const res = maintain('--compact', '--expire', '--force', '--config', cfg)
   for (const name of g.alive) {
-    const lines = res.stdout.split('\n').filter(l => l.startsWith(`${db}.${name} `))
-    assert.ok(lines.some(l => / compact /.test(l)), `${name}: no compact line:\n${res.stdout}`)
-    assert.ok(lines.some(l => / expire /.test(l)), `${name}: no expire line:\n${res.stdout}`)
+    const mine = res.stdout.split('\n').filter(l => l.startsWith(`${db}.${name} `))
+    assert.ok(mine.some(l => / compact /.test(l)), `${name}: no compact line:\n${res.stdout}`)
+    assert.ok(mine.some(l => / expire /.test(l)), `${name}: no expire line:\n${res.stdout}`)
   }
   const walked = await walkAll('after w2l maintain --compact --expire --force')
   for (const [name, w] of Object.entries(walked)) {

@@ -11,10 +11,13 @@
 // the model, expected(name)), alive: [table names], dropped: [] (nothing is dropped),
 // droppedAt: {}, fate(name, key): what removed the row of that key (values as text, JSON)
 // last, or null, stats: {statements by kind} }.
-import { Stream, rng, datetimeText } from './canal.mjs'
-import { column, icebergType } from './ddl_stream.mjs'
+//
+// Also walkTable: every snapshot of a table walked down to its files (what exists, what
+// is live, what the metadata reaches), for the maintenance checks.
 import fs from 'node:fs'
 import path from 'node:path'
+import { Stream, rng, datetimeText } from './canal.mjs'
+import { column, icebergType } from './ddl_stream.mjs'
 import { decText, readAvro } from './lake.mjs'
 
 const q = n => '`' + n + '`'
@@ -184,8 +187,10 @@ export function makeMaintainStream ({ seed = 1, events = 15000, keys = 300, trun
 // Every snapshot a table's current metadata still lists, walked with avsc (lib/lake.mjs
 // readAvro): the manifest list, its manifests and their entries. Returns
 //   { meta, snapshots: [{id, seq, operation, summary, manifests (in its list), dataFiles,
-//     deleteFiles (live in it), added: [{path, content, seq (data sequence number)}] (the
-//     files it added, as far as its manifests still say)}], current (the entry of the current snapshot, or null),
+//     deleteFiles (live in it), live: [{path, content, seq (data sequence number), fileSeq
+//     (file sequence number: the snapshot that added it)}], added: [{path, content, seq}]
+//     (the files it added, as far as its manifests still say)}], current (the entry of
+//     the current snapshot, or null),
 //     missing: ['what: path' for every manifest list, manifest and live file that does not
 //     exist], reached: Set of every path the metadata reaches (metadata files of the log,
 //     manifest lists, manifests, and the files of every entry, DELETED ones too) }.
@@ -207,7 +212,7 @@ export async function walkTable (tableDir) {
     const what = `snapshot ${s['snapshot-id']} (seq ${s['sequence-number']}, ${s.summary?.operation})`
     const listPath = local(s['manifest-list'])
     reached.add(listPath)
-    const snap = { id: s['snapshot-id'], seq: s['sequence-number'], operation: s.summary?.operation, summary: s.summary ?? {}, manifests: 0, dataFiles: 0, deleteFiles: 0, added: [] }
+    const snap = { id: s['snapshot-id'], seq: s['sequence-number'], operation: s.summary?.operation, summary: s.summary ?? {}, manifests: 0, dataFiles: 0, deleteFiles: 0, live: [], added: [] }
     snapshots.push(snap)
     if (!fs.existsSync(listPath)) { missing.push(`${what}: manifest list ${listPath}`); continue }
     const list = await readAvro(listPath)
@@ -229,6 +234,9 @@ export async function walkTable (tableDir) {
         const fp = local(e.data_file.file_path)
         reached.add(fp)
         if (e.status === 2) continue // DELETED: not live in this snapshot
+        // null sequence numbers of ADDED entries: the manifest's (a v2 reader's inheritance)
+        const inherit = x => x === null || x === undefined ? (e.status === 1 ? Number(mf.sequence_number) : NaN) : Number(x)
+        snap.live.push({ path: fp, content: e.data_file.content, seq: inherit(e.sequence_number), fileSeq: inherit(e.file_sequence_number) })
         if (e.data_file.content === 0) snap.dataFiles++
         else snap.deleteFiles++
         if (!fs.existsSync(fp)) missing.push(`${what}: live ${e.data_file.content === 0 ? 'data' : 'delete'} file ${fp} (manifest ${path.basename(mp)})`)
