@@ -152,7 +152,6 @@ static w2l_rc local_create(w2l_fileio *self, const char *path, unsigned flags, w
         struct stat st;
         if (stat(path, &st) == 0) return w2l__fail(err, W2L_EXISTS, "create %s: file exists", path);
     }
-    W2L_TRY(make_parents(path, err));
     local_file *f = w2l__calloc(1, sizeof *f);
     W2L_NOMEM_IF(!f, err);
     f->base.methods = &local_file_methods;
@@ -168,6 +167,14 @@ static w2l_rc local_create(w2l_fileio *self, const char *path, unsigned flags, w
         return w2l__fail(err, W2L_NOMEM, "create %s: out of memory", path);
     }
     f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (f->fd < 0 && errno == ENOENT) { /* parent directories only when missing */
+        w2l_rc rc = make_parents(path, err);
+        if (rc != W2L_OK) {
+            file_free(f);
+            return rc;
+        }
+        f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    }
     if (f->fd < 0) {
         w2l_rc rc = w2l__fail_errno(err, W2L_IO, errno, "create %s", path);
         file_free(f);
