@@ -105,7 +105,7 @@ const w2l_conf_prop w2l__conf_props[] = {
      "below it, the file's deleted rows become one position delete file."},
     {"maintenance.compact-interval", W2L_CONF_DURATION, "1m", 0, MS_DAY, NULL, W2L_CONF_F_PER_TABLE,
      "Least time between two compactions of one table by a pipeline."},
-    {"maintenance.metadata-versions", W2L_CONF_INT, "20", 1, 100000, NULL, 0,
+    {"maintenance.metadata-versions", W2L_CONF_INT, "5", 1, 100000, NULL, 0,
      "Tables w2l creates keep this many previous metadata files "
      "(write.metadata.previous-versions-max) and delete older ones at commit "
      "(write.metadata.delete-after-commit.enabled)."},

@@ -348,7 +348,7 @@ static w2l_rc tbl_create(ddl_op *op, tbl *t, w2l_schema *schema, w2l_error *err)
     char *loc = w2l__ice_table_dir(op->warehouse, t->ns, t->name);
     W2L_NOMEM_IF(!loc, err);
     /* old metadata files go at commit, beyond maintenance.metadata-versions */
-    int64_t keep = 20;
+    int64_t keep = 5;
     w2l_conf_get_int(op->conf, "maintenance.metadata-versions", &keep, NULL);
     char kb[24];
     snprintf(kb, sizeof kb, "%lld", (long long)keep);
