@@ -724,9 +724,9 @@ w2l_rc w2l__maint_commit(w2l__maint *m, w2l__maint_result *r, w2l__ice_table *t,
         rc = w2l__ice_compaction_validate(t->io, t->meta, r->k, &e1);
         if (rc == W2L_OK) rc = w2l__ice_table_try_commit(t, &ch, &e1);
         if (rc == W2L_OK) break;
-        if (rc == W2L_CONFLICT && attempt < retries && strstr(e1.msg, "no longer live") == NULL &&
-            strstr(e1.msg, "position delete") == NULL)
-            continue; /* lost a race to another process: the table reloaded, try again */
+        /* lost a race to another process (the table reloaded): again, on the new base; an
+         * input that changed conflicts again, every time */
+        if (rc == W2L_CONFLICT && attempt < retries) continue;
         if (rc == W2L_CONFLICT) { /* its input changed: dropped, never forced */
             w2l__log(W2L_LOG_INFO, "maintenance: %s compact: %s; compaction dropped", fq, e1.msg);
             dropped = 1;
@@ -862,8 +862,7 @@ static w2l_rc compact_on_demand(w2l__ice_table *t, const w2l__ice_policy *p, con
     for (int attempt = 0;; attempt++) {
         rc = w2l__ice_compaction_validate(t->io, t->meta, k, err);
         if (rc == W2L_OK) rc = w2l__ice_table_try_commit(t, &ch, err);
-        if (rc != W2L_CONFLICT || attempt >= 5 || (err && (strstr(err->msg, "no longer live") || strstr(err->msg, "position delete"))))
-            break;
+        if (rc != W2L_CONFLICT || attempt >= 5) break; /* a race with another process: again */
     }
     int dropped = rc == W2L_CONFLICT;
     if (dropped) {
