@@ -571,6 +571,128 @@ START_TEST(a_fault_at_any_write_of_maintenance_leaves_the_table_whole)
 }
 END_TEST
 
+/* Large files with a few deleted rows keep their place: their deleted positions go to one
+ * position delete file, and no equality delete is left. */
+#define BIGN 3000
+static char big_model[BIGN][8];
+
+/* tag, then 140 hex digits that depend on id (incompressible: files of real size) */
+static void big_value(char *out, size_t size, const char *tag, long id)
+{
+    int n = snprintf(out, size, "%s-", tag);
+    uint64_t x = (uint64_t)id * 0x9e3779b97f4a7c15ULL + 1;
+    for (int i = 0; i < 140 && (size_t)n + 1 < size; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        out[n++] = "0123456789abcdef"[x & 15];
+    }
+    out[n] = '\0';
+}
+
+static int on_big_row(void *ctx, const w2l_schema *s, const w2l_value *row, size_t n)
+{
+    (void)s, (void)n;
+    long *rows = ctx;
+    long id = (long)row[0].v.i64;
+    ck_assert_int_ge(id, 0);
+    ck_assert_int_lt(id, BIGN);
+    ck_assert_msg(big_model[id][0], "row %ld is deleted", id);
+    char want[160];
+    big_value(want, sizeof want, big_model[id], id);
+    ck_assert_msg(row[1].v.bytes.len == strlen(want) && memcmp(row[1].v.bytes.ptr, want, strlen(want)) == 0,
+                  "row %ld: not its newest version", id);
+    (*rows)++;
+    return 0;
+}
+
+static void check_big(void)
+{
+    long rows = 0, want = 0;
+    for (int i = 0; i < BIGN; i++) want += big_model[i][0] != 0;
+    w2l_conf *c = base_conf();
+    w2l_lake *lake;
+    ck_assert_ok(w2l_lake_open(c, &lake, &err), err);
+    ck_assert_ok(w2l_lake_scan(lake, "db", "t", -1, on_big_row, &rows, &err), err);
+    w2l_lake_close(lake);
+    w2l_conf_free(c);
+    ck_assert_int_eq(rows, want);
+}
+
+static void big_put(w2l_pipeline *p, long id, const char *tag, int update)
+{
+    char v[160];
+    big_value(v, sizeof v, tag, id);
+    w2l_value row[2];
+    memset(row, 0, sizeof row);
+    row[0].v.i64 = id;
+    if (update) {
+        char old[160];
+        big_value(old, sizeof old, big_model[id], id);
+        row[1].v.bytes.ptr = old;
+        row[1].v.bytes.len = strlen(old);
+        w2l_change b = {"db", "t", sch, W2L_OP_UPDATE_BEFORE, row, 2, NULL, 0};
+        ck_assert_ok(w2l_emit_change(w2l_pipeline_emitter(p), &b, &err), err);
+    }
+    row[1].v.bytes.ptr = v;
+    row[1].v.bytes.len = strlen(v);
+    w2l_change c = {"db", "t", sch, update ? W2L_OP_UPDATE_AFTER : W2L_OP_INSERT, row, 2, NULL, 0};
+    ck_assert_ok(w2l_emit_change(w2l_pipeline_emitter(p), &c, &err), err);
+    snprintf(big_model[id], sizeof big_model[id], "%s", tag);
+}
+
+START_TEST(large_files_get_position_deletes)
+{
+    memset(big_model, 0, sizeof big_model);
+    w2l_conf *c = base_conf();
+    ck_assert_ok(w2l_conf_set(c, "maintenance.enabled", "false", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "writer.target-file-bytes", "64KiB", &err), err);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    for (long id = 0; id < BIGN; id++) big_put(p, id, "v1", 0);
+    commit(p);
+    checkpoint(p);
+    for (long id = 0; id < BIGN; id += 100) big_put(p, id, "v2", 1); /* 1% of the rows */
+    commit(p);
+    checkpoint(p);
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+    w2l_pipeline_free(p);
+    check_big();
+    w2l_catalog *cat;
+    w2l_fileio *io;
+    w2l__ice_table *t = load(&cat, &io);
+    int64_t files_before = summary_i64(t->meta, "total-data-files");
+    ck_assert_int_ge(files_before, 3); /* rolled at 64 KiB */
+    ck_assert_int_ge(summary_i64(t->meta, "total-equality-deletes"), 30);
+    unload(t, cat, io);
+    w2l_maintain_options o = {W2L_MAINTAIN_COMPACT, "db", "t", 0, 1};
+    counts k = {0};
+    ck_assert_ok(w2l_maintain(c, &o, on_report, &k, &err), err);
+    ck_assert_int_eq(k.compact, 1);
+    check_big();
+    check_reachable();
+    t = load(&cat, &io);
+    ck_assert_int_eq(summary_i64(t->meta, "total-equality-deletes"), 0);
+    ck_assert_int_eq(summary_i64(t->meta, "total-position-deletes"), 30);
+    ck_assert_int_eq(summary_i64(t->meta, "total-delete-files"), 1);
+    /* the large files stay; the 30 new versions are one new file */
+    ck_assert_int_eq(summary_i64(t->meta, "total-data-files"), files_before);
+    unload(t, cat, io);
+    /* past maintenance.rewrite-delete-percent, the large files are rewritten */
+    ck_assert_ok(w2l_conf_set(c, "maintenance.rewrite-delete-percent", "0", &err), err);
+    memset(&k, 0, sizeof k);
+    ck_assert_ok(w2l_maintain(c, &o, on_report, &k, &err), err);
+    check_big();
+    t = load(&cat, &io);
+    ck_assert_int_eq(summary_i64(t->meta, "total-delete-files"), 0);
+    ck_assert_int_eq(summary_i64(t->meta, "total-records"), BIGN);
+    unload(t, cat, io);
+    /* compaction's own output is not small: nothing to do again, not a rewrite of it all */
+    memset(&k, 0, sizeof k);
+    ck_assert_ok(w2l_maintain(c, &o, on_report, &k, &err), err);
+    ck_assert_int_eq(k.compact, 0);
+    w2l_conf_free(c);
+}
+END_TEST
+
 Suite *suite_maintain(void)
 {
     Suite *s = suite_create("maintain");
@@ -583,6 +705,7 @@ Suite *suite_maintain(void)
     tcase_add_test(tc, a_compaction_whose_input_changed_is_dropped);
     tcase_add_test(tc, orphans_go_but_not_what_recover_needs);
     tcase_add_test(tc, a_fault_at_any_write_of_maintenance_leaves_the_table_whole);
+    tcase_add_test(tc, large_files_get_position_deletes);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -475,7 +475,7 @@ char *w2l__ice_new_data_path(const w2l__ice_table *t, const char *partition_path
 typedef struct w2l__ice_policy {
     int64_t max_snapshot_age_ms;
     int64_t min_snapshots;
-    int64_t target_file_bytes;     /* compaction output files */
+    int64_t target_file_bytes;     /* compaction output files; under an eighth: small */
     int64_t compact_small_files;   /* compact at this many data files under target/4, */
     int64_t compact_delete_files;  /* or this many delete files, */
     double compact_delete_ratio;   /* or deletes/records at or above this (0: off), with
@@ -487,6 +487,10 @@ typedef struct w2l__ice_policy {
 } w2l__ice_policy;
 
 #define W2L_ICE_COMPACT_MIN_DELETES 10000
+/* A data file under target_file_bytes / this is small: compaction merges it. Files the
+ * writers roll come out well under the target once compressed, so compaction's own output
+ * must not count as small, or every compaction would rewrite the whole table again. */
+#define W2L_ICE_SMALL_FILE_RATIO 8
 void w2l__ice_policy_default(w2l__ice_policy *p);
 
 /* What one maintenance action did. */

@@ -610,7 +610,7 @@ w2l_rc w2l__ice_compact_prepare(w2l_fileio *io, const w2l__ice_meta *m,
     const int64_t target = p->target_file_bytes > 0 ? p->target_file_bytes : 128LL << 20;
     size_t nsmall = 0, nwith = 0;
     for (size_t i = 0; i < scan->ntasks; i++) {
-        nsmall += scan->tasks[i].file->file_size < target / 2;
+        nsmall += scan->tasks[i].file->file_size < target / W2L_ICE_SMALL_FILE_RATIO;
         nwith += scan->tasks[i].ndeletes > 0;
     }
     if (scan->ndelete_files == 0 && nsmall < 2) {
@@ -631,7 +631,7 @@ w2l_rc w2l__ice_compact_prepare(w2l_fileio *io, const w2l__ice_meta *m,
     for (size_t i = 0; rc == W2L_OK && i < scan->ntasks; i++) {
         const w2l__ice_task *t = &scan->tasks[i];
         const w2l__ice_data_file *f = t->file;
-        int small = f->file_size < target / 2;
+        int small = f->file_size < target / W2L_ICE_SMALL_FILE_RATIO;
         if (!small && !t->ndeletes) continue; /* a large file nothing deletes from: stays */
         if (!small) {
             /* pass 1: which rows survive the deletes */
