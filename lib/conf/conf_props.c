@@ -93,8 +93,8 @@ const w2l_conf_prop w2l__conf_props[] = {
      "A pipeline expires a table's snapshots once this many have become expirable (amortised: "
      "one expiry per so many commits, not one per commit)."},
     {"maintenance.compact-small-files", W2L_CONF_INT, "16", 2, 1000000, NULL, W2L_CONF_F_PER_TABLE,
-     "Compact a table once it has this many data files under a quarter of "
-     "writer.target-file-bytes ..."},
+     "Compact a table once this many data files were added since its last compaction (files "
+     "under an eighth of writer.target-file-bytes are rewritten) ..."},
     {"maintenance.compact-delete-files", W2L_CONF_INT, "16", 1, 1000000, NULL, W2L_CONF_F_PER_TABLE,
      "... or this many delete files ..."},
     {"maintenance.compact-delete-percent", W2L_CONF_INT, "10", 0, 100, NULL, W2L_CONF_F_PER_TABLE,

@@ -476,7 +476,8 @@ typedef struct w2l__ice_policy {
     int64_t max_snapshot_age_ms;
     int64_t min_snapshots;
     int64_t target_file_bytes;     /* compaction output files; under an eighth: small */
-    int64_t compact_small_files;   /* compact at this many data files under target/4, */
+    int64_t compact_small_files;   /* compact at this many data files added since the last
+                                      compaction, */
     int64_t compact_delete_files;  /* or this many delete files, */
     double compact_delete_ratio;   /* or deletes/records at or above this (0: off), with
                                       at least W2L_ICE_COMPACT_MIN_DELETES deletes */
