@@ -693,6 +693,47 @@ START_TEST(large_files_get_position_deletes)
 }
 END_TEST
 
+/* A table renamed away keeps, in its metadata-log, the metadata files of its old directory;
+ * a table created under the old name writes its own files of the same names there. Old
+ * metadata files that fall out of the renamed table's log are not the new table's to lose. */
+START_TEST(a_renamed_tables_old_metadata_is_not_the_new_tables)
+{
+    w2l_conf *c = base_conf();
+    ck_assert_ok(w2l_conf_set(c, "maintenance.metadata-versions", "2", &err), err);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    for (int r = 0; r < 4; r++) {
+        round_of_changes(p, r);
+        checkpoint(p);
+    }
+    w2l_ddl d = {"db", "RENAME TABLE t TO u", 19, NULL, NULL, 0};
+    ck_assert_ok(w2l_emit_ddl(w2l_pipeline_emitter(p), &d, &err), err);
+    commit(p);
+    checkpoint(p);
+    memset(model, 0, sizeof model);
+    for (int r = 0; r < 3; r++) { /* t again: v1.. of its own, in the same directory */
+        round_of_changes(p, 100 + r);
+        checkpoint(p);
+    }
+    for (int r = 0; r < 8; r++) { /* u commits, and its log drops the old t's files */
+        w2l_value row[2];
+        memset(row, 0, sizeof row);
+        row[0].v.i64 = 1000 + r;
+        row[1].v.bytes.ptr = "u";
+        row[1].v.bytes.len = 1;
+        w2l_change ch = {"db", "u", sch, W2L_OP_INSERT, row, 2, NULL, 0};
+        ck_assert_ok(w2l_emit_change(w2l_pipeline_emitter(p), &ch, &err), err);
+        commit(p);
+        checkpoint(p);
+    }
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+    w2l_pipeline_free(p);
+    w2l_conf_free(c);
+    check_model();
+    check_reachable();
+}
+END_TEST
+
 Suite *suite_maintain(void)
 {
     Suite *s = suite_create("maintain");
@@ -706,6 +747,7 @@ Suite *suite_maintain(void)
     tcase_add_test(tc, orphans_go_but_not_what_recover_needs);
     tcase_add_test(tc, a_fault_at_any_write_of_maintenance_leaves_the_table_whole);
     tcase_add_test(tc, large_files_get_position_deletes);
+    tcase_add_test(tc, a_renamed_tables_old_metadata_is_not_the_new_tables);
     suite_add_tcase(s, tc);
     return s;
 }
