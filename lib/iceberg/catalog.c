@@ -187,8 +187,15 @@ w2l_rc w2l__ice_purge(w2l_fileio *io, const w2l__ice_meta *m, const char *meta_l
         }
         if (rc == W2L_OK) rc = w2l_fileio_remove(io, local_path(m->snapshots[i].manifest_list), err);
     }
-    for (size_t i = 0; rc == W2L_OK && i < m->nmeta_log; i++)
-        rc = w2l_fileio_remove(io, local_path(m->meta_log[i].file), err);
+    /* older metadata files beside the current one only: a renamed table's log names files
+     * of its old directory, which a table created under the old name may use now */
+    const char *cur = meta_location ? local_path(meta_location) : NULL;
+    const char *slash = cur ? strrchr(cur, '/') : NULL;
+    for (size_t i = 0; rc == W2L_OK && slash && i < m->nmeta_log; i++) {
+        const char *f = local_path(m->meta_log[i].file), *fs = strrchr(f, '/');
+        if (fs && fs - f == slash - cur && strncmp(f, cur, (size_t)(slash - cur)) == 0)
+            rc = w2l_fileio_remove(io, f, err);
+    }
     if (rc == W2L_OK && meta_location) rc = w2l_fileio_remove(io, local_path(meta_location), err);
     w2l__arena_release(&a);
     return rc;
