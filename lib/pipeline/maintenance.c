@@ -636,15 +636,15 @@ static w2l_rc expire_now(w2l__maint *m, w2l__ice_table *t, const char *fq, const
     return rc;
 }
 
-void w2l__maint_committed(w2l__maint *m, unsigned committer, w2l__ice_table *t)
+int w2l__maint_committed(w2l__maint *m, unsigned committer, w2l__ice_table *t)
 {
-    if (!m || !t || !t->meta) return;
+    if (!m || !t || !t->meta) return 0;
     char fq[512];
     snprintf(fq, sizeof fq, "%s.%s", t->ns, t->name);
     w2l__ice_policy p;
     int enabled = 1;
     w2l__maint_policy(m->conf, fq, &p, &enabled);
-    if (!enabled) return;
+    if (!enabled) return 0;
     int64_t now = w2l__now_ms();
     int64_t *ids = NULL;
     size_t n = 0;
@@ -653,27 +653,30 @@ void w2l__maint_committed(w2l__maint *m, unsigned committer, w2l__ice_table *t)
     w2l_rc rc = w2l__ice_expire_select(t->meta, &p, now, &ids, &n, &e);
     if (rc == W2L_OK && n >= (size_t)m->expire_every) rc = expire_now(m, t, fq, &p, ids, n, &e);
     w2l__free(ids);
-    if (rc != W2L_OK)
+    if (rc != W2L_OK) {
         w2l__log(W2L_LOG_WARN, "maintenance: %s expire: %s (tried again after the next commit)", fq, e.msg);
-    if (!w2l__ice_compact_due(t->meta, &p)) return;
+        return 1;
+    }
+    if (!w2l__ice_compact_due(t->meta, &p)) return 0;
     mtx_lock(&m->mtx);
     tstat *ts = tstat_get(m, fq);
     int go = ts && !ts->inflight && now - ts->last_ms >= m->compact_interval_ms;
     if (go) ts->inflight = 1;
     mtx_unlock(&m->mtx);
-    if (!go) return;
+    if (!go) return 0;
     job *j = w2l__calloc(1, sizeof *j);
     if (!j || !(j->ns = w2l__strdup(t->ns)) || !(j->table = w2l__strdup(t->name))) {
         job_free(j);
         mtx_lock(&m->mtx);
         ts->inflight = 0;
         mtx_unlock(&m->mtx);
-        return;
+        return 0;
     }
     j->kind = JOB_COMPACT;
     j->committer = committer;
     memcpy(j->uuid, t->meta->uuid, sizeof j->uuid);
     push_job(m, j);
+    return 0;
 }
 
 w2l__maint_result *w2l__maint_take(w2l__maint *m, unsigned committer)

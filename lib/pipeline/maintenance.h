@@ -48,8 +48,9 @@ w2l__maint *w2l__maint_current(void);
 
 /* Committer `committer` committed to t (t->meta is the new metadata): expires when due
  * (committing through t) and queues work. Failures are logged, never returned: maintenance
- * must not stop ingestion. */
-void w2l__maint_committed(w2l__maint *m, unsigned committer, w2l__ice_table *t);
+ * must not stop ingestion. Returns 1 when an expiry failed so that t may be stale: the
+ * caller drops it and loads the table again. */
+int w2l__maint_committed(w2l__maint *m, unsigned committer, w2l__ice_table *t);
 
 /* A compaction ready to commit. */
 typedef struct w2l__maint_result w2l__maint_result;

@@ -615,12 +615,13 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
     w2l__ice_data_file *data = w2l__arena_alloc(&ch.arena, (nf + 1) * sizeof *data);
     w2l__ice_data_file *dels = w2l__arena_alloc(&ch.arena, (nf + 1) * sizeof *dels);
     if (!data || !dels) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
-    size_t stale = 0;
+    size_t nstale = 0;
+    int stale = 0; /* a maintenance commit after ours failed: reload the table */
     for (const w2l__json *f = w2l__json_first(files); rc == W2L_OK && f; f = w2l__json_next(f)) {
         /* files of another incarnation of the name (dropped, or renamed away): discarded */
         const char *fu = w2l__json_str(w2l__json_get(f, "table-uuid"));
         if (fu && strcmp(fu, h->t->meta->uuid) != 0) {
-            stale++;
+            nstale++;
             continue;
         }
         w2l__ice_data_file df;
@@ -637,9 +638,9 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
                               {"w2l.source-position", (char *)(pos ? pos : "")}};
     int truncate = 0;
     if (w2l__json_bool(w2l__json_get(j, "truncate"), &truncate) != 0) truncate = 0;
-    if (stale) {
+    if (nstale) {
         w2l__log(W2L_LOG_INFO, "committer %u: %s.%s checkpoint %llu: %zu files of a dropped table of that name "
-                 "discarded", c->index, p->ns, p->table, (unsigned long long)p->ckpt, stale);
+                 "discarded", c->index, p->ns, p->table, (unsigned long long)p->ckpt, nstale);
         if (!nd && !nx) truncate = 0; /* the truncate was the old table's */
     }
     if (rc == W2L_OK && (nd + nx > 0 || truncate)) {
@@ -657,7 +658,7 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
                 h->max_ckpt = p->ckpt;
                 w2l__log(W2L_LOG_DEBUG, "committer %u: %s.%s checkpoint %llu committed (%zu data, %zu delete files)",
                          c->index, p->ns, p->table, (unsigned long long)p->ckpt, nd, nx);
-                w2l__maint_committed(c->maint, c->index, h->t);
+                stale = w2l__maint_committed(c->maint, c->index, h->t);
                 break;
             }
             if (rc != W2L_CONFLICT) break;
@@ -686,7 +687,7 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
         handle_drop(c, h);
         return W2L_OK;
     }
-    if (rc != W2L_OK) handle_drop(c, h); /* its metadata may be stale */
+    if (rc != W2L_OK || stale) handle_drop(c, h); /* its metadata may be stale */
     return rc;
 }
 
