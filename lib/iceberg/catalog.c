@@ -155,12 +155,17 @@ w2l_rc w2l__ice_remove_tree(w2l_fileio *io, const char *dir, w2l_error *err)
     return rc;
 }
 
-/* Strips "file:" / "file://" so local paths work whichever form metadata uses. */
-static const char *local_path(const char *p)
+const char *w2l__ice_local_path(const char *p)
 {
     if (strncmp(p, "file://", 7) == 0) return p + 7;
     if (strncmp(p, "file:", 5) == 0) return p + 5;
     return p;
+}
+
+int w2l__ice_same_dir(const char *a, const char *b)
+{
+    const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+    return sa && sb && sa - a == sb - b && strncmp(a, b, (size_t)(sa - a)) == 0;
 }
 
 w2l_rc w2l__ice_purge(w2l_fileio *io, const w2l__ice_meta *m, const char *meta_location,
@@ -173,30 +178,26 @@ w2l_rc w2l__ice_purge(w2l_fileio *io, const w2l__ice_meta *m, const char *meta_l
         w2l__ice_manifest *ml;
         size_t nm;
         w2l_error e2;
-        if (w2l__ice_manifest_list_read(io, local_path(m->snapshots[i].manifest_list), &a, &ml, &nm, &e2) != W2L_OK)
+        if (w2l__ice_manifest_list_read(io, w2l__ice_local_path(m->snapshots[i].manifest_list), &a, &ml, &nm, &e2) != W2L_OK)
             continue; /* already gone */
         for (size_t k = 0; rc == W2L_OK && k < nm; k++) {
             w2l__ice_entry *es;
             size_t ne;
             w2l__ice_manifest mf = ml[k];
-            mf.path = local_path(mf.path);
+            mf.path = w2l__ice_local_path(mf.path);
             if (w2l__ice_manifest_read(io, &mf, w2l__ice_meta_spec(m, mf.spec_id), &a, &es, &ne, &e2) == W2L_OK)
                 for (size_t j = 0; rc == W2L_OK && j < ne; j++)
-                    rc = w2l_fileio_remove(io, local_path(es[j].file.path), err);
+                    rc = w2l_fileio_remove(io, w2l__ice_local_path(es[j].file.path), err);
             if (rc == W2L_OK) rc = w2l_fileio_remove(io, mf.path, err);
         }
-        if (rc == W2L_OK) rc = w2l_fileio_remove(io, local_path(m->snapshots[i].manifest_list), err);
+        if (rc == W2L_OK) rc = w2l_fileio_remove(io, w2l__ice_local_path(m->snapshots[i].manifest_list), err);
     }
     /* older metadata files beside the current one only: a renamed table's log names files
      * of its old directory, which a table created under the old name may use now */
-    const char *cur = meta_location ? local_path(meta_location) : NULL;
-    const char *slash = cur ? strrchr(cur, '/') : NULL;
-    for (size_t i = 0; rc == W2L_OK && slash && i < m->nmeta_log; i++) {
-        const char *f = local_path(m->meta_log[i].file), *fs = strrchr(f, '/');
-        if (fs && fs - f == slash - cur && strncmp(f, cur, (size_t)(slash - cur)) == 0)
-            rc = w2l_fileio_remove(io, f, err);
-    }
-    if (rc == W2L_OK && meta_location) rc = w2l_fileio_remove(io, local_path(meta_location), err);
+    for (size_t i = 0; rc == W2L_OK && meta_location && i < m->nmeta_log; i++)
+        if (w2l__ice_same_dir(w2l__ice_local_path(m->meta_log[i].file), w2l__ice_local_path(meta_location)))
+            rc = w2l_fileio_remove(io, w2l__ice_local_path(m->meta_log[i].file), err);
+    if (rc == W2L_OK && meta_location) rc = w2l_fileio_remove(io, w2l__ice_local_path(meta_location), err);
     w2l__arena_release(&a);
     return rc;
 }

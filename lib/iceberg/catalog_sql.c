@@ -496,13 +496,6 @@ static w2l_rc s_commit(w2l_catalog *self, const char *ns, const char *table, con
     return rc;
 }
 
-static const char *local_path(const char *p)
-{
-    if (strncmp(p, "file://", 7) == 0) return p + 7;
-    if (strncmp(p, "file:", 5) == 0) return p + 5;
-    return p;
-}
-
 static w2l_rc s_drop(w2l_catalog *self, const char *ns, const char *table, int purge,
                      w2l_error *err)
 {
@@ -514,7 +507,7 @@ static w2l_rc s_drop(w2l_catalog *self, const char *ns, const char *table, int p
     if (purge) { /* read what to purge before the table is forgotten */
         void *data = NULL;
         size_t len = 0;
-        rc = w2l_fileio_read_all(c->io, local_path((const char *)loc.data), &data, &len, err);
+        rc = w2l_fileio_read_all(c->io, w2l__ice_local_path((const char *)loc.data), &data, &len, err);
         if (rc == W2L_OK) rc = w2l__ice_meta_parse(data, len, &m, err);
         w2l__free(data);
     }
@@ -528,7 +521,7 @@ static w2l_rc s_drop(w2l_catalog *self, const char *ns, const char *table, int p
         rc = w2l__fail(err, W2L_CONFLICT, "drop %s.%s: the table changed meanwhile", ns, table);
     if (rc == W2L_OK && purge) {
         rc = w2l__ice_purge(c->io, m, (const char *)loc.data, err);
-        const char *tl = m->location ? local_path(m->location) : "";
+        const char *tl = m->location ? w2l__ice_local_path(m->location) : "";
         /* the rest of the table's own directory (never the warehouse itself) */
         if (rc == W2L_OK && *tl && strcmp(tl, c->warehouse) != 0)
             rc = w2l__ice_remove_tree(c->io, tl, err);

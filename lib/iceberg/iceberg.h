@@ -333,6 +333,11 @@ w2l_rc w2l__catalog_list(w2l_catalog *c, const char *ns,
                          int (*fn)(void *ctx, const char *ns, const char *table), void *ctx,
                          w2l_error *err);
 
+/* p without a "file://" or "file:" scheme (metadata may name local files either way). */
+const char *w2l__ice_local_path(const char *p);
+/* 1 when paths a and b name files of the same directory. */
+int w2l__ice_same_dir(const char *a, const char *b);
+
 /* The table directory of ns.table under warehouse: "<warehouse>/<ns>/<table>". */
 char *w2l__ice_table_dir(const char *warehouse, const char *ns, const char *table);
 /* Removes every file below dir (recursively, through io's list/remove). */

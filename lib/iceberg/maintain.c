@@ -41,13 +41,6 @@ void w2l__ice_policy_default(w2l__ice_policy *p)
     p->orphan_age_ms = 86400 * 1000LL;
 }
 
-static const char *local_path(const char *p)
-{
-    if (strncmp(p, "file://", 7) == 0) return p + 7;
-    if (strncmp(p, "file:", 5) == 0) return p + 5;
-    return p;
-}
-
 /* ---- a set of paths (open addressing; the strings are borrowed) ---- */
 
 typedef struct pathset {
@@ -57,17 +50,17 @@ typedef struct pathset {
 
 static uint64_t path_hash(const char *p)
 {
-    p = local_path(p);
+    p = w2l__ice_local_path(p);
     return w2l__hash64(p, strlen(p), 0x70617468);
 }
 
 static int pathset_has(const pathset *s, const char *p)
 {
     if (!s->cap) return 0;
-    const char *lp = local_path(p);
+    const char *lp = w2l__ice_local_path(p);
     for (size_t i = path_hash(p) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
         if (!s->v[i]) return 0;
-        if (strcmp(local_path(s->v[i]), lp) == 0) return 1;
+        if (strcmp(w2l__ice_local_path(s->v[i]), lp) == 0) return 1;
     }
 }
 
@@ -89,14 +82,14 @@ static int pathset_add(pathset *s, const char *p)
         s->v = nv;
         s->cap = cap;
     }
-    const char *lp = local_path(p);
+    const char *lp = w2l__ice_local_path(p);
     for (size_t i = path_hash(p) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
         if (!s->v[i]) {
             s->v[i] = p;
             s->n++;
             return 1;
         }
-        if (strcmp(local_path(s->v[i]), lp) == 0) return 0;
+        if (strcmp(w2l__ice_local_path(s->v[i]), lp) == 0) return 0;
     }
 }
 
@@ -182,7 +175,7 @@ static w2l_rc read_list(w2l_fileio *io, const char *path, w2l__arena *a, w2l__ic
                         w2l_error *err)
 {
     w2l_error e2;
-    w2l_rc rc = w2l__ice_manifest_list_read(io, local_path(path), a, ml, n, &e2);
+    w2l_rc rc = w2l__ice_manifest_list_read(io, w2l__ice_local_path(path), a, ml, n, &e2);
     if (rc == W2L_NOTFOUND) {
         *ml = NULL;
         *n = 0;
@@ -196,7 +189,7 @@ static w2l_rc remove_file(w2l_fileio *io, const char *path, int64_t size, int dr
                           w2l__ice_maint_stats *st, w2l_error *err)
 {
     if (!dry_run) {
-        w2l_rc rc = w2l_fileio_remove(io, local_path(path), err);
+        w2l_rc rc = w2l_fileio_remove(io, w2l__ice_local_path(path), err);
         if (rc != W2L_OK && rc != W2L_NOTFOUND) return rc;
     }
     st->files_removed++;
@@ -409,7 +402,7 @@ void w2l__ice_compaction_free(w2l__ice_compaction *k, w2l_fileio *io, int remove
     if (!k) return;
     for (size_t i = 0; remove_outputs && io && i < k->nout; i++) {
         w2l_error e2;
-        w2l_fileio_remove(io, local_path(k->out[i].path), &e2);
+        w2l_fileio_remove(io, w2l__ice_local_path(k->out[i].path), &e2);
     }
     w2l__free(k->out);
     w2l__free(k->removed);
@@ -498,7 +491,7 @@ static int rw_row(void *ctx, const w2l_value *row, size_t n)
             r->rc = w2l__fail(r->err, W2L_NOMEM, "out of memory");
             return 1;
         }
-        r->rc = w2l__pq_writer_open(r->io, local_path(r->path), W2L_CREATE_EXCL, r->schema, r->pq, NULL, 0, &r->w, r->err);
+        r->rc = w2l__pq_writer_open(r->io, w2l__ice_local_path(r->path), W2L_CREATE_EXCL, r->schema, r->pq, NULL, 0, &r->w, r->err);
         if (r->rc != W2L_OK) {
             w2l__free(r->path);
             r->path = NULL;
@@ -548,7 +541,7 @@ static w2l_rc write_posdeletes(rewriter *r, posdel *pd, size_t n)
     char *path = rc == W2L_OK ? w2l__ice_new_data_path(&t, NULL, "compacted-pos-delete") : NULL;
     if (rc == W2L_OK && !path) rc = w2l__fail(r->err, W2L_NOMEM, "out of memory");
     w2l__pq_writer *w = NULL;
-    if (rc == W2L_OK) rc = w2l__pq_writer_open(r->io, local_path(path), W2L_CREATE_EXCL, s, r->pq, NULL, 0, &w, r->err);
+    if (rc == W2L_OK) rc = w2l__pq_writer_open(r->io, w2l__ice_local_path(path), W2L_CREATE_EXCL, s, r->pq, NULL, 0, &w, r->err);
     for (size_t i = 0; rc == W2L_OK && i < n; i++) {
         w2l_value row[2];
         memset(row, 0, sizeof row);
@@ -576,7 +569,7 @@ static w2l_rc write_posdeletes(rewriter *r, posdel *pd, size_t n)
             r->k->st.deletes_out += (int64_t)n;
         } else {
             w2l_error e2;
-            w2l_fileio_remove(r->io, local_path(path), &e2);
+            w2l_fileio_remove(r->io, w2l__ice_local_path(path), &e2);
         }
     }
     w2l__file_stats_release(&fst);
@@ -714,7 +707,7 @@ w2l_rc w2l__ice_compaction_validate(w2l_fileio *io, const w2l__ice_meta *m,
     w2l__arena_init(&a, 1 << 14);
     w2l__ice_manifest *ml = NULL;
     size_t n = 0;
-    if (rc == W2L_OK) rc = w2l__ice_manifest_list_read(io, local_path(cur->manifest_list), &a, &ml, &n, err);
+    if (rc == W2L_OK) rc = w2l__ice_manifest_list_read(io, w2l__ice_local_path(cur->manifest_list), &a, &ml, &n, err);
     for (size_t i = 0; rc == W2L_OK && i < n; i++) {
         if (ml[i].content != W2L_ICE_MANIFEST_DELETES || ml[i].seq <= k->base_seq) continue;
         w2l__ice_entry *e;
@@ -730,7 +723,7 @@ w2l_rc w2l__ice_compaction_validate(w2l_fileio *io, const w2l__ice_meta *m,
                 continue;
             }
             w2l__pq_reader *r;
-            rc = w2l__pq_reader_open(io, local_path(d->path), &r, err);
+            rc = w2l__pq_reader_open(io, w2l__ice_local_path(d->path), &r, err);
             if (rc != W2L_OK) break;
             const w2l_schema *fs = w2l__pq_reader_schema(r);
             long ip = w2l_schema_index_of_id(fs, W2L_PQ_FIELD_ID_FILE_PATH);
@@ -871,7 +864,7 @@ w2l_rc w2l__ice_remove_orphans(w2l_fileio *io, const char *location,
     while (ll > 1 && location[ll - 1] == '/') ll--;
     static const char *const dirs[] = {"data", "metadata"};
     for (size_t d = 0; rc == W2L_OK && d < 2; d++) {
-        char *dir = w2l__asprintf("%.*s/%s", (int)ll, local_path(location), dirs[d]);
+        char *dir = w2l__asprintf("%.*s/%s", (int)ll, w2l__ice_local_path(location), dirs[d]);
         if (!dir) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
         else rc = list_tree(io, dir, &files, err);
         w2l__free(dir);

@@ -180,8 +180,7 @@ w2l_rc w2l__ice_scan_plan(w2l_fileio *io, const w2l__ice_meta *meta, int64_t sna
 
 static char *local(const w2l__ice_scan *s, const char *p)
 {
-    if (strncmp(p, "file://", 7) == 0) p += 7;
-    else if (strncmp(p, "file:", 5) == 0) p += 5;
+    p = w2l__ice_local_path(p);
     if (s->relocate_from && strncmp(p, s->relocate_from, strlen(s->relocate_from)) == 0)
         return w2l__asprintf("%s%s", s->relocate_to, p + strlen(s->relocate_from));
     return w2l__strdup(p);

@@ -60,20 +60,6 @@ char *w2l__ice_new_data_path(const w2l__ice_table *t, const char *partition_path
                          part ? "/" : "", prefix ? prefix : "data", u);
 }
 
-/* Strips "file:" / "file://" so local paths work whichever form metadata uses. */
-static const char *local_path(const char *p)
-{
-    if (strncmp(p, "file://", 7) == 0) return p + 7;
-    if (strncmp(p, "file:", 5) == 0) return p + 5;
-    return p;
-}
-
-static int same_dir(const char *a, const char *b)
-{
-    const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
-    return sa && sb && sa - a == sb - b && strncmp(a, b, (size_t)(sa - a)) == 0;
-}
-
 static char *metadata_file(const w2l__ice_meta *m, const char *fmt, int64_t id)
 {
     char u[37];
@@ -829,8 +815,8 @@ w2l_rc w2l__ice_table_try_commit(w2l__ice_table *t, w2l__ice_change *c, w2l_erro
         w2l_error e2;
         /* only a file beside the new one: a renamed table's log still names the files of its
          * old directory, where a table created under the old name now writes its own */
-        if (rc == W2L_OK && same_dir(local_path(trimmed[i]), local_path((const char *)loc.data)))
-            w2l_fileio_remove(t->io, local_path(trimmed[i]), &e2);
+        if (rc == W2L_OK && w2l__ice_same_dir(w2l__ice_local_path(trimmed[i]), w2l__ice_local_path((const char *)loc.data)))
+            w2l_fileio_remove(t->io, w2l__ice_local_path(trimmed[i]), &e2);
         w2l__free(trimmed[i]);
     }
     w2l__free(trimmed);

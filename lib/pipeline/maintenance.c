@@ -49,13 +49,6 @@ typedef struct held {
 
 static int held_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-static const char *plain(const char *p)
-{
-    if (strncmp(p, "file://", 7) == 0) return p + 7;
-    if (strncmp(p, "file:", 5) == 0) return p + 5;
-    return p;
-}
-
 static int held_key(void *ctx, const char *key)
 {
     held *h = ctx;
@@ -78,7 +71,7 @@ static int held_key(void *ctx, const char *key)
             h->paths = nv;
             h->cap = cap;
         }
-        if (!(h->paths[h->n] = w2l__strdup(plain(p)))) h->rc = w2l__fail(h->err, W2L_NOMEM, "out of memory");
+        if (!(h->paths[h->n] = w2l__strdup(w2l__ice_local_path(p)))) h->rc = w2l__fail(h->err, W2L_NOMEM, "out of memory");
         else h->n++;
     }
     w2l__json_free(j);
@@ -117,7 +110,7 @@ static void held_free(held *h)
 static int held_has(void *ctx, const char *path)
 {
     held *h = ctx;
-    const char *p = plain(path);
+    const char *p = w2l__ice_local_path(path);
     return h->n && bsearch(&p, h->paths, h->n, sizeof *h->paths, held_cmp) != NULL;
 }
 
@@ -160,7 +153,7 @@ static int collect(void *ctx, const char *ns, const char *table)
 static int loc_cmp(const void *a, const void *b)
 {
     const tref *x = a, *y = b;
-    int c = strcmp(plain(x->t->meta->location), plain(y->t->meta->location));
+    int c = strcmp(w2l__ice_local_path(x->t->meta->location), w2l__ice_local_path(y->t->meta->location));
     if (c) return c;
     c = strcmp(x->ns, y->ns);
     return c ? c : strcmp(x->table, y->table);
@@ -209,8 +202,8 @@ w2l_rc w2l__maint_orphans(const w2l_conf *conf, w2l_catalog *cat, w2l_fileio *io
     int64_t now = w2l__now_ms();
     for (size_t i = 0; rc == W2L_OK && i < c.n;) {
         size_t j = i;
-        const char *loc = plain(c.v[i].t->meta->location);
-        while (j < c.n && strcmp(plain(c.v[j].t->meta->location), loc) == 0) j++;
+        const char *loc = w2l__ice_local_path(c.v[i].t->meta->location);
+        while (j < c.n && strcmp(w2l__ice_local_path(c.v[j].t->meta->location), loc) == 0) j++;
         int wanted = !ns || !table;
         for (size_t k = i; k < j && !wanted; k++) wanted = strcmp(c.v[k].ns, ns) == 0 && strcmp(c.v[k].table, table) == 0;
         if (wanted) {
@@ -704,6 +697,39 @@ void w2l__maint_drop(w2l__maint *m, w2l__maint_result *r)
     done_compaction(m, fq);
 }
 
+/* Validates and commits compaction k through t, trying again on a new base up to retries
+ * times after a race with another process; an input that changed conflicts every time and
+ * drops it (*dropped, W2L_OK, its manifests removed). Another failure keeps every file: the
+ * commit's outcome is unknown. */
+static w2l_rc commit_compaction(w2l__ice_table *t, const w2l__ice_compaction *k, int retries, int *dropped,
+                                w2l_error *err)
+{
+    *dropped = 0;
+    w2l__ice_change ch;
+    w2l__ice_change_init(&ch, W2L_ICE_OP_REPLACE);
+    w2l__ice_compaction_change(k, &ch);
+    w2l__ice_kv mark = {"w2l.maintenance", "compact"};
+    ch.summary = &mark;
+    ch.nsummary = 1;
+    w2l_error e1;
+    w2l_rc rc;
+    for (int attempt = 0;; attempt++) {
+        w2l_error_clear(&e1);
+        rc = w2l__ice_compaction_validate(t->io, t->meta, k, &e1);
+        if (rc == W2L_OK) rc = w2l__ice_table_try_commit(t, &ch, &e1);
+        if (rc != W2L_CONFLICT || attempt >= retries) break;
+    }
+    if (rc == W2L_CONFLICT) { /* its input changed: dropped, never forced */
+        w2l__log(W2L_LOG_INFO, "maintenance: %s.%s compact: %s; compaction dropped", t->ns, t->name, e1.msg);
+        *dropped = 1;
+        rc = W2L_OK;
+    } else if (rc != W2L_OK && err) {
+        *err = e1;
+    }
+    w2l__ice_change_release(&ch, t->io, *dropped);
+    return rc;
+}
+
 w2l_rc w2l__maint_commit(w2l__maint *m, w2l__maint_result *r, w2l__ice_table *t, int retries,
                          w2l_error *err)
 {
@@ -714,40 +740,15 @@ w2l_rc w2l__maint_commit(w2l__maint *m, w2l__maint_result *r, w2l__ice_table *t,
     if (strcmp(t->meta->uuid, r->uuid) != 0) {
         dropped = 1;
         w2l__log(W2L_LOG_INFO, "maintenance: %s compact: the table was re-created; compaction dropped", fq);
+    } else {
+        rc = commit_compaction(t, r->k, retries, &dropped, err);
     }
-    w2l__ice_change ch;
-    w2l__ice_change_init(&ch, W2L_ICE_OP_REPLACE);
-    w2l__ice_compaction_change(r->k, &ch);
-    w2l__ice_kv mark = {"w2l.maintenance", "compact"};
-    ch.summary = &mark;
-    ch.nsummary = 1;
-    for (int attempt = 0; !dropped; attempt++) {
-        w2l_error e1;
-        w2l_error_clear(&e1);
-        rc = w2l__ice_compaction_validate(t->io, t->meta, r->k, &e1);
-        if (rc == W2L_OK) rc = w2l__ice_table_try_commit(t, &ch, &e1);
-        if (rc == W2L_OK) break;
-        /* lost a race to another process (the table reloaded): again, on the new base; an
-         * input that changed conflicts again, every time */
-        if (rc == W2L_CONFLICT && attempt < retries) continue;
-        if (rc == W2L_CONFLICT) { /* its input changed: dropped, never forced */
-            w2l__log(W2L_LOG_INFO, "maintenance: %s compact: %s; compaction dropped", fq, e1.msg);
-            dropped = 1;
-            rc = W2L_OK;
-            break;
-        }
-        if (err) *err = e1;
-        dropped = 1;
-        break;
-    }
-    if (!dropped) {
+    if (rc == W2L_OK && !dropped) {
         const w2l__ice_maint_stats *st = w2l__ice_compaction_stats(r->k);
         log_stats(fq, "compact", st);
         w2l__metrics_maint(m->metrics, r->ns, r->table, 1, (uint64_t)st->files_in, 0, 0);
     }
-    /* a commit whose outcome is unknown keeps its files (they may be live now) */
-    w2l__ice_change_release(&ch, t->io, dropped && rc == W2L_OK);
-    result_free(r, t->io, dropped && rc == W2L_OK);
+    result_free(r, t->io, dropped);
     done_compaction(m, fq);
     return rc;
 }
@@ -855,25 +856,9 @@ static w2l_rc compact_on_demand(w2l__ice_table *t, const w2l__ice_policy *p, con
         emit_report(mr, t->ns, t->name, "compact", &none, 1);
         return W2L_OK;
     }
-    w2l__ice_change ch;
-    w2l__ice_change_init(&ch, W2L_ICE_OP_REPLACE);
-    w2l__ice_compaction_change(k, &ch);
-    w2l__ice_kv mark = {"w2l.maintenance", "compact"};
-    ch.summary = &mark;
-    ch.nsummary = 1;
-    w2l_rc rc;
-    for (int attempt = 0;; attempt++) {
-        rc = w2l__ice_compaction_validate(t->io, t->meta, k, err);
-        if (rc == W2L_OK) rc = w2l__ice_table_try_commit(t, &ch, err);
-        if (rc != W2L_CONFLICT || attempt >= 5) break; /* a race with another process: again */
-    }
-    int dropped = rc == W2L_CONFLICT;
-    if (dropped) {
-        w2l__log(W2L_LOG_INFO, "maintenance: %s.%s compact: %s; compaction dropped", t->ns, t->name, err ? err->msg : "");
-        rc = W2L_OK;
-    }
+    int dropped;
+    w2l_rc rc = commit_compaction(t, k, 5, &dropped, err);
     w2l__ice_maint_stats st = *w2l__ice_compaction_stats(k);
-    w2l__ice_change_release(&ch, t->io, dropped);
     w2l__ice_compaction_free(k, t->io, dropped);
     if (rc == W2L_OK) emit_report(mr, t->ns, t->name, "compact", dropped ? &none : &st, dropped);
     return rc;
