@@ -768,6 +768,16 @@ w2l_rc w2l__ice_apply(w2l__ice_table *t, w2l__ice_change *c, w2l_error *err)
 
 /* ---- commit orchestration lives in table.c; this is the per-attempt step it uses ---- */
 
+/* 1 when path is the metadata file loc or one m's metadata-log keeps. */
+static int names_live_metadata(const w2l__ice_meta *m, const char *loc, const char *path)
+{
+    const char *p = w2l__ice_local_path(path);
+    if (strcmp(p, w2l__ice_local_path(loc)) == 0) return 1;
+    for (size_t i = 0; i < m->nmeta_log; i++)
+        if (strcmp(p, w2l__ice_local_path(m->meta_log[i].file)) == 0) return 1;
+    return 0;
+}
+
 w2l_rc w2l__ice_table_try_commit(w2l__ice_table *t, w2l__ice_change *c, w2l_error *err)
 {
     const char *base = t->meta_location;
@@ -813,9 +823,12 @@ w2l_rc w2l__ice_table_try_commit(w2l__ice_table *t, w2l__ice_change *c, w2l_erro
     attempt_cleanup(&at, t->io, rc != W2L_OK);
     for (size_t i = 0; i < ntrimmed; i++) {
         w2l_error e2;
-        /* only a file beside the new one: a renamed table's log still names the files of its
-         * old directory, where a table created under the old name now writes its own */
-        if (rc == W2L_OK && w2l__ice_same_dir(w2l__ice_local_path(trimmed[i]), w2l__ice_local_path((const char *)loc.data)))
+        /* only a file beside the new one (a renamed table's log still names the files of its
+         * old directory, where a table created under the old name now writes its own), and
+         * never a name the new metadata still uses: the hadoop catalog reuses vN names after a
+         * table is dropped and renamed back, so an old log entry may name a live file */
+        if (rc == W2L_OK && w2l__ice_same_dir(w2l__ice_local_path(trimmed[i]), w2l__ice_local_path((const char *)loc.data)) &&
+            !names_live_metadata(m, (const char *)loc.data, trimmed[i]))
             w2l_fileio_remove(t->io, w2l__ice_local_path(trimmed[i]), &e2);
         w2l__free(trimmed[i]);
     }
