@@ -1,0 +1,96 @@
+/*
+ * canal-json flat messages (cdc_int.h).
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cdc_int.h"
+
+/* ---- canal-json ---- */
+
+static w2l_rc canal_describe(w2l__cdc *d, table *t, const w2l__json *msg, w2l_error *err)
+{
+    const w2l__json *types = w2l__json_get(msg, "mysqlType");
+    if (!types || w2l__json_type(types) != W2L_JSON_OBJECT) return w2l__cdc_missing(d, "mysqlType", err);
+    const w2l__json *pks = w2l__json_get(msg, "pkNames");
+    /* the signature of a canal shape is its raw text (names, MySQL types, key), so the
+     * common case costs one comparison and no type parsing */
+    d->sig.len = 0;
+    for (w2l__json *m = w2l__json_first(types); m; m = w2l__json_next(m)) {
+        const char *tt = w2l__json_str(m), *k = w2l__json_key(m);
+        if (!tt) return w2l__cdc_missing(d, "mysqlType", err);
+        W2L_TRY(w2l_buf_append(&d->sig, k, strlen(k) + 1, err));
+        W2L_TRY(w2l_buf_append(&d->sig, tt, strlen(tt) + 1, err));
+    }
+    W2L_TRY(w2l_buf_append(&d->sig, "\x1e", 1, err));
+    for (w2l__json *p = pks ? w2l__json_first(pks) : NULL; p; p = w2l__json_next(p)) {
+        const char *k = w2l__json_str(p);
+        if (!k) return w2l__cdc_missing(d, "pkNames", err);
+        W2L_TRY(w2l_buf_append(&d->sig, k, strlen(k) + 1, err));
+    }
+    if (t->cur.schema && t->cur.siglen == d->sig.len && memcmp(t->cur.sig, d->sig.data, d->sig.len) == 0)
+        return W2L_OK;
+    w2l__cdc_describe_reset(d);
+    for (w2l__json *m = w2l__json_first(types); m; m = w2l__json_next(m)) {
+        const char *tt = w2l__json_str(m);
+        w2l_type ty;
+        w2l__mysql_type info;
+        W2L_TRY(w2l__cdc_mysql_type(d, t->db, t->name, w2l__json_key(m), tt, &ty, &info, err));
+        W2L_TRY(w2l__cdc_col_add(d, w2l__json_key(m), ty, w2l__cdc_mysql_cv(&info, ty), 0, err));
+    }
+    for (w2l__json *p = pks ? w2l__json_first(pks) : NULL; p; p = w2l__json_next(p))
+        W2L_TRY(w2l__cdc_pk_add(d, w2l__json_str(p), err));
+    return w2l__cdc_describe_commit(d, t, 0, 1, err);
+}
+
+w2l_rc w2l__cdc_canal_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err)
+{
+    const char *db = w2l__cdc_str(msg, "database"), *tn = w2l__cdc_str(msg, "table"), *type = w2l__cdc_str(msg, "type");
+    int isddl = 0;
+    const w2l__json *jd = w2l__json_get(msg, "isDdl");
+    if (jd && w2l__json_bool(jd, &isddl)) return w2l__cdc_missing(d, "isDdl", err);
+    int64_t ts = w2l__cdc_ms(msg, "es", 1);
+    if (!ts) ts = w2l__cdc_ms(msg, "ts", 1);
+    if (!type) return w2l__cdc_missing(d, "type", err);
+    if (!db) return w2l__cdc_missing(d, "database", err);
+    if (isddl) {
+        const char *sql = w2l__cdc_str(msg, "sql");
+        if (!sql || !*sql) return w2l__cdc_missing(d, "sql", err);
+        return w2l__cdc_add_ddl(d, db, tn, sql, NULL, ts, err);
+    }
+    w2l_op op;
+    if (!strcmp(type, "INSERT")) op = W2L_OP_INSERT;
+    else if (!strcmp(type, "UPDATE")) op = W2L_OP_UPDATE_AFTER;
+    else if (!strcmp(type, "DELETE")) op = W2L_OP_DELETE;
+    else {
+        const char *sql = w2l__cdc_str(msg, "sql");
+        if (sql && *sql) return w2l__cdc_add_ddl(d, db, tn, sql, NULL, ts, err); /* a query canal did not flag */
+        return w2l__fail(err, W2L_SOURCE, "%s: unknown type \"%s\"", d->what, type);
+    }
+    if (!tn || !*tn) return w2l__cdc_missing(d, "table", err);
+    const w2l__json *data = w2l__json_get(msg, "data");
+    if (!data || w2l__json_type(data) != W2L_JSON_ARRAY) return w2l__cdc_missing(d, "data", err);
+    table *t;
+    W2L_TRY(w2l__cdc_table_get(d, db, tn, 1, &t, err));
+    /* canal messages describe themselves; an update or delete of a table that neither
+     * this message nor an earlier one describes names the table */
+    if (op != W2L_OP_INSERT && !t->cur.schema && w2l__cdc_null(w2l__json_get(msg, "mysqlType")))
+        return w2l__cdc_never_described(d, t, err);
+    W2L_TRY(canal_describe(d, t, msg, err));
+    const w2l__json *old = w2l__json_get(msg, "old");
+    const w2l__json *o = op == W2L_OP_UPDATE_AFTER && old && w2l__json_type(old) == W2L_JSON_ARRAY
+                             ? w2l__json_first(old) : NULL;
+    if (op == W2L_OP_UPDATE_AFTER && w2l__json_size(old) != w2l__json_size(data))
+        return w2l__cdc_missing(d, "old", err);
+    for (w2l__json *r = w2l__json_first(data); r; r = w2l__json_next(r)) {
+        if (op == W2L_OP_UPDATE_AFTER) {
+            W2L_TRY(w2l__cdc_add_change(d, t, W2L_OP_UPDATE_BEFORE, r, o, ts, err));
+            o = w2l__json_next(o);
+        }
+        W2L_TRY(w2l__cdc_add_change(d, t, op, r, NULL, ts, err));
+    }
+    return W2L_OK;
+}
+

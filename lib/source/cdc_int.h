@@ -1,0 +1,164 @@
+/*
+ * The CDC JSON decoder's insides (cdc_json.h is its interface): the decoder, its tables
+ * and shapes, and what its per-format files share.
+ */
+#ifndef W2L_CDC_INT_H
+#define W2L_CDC_INT_H
+
+#include "cdc_json.h"
+#include "../json/json.h"
+#include "../model/model.h"
+#include "../ddl/ddl.h"
+
+/* ---- chunks: bump memory reused across transactions ---- */
+
+/* ---- chunks: bump memory reused across transactions ---- */
+
+typedef struct chunk {
+    struct chunk *next;
+    size_t cap, used;
+    _Alignas(16) unsigned char data[];
+} chunk;
+
+typedef struct chunks {
+    chunk *head, *cur;
+} chunks;
+
+/* ---- column encodings ---- */
+
+/* How a column's JSON value is encoded, beyond its Iceberg type. */
+enum cv {
+    CV_PLAIN = 0,   /* canal text / maxwell native / debezium native by Iceberg type */
+    CV_SET,         /* maxwell: SET as an array of strings (or text) */
+    CV_JSON,        /* any JSON value, kept as its text */
+    CV_DAYS,        /* debezium: int epoch days */
+    CV_TIME_MS, CV_TIME_US, CV_TIME_NS,   /* debezium: time of day (or duration) */
+    CV_TS_MS, CV_TS_US, CV_TS_NS,         /* debezium: timestamp without zone */
+    CV_ZONED,       /* debezium ZonedTimestamp text */
+    CV_DECIMAL_B64, /* debezium Decimal: base64 big-endian unscaled */
+    CV_BITS_B64     /* debezium Bits: base64 little-endian -> long / boolean */
+};
+
+typedef struct shape {
+    w2l_schema *schema; /* NULL until the table is described */
+    uint8_t *cv;        /* per column */
+    char *sig;
+    size_t siglen;
+    int authoritative;  /* from DDL: rows are mapped onto it by name */
+    int warned;         /* a dropped extra column was logged */
+} shape;
+
+typedef struct table {
+    char *key;          /* "db\0table\0" */
+    size_t klen;
+    uint64_t hash;
+    const char *db, *name; /* into key */
+    shape cur;
+    char **pk;          /* primary key names from DDL (debezium tableChanges), or NULL */
+    size_t npk;
+    int32_t next_schema_id;
+} table;
+
+/* One column being described, before it becomes a shape. */
+typedef struct colspec {
+    const char *name;
+    w2l_type type;
+    uint8_t cv;
+    uint8_t required;
+} colspec;
+
+typedef struct json_list {
+    w2l__json **v;
+    size_t n, cap;
+} json_list;
+
+struct w2l__cdc {
+    w2l__cdc_format fmt;
+    w2l__cdc_opts opts;
+    table **tabs;             /* open addressing */
+    size_t ntabs, used;
+    w2l__cdc_event *ev;
+    size_t nev, evcap;
+    chunks mem;
+    json_list trees;          /* JSON of the open transaction */
+    w2l__json *held;          /* a parsed message returned with W2L__CDC_BEFORE */
+    /* transaction of the pending events */
+    int txn_open;
+    char txn_key[128];
+    /* scratch for describing shapes */
+    colspec *cols;
+    size_t ncols, colcap;
+    const char **pks;
+    size_t npks, pkcap;
+    w2l_buf sig;
+    int replay;
+    const char *what;         /* message context for errors: "canal-json" */
+};
+
+/* ---- shared by the decoder's files (cdc_json.c: tables, shapes, rows, dispatch;
+ * cdc_value.c: types and values; cdc_canal.c, cdc_debezium.c, cdc_maxwell.c) ---- */
+
+void *w2l__cdc_alloc(chunks *cs, size_t n);
+
+/* The table db.name, created when absent (create = 1) or NULL when unknown. */
+w2l_rc w2l__cdc_table_get(w2l__cdc *d, const char *db, const char *name, int create, table **out,
+                          w2l_error *err);
+void w2l__cdc_table_forget(table *t);
+/* Remembers the described key as the table's DDL key. */
+w2l_rc w2l__cdc_table_set_pk(table *t, const char *const *pks, size_t n, w2l_error *err);
+
+/* Describing a shape: reset, add columns and key, commit. */
+void w2l__cdc_describe_reset(w2l__cdc *d);
+w2l_rc w2l__cdc_col_add(w2l__cdc *d, const char *name, w2l_type type, unsigned cv, int required,
+                        w2l_error *err);
+w2l_rc w2l__cdc_pk_add(w2l__cdc *d, const char *name, w2l_error *err);
+long w2l__cdc_col_find(const w2l__cdc *d, const char *name);
+w2l_rc w2l__cdc_describe_commit(w2l__cdc *d, table *t, int authoritative, int presig, w2l_error *err);
+/* Infers an undescribed table's columns from a row object (see cdc_json.c). */
+w2l_rc w2l__cdc_infer_cols(w2l__cdc *d, const table *t, const w2l__json *obj, w2l_error *err);
+
+/* Types (cdc_value.c). */
+w2l_rc w2l__cdc_mysql_type(w2l__cdc *d, const char *db, const char *tn, const char *col, const char *text,
+                           w2l_type *out, w2l__mysql_type *info, w2l_error *err);
+unsigned w2l__cdc_mysql_cv(const w2l__mysql_type *info, w2l_type t);
+unsigned w2l__cdc_mysql_dbz_cv(const w2l__mysql_type *info, w2l_type t);
+
+/* Error context for one value. */
+typedef struct vctx {
+    w2l__cdc *d;
+    const table *t;
+    const char *col;
+} vctx;
+
+/* A JSON value (not null) of column type t with encoding cv (cdc_value.c). */
+w2l_rc w2l__cdc_value(const vctx *x, w2l_type t, unsigned cv, int required, const w2l__json *j,
+                      w2l_value *out, w2l_error *err);
+
+/* Events of the open transaction. */
+w2l_rc w2l__cdc_add_change(w2l__cdc *d, table *t, w2l_op op, const w2l__json *image,
+                           const w2l__json *overlay, int64_t ts_ms, w2l_error *err);
+w2l_rc w2l__cdc_add_ddl(w2l__cdc *d, const char *db, const char *tname, const char *sql,
+                        const w2l_schema *after, int64_t ts_ms, w2l_error *err);
+
+/* Message helpers. */
+const char *w2l__cdc_str(const w2l__json *o, const char *key);
+int64_t w2l__cdc_ms(const w2l__json *o, const char *key, int64_t scale);
+w2l_rc w2l__cdc_missing(w2l__cdc *d, const char *member, w2l_error *err);
+int w2l__cdc_null(const w2l__json *j);
+w2l_rc w2l__cdc_never_described(w2l__cdc *d, const table *t, w2l_error *err);
+
+/* Which transaction a message belongs to (see file_source.c for the rules):
+ *   TX_OWN     a transaction by itself (canal messages, DDL, rows without a marker)
+ *   TX_PART    part of transaction *key*; TX_LAST: its last message (maxwell commit:true)
+ *   TX_BEGIN / TX_END  debezium transaction metadata for *key*
+ *   TX_NONE    no rows (tombstones, bootstrap markers) */
+enum tx { TX_OWN, TX_PART, TX_LAST, TX_BEGIN, TX_END, TX_NONE };
+
+/* The formats. */
+w2l_rc w2l__cdc_canal_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err);
+w2l_rc w2l__cdc_dbz_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err);
+enum tx w2l__cdc_dbz_txn(const w2l__json *msg, char *key, size_t size);
+w2l_rc w2l__cdc_maxwell_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err);
+enum tx w2l__cdc_maxwell_txn(const w2l__json *msg, char *key, size_t size);
+
+#endif
