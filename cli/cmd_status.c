@@ -4,7 +4,8 @@
  * how many sealed checkpoints hold changes to it that are not committed yet (w2l recover,
  * or the next run, commits them); then, after an empty line, per table the figures table
  * maintenance acts on (w2l-maintain(1)): snapshots, manifests of the current snapshot, data
- * and delete files, and the age of the last compaction. Read through
+ * and delete files, and the age of the last compaction; last, the tables set aside under
+ * ddl.policy=quarantine, with the changes dropped since and the reason. Read through
  * w2l_lake_checkpoints(3) and w2l_lake_tables(3); nothing is written. Passwords of URIs are
  * never printed.
  */
@@ -17,6 +18,8 @@
 typedef struct row {
     char *name;
     uint64_t committed, lag, oldest;
+    char *quarantined; /* the reason; NULL */
+    uint64_t rows_quarantined;
 } row;
 
 typedef struct status_ctx {
@@ -94,7 +97,17 @@ static int on_info(void *ctx, const w2l_checkpoint_info *ck)
     char *name = malloc(n);
     if (!name) return s->oom = 1;
     snprintf(name, n, "%s.%s", ck->ns, ck->table);
-    s->v[s->n++] = (row){name, ck->committed, ck->pending, ck->oldest_pending};
+    char *why = NULL;
+    if (ck->quarantined) {
+        why = strdup(ck->quarantined);
+        if (!why) {
+            free(name);
+            return s->oom = 1;
+        }
+        for (char *p = why; *p; p++)
+            if ((unsigned char)*p < 0x20) *p = ' ';
+    }
+    s->v[s->n++] = (row){name, ck->committed, ck->pending, ck->oldest_pending, why, ck->rows_quarantined};
     return 0;
 }
 
@@ -141,8 +154,20 @@ int cmd_status(int argc, char **argv)
                        cli_age(age, sizeof age, m.v[i].last_compaction_ms, now));
             }
         }
+        size_t nq = 0;
+        for (size_t i = 0; i < s.n; i++) nq += s.v[i].quarantined != NULL;
+        if (nq) {
+            if (s.n || m.n) putchar('\n');
+            printf("%-*s  %12s  %s\n", w, "QUARANTINED", "ROWS-DROPPED", "REASON");
+            for (size_t i = 0; i < s.n; i++)
+                if (s.v[i].quarantined)
+                    printf("%-*s  %12" PRIu64 "  %s\n", w, s.v[i].name, s.v[i].rows_quarantined, s.v[i].quarantined);
+        }
     }
-    for (size_t i = 0; i < s.n; i++) free(s.v[i].name);
+    for (size_t i = 0; i < s.n; i++) {
+        free(s.v[i].name);
+        free(s.v[i].quarantined);
+    }
     free(s.v);
     for (size_t i = 0; i < m.n; i++) free(m.v[i].name);
     free(m.v);

@@ -8,9 +8,11 @@
  * missing warehouse, a missing table or snapshot, a corrupt state.
  */
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "support/support.h"
 
@@ -389,6 +391,91 @@ START_TEST(empty_warehouse)
 }
 END_TEST
 
+/* wh/rel and its parents, as directories. */
+static void make_dir(const char *rel)
+{
+    char path[800];
+    int n = snprintf(path, sizeof path, "%s/%s", wh, rel);
+    for (int i = (int)strlen(wh) + 1; i <= n; i++) {
+        if (path[i] != '/' && path[i] != '\0') continue;
+        char c = path[i];
+        path[i] = '\0';
+        ck_assert_msg(mkdir(path, 0755) == 0 || errno == EEXIST, "mkdir %s", path);
+        path[i] = c;
+    }
+}
+
+static void make_file(const char *rel)
+{
+    char path[800];
+    snprintf(path, sizeof path, "%s/%s", wh, rel);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* The pipeline's state directory (_w2l/state, _w2l/table-ops) is never a namespace, and
+ * nothing else in the warehouse that is not one (a file, a directory without tables)
+ * breaks the listing, wherever the directory order puts it: first a warehouse holding
+ * only those (so they come last), then one with tables beside them. */
+START_TEST(state_directory_is_not_a_namespace)
+{
+    make_dir("_w2l/state");
+    make_dir("_w2l/table-ops");
+    w2l_conf *c = make_conf();
+    w2l_lake *lake;
+    ck_assert_ok(w2l_lake_open(c, &lake, &err), err);
+    seen s;
+    tables(lake, &s);
+    ck_assert_int_eq(s.n, 0);
+    ckpts k;
+    memset(&k, 0, sizeof k);
+    ck_assert_ok(w2l_lake_checkpoints(lake, on_ckpt, &k, &err), err);
+    ck_assert_int_eq(k.n, 1);
+    w2l_lake_close(lake);
+    make_file("README");
+    ck_assert_ok(w2l_lake_open(c, &lake, &err), err);
+    tables(lake, &s);
+    ck_assert_int_eq(s.n, 0);
+    w2l_lake_close(lake);
+
+    int64_t first;
+    build_lake(&first);
+    make_dir("scratch/notes");
+    ck_assert_ok(w2l_lake_open(c, &lake, &err), err);
+    tables(lake, &s);
+    ck_assert_int_eq(s.n, 2);
+    ck_assert_str_eq(s.names[0], "db.a");
+    ck_assert_str_eq(s.names[1], "db.b");
+    memset(&k, 0, sizeof k);
+    ck_assert_ok(w2l_lake_checkpoints(lake, on_ckpt, &k, &err), err);
+    ck_assert_int_eq(k.n, 3);
+    w2l_lake_close(lake);
+    w2l_conf_free(c);
+}
+END_TEST
+
+/* A database named like the state directory cannot become a namespace of a hadoop
+ * warehouse: its first row fails the job, naming the table and why. */
+START_TEST(state_directory_name_is_reserved)
+{
+    w2l_conf *c = make_conf();
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    w2l_value row[3];
+    memset(row, 0, sizeof row);
+    row[1].is_null = 1;
+    w2l_change ch = {"_w2l", "state", schema, W2L_OP_INSERT, row, 3, NULL, 0};
+    w2l_rc rc = w2l_emit_change(w2l_pipeline_emitter(p), &ch, &err);
+    if (rc == W2L_OK) rc = w2l_emit_commit(w2l_pipeline_emitter(p), "{}", 2, &err);
+    if (rc == W2L_OK) rc = w2l_pipeline_finish(p, &err);
+    ck_assert_int_eq(rc, W2L_CONFIG);
+    ck_assert_msg(strstr(err.msg, "_w2l.state") && strstr(err.msg, "reserved"), "%s", err.msg);
+    w2l_pipeline_free(p);
+    w2l_conf_free(c);
+}
+END_TEST
+
 Suite *suite_lake(void)
 {
     Suite *s = suite_create("lake");
@@ -403,6 +490,8 @@ Suite *suite_lake(void)
     TCase *edge = tcase_create("edge");
     tcase_add_checked_fixture(edge, setup, teardown);
     tcase_add_test(edge, errors_name_what_and_where);
+    tcase_add_test(edge, state_directory_is_not_a_namespace);
+    tcase_add_test(edge, state_directory_name_is_reserved);
     tcase_set_timeout(edge, 60);
     suite_add_tcase(s, edge);
     return s;

@@ -437,6 +437,88 @@ START_TEST(decimal_text)
 }
 END_TEST
 
+/* Decimals beyond 38 digits as text (DECIMAL(65,30), Kafka Connect decimals). */
+static void plain(const char *in, unsigned p, int sc, const char *want)
+{
+    char buf[W2L_DECIMAL_TEXT_MAX + 8];
+    size_t n = 0;
+    w2l_error err;
+    w2l_rc rc = w2l__decimal_text_plain(in, strlen(in), p, sc, buf, sizeof buf, &n, &err);
+    ck_assert_msg(rc == W2L_OK, "%s: %s", in, err.msg);
+    ck_assert_str_eq(buf, want);
+    ck_assert_uint_eq(n, strlen(want));
+}
+
+static void plain_rej(const char *in, unsigned p, int sc, const char *why)
+{
+    char buf[W2L_DECIMAL_TEXT_MAX + 8];
+    w2l_error err;
+    ck_assert_int_eq(w2l__decimal_text_plain(in, strlen(in), p, sc, buf, sizeof buf, NULL, &err), W2L_CORRUPT);
+    char head[24];
+    snprintf(head, sizeof head, "'%.20s", in); /* long texts are shown cut */
+    ck_assert_msg(strstr(err.msg, why) && strstr(err.msg, head), "%s: %s", in, err.msg);
+}
+
+START_TEST(decimal_wide_text)
+{
+    plain("1.5E+3", 65, 30, "1500.000000000000000000000000000000");
+    plain("12345e-2", 65, 2, "123.45");
+    plain("+012.5", 0, 2, "12.50");
+    plain("-0.0", 0, 3, "0.000");
+    plain("-0.0", 0, -1, "0.0");
+    plain("1.5E+3", 0, -1, "1500");
+    plain("12345e-2", 0, -1, "123.45");
+    plain("1.50", 0, -1, "1.50");
+    plain("-.5", 0, -1, "-0.5");
+    plain("1.000000000000000000000000000000000000000000000", 0, 2, "1.00");
+    plain("0e999999999", 65, 30, "0.000000000000000000000000000000");
+    /* 65 digits, the MySQL maximum */
+    plain("-99999999999999999999999999999999999.999999999999999999999999999999", 65, 30,
+          "-99999999999999999999999999999999999.999999999999999999999999999999");
+    plain_rej("1.234", 10, 2, "would round");
+    plain_rej("1e-400", 65, 30, "would round");
+    plain_rej("1e400", 65, 30, "precision");
+    plain_rej("1e400", 0, -1, "precision"); /* beyond W2L_DECIMAL_TEXT_MAX digits */
+    plain_rej("1e-500", 0, -1, "scale");
+    plain_rej("100000000000000000000000000000000000000000000000000000000000000000", 65, 0, "precision");
+    plain_rej("1.2.3", 0, -1, "not a number");
+    plain_rej("1e", 0, -1, "bad exponent");
+    plain_rej("", 0, -1, "not a number");
+    char small[4];
+    w2l_error err;
+    ck_assert_int_eq(w2l__decimal_text_plain("12.50", 5, 0, 2, small, sizeof small, NULL, &err), W2L_MISUSE);
+
+    /* big-endian two's complement of any width */
+    char buf[W2L_DECIMAL_BE_MAX * 3 + 16];
+    const unsigned char m1[] = {0xff}, z[] = {0x00}, v12345[] = {0x30, 0x39}, neg1250[] = {0xfb, 0x1e};
+    ck_assert_int_eq(w2l__decimal_text_from_be(m1, 1, 0, buf, sizeof buf), 2);
+    ck_assert_str_eq(buf, "-1");
+    w2l__decimal_text_from_be(z, 1, 2, buf, sizeof buf);
+    ck_assert_str_eq(buf, "0.00");
+    w2l__decimal_text_from_be(v12345, 2, 3, buf, sizeof buf);
+    ck_assert_str_eq(buf, "12.345");
+    w2l__decimal_text_from_be(v12345, 2, 7, buf, sizeof buf);
+    ck_assert_str_eq(buf, "0.0012345");
+    w2l__decimal_text_from_be(v12345, 2, -3, buf, sizeof buf);
+    ck_assert_str_eq(buf, "12345000");
+    w2l__decimal_text_from_be(neg1250, 2, 3, buf, sizeof buf);
+    ck_assert_str_eq(buf, "-1.250");
+    /* 2^128 - 1 in 17 bytes (00 ff..ff) = 340282366920938463463374607431768211455 */
+    unsigned char big[17];
+    memset(big, 0xff, sizeof big);
+    big[0] = 0;
+    w2l__decimal_text_from_be(big, 17, 0, buf, sizeof buf);
+    ck_assert_str_eq(buf, "340282366920938463463374607431768211455");
+    /* -2^135 = 80 00 .. 00 (17 bytes) = -43556142965880123323311949751266331066368 */
+    memset(big, 0, sizeof big);
+    big[0] = 0x80;
+    w2l__decimal_text_from_be(big, 17, 5, buf, sizeof buf);
+    ck_assert_str_eq(buf, "-435561429658801233233119497512663310.66368");
+    ck_assert_int_eq(w2l__decimal_text_from_be(big, 0, 0, buf, sizeof buf), -1);
+    ck_assert_int_eq(w2l__decimal_text_from_be(big, 17, 0, buf, 8), -1);
+}
+END_TEST
+
 START_TEST(int128_arithmetic)
 {
     w2l_int128 r, p10;
@@ -1484,6 +1566,7 @@ Suite *suite_model(void)
     tcase_add_test(edge, format_measures_like_snprintf);
     tcase_add_test(edge, int128_arithmetic);
     tcase_add_test(edge, decimal_bytes);
+    tcase_add_test(edge, decimal_wide_text);
     tcase_add_test(edge, civil_days_every_day);
     tcase_add_test(edge, floats_round_trip_bit_exact);
     tcase_add_test(edge, shortest_digits);

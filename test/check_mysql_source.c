@@ -12,7 +12,10 @@
  * typical, extreme, zero and NULL values through the snapshot and through the binlog;
  * UPDATE before/after; DELETE; restart from a saved position mid-stream (no loss, no
  * duplicate); a snapshot resumed mid-table; DDL interleaved with DML; a GTID start;
- * several databases; a wrong password; a position not on the server; an idle stream.
+ * several databases; a wrong password; a position not on the server; an idle stream;
+ * source.tinyint1-as-boolean (nonzero is true, one warning per table and column). The
+ * "decode" TCase runs the row decoder on built images without a server: DECIMAL(65,30)
+ * as its exact text, BIT(64) bit patterns, GEOMETRY without its SRID, TINYINT(1) values.
  */
 #include <check.h>
 #include <stdio.h>
@@ -25,6 +28,7 @@
 
 #include "common/common.h"
 #include "pipeline/emit.h"
+#include "source/mysql_int.h"
 #include "support/support.h"
 
 /* ---- the server: one per TCase (unchecked fixture, runs in the parent) ---- */
@@ -338,7 +342,8 @@ static w2l_rc run_all(run *r, model *m, int max_commits, w2l_error *err)
 
 /* ---- comparing with SELECT ---- */
 
-typedef enum { K_INT, K_BOOL, K_FLOAT, K_DOUBLE, K_DEC, K_DATE, K_DT, K_TS, K_TIMESTR, K_TEXT, K_BIN, K_BIT, K_YEAR } kind;
+typedef enum { K_INT, K_BOOL, K_FLOAT, K_DOUBLE, K_DEC, K_DATE, K_DT, K_TS, K_TIMESTR, K_TEXT, K_BIN, K_BIT, K_YEAR,
+               K_DECSTR, K_GEOM } kind;
 
 typedef struct coldef {
     const char *name, *type;
@@ -347,7 +352,7 @@ typedef struct coldef {
 
 static const coldef types_cols[] = {
     {"id", "INT NOT NULL", K_INT},
-    {"ti", "TINYINT", K_INT}, {"tiu", "TINYINT UNSIGNED", K_INT}, {"b1", "TINYINT(1)", K_BOOL},
+    {"ti", "TINYINT", K_INT}, {"tiu", "TINYINT UNSIGNED", K_INT}, {"b1", "TINYINT(1)", K_INT},
     {"si", "SMALLINT", K_INT}, {"siu", "SMALLINT UNSIGNED", K_INT},
     {"mi", "MEDIUMINT", K_INT}, {"miu", "MEDIUMINT UNSIGNED", K_INT},
     {"i", "INT", K_INT}, {"iu", "INT UNSIGNED", K_INT},
@@ -366,6 +371,7 @@ static const coldef types_cols[] = {
     {"lbl", "LONGBLOB", K_BIN}, {"js", "JSON", K_TEXT},
     {"en", "ENUM('a','b','it''s')", K_TEXT}, {"st", "SET('x','y','z')", K_TEXT},
     {"bt1", "BIT(1)", K_BOOL}, {"bt12", "BIT(12)", K_BIT}, {"bt64", "BIT(64)", K_BIT},
+    {"d65", "DECIMAL(65,30)", K_DECSTR}, {"gm", "GEOMETRY", K_GEOM}, {"pt", "POINT", K_GEOM},
 };
 #define NTC ((int)(sizeof types_cols / sizeof types_cols[0]))
 
@@ -378,7 +384,9 @@ static const char *types_rows[] = {
     "'12:34:56','-01:02:03.4','123:45:06.789','-838:59:58.999999',"
     "'héllo wörld ✓','café crème',X'00FF10','ab','padded  ',REPEAT('x',255),X'0102',"
     "'some text','tiny',REPEAT('m',70000),X'DEADBEEF',REPEAT(X'AB',100000),'{\"a\":[1,2,{\"b\":null}]}',"
-    "'it''s','x,z',b'1',b'101010101010',b'1000000000000000000000000000000000000000000000000000000000000001'",
+    "'it''s','x,z',b'1',b'101010101010',b'1000000000000000000000000000000000000000000000000000000000000001',"
+    "-12345678901234567890123456789012345.123456789012345678901234567890,"
+    "ST_GeomFromText('LINESTRING(0 0,1.5 1,2 -5.25)'),ST_GeomFromText('POINT(13.4 52.5)',4326)",
     /* extremes */
     "2,-128,255,127,-32768,65535,-8388608,16777215,-2147483648,4294967295,-9223372036854775808,18446744073709551615,2155,"
     "-99999999.99,9999999999999999999999999999.9999999999,-99999,999999999.999999999,-0.999,-3.40282e38,-1.7976931348623157e308,"
@@ -387,14 +395,18 @@ static const char *types_rows[] = {
     "'838:59:59','-838:59:59.0','-000:00:00.001','-00:00:00.000001',"
     "REPEAT('é',20),REPEAT('ÿ',300),REPEAT(X'FF',30),REPEAT('z',10),REPEAT('€',100),REPEAT('y',255),X'FFFFFFFF',"
     "REPEAT('t',65535),REPEAT('u',255),'',X'',X'','[]',"
-    "'b','x,y,z',b'0',b'111111111111',b'1111111111111111111111111111111111111111111111111111111111111111'",
+    "'b','x,y,z',b'0',b'111111111111',b'1111111111111111111111111111111111111111111111111111111111111111',"
+    "99999999999999999999999999999999999.999999999999999999999999999999,"
+    "ST_GeomFromText('POLYGON((0 0,4 0,4 4,0 4,0 0))'),ST_GeomFromText('POINT(-180 -90)')",
     /* all NULL */
     "3,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,"
-    "NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL",
+    "NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,"
+    "NULL,NULL,NULL",
     /* zero / empty */
     "4,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,'1970-01-01','1970-01-01 00:00:00','1970-01-01 00:00:00.000',"
     "'1970-01-01 00:00:00.000000',NULL,NULL,NULL,'00:00:00','00:00:00.0','00:00:00.000','00:00:00.000000',"
-    "'','',X'','','','',X'00000000','','','',X'',X'','{}','a','',b'0',b'0',b'0'",
+    "'','',X'','','','',X'00000000','','','',X'',X'','{}','a','',b'0',b'0',b'0',0,"
+    "ST_GeomFromText('GEOMETRYCOLLECTION EMPTY'),ST_GeomFromText('POINT(0 0)')",
 };
 
 /* The server-side canonical text of a column. */
@@ -415,6 +427,8 @@ static void value_sql(const coldef *c, char *buf, size_t size)
     case K_TIMESTR: snprintf(buf, size, "HEX(CAST(`%s` AS CHAR))", n); break;
     case K_TEXT: snprintf(buf, size, "HEX(CONVERT(`%s` USING utf8mb4))", n); break;
     case K_BIN: snprintf(buf, size, "HEX(`%s`)", n); break;
+    case K_DECSTR: snprintf(buf, size, "HEX(CAST(`%s` AS CHAR))", n); break;
+    case K_GEOM: snprintf(buf, size, "HEX(ST_AsBinary(`%s`))", n); break;
     }
 }
 
@@ -678,7 +692,7 @@ START_TEST(ddl_interleaved_gtid_start_several_dbs)
     ck_assert_msg(strstr(m.ddl_text, "ignored") == NULL, "%s", m.ddl_text);
     ck_assert_msg(strstr(m.ddl_text, "topsecretpw") == NULL, "%s", m.ddl_text);
     ck_assert_int_eq(m.ddls, 6); /* 3 CREATE TABLE da.t/dbb.u, 3 ALTER; TRUNCATE counted below */
-    static const coldef tc[] = {{"id", "", K_INT}, {"flag", "", K_BOOL}, {"amount", "", K_DEC}};
+    static const coldef tc[] = {{"id", "", K_INT}, {"flag", "", K_INT}, {"amount", "", K_DEC}};
     compare_table(my, &m, "da.t", tc, 3);
     /* rows of dbb.u came too, rows of dc never */
     ck_assert_int_eq(m.changes, 2 + 1 + 1 + 2 + 1 + 2 + 8 + 1);
@@ -997,6 +1011,236 @@ START_TEST(snapshot_resume_window_is_exact)
 }
 END_TEST
 
+/* ---- the row decoder on built images (no server) ---- */
+
+/* MySQL's binary DECIMAL(prec,scale) of the decimal text v ("-12.50"): 9 digits per 4
+ * bytes big-endian, partial groups in {0,1,1,2,2,3,3,4,4,4} bytes, the sign bit inverted,
+ * every byte inverted when negative. Returns the size. */
+static size_t decimal_bin(const char *v, unsigned prec, unsigned scale, uint8_t *out)
+{
+    static const int d2b[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
+    int neg = *v == '-';
+    if (neg) v++;
+    const char *dot = strchr(v, '.');
+    size_t il = dot ? (size_t)(dot - v) : strlen(v);
+    unsigned ig = prec - scale;
+    char digits[80];
+    memset(digits, '0', ig - il); /* left-pad the integer part */
+    memcpy(digits + (ig - il), v, il);
+    size_t fl = dot ? strlen(dot + 1) : 0;
+    memcpy(digits + ig, dot ? dot + 1 : "", fl);
+    memset(digits + ig + fl, '0', scale - fl);
+    /* groups of digits, left to right: a partial integer group, full groups, a partial
+     * fraction group */
+    unsigned widths[20], ng = 0;
+    if (ig % 9) widths[ng++] = ig % 9;
+    for (unsigned k = 0; k < ig / 9; k++) widths[ng++] = 9;
+    for (unsigned k = 0; k < scale / 9; k++) widths[ng++] = 9;
+    if (scale % 9) widths[ng++] = scale % 9;
+    size_t n = 0, at = 0;
+    for (unsigned g = 0; g < ng; g++) {
+        uint32_t x = 0;
+        for (unsigned d = 0; d < widths[g]; d++) x = x * 10 + (uint32_t)(digits[at++] - '0');
+        for (int b = d2b[widths[g]] - 1; b >= 0; b--) out[n++] = (uint8_t)(x >> (8 * b));
+    }
+    if (neg)
+        for (size_t i = 0; i < n; i++) out[i] ^= 0xFF;
+    out[0] ^= 0x80;
+    return n;
+}
+
+/* A table map of one column (type, meta, ice) named c, in table d.t. */
+static void one_col_map(w2l__bl_tmap *tm, w2l__bl_col *col, uint8_t type, uint32_t meta, w2l_type_id ice, int is_unsigned)
+{
+    memset(tm, 0, sizeof *tm);
+    memset(col, 0, sizeof *col);
+    col->name = "c";
+    col->type = type;
+    col->meta = meta;
+    col->is_unsigned = (uint8_t)is_unsigned;
+    col->ice.id = ice;
+    tm->db = "d";
+    tm->table = "t";
+    tm->ncols = 1;
+    tm->cols = col;
+}
+
+/* Decodes one image of the single-column map: null bitmap byte 0, then the value bytes.
+ * Values may point into the image, which stays valid until the next call. */
+static w2l_rc decode_one(const w2l__bl_tmap *tm, const uint8_t *val, size_t n, w2l_value *out, uint8_t *coerced,
+                         w2l__bl_scratch *sc, w2l_error *err)
+{
+    static uint8_t img[128];
+    memset(img, 0, sizeof img);
+    ck_assert_uint_le(n + 1, sizeof img);
+    memcpy(img + 1, val, n);
+    const uint8_t bitmap[1] = {1}, *p = img;
+    uint8_t present[2] = {0};
+    w2l_rc rc = w2l__bl_decode_row(tm, bitmap, &p, img + 1 + n, out, present, coerced, sc, err);
+    if (rc == W2L_OK) ck_assert_ptr_eq(p, img + 1 + n); /* the whole image, no more */
+    return rc;
+}
+
+START_TEST(decode_big_decimal_as_text)
+{
+    static const struct { const char *in; unsigned prec, scale; const char *text; } cases[] = {
+        {"-12345678901234567890123456789012345.123456789012345678901234567890", 65, 30,
+         "-12345678901234567890123456789012345.123456789012345678901234567890"},
+        {"99999999999999999999999999999999999.999999999999999999999999999999", 65, 30,
+         "99999999999999999999999999999999999.999999999999999999999999999999"},
+        {"0", 65, 30, "0.000000000000000000000000000000"},
+        {"1.5", 65, 30, "1.500000000000000000000000000000"},
+        {"-0.000000000000000000000000000001", 65, 30, "-0.000000000000000000000000000001"},
+        {"12345678901234567890123456789012345678901234567890123456789012345", 65, 0,
+         "12345678901234567890123456789012345678901234567890123456789012345"},
+        {"-7", 39, 0, "-7"},
+        {"0.25", 40, 40 - 10, "0.250000000000000000000000000000"},
+    };
+    for (size_t i = 0; i < W2L_ARRAY_LEN(cases); i++) {
+        w2l__bl_tmap tm;
+        w2l__bl_col col;
+        one_col_map(&tm, &col, BL_NEWDECIMAL, cases[i].prec << 8 | cases[i].scale, W2L_TYPE_STRING, 0);
+        uint8_t bin[40];
+        size_t n = decimal_bin(cases[i].in, cases[i].prec, cases[i].scale, bin);
+        w2l__bl_scratch sc = {0};
+        w2l_value v;
+        w2l_error err;
+        ck_assert_ok(decode_one(&tm, bin, n, &v, NULL, &sc, &err), err);
+        ck_assert_msg(v.v.bytes.len == strlen(cases[i].text) && !memcmp(v.v.bytes.ptr, cases[i].text, v.v.bytes.len),
+                      "#%zu: %.*s, want %s", i, (int)v.v.bytes.len, v.v.bytes.ptr, cases[i].text);
+        w2l__bl_scratch_free(&sc);
+    }
+}
+END_TEST
+
+START_TEST(decode_bit64_keeps_every_bit)
+{
+    static const struct { uint32_t bits; uint8_t bytes[8]; int64_t want; } cases[] = {
+        {64, {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}, -1},
+        {64, {0x80, 0, 0, 0, 0, 0, 0, 0x01}, INT64_MIN + 1},
+        {64, {0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}, INT64_MAX},
+        {12, {0x0A, 0xBC}, 0xABC},
+        {33, {0x01, 0x00, 0x00, 0x00, 0x02}, (INT64_C(1) << 32) | 2},
+    };
+    for (size_t i = 0; i < W2L_ARRAY_LEN(cases); i++) {
+        w2l__bl_tmap tm;
+        w2l__bl_col col;
+        one_col_map(&tm, &col, BL_BIT, cases[i].bits, W2L_TYPE_LONG, 0);
+        w2l__bl_scratch sc = {0};
+        w2l_value v;
+        w2l_error err;
+        ck_assert_ok(decode_one(&tm, cases[i].bytes, (cases[i].bits + 7) / 8, &v, NULL, &sc, &err), err);
+        ck_assert_msg(v.v.i64 == cases[i].want, "#%zu: %lld", i, (long long)v.v.i64);
+    }
+}
+END_TEST
+
+START_TEST(decode_geometry_drops_the_srid)
+{
+    /* POINT(1 2) with SRID 4326: 4-byte LE SRID, then 21 bytes of WKB */
+    uint8_t val[4 + 4 + 21] = {25, 0, 0, 0, 0xE6, 0x10, 0, 0, 0x01, 0x01, 0, 0, 0};
+    const double x = 1, y = 2;
+    memcpy(val + 4 + 4 + 5, &x, 8); /* the test host is little-endian, as WKB byte order 1 */
+    memcpy(val + 4 + 4 + 13, &y, 8);
+    w2l__bl_tmap tm;
+    w2l__bl_col col;
+    one_col_map(&tm, &col, BL_GEOMETRY, 4, W2L_TYPE_BINARY, 0);
+    w2l__bl_scratch sc = {0};
+    w2l_value v;
+    w2l_error err;
+    ck_assert_ok(decode_one(&tm, val, sizeof val, &v, NULL, &sc, &err), err);
+    ck_assert_uint_eq(v.v.bytes.len, 21);
+    ck_assert_mem_eq(v.v.bytes.ptr, val + 8, 21);
+    /* shorter than an SRID and a WKB header: corrupt, named */
+    const uint8_t bad[4 + 6] = {6, 0, 0, 0, 0xE6, 0x10, 0, 0, 1, 1};
+    ck_assert_int_eq(decode_one(&tm, bad, sizeof bad, &v, NULL, &sc, &err), W2L_CORRUPT);
+    ck_assert_str_eq(err.msg, "binlog: column 'c' of d.t: geometry value of 6 bytes (want a 4-byte SRID and WKB)");
+}
+END_TEST
+
+START_TEST(decode_tinyint1_boolean_nonzero_is_true)
+{
+    static const struct { uint8_t byte; int is_unsigned; int want, odd; } cases[] = {
+        {0, 0, 0, 0}, {1, 0, 1, 0}, {5, 0, 1, 1}, {0xFF, 0, 1, 1} /* -1 */, {200, 1, 1, 1},
+    };
+    for (size_t i = 0; i < W2L_ARRAY_LEN(cases); i++) {
+        w2l__bl_tmap tm;
+        w2l__bl_col col;
+        one_col_map(&tm, &col, BL_TINY, 0, W2L_TYPE_BOOLEAN, cases[i].is_unsigned);
+        w2l__bl_scratch sc = {0};
+        w2l_value v;
+        w2l_error err;
+        uint8_t coerced[2] = {0};
+        ck_assert_ok(decode_one(&tm, &cases[i].byte, 1, &v, coerced, &sc, &err), err);
+        ck_assert_int_eq(v.v.i32, cases[i].want);
+        ck_assert_int_eq(coerced[0], cases[i].odd);
+    }
+    /* as int (the default) the number is kept */
+    w2l__bl_tmap tm;
+    w2l__bl_col col;
+    one_col_map(&tm, &col, BL_TINY, 0, W2L_TYPE_INT, 0);
+    w2l__bl_scratch sc = {0};
+    w2l_value v;
+    w2l_error err;
+    uint8_t coerced[2] = {0};
+    const uint8_t five = 5;
+    ck_assert_ok(decode_one(&tm, &five, 1, &v, coerced, &sc, &err), err);
+    ck_assert_int_eq(v.v.i32, 5);
+    ck_assert_int_eq(coerced[0], 0);
+}
+END_TEST
+
+/* ---- source.tinyint1-as-boolean=true: values other than 0/1 become true, with one
+ * warning per table and column ---- */
+
+static int bool_warnings;
+static void count_bool_warnings(void *opaque, w2l_log_level level, const char *line)
+{
+    (void)opaque;
+    if (level == W2L_LOG_WARN && strstr(line, "TINYINT(1) value other than 0 and 1")) bool_warnings++;
+}
+
+START_TEST(tinyint1_as_boolean_warns_once)
+{
+    MYSQL *my = db_connect();
+    sql(my, "CREATE DATABASE IF NOT EXISTS tb");
+    sql(my, "DROP TABLE IF EXISTS tb.t");
+    sql(my, "CREATE TABLE tb.t (id INT PRIMARY KEY, f TINYINT(1), g BOOL, n TINYINT(1) UNSIGNED)");
+    sql(my, "INSERT INTO tb.t VALUES (1, 0, 1, 5), (2, 5, -3, 0), (3, 1, 0, 1), (4, 7, NULL, 2)");
+    static model m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.table, sizeof m.table, "tb.t");
+    static const coldef tc[] = {{"id", "", K_INT}, {"f", "", K_BOOL}, {"g", "", K_BOOL}, {"n", "", K_INT}};
+    w2l_log_set_callback(count_bool_warnings, NULL);
+    run_conf = "source.tinyint1-as-boolean=true";
+    run r;
+    w2l_error err;
+    ck_assert_ok(run_open(&r, &m, uri_for("databases=tb&startup=initial"), NULL, 1, &err), err);
+    w2l_rc rc = run_all(&r, &m, 0, &err);
+    ck_assert_msg(rc == W2L_DONE, "%s: %s", w2l_rc_name(rc), err.msg);
+    run_close(&r);
+    compare_table(my, &m, "tb.t", tc, 4);
+    ck_assert_int_eq(bool_warnings, 2); /* f and g; n is unsigned: int */
+    /* the binlog: many odd values in several events, still one warning per column */
+    char pos[2048];
+    snprintf(pos, sizeof pos, "%s", m.last_pos);
+    sql(my, "INSERT INTO tb.t VALUES (5, 9, 9, 9), (6, -128, 127, 3)");
+    sql(my, "UPDATE tb.t SET f = 42 WHERE id <= 3");
+    sql(my, "INSERT INTO tb.t VALUES (7, 0, 1, 0)");
+    bool_warnings = 0;
+    ck_assert_ok(run_open(&r, &m, uri_for("databases=tb"), pos, 1, &err), err);
+    rc = run_all(&r, &m, 0, &err);
+    ck_assert_msg(rc == W2L_DONE, "%s: %s", w2l_rc_name(rc), err.msg);
+    run_close(&r);
+    run_conf = NULL;
+    w2l_log_set_callback(NULL, NULL);
+    compare_table(my, &m, "tb.t", tc, 4);
+    ck_assert_int_eq(bool_warnings, 2);
+    model_free(&m);
+    mysql_close(my);
+}
+END_TEST
+
 Suite *suite_mysql_source(void)
 {
     Suite *s = suite_create("mysql_source");
@@ -1011,8 +1255,15 @@ Suite *suite_mysql_source(void)
     tcase_add_test(tc, idle_stream_returns_again);
     tcase_add_test(tc, xa_held_until_commit_across_restart);
     tcase_add_test(tc, snapshot_resume_window_is_exact);
+    tcase_add_test(tc, tinyint1_as_boolean_warns_once);
     /* last: it restarts the server (a later test's first connection may fail) */
     tcase_add_test(tc, server_restart_mid_stream);
     suite_add_tcase(s, tc);
+    TCase *dec = tcase_create("decode");
+    tcase_add_test(dec, decode_big_decimal_as_text);
+    tcase_add_test(dec, decode_bit64_keeps_every_bit);
+    tcase_add_test(dec, decode_geometry_drops_the_srid);
+    tcase_add_test(dec, decode_tinyint1_boolean_nonzero_is_true);
+    suite_add_tcase(s, dec);
     return s;
 }

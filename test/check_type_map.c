@@ -1,6 +1,8 @@
 /*
  * lib/ddl/type_map.c: every row of DESIGN.md section 4, the options, the extra
  * information of a mapping, canal mysqlType strings, and the types without an Iceberg form.
+ * Every legal MySQL value has a home: TINYINT(1)/BOOL are int unless the option says
+ * boolean, DECIMAL(p > 38) is a string, spatial types are binary (WKB), BIT(n > 1) long.
  */
 #include <check.h>
 #include <string.h>
@@ -9,7 +11,7 @@
 #include "ddl/ddl.h"
 #include "support/support.h"
 
-enum { OPT_NONE = 0, OPT_BOOL = 1, OPT_TIME = 2, OPT_BIGDEC = 4 };
+enum { OPT_NONE = 0, OPT_BOOL = 1, OPT_TIME = 2 };
 
 static const struct {
     const char *mysql;
@@ -38,7 +40,9 @@ static const struct {
     {"decimal", 0, "decimal(10,0)"},       {"decimal(5)", 0, "decimal(5,0)"},
     {"numeric(10,3)", 0, "decimal(10,3)"}, {"dec(4,4)", 0, "decimal(4,4)"},
     {"fixed(9,1)", 0, "decimal(9,1)"},     {"decimal(10,2) unsigned", 0, "decimal(10,2)"},
-    {"decimal(65,30)", OPT_BIGDEC, "string"},
+    /* DECIMAL(p,s), 38 < p <= 65 -> string (the exact text), with or without options */
+    {"decimal(65,30)", 0, "string"},       {"decimal(39,0)", 0, "string"},
+    {"numeric(50,10) unsigned", OPT_BOOL | OPT_TIME, "string"},
     /* FLOAT / DOUBLE */
     {"float", 0, "float"},             {"float(7,2)", 0, "float"},
     {"float(24)", 0, "float"},         {"float(25)", 0, "double"},
@@ -46,9 +50,11 @@ static const struct {
     {"double(10,2)", 0, "double"},     {"double precision", 0, "double"},
     {"real", 0, "double"},             {"float4", 0, "float"},
     {"float8", 0, "double"},           {"double unsigned", 0, "double"},
-    /* BIT(1), BOOL (TINYINT(1) by option) -> boolean; BIT(n>1) -> long */
+    /* BIT(1) -> boolean; TINYINT(1) and its synonyms BOOL, BOOLEAN -> int, boolean by
+     * option; BIT(n>1) -> long */
     {"bit(1)", 0, "boolean"},          {"bit", 0, "boolean"},
-    {"bool", 0, "boolean"},            {"boolean", 0, "boolean"},
+    {"bool", 0, "int"},                {"boolean", 0, "int"},
+    {"bool", OPT_BOOL, "boolean"},     {"boolean", OPT_BOOL, "boolean"},
     {"tinyint(1)", OPT_BOOL, "boolean"}, {"tinyint(1)", 0, "int"},
     {"tinyint(1) unsigned", OPT_BOOL, "int"}, {"tinyint(2)", OPT_BOOL, "int"},
     {"bit(2)", 0, "long"},             {"bit(12)", 0, "long"},
@@ -76,13 +82,18 @@ static const struct {
     {"blob", 0, "binary"},             {"mediumblob", 0, "binary"},
     {"longblob", 0, "binary"},         {"long varbinary", 0, "binary"},
     {"varchar(10) character set binary", 0, "binary"}, {"text charset binary", 0, "binary"},
+    /* spatial types -> binary (WKB) */
+    {"geometry", 0, "binary"},         {"point", 0, "binary"},
+    {"LINESTRING", 0, "binary"},       {"polygon", 0, "binary"},
+    {"multipoint", 0, "binary"},       {"multilinestring", 0, "binary"},
+    {"multipolygon", 0, "binary"},     {"geometrycollection", 0, "binary"},
+    {"geomcollection", 0, "binary"},
 };
 
 START_TEST(every_design_row_maps)
 {
     for (size_t i = 0; i < W2L_ARRAY_LEN(rows); i++) {
-        w2l__type_opts o = {(rows[i].opts & OPT_BOOL) != 0, (rows[i].opts & OPT_TIME) != 0,
-                            (rows[i].opts & OPT_BIGDEC) != 0};
+        w2l__type_opts o = {(rows[i].opts & OPT_BOOL) != 0, (rows[i].opts & OPT_TIME) != 0};
         w2l_error err;
         w2l_type t;
         w2l_rc rc = w2l__mysql_type_map_text(rows[i].mysql, strlen(rows[i].mysql), &o, "c", NULL,
@@ -98,15 +109,9 @@ END_TEST
 START_TEST(unmappable_types_fail)
 {
     static const struct { const char *mysql; w2l_rc rc; const char *msg; } cases[] = {
-        {"decimal(65,30)", W2L_SCHEMA, "column 'amount': decimal(65,30) exceeds Iceberg's 38 digits"},
-        {"decimal(39,0)", W2L_SCHEMA, "column 'amount': decimal(39,0) exceeds Iceberg's 38 digits"},
         {"decimal(66,2)", W2L_SCHEMA, "column 'amount': invalid MySQL type decimal(66,2)"},
         {"decimal(5,6)", W2L_SCHEMA, "column 'amount': invalid MySQL type decimal(5,6)"},
-        {"geometry", W2L_SCHEMA, "column 'amount': unsupported MySQL type 'geometry' (no Iceberg type)"},
-        {"point", W2L_SCHEMA, "column 'amount': unsupported MySQL type 'point' (no Iceberg type)"},
-        {"POLYGON", W2L_SCHEMA, "column 'amount': unsupported MySQL type 'polygon' (no Iceberg type)"},
-        {"multipolygon", W2L_SCHEMA, "column 'amount': unsupported MySQL type 'multipolygon' (no Iceberg type)"},
-        {"geometrycollection", W2L_SCHEMA, "column 'amount': unsupported MySQL type 'geometrycollection' (no Iceberg type)"},
+        {"decimal(31,31)", W2L_SCHEMA, "column 'amount': invalid MySQL type decimal(31,31)"},
         {"vector(3)", W2L_SCHEMA, "column 'amount': unsupported MySQL type 'vector' (no Iceberg type)"},
         {"frobnicator(3)", W2L_SCHEMA, "column 'amount': unknown MySQL type 'frobnicator'"},
         {"bit(65)", W2L_SCHEMA, "column 'amount': bit(65): BIT needs 1 to 64 bits"},
@@ -131,9 +136,9 @@ START_TEST(unmappable_types_fail)
     /* without a column name, just the type */
     w2l_error err;
     w2l_type t;
-    ck_assert_int_eq(w2l__mysql_type_map_text("point", 5, NULL, NULL, NULL, &t, NULL, &err),
+    ck_assert_int_eq(w2l__mysql_type_map_text("vector(4)", 9, NULL, NULL, NULL, &t, NULL, &err),
                      W2L_SCHEMA);
-    ck_assert_str_eq(err.msg, "unsupported MySQL type 'point' (no Iceberg type)");
+    ck_assert_str_eq(err.msg, "unsupported MySQL type 'vector' (no Iceberg type)");
 }
 END_TEST
 
@@ -223,12 +228,13 @@ START_TEST(ddl_columns_map_like_mysqltype)
 {
     /* a column type read from DDL and the same type from canal agree */
     const char *sql = "CREATE TABLE t (a BIGINT(20) UNSIGNED NOT NULL, b TINYINT(1), c TIME(3), "
-                      "d VARCHAR(10) CHARACTER SET binary, e DECIMAL(65,30))";
+                      "d VARCHAR(10) CHARACTER SET binary, e DECIMAL(65,30), f POINT NOT NULL SRID 4326, "
+                      "g BOOL, h BIT(64))";
     w2l_error err;
     w2l__ddl_list *l;
     ck_assert_ok(w2l__ddl_parse(sql, strlen(sql), NULL, &l, &err), err);
     const w2l__ddl_column *cols = l->stmts[0].cols;
-    w2l__type_opts o = {1, 1, 1};
+    w2l__type_opts o = {1, 1};
     for (size_t i = 0; i < l->stmts[0].ncols; i++) {
         w2l_type a = {0, 0, 0}, b = {0, 0, 0};
         ck_assert_ok(w2l__mysql_type_map(&cols[i].type, &o, cols[i].name, &a, &err), err);

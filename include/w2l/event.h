@@ -60,6 +60,17 @@ W2L_API w2l_rc w2l_emit_change(w2l_emitter *em, const w2l_change *c, w2l_error *
 /* Hands over one DDL statement (copied). See w2l_emit_change(3). */
 W2L_API w2l_rc w2l_emit_ddl(w2l_emitter *em, const w2l_ddl *d, w2l_error *err);
 
+/* Sets table db.table aside (its ddl.policy is quarantine and the source met something of
+ * it the lake cannot take, such as a value it cannot convert): the pipeline drops the
+ * table's changes from here on and counts them (w2l_table_metrics.rows_quarantined), keeps
+ * every other table flowing, and records reason (copied; NULL when the table is
+ * quarantined already) in its checkpoint state, so a restart keeps the table aside and
+ * w2l status names it with the reason. rows: changes of the table the caller dropped
+ * itself since its last call (counted too). Calling it again for the same table only adds
+ * rows. See w2l_emit_change(3). */
+W2L_API w2l_rc w2l_emit_quarantine(w2l_emitter *em, const char *db, const char *table,
+                                   const char *reason, uint64_t rows, w2l_error *err);
+
 /* Ends a source transaction. position (copied, JSON text, len bytes) is where to resume
  * after it; checkpoint barriers are placed only here, so a transaction is never split
  * across checkpoints. See w2l_emit_change(3). */

@@ -89,6 +89,10 @@ typedef struct w2l_checkpoint_info {
     uint64_t pending;            /* sealed checkpoints with changes to the table not yet
                                     committed to it: the lag, in checkpoints */
     uint64_t oldest_pending;     /* the oldest of them; 0 when pending is 0 */
+    /* appended with quarantine (new members only ever go at the end): */
+    const char *quarantined;     /* the table is set aside (ddl.policy=quarantine) as of the
+                                    sealed checkpoint: why; NULL when it is not */
+    uint64_t rows_quarantined;   /* its changes dropped since, as of that checkpoint */
 } w2l_checkpoint_info;
 
 /* Opens the state store conf "state" names (read-only use) and reports as described at

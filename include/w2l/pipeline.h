@@ -80,6 +80,10 @@ typedef struct w2l_table_metrics {
     uint64_t snapshots_expired;
     uint64_t files_removed;       /* by expiry and orphan removal */
     double secs_since_compaction; /* -1 before the first compaction */
+    /* quarantine (ddl.policy=quarantine; new members only ever go at the end): */
+    int quarantined;              /* set aside in this run (w2l_emit_quarantine(3), or an
+                                     unsupported schema change) */
+    uint64_t rows_quarantined;    /* its changes dropped since, in this run */
 } w2l_table_metrics;
 
 /* Calls fn for every table the pipeline has seen (on the calling thread, with a copy taken
@@ -103,7 +107,11 @@ typedef enum w2l_element_kind {
                                    writer -> ddl: the fence is done */
     W2L_ELEM_WRITE_RESULT = 5,  /* writer -> committer: files of one table for ckpt */
     W2L_ELEM_SCHEMA = 6,        /* ddl -> writer, committer: the table's new schema */
-    W2L_ELEM_END = 7            /* end of stream */
+    W2L_ELEM_END = 7,           /* end of stream */
+    W2L_ELEM_QUARANTINE = 8     /* source -> ddl handler: set the table aside
+                                   (w2l_emit_quarantine(3)); payload: JSON
+                                   {"reason": text or null, "rows": changes the source
+                                   dropped itself}. A DDL operator may ignore it. */
 } w2l_element_kind;
 
 /* One element, borrowed for the process() call that receives it. All changes of one

@@ -130,11 +130,19 @@ const w2l_conf_prop w2l__conf_props[] = {
      "Tables without a primary key: full-row (deletes match every column), append-only (updates "
      "and deletes are dropped), or fail."},
     {"source.timezone", W2L_CONF_STRING, "UTC", NOLIM, NULL, 0,
-     "Zone of TIMESTAMP values in CDC JSON (e.g. UTC, +08:00)."},
-    {"source.tinyint1-as-boolean", W2L_CONF_BOOL, "true", NOLIM, NULL, 0,
-     "Map TINYINT(1) to boolean (else int)."},
+     "Zone of zoneless TIMESTAMP text in CDC JSON (e.g. UTC, +08:00). Canal renders TIMESTAMP "
+     "columns in the Canal server's zone: set this to that zone. Debezium and Maxwell values "
+     "carry their zone or are UTC."},
+    {"source.tinyint1-as-boolean", W2L_CONF_BOOL, "false", NOLIM, NULL, 0,
+     "Map signed TINYINT(1) to boolean, a value other than 0/1 becoming true (MySQL's rule: "
+     "nonzero is TRUE; the mysql source warns once per table and column); off: int, which "
+     "keeps every value MySQL allows in it (e.g. 5). BOOL/BOOLEAN, MySQL's synonyms of "
+     "TINYINT(1), follow it."},
     {"source.time-as-string", W2L_CONF_BOOL, "false", NOLIM, NULL, 0,
      "Map TIME to string (else time; values outside 00:00-24:00 then fail)."},
+    {"source.maxwell-database", W2L_CONF_STRING, "maxwell", NOLIM, NULL, 0,
+     "maxwell-json: the database of Maxwell's own bookkeeping (its schema store, positions, "
+     "bootstrap requests, heartbeats); its rows and DDL are dropped. Empty: keep everything."},
     {"source.server-id", W2L_CONF_INT, NULL, 1, 4294967295LL, NULL, 0,
      "Replication server id of the mysql source (also server-id= in its URI)."},
     {"source.databases", W2L_CONF_STRING, NULL, NOLIM, NULL, 0,

@@ -22,7 +22,7 @@
 typedef enum w2l__mysql_class {
     W2L_MYSQL_UNKNOWN = 0,  /* a name we do not know */
     W2L_MYSQL_INT,          /* TINYINT .. BIGINT; int_bytes says which */
-    W2L_MYSQL_BOOL,         /* BOOL, BOOLEAN (stored by MySQL as TINYINT(1)) */
+    W2L_MYSQL_BOOL,         /* BOOL, BOOLEAN (stored by MySQL as TINYINT(1), mapped alike) */
     W2L_MYSQL_BIT,          /* BIT(n); bits says n */
     W2L_MYSQL_DECIMAL,      /* DECIMAL, DEC, NUMERIC, FIXED */
     W2L_MYSQL_FLOAT,        /* FLOAT, FLOAT4, FLOAT(p <= 24) */
@@ -37,7 +37,9 @@ typedef enum w2l__mysql_class {
     W2L_MYSQL_SET,
     W2L_MYSQL_JSON,
     W2L_MYSQL_BINARY,       /* BINARY, VARBINARY, TINYBLOB .. LONGBLOB, text CHARACTER SET binary */
-    W2L_MYSQL_UNSUPPORTED   /* known, but no Iceberg type: GEOMETRY, POINT, ..., VECTOR */
+    W2L_MYSQL_GEOMETRY,     /* GEOMETRY, POINT, LINESTRING, POLYGON, MULTI*, GEOMETRYCOLLECTION
+                               (-> binary holding the WKB) */
+    W2L_MYSQL_UNSUPPORTED   /* known, but no Iceberg type: VECTOR */
 } w2l__mysql_class;
 
 /* A parsed MySQL column type, e.g. from "bigint(20) unsigned" or "enum('a','b')". Every
@@ -65,11 +67,12 @@ typedef struct w2l__mysql_type {
     const char *collate;     /* COLLATE as written, lowercase; NULL when absent */
 } w2l__mysql_type;
 
-/* Mapping choices (DESIGN.md section 4 leaves these to configuration). */
+/* Mapping choices (DESIGN.md section 4 leaves these to configuration). DECIMAL(p > 38)
+ * is always a string holding the exact decimal text (type_map.c). */
 typedef struct w2l__type_opts {
-    int tinyint1_as_boolean;   /* signed TINYINT(1) -> boolean (JDBC's tinyInt1isBit) */
+    int tinyint1_as_boolean;   /* signed TINYINT(1) and BOOL -> boolean, nonzero is true
+                                  (JDBC's tinyInt1isBit); off: int, which holds every value */
     int time_as_string;        /* TIME -> string ("-838:59:59" fits), else Iceberg time */
-    int big_decimal_as_string; /* DECIMAL(p > 38) -> string, else W2L_SCHEMA */
 } w2l__type_opts;
 
 /* Parses len bytes of a MySQL type text ("decimal(12,2)", "int(10) unsigned zerofill",
@@ -79,9 +82,10 @@ typedef struct w2l__type_opts {
 w2l_rc w2l__mysql_type_parse(const char *text, size_t len, w2l__arena *a, w2l__mysql_type *out,
                              w2l_error *err);
 
-/* Maps a parsed type to its Iceberg type per DESIGN.md section 4. opt NULL means all
- * options off. column (may be NULL) names the column in messages. W2L_SCHEMA for types
- * without an Iceberg form: "column 'g': unsupported MySQL type 'point'". */
+/* Maps a parsed type to its Iceberg type per DESIGN.md section 4 (the table in
+ * type_map.c). opt NULL means all options off. column (may be NULL) names the column in
+ * messages. W2L_SCHEMA for types without an Iceberg form: "column 'v': unsupported MySQL
+ * type 'vector' (no Iceberg type)". */
 w2l_rc w2l__mysql_type_map(const w2l__mysql_type *t, const w2l__type_opts *opt,
                            const char *column, w2l_type *out, w2l_error *err);
 

@@ -2,18 +2,31 @@
  * MySQL/MariaDB column types: the type grammar (name with its synonyms, arguments,
  * UNSIGNED/SIGNED/ZEROFILL, CHARACTER SET, COLLATE, BINARY/ASCII/UNICODE/BYTE), shared by
  * the DDL parser and canal's mysqlType strings, and the mapping onto Iceberg types of
- * DESIGN.md section 4:
+ * DESIGN.md section 4. Every value MySQL can store has a home; where Iceberg has no exact
+ * type, the value is kept whole in a wider one:
  *
  *   TINYINT SMALLINT MEDIUMINT INT YEAR (unsigned up to MEDIUMINT) -> int
  *   BIGINT, INT UNSIGNED -> long          BIGINT UNSIGNED (and SERIAL) -> decimal(20,0)
- *   DECIMAL(p,s) p <= 38 -> decimal(p,s)  p > 38 -> W2L_SCHEMA, or string by option
+ *   TINYINT(1), BOOL, BOOLEAN -> int (BOOL is MySQL's synonym of TINYINT(1), which
+ *     stores any TINYINT, e.g. 5; information_schema and the binlog show only tinyint);
+ *     with the option tinyint1_as_boolean (source.tinyint1-as-boolean) signed TINYINT(1)
+ *     and BOOL -> boolean, a value other than 0/1 becoming true (MySQL's truth rule:
+ *     nonzero is TRUE)
+ *   DECIMAL(p,s) p <= 38 -> decimal(p,s)
+ *   DECIMAL(p,s) 38 < p <= 65 -> string: the exact decimal text as MySQL prints it, with
+ *     s fraction digits ("-12.500", "0.000"); Iceberg decimals stop at 38 digits
  *   FLOAT, FLOAT(p <= 24) -> float        DOUBLE, REAL, FLOAT(p > 24) -> double
- *   BIT(1), BOOL -> boolean (signed TINYINT(1) by option)   BIT(n > 1) -> long
+ *   BIT(1) -> boolean   BIT(n > 1) -> long holding the bit pattern (BIT(64) values
+ *     >= 2^63 are negative longs: the 64 bits are kept, not the unsigned number)
  *   DATE -> date   DATETIME(n) -> timestamp   TIMESTAMP(n) -> timestamptz
  *   TIME(n) -> time (string by option)
  *   CHAR VARCHAR TEXT* ENUM SET JSON (and MariaDB UUID INET4 INET6) -> string
  *   BINARY VARBINARY BLOB* (and text types with CHARACTER SET binary) -> binary
- *   spatial types, VECTOR and unknown names -> W2L_SCHEMA naming type and column
+ *   GEOMETRY POINT LINESTRING POLYGON MULTIPOINT MULTILINESTRING MULTIPOLYGON
+ *     GEOMETRYCOLLECTION -> binary holding the value's WKB (MySQL's stored form is a
+ *     4-byte little-endian SRID followed by the WKB; the sources strip the SRID)
+ *   VECTOR and unknown names -> W2L_SCHEMA naming type and column (the DDL handler names
+ *     the table and applies ddl.policy)
  *
  * REAL is DOUBLE (the REAL_AS_FLOAT sql_mode is not honoured). ZEROFILL implies UNSIGNED,
  * as in MySQL. "X CHARACTER SET binary" is the binary type MySQL turns it into.
@@ -65,14 +78,14 @@ static const type_name names[] = {
     {"TINYBLOB", "tinyblob", W2L_MYSQL_BINARY, 0}, {"BLOB", "blob", W2L_MYSQL_BINARY, 0},
     {"MEDIUMBLOB", "mediumblob", W2L_MYSQL_BINARY, 0}, {"LONGBLOB", "longblob", W2L_MYSQL_BINARY, 0},
     {"RAW", "varbinary", W2L_MYSQL_BINARY, 0},
-    {"GEOMETRY", "geometry", W2L_MYSQL_UNSUPPORTED, 0}, {"POINT", "point", W2L_MYSQL_UNSUPPORTED, 0},
-    {"LINESTRING", "linestring", W2L_MYSQL_UNSUPPORTED, 0},
-    {"POLYGON", "polygon", W2L_MYSQL_UNSUPPORTED, 0},
-    {"MULTIPOINT", "multipoint", W2L_MYSQL_UNSUPPORTED, 0},
-    {"MULTILINESTRING", "multilinestring", W2L_MYSQL_UNSUPPORTED, 0},
-    {"MULTIPOLYGON", "multipolygon", W2L_MYSQL_UNSUPPORTED, 0},
-    {"GEOMETRYCOLLECTION", "geometrycollection", W2L_MYSQL_UNSUPPORTED, 0},
-    {"GEOMCOLLECTION", "geomcollection", W2L_MYSQL_UNSUPPORTED, 0},
+    {"GEOMETRY", "geometry", W2L_MYSQL_GEOMETRY, 0}, {"POINT", "point", W2L_MYSQL_GEOMETRY, 0},
+    {"LINESTRING", "linestring", W2L_MYSQL_GEOMETRY, 0},
+    {"POLYGON", "polygon", W2L_MYSQL_GEOMETRY, 0},
+    {"MULTIPOINT", "multipoint", W2L_MYSQL_GEOMETRY, 0},
+    {"MULTILINESTRING", "multilinestring", W2L_MYSQL_GEOMETRY, 0},
+    {"MULTIPOLYGON", "multipolygon", W2L_MYSQL_GEOMETRY, 0},
+    {"GEOMETRYCOLLECTION", "geometrycollection", W2L_MYSQL_GEOMETRY, 0},
+    {"GEOMCOLLECTION", "geometrycollection", W2L_MYSQL_GEOMETRY, 0},
     {"VECTOR", "vector", W2L_MYSQL_UNSUPPORTED, 0},
 };
 
@@ -330,7 +343,7 @@ static w2l_rc unmappable(w2l_error *err, const char *column, const char *fmt, co
 w2l_rc w2l__mysql_type_map(const w2l__mysql_type *t, const w2l__type_opts *opt,
                            const char *column, w2l_type *out, w2l_error *err)
 {
-    static const w2l__type_opts none = {0, 0, 0};
+    static const w2l__type_opts none = {0, 0};
     if (!t || !out) return w2l__fail(err, W2L_MISUSE, "w2l__mysql_type_map: NULL argument");
     if (!opt) opt = &none;
     w2l_type r = {W2L_TYPE_STRING, 0, 0};
@@ -344,7 +357,9 @@ w2l_rc w2l__mysql_type_map(const w2l__mysql_type *t, const w2l__type_opts *opt,
         else r.id = W2L_TYPE_DECIMAL, r.precision = 20, r.scale = 0;
         break;
     case W2L_MYSQL_YEAR: r.id = W2L_TYPE_INT; break;
-    case W2L_MYSQL_BOOL: r.id = W2L_TYPE_BOOLEAN; break;
+    case W2L_MYSQL_BOOL: /* a synonym of TINYINT(1): information_schema shows it so */
+        r.id = opt->tinyint1_as_boolean ? W2L_TYPE_BOOLEAN : W2L_TYPE_INT;
+        break;
     case W2L_MYSQL_BIT:
         if (t->bits < 1 || t->bits > 64)
             return unmappable(err, column, "%s(%lld): BIT needs 1 to 64 bits", "bit", t->bits, 0);
@@ -354,11 +369,7 @@ w2l_rc w2l__mysql_type_map(const w2l__mysql_type *t, const w2l__type_opts *opt,
         int64_t p = t->len < 0 ? 10 : t->len, s = t->scale < 0 ? 0 : t->scale;
         if (p < 1 || p > 65 || s > 30 || s > p)
             return unmappable(err, column, "invalid MySQL type %s(%lld,%lld)", "decimal", p, s);
-        if (p > W2L_DECIMAL_MAX_PRECISION) {
-            if (opt->big_decimal_as_string) break;
-            return unmappable(err, column, "%s(%lld,%lld) exceeds Iceberg's 38 digits", "decimal",
-                              p, s);
-        }
+        if (p > W2L_DECIMAL_MAX_PRECISION) break; /* string: the exact text */
         r.id = W2L_TYPE_DECIMAL;
         r.precision = (uint8_t)p;
         r.scale = (uint8_t)s;
@@ -386,7 +397,8 @@ w2l_rc w2l__mysql_type_map(const w2l__mysql_type *t, const w2l__type_opts *opt,
     case W2L_MYSQL_ENUM:
     case W2L_MYSQL_SET:
     case W2L_MYSQL_JSON: r.id = W2L_TYPE_STRING; break;
-    case W2L_MYSQL_BINARY: r.id = W2L_TYPE_BINARY; break;
+    case W2L_MYSQL_BINARY:
+    case W2L_MYSQL_GEOMETRY: r.id = W2L_TYPE_BINARY; break;
     case W2L_MYSQL_UNSUPPORTED:
         return unmappable(err, column, "unsupported MySQL type '%s' (no Iceberg type)", t->name, 0, 0);
     default: return unmappable(err, column, "unknown MySQL type '%s'", t->name, 0, 0);

@@ -7,6 +7,11 @@
  * gets W2L_CONFLICT. The version hint is rewritten afterwards (W2L_CREATE_REPLACE) and is only
  * a hint: loading probes v<N+1>, v<N+2>, ... past it, so a crash between the two steps loses
  * nothing. A table exists when its metadata directory has a vN file.
+ *
+ * Namespaces are the directories of the warehouse, except the pipeline's own: "_w2l"
+ * (its checkpoint state, _w2l/state, and pending table operations, _w2l/table-ops) is
+ * never a namespace — not listed, and no table is created in or renamed into it — and,
+ * as in Hadoop's convention for hidden files, neither is a name beginning with '.'.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +41,19 @@ static void h_close(w2l_catalog *self)
 {
     hadoop_catalog *h = (hadoop_catalog *)self;
     w2l__free(h->warehouse);
+}
+
+#define RESERVED_DIR "_w2l" /* lib/state/state_file.c, lib/pipeline/owner.c */
+
+static int not_a_namespace(const char *name)
+{
+    return name[0] == '.' || strcmp(name, RESERVED_DIR) == 0;
+}
+
+static w2l_rc reserved(const char *ns, const char *table, w2l_error *err)
+{
+    return w2l__fail(err, W2L_CONFIG, "table %s.%s: namespace %s is reserved for the pipeline's state in a "
+                     "hadoop warehouse (route the database elsewhere)", ns, table, ns);
 }
 
 static char *meta_dir(hadoop_catalog *h, const char *ns, const char *table)
@@ -143,6 +161,7 @@ static w2l_rc h_commit(w2l_catalog *self, const char *ns, const char *table, con
                        const char *metadata, size_t len, w2l_buf *new_location, w2l_error *err)
 {
     hadoop_catalog *h = (hadoop_catalog *)self;
+    if (!base && not_a_namespace(ns)) return reserved(ns, table, err);
     char *dir = meta_dir(h, ns, table);
     W2L_NOMEM_IF(!dir, err);
     long next;
@@ -230,6 +249,7 @@ static w2l_rc h_rename(w2l_catalog *self, const char *ns, const char *table, con
                        const char *to_table, w2l_error *err)
 {
     hadoop_catalog *h = (hadoop_catalog *)self;
+    if (not_a_namespace(to_ns)) return reserved(to_ns, to_table, err);
     w2l_buf loc = {0}, nloc = {0};
     W2L_TRY(w2l__catalog_load(self, ns, table, &loc, err));
     void *data = NULL;
@@ -272,6 +292,7 @@ static int list_table(void *ctx, const char *name)
 static int list_ns(void *ctx, const char *name)
 {
     list_ctx *l = ctx;
+    if (not_a_namespace(name)) return 0;
     char *d = w2l__asprintf("%s/%s", l->h->warehouse, name);
     if (!d) {
         l->rc = w2l__fail(l->err, W2L_NOMEM, "out of memory");
@@ -293,6 +314,7 @@ static w2l_rc h_list(w2l_catalog *self, const char *ns,
 {
     hadoop_catalog *h = (hadoop_catalog *)self;
     list_ctx l = {h, ns, fn, ctx, 0, W2L_OK, err};
+    if (ns && not_a_namespace(ns)) return W2L_OK;
     if (ns) {
         char *d = w2l__asprintf("%s/%s", h->warehouse, ns);
         W2L_NOMEM_IF(!d, err);

@@ -401,7 +401,9 @@ typedef enum w2l__ice_schema_op {
     W2L_ICE_RENAME_COLUMN,    /* name -> new_name */
     W2L_ICE_WIDEN_COLUMN,     /* name, type (int->long, float->double, decimal P up) */
     W2L_ICE_MAKE_OPTIONAL,    /* name */
-    W2L_ICE_SET_IDENTIFIER    /* names: the new identifier fields, comma separated */
+    W2L_ICE_SET_IDENTIFIER,   /* names: the new identifier fields, comma separated */
+    W2L_ICE_MOVE_COLUMN       /* name goes right after new_name, or first when new_name is
+                                 NULL (Iceberg's moveAfter/moveFirst; the id is kept) */
 } w2l__ice_schema_op;
 
 typedef struct w2l__ice_schema_change {

@@ -179,6 +179,24 @@ static w2l_rc apply_schema(w2l__ice_meta *m, const w2l__ice_change *c, w2l_error
             }
             f[at].required = 0;
             break;
+        case W2L_ICE_MOVE_COLUMN: {
+            long to = -1;
+            for (size_t i = 0; sc->new_name && i < n; i++)
+                if (strcmp(f[i].name, sc->new_name) == 0) to = (long)i;
+            if (at < 0 || (sc->new_name && (to < 0 || to == at))) {
+                rc = w2l__fail(err, W2L_SCHEMA, "move column %s after %s: %s", sc->name,
+                               sc->new_name ? sc->new_name : "(first)",
+                               at < 0 || to < 0 ? "no such column" : "a column cannot follow itself");
+                break;
+            }
+            fld x = f[at];
+            memmove(&f[at], &f[at + 1], (n - (size_t)at - 1) * sizeof *f);
+            if (to > at) to--;
+            size_t dst = (size_t)(to + 1); /* first: to = -1 */
+            memmove(&f[dst + 1], &f[dst], (n - 1 - dst) * sizeof *f);
+            f[dst] = x;
+            break;
+        }
         case W2L_ICE_SET_IDENTIFIER: {
             nid = 0;
             const char *p = sc->name;

@@ -308,13 +308,17 @@ static w2l_rc local_list(w2l_fileio *self, const char *dir, int (*fn)(void *, co
         return w2l__fail_errno(err, W2L_IO, errno, "list %s", dir);
     }
     struct dirent *de;
-    errno = 0;
-    while ((de = readdir(d)) != NULL) {
+    int e = 0;
+    for (;;) {
+        errno = 0; /* only readdir's own errno tells a failure, not what fn left there */
+        if ((de = readdir(d)) == NULL) {
+            e = errno;
+            break;
+        }
         /* ., .., and unpublished temporaries (but those of a dead writer) */
         if (de->d_name[0] == '.' && !dead_temporary(de->d_name)) continue;
         if (fn(ctx, de->d_name)) break;
     }
-    int e = errno;
     closedir(d);
     if (e) return w2l__fail_errno(err, W2L_IO, e, "list %s", dir);
     return W2L_OK;

@@ -1,7 +1,8 @@
 /*
  * JSON for the rest of the library: a parsed tree with read accessors, and a builder that
- * prints. The only module that sees cJSON. 64-bit integers survive a round trip exactly
- * (cJSON alone keeps numbers as doubles, which would corrupt Iceberg snapshot ids).
+ * prints. The only module that sees cJSON. Numbers keep their exact value and text through
+ * a parse and print round trip (cJSON alone keeps numbers as doubles, which would corrupt
+ * Iceberg snapshot ids, long decimals and numbers beyond a double's range).
  */
 #ifndef W2L_JSON_H
 #define W2L_JSON_H
@@ -30,12 +31,20 @@ size_t w2l__json_size(const w2l__json *j);
 /* The member name of an object child. */
 const char *w2l__json_key(const w2l__json *j);
 
-/* Values: return 0 on success, -1 when j is not of that kind (or not an exact integer). */
+/* Values: return 0 on success, -1 when j is not of that kind. int64: the number's exact
+ * value when it is an integer that fits ("42", "5.0", "1e3"), else -1. double: the text
+ * correctly rounded (1e400 gives inf, as strtod). */
 const char *w2l__json_str(const w2l__json *j); /* NULL unless a string */
+/* A string's bytes and length, NUL bytes ("\u0000") included; NULL unless a string. */
+const char *w2l__json_strn(const w2l__json *j, size_t *len);
 int w2l__json_int64(const w2l__json *j, int64_t *out);
 int w2l__json_double(const w2l__json *j, double *out);
 int w2l__json_bool(const w2l__json *j, int *out);
-/* A number's text as written ("10", "1.5e3"), into buf. */
+/* A parsed number's text exactly as written ("10", "1.50", "-0.0", "1e400"): borrowed,
+ * valid while the tree lives; numbers built with new_double are formatted into buf
+ * ("%.17g"). NULL when j is not a number (or buf is too small for a formatted one). */
+const char *w2l__json_number_str(const w2l__json *j, char *buf, size_t size);
+/* The same text copied into buf; -1 (buf "") when not a number or when it does not fit. */
 int w2l__json_number_text(const w2l__json *j, char *buf, size_t size);
 
 /* Building. Constructors return NULL when out of memory. add/append take ownership of v

@@ -403,3 +403,136 @@ size_t w2l__decimal_fixed_len(unsigned precision)
     unsigned char b[16];
     return w2l__decimal_to_be_min(from_u(usub(pow10_tab[precision], (u128){0, 1})), b);
 }
+
+/* ---- decimal text beyond 38 digits (MySQL DECIMAL(65,30), Kafka Connect decimals) ---- */
+
+static w2l_rc bad_text(w2l_error *err, unsigned p, int s, const char *text, size_t len, const char *why)
+{
+    if (p && s >= 0) return bad_decimal(err, p, (unsigned)s, text, len, why);
+    int shown = len > 64 ? 64 : (int)len;
+    return w2l__fail(err, W2L_CORRUPT, "invalid decimal value '%.*s%s': %s", shown, text,
+                     len > 64 ? "..." : "", why);
+}
+
+w2l_rc w2l__decimal_text_plain(const char *text, size_t len, unsigned precision, int scale,
+                               char *buf, size_t size, size_t *outlen, w2l_error *err)
+{
+    size_t i = 0;
+    int neg = 0;
+    if (i < len && (text[i] == '+' || text[i] == '-')) neg = text[i++] == '-';
+    size_t int_start = i;
+    while (i < len && is_digit(text[i])) i++;
+    size_t int_end = i, frac_start = i, frac_end = i;
+    if (i < len && text[i] == '.') {
+        frac_start = ++i;
+        while (i < len && is_digit(text[i])) i++;
+        frac_end = i;
+    }
+    size_t nint = int_end - int_start, nfrac = frac_end - frac_start;
+    if (nint + nfrac == 0) return bad_text(err, precision, scale, text, len, "not a number");
+    int64_t exp = 0;
+    if (i < len && (text[i] == 'e' || text[i] == 'E')) {
+        i++;
+        int eneg = 0;
+        if (i < len && (text[i] == '+' || text[i] == '-')) eneg = text[i++] == '-';
+        if (i >= len || !is_digit(text[i])) return bad_text(err, precision, scale, text, len, "bad exponent");
+        while (i < len && is_digit(text[i])) {
+            if (exp < 1000000000) exp = exp * 10 + (text[i] - '0');
+            i++;
+        }
+        if (eneg) exp = -exp;
+    }
+    if (i != len) return bad_text(err, precision, scale, text, len, "not a number");
+
+    /* the value is D * 10^e, D the digits without the point and without leading zeros */
+    char d[W2L_DECIMAL_TEXT_MAX + 1];
+    size_t nd = 0, k0 = 0, ndig = nint + nfrac;
+    int64_t e = exp - (int64_t)nfrac;
+#define DIGIT(k) ((k) < nint ? text[int_start + (k)] : text[frac_start + (k) - nint])
+    while (k0 < ndig && DIGIT(k0) == '0') k0++;
+    /* trailing zeros beyond what the scale keeps are dropped into the exponent, so a long
+     * run of zeros ("1.000...0") costs nothing */
+    size_t k1 = ndig;
+    int64_t s = scale >= 0 ? scale : (e < 0 ? -e : 0);
+    while (k1 > k0 && DIGIT(k1 - 1) == '0' && e + s < 0) k1--, e++;
+    if (k1 > k0) { /* zero has no digits */
+        if (e + s < 0) return bad_text(err, precision, scale, text, len,
+                                          "more fraction digits than the scale (would round)");
+        if (k1 - k0 + (uint64_t)(e + s) > W2L_DECIMAL_TEXT_MAX ||
+            (precision && k1 - k0 + (uint64_t)(e + s) > precision))
+            return bad_text(err, precision, scale, text, len, "more digits than the precision");
+        for (size_t k = k0; k < k1; k++) d[nd++] = DIGIT(k);
+        for (int64_t z = 0; z < e + s; z++) d[nd++] = '0';
+    }
+#undef DIGIT
+    if (s > W2L_DECIMAL_TEXT_MAX) return bad_text(err, precision, scale, text, len, "scale too large");
+    /* d holds the unscaled value's nd digits (none for zero); lay out s fraction digits */
+    size_t need = (neg && nd ? 1 : 0) + (nd > (size_t)s ? nd : (size_t)s + 1) + (s ? 1 : 0);
+    if (need >= size) return w2l__fail(err, W2L_MISUSE, "decimal text buffer of %zu bytes too small", size);
+    size_t o = 0;
+    if (neg && nd) buf[o++] = '-';
+    size_t lead = nd > (size_t)s ? nd - (size_t)s : 0; /* integer digits from d */
+    if (!lead) buf[o++] = '0';
+    memcpy(buf + o, d, lead);
+    o += lead;
+    if (s) {
+        buf[o++] = '.';
+        for (size_t z = nd; z < (size_t)s; z++) buf[o++] = '0';
+        memcpy(buf + o, d + lead, nd - lead);
+        o += nd - lead;
+    }
+    buf[o] = '\0';
+    if (outlen) *outlen = o;
+    return W2L_OK;
+}
+
+int w2l__decimal_text_from_be(const unsigned char *p, size_t n, int scale, char *buf, size_t size)
+{
+    if (n < 1 || n > W2L_DECIMAL_BE_MAX || scale > W2L_DECIMAL_TEXT_MAX || scale < -W2L_DECIMAL_TEXT_MAX)
+        return -1;
+    unsigned char mag[W2L_DECIMAL_BE_MAX];
+    int neg = (p[0] & 0x80) != 0;
+    memcpy(mag, p, n);
+    if (neg) { /* two's complement negation: invert, add one */
+        unsigned carry = 1;
+        for (size_t i = n; i-- > 0;) {
+            unsigned v = (unsigned)(unsigned char)~mag[i] + carry;
+            mag[i] = (unsigned char)v;
+            carry = v >> 8;
+        }
+    }
+    /* digits in reverse, nine at a time, by long division of the bytes by 10^9 */
+    char rev[W2L_DECIMAL_BE_MAX * 3 + 9];
+    size_t nr = 0, first = 0;
+    while (first < n && !mag[first]) first++;
+    while (first < n) {
+        uint64_t rem = 0;
+        for (size_t i = first; i < n; i++) {
+            uint64_t cur = (rem << 8) | mag[i];
+            mag[i] = (unsigned char)(cur / 1000000000u);
+            rem = cur % 1000000000u;
+        }
+        for (int k = 0; k < 9; k++, rem /= 10) rev[nr++] = (char)('0' + rem % 10);
+        while (first < n && !mag[first]) first++;
+    }
+    while (nr && rev[nr - 1] == '0') nr--;
+    size_t s = scale > 0 ? (size_t)scale : 0, zeros = scale < 0 && nr ? (size_t)-scale : 0;
+    size_t total = nr + zeros; /* digits of the unscaled value written out */
+    size_t need = (neg && nr ? 1 : 0) + (total > s ? total : s + 1) + (s ? 1 : 0);
+    if (need >= size) return -1;
+    size_t o = 0;
+    if (neg && nr) buf[o++] = '-';
+    size_t lead = total > s ? total - s : 0;
+    if (!lead) buf[o++] = '0';
+    /* digit k (0 = most significant) of the unscaled value */
+#define UDIGIT(k) ((k) < nr ? rev[nr - 1 - (k)] : '0')
+    for (size_t k = 0; k < lead; k++) buf[o++] = UDIGIT(k);
+    if (s) {
+        buf[o++] = '.';
+        for (size_t z = total; z < s; z++) buf[o++] = '0';
+        for (size_t k = lead; k < total; k++) buf[o++] = UDIGIT(k);
+    }
+#undef UDIGIT
+    buf[o] = '\0';
+    return (int)o;
+}

@@ -55,6 +55,24 @@ int w2l__decimal_from_be(const unsigned char *p, size_t n, w2l_int128 *out);
 /* Bytes Parquet needs for a FIXED_LEN_BYTE_ARRAY decimal of this precision (1..38 -> 1..16). */
 size_t w2l__decimal_fixed_len(unsigned precision);
 
+/* Decimals wider than Iceberg's (MySQL DECIMAL up to 65 digits, Kafka Connect decimals)
+ * kept as exact text. W2L_DECIMAL_TEXT_MAX bounds the digits and the scale. */
+#define W2L_DECIMAL_TEXT_MAX 400
+#define W2L_DECIMAL_BE_MAX 128
+/* Plain text of decimal text in any form ("+012.5", "-1.25E+1", "12345e-2"): exactly
+ * scale fraction digits when scale >= 0, else as many as the text implies ("1.5E+3" ->
+ * "1500", "12345e-2" -> "123.45", "1.50" -> "1.50"); "-0.0" loses its sign. At most
+ * precision digits in all when precision > 0. Never rounds: W2L_CORRUPT names the text
+ * ("would round", "more digits than the precision"); W2L_MISUSE when size is too small
+ * (W2L_DECIMAL_TEXT_MAX + 4 always suffices). outlen (may be NULL) gets the length. */
+w2l_rc w2l__decimal_text_plain(const char *text, size_t len, unsigned precision, int scale,
+                               char *buf, size_t size, size_t *outlen, w2l_error *err);
+/* Exact text of the unscaled value in n (1..W2L_DECIMAL_BE_MAX) big-endian two's-complement
+ * bytes with scale fraction digits; a negative scale appends zeros (|scale| at most
+ * W2L_DECIMAL_TEXT_MAX). Returns the length, or -1 when n or scale is out of range or
+ * size is too small (n * 3 + |scale| + 4 always suffices). */
+int w2l__decimal_text_from_be(const unsigned char *p, size_t n, int scale, char *buf, size_t size);
+
 /* ---- civil dates and times (date.c). Proleptic Gregorian, days since 1970-01-01. ---- */
 #define W2L_MICROS_PER_DAY INT64_C(86400000000)
 

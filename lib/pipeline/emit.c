@@ -16,6 +16,7 @@ typedef struct slot {
 
 struct w2l_emitter {
     w2l__emit_hooks hooks;
+    w2l__emit_quarantine_fn quarantine;
     size_t batch_rows;
     slot *slots;
     size_t nslots, used;
@@ -69,6 +70,8 @@ w2l_emitter *w2l__emitter_new(const w2l__emit_hooks *hooks, size_t batch_rows)
     }
     return em;
 }
+
+void w2l__emitter_set_quarantine(w2l_emitter *em, w2l__emit_quarantine_fn fn) { em->quarantine = fn; }
 
 void w2l__emitter_free(w2l_emitter *em)
 {
@@ -259,6 +262,20 @@ w2l_rc w2l_emit_ddl(w2l_emitter *em, const w2l_ddl *d, w2l_error *err)
     if (d->schema_after) w2l_schema_ref((w2l_schema *)d->schema_after);
     em->in_txn = 1;
     return em->hooks.ddl(em->hooks.ctx, e, err);
+}
+
+w2l_rc w2l_emit_quarantine(w2l_emitter *em, const char *db, const char *table, const char *reason, uint64_t rows,
+                           w2l_error *err)
+{
+    if (!em || !db || !*db || !table || !*table)
+        return w2l__fail(err, W2L_MISUSE, "w2l_emit_quarantine: NULL emitter or table");
+    if (!em->quarantine)
+        return w2l__fail(err, W2L_MISUSE, "table %s.%s: this pipeline cannot quarantine a table", db, table);
+    slot *s;
+    W2L_TRY(find_slot(em, db, table, &s, err));
+    W2L_TRY(hand_over(em, s, err)); /* its changes so far go first */
+    em->in_txn = 1;
+    return em->quarantine(em->hooks.ctx, db, table, reason, rows, err);
 }
 
 w2l_rc w2l_emit_commit(w2l_emitter *em, const char *position, size_t len, w2l_error *err)

@@ -50,9 +50,15 @@ typedef struct w2l__emit_hooks {
     void *ctx;
 } w2l__emit_hooks;
 
+/* w2l_emit_quarantine(), called after the table's open batch was handed over (ctx: the
+ * hooks'). An emitter without it refuses quarantines. */
+typedef w2l_rc (*w2l__emit_quarantine_fn)(void *ctx, const char *ns, const char *table, const char *reason,
+                                          uint64_t rows, w2l_error *err);
+
 /* batch_rows: hand a table's batch over once it holds this many changes. */
 w2l_emitter *w2l__emitter_new(const w2l__emit_hooks *hooks, size_t batch_rows);
 void w2l__emitter_free(w2l_emitter *em); /* drops open batches */
+void w2l__emitter_set_quarantine(w2l_emitter *em, w2l__emit_quarantine_fn fn);
 
 /* Hands over every open batch (before a checkpoint barrier, at end of stream). */
 w2l_rc w2l__emitter_flush(w2l_emitter *em, w2l_error *err);

@@ -76,6 +76,8 @@ typedef struct tname {
     uint64_t committed;
     uint64_t pending, oldest;
     uint64_t last_seen; /* the last pending checkpoint counted (keys come in order) */
+    char *quarantined;  /* why the table is set aside, from the DDL handlers' state; NULL */
+    uint64_t rows_quarantined;
 } tname;
 
 typedef struct tlist {
@@ -111,6 +113,7 @@ static void tlist_free(tlist *l)
     for (size_t i = 0; i < l->n; i++) {
         w2l__free(l->v[i].ns);
         w2l__free(l->v[i].table);
+        w2l__free(l->v[i].quarantined);
     }
     w2l__free(l->v);
     memset(l, 0, sizeof *l);
@@ -149,7 +152,10 @@ static w2l_rc list_tables(w2l_lake *l, tlist *out, w2l_error *err)
 
 static tname *tlist_find(tlist *l, const char *ns, const char *table)
 {
-    tname key = {(char *)ns, (char *)table, 0, 0, 0, 0};
+    tname key;
+    memset(&key, 0, sizeof key);
+    key.ns = (char *)ns;
+    key.table = (char *)table;
     return l->n ? bsearch(&key, l->v, l->n, sizeof *l->v, tname_cmp) : NULL;
 }
 
@@ -324,6 +330,50 @@ static int pending_key(void *ctx, const char *key)
     return k->rc != W2L_OK;
 }
 
+/* The table's entry: the catalog's, or one of the state's only (added). NULL: no memory. */
+static tname *state_table(keys_ctx *k, const char *ns, const char *table)
+{
+    tname *t = tlist_find(k->tables, ns, table);
+    for (size_t i = 0; !t && i < k->extra.n; i++)
+        if (strcmp(k->extra.v[i].ns, ns) == 0 && strcmp(k->extra.v[i].table, table) == 0) t = &k->extra.v[i];
+    return t ? t : tlist_add(&k->extra, ns, table);
+}
+
+/* One "ddl/<index>" key (lib/pipeline/op_ddl.c): the tables it holds quarantined, with
+ * the reason and the changes dropped since. "ddl/ops/..." keys are the owner's. */
+static int ddl_key(void *ctx, const char *key)
+{
+    keys_ctx *k = ctx;
+    if (!strncmp(key, W2L_OPS_DDL_OPS_PREFIX, strlen(W2L_OPS_DDL_OPS_PREFIX))) return 0;
+    w2l_buf b = {0};
+    w2l__json *j = NULL;
+    k->rc = w2l_state_get(k->st, k->sealed, key, &b, k->err);
+    if (k->rc == W2L_OK) k->rc = w2l__json_parse(b.data ? (const char *)b.data : "", b.len, &j, k->err);
+    if (k->rc != W2L_OK && k->rc != W2L_NOMEM)
+        w2l__error_prefix(k->err, "state key %s of checkpoint %llu: ", key, (unsigned long long)k->sealed);
+    for (w2l__json *o = j ? w2l__json_first(w2l__json_get(j, "tables")) : NULL; k->rc == W2L_OK && o;
+         o = w2l__json_next(o)) {
+        int q = 0;
+        const char *ns = w2l__json_str(w2l__json_get(o, "ns")), *table = w2l__json_str(w2l__json_get(o, "table"));
+        if (!ns || !table || w2l__json_bool(w2l__json_get(o, "quarantined"), &q) || !q) continue;
+        const char *reason = w2l__json_str(w2l__json_get(o, "reason"));
+        int64_t rows = 0;
+        w2l__json_int64(w2l__json_get(o, "rows-quarantined"), &rows);
+        tname *t = state_table(k, ns, table);
+        char *r = t ? w2l__strdup(reason && *reason ? reason : "(no reason recorded)") : NULL;
+        if (!r) {
+            k->rc = w2l__fail(k->err, W2L_NOMEM, "out of memory");
+            break;
+        }
+        w2l__free(t->quarantined);
+        t->quarantined = r;
+        t->rows_quarantined = rows > 0 ? (uint64_t)rows : 0;
+    }
+    w2l__json_free(j);
+    w2l_buf_release(&b);
+    return k->rc != W2L_OK;
+}
+
 /* The value of key at ckpt as a fresh C string; *out NULL when absent. */
 static w2l_rc state_text(w2l_state *st, uint64_t ckpt, const char *key, char **out, w2l_error *err)
 {
@@ -385,6 +435,8 @@ w2l_rc w2l_lake_checkpoints(w2l_lake *l, int (*fn)(void *ctx, const w2l_checkpoi
         k = (keys_ctx){st, sealed, &tables, {0}, W2L_OK, err};
         rc = w2l_state_keys(st, sealed, W2L_OPS_FILES_PREFIX, pending_key, &k, err);
         if (rc == W2L_OK) rc = k.rc;
+        if (rc == W2L_OK) rc = w2l_state_keys(st, sealed, "ddl/", ddl_key, &k, err);
+        if (rc == W2L_OK) rc = k.rc;
     }
     if (rc == W2L_OK) {
         w2l_checkpoint_info info;
@@ -402,6 +454,8 @@ w2l_rc w2l_lake_checkpoints(w2l_lake *l, int (*fn)(void *ctx, const w2l_checkpoi
                 info.committed = tl->v[i].committed;
                 info.pending = tl->v[i].pending;
                 info.oldest_pending = tl->v[i].oldest;
+                info.quarantined = tl->v[i].quarantined;
+                info.rows_quarantined = tl->v[i].rows_quarantined;
                 stop = fn(ctx, &info);
             }
         }

@@ -91,6 +91,23 @@ void w2l__metrics_rows(w2l__metrics *m, const char *ns, const char *table, uint6
     mtx_unlock(&m->mtx);
 }
 
+void w2l__metrics_quarantined(w2l__metrics *m, const char *ns, const char *table, uint64_t n, const char *reason)
+{
+    (void)reason;
+    if (!m) return;
+    mtx_lock(&m->mtx);
+    tm_entry *e = entry(m, ns, table);
+    if (e) {
+        e->m.quarantined = 1;
+        e->m.rows_quarantined += n;
+    }
+    mtx_unlock(&m->mtx);
+}
+
+static _Thread_local w2l__metrics *current_metrics;
+void w2l__metrics_set_current(w2l__metrics *m) { current_metrics = m; }
+w2l__metrics *w2l__metrics_current(void) { return current_metrics; }
+
 void w2l__metrics_result(w2l__metrics *m, const char *ns, const char *table, uint64_t ckpt,
                          unsigned committer, const char *payload, size_t len)
 {

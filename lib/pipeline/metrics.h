@@ -15,6 +15,12 @@ typedef struct w2l__metrics w2l__metrics;
 w2l__metrics *w2l__metrics_new(void);
 void w2l__metrics_free(w2l__metrics *m);
 void w2l__metrics_rows(w2l__metrics *m, const char *ns, const char *table, uint64_t n);
+/* A quarantined table (ddl.policy=quarantine): n more of its changes dropped. */
+void w2l__metrics_quarantined(w2l__metrics *m, const char *ns, const char *table, uint64_t n, const char *reason);
+/* The metrics of the pipeline whose operator runs on the calling thread (NULL outside), for
+ * built-in operators that measure what the runtime cannot see (rows a DDL handler drops). */
+void w2l__metrics_set_current(w2l__metrics *m);
+w2l__metrics *w2l__metrics_current(void);
 /* A writer's result for (table, ckpt) on its way to committer `committer`; payload is the
  * built-in writer's JSON (lib/pipeline/ops.h): its files and sizes are counted. */
 void w2l__metrics_result(w2l__metrics *m, const char *ns, const char *table, uint64_t ckpt,

@@ -30,6 +30,10 @@
  *     tables keep flowing) until every writer answered, or ddl.fence-timeout passed, or
  *     the next checkpoint barrier arrives (see fence_at_barrier); then the change is
  *     applied, SCHEMA is sent and the buffered changes are released.
+ *   - Quarantine (ddl.policy=quarantine, or a QUARANTINE element from the source,
+ *     w2l_emit_quarantine(3)): the table's buffered and later changes are dropped and
+ *     counted (w2l_table_metrics.rows_quarantined); the reason and the count are kept in
+ *     the state, so a restart keeps the table aside and w2l status shows why.
  *   - State: at every barrier "ddl/<index>" holds a JSON summary of the tables this
  *     handler knows (Iceberg schema id, quarantine) and shadow tables of online-schema-
  *     change tools; "ddl/ops/<index>" the table operations not yet applied (owner.h).
@@ -55,6 +59,7 @@
 #include "../iceberg/iceberg.h"
 #include "../json/json.h"
 #include "emit.h"
+#include "metrics.h"
 #include "op_ddl.h"
 #include "ops.h"
 #include "owner.h"
@@ -113,6 +118,8 @@ typedef struct tbl {
     int announced;           /* SCHEMA sent for schema */
     int dirty;               /* DML forwarded since the last barrier or fence */
     int quarantined;
+    char *reason;            /* why it is quarantined (kept in the state); NULL */
+    uint64_t rows_quarantined; /* its changes dropped since the quarantine (kept in the state) */
     uint64_t last_key;       /* the statement last seen for it with no change since; 0 */
     int32_t ckpt_schema_id;  /* the schema id the restored checkpoint recorded; -1 none */
     smap *maps;
@@ -258,6 +265,7 @@ static void tbl_free(tbl *t)
     w2l_schema_unref(t->schema);
     w2l_schema_unref(t->view);
     w2l__ice_table_free(t->ice);
+    w2l__free(t->reason);
     w2l__free(t->ns);
     w2l__free(t->name);
     w2l__free(t);
@@ -401,14 +409,16 @@ static w2l_rc schema_from_source(const w2l_schema *src, w2l_schema **out, w2l_er
 
 /* Iceberg schema operations turning cur into target, matching fields by id (fields of
  * target with ids cur lacks are new): drops, renames, widenings, required->optional, adds,
- * then the identifier. W2L_SCHEMA when target needs what Iceberg cannot do. Names point
- * into target and into a. */
+ * moves (target's field order, the source's column order: ALTER ... FIRST / AFTER), then
+ * the identifier. W2L_SCHEMA when target needs what Iceberg cannot do. Names point into
+ * target and into a. */
 static w2l_rc ops_by_id(const w2l_schema *cur, const w2l_schema *target, w2l__arena *a,
                         w2l__ice_schema_change **out, size_t *nout, w2l_error *err)
 {
     size_t nc = w2l_schema_field_count(cur), nt = w2l_schema_field_count(target);
-    w2l__ice_schema_change *v = w2l__arena_alloc(a, (nc + 2 * nt + 2) * sizeof *v);
-    W2L_NOMEM_IF(!v, err);
+    w2l__ice_schema_change *v = w2l__arena_alloc(a, (nc + 3 * nt + 2) * sizeof *v);
+    int32_t *order = w2l__arena_alloc(a, (nc + nt + 1) * sizeof *order);
+    W2L_NOMEM_IF(!v || !order, err);
     size_t n = 0;
     for (size_t i = 0; i < nc; i++) {
         const w2l_field *f = w2l_schema_field(cur, i);
@@ -445,6 +455,24 @@ static w2l_rc ops_by_id(const w2l_schema *cur, const w2l_schema *target, w2l__ar
         const w2l_field *f = w2l_schema_field(target, i);
         if (w2l_schema_index_of_id(cur, f->id) < 0)
             v[n++] = (w2l__ice_schema_change){W2L_ICE_ADD_COLUMN, f->name, NULL, f->type, 0};
+    }
+    /* the order the operations so far leave (kept fields, then the added ones), brought to
+     * target's by moving each misplaced field right after its predecessor in target */
+    size_t no = 0;
+    for (size_t i = 0; i < nc; i++)
+        if (w2l_schema_index_of_id(target, w2l_schema_field(cur, i)->id) >= 0) order[no++] = w2l_schema_field(cur, i)->id;
+    for (size_t i = 0; i < nt; i++)
+        if (w2l_schema_index_of_id(cur, w2l_schema_field(target, i)->id) < 0) order[no++] = w2l_schema_field(target, i)->id;
+    for (size_t i = 0; i < nt && i < no; i++) {
+        const w2l_field *f = w2l_schema_field(target, i);
+        if (order[i] == f->id) continue;
+        size_t j = i + 1;
+        while (j < no && order[j] != f->id) j++;
+        if (j == no) break; /* cannot happen: order holds target's ids */
+        memmove(&order[i + 1], &order[i], (j - i) * sizeof *order);
+        order[i] = f->id;
+        v[n++] = (w2l__ice_schema_change){W2L_ICE_MOVE_COLUMN, f->name, i ? w2l_schema_field(target, i - 1)->name : NULL,
+                                          f->type, 0};
     }
     size_t na, nb;
     const int32_t *ia = w2l_schema_identifier(cur, &na), *ib = w2l_schema_identifier(target, &nb);
@@ -658,6 +686,34 @@ static const char *missing_key(const tbl *t, const smap *m)
 
 /* ------------------------------------------------------------ policy ----------------- */
 
+/* Counts n changes of quarantined t as dropped (the handler's state and the pipeline's
+ * metrics, w2l_table_metrics.rows_quarantined). */
+static void count_dropped(tbl *t, uint64_t n)
+{
+    t->rows_quarantined += n;
+    w2l__metrics_quarantined(w2l__metrics_current(), t->ns, t->name, n, t->reason);
+}
+
+/* Sets t aside for reason: its buffered and later changes are dropped (counted), other
+ * tables keep flowing; the quarantine and its reason are kept in the state (save_state),
+ * so a restart keeps it, and w2l status shows them. */
+static w2l_rc quarantine(ddl_op *op, tbl *t, const char *reason, w2l_error *err)
+{
+    if (t->quarantined) return W2L_OK;
+    char *r = w2l__strdup(reason ? reason : "");
+    W2L_NOMEM_IF(!r, err);
+    if (t->fence_id && op->nfences) op->nfences--; /* its fence is moot */
+    w2l__free(t->reason);
+    t->reason = r;
+    t->quarantined = 1;
+    uint64_t queued = 0;
+    for (item *it = t->q; it; it = it->next)
+        if (it->kind == IT_CHANGES) queued += it->n;
+    queue_clear(t);
+    count_dropped(t, queued);
+    return W2L_OK;
+}
+
 /* An unsupported or Iceberg-illegal change of t (err holds the reason, rc its code):
  * fail, ignore or quarantine per the table's ddl.policy. what names the statement. */
 static w2l_rc unsupported(ddl_op *op, tbl *t, w2l_rc rc, const char *what, w2l_error *err)
@@ -675,9 +731,11 @@ static w2l_rc unsupported(ddl_op *op, tbl *t, w2l_rc rc, const char *what, w2l_e
         w2l__log(W2L_LOG_ERROR,
                  "ddl: table %s.%s QUARANTINED: %s: %s; its changes are dropped from here on (ddl.policy=quarantine)",
                  t->ns, t->name, what, reason);
-        t->quarantined = 1;
-        if (t->fence_id) t->fence_id = 0;
-        queue_clear(t);
+        {
+            char full[sizeof err->msg + 320];
+            snprintf(full, sizeof full, "%s: %s", what, reason);
+            W2L_TRY(quarantine(op, t, full, err));
+        }
         w2l_error_clear(err);
         return W2L_OK;
     default:
@@ -787,7 +845,10 @@ static w2l_rc forward(ddl_op *op, tbl *t, w2l_change *changes, size_t n, int in_
     if (mk) {
         w2l__fail(err, W2L_SCHEMA, "the source's rows lack the key column '%s'", mk);
         W2L_TRY(unsupported(op, t, W2L_SCHEMA, "rows", err));
-        if (t->quarantined) return W2L_OK;
+        if (t->quarantined) {
+            count_dropped(t, n);
+            return W2L_OK;
+        }
     }
     if (!t->announced) W2L_TRY(announce(t, out, err));
     w2l_element e = {0};
@@ -1718,7 +1779,10 @@ static w2l_rc on_changes(ddl_op *op, const w2l_element *e, w2l_collector *out, w
     if (is_shadow(op, e->ns, e->table, 0, base, sizeof base)) return W2L_OK;
     tbl *t;
     W2L_TRY(tbl_get(op, e->ns, e->table, &t, err));
-    if (t->quarantined) return W2L_OK;
+    if (t->quarantined) {
+        count_dropped(t, e->nchanges);
+        return W2L_OK;
+    }
     t->last_key = 0;
     w2l_change *cs = (w2l_change *)e->changes; /* owned during process() (pipeline.h) */
     if (t->q || t->fence_id) {
@@ -1738,6 +1802,27 @@ static w2l_rc on_changes(ddl_op *op, const w2l_element *e, w2l_collector *out, w
     W2L_TRY(item_changes(cs, e->nchanges, &it, err));
     q_push(t, it);
     return drain(op, t, out, err);
+}
+
+/* QUARANTINE from the source (w2l_emit_quarantine(3)): payload {"reason": text|null,
+ * "rows": N}, N changes of the table the source dropped itself. */
+static w2l_rc on_quarantine(ddl_op *op, const w2l_element *e, w2l_error *err)
+{
+    w2l__json *j = NULL;
+    W2L_TRY(w2l__json_parse(e->payload ? e->payload : "{}", e->payload ? e->payload_len : 2, &j, err));
+    const char *reason = w2l__json_str(w2l__json_get(j, "reason"));
+    int64_t rows = 0;
+    w2l__json_int64(w2l__json_get(j, "rows"), &rows);
+    tbl *t;
+    w2l_rc rc = tbl_get(op, e->ns, e->table, &t, err);
+    if (rc == W2L_OK && !t->quarantined) {
+        w2l__log(W2L_LOG_ERROR, "ddl: table %s.%s QUARANTINED by the source: %s; its changes are dropped from here "
+                 "on (ddl.policy=quarantine)", t->ns, t->name, reason ? reason : "(no reason given)");
+        rc = quarantine(op, t, reason ? reason : "quarantined by the source", err);
+    }
+    if (rc == W2L_OK && rows > 0) count_dropped(t, (uint64_t)rows);
+    w2l__json_free(j);
+    return rc;
 }
 
 static w2l_rc on_answer(ddl_op *op, const w2l_element *e, w2l_collector *out, w2l_error *err)
@@ -1773,7 +1858,8 @@ static w2l_rc save_ops(ddl_op *op, uint64_t ckpt, w2l_error *err)
     return rc;
 }
 
-/* "ddl/<index>": {"tables":[{"ns","table","schema-id","quarantined"}],
+/* "ddl/<index>": {"tables":[{"ns","table","schema-id","quarantined",
+ *                            "reason" (quarantined only), "rows-quarantined"}],
  *                 "shadows":[{"ns","table","base","schema"}]} */
 static w2l_rc save_state(ddl_op *op, uint64_t ckpt, w2l_error *err)
 {
@@ -1793,7 +1879,10 @@ static w2l_rc save_state(ddl_op *op, uint64_t ckpt, w2l_error *err)
         bad = !o || w2l__json_append(ts, o) || w2l__json_add(o, "ns", w2l__json_new_string(t->ns)) ||
               w2l__json_add(o, "table", w2l__json_new_string(t->name)) ||
               w2l__json_add(o, "schema-id", w2l__json_new_int64(t->view ? w2l_schema_id(t->view) : -1)) ||
-              w2l__json_add(o, "quarantined", w2l__json_new_bool(t->quarantined));
+              w2l__json_add(o, "quarantined", w2l__json_new_bool(t->quarantined)) ||
+              (t->quarantined && (w2l__json_add(o, "reason", w2l__json_new_string(t->reason ? t->reason : "")) ||
+                                  w2l__json_add(o, "rows-quarantined",
+                                                w2l__json_new_int64((int64_t)t->rows_quarantined))));
     }
     for (shadow *s = op->shadows; !bad && s; s = s->next) {
         w2l__json *o = w2l__json_new_object(), *sj = NULL;
@@ -1843,12 +1932,18 @@ static w2l_rc load_one(ddl_op *op, const char *text, size_t len, w2l_error *err)
         if (w2l__table_hash(ns, name) % op->n != op->index) continue; /* another handler's table */
         w2l__json_int64(w2l__json_get(o, "schema-id"), &sid);
         w2l__json_bool(w2l__json_get(o, "quarantined"), &q);
+        const char *reason = w2l__json_str(w2l__json_get(o, "reason"));
+        int64_t dropped = 0;
+        w2l__json_int64(w2l__json_get(o, "rows-quarantined"), &dropped);
         tbl *t;
         rc = tbl_get(op, ns, name, &t, err);
         if (rc == W2L_OK) {
             t->ckpt_schema_id = (int32_t)sid;
-            t->quarantined = q;
-            if (q) w2l__log(W2L_LOG_WARN, "ddl: table %s.%s stays quarantined", ns, name);
+            if (q) {
+                rc = quarantine(op, t, reason ? reason : "quarantined before a restart", err);
+                t->rows_quarantined = dropped > 0 ? (uint64_t)dropped : 0;
+                w2l__log(W2L_LOG_WARN, "ddl: table %s.%s stays quarantined: %s", ns, name, t->reason);
+            }
         }
     }
     for (w2l__json *o = w2l__json_first(w2l__json_get(root, "shadows")); rc == W2L_OK && o; o = w2l__json_next(o)) {
@@ -1944,6 +2039,7 @@ static w2l_rc d_process(w2l_operator *self, const w2l_element *e, w2l_collector 
     case W2L_ELEM_CHANGES: rc = on_changes(op, e, out, err); break;
     case W2L_ELEM_DDL: rc = on_ddl(op, e, out, err); break;
     case W2L_ELEM_WRITER_COMMIT: rc = on_answer(op, e, out, err); break;
+    case W2L_ELEM_QUARANTINE: rc = on_quarantine(op, e, err); break;
     case W2L_ELEM_BARRIER:
         rc = check_deadlines(op, out, err);
         if (rc == W2L_OK) rc = fence_at_barrier(op, out, err);

@@ -17,6 +17,10 @@
  * point at a file completed earlier in the same checkpoint). An INSERT of a key already in
  * the map replaces that row (position delete first): upsert semantics for replays. Without
  * a primary key (full-row) identical rows chain in the map and a DELETE removes one of them.
+ * The map's keys are the non-NULL values of the equality columns by field id (encode_key),
+ * so a full-row table's rows written before an ADD or DROP COLUMN, a widening or a column
+ * move in the same checkpoint are still found by the images that follow it (set_schema,
+ * rekey); the runtime routes by a hash with the same property (pipeline.c, key_hash).
  *
  * Files: a table's open data and equality-delete files roll at writer.target-file-bytes;
  * position deletes are kept in memory (16 bytes each) and written sorted by file path then
@@ -312,6 +316,8 @@ static int same_ids(const int32_t *a, size_t na, const int32_t *b, size_t nb)
     return na == nb && (na == 0 || memcmp(a, b, na * sizeof *a) == 0);
 }
 
+static w2l_rc rekey(writer *w, tstate *t, const int32_t *ids, size_t nids, w2l_error *err);
+
 /* Makes s the table's schema and derives the equality columns. */
 static w2l_rc set_schema(writer *w, tstate *t, const w2l_schema *s, w2l_error *err)
 {
@@ -338,20 +344,37 @@ static w2l_rc set_schema(writer *w, tstate *t, const w2l_schema *s, w2l_error *e
                            (int)ids[i], (int)w2l_schema_id(s));
             break;
         }
-        const w2l_field *f = w2l_schema_field(s, (size_t)at);
         eq_idx[i] = at;
-        eq_ids[i] = f->id;
+        eq_ids[i] = w2l_schema_field(s, (size_t)at)->id;
+    }
+    /* equality columns in field-id order, whatever the schema's column order: the map's keys
+     * (encode_key) then do not depend on where a column sits */
+    for (size_t i = 1; rc == W2L_OK && i < neq; i++)
+        for (size_t k = i; k > 0 && eq_ids[k - 1] > eq_ids[k]; k--) {
+            int32_t x = eq_ids[k];
+            long y = eq_idx[k];
+            eq_ids[k] = eq_ids[k - 1], eq_idx[k] = eq_idx[k - 1];
+            eq_ids[k - 1] = x, eq_idx[k - 1] = y;
+        }
+    for (size_t i = 0; rc == W2L_OK && i < neq; i++) {
+        const w2l_field *f = w2l_schema_field(s, (size_t)eq_idx[i]);
         rc = w2l_schema_add_field(es, f->id, f->name, f->type, f->required, err);
     }
+    /* The map's keys hold the non-null values of the equality columns by field id, so a key
+     * written before a schema change still finds its row after it when the columns are
+     * those of the whole row (no primary key): a column added since is NULL in the old row
+     * and absent from both keys; a widened column encodes the same; a dropped column is
+     * taken out of the keys (rekey). A primary-key change starts over (documented
+     * limitation). */
+    int full_row = policy == POL_FULL_ROW && t->policy == POL_FULL_ROW && t->schema;
+    if (rc == W2L_OK && t->kcount && full_row) rc = rekey(w, t, eq_ids, neq, err);
     if (rc != W2L_OK) {
         w2l__free(eq_ids);
         w2l__free(eq_idx);
         w2l_schema_unref(es);
         return rc;
     }
-    /* the map's keys are values of the equality columns: they stay valid while those are the
-     * same columns (a primary-key change starts over; documented limitation) */
-    if (t->kcount && !same_ids(t->eq_ids, t->neq, eq_ids, neq)) {
+    if (t->kcount && !full_row && !same_ids(t->eq_ids, t->neq, eq_ids, neq)) {
         w2l__log(W2L_LOG_WARN, "writer %u: %s: key columns changed within a checkpoint; rows written "
                  "before the change are matched by equality only", w->index, t->fq);
         keymap_clear(t);
@@ -583,21 +606,30 @@ static w2l_rc flush_all(writer *w, tstate *t, w2l_error *err)
     return flush_eq(w, t, err);
 }
 
-/* The equality columns of row as comparable bytes (integers widened, so a promoted column
- * keeps its keys). */
-static w2l_rc encode_key(writer *w, const tstate *t, const w2l_value *row, w2l_error *err)
+static int present(const w2l_change *c, long i)
+{
+    return !c->present || (c->present[i >> 3] >> (i & 7) & 1);
+}
+
+/* The key of change c in w->key: for each equality column (field-id order) whose value is
+ * not NULL, its field id (4 bytes) and its value as comparable bytes — integers, booleans
+ * and dates as 8 bytes, floats as doubles (so a widened column keeps its keys), decimals
+ * as 16 bytes of unscaled value, strings and binaries as a 4-byte length and the bytes.
+ * NULL values (and, in a row without primary key, columns absent from the image) are left
+ * out, so a row written before a column was added has the key of the same row with the
+ * new column NULL. value_len() reads an entry back. */
+static w2l_rc encode_key(writer *w, const tstate *t, const w2l_change *c, w2l_error *err)
 {
     w2l_buf *b = &w->key;
     b->len = 0;
     for (size_t i = 0; i < t->neq; i++) {
-        const w2l_value *v = &row[t->eq_idx[i]];
+        const w2l_value *v = &c->row[t->eq_idx[i]];
+        if (v->is_null || !present(c, t->eq_idx[i])) continue;
         w2l_type_id ty = w2l_schema_field(t->schema, (size_t)t->eq_idx[i])->type.id;
-        unsigned char tag = v->is_null ? 0 : 1;
-        W2L_TRY(w2l_buf_append(b, &tag, 1, err));
-        if (v->is_null) continue;
         int64_t i64;
         double d;
         uint32_t len;
+        W2L_TRY(w2l_buf_append(b, &t->eq_ids[i], 4, err));
         switch (ty) {
         case W2L_TYPE_BOOLEAN: case W2L_TYPE_INT: case W2L_TYPE_DATE:
             i64 = v->v.i32;
@@ -624,6 +656,26 @@ static w2l_rc encode_key(writer *w, const tstate *t, const w2l_value *row, w2l_e
         }
     }
     return W2L_OK;
+}
+
+/* Bytes of one encoded value of type ty at p (encode_key). */
+static size_t value_len(w2l_type_id ty, const unsigned char *p)
+{
+    uint32_t len;
+    switch (ty) {
+    case W2L_TYPE_DECIMAL: return 16;
+    case W2L_TYPE_STRING: case W2L_TYPE_BINARY:
+        memcpy(&len, p, 4);
+        return 4 + (size_t)len;
+    default: return 8;
+    }
+}
+
+static int has_id(const int32_t *ids, size_t n, int32_t id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] == id) return 1;
+    return 0;
 }
 
 /* The slot of the current key (w->key); with add, inserts it (copied) when absent. NULL
@@ -697,6 +749,55 @@ static w2l_rc add_entry(tstate *t, kslot *s, int chain, w2l_error *err)
     return W2L_OK;
 }
 
+/* The schema of a table without primary key changes within a checkpoint (set_schema): the
+ * map's keys lose the columns that are not in ids any more (dropped), and rows whose keys
+ * become equal share one chain. Keys are read with the current (old) schema's types. */
+static w2l_rc rekey(writer *w, tstate *t, const int32_t *ids, size_t nids, w2l_error *err)
+{
+    int dropped = 0;
+    for (size_t i = 0; i < t->neq && !dropped; i++) dropped = !has_id(ids, nids, t->eq_ids[i]);
+    if (!dropped) return W2L_OK; /* every key is valid as it is */
+    kslot *old = t->ks;
+    size_t ocap = t->kcap;
+    w2l__arena oarena = t->karena;
+    t->ks = NULL;
+    t->kcap = t->kcount = 0;
+    w2l__arena_init(&t->karena, 1 << 14);
+    w2l_rc rc = W2L_OK;
+    for (size_t i = 0; rc == W2L_OK && i < ocap; i++) {
+        const kslot *o = &old[i];
+        if (!o->key || o->head < 0) continue;
+        w->key.len = 0;
+        for (size_t p = 0; rc == W2L_OK && p < o->len;) {
+            int32_t id;
+            memcpy(&id, o->key + p, 4);
+            long at = w2l_schema_index_of_id(t->schema, id);
+            if (at < 0) {
+                rc = w2l__fail(err, W2L_ERROR, "table %s: a key of this checkpoint names field %d, which schema %d "
+                               "lacks", t->fq, (int)id, (int)w2l_schema_id(t->schema));
+                break;
+            }
+            size_t n = 4 + value_len(w2l_schema_field(t->schema, (size_t)at)->type.id, o->key + p + 4);
+            if (has_id(ids, nids, id)) rc = w2l_buf_append(&w->key, o->key + p, n, err);
+            p += n;
+        }
+        kslot *s = rc == W2L_OK ? key_slot(w, t, 1, err) : NULL;
+        if (!s) {
+            if (rc == W2L_OK) rc = W2L_NOMEM;
+            break;
+        }
+        /* rows that differed only in a dropped column: one chain now */
+        int32_t tail = o->head;
+        while (t->ke[tail].next >= 0) tail = t->ke[tail].next;
+        t->ke[tail].next = s->head;
+        s->head = o->head;
+    }
+    w2l__free(old);
+    w2l__arena_release(&oarena);
+    if (rc != W2L_OK) keymap_clear(t);
+    return rc;
+}
+
 static w2l_rc ensure_capacity(writer *w, size_t nf, size_t neq, w2l_error *err)
 {
     if (w->dcap < nf * CHUNK_ROWS) {
@@ -714,11 +815,6 @@ static w2l_rc ensure_capacity(writer *w, size_t nf, size_t neq, w2l_error *err)
     return W2L_OK;
 }
 
-static int present(const w2l_change *c, long i)
-{
-    return !c->present || (c->present[i >> 3] >> (i & 7) & 1);
-}
-
 static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, w2l_error *err)
 {
     size_t nf = w2l_schema_field_count(t->schema);
@@ -730,12 +826,14 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, w2l_error *er
                          c->ncols, nf);
     if (is_delete) {
         if (t->policy == POL_APPEND_ONLY) return W2L_OK; /* append-only: deletes dropped */
-        for (size_t i = 0; i < t->neq; i++)
+        /* without a primary key, a column absent from the image (one the source does not
+         * carry) is NULL, as it is in the rows that source inserted */
+        for (size_t i = 0; t->policy == POL_PK && i < t->neq; i++)
             if (!present(c, t->eq_idx[i]))
                 return w2l__fail(err, W2L_SCHEMA, "table %s: a %s image without column %s, which its deletes "
                                  "match on", t->fq, c->op == W2L_OP_DELETE ? "delete" : "update-before",
                                  w2l_schema_field(t->schema, (size_t)t->eq_idx[i])->name);
-        W2L_TRY(encode_key(w, t, c->row, err));
+        W2L_TRY(encode_key(w, t, c, err));
         kslot *s = key_slot(w, t, 0, err);
         if (s && s->head >= 0) {
             /* written in this checkpoint: only a position delete reaches it */
@@ -746,7 +844,10 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, w2l_error *er
         }
         if (w->en == CHUNK_ROWS) W2L_TRY(flush_eq(w, t, err));
         w2l_value *o = &w->ebuf[w->en * t->neq];
-        for (size_t i = 0; i < t->neq; i++) o[i] = c->row[t->eq_idx[i]];
+        for (size_t i = 0; i < t->neq; i++) {
+            o[i] = c->row[t->eq_idx[i]];
+            if (!present(c, t->eq_idx[i])) o[i].is_null = 1;
+        }
         w->en++;
         return W2L_OK;
     }
@@ -771,7 +872,7 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, w2l_error *er
         t->drows = 0;
     }
     if (t->policy != POL_APPEND_ONLY) {
-        W2L_TRY(encode_key(w, t, c->row, err));
+        W2L_TRY(encode_key(w, t, c, err));
         kslot *s = key_slot(w, t, 1, err);
         if (!s) return W2L_NOMEM;
         if (t->policy == POL_PK && s->head >= 0) {

@@ -364,7 +364,12 @@ static unsigned table_parallelism(w2l_pipeline *p, const char *ns, const char *t
     return (unsigned)n;
 }
 
-/* Hash of a change's key: its identifier fields, or the whole row without a key. */
+/* Hash of a change's key: its identifier fields, or the whole row without a key. It must
+ * not move a row to another writer when the table's schema changes within a checkpoint
+ * (the writer finds rows of its checkpoint only in its own map): each non-NULL value
+ * counts by field id and widened value (int as long, float as double), and the sum does
+ * not depend on column order, so a column added (NULL in older rows), widened or moved
+ * keeps the hash. (A column dropped from a table without key changes it.) */
 static uint64_t key_hash(const w2l_change *c)
 {
     size_t nid;
@@ -375,15 +380,19 @@ static uint64_t key_hash(const w2l_change *c)
         long i = nid ? w2l_schema_index_of_id(c->schema, ids[k]) : (long)k;
         if (i < 0) continue;
         const w2l_value *v = &c->row[i];
-        w2l_type_id t = w2l_schema_field(c->schema, (size_t)i)->type.id;
-        if (v->is_null) h = w2l__hash64("", 0, h);
-        else if (t == W2L_TYPE_STRING || t == W2L_TYPE_BINARY) h = w2l__hash64(v->v.bytes.ptr, v->v.bytes.len, h);
-        else if (t == W2L_TYPE_DECIMAL) h = w2l__hash64(&v->v.dec, sizeof v->v.dec, h);
-        else if (t == W2L_TYPE_LONG || t == W2L_TYPE_TIME || t == W2L_TYPE_TIMESTAMP || t == W2L_TYPE_TIMESTAMPTZ)
-            h = w2l__hash64(&v->v.i64, 8, h);
-        else if (t == W2L_TYPE_DOUBLE) h = w2l__hash64(&v->v.f64, 8, h);
-        else if (t == W2L_TYPE_FLOAT) h = w2l__hash64(&v->v.f32, 4, h);
-        else h = w2l__hash64(&v->v.i32, 4, h);
+        if (v->is_null || (c->present && !(c->present[i / 8] >> (i % 8) & 1))) continue;
+        const w2l_field *f = w2l_schema_field(c->schema, (size_t)i);
+        uint64_t seed = 0x6b6579 + (uint64_t)(uint32_t)f->id * 0x9E3779B97F4A7C15ULL;
+        w2l_type_id t = f->type.id;
+        int64_t i64;
+        double d;
+        if (t == W2L_TYPE_STRING || t == W2L_TYPE_BINARY) h += w2l__hash64(v->v.bytes.ptr, v->v.bytes.len, seed);
+        else if (t == W2L_TYPE_DECIMAL) h += w2l__hash64(&v->v.dec, sizeof v->v.dec, seed);
+        else if (t == W2L_TYPE_DOUBLE) h += w2l__hash64(&v->v.f64, 8, seed);
+        else if (t == W2L_TYPE_FLOAT) d = v->v.f32, h += w2l__hash64(&d, 8, seed);
+        else if (t == W2L_TYPE_BOOLEAN || t == W2L_TYPE_INT || t == W2L_TYPE_DATE)
+            i64 = v->v.i32, h += w2l__hash64(&i64, 8, seed);
+        else h += w2l__hash64(&v->v.i64, 8, seed);
     }
     return h;
 }
@@ -710,6 +719,7 @@ static int node_main(void *arg)
     w2l_error_clear(&err);
     w2l__owner_set_current(p->owner);
     w2l__maint_set_current(p->maint);
+    w2l__metrics_set_current(p->metrics);
     w2l_rc rc = n->m->open(n->m, p->conf, n->index, n->kind == W2L_OPERATOR_DDL ? p->nddl
                                                     : n->kind == W2L_OPERATOR_WRITER ? p->nwriter : p->ncommit,
                            p->st, p->restored, n->op, &err);
@@ -835,6 +845,32 @@ static w2l_rc hook_ddl(void *ctx, w2l__ddl_elem *d, w2l_error *err)
     /* a statement without a known table goes to handler 0, which parses it */
     unsigned target = d->ddl.db && d->ddl.table ? (unsigned)(w2l__table_hash(d->ddl.db, d->ddl.table) % p->nddl) : 0;
     return send_to(p, &p->ddl[target], m, err);
+}
+
+/* w2l_emit_quarantine(): QUARANTINE to the table's DDL handler, after its changes (the
+ * emitter handed the table's open batch over first). Payload: {"reason":..., "rows":N}. */
+static w2l_rc hook_quarantine(void *ctx, const char *ns, const char *table, const char *reason, uint64_t rows,
+                              w2l_error *err)
+{
+    w2l_pipeline *p = ctx;
+    if (!p->started) W2L_TRY(w2l_pipeline_start(p, err));
+    w2l__json *j = w2l__json_new_object();
+    int bad = !j || w2l__json_add(j, "reason", reason ? w2l__json_new_string(reason) : w2l__json_new_null()) ||
+              w2l__json_add(j, "rows", w2l__json_new_int64((int64_t)rows));
+    char *text = bad ? NULL : w2l__json_print(j, 0);
+    w2l__json_free(j);
+    W2L_NOMEM_IF(!text, err);
+    w2l_element e = {0};
+    e.kind = W2L_ELEM_QUARANTINE;
+    e.ns = ns;
+    e.table = table;
+    e.payload = text;
+    e.payload_len = strlen(text);
+    msg *m = NULL;
+    w2l_rc rc = msg_from_element(&e, 0, &m, err);
+    w2l__free(text);
+    W2L_TRY(rc);
+    return send_to(p, &p->ddl[w2l__table_hash(ns, table) % p->nddl], m, err);
 }
 
 static w2l_rc hook_commit(void *ctx, const char *position, size_t len, w2l_error *err)
@@ -1049,6 +1085,7 @@ w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err
     if (rc == W2L_OK) {
         p->em = w2l__emitter_new(&hooks, p->batch_rows);
         if (!p->em) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        else w2l__emitter_set_quarantine(p->em, hook_quarantine);
     }
     if (rc == W2L_OK && source_uri && *source_uri) {
         char scheme[32];

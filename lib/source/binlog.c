@@ -17,8 +17,12 @@
  *               in its binary form (integers LE; DECIMAL as 9 digits per 4 bytes BE with
  *               the sign bit inverted; DATETIME2/TIMESTAMP2/TIME2 BE with fractions; CHAR,
  *               VARCHAR and BLOB with 1..4 byte length prefixes; ENUM index; SET bitmask;
- *               BIT big-endian). The values are converted at once to the Iceberg type the
- *               source chose for the column (w2l__bl_col.ice).
+ *               BIT big-endian; GEOMETRY as a 4-byte LE SRID plus WKB). The values are
+ *               converted at once to the Iceberg type the source chose for the column
+ *               (w2l__bl_col.ice; type_map.c): DECIMAL(p > 38) to its exact text, up to
+ *               65 digits; BIT(64) keeps its 64 bits in a long; GEOMETRY to the WKB
+ *               alone; a TINYINT(1) read as boolean is true when nonzero (values other
+ *               than 0/1 are reported to the caller, which warns).
  *
  * The header fields, GTID, GTID_LIST, QUERY (inflated), XID, HEARTBEAT and the rows
  * events' bitmaps and (inflated) row data are taken from the library's structs, which
@@ -873,10 +877,16 @@ static w2l_rc text_value(const w2l__bl_col *c, const uint8_t *s, size_t n, w2l_v
     return W2L_OK;
 }
 
-static w2l_rc int_value(const w2l__bl_col *c, uint64_t u, int64_t sv, w2l_value *v, w2l_error *err)
+/* *odd is set when a boolean column held a value other than 0 and 1 (it becomes true). */
+static w2l_rc int_value(const w2l__bl_col *c, uint64_t u, int64_t sv, w2l_value *v, int *odd, w2l_error *err)
 {
     switch (c->ice.id) {
-    case W2L_TYPE_BOOLEAN: v->v.i32 = (c->is_unsigned ? u : (uint64_t)sv) != 0; break;
+    case W2L_TYPE_BOOLEAN: {
+        uint64_t x = c->is_unsigned ? u : (uint64_t)sv;
+        v->v.i32 = x != 0;
+        if (x > 1) *odd = 1;
+        break;
+    }
     case W2L_TYPE_INT: v->v.i32 = c->is_unsigned ? (int32_t)u : (int32_t)sv; break;
     case W2L_TYPE_LONG: v->v.i64 = c->is_unsigned ? (int64_t)u : sv; break;
     case W2L_TYPE_DECIMAL:
@@ -944,7 +954,7 @@ static w2l_rc datetime_value(const w2l__bl_col *c, int64_t y, int64_t mo, int64_
 }
 
 w2l_rc w2l__bl_decode_row(const w2l__bl_tmap *tm, const uint8_t *bitmap, const uint8_t **pp, const uint8_t *end,
-                          w2l_value *vals, uint8_t *present, w2l__bl_scratch *sc, w2l_error *err)
+                          w2l_value *vals, uint8_t *present, uint8_t *coerced, w2l__bl_scratch *sc, w2l_error *err)
 {
     const uint8_t *p = *pp;
     size_t n = tm->ncols, npresent = 0;
@@ -971,23 +981,24 @@ w2l_rc w2l__bl_decode_row(const w2l__bl_tmap *tm, const uint8_t *bitmap, const u
         }
         const w2l__bl_col *c = &tm->cols[i];
         size_t left = (size_t)(end - p);
+        int odd = 0;
 #define NEED(x)                                                                                   \
     do {                                                                                          \
         if (left < (size_t)(x)) return short_image(tm, i, err);                                   \
     } while (0)
         switch (c->type) {
-        case BL_TINY: NEED(1); W2L_TRY(int_value(c, p[0], (int8_t)p[0], v, err)); p += 1; break;
-        case BL_SHORT: NEED(2); W2L_TRY(int_value(c, le(p, 2), (int16_t)le(p, 2), v, err)); p += 2; break;
+        case BL_TINY: NEED(1); W2L_TRY(int_value(c, p[0], (int8_t)p[0], v, &odd, err)); p += 1; break;
+        case BL_SHORT: NEED(2); W2L_TRY(int_value(c, le(p, 2), (int16_t)le(p, 2), v, &odd, err)); p += 2; break;
         case BL_INT24: {
             NEED(3);
             uint64_t u = le(p, 3);
             int64_t s = u & 0x800000 ? (int64_t)u - 0x1000000 : (int64_t)u;
-            W2L_TRY(int_value(c, u, s, v, err));
+            W2L_TRY(int_value(c, u, s, v, &odd, err));
             p += 3;
             break;
         }
-        case BL_LONG: NEED(4); W2L_TRY(int_value(c, le(p, 4), (int32_t)le(p, 4), v, err)); p += 4; break;
-        case BL_LONGLONG: NEED(8); W2L_TRY(int_value(c, le(p, 8), (int64_t)le(p, 8), v, err)); p += 8; break;
+        case BL_LONG: NEED(4); W2L_TRY(int_value(c, le(p, 4), (int32_t)le(p, 4), v, &odd, err)); p += 4; break;
+        case BL_LONGLONG: NEED(8); W2L_TRY(int_value(c, le(p, 8), (int64_t)le(p, 8), v, &odd, err)); p += 8; break;
         case BL_YEAR: NEED(1); v->v.i32 = p[0] ? 1900 + p[0] : 0; p += 1; break;
         case BL_FLOAT: {
             NEED(4);
@@ -1046,7 +1057,7 @@ w2l_rc w2l__bl_decode_row(const w2l__bl_tmap *tm, const uint8_t *bitmap, const u
         case BL_BIT: {
             size_t nbytes = (c->meta + 7) / 8;
             NEED(nbytes);
-            uint64_t u = be(p, (int)nbytes);
+            uint64_t u = be(p, (int)nbytes); /* BIT(64): all 64 bits, >= 2^63 negative */
             if (c->ice.id == W2L_TYPE_BOOLEAN) v->v.i32 = u != 0;
             else v->v.i64 = (int64_t)u;
             p += nbytes;
@@ -1152,7 +1163,13 @@ w2l_rc w2l__bl_decode_row(const w2l__bl_tmap *tm, const uint8_t *bitmap, const u
             NEED(lb);
             size_t l = (size_t)le(p, (int)lb);
             NEED(lb + l);
-            W2L_TRY(text_value(c, p + lb, l, v, sc, err));
+            if (c->type == BL_GEOMETRY) { /* 4-byte LE SRID, then the WKB: the WKB is the value */
+                if (l < 4 + 5)
+                    return w2l__fail(err, W2L_CORRUPT, "binlog: column '%s' of %s.%s: geometry value of %zu bytes "
+                                     "(want a 4-byte SRID and WKB)", c->name, tm->db, tm->table, l);
+                v->v.bytes.ptr = (const char *)p + lb + 4;
+                v->v.bytes.len = l - 4;
+            } else W2L_TRY(text_value(c, p + lb, l, v, sc, err));
             p += lb + l;
             break;
         }
@@ -1198,6 +1215,7 @@ w2l_rc w2l__bl_decode_row(const w2l__bl_tmap *tm, const uint8_t *bitmap, const u
                              tm->db, tm->table, c->type);
         }
 #undef NEED
+        if (odd && coerced) coerced[i / 8] |= (uint8_t)(1u << (i % 8));
     }
     *pp = p;
     return W2L_OK;

@@ -1,5 +1,7 @@
 /*
- * canal-json flat messages (cdc_int.h).
+ * canal-json flat messages (cdc_int.h). Each data message describes its table with
+ * `mysqlType` (parsed by the DDL module's type map, ENUM/SET members kept with the shape
+ * for canal's index and bitmask values) and `pkNames`; values are strings (cdc_value.c).
  */
 #include <ctype.h>
 #include <math.h>
@@ -39,6 +41,7 @@ static w2l_rc canal_describe(w2l__cdc *d, table *t, const w2l__json *msg, w2l_er
         w2l__mysql_type info;
         W2L_TRY(w2l__cdc_mysql_type(d, t->db, t->name, w2l__json_key(m), tt, &ty, &info, err));
         W2L_TRY(w2l__cdc_col_add(d, w2l__json_key(m), ty, w2l__cdc_mysql_cv(&info, ty), 0, err));
+        W2L_TRY(w2l__cdc_col_info(d, &info, ty, err)); /* ENUM/SET members, DECIMAL(p > 38) scale */
     }
     for (w2l__json *p = pks ? w2l__json_first(pks) : NULL; p; p = w2l__json_next(p))
         W2L_TRY(w2l__cdc_pk_add(d, w2l__json_str(p), err));

@@ -9,6 +9,7 @@
 #include "../json/json.h"
 #include "../model/model.h"
 #include "../ddl/ddl.h"
+#include "../common/arena.h"
 
 /* ---- chunks: bump memory reused across transactions ---- */
 
@@ -35,13 +36,37 @@ enum cv {
     CV_TIME_MS, CV_TIME_US, CV_TIME_NS,   /* debezium: time of day (or duration) */
     CV_TS_MS, CV_TS_US, CV_TS_NS,         /* debezium: timestamp without zone */
     CV_ZONED,       /* debezium ZonedTimestamp text */
-    CV_DECIMAL_B64, /* debezium Decimal: base64 big-endian unscaled */
-    CV_BITS_B64     /* debezium Bits: base64 little-endian -> long / boolean */
+    CV_DECIMAL_B64, /* debezium Decimal: base64 big-endian unscaled, or a JSON number
+                       (decimal.format=NUMERIC), or decimal text; into decimal or, with
+                       colaux.scale, into a string column as exact text */
+    CV_BITS_B64,    /* debezium Bits: base64 little-endian -> long / boolean */
+    CV_ENUM,        /* canal ENUM: a 1-based index into colaux.members, or the text */
+    CV_BITS_U64,    /* canal/maxwell BIT(n > 1): unsigned 64-bit value -> its bit pattern */
+    CV_DECIMAL_TEXT,/* DECIMAL(p > 38) into a string column: exact plain text, colaux.scale */
+    CV_VSDEC,       /* debezium VariableScaleDecimal {scale, value: base64} -> exact text */
+    CV_GEOM,        /* GEOMETRY -> WKB without SRID: canal ISO-8859-1 SRID + WKB, debezium
+                       {wkb, srid} (Geometry, Geography) or {x, y, wkb} (Point) */
+    CV_UBIGINT,     /* debezium BIGINT UNSIGNED without schema: a negative long (the
+                       connector's default bigint.unsigned.handling.mode=long) is + 2^64 */
+    CV_DECIMAL_ANY  /* debezium DECIMAL without schema: as CV_DECIMAL_B64, but a string that
+                       reads as decimal text is one (decimal.handling.mode=string) */
 };
+
+/* What a column's values need beyond its type and cv (zero when nothing). */
+typedef struct colaux {
+    int16_t scale;               /* decimal kept as text in a string column: its scale;
+                                    -1 when unknown (the text's own) */
+    uint16_t nmembers;           /* CV_ENUM, CV_SET (canal): the type's members, in order */
+    const char *const *members;
+    uint16_t pad;                /* BINARY(n): n. MySQL pads values with 0x00 to n bytes and
+                                    binlog-based producers send them stripped: restored */
+} colaux;
 
 typedef struct shape {
     w2l_schema *schema; /* NULL until the table is described */
     uint8_t *cv;        /* per column */
+    colaux *aux;        /* per column, or NULL when no column needs one */
+    void *auxmem;       /* the members' text and pointers */
     char *sig;
     size_t siglen;
     int authoritative;  /* from DDL: rows are mapped onto it by name */
@@ -57,6 +82,13 @@ typedef struct table {
     char **pk;          /* primary key names from DDL (debezium tableChanges), or NULL */
     size_t npk;
     int32_t next_schema_id;
+    w2l_buf warned;     /* "column\0" of each column a value warning was logged for */
+    char *mysql_types;  /* maxwell: the MySQL type text each column of cur resolved to, in column
+                           order, each NUL-terminated, then an empty one; or NULL (cdc_maxwell.c) */
+    char *dbz_types;    /* debezium: "column\0MySQL type\0"... "\0" from the table's last
+                           tableChanges, or NULL (cdc_debezium.c) */
+    int skip;           /* quarantined (w2l__cdc_skip_table): rows are dropped unconverted */
+    uint64_t skipped;   /* rows dropped so, not yet taken by w2l__cdc_take_skipped() */
 } table;
 
 /* One column being described, before it becomes a shape. */
@@ -65,6 +97,7 @@ typedef struct colspec {
     w2l_type type;
     uint8_t cv;
     uint8_t required;
+    colaux aux;
 } colspec;
 
 typedef struct json_list {
@@ -91,8 +124,10 @@ struct w2l__cdc {
     const char **pks;
     size_t npks, pkcap;
     w2l_buf sig;
+    w2l__arena desc;          /* enum/set members of the columns being described */
     int replay;
     const char *what;         /* message context for errors: "canal-json" */
+    const table *last;        /* the table the message being decoded named last (its failure's) */
 };
 
 /* ---- shared by the decoder's files (cdc_json.c: tables, shapes, rows, dispatch;
@@ -111,23 +146,40 @@ w2l_rc w2l__cdc_table_set_pk(table *t, const char *const *pks, size_t n, w2l_err
 void w2l__cdc_describe_reset(w2l__cdc *d);
 w2l_rc w2l__cdc_col_add(w2l__cdc *d, const char *name, w2l_type type, unsigned cv, int required,
                         w2l_error *err);
+/* Attaches what info says the values need (enum/set members, the scale of a decimal kept as
+ * text) to the column added last. */
+w2l_rc w2l__cdc_col_info(w2l__cdc *d, const w2l__mysql_type *info, w2l_type t, w2l_error *err);
 w2l_rc w2l__cdc_pk_add(w2l__cdc *d, const char *name, w2l_error *err);
 long w2l__cdc_col_find(const w2l__cdc *d, const char *name);
 w2l_rc w2l__cdc_describe_commit(w2l__cdc *d, table *t, int authoritative, int presig, w2l_error *err);
 /* Infers an undescribed table's columns from a row object (see cdc_json.c). */
-w2l_rc w2l__cdc_infer_cols(w2l__cdc *d, const table *t, const w2l__json *obj, w2l_error *err);
+w2l_rc w2l__cdc_infer_cols(w2l__cdc *d, table *t, const w2l__json *obj, w2l_error *err);
+
+/* Logs fmt once per table and column (the warning names both); 1 when it logged. */
+int w2l__cdc_warn_once(w2l__cdc *d, table *t, const char *col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* Types (cdc_value.c). */
 w2l_rc w2l__cdc_mysql_type(w2l__cdc *d, const char *db, const char *tn, const char *col, const char *text,
                            w2l_type *out, w2l__mysql_type *info, w2l_error *err);
 unsigned w2l__cdc_mysql_cv(const w2l__mysql_type *info, w2l_type t);
 unsigned w2l__cdc_mysql_dbz_cv(const w2l__mysql_type *info, w2l_type t);
+/* Decodes base64 (standard or URL alphabet, padding optional) into out (at least
+ * n / 4 * 3 + 3 bytes); -1 when malformed. */
+int w2l__cdc_b64_decode(const char *s, size_t n, unsigned char *out, size_t *outlen);
+/* 1 when number text is an integer (no fraction, no exponent) of at most maxdigits digits. */
+int w2l__cdc_text_is_integer(const char *text, unsigned maxdigits);
+/* 1 when a double holds the value of number text exactly enough to give it back: its
+ * shortest round-trip text has the same decimal value ("0.1" yes, "1e400" and
+ * "12345678901234567.891" no). */
+int w2l__cdc_double_exact(const char *text);
 
-/* Error context for one value. */
+/* Error context for one value, and the column's colaux (may be NULL). */
 typedef struct vctx {
     w2l__cdc *d;
-    const table *t;
+    table *t;
     const char *col;
+    const colaux *aux;
 } vctx;
 
 /* A JSON value (not null) of column type t with encoding cv (cdc_value.c). */
@@ -160,5 +212,7 @@ w2l_rc w2l__cdc_dbz_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err);
 enum tx w2l__cdc_dbz_txn(const w2l__json *msg, char *key, size_t size);
 w2l_rc w2l__cdc_maxwell_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err);
 enum tx w2l__cdc_maxwell_txn(const w2l__json *msg, char *key, size_t size);
+/* A GEOMETRY value as Maxwell writes it (WKT text, s of n bytes) into WKB (cdc_maxwell.c). */
+w2l_rc w2l__cdc_maxwell_wkt(const vctx *x, const char *s, size_t n, w2l_value *out, w2l_error *err);
 
 #endif

@@ -31,6 +31,8 @@ typedef struct w2l__cdc_opts {
     int tinyint1_as_boolean; /* source.tinyint1-as-boolean */
     int time_as_string;      /* source.time-as-string */
     int32_t tz_offset_s;     /* source.timezone as a fixed offset east of UTC, seconds */
+    char maxwell_database[65]; /* source.maxwell-database: maxwell-json rows and DDL of this
+                                  database (Maxwell's own bookkeeping) are dropped; "" keeps all */
 } w2l__cdc_opts;
 
 /* Parses a fixed zone: "UTC", "GMT", "Z", "+08:00", "-0530", "+08". W2L_CONFIG otherwise
@@ -78,5 +80,16 @@ const w2l__cdc_event *w2l__cdc_events(const w2l__cdc *d, size_t *n);
 
 /* Drops the pending events (after emitting them, or after a failure). */
 void w2l__cdc_clear(w2l__cdc *d);
+
+/* Quarantine (ddl.policy=quarantine, per table). After a failed w2l__cdc_decode(): 1 and
+ * the table the message named (borrowed until w2l__cdc_free()), or 0 when the failure
+ * names none (a malformed message, say). */
+int w2l__cdc_failed_table(const w2l__cdc *d, const char **db, const char **table);
+/* From now on the table's rows are dropped without converting a value (its schema is still
+ * followed, so the decoder stays in step with the stream); each one is counted. */
+w2l_rc w2l__cdc_skip_table(w2l__cdc *d, const char *db, const char *table, w2l_error *err);
+int w2l__cdc_table_skipped(w2l__cdc *d, const char *db, const char *table);
+/* The rows of the table dropped since the last call. */
+uint64_t w2l__cdc_take_skipped(w2l__cdc *d, const char *db, const char *table);
 
 #endif

@@ -193,11 +193,13 @@ void w2l__bl_scratch_free(w2l__bl_scratch *s);
  * in the image; each present value is converted to its column's ice type into vals[i]
  * (absent columns NULL and cleared in present, a bitmap of ceil(ncols/8) bytes). Derived
  * bytes (padding, SET text, big decimals, TIME text, latin1 as UTF-8) go to scratch;
- * other bytes point into the event. W2L_CORRUPT for a truncated image, W2L_SCHEMA for a
- * value outside its Iceberg type. */
+ * other bytes point into the event. coerced (may be NULL; a bitmap like present, never
+ * cleared here) gets the bit of each boolean column whose value was neither 0 nor 1 (it
+ * became true). W2L_CORRUPT for a truncated image, W2L_SCHEMA for a value outside its
+ * Iceberg type. */
 w2l_rc w2l__bl_decode_row(const w2l__bl_tmap *tm, const uint8_t *bitmap, const uint8_t **p,
                           const uint8_t *end, w2l_value *vals, uint8_t *present,
-                          w2l__bl_scratch *scratch, w2l_error *err);
+                          uint8_t *coerced, w2l__bl_scratch *scratch, w2l_error *err);
 
 /* The MySQL type text of a table-map column ("int unsigned", "decimal(12,2)",
  * "varchar(20)", "binary(4)", "datetime(3)", "enum(...)"), for w2l__mysql_type_map_text. */
@@ -223,12 +225,14 @@ typedef struct w2l__snap_col {
 /* Reads rows of db.table in key order after the key text values `after` (NULL: from the
  * start), at most limit rows (0: all, one pass, for tables without a key); for each row
  * calls row(ctx, vals) with values converted to the columns' ice types. The last row's
- * key texts are written to last_key (arena a). *nrows gets the count. */
+ * key texts are written to last_key (arena a). *nrows gets the count. coerced (may be
+ * NULL; ceil(ncols/8) bytes, never cleared here) gets the bit of each boolean column that
+ * held a value other than 0/1 (as w2l__bl_decode_row). */
 typedef w2l_rc (*w2l__snap_row_fn)(void *ctx, const w2l_value *vals, w2l_error *err);
 w2l_rc w2l__snap_chunk(w2l__my *c, const char *db, const char *table, const w2l__snap_col *cols,
                        size_t ncols, const size_t *pk, size_t npk, char *const *after,
                        const size_t *after_len, size_t limit, w2l__snap_row_fn row, void *ctx,
                        char ***last_key, size_t **last_len, w2l__arena *a, size_t *nrows,
-                       w2l_error *err);
+                       uint8_t *coerced, w2l_error *err);
 
 #endif

@@ -117,6 +117,7 @@ typedef struct tmuser {
     char *db, *table;    /* emitted names (an OSC shadow keeps its own name) */
     w2l_value *vals;
     uint8_t *present;
+    uint8_t *coerced;    /* w2l__bl_decode_row's report, cleared after each warning pass */
     int all_present_ok;
 } tmuser;
 
@@ -226,6 +227,10 @@ typedef struct mysql_source {
     int replaying;
     char replay_file[256];
     uint64_t replay_pos;
+
+    /* "db.table.column" of boolean columns already warned about (a value other than 0/1) */
+    char **warned;
+    size_t nwarned, warned_cap;
 
     int failed;
     w2l_error ferr;
@@ -548,6 +553,23 @@ static long tt_col(const ttable *t, const char *name)
     return -1;
 }
 
+/* Moves column i to where FIRST / AFTER x puts it (as MySQL does; an unknown x: kept). */
+static void tt_place(ttable *t, size_t i, int position, const char *after)
+{
+    if (position == W2L_DDL_POS_NONE) return;
+    tcol c = t->cols[i];
+    memmove(&t->cols[i], &t->cols[i + 1], (t->ncols - i - 1) * sizeof *t->cols);
+    t->ncols--;
+    long at = 0;
+    if (position == W2L_DDL_POS_AFTER) {
+        long a = after ? tt_col(t, after) : -1;
+        at = a >= 0 ? a + 1 : (long)i;
+    }
+    memmove(&t->cols[at + 1], &t->cols[at], (t->ncols - (size_t)at) * sizeof *t->cols);
+    t->cols[at] = c;
+    t->ncols++;
+}
+
 /* Reads the definitions of every selected table from information_schema. */
 static w2l_rc load_definitions(mysql_source *ms, w2l__my *c, w2l_error *err)
 {
@@ -692,7 +714,10 @@ static w2l_rc tt_apply(mysql_source *ms, const w2l__ddl_stmt *st, w2l_error *err
             long ci = a->name ? tt_col(t, a->name) : -1;
             switch (a->kind) {
             case W2L_ALTER_ADD_COLUMN:
-                if (tt_col(t, a->col.name) < 0) W2L_TRY(tt_add_col(t, a->col.name, a->col.type_text, !a->col.not_null, err));
+                if (tt_col(t, a->col.name) < 0) {
+                    W2L_TRY(tt_add_col(t, a->col.name, a->col.type_text, !a->col.not_null, err));
+                    tt_place(t, t->ncols - 1, a->position, a->after);
+                }
                 break;
             case W2L_ALTER_DROP_COLUMN:
                 if (ci >= 0) {
@@ -704,7 +729,10 @@ static w2l_rc tt_apply(mysql_source *ms, const w2l__ddl_stmt *st, w2l_error *err
                 break;
             case W2L_ALTER_CHANGE_COLUMN:
             case W2L_ALTER_MODIFY_COLUMN:
-                if (ci >= 0) W2L_TRY(tcol_set(&t->cols[ci], a->col.name, a->col.type_text, !a->col.not_null, err));
+                if (ci >= 0) {
+                    W2L_TRY(tcol_set(&t->cols[ci], a->col.name, a->col.type_text, !a->col.not_null, err));
+                    tt_place(t, (size_t)ci, a->position, a->after);
+                }
                 break;
             case W2L_ALTER_RENAME_COLUMN:
                 if (ci >= 0 && a->new_name) W2L_TRY(tcol_set(&t->cols[ci], a->new_name, t->cols[ci].type, t->cols[ci].nullable, err));
@@ -794,6 +822,7 @@ static void tmuser_free(void *p)
     w2l_schema_unref(u->schema);
     w2l__free(u->vals);
     w2l__free(u->present);
+    w2l__free(u->coerced);
     w2l__free(u);
 }
 
@@ -812,11 +841,12 @@ static w2l_rc prepare_tmap(mysql_source *ms, w2l__bl_tmap *tm, w2l_error *err)
     size_t n = tm->ncols;
     u->vals = w2l__calloc(n ? n : 1, sizeof *u->vals);
     u->present = w2l__calloc((n + 7) / 8 + 1, 1);
+    u->coerced = w2l__calloc((n + 7) / 8 + 1, 1);
     const char **names = w2l__calloc(n ? n : 1, sizeof *names);
     w2l_type *types = w2l__calloc(n ? n : 1, sizeof *types);
     int *nullable = w2l__calloc(n ? n : 1, sizeof *nullable);
     w2l_rc rc = W2L_OK;
-    if (!u->vals || !u->present || !names || !types || !nullable) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    if (!u->vals || !u->present || !u->coerced || !names || !types || !nullable) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
     ttable *t = rc == W2L_OK ? tt_find(ms, tm->db, tm->table) : NULL;
     if (t && t->ncols != n) /* e.g. a restart before an ADD COLUMN: the catalog is ahead of the binlog */
         w2l__log(W2L_LOG_DEBUG, "mysql source: %s.%s: tracked definition has %zu columns, the binlog's table map %zu; "
@@ -1127,6 +1157,52 @@ static int caught_up(const mysql_source *ms)
     return c > 0 || (c == 0 && ms->pos >= ms->end_pos);
 }
 
+/* One warning per table and column whose TINYINT(1) value other than 0/1 was written as
+ * boolean true (source.tinyint1-as-boolean), for the life of the source. coerced is the
+ * decoders' bitmap over ncols columns; it is cleared. */
+static void warn_coerced(mysql_source *ms, const char *db, const char *table, const char *const *names,
+                         size_t ncols, uint8_t *coerced)
+{
+    for (size_t i = 0; i < ncols; i++) {
+        if (!(coerced[i / 8] >> (i % 8) & 1)) continue;
+        char *key = w2l__asprintf("%s.%s.%s", db, table, names[i]);
+        int seen = !key;
+        for (size_t k = 0; key && k < ms->nwarned && !seen; k++) seen = !strcmp(ms->warned[k], key);
+        if (seen) {
+            w2l__free(key);
+            continue;
+        }
+        if (ms->nwarned == ms->warned_cap) {
+            size_t nc = ms->warned_cap ? ms->warned_cap * 2 : 8;
+            char **nw = w2l__realloc(ms->warned, nc * sizeof *nw);
+            if (!nw) { /* out of memory: warn again next time rather than fail the stream */
+                w2l__free(key);
+                key = NULL;
+            } else {
+                ms->warned = nw;
+                ms->warned_cap = nc;
+            }
+        }
+        if (key) ms->warned[ms->nwarned++] = key;
+        w2l__log(W2L_LOG_WARN, "mysql source: %s.%s column '%s': a TINYINT(1) value other than 0 and 1 is written "
+                 "as boolean true (source.tinyint1-as-boolean=true; MySQL's rule: nonzero is TRUE); set it to false "
+                 "to keep the numbers (warned once per table and column)", db, table, names[i]);
+    }
+    memset(coerced, 0, (ncols + 7) / 8);
+}
+
+static void warn_tmap(mysql_source *ms, const w2l__bl_tmap *tm, uint8_t *coerced)
+{
+    int any = 0;
+    for (size_t i = 0; i < (tm->ncols + 7) / 8; i++) any |= coerced[i];
+    if (!any) return;
+    const char **names = w2l__calloc(tm->ncols ? tm->ncols : 1, sizeof *names);
+    if (!names) return;
+    for (size_t i = 0; i < tm->ncols; i++) names[i] = tm->cols[i].name;
+    warn_coerced(ms, tm->db, tm->table, names, tm->ncols, coerced);
+    w2l__free(names);
+}
+
 static w2l_rc emit_row(mysql_source *ms, w2l_emitter *em, const w2l__bl_tmap *tm, w2l_op op, w2l_error *err)
 {
     tmuser *u = tm->user;
@@ -1168,7 +1244,8 @@ static w2l_rc on_rows(mysql_source *ms, w2l_emitter *em, const w2l__bl_event *ev
     ms->in_txn = 1;
     while (p < ev->end) {
         w2l__bl_scratch_reset(&ms->scratch);
-        w2l_rc rc = w2l__bl_decode_row(tm, ev->bitmap1, &p, ev->end, u->vals, u->present, &ms->scratch, err);
+        w2l_rc rc = w2l__bl_decode_row(tm, ev->bitmap1, &p, ev->end, u->vals, u->present, u->coerced, &ms->scratch,
+                                       err);
         if (rc != W2L_OK) {
             w2l__error_prefix(err, "%s.%s at %s:%llu: ", tm->db, tm->table, ms->file, (unsigned long long)ms->pos);
             return rc;
@@ -1178,7 +1255,7 @@ static w2l_rc on_rows(mysql_source *ms, w2l_emitter *em, const w2l__bl_event *ev
         W2L_TRY(emit_row(ms, em, tm, op, err));
         if (ev->rows_kind == BL_ROWS_UPDATE) {
             w2l__bl_scratch_reset(&ms->scratch);
-            rc = w2l__bl_decode_row(tm, ev->bitmap2, &p, ev->end, u->vals, u->present, &ms->scratch, err);
+            rc = w2l__bl_decode_row(tm, ev->bitmap2, &p, ev->end, u->vals, u->present, u->coerced, &ms->scratch, err);
             if (rc != W2L_OK) {
                 w2l__error_prefix(err, "%s.%s: ", tm->db, tm->table);
                 return rc;
@@ -1187,6 +1264,7 @@ static w2l_rc on_rows(mysql_source *ms, w2l_emitter *em, const w2l__bl_event *ev
         }
         (*count)++;
     }
+    warn_tmap(ms, tm, u->coerced);
     return W2L_OK;
 }
 
@@ -1668,8 +1746,17 @@ static w2l_rc snapshot_next(mysql_source *ms, w2l_emitter *em, w2l_error *err)
         w2l__arena_release(a);
         w2l__arena_init(a, 4096);
         size_t limit = t->npk ? ms->chunk_rows : 0;
+        uint8_t *coerced = w2l__arena_alloc(a, t->ncols / 8 + 1);
+        W2L_NOMEM_IF(!coerced, err);
+        memset(coerced, 0, t->ncols / 8 + 1);
         w2l_rc rc = w2l__snap_chunk(ms->snap_conn, t->db, t->name, t->cols, t->ncols, t->pk, t->npk, ms->snap_key,
-                                    ms->snap_key_len, limit, snap_row, &c, &lk, &ll, a, &nrows, err);
+                                    ms->snap_key_len, limit, snap_row, &c, &lk, &ll, a, &nrows, coerced, err);
+        if (rc == W2L_OK) {
+            const char **names = w2l__arena_alloc(a, (t->ncols ? t->ncols : 1) * sizeof *names);
+            W2L_NOMEM_IF(!names, err);
+            for (size_t k = 0; k < t->ncols; k++) names[k] = t->cols[k].name;
+            warn_coerced(ms, t->db, t->name, names, t->ncols, coerced);
+        }
         if (rc != W2L_OK) {
             w2l__error_prefix(err, "snapshot of %s.%s: ", t->db, t->name);
             return rc;
@@ -1871,6 +1958,9 @@ static void ms_close(w2l_source *self)
     ms->xa = NULL;
     ms->nxa = ms->xacap = 0;
     snap_tables_free(ms);
+    free_strv(ms->warned, ms->nwarned);
+    ms->warned = NULL;
+    ms->nwarned = ms->warned_cap = 0;
     for (size_t i = 0; i < ms->ntt; i++) ttable_clear(&ms->tt[i]);
     w2l__free(ms->tt);
     ms->tt = NULL;
@@ -1900,7 +1990,7 @@ static w2l_rc ms_open_inner(mysql_source *ms, const w2l_conf *conf, const char *
     ms->params.connect_timeout_s = 10;
     ms->xa_limit = XA_LIMIT_DEFAULT;
     ms->params.retries = 2;
-    ms->topts.tinyint1_as_boolean = 1;
+    ms->topts.tinyint1_as_boolean = 0; /* the conf default: TINYINT(1) holds 5 too */
     int64_t v;
     if (conf) {
         if (w2l_conf_get_int(conf, "until-caught-up", &v, NULL) == W2L_OK) ms->until_caught_up = v != 0;

@@ -8,7 +8,10 @@
  * arrive, nothing is buffered) and are converted to the columns' Iceberg types with the
  * same rules as the binlog decoder (binlog.c): FLOAT is selected as CAST(.. AS DOUBLE) so
  * its exact value survives the text form; BIT as c+0; TIMESTAMP in the session zone
- * '+00:00' (UTC); zero dates become NULL; TINYINT(1) as boolean is "not 0".
+ * '+00:00' (UTC); zero dates become NULL; TINYINT(1) as boolean is "not 0" (values
+ * other than 0/1 are reported to the caller, which warns); DECIMAL(p > 38) is the text
+ * MySQL prints; GEOMETRY arrives in MySQL's stored form, a 4-byte SRID and the WKB, of
+ * which the WKB is kept.
  * Composite keys page with (a > x) OR (a = x AND b > y) ..., which every MariaDB version
  * turns into an index range.
  */
@@ -48,7 +51,8 @@ static int is_zero_date(const char *s, size_t n)
     return n >= 10 && (memcmp(s + 5, "00", 2) == 0 || memcmp(s + 8, "00", 2) == 0);
 }
 
-static w2l_rc convert(const w2l__snap_col *col, const char *s, size_t n, w2l_value *v, w2l_error *err)
+/* *odd is set when a boolean column held a value other than 0 and 1. */
+static w2l_rc convert(const w2l__snap_col *col, const char *s, size_t n, w2l_value *v, int *odd, w2l_error *err)
 {
     memset(v, 0, sizeof *v);
     if (!s) {
@@ -67,6 +71,15 @@ static w2l_rc convert(const w2l__snap_col *col, const char *s, size_t n, w2l_val
     switch (col->ice.id) {
     case W2L_TYPE_BOOLEAN:
         v->v.i32 = !(n == 1 && s[0] == '0');
+        if (!(n == 1 && (s[0] == '0' || s[0] == '1'))) *odd = 1;
+        return W2L_OK;
+    case W2L_TYPE_BINARY:
+        if (col->mt.cls != W2L_MYSQL_GEOMETRY) return w2l_value_parse(col->ice, s, n, v, err);
+        if (n < 4 + 5)
+            return w2l__fail(err, W2L_CORRUPT, "column '%s': geometry value of %zu bytes (want a 4-byte SRID "
+                             "and WKB)", col->name, n);
+        v->v.bytes.ptr = s + 4; /* the WKB */
+        v->v.bytes.len = n - 4;
         return W2L_OK;
     case W2L_TYPE_INT: case W2L_TYPE_LONG: {
         char buf[32];
@@ -106,7 +119,7 @@ static w2l_rc convert(const w2l__snap_col *col, const char *s, size_t n, w2l_val
 w2l_rc w2l__snap_chunk(w2l__my *c, const char *db, const char *table, const w2l__snap_col *cols, size_t ncols,
                        const size_t *pk, size_t npk, char *const *after, const size_t *after_len, size_t limit,
                        w2l__snap_row_fn row, void *ctx, char ***last_key, size_t **last_len, w2l__arena *a,
-                       size_t *nrows, w2l_error *err)
+                       size_t *nrows, uint8_t *coerced, w2l_error *err)
 {
     w2l_buf q = {0};
     w2l_rc rc = W2L_OK;
@@ -163,7 +176,11 @@ w2l_rc w2l__snap_chunk(w2l__my *c, const char *db, const char *table, const w2l_
     unsigned long *keep_len = NULL;
     w2l_buf last = {0};
     while ((k = w2l__my_row(r, &rowv, &lens, err)) > 0) {
-        for (size_t i = 0; i < ncols && rc == W2L_OK; i++) rc = convert(&cols[i], rowv[i], lens[i], &vals[i], err);
+        for (size_t i = 0; i < ncols && rc == W2L_OK; i++) {
+            int odd = 0;
+            rc = convert(&cols[i], rowv[i], lens[i], &vals[i], &odd, err);
+            if (odd && coerced) coerced[i / 8] |= (uint8_t)(1u << (i % 8));
+        }
         if (rc == W2L_OK) rc = row(ctx, vals, err);
         if (rc != W2L_OK) break;
         (*nrows)++;

@@ -190,6 +190,66 @@ test('w2l maintain: a dry run changes nothing; a forced compaction applies the d
     ['renamed', 'quote " back \\ nl \n tab \t ünï ✓'])
 })
 
+// ddl.policy=quarantine: a value the source cannot convert sets shop.items aside; shop.tags
+// flows on. `w2l status` names the quarantined table, the changes dropped since and why;
+// `w2l tables` lists the warehouse whatever else is in it: the job's _w2l directory
+// (alone, when the only table was set aside before it was created), a stray file.
+test('quarantine: status shows the table and why; tables lists only namespaces', () => {
+  const qdir = fs.mkdtempSync(path.join(top, 'quarantine-'))
+  const conf = path.join(qdir, 'conf.json')
+  fs.writeFileSync(conf, JSON.stringify({ 'table.shop.items.ddl.policy': 'quarantine' }))
+  const bad = { id: '9', name: 'bad', price: 'abc', at: null }
+  const qlines = [
+    ddl('items', 'CREATE TABLE items (id BIGINT PRIMARY KEY, name VARCHAR(40), price DECIMAL(10,2), at DATETIME(6))'),
+    ddl('tags', 'CREATE TABLE tags (tag VARCHAR(20))'),
+    msg('items', 'INSERT', [{ id: '1', name: 'one', price: '1.00', at: null }]),
+    msg('items', 'INSERT', [bad]),
+    msg('tags', 'INSERT', [{ tag: 'a' }]),
+    msg('items', 'INSERT', [{ id: '2', name: 'two', price: '2.00', at: null }]),
+    msg('tags', 'INSERT', [{ tag: 'b' }])
+  ]
+  const qsrc = path.join(qdir, 'stream.jsonl')
+  fs.writeFileSync(qsrc, qlines.join('\n') + '\n')
+  const qwh = path.join(qdir, 'wh')
+  const run = w2l('run', '--source', `file:${qsrc}?format=canal-json`, '--warehouse', qwh, '--config', conf,
+    '--until-caught-up', '--quiet')
+  assert.equal(run.code, 0, run.err)
+  assert.deepEqual(w2l('cat', 'shop.items', '--warehouse', qwh).out.trimEnd().split('\n').map(l => JSON.parse(l).id), [1])
+  assert.deepEqual(w2l('cat', 'shop.tags', '--warehouse', qwh).out.trimEnd().split('\n').map(l => JSON.parse(l).tag).sort(), ['a', 'b'])
+  fs.writeFileSync(path.join(qwh, 'README'), 'not a namespace\n')
+  const t = w2l('tables', '--warehouse', qwh)
+  assert.equal(t.code, 0, t.err)
+  assert.deepEqual(tableRows(t.out).slice(1).map(r => r[0]), ['shop.items', 'shop.tags'])
+
+  const st = w2l('status', '--warehouse', qwh)
+  assert.equal(st.code, 0, st.err)
+  const sl = st.out.trimEnd().split('\n')
+  const q = sl.findIndex(l => l.startsWith('QUARANTINED'))
+  assert.ok(q > 0, st.out)
+  assert.deepEqual(sl[q].trim().split(/\s+/), ['QUARANTINED', 'ROWS-DROPPED', 'REASON'])
+  assert.equal(sl.length, q + 2, 'one quarantined table: ' + st.out)
+  const [name, dropped, ...why] = sl[q + 1].trim().split(/\s+/)
+  assert.equal(name, 'shop.items')
+  assert.equal(dropped, '2', 'the bad row and the one after it')
+  assert.match(why.join(' '), /^file \S*stream\.jsonl: line 4: .*abc/, st.out)
+  assert.equal(sl[q - 1], '', 'after an empty line')
+
+  // the only table set aside before it existed: the warehouse holds nothing but _w2l
+  const owh = path.join(qdir, 'only-state')
+  const osrc = path.join(qdir, 'only.jsonl')
+  fs.writeFileSync(osrc, msg('items', 'INSERT', [bad]) + '\n')
+  const orun = w2l('run', '--source', `file:${osrc}?format=canal-json`, '--warehouse', owh, '--config', conf,
+    '--until-caught-up', '--quiet')
+  assert.equal(orun.code, 0, orun.err)
+  assert.deepEqual(fs.readdirSync(owh), ['_w2l'])
+  const ot = w2l('tables', '--warehouse', owh)
+  assert.equal(ot.code, 0, ot.err)
+  assert.equal(tableRows(ot.out).length, 1, 'the header alone')
+  const ost = w2l('status', '--warehouse', owh)
+  assert.equal(ost.code, 0, ost.err)
+  assert.match(ost.out, /^shop\.items +1 +file \S*only\.jsonl: line 1: .*abc/m, ost.out)
+})
+
 test('help, --help and --version', () => {
   const h = w2l('--help')
   assert.equal(h.code, 0)

@@ -12,6 +12,9 @@
 // columns (names and Iceberg types, in order) and the same rows as SELECT returns (read by
 // lib/lake.mjs: avsc + hyparquet), and the lake must hold no other table (no
 // metadata/version-hint.text). No commit may lose a race inside the one pipeline.
+// A last test moves columns (ADD ... AFTER / FIRST, MODIFY ... AFTER, CHANGE ... FIRST):
+// the Iceberg schema lists the columns in MariaDB's order and DuckDB, reading the data
+// files by field id, returns what SELECT * returns, column for column.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
@@ -19,6 +22,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { DuckDBInstance } from '@duckdb/node-api'
 import { rng } from './lib/canal.mjs'
 import { readTable, sortedLines } from './lib/lake.mjs'
 import { privateMariadb } from './lib/mariadb.mjs'
@@ -186,4 +190,38 @@ test('MariaDB DDL mix, SIGKILL at random moments and restart: the lake equals SE
   assert.ok(done, 'the job finished')
   assert.ok(kills >= MIN_KILLS, `only ${kills} SIGKILLs before the job finished (want >= ${MIN_KILLS})`)
   await assertLakeEqualsSource(`phase B, after ${kills} SIGKILLs and restarts`)
+})
+
+test('ALTER TABLE ... FIRST / AFTER: the lake keeps MariaDB\'s column order, DuckDB reads SELECT * by field id', { timeout: 60000 }, async () => {
+  const whO = path.join(top, 'lake-order')
+  const run = () => spawnSync(w2l, ['run', '--source', `mysql://cdc:cdcpass@127.0.0.1:${db.port}/?server-id=4245&databases=ord`,
+    '--warehouse', whO, '--until-caught-up', '--checkpoint-interval', '50ms', '--quiet'], { encoding: 'utf8', timeout: 60000 })
+  mariadb(`CREATE DATABASE ord; CREATE TABLE ord.t (id INT PRIMARY KEY, a INT, b VARCHAR(10));
+    INSERT INTO ord.t VALUES (1, 10, 'x'), (2, 20, 'y');`)
+  let res = run()
+  assert.equal(res.status, 0, `snapshot run: ${stderrTail(res.stderr ?? '')}`)
+  // rows arrive in the source's column order after every statement
+  mariadb(`ALTER TABLE ord.t ADD COLUMN c INT AFTER id, ADD COLUMN z VARCHAR(5) FIRST;
+    INSERT INTO ord.t VALUES ('z3', 3, 33, 30, 'w');
+    ALTER TABLE ord.t MODIFY b VARCHAR(10) AFTER z, CHANGE a a2 BIGINT FIRST;
+    INSERT INTO ord.t VALUES (40000000000, 'z4', 'v', 4, 44);`)
+  res = run()
+  assert.equal(res.status, 0, `binlog run: ${stderrTail(res.stderr ?? '')}`)
+  const tbl = await readTable(path.join(whO, 'ord', 't'))
+  assert.deepEqual(tbl.schema.fields.map(f => `${f.name}:${f.type}`), ['a2:long', 'z:string', 'b:string', 'id:int', 'c:int'])
+  assert.deepEqual(tbl.schema.fields.map(f => f.name), mariadb("SELECT column_name FROM information_schema.columns WHERE table_schema = 'ord' ORDER BY ordinal_position").map(r => r[0]))
+  const idOf = Object.fromEntries(tbl.schema.fields.map(f => [f.name, f.id]))
+  assert.deepEqual([idOf.id, idOf.a2, idOf.b], [1, 2, 3], 'moved (and renamed) columns keep their ids')
+  assert.deepEqual([idOf.z, idOf.c].sort(), [4, 5], 'new columns get new ids')
+  assert.deepEqual(tbl.deleteFiles, [], 'inserts only')
+  const ddb = await DuckDBInstance.create(':memory:')
+  const con = await ddb.connect()
+  const DT = { int: 'INTEGER', long: 'BIGINT', string: 'VARCHAR' }
+  const map = 'MAP {' + tbl.schema.fields.map(f => `${f.id}: {name: 'c${f.id}', type: '${DT[f.type]}', default_value: NULL}`).join(', ') + '}'
+  const files = '[' + tbl.dataFiles.map(f => `'${f.file_path.replaceAll("'", "''")}'`).join(', ') + ']'
+  const got = (await con.runAndReadAll(`SELECT ${tbl.schema.fields.map(f => `c${f.id}::VARCHAR`).join(', ')} FROM read_parquet(${files}, schema=${map}) ORDER BY c1`)).getRows()
+  con.closeSync?.(); ddb.closeSync?.()
+  const want = mariadb('SELECT * FROM ord.t ORDER BY id;').map(r => r.map(v => v === 'NULL' ? null : v))
+  assert.deepEqual(want, [['10', null, 'x', '1', null], ['20', null, 'y', '2', null], ['30', 'z3', 'w', '3', '33'], ['40000000000', 'z4', 'v', '4', '44']])
+  assert.deepEqual(got, want)
 })

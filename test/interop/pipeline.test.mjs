@@ -28,7 +28,7 @@ const COLS = {
     { name: 'amount', mysql: 'decimal(12,2)', canon: v => v },
     { name: 'created_at', mysql: 'datetime(6)', canon: v => micros(v) },
     { name: 'note', mysql: 'varchar(80)', canon: v => v },
-    { name: 'flag', mysql: 'tinyint(1)', canon: v => v === '1' },
+    { name: 'flag', mysql: 'tinyint(1)', canon: v => Number(v) }, // int: source.tinyint1-as-boolean is off by default
     { name: 'score', mysql: 'double', canon: v => Number(v) }
   ],
   items: [
