@@ -996,6 +996,40 @@ START_TEST(dbz_table_changes_values)
 }
 END_TEST
 
+/* With the schema envelope, a field the envelope types plainly (decimal.handling.mode=
+ * string or double, bigint.unsigned.handling.mode=long) takes the exact type the table's
+ * tableChanges gave, and its value converts from its text. */
+#define DBZ_ENV(fields, after)                                                                          \
+    "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"field\":\"after\",\"fields\":[" fields "]}]}," \
+    "\"payload\":{\"before\":null,\"after\":" after ",\"source\":{\"db\":\"d\",\"table\":\"p\"},\"op\":\"c\"}}\n"
+#define DBZ_P_FIELDS                                                                                    \
+    "{\"type\":\"int32\",\"optional\":false,\"field\":\"id\"},{\"type\":\"string\",\"field\":\"s\"},"      \
+    "{\"type\":\"double\",\"field\":\"f\"},{\"type\":\"int64\",\"field\":\"u\"},{\"type\":\"string\",\"field\":\"w\"}," \
+    "{\"type\":\"double\",\"field\":\"x\"}"
+
+START_TEST(dbz_envelope_takes_ddl_types)
+{
+    assert_decoded(W2L__CDC_DEBEZIUM, 0,
+                   "{\"schema\":null,\"payload\":{\"source\":{\"db\":\"d\",\"table\":\"p\"},\"databaseName\":\"d\","
+                   "\"ddl\":\"CREATE TABLE p ...\",\"tableChanges\":[{\"type\":\"CREATE\",\"id\":\"\\\"d\\\".\\\"p\\\"\","
+                   "\"table\":{\"primaryKeyColumnNames\":[\"id\"],\"columns\":[{\"name\":\"id\",\"typeName\":\"INT\","
+                   "\"optional\":false},{\"name\":\"s\",\"typeName\":\"DECIMAL\",\"length\":10,\"scale\":2},"
+                   "{\"name\":\"f\",\"typeName\":\"DECIMAL\",\"length\":20,\"scale\":6},"
+                   "{\"name\":\"u\",\"typeName\":\"BIGINT UNSIGNED\",\"length\":20},"
+                   "{\"name\":\"w\",\"typeName\":\"DECIMAL\",\"length\":50,\"scale\":2},"
+                   "{\"name\":\"x\",\"typeName\":\"DOUBLE\"}]}}]}}\n"
+                   DBZ_ENV(DBZ_P_FIELDS, "{\"id\":1,\"s\":\"-12.50\",\"f\":1.0E-4,\"u\":-1,"
+                                         "\"w\":\"123456789012345678901234567890123456789012345678.9\",\"x\":0.1}")
+                   DBZ_ENV(DBZ_P_FIELDS, "{\"id\":2,\"s\":null,\"f\":-9.9999999999999E13,\"u\":42,\"w\":null,\"x\":null}")
+                   DBZ_ENV(DBZ_P_FIELDS, "{\"id\":3,\"s\":\"1.234\",\"f\":null,\"u\":null,\"w\":null,\"x\":null}"),
+                   "S id*!:int,s:decimal(10,2),f:decimal(20,6),u:decimal(20,0),w:string,x:double\n"
+                   "I 1|-12.50|0.000100|18446744073709551615|123456789012345678901234567890123456789012345678.90|0.1\n"
+                   "I 2|null|-99999999999999.000000|42|null|null\n"
+                   "ERR debezium-json: table d.p column s: value \"1.234\": invalid decimal(10,2) value '1.234': more "
+                   "fraction digits than the scale (would round)\n");
+}
+END_TEST
+
 /* canal: ENUM index, SET bitmask, text passthrough, GEOMETRY (SRID + WKB as ISO-8859-1
  * text), DECIMAL(65,30) and DECIMAL(10,2) in exponent forms, BIT(64) patterns. */
 #define CANAL_ROWS(rows)                                                                             \
@@ -1112,6 +1146,7 @@ Suite *suite_cdc_json(void)
     tcase_add_test(tc, dbz_decimals);
     tcase_add_test(tc, dbz_geometry);
     tcase_add_test(tc, dbz_table_changes_values);
+    tcase_add_test(tc, dbz_envelope_takes_ddl_types);
     tcase_add_test(tc, canal_enum_set_geometry_exact);
     tcase_add_test(tc, inferred_shape_warnings);
     suite_add_tcase(s, tc);

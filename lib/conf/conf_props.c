@@ -119,8 +119,9 @@ const w2l_conf_prop w2l__conf_props[] = {
      "Threads that compact and remove files beside ingestion."},
     /* ---- DDL and types ---- */
     {"ddl.policy", W2L_CONF_ENUM, "fail", NOLIM, "fail|ignore|quarantine", W2L_CONF_F_PER_TABLE,
-     "What an unsupported schema change does: fail the job, ignore the statement, or quarantine "
-     "the table (stop it, keep the others flowing)."},
+     "What an unsupported schema change, or a CDC JSON value the table cannot store, does: fail "
+     "the job, ignore the statement, or quarantine the table (its rows are counted and skipped, "
+     "the other tables keep flowing, w2l status shows why)."},
     {"ddl.fence-timeout", W2L_CONF_DURATION, "0", 0, MS_DAY, NULL, 0,
      "How long a schema change waits for the table's writers to complete their files "
      "(0: three checkpoint intervals, at least 30 s; a fence is also resolved at the next "

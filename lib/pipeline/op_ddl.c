@@ -577,6 +577,23 @@ static w2l_rc smap_get(tbl *t, const w2l_schema *src, smap **out, w2l_error *err
 }
 
 /* Resolves m's field ids against t's current schema. */
+/* The source names a key and the table has none: a CDC JSON stream described the table
+ * before it knew the key (a debezium envelope carries none; its schema-change event does).
+ * The key's columns must all be in the table and required. */
+static int key_gained(const tbl *t, const smap *m)
+{
+    size_t nk, nt;
+    const int32_t *k = w2l_schema_identifier(m->src, &nk);
+    w2l_schema_identifier(t->schema, &nt);
+    if (!nk || nt) return 0;
+    for (size_t i = 0; i < nk; i++) {
+        long s = w2l_schema_index_of_id(m->src, k[i]);
+        long c = s >= 0 ? index_of_name(t->schema, w2l_schema_field(m->src, (size_t)s)->name) : -1;
+        if (c < 0 || !w2l_schema_field(t->schema, (size_t)c)->required) return 0;
+    }
+    return 1;
+}
+
 static void smap_resolve(tbl *t, smap *m)
 {
     if (m->ice == t->schema && m->ice_id == w2l_schema_id(t->schema)) return;
@@ -603,6 +620,7 @@ static void smap_resolve(tbl *t, smap *m)
             if (!w2l_type_can_promote(s->type, c)) m->evolve = 1; /* wider in the source, or no fit */
         }
     }
+    if (key_gained(t, m)) m->evolve = 1;
     if (m->settled) m->evolve = 0;
     m->ice = t->schema;
     m->ice_id = w2l_schema_id(t->schema);
@@ -775,7 +793,23 @@ static w2l_rc evolve_to_source(ddl_op *op, tbl *t, const w2l_schema *src, w2l_co
                            w2l_type_format(s->type, a, sizeof a), w2l_type_format(c->type, b, sizeof b));
         }
     }
+    char *keys = NULL;
+    if (rc == W2L_OK && key_gained(t, m)) {
+        size_t nk;
+        const int32_t *k = w2l_schema_identifier(src, &nk);
+        w2l_buf names = {0};
+        for (size_t i = 0; rc == W2L_OK && i < nk; i++)
+            rc = w2l__buf_printf(&names, err, "%s%s", i ? "," : "",
+                                 w2l_schema_field(src, (size_t)w2l_schema_index_of_id(src, k[i]))->name);
+        if (rc == W2L_OK) {
+            keys = w2l__strndup(names.data ? (const char *)names.data : "", names.len);
+            if (!keys) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+            else ops[nops++] = (w2l__ice_schema_change){W2L_ICE_SET_IDENTIFIER, keys, NULL, {0, 0, 0}, 0};
+        }
+        w2l_buf_release(&names);
+    }
     if (rc == W2L_OK) rc = commit_ops(op, t, ops, nops, err);
+    w2l__free(keys);
     w2l__free(ops);
     if (rc == W2L_OK) {
         /* new columns: the maps learn their ids by name */

@@ -130,7 +130,7 @@ static w2l_rc read_opts(const w2l_conf *conf, w2l__cdc_opts *o, int *until, w2l_
 {
     int64_t v;
     memset(o, 0, sizeof *o);
-    o->tinyint1_as_boolean = 1;
+    o->tinyint1_as_boolean = 0; /* the conf default: TINYINT(1) holds 5 too */
     strcpy(o->maxwell_database, "maxwell");
     *until = 0;
     if (!conf) return W2L_OK;
