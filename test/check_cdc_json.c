@@ -34,61 +34,25 @@ static void put(collect *c, const char *s)
     if (!c->tolerant) ck_assert_int_eq(rc, W2L_OK);
 }
 
-static const char *op_name(w2l_op op)
-{
-    switch (op) {
-    case W2L_OP_INSERT: return "I";
-    case W2L_OP_UPDATE_BEFORE: return "UB";
-    case W2L_OP_UPDATE_AFTER: return "UA";
-    case W2L_OP_DELETE: return "D";
-    }
-    return "?";
-}
-
 /* "db.t[id*:int,name:string] " once per schema change is too noisy; the schema is shown
  * on DDL lines and by test_schema_of(). Rows: "db.t I 1|alice|10.50". */
 static w2l_rc on_batch(void *ctx, w2l__batch *b, w2l_error *err)
 {
     collect *c = ctx;
-    char line[4096], v[1024];
+    char line[4096];
     for (size_t i = 0; i < b->n; i++) {
-        const w2l_change *ch = &b->changes[i];
-        int n = snprintf(line, sizeof line, "%s.%s %s ", ch->db, ch->table, op_name(ch->op));
-        for (size_t k = 0; k < ch->ncols; k++) {
-            const w2l_field *f = w2l_schema_field(ch->schema, k);
-            if (ch->present && !(ch->present[k / 8] & (1u << (k % 8)))) snprintf(v, sizeof v, "-");
-            else w2l_value_format(f->type, &ch->row[k], v, sizeof v);
-            n += snprintf(line + n, sizeof line - (size_t)n, "%s%s", k ? "|" : "", v);
-        }
-        snprintf(line + n, sizeof line - (size_t)n, "\n");
+        cdc_change_text(&b->changes[i], line, sizeof line);
         put(c, line);
     }
     w2l__batch_free(b);
     return W2L_OK;
 }
 
-/* "name:type" per field, '*' on identifier fields, '!' on required ones. */
-static void schema_text(const w2l_schema *s, char *buf, size_t size)
-{
-    size_t n = 0, nid;
-    const int32_t *ids = w2l_schema_identifier(s, &nid);
-    buf[0] = '\0';
-    for (size_t i = 0; i < w2l_schema_field_count(s); i++) {
-        const w2l_field *f = w2l_schema_field(s, i);
-        char t[32];
-        int key = 0;
-        for (size_t k = 0; k < nid; k++) key |= ids[k] == f->id;
-        n += (size_t)snprintf(buf + n, size - n, "%s%s%s%s:%s", i ? "," : "", f->name, key ? "*" : "",
-                              f->required ? "!" : "", w2l_type_format(f->type, t, sizeof t));
-        if (n >= size) return;
-    }
-}
-
 static w2l_rc on_ddl(void *ctx, w2l__ddl_elem *d, w2l_error *err)
 {
     collect *c = ctx;
     char line[4096], sch[2048] = "";
-    if (d->ddl.schema_after) schema_text(d->ddl.schema_after, sch, sizeof sch);
+    if (d->ddl.schema_after) cdc_schema_text(d->ddl.schema_after, sch, sizeof sch);
     snprintf(line, sizeof line, "DDL %s.%s %s%s%s\n", d->ddl.db ? d->ddl.db : "-", d->ddl.table ? d->ddl.table : "-",
              d->ddl.sql, *sch ? " => " : "", sch);
     put(c, line);
@@ -271,7 +235,7 @@ START_TEST(canal_types_schema)
     const w2l__cdc_event *ev = w2l__cdc_events(d, &nev);
     ck_assert_uint_eq(nev, 1);
     char sch[2048];
-    schema_text(ev[0].change.schema, sch, sizeof sch);
+    cdc_schema_text(ev[0].change.schema, sch, sizeof sch);
     ck_assert_str_eq(sch, "id*!:int,b:boolean,ti:int,usi:int,mi:int,ui:long,bi:long,ubi:decimal(20,0),"
                           "dec:decimal(12,2),f:float,d:double,bit1:boolean,bit12:long,dt:date,dtm:timestamp,"
                           "ts:timestamptz,tm:time,y:int,c:string,vc:string,e:string,st:string,j:string,"
@@ -794,12 +758,12 @@ static char *decode_lines(w2l__cdc_format fmt, int tinyint1, const char *lines)
                 const w2l_change *ch = &ev[i].change;
                 if (ev[i].is_ddl) continue;
                 if (ch->schema != last) {
-                    schema_text(ch->schema, sch, sizeof sch);
+                    cdc_schema_text(ch->schema, sch, sizeof sch);
                     snprintf(line, sizeof line, "S %s\n", sch);
                     ck_assert_ok(w2l_buf_append(&out, line, strlen(line), &err), err);
                     last = ch->schema;
                 }
-                int n = snprintf(line, sizeof line, "%s ", op_name(ch->op));
+                int n = snprintf(line, sizeof line, "%s ", cdc_op_name(ch->op));
                 for (size_t k = 0; k < ch->ncols; k++) {
                     w2l_value_format(w2l_schema_field(ch->schema, k)->type, &ch->row[k], v, sizeof v);
                     n += snprintf(line + n, sizeof line - (size_t)n, "%s%s", k ? "|" : "", v);

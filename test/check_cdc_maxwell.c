@@ -34,54 +34,18 @@ static void put(collect *c, const char *s)
     ck_assert_int_eq(w2l_buf_append(&c->out, s, strlen(s), &err), W2L_OK);
 }
 
-static const char *op_name(w2l_op op)
-{
-    switch (op) {
-    case W2L_OP_INSERT: return "I";
-    case W2L_OP_UPDATE_BEFORE: return "UB";
-    case W2L_OP_UPDATE_AFTER: return "UA";
-    case W2L_OP_DELETE: return "D";
-    }
-    return "?";
-}
-
 /* Rows: "db.t I 1|alice|10.50" ("-" for a column absent from the image). */
 static w2l_rc on_batch(void *ctx, w2l__batch *b, w2l_error *err)
 {
     collect *c = ctx;
-    char line[4096], v[1024];
+    char line[4096];
     (void)err;
     for (size_t i = 0; i < b->n; i++) {
-        const w2l_change *ch = &b->changes[i];
-        int n = snprintf(line, sizeof line, "%s.%s %s ", ch->db, ch->table, op_name(ch->op));
-        for (size_t k = 0; k < ch->ncols; k++) {
-            const w2l_field *f = w2l_schema_field(ch->schema, k);
-            if (ch->present && !(ch->present[k / 8] & (1u << (k % 8)))) snprintf(v, sizeof v, "-");
-            else w2l_value_format(f->type, &ch->row[k], v, sizeof v);
-            n += snprintf(line + n, sizeof line - (size_t)n, "%s%s", k ? "|" : "", v);
-        }
-        snprintf(line + n, sizeof line - (size_t)n, "\n");
+        cdc_change_text(&b->changes[i], line, sizeof line);
         put(c, line);
     }
     w2l__batch_free(b);
     return W2L_OK;
-}
-
-/* "name:type" per field, '*' on identifier fields, '!' on required ones. */
-static void schema_text(const w2l_schema *s, char *buf, size_t size)
-{
-    size_t n = 0, nid;
-    const int32_t *ids = w2l_schema_identifier(s, &nid);
-    buf[0] = '\0';
-    for (size_t i = 0; i < w2l_schema_field_count(s); i++) {
-        const w2l_field *f = w2l_schema_field(s, i);
-        char t[32];
-        int key = 0;
-        for (size_t k = 0; k < nid; k++) key |= ids[k] == f->id;
-        n += (size_t)snprintf(buf + n, size - n, "%s%s%s%s:%s", i ? "," : "", f->name, key ? "*" : "",
-                              f->required ? "!" : "", w2l_type_format(f->type, t, sizeof t));
-        if (n >= size) return;
-    }
 }
 
 /* DDL: "DDL db.t => schema" (the statement is in the sample). */
@@ -90,7 +54,7 @@ static w2l_rc on_ddl(void *ctx, w2l__ddl_elem *d, w2l_error *err)
     collect *c = ctx;
     char line[4096], sch[2048] = "";
     (void)err;
-    if (d->ddl.schema_after) schema_text(d->ddl.schema_after, sch, sizeof sch);
+    if (d->ddl.schema_after) cdc_schema_text(d->ddl.schema_after, sch, sizeof sch);
     snprintf(line, sizeof line, "DDL %s.%s%s%s\n", d->ddl.db ? d->ddl.db : "-", d->ddl.table ? d->ddl.table : "-",
              *sch ? " => " : "", sch);
     put(c, line);

@@ -287,38 +287,56 @@ static w2l_rc bad_decimal(w2l_error *err, unsigned p, unsigned s, const char *te
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
+/* A decimal number's text: [+-] digits [. digits] [(e|E) [+-] digits]. */
+typedef struct numtext {
+    int neg;
+    size_t int_start, nint, frac_start, nfrac;
+    int64_t exp; /* capped at +-10^9: beyond any precision */
+} numtext;
+
+/* NULL when text is a number, else why not. */
+static const char *scan_number(const char *text, size_t len, numtext *nt)
+{
+    size_t i = 0;
+    nt->neg = 0;
+    if (i < len && (text[i] == '+' || text[i] == '-')) nt->neg = text[i++] == '-';
+    nt->int_start = i;
+    while (i < len && is_digit(text[i])) i++;
+    nt->nint = i - nt->int_start;
+    nt->frac_start = i;
+    nt->nfrac = 0;
+    if (i < len && text[i] == '.') {
+        nt->frac_start = ++i;
+        while (i < len && is_digit(text[i])) i++;
+        nt->nfrac = i - nt->frac_start;
+    }
+    if (nt->nint + nt->nfrac == 0) return "not a number";
+    nt->exp = 0;
+    if (i < len && (text[i] == 'e' || text[i] == 'E')) {
+        i++;
+        int eneg = 0;
+        if (i < len && (text[i] == '+' || text[i] == '-')) eneg = text[i++] == '-';
+        if (i >= len || !is_digit(text[i])) return "bad exponent";
+        while (i < len && is_digit(text[i])) {
+            if (nt->exp < 1000000000) nt->exp = nt->exp * 10 + (text[i] - '0');
+            i++;
+        }
+        if (eneg) nt->exp = -nt->exp;
+    }
+    return i == len ? NULL : "not a number";
+}
+
 w2l_rc w2l__decimal_parse(const char *text, size_t len, unsigned precision, unsigned scale,
                           w2l_int128 *out, w2l_error *err)
 {
     if (precision < 1 || precision > W2L_DECIMAL_MAX_PRECISION || scale > precision)
         return w2l__fail(err, W2L_MISUSE, "decimal(%u,%u) is not a valid type", precision, scale);
-    size_t i = 0;
-    int neg = 0;
-    if (i < len && (text[i] == '+' || text[i] == '-')) neg = text[i++] == '-';
-    size_t int_start = i;
-    while (i < len && is_digit(text[i])) i++;
-    size_t int_end = i, frac_start = i, frac_end = i;
-    if (i < len && text[i] == '.') {
-        frac_start = ++i;
-        while (i < len && is_digit(text[i])) i++;
-        frac_end = i;
-    }
-    size_t nint = int_end - int_start, nfrac = frac_end - frac_start;
-    if (nint + nfrac == 0) return bad_decimal(err, precision, scale, text, len, "not a number");
-    int64_t exp = 0;
-    if (i < len && (text[i] == 'e' || text[i] == 'E')) {
-        i++;
-        int eneg = 0;
-        if (i < len && (text[i] == '+' || text[i] == '-')) eneg = text[i++] == '-';
-        if (i >= len || !is_digit(text[i]))
-            return bad_decimal(err, precision, scale, text, len, "bad exponent");
-        while (i < len && is_digit(text[i])) {
-            if (exp < 1000000000) exp = exp * 10 + (text[i] - '0');
-            i++;
-        }
-        if (eneg) exp = -exp;
-    }
-    if (i != len) return bad_decimal(err, precision, scale, text, len, "not a number");
+    numtext nt;
+    const char *why = scan_number(text, len, &nt);
+    if (why) return bad_decimal(err, precision, scale, text, len, why);
+    int neg = nt.neg;
+    size_t int_start = nt.int_start, frac_start = nt.frac_start, nint = nt.nint, nfrac = nt.nfrac;
+    int64_t exp = nt.exp;
 
     /* unscaled = D * 10^shift, where D is the digit string without the point */
     int64_t ndig = (int64_t)(nint + nfrac);
@@ -417,32 +435,12 @@ static w2l_rc bad_text(w2l_error *err, unsigned p, int s, const char *text, size
 w2l_rc w2l__decimal_text_plain(const char *text, size_t len, unsigned precision, int scale,
                                char *buf, size_t size, size_t *outlen, w2l_error *err)
 {
-    size_t i = 0;
-    int neg = 0;
-    if (i < len && (text[i] == '+' || text[i] == '-')) neg = text[i++] == '-';
-    size_t int_start = i;
-    while (i < len && is_digit(text[i])) i++;
-    size_t int_end = i, frac_start = i, frac_end = i;
-    if (i < len && text[i] == '.') {
-        frac_start = ++i;
-        while (i < len && is_digit(text[i])) i++;
-        frac_end = i;
-    }
-    size_t nint = int_end - int_start, nfrac = frac_end - frac_start;
-    if (nint + nfrac == 0) return bad_text(err, precision, scale, text, len, "not a number");
-    int64_t exp = 0;
-    if (i < len && (text[i] == 'e' || text[i] == 'E')) {
-        i++;
-        int eneg = 0;
-        if (i < len && (text[i] == '+' || text[i] == '-')) eneg = text[i++] == '-';
-        if (i >= len || !is_digit(text[i])) return bad_text(err, precision, scale, text, len, "bad exponent");
-        while (i < len && is_digit(text[i])) {
-            if (exp < 1000000000) exp = exp * 10 + (text[i] - '0');
-            i++;
-        }
-        if (eneg) exp = -exp;
-    }
-    if (i != len) return bad_text(err, precision, scale, text, len, "not a number");
+    numtext nt;
+    const char *why = scan_number(text, len, &nt);
+    if (why) return bad_text(err, precision, scale, text, len, why);
+    int neg = nt.neg;
+    size_t int_start = nt.int_start, frac_start = nt.frac_start, nint = nt.nint, nfrac = nt.nfrac;
+    int64_t exp = nt.exp;
 
     /* the value is D * 10^e, D the digits without the point and without leading zeros */
     char d[W2L_DECIMAL_TEXT_MAX + 1];

@@ -55,4 +55,12 @@ const char *test_mariadb_problem(void);
 /* Runs scripts/test-mariadb VERB ("stop", "start") on the same server; 0 on success. */
 int test_mariadb_script(const char *verb);
 
+/* ---- cdc_text.c: decoded CDC changes as text, for the CDC decoder suites ---- */
+/* "I", "UB", "UA", "D" */
+const char *cdc_op_name(w2l_op op);
+/* "db.t I 1|alice|10.50\n" ("-" for a column absent from the image, "null" for NULL). */
+void cdc_change_text(const w2l_change *ch, char *line, size_t size);
+/* "name:type" per field, comma-separated, '*' on identifier fields, '!' on required ones. */
+void cdc_schema_text(const w2l_schema *s, char *buf, size_t size);
+
 #endif
