@@ -135,7 +135,7 @@ check:
 	@echo "make check: all passed"
 
 check-unit: $(TESTS)
-	W2L_TEST_BIN=$(abspath $(B)) W2L_SRCDIR=$(CURDIR) $(TESTS)
+	W2L_TEST_BIN=$(abspath $(B)) W2L_SRCDIR=$(CURDIR) scripts/run-suites $(TESTS)
 
 check-examples: $(EX_BIN)
 	@scripts/run-examples $(B)/examples
@@ -156,7 +156,7 @@ check-asan:
 	@$(MAKE) --no-print-directory B=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
 	    LDFLAGS="-fsanitize=address,undefined" build-asan/test/check_w2l
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	    W2L_SRCDIR=$(CURDIR) build-asan/test/check_w2l
+	    W2L_SRCDIR=$(CURDIR) scripts/run-suites build-asan/test/check_w2l
 
 bench:
 	@scripts/bench
