@@ -47,22 +47,30 @@ SONAME := libwholedb2lake.so.$(MAJOR)
 W2L    := $(B)/w2l
 TESTS  := $(B)/test/check_w2l
 
-.PHONY: all lib cli examples deps check check-unit check-examples check-interop check-install \
+.PHONY: all lib cli examples deps have-deps check check-unit check-examples check-interop check-install \
         check-asan check-layering man-check install install-lib install-headers install-pc \
         install-man install-cli uninstall clean bench demo
 .DEFAULT_GOAL := all
 
-all: deps lib cli examples
+all: lib cli examples
 lib: $(STATIC) $(SHARED)
 cli: $(W2L)
 examples: $(EX_BIN)
 
-# Checks that the build dependencies are installed; as root installs what is missing,
-# otherwise prints the exact command and stops.
+# Installs the build dependencies (Debian, as root; otherwise prints the exact command and
+# stops). `make` itself installs nothing: it builds with what pkg-config finds and names
+# what is missing (have-deps); `make check` and `make demo` install first.
 deps:
 	@scripts/install-deps --build
 
-$(B)/%.o: %.c
+PC_MISSING = $(shell for p in $(DEPS_PC); do pkg-config --exists $$p 2>/dev/null || printf '%s ' $$p; done)
+have-deps:
+	@m="$(PC_MISSING)"; if [ -n "$$m" ]; then \
+	    echo "make: missing build dependencies (pkg-config modules): $$m" >&2; \
+	    echo "make: install their -dev packages (on Debian: scripts/install-deps --build, as root)" >&2; \
+	    exit 1; fi
+
+$(B)/%.o: %.c | have-deps
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
