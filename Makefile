@@ -47,7 +47,7 @@ SONAME := libwholedb2lake.so.$(MAJOR)
 W2L    := $(B)/w2l
 TESTS  := $(B)/test/check_w2l
 
-.PHONY: all lib cli examples deps have-deps check check-unit check-examples check-interop check-install \
+.PHONY: all lib cli examples deps have-deps format format-check check check-unit check-examples check-interop check-install \
         check-asan check-layering man-check install install-lib install-headers install-pc \
         install-man install-cli uninstall clean bench demo
 .DEFAULT_GOAL := all
@@ -139,7 +139,7 @@ $(CONFIG_MAN): $(B)/tools/gen_config_man man/w2l-config.5.in
 check:
 	@scripts/install-deps --test
 	$(MAKE) all $(GEN_BIN)
-	$(MAKE) check-examples check-layering man-check check-install check-interop check-asan
+	$(MAKE) check-examples check-layering format-check man-check check-install check-interop check-asan
 	@echo "make check: all passed"
 
 check-unit: $(TESTS)
@@ -154,8 +154,15 @@ check-interop: $(GEN_BIN)
 check-install: lib cli
 	@scripts/check-install
 
-check-layering:
-	@scripts/check-layering
+format:
+	@scripts/format
+
+format-check:
+	@scripts/format --check
+
+# Reads the lib objects' symbols (nm), so it needs them built.
+check-layering: $(LIB_OBJ)
+	@scripts/check-layering $(B)
 
 man-check: $(CONFIG_MAN)
 	@scripts/man-check $(CONFIG_MAN)
@@ -168,6 +175,34 @@ check-asan:
 
 bench:
 	@scripts/bench
+
+# The binlog decoder's fuzz target (fuzz/fuzz_binlog.c, test/data/binlog/README), not part
+# of check: built in FUZZ_B with ASan + UBSan, as a libFuzzer target when clang is there
+# (FUZZ_CLANG= forces the standalone driver: fixed seed, mutated recordings), and run for
+# FUZZ_SECS seconds.
+FUZZ_B     ?= build-fuzz
+FUZZ_SECS  ?= 60
+FUZZ_CLANG ?= $(shell command -v clang 2>/dev/null)
+FUZZ_SAN   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined
+FUZZ_ENV   := UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+.PHONY: fuzz
+fuzz:
+ifneq ($(FUZZ_CLANG),)
+	@$(MAKE) --no-print-directory B=$(FUZZ_B) CC=$(FUZZ_CLANG) CFLAGS="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" \
+	    LDFLAGS="-fsanitize=address,undefined" FUZZ_MAIN="-DW2L_LIBFUZZER -fsanitize=fuzzer" $(FUZZ_B)/fuzz/fuzz_binlog
+	@mkdir -p $(FUZZ_B)/fuzz/corpus && cp test/data/binlog/stream.bin $(FUZZ_B)/fuzz/corpus/
+	$(FUZZ_ENV) $(FUZZ_B)/fuzz/fuzz_binlog -max_total_time=$(FUZZ_SECS) -seed=1 -artifact_prefix=$(FUZZ_B)/fuzz/ \
+	    $(FUZZ_B)/fuzz/corpus
+else
+	@$(MAKE) --no-print-directory B=$(FUZZ_B) CFLAGS="$(FUZZ_SAN)" LDFLAGS="-fsanitize=address,undefined" \
+	    $(FUZZ_B)/fuzz/fuzz_binlog
+	$(FUZZ_ENV) $(FUZZ_B)/fuzz/fuzz_binlog -n 1000000 -s 1 -t $(FUZZ_SECS) -o $(FUZZ_B)/fuzz/last-input.bin \
+	    test/data/binlog/stream.bin
+endif
+
+$(B)/fuzz/fuzz_binlog: fuzz/fuzz_binlog.c $(B)/test/support/binlog_replay.o $(B)/testing/libw2l_testing.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DW2L_TESTING -Itest $(FUZZ_MAIN) -o $@ $^ $(PC_LIBS) $(LDFLAGS)
 
 # The README's first command: a throwaway MariaDB, a shop database synced into ./demo-lake.
 demo:

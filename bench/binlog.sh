@@ -1,5 +1,5 @@
 #!/bin/sh
-# mysql source benchmark (issue 6): the "orders" data set loaded into a private MariaDB
+# mysql source benchmark: the "orders" data set loaded into a private MariaDB
 # (scripts/test-mariadb) once as one large transaction and once as 100-row transactions;
 # for each, in one run: binlog -> emitter rows/s of the "mysql" source with
 # startup=earliest, beside `mariadb-binlog --read-from-remote-server -v

@@ -1,5 +1,5 @@
 /*
- * mysql source benchmark on the "orders" data set (issue 6).
+ * mysql source benchmark on the "orders" data set.
  *   binlog_bench load PORT N SEED TXROWS   loads N rows into bench.orders of the private
  *                                          server on 127.0.0.1:PORT (user w2l) as
  *                                          multi-row INSERTs of min(TXROWS, 1000) rows;

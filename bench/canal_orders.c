@@ -2,8 +2,8 @@
  * Writes the "orders" data set (bench/orders.h) as canal-json lines, one message per row:
  *   canal_orders N SEED inserts|mix OUT
  * "mix": after each insert, with 30% probability an UPDATE of an earlier row (status and
- * amount change) and with 10% a DELETE of an earlier live row — the shape of issue 5's
- * mixed benchmark. Prints the number of messages.
+ * amount change) and with 10% a DELETE of an earlier live row — the shape of the
+ * mixed pipeline benchmark (bench/pipeline.sh). Prints the number of messages.
  */
 #include <stdio.h>
 #include <stdlib.h>

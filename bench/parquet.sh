@@ -1,5 +1,5 @@
 #!/bin/sh
-# Parquet encoder benchmark (issue 3): the "orders" data set encoded to ZSTD Parquet by
+# Parquet encoder benchmark: the "orders" data set encoded to ZSTD Parquet by
 # the library (single thread) and, in the same run, by DuckDB from an in-memory table with
 # one thread. Runs are interleaved; medians of rows/s and bytes/row are printed with the
 # ratios. Env: BENCH_ROWS (1000000), BENCH_RUNS (5), B (build dir).

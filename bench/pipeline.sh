@@ -1,5 +1,5 @@
 #!/bin/sh
-# Pipeline benchmark (issue 5): the "orders" data set as canal-json through `w2l run`
+# Pipeline benchmark: the "orders" data set as canal-json through `w2l run`
 # (file source, DDL handler, writer, committer) into a fresh lake, one writer, inserts only
 # and a mix with 30% updates / 10% deletes. Prints rows/s, CPU seconds per million rows
 # and the CPU time split by stage (the pipeline logs it at the end of a run).

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <w2l.h>
 
-/* Exit codes (DESIGN.md section 7). */
+/* Exit codes (w2l-design(7) section 7). */
 enum { EXIT_DONE = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
 /* A flag of one command that is not a configuration key (cat's --snapshot, --format). */

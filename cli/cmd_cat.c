@@ -88,7 +88,8 @@ static int on_row(void *ctx, const w2l_schema *s, const w2l_value *row, size_t n
         c->nrows = 1;
     }
     if ((c->nrows + 1) * c->ncols > c->ccap) {
-        size_t cap = c->ccap * 2 > (c->nrows + 1) * c->ncols ? c->ccap * 2 : (c->nrows + 1) * c->ncols;
+        size_t cap =
+            c->ccap * 2 > (c->nrows + 1) * c->ncols ? c->ccap * 2 : (c->nrows + 1) * c->ncols;
         char **p = realloc(c->cells, cap * sizeof *p);
         if (!p) return c->oom = 1;
         c->cells = p;
@@ -96,7 +97,8 @@ static int on_row(void *ctx, const w2l_schema *s, const w2l_value *row, size_t n
     }
     for (size_t i = 0; i < n; i++) {
         size_t len;
-        const char *text = row[i].is_null ? "NULL" : format_value(c, w2l_schema_field(s, i)->type, &row[i], &len);
+        const char *text =
+            row[i].is_null ? "NULL" : format_value(c, w2l_schema_field(s, i)->type, &row[i], &len);
         if (!text) return c->oom = 1;
         if (row[i].is_null) len = 4;
         char *cell = malloc(len + 1);
@@ -168,20 +170,24 @@ int cmd_cat(int argc, char **argv)
         char *end;
         long long v = strtoll(snap, &end, 10);
         if (!*snap || *end || v < 0) {
-            fprintf(stderr, "w2l cat: --snapshot: expected a snapshot id, got '%s' (see w2l help cat)\n", snap);
+            fprintf(stderr,
+                    "w2l cat: --snapshot: expected a snapshot id, got '%s' (see w2l help cat)\n",
+                    snap);
             rc = EXIT_USAGE;
         }
         snapshot = v;
     }
     if (rc == EXIT_DONE && format && strcmp(format, "json") != 0 && strcmp(format, "table") != 0) {
-        fprintf(stderr, "w2l cat: --format: expected json or table, got '%s' (see w2l help cat)\n", format);
+        fprintf(stderr, "w2l cat: --format: expected json or table, got '%s' (see w2l help cat)\n",
+                format);
         rc = EXIT_USAGE;
     }
     c.table = format && strcmp(format, "table") == 0;
     if (rc == EXIT_DONE) {
         w2l_rc r = w2l_lake_scan(lake, ns, table, snapshot, on_row, &c, &err);
         if (r == W2L_OK && c.oom) r = w2l_error_set(&err, W2L_NOMEM, "out of memory");
-        if (r == W2L_CANCELLED && ferror(stdout)) r = w2l_error_set(&err, W2L_IO, "writing rows to standard output failed");
+        if (r == W2L_CANCELLED && ferror(stdout))
+            r = w2l_error_set(&err, W2L_IO, "writing rows to standard output failed");
         if (r != W2L_OK) rc = cli_fail("cat", &err, r);
     }
     if (rc == EXIT_DONE && c.table) {

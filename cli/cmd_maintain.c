@@ -68,12 +68,15 @@ static void describe(const w2l_maintain_report *r, char *line, size_t size)
             snprintf(line, size, "up to %" PRIu64 " files (%s) to rewrite, %s%s", r->files_in,
                      cli_bytes(a, sizeof a, r->bytes_in), duration(t, sizeof t, r->ms), dry);
         else
-            snprintf(line, size, "%" PRIu64 " files -> %" PRIu64 " (%s -> %s), %" PRIu64 " rows, %s%s", r->files_in,
-                     r->files_out, cli_bytes(a, sizeof a, r->bytes_in), cli_bytes(b, sizeof b, r->bytes_out),
-                     r->rows_out, duration(t, sizeof t, r->ms), dry);
+            snprintf(line, size,
+                     "%" PRIu64 " files -> %" PRIu64 " (%s -> %s), %" PRIu64 " rows, %s%s",
+                     r->files_in, r->files_out, cli_bytes(a, sizeof a, r->bytes_in),
+                     cli_bytes(b, sizeof b, r->bytes_out), r->rows_out,
+                     duration(t, sizeof t, r->ms), dry);
     } else if (strcmp(r->action, "expire") == 0) {
-        snprintf(line, size, "%" PRIu64 " snapshots, %" PRIu64 " files (%s) removed, %s%s", r->snapshots_expired,
-                 r->files_removed, cli_bytes(a, sizeof a, r->bytes_removed), duration(t, sizeof t, r->ms), dry);
+        snprintf(line, size, "%" PRIu64 " snapshots, %" PRIu64 " files (%s) removed, %s%s",
+                 r->snapshots_expired, r->files_removed, cli_bytes(a, sizeof a, r->bytes_removed),
+                 duration(t, sizeof t, r->ms), dry);
     } else {
         snprintf(line, size, "%" PRIu64 " files (%s) removed, %s%s", r->files_removed,
                  cli_bytes(a, sizeof a, r->bytes_removed), duration(t, sizeof t, r->ms), dry);
@@ -99,7 +102,8 @@ static int on_report(void *opaque, const w2l_maintain_report *r)
     printf("%s  %-7s  %s\n", name, r->action ? r->action : "?", text);
     if (fflush(stdout) != 0 || ferror(stdout)) c->out_failed = 1;
     if (progress_tty) {
-        fprintf(stderr, "[%zu/%zu] %s %s...", r->table_index, r->ntables, name, r->action ? r->action : "");
+        fprintf(stderr, "[%zu/%zu] %s %s...", r->table_index, r->ntables, name,
+                r->action ? r->action : "");
         fflush(stderr);
     }
     c->reports++;
@@ -113,7 +117,9 @@ static int flag_on(const char *v, const char *name, int *out)
     if (!v || strcmp(v, "false") == 0) *out = 0;
     else if (strcmp(v, "true") == 0) *out = 1;
     else {
-        fprintf(stderr, "w2l maintain: --%s: expected true or false, got '%s' (see w2l help maintain)\n", name, v);
+        fprintf(stderr,
+                "w2l maintain: --%s: expected true or false, got '%s' (see w2l help maintain)\n",
+                name, v);
         return EXIT_USAGE;
     }
     return EXIT_DONE;
@@ -136,8 +142,11 @@ int cmd_maintain(int argc, char **argv)
     const char *only = args.extra[X_TABLE];
     if (only) {
         const char *dot = strchr(only, '.');
-        if (!dot || dot == only || !dot[1] || (size_t)(dot - only) >= sizeof ns || strlen(dot + 1) >= sizeof table) {
-            fprintf(stderr, "w2l maintain: --table: '%s' is not NAMESPACE.TABLE (see w2l help maintain)\n", only);
+        if (!dot || dot == only || !dot[1] || (size_t)(dot - only) >= sizeof ns ||
+            strlen(dot + 1) >= sizeof table) {
+            fprintf(stderr,
+                    "w2l maintain: --table: '%s' is not NAMESPACE.TABLE (see w2l help maintain)\n",
+                    only);
             rc = EXIT_USAGE;
         } else {
             snprintf(ns, sizeof ns, "%.*s", (int)(dot - only), only);
@@ -199,8 +208,10 @@ int cmd_maintain(int argc, char **argv)
         fprintf(stderr, "w2l maintain: writing to standard output failed\n");
         rc = EXIT_RUNTIME;
     } else if (r == W2L_CANCELLED && signals_seen) {
-        fprintf(stderr, "w2l maintain: stopped by a signal after %zu action%s; what was done is committed\n",
-                c.reports, c.reports == 1 ? "" : "s");
+        fprintf(
+            stderr,
+            "w2l maintain: stopped by a signal after %zu action%s; what was done is committed\n",
+            c.reports, c.reports == 1 ? "" : "s");
         rc = EXIT_RUNTIME;
     } else if (r != W2L_OK) {
         rc = cli_fail("maintain", &err, r);

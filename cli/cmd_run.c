@@ -80,7 +80,8 @@ static void *progress_main(void *arg)
         last = t;
         last_rows = tot.rows;
         char line[200];
-        snprintf(line, sizeof line, "%llu rows, %.0f rows/s, %u tables, checkpoint %llu committed, source lag %.1f s",
+        snprintf(line, sizeof line,
+                 "%llu rows, %.0f rows/s, %u tables, checkpoint %llu committed, source lag %.1f s",
                  tot.rows, rate, tot.tables, tot.ckpt, (double)tot.lag_ms / 1000.0);
         if (progress_tty) {
             pthread_mutex_lock(&out_mtx);
@@ -115,7 +116,8 @@ static int start(const char *cmd, int argc, char **argv, w2l_conf **out)
         return EXIT_RUNTIME;
     }
     int rc = cli_parse_flags(cmd, argc, argv, conf);
-    if (rc == EXIT_DONE && w2l_conf_require(conf, "warehouse", &err) != W2L_OK) rc = fail_with(cmd, &err, err.code);
+    if (rc == EXIT_DONE && w2l_conf_require(conf, "warehouse", &err) != W2L_OK)
+        rc = fail_with(cmd, &err, err.code);
     const char *level = NULL;
     w2l_log_level l;
     if (rc == EXIT_DONE && w2l_conf_get(conf, "log-level", &level, NULL) == W2L_OK && level &&

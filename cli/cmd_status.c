@@ -55,7 +55,8 @@ static int on_table(void *ctx, const w2l_table_info *t)
     char *name = malloc(n);
     if (!name) return m->oom = 1;
     snprintf(name, n, "%s.%s", t->ns, t->table);
-    m->v[m->n++] = (mrow){name, t->snapshots, t->manifests, t->data_files, t->delete_files, t->last_compaction_ms};
+    m->v[m->n++] = (mrow){ name,          t->snapshots,    t->manifests,
+                           t->data_files, t->delete_files, t->last_compaction_ms };
     return 0;
 }
 
@@ -107,7 +108,8 @@ static int on_info(void *ctx, const w2l_checkpoint_info *ck)
         for (char *p = why; *p; p++)
             if ((unsigned char)*p < 0x20) *p = ' ';
     }
-    s->v[s->n++] = (row){name, ck->committed, ck->pending, ck->oldest_pending, why, ck->rows_quarantined};
+    s->v[s->n++] =
+        (row){ name, ck->committed, ck->pending, ck->oldest_pending, why, ck->rows_quarantined };
     return 0;
 }
 
@@ -145,12 +147,13 @@ int cmd_status(int argc, char **argv)
         if (m.n) {
             int64_t now = cli_now_ms();
             if (s.n) putchar('\n');
-            printf("%-*s  %9s  %9s  %10s  %12s  %15s\n", w, "TABLE", "SNAPSHOTS", "MANIFESTS", "DATA-FILES",
-                   "DELETE-FILES", "LAST-COMPACTION");
+            printf("%-*s  %9s  %9s  %10s  %12s  %15s\n", w, "TABLE", "SNAPSHOTS", "MANIFESTS",
+                   "DATA-FILES", "DELETE-FILES", "LAST-COMPACTION");
             for (size_t i = 0; i < m.n; i++) {
                 char age[32];
-                printf("%-*s  %9" PRIu64 "  %9" PRIu64 "  %10" PRIu64 "  %12" PRIu64 "  %15s\n", w, m.v[i].name,
-                       m.v[i].snapshots, m.v[i].manifests, m.v[i].data_files, m.v[i].delete_files,
+                printf("%-*s  %9" PRIu64 "  %9" PRIu64 "  %10" PRIu64 "  %12" PRIu64 "  %15s\n", w,
+                       m.v[i].name, m.v[i].snapshots, m.v[i].manifests, m.v[i].data_files,
+                       m.v[i].delete_files,
                        cli_age(age, sizeof age, m.v[i].last_compaction_ms, now));
             }
         }
@@ -161,7 +164,8 @@ int cmd_status(int argc, char **argv)
             printf("%-*s  %12s  %s\n", w, "QUARANTINED", "ROWS-DROPPED", "REASON");
             for (size_t i = 0; i < s.n; i++)
                 if (s.v[i].quarantined)
-                    printf("%-*s  %12" PRIu64 "  %s\n", w, s.v[i].name, s.v[i].rows_quarantined, s.v[i].quarantined);
+                    printf("%-*s  %12" PRIu64 "  %s\n", w, s.v[i].name, s.v[i].rows_quarantined,
+                           s.v[i].quarantined);
         }
     }
     for (size_t i = 0; i < s.n; i++) {

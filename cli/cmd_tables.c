@@ -40,7 +40,8 @@ static int add_row(grid *g, const char *const v[NCOLS])
 static int on_table(void *ctx, const w2l_table_info *t)
 {
     grid *g = ctx;
-    char name[512], snaps[24], rows[24], files[24], dels[24], bytes[24], ckpt[24], schema[16], mf[24], comp[32];
+    char name[512], snaps[24], rows[24], files[24], dels[24], bytes[24], ckpt[24], schema[16],
+        mf[24], comp[32];
     snprintf(name, sizeof name, "%s.%s", t->ns, t->table);
     snprintf(snaps, sizeof snaps, "%" PRIu64, t->snapshots);
     snprintf(rows, sizeof rows, "%" PRIu64, t->rows);
@@ -62,8 +63,10 @@ int cmd_tables(int argc, char **argv)
     w2l_lake *lake;
     int rc = cli_open_lake("tables", argc, argv, NULL, &conf, &lake);
     if (rc != EXIT_DONE) return rc;
-    static const char *const head[NCOLS] = {"TABLE", "SNAPSHOTS", "RECORDS", "DATA-FILES", "DELETE-FILES",
-                                            "BYTES", "CHECKPOINT", "SCHEMA", "MANIFESTS", "LAST-COMPACTION"};
+    static const char *const head[NCOLS] = { "TABLE",          "SNAPSHOTS",    "RECORDS",
+                                             "DATA-FILES",     "DELETE-FILES", "BYTES",
+                                             "CHECKPOINT",     "SCHEMA",       "MANIFESTS",
+                                             "LAST-COMPACTION" };
     grid g = {0};
     g.now_ms = cli_now_ms();
     add_row(&g, head);

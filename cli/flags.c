@@ -53,7 +53,8 @@ int cli_parse(const char *cmd, int argc, char **argv, w2l_conf *conf, cli_args *
         } else if (strncmp(argv[i], "--config=", 9) == 0) {
             file = argv[i] + 9;
         }
-        if (file && w2l_conf_load_file(conf, file, &err) != W2L_OK) return cli_fail(cmd, &err, W2L_CONFIG);
+        if (file && w2l_conf_load_file(conf, file, &err) != W2L_OK)
+            return cli_fail(cmd, &err, W2L_CONFIG);
     }
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -180,8 +181,8 @@ int cli_open_lake(const char *cmd, int argc, char **argv, cli_args *args, w2l_co
     int rc = cli_parse(cmd, argc, argv, c, args);
     const char *level = NULL;
     w2l_log_level l = W2L_LOG_WARN;
-    if (rc == EXIT_DONE && w2l_conf_is_set(c, "log-level") && w2l_conf_get(c, "log-level", &level, NULL) == W2L_OK &&
-        level)
+    if (rc == EXIT_DONE && w2l_conf_is_set(c, "log-level") &&
+        w2l_conf_get(c, "log-level", &level, NULL) == W2L_OK && level)
         w2l_log_level_parse(level, &l);
     w2l_log_set_level(l);
     if (rc == EXIT_DONE) {
@@ -208,7 +209,11 @@ void cli_finish(w2l_conf *conf, w2l_lake *lake)
 static size_t utf8_len(const unsigned char *s, size_t n)
 {
     unsigned c = s[0];
-    size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+    size_t len = c < 0x80             ? 1
+                 : (c & 0xe0) == 0xc0 ? 2
+                 : (c & 0xf0) == 0xe0 ? 3
+                 : (c & 0xf8) == 0xf0 ? 4
+                                      : 0;
     if (!len || len > n) return 0;
     uint32_t cp = len == 1 ? c : len == 2 ? c & 0x1f : len == 3 ? c & 0x0f : c & 0x07;
     for (size_t i = 1; i < len; i++) {
@@ -301,6 +306,6 @@ void cli_log_write(w2l_log_level level, const char *line, int clear)
     clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);
     fprintf(stderr, "%s%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %-5s %s\n", clear ? "\r\033[K" : "",
-            tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000L,
-            w2l_log_level_name(level), line);
+            tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+            ts.tv_nsec / 1000000L, w2l_log_level_name(level), line);
 }

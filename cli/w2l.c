@@ -10,58 +10,81 @@
 #include "cmd.h"
 
 static const cli_extra cat_extra[] = {
-    {"snapshot", "ID", "Read this snapshot instead of the current one (time travel; the ids are in the table's metadata/v*.metadata.json)."},
-    {"format", "json|table", "json (default): one JSON object per row, canonical values; table: aligned columns "
-                             "with a header."},
-    {NULL, NULL, NULL}};
+    { "snapshot", "ID",
+      "Read this snapshot instead of the current one (time travel; the ids are in the table's "
+      "metadata/v*.metadata.json)." },
+    { "format", "json|table",
+      "json (default): one JSON object per row, canonical values; table: aligned columns "
+      "with a header." },
+    { NULL, NULL, NULL }
+};
 
 /* In the order of the X_* indexes of cmd_maintain.c. */
 static const cli_extra maintain_extra[] = {
-    {"table", "NAMESPACE.TABLE", "Maintain only this table (default: every table of the lake)."},
-    {"expire", NULL, "Expire snapshots (maintenance.max-snapshot-age, maintenance.min-snapshots, or the table's "
-                     "history.expire.* properties) and remove the files only they reached."},
-    {"compact", NULL, "Compact the tables that pass a maintenance.compact-* threshold: rewrite small files and "
-                      "files with deleted rows, apply and drop delete files."},
-    {"remove-orphans", NULL, "Remove files older than maintenance.orphan-age that no snapshot and no sealed "
-                             "checkpoint references."},
-    {"dry-run", NULL, "Report what would be done; change nothing."},
-    {"force", NULL, "Compact even the tables below the thresholds."},
-    {NULL, NULL, NULL}};
+    { "table", "NAMESPACE.TABLE", "Maintain only this table (default: every table of the lake)." },
+    { "expire", NULL,
+      "Expire snapshots (maintenance.max-snapshot-age, maintenance.min-snapshots, or the table's "
+      "history.expire.* properties) and remove the files only they reached." },
+    { "compact", NULL,
+      "Compact the tables that pass a maintenance.compact-* threshold: rewrite small files and "
+      "files with deleted rows, apply and drop delete files." },
+    { "remove-orphans", NULL,
+      "Remove files older than maintenance.orphan-age that no snapshot and no sealed "
+      "checkpoint references." },
+    { "dry-run", NULL, "Report what would be done; change nothing." },
+    { "force", NULL, "Compact even the tables below the thresholds." },
+    { NULL, NULL, NULL }
+};
 
 static const cli_command commands[] = {
-    {"run", "sync a source into the lake", NULL, NULL /* every CLI flag of the property table */,
-     "source warehouse", NULL,
-     "Reads changes from the source and commits them to one Iceberg table per source table, one snapshot per "
-     "table and checkpoint, exactly once. SIGINT or SIGTERM finish the checkpoint in flight and exit 0; a second "
-     "signal exits at once, and the next run or w2l recover resumes from the last sealed checkpoint.",
-     cmd_run},
-    {"recover", "commit checkpoints that were sealed but not committed", NULL,
-     "warehouse state catalog config log-level job-id", "warehouse", NULL,
-     "Commits, for every table, the sealed checkpoints the state store holds beyond what the table has "
-     "committed, without starting a source. Safe to run any number of times.",
-     cmd_recover},
-    {"status", "show the newest sealed checkpoint and each table's lag", NULL,
-     "warehouse state catalog config log-level", "warehouse", NULL,
-     "Prints the newest sealed checkpoint, the job and source position it holds, and per table the newest "
-     "checkpoint committed to it and how many sealed checkpoints are still to be committed (its lag); then per "
-     "table its maintenance figures: snapshots, manifests, data and delete files, last compaction.",
-     cmd_status},
-    {"tables", "list the lake's tables", NULL, "warehouse catalog config log-level", "warehouse", NULL,
-     "Prints one line per table: snapshots, records (before deletes), data and delete files, bytes, the last "
-     "checkpoint committed to it, its schema id, the manifests of its current snapshot and the age of its last "
-     "compaction, read from each table's current metadata.",
-     cmd_tables},
-    {"cat", "print a table's rows", "NAMESPACE.TABLE", "warehouse catalog config log-level", "warehouse", cat_extra,
-     "Prints the rows of a table at its current snapshot (or --snapshot) with every delete applied, read "
-     "through the library's own Iceberg reader.",
-     cmd_cat},
-    {"maintain", "expire snapshots, compact, remove orphan files", NULL,
-     "warehouse state catalog config log-level quiet", "warehouse", maintain_extra,
-     "Runs table maintenance now: snapshot expiry, compaction and orphan removal (all three unless an action "
-     "flag picks some) over every table, or the one --table names, printing one line per table and action. "
-     "Safe while w2l run writes the lake: each action is one atomic commit, and a compaction that loses a race "
-     "is dropped. Policy comes from the maintenance.* keys of --config (w2l-config(5)).",
-     cmd_maintain},
+    { "run", "sync a source into the lake", NULL, NULL /* every CLI flag of the property table */,
+      "source warehouse", NULL,
+      "Reads changes from the source and commits them to one Iceberg table per source table, one "
+      "snapshot per "
+      "table and checkpoint, exactly once. SIGINT or SIGTERM finish the checkpoint in flight and "
+      "exit 0; a second "
+      "signal exits at once, and the next run or w2l recover resumes from the last sealed "
+      "checkpoint.",
+      cmd_run },
+    { "recover", "commit checkpoints that were sealed but not committed", NULL,
+      "warehouse state catalog config log-level job-id", "warehouse", NULL,
+      "Commits, for every table, the sealed checkpoints the state store holds beyond what the "
+      "table has "
+      "committed, without starting a source. Safe to run any number of times.",
+      cmd_recover },
+    { "status", "show the newest sealed checkpoint and each table's lag", NULL,
+      "warehouse state catalog config log-level", "warehouse", NULL,
+      "Prints the newest sealed checkpoint, the job and source position it holds, and per table "
+      "the newest "
+      "checkpoint committed to it and how many sealed checkpoints are still to be committed (its "
+      "lag); then per "
+      "table its maintenance figures: snapshots, manifests, data and delete files, last "
+      "compaction.",
+      cmd_status },
+    { "tables", "list the lake's tables", NULL, "warehouse catalog config log-level", "warehouse",
+      NULL,
+      "Prints one line per table: snapshots, records (before deletes), data and delete files, "
+      "bytes, the last "
+      "checkpoint committed to it, its schema id, the manifests of its current snapshot and the "
+      "age of its last "
+      "compaction, read from each table's current metadata.",
+      cmd_tables },
+    { "cat", "print a table's rows", "NAMESPACE.TABLE", "warehouse catalog config log-level",
+      "warehouse", cat_extra,
+      "Prints the rows of a table at its current snapshot (or --snapshot) with every delete "
+      "applied, read "
+      "through the library's own Iceberg reader.",
+      cmd_cat },
+    { "maintain", "expire snapshots, compact, remove orphan files", NULL,
+      "warehouse state catalog config log-level quiet", "warehouse", maintain_extra,
+      "Runs table maintenance now: snapshot expiry, compaction and orphan removal (all three "
+      "unless an action "
+      "flag picks some) over every table, or the one --table names, printing one line per table "
+      "and action. "
+      "Safe while w2l run writes the lake: each action is one atomic commit, and a compaction that "
+      "loses a race "
+      "is dropped. Policy comes from the maintenance.* keys of --config (w2l-config(5)).",
+      cmd_maintain },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -100,7 +123,10 @@ static const char *metavar(const w2l_conf_prop *p)
     case W2L_CONF_DURATION: return "MS";
     case W2L_CONF_SIZE: return "BYTES";
     case W2L_CONF_ENUM: return p->choices;
-    case W2L_CONF_URI: return strcmp(p->name, "warehouse") == 0 ? "DIR" : strcmp(p->name, "config") == 0 ? "FILE" : "URI";
+    case W2L_CONF_URI:
+        return strcmp(p->name, "warehouse") == 0 ? "DIR"
+               : strcmp(p->name, "config") == 0  ? "FILE"
+                                                 : "URI";
     default: return "TEXT";
     }
 }
@@ -158,14 +184,17 @@ void cli_command_usage(const cli_command *c, FILE *f)
                 c->extra[i].metavar ? c->extra[i].metavar : "");
         wrap(f, c->extra[i].doc, 6);
     }
-    fprintf(f, "  --help\n      This text.\n\nExit status: 0 done, 1 runtime failure, 2 usage error. See w2l-%s(1).\n",
+    fprintf(f,
+            "  --help\n      This text.\n\nExit status: 0 done, 1 runtime failure, 2 usage error. "
+            "See w2l-%s(1).\n",
             c->name);
 }
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: w2l <command> [options]\n\ncommands:\n");
-    for (size_t i = 0; i < NCOMMANDS; i++) fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "  help      help COMMAND: its flags; help config: every configuration key\n"
                "  version   print the version\n"
                "\n"
@@ -177,9 +206,11 @@ static void config_help(FILE *f)
 {
     size_t n = 0;
     const w2l_conf_prop *props = w2l_conf_props(&n);
-    fprintf(f, "Configuration keys (--config FILE takes a JSON object of them; flags are marked):\n\n");
+    fprintf(
+        f, "Configuration keys (--config FILE takes a JSON object of them; flags are marked):\n\n");
     for (size_t i = 0; i < n; i++) {
-        fprintf(f, "  %s%s%s%s\n", props[i].name, props[i].def ? " = " : "", props[i].def ? props[i].def : "",
+        fprintf(f, "  %s%s%s%s\n", props[i].name, props[i].def ? " = " : "",
+                props[i].def ? props[i].def : "",
                 props[i].flags & W2L_CONF_F_CLI ? "   (flag)" : "");
         wrap(f, props[i].doc, 6);
     }

@@ -30,7 +30,8 @@ int main(int argc, char **argv)
     int rc = 0;
     /* the file first, so that flags override it */
     for (int i = 1; i + 1 < argc; i += 2)
-        if (strcmp(argv[i], "--config") == 0 && w2l_conf_load_file(conf, argv[i + 1], &err) != W2L_OK) {
+        if (strcmp(argv[i], "--config") == 0 &&
+            w2l_conf_load_file(conf, argv[i + 1], &err) != W2L_OK) {
             fprintf(stderr, "01_config: %s\n", err.msg);
             rc = 2;
             goto out;

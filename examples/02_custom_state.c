@@ -93,7 +93,9 @@ static w2l_rc fs_get(w2l_state *self, uint64_t ckpt, const char *key, w2l_buf *o
     size_t len = 0;
     const char *v = find_line(&fs->pending, ckpt, key, &len);
     if (!v) v = find_line(&fs->sealed, ckpt, key, &len);
-    if (!v) return w2l_error_set(err, W2L_NOTFOUND, "no %s in checkpoint %llu", key, (unsigned long long)ckpt);
+    if (!v)
+        return w2l_error_set(err, W2L_NOTFOUND, "no %s in checkpoint %llu", key,
+                             (unsigned long long)ckpt);
     return w2l_buf_append(out, v, len, err);
 }
 
@@ -113,7 +115,8 @@ static w2l_rc fs_seal(w2l_state *self, uint64_t ckpt, w2l_error *err)
     int n = snprintf(head, sizeof head, "sealed %llu\n", (unsigned long long)ckpt);
     w2l_rc rc = w2l_buf_append(&next, head, (size_t)n, err);
     if (rc == W2L_OK) rc = w2l_buf_append(&next, fs->pending.data, fs->pending.len, err);
-    if (rc == W2L_OK) rc = w2l_fileio_write_all(fs->io, fs->path, W2L_CREATE_REPLACE, next.data, next.len, err);
+    if (rc == W2L_OK)
+        rc = w2l_fileio_write_all(fs->io, fs->path, W2L_CREATE_REPLACE, next.data, next.len, err);
     if (rc != W2L_OK) {
         w2l_buf_release(&next);
         return rc;
@@ -147,8 +150,17 @@ static void fs_close(w2l_state *self)
 }
 
 static const w2l_state_methods onefile_methods = {
-    W2L_STATE_METHODS_V1, "onefile", sizeof(file_store), NULL, fs_open, fs_put, fs_get,
-    fs_keys, fs_seal, fs_latest, fs_prune, fs_close,
+    .version = W2L_STATE_METHODS_V1,
+    .name = "onefile",
+    .size = sizeof(file_store),
+    .open = fs_open,
+    .put = fs_put,
+    .get = fs_get,
+    .keys = fs_keys,
+    .seal = fs_seal,
+    .latest = fs_latest,
+    .prune = fs_prune,
+    .close = fs_close,
 };
 
 #define CHECK(call)                                                              \
@@ -186,7 +198,8 @@ int main(int argc, char **argv)
     CHECK(w2l_state_latest(st, &ckpt, &err));
     w2l_buf pos = {0};
     CHECK(w2l_state_get(st, ckpt, "source/position", &pos, &err));
-    printf("restart from checkpoint %llu at %.*s\n", (unsigned long long)ckpt, (int)pos.len, (char *)pos.data);
+    printf("restart from checkpoint %llu at %.*s\n", (unsigned long long)ckpt, (int)pos.len,
+           (char *)pos.data);
     int ok = ckpt == 1 && pos.len == strlen(pos1) && memcmp(pos.data, pos1, pos.len) == 0;
     w2l_buf_release(&pos);
     w2l_state_close(st);

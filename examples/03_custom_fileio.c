@@ -45,15 +45,19 @@ static void cf_abort(w2l_file *f)
     w2l_free(cf);
 }
 
-static const w2l_file_methods counting_file_methods = {W2L_FILEIO_METHODS_V1, cf_write, cf_close, cf_abort};
+static const w2l_file_methods counting_file_methods = {
+    .version = W2L_FILEIO_METHODS_V1, .write = cf_write, .close = cf_close, .abort = cf_abort,
+};
 
-static w2l_rc c_open(const w2l_fileio_methods *m, const w2l_conf *conf, w2l_fileio *self, w2l_error *err)
+static w2l_rc c_open(const w2l_fileio_methods *m, const w2l_conf *conf, w2l_fileio *self,
+                     w2l_error *err)
 {
     (void)m;
     return w2l_fileio_open("local", conf, &((counting_io *)self)->parent, err);
 }
 
-static w2l_rc c_create(w2l_fileio *self, const char *path, unsigned flags, w2l_file **out, w2l_error *err)
+static w2l_rc c_create(w2l_fileio *self, const char *path, unsigned flags, w2l_file **out,
+                       w2l_error *err)
 {
     counting_io *io = (counting_io *)self;
     counting_file *f = w2l_malloc(sizeof *f);
@@ -94,8 +98,17 @@ static w2l_rc c_stat(w2l_fileio *self, const char *path, w2l_file_stat *out, w2l
 }
 
 static const w2l_fileio_methods counting_methods = {
-    W2L_FILEIO_METHODS_V2, "counting", sizeof(counting_io), NULL, c_open, c_create, c_open_read,
-    c_remove, c_exists, c_list, c_close, c_stat,
+    .version = W2L_FILEIO_METHODS_V2,
+    .name = "counting",
+    .size = sizeof(counting_io),
+    .open = c_open,
+    .create = c_create,
+    .open_read = c_open_read,
+    .remove = c_remove,
+    .exists = c_exists,
+    .list = c_list,
+    .close = c_close,
+    .stat = c_stat,
 };
 
 int main(int argc, char **argv)

@@ -13,7 +13,8 @@
 #include <w2l.h>
 
 static const char *const stream[] = {
-    "{\"data\":[{\"id\":\"1\",\"name\":\"alpha\"},{\"id\":\"2\",\"name\":\"beta\"}],\"database\":\"app\","
+    "{\"data\":[{\"id\":\"1\",\"name\":\"alpha\"},{\"id\":\"2\",\"name\":\"beta\"}],\"database\":"
+    "\"app\","
     "\"isDdl\":false,\"mysqlType\":{\"id\":\"int(11)\",\"name\":\"varchar(20)\"},\"old\":null,"
     "\"pkNames\":[\"id\"],\"table\":\"items\",\"type\":\"INSERT\",\"es\":1,\"ts\":1}",
     "{\"data\":[{\"id\":\"2\",\"name\":\"beta 2\"}],\"database\":\"app\",\"isDdl\":false,"
@@ -27,9 +28,10 @@ static const char *const stream[] = {
 static int print_table(void *ctx, const w2l_table_metrics *m)
 {
     (void)ctx;
-    printf("%s.%s: %llu changes in, %llu files, %llu bytes, %llu commits, last checkpoint %llu\n", m->ns, m->table,
-           (unsigned long long)m->rows_in, (unsigned long long)m->files_written, (unsigned long long)m->bytes_written,
-           (unsigned long long)m->commits, (unsigned long long)m->last_committed_ckpt);
+    printf("%s.%s: %llu changes in, %llu files, %llu bytes, %llu commits, last checkpoint %llu\n",
+           m->ns, m->table, (unsigned long long)m->rows_in, (unsigned long long)m->files_written,
+           (unsigned long long)m->bytes_written, (unsigned long long)m->commits,
+           (unsigned long long)m->last_committed_ckpt);
     return 0;
 }
 
@@ -59,7 +61,8 @@ int main(int argc, char **argv)
     w2l_conf *conf = w2l_conf_new();
     w2l_pipeline *p = NULL;
     w2l_rc rc = W2L_OK;
-    if (w2l_conf_set(conf, "source", uri, &err) != W2L_OK || w2l_conf_set(conf, "warehouse", lake, &err) != W2L_OK ||
+    if (w2l_conf_set(conf, "source", uri, &err) != W2L_OK ||
+        w2l_conf_set(conf, "warehouse", lake, &err) != W2L_OK ||
         w2l_conf_set(conf, "until-caught-up", "true", &err) != W2L_OK)
         rc = err.code;
     w2l_log_set_level(W2L_LOG_WARN); /* the library logs at info by default */

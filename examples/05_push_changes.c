@@ -56,7 +56,8 @@ int main(int argc, char **argv)
             row[1].v.bytes.len = (size_t)n;
             row[2].v.f64 = 20.0 + batch + i / 100.0;
             /* the first batch inserts, the later ones update the same keys */
-            w2l_change c = {"plant", "readings", s, batch ? W2L_OP_UPDATE_AFTER : W2L_OP_INSERT, row, 3, NULL, 0};
+            w2l_change c = { "plant", "readings", s,    batch ? W2L_OP_UPDATE_AFTER : W2L_OP_INSERT,
+                             row,     3,          NULL, 0 };
             if (batch) {
                 w2l_change before = c;
                 before.op = W2L_OP_UPDATE_BEFORE;

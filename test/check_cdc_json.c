@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "common/common.h"
-#include "pipeline/emit.h"
+#include "event/emit.h"
 #include "source/cdc_json.h"
 #include "support/support.h"
 
@@ -214,7 +214,7 @@ START_TEST(canal_types)
 }
 END_TEST
 
-/* The schema canal's mysqlType gives (DESIGN.md section 4). */
+/* The schema canal's mysqlType gives (w2l-design(7) section 4). */
 START_TEST(canal_types_schema)
 {
     fx f;

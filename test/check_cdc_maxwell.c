@@ -13,7 +13,7 @@
 
 #include "common/common.h"
 #include "ddl/ddl.h"
-#include "pipeline/emit.h"
+#include "event/emit.h"
 #include "source/cdc_json.h"
 #include "support/support.h"
 

@@ -229,7 +229,7 @@ START_TEST(prop_table_is_consistent)
         if (p[i].def) ck_assert_msg(w2l_conf_set(conf, p[i].name, p[i].def, &err) == W2L_OK, "%s: %s", p[i].name, err.msg);
         ck_assert_int_eq(p[i].type == W2L_CONF_ENUM, p[i].choices != NULL);
     }
-    /* the flags of w2l run (DESIGN.md section 7) are all keys of the same name */
+    /* the flags of w2l run (w2l-design(7) section 7) are all keys of the same name */
     const char *flags[] = {"source", "warehouse", "state", "catalog", "config", "checkpoint-interval",
                            "parallelism", "until-caught-up", "quiet"};
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {

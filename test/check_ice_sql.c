@@ -1,5 +1,5 @@
 /*
- * lib/iceberg/catalog_sql.c: the "sql" catalog against a private MariaDB (DESIGN.md
+ * lib/iceberg/catalog_sql.c: the "sql" catalog against a private MariaDB (w2l-design(7)
  * section 8), started once per TCase by scripts/test-mariadb (found through W2L_SRCDIR,
  * which `make check-unit` sets) and stopped by pid in the teardown. Without the script or
  * mariadbd every test fails with the reason; nothing is skipped silently.

@@ -1,6 +1,6 @@
 /*
- * lib/source/mysql_source.c, binlog.c, snapshot.c, mysql_conn.c: the "mysql" source
- * against a private MariaDB (DESIGN.md section 8), started once per TCase by
+ * lib/source/mysql_source.c, binlog.c, mysql_snapshot.c: the "mysql" source
+ * against a private MariaDB (w2l-design(7) section 8), started once per TCase by
  * scripts/test-mariadb (found through W2L_SRCDIR, which `make check-unit` sets) and
  * stopped by pid in the teardown. Without it every test fails with the reason.
  *
@@ -8,7 +8,7 @@
  * key: INSERT / UPDATE_AFTER put, DELETE and UPDATE_BEFORE remove), and the model is
  * compared with SELECT of the source table, column by column, each value in a canonical
  * text the server computes (HEX of strings as UTF-8, DATE_FORMAT, CAST) and that the
- * test computes from the emitted value. Covered: every type of DESIGN.md section 4 with
+ * test computes from the emitted value. Covered: every type of w2l-design(7) section 4 with
  * typical, extreme, zero and NULL values through the snapshot and through the binlog;
  * UPDATE before/after; DELETE; restart from a saved position mid-stream (no loss, no
  * duplicate); a snapshot resumed mid-table; DDL interleaved with DML; a GTID start;
@@ -27,7 +27,7 @@
 #include <mysql.h>
 
 #include "common/common.h"
-#include "pipeline/emit.h"
+#include "event/emit.h"
 #include "source/mysql_int.h"
 #include "support/support.h"
 

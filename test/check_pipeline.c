@@ -6,12 +6,13 @@
  * committed, so exactly-once is checked as a reader of the lake would.
  */
 #include <check.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/emit.h"
+#include "event/emit.h"
 #include "support/support.h"
 
 /* ---- the lake the test committer commits to ---- */
@@ -22,6 +23,11 @@ static struct {
     int commits;
 } lake;
 static atomic_int fail_commit_at; /* notify_complete of this checkpoint fails once (0: never) */
+/* The checkpoints the test committer committed, in order (recorded while on: one committer) */
+static struct {
+    int on, n;
+    uint64_t ids[64];
+} committed_log;
 static atomic_int writer_rows;
 
 static int table_no(const char *t) { return t[1] - '0'; } /* "t0".."t3" */
@@ -144,6 +150,8 @@ static w2l_rc c_complete(w2l_operator *self, uint64_t ck, w2l_error *e)
     char prefix[32];
     snprintf(prefix, sizeof prefix, "committer/%u/", x.c->index);
     W2L_TRY(w2l_state_keys(x.c->st, ck, prefix, commit_key, &x, e));
+    if (x.rc == W2L_OK && committed_log.on && committed_log.n < 64)
+        committed_log.ids[committed_log.n++] = ck;
     return x.rc;
 }
 static const w2l_operator_methods t_committer_m = {W2L_OPERATOR_METHODS_V1, "t", W2L_OPERATOR_COMMITTER,
@@ -158,6 +166,7 @@ static char statedir[600];
 static void setup(void)
 {
     memset(&lake, 0, sizeof lake);
+    memset(&committed_log, 0, sizeof committed_log);
     atomic_store(&fail_commit_at, 0);
     atomic_store(&writer_rows, 0);
     w2l_operator_register(&t_ddl);
@@ -358,6 +367,9 @@ START_TEST(unknown_operator_is_a_config_error)
     ck_assert_ok(w2l_conf_set(c, "source", "nosuch://x", &err), err);
     ck_assert_int_eq(w2l_pipeline_new(c, &p, &err), W2L_CONFIG);
     ck_assert_msg(strstr(err.msg, "unknown kind 'nosuch'"), "%s", err.msg);
+    /* it names the kinds this build has, and only those */
+    ck_assert_msg(strstr(err.msg, "file") && strstr(err.msg, "mysql") && !strstr(err.msg, "kafka"), "%s",
+                  err.msg);
     w2l_conf_free(c);
 }
 END_TEST
@@ -394,6 +406,143 @@ START_TEST(emitter_batches_by_table_and_validates)
 }
 END_TEST
 
+/* ---- a source that records the checkpoints it is told complete (w2l_source_methods(3)) ----
+ * next() emits one transaction of 10 rows, txn t holding rows 10t..10t+9, its position
+ * {"txn":t+1}; every third transaction asks for a checkpoint, so checkpoints 1..10 fall after
+ * transactions 3, 6, .., 30 and the end adds checkpoint 11. */
+#define TS_TXNS 30
+static struct {
+    uint64_t heard[64];
+    int nheard;
+    int off_thread;   /* checkpoint_complete ran on another thread than next() */
+    uint64_t fail_at; /* checkpoint_complete of this checkpoint fails */
+} ts;
+static w2l_pipeline *ts_pipeline;
+typedef struct t_source {
+    w2l_source base;
+    long txn;
+    pthread_t thr;
+    int have_thr;
+} t_source;
+static w2l_rc ts_open(const w2l_source_methods *m, const w2l_conf *c, const char *uri,
+                      const char *restored, w2l_source *self, w2l_error *e)
+{
+    (void)m, (void)c, (void)uri;
+    t_source *s = (t_source *)self;
+    if (restored && sscanf(restored, "{\"txn\":%ld}", &s->txn) != 1)
+        return w2l_error_set(e, W2L_CORRUPT, "test source: bad position %s", restored);
+    return W2L_OK;
+}
+static w2l_rc ts_next(w2l_source *self, w2l_emitter *em, int timeout_ms, w2l_error *e)
+{
+    (void)timeout_ms;
+    t_source *s = (t_source *)self;
+    if (!s->have_thr) s->thr = pthread_self(), s->have_thr = 1;
+    else if (!pthread_equal(s->thr, pthread_self())) ts.off_thread = 1;
+    if (s->txn == TS_TXNS) return W2L_DONE;
+    for (long i = s->txn * 10; i < s->txn * 10 + 10; i++) {
+        char table[4];
+        snprintf(table, sizeof table, "t%d", (int)(i % NT));
+        w2l_value row[2] = {{0}, {0}};
+        row[0].v.i64 = i;
+        row[1].v.i64 = i * 3;
+        w2l_change c = {"db", table, schema, W2L_OP_INSERT, row, 2, NULL, 0};
+        W2L_TRY(w2l_emit_change(em, &c, e));
+    }
+    s->txn++;
+    if (s->txn % 3 == 0) W2L_TRY(w2l_pipeline_checkpoint(ts_pipeline, 0, NULL, e));
+    char pos[32];
+    int n = snprintf(pos, sizeof pos, "{\"txn\":%ld}", s->txn);
+    return w2l_emit_commit(em, pos, (size_t)n, e);
+}
+static w2l_rc ts_complete(w2l_source *self, uint64_t ck, w2l_error *e)
+{
+    t_source *s = (t_source *)self;
+    if (!s->have_thr) s->thr = pthread_self(), s->have_thr = 1; /* may come before a next() */
+    else if (!pthread_equal(s->thr, pthread_self())) ts.off_thread = 1;
+    if (ts.nheard < 64) ts.heard[ts.nheard++] = ck;
+    if (ck == ts.fail_at)
+        return w2l_error_set(e, W2L_UNAVAILABLE, "test source: cannot release upstream");
+    return W2L_OK;
+}
+static void ts_close(w2l_source *self) { (void)self; }
+static const w2l_source_methods t_source_m = {W2L_SOURCE_METHODS_V1, "tsrc", sizeof(t_source), NULL,
+                                              ts_open, ts_next, ts_complete, NULL, ts_close};
+
+static w2l_conf *ts_conf(void)
+{
+    ck_assert_ok(w2l_source_register(&t_source_m, 0), err);
+    w2l_conf *c = make_conf(1, 2, 1);
+    ck_assert_ok(w2l_conf_set(c, "source", "tsrc:", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "checkpoint-interval", "1d", &err), err); /* only asked ones */
+    memset(&ts, 0, sizeof ts);
+    memset(expect_rows, 0, sizeof expect_rows);
+    memset(expect_sum, 0, sizeof expect_sum);
+    for (long i = 0; i < TS_TXNS * 10; i++) {
+        expect_rows[i % NT]++;
+        expect_sum[i % NT] += i * 3;
+    }
+    return c;
+}
+
+static w2l_rc ts_run(w2l_conf *c)
+{
+    memset(&ts.heard, 0, sizeof ts.heard);
+    ts.nheard = 0;
+    memset(&committed_log, 0, sizeof committed_log);
+    committed_log.on = 1;
+    ck_assert_ok(w2l_pipeline_new(c, &ts_pipeline, &err), err);
+    w2l_rc rc = w2l_pipeline_run(ts_pipeline, &err);
+    w2l_pipeline_free(ts_pipeline);
+    ts_pipeline = NULL;
+    ck_assert_int_eq(ts.off_thread, 0);
+    return rc;
+}
+
+/* What the source heard is what the committer committed: the same ids, in order, once. */
+static void assert_heard_committed(void)
+{
+    ck_assert_int_eq(ts.nheard, committed_log.n);
+    for (int i = 0; i < ts.nheard; i++) {
+        ck_assert_uint_eq(ts.heard[i], committed_log.ids[i]);
+        if (i) ck_assert_uint_eq(ts.heard[i], ts.heard[i - 1] + 1);
+    }
+}
+
+START_TEST(source_hears_each_committed_checkpoint_once)
+{
+    w2l_conf *c = ts_conf();
+    ts.fail_at = 5; /* a failure there is logged: the job goes on */
+    ck_assert_ok(ts_run(c), err);
+    assert_heard_committed();
+    ck_assert_int_eq(ts.nheard, 11);
+    ck_assert_uint_eq(ts.heard[0], 1);
+    ck_assert_uint_eq(ts.heard[10], 11);
+    assert_lake_equals_expected();
+    w2l_conf_free(c);
+}
+END_TEST
+
+START_TEST(source_never_hears_a_failed_commit)
+{
+    w2l_conf *c = ts_conf();
+    atomic_store(&fail_commit_at, 11); /* the last checkpoint, at the end of the source */
+    ck_assert_int_eq(ts_run(c), W2L_IO);
+    ck_assert_msg(strstr(err.msg, "commit of checkpoint 11 failed"), "%s", err.msg);
+    assert_heard_committed();
+    ck_assert_int_eq(ts.nheard, 10); /* 1..10, never 11 */
+    ck_assert_uint_eq(ts.heard[9], 10);
+    /* a restart re-commits checkpoint 11, then the source hears it, and the end's 12 */
+    ck_assert_ok(ts_run(c), err);
+    assert_heard_committed();
+    ck_assert_int_eq(ts.nheard, 2);
+    ck_assert_uint_eq(ts.heard[0], 11);
+    ck_assert_uint_eq(ts.heard[1], 12);
+    assert_lake_equals_expected();
+    w2l_conf_free(c);
+}
+END_TEST
+
 Suite *suite_pipeline(void)
 {
     Suite *s = suite_create("pipeline");
@@ -403,11 +552,13 @@ Suite *suite_pipeline(void)
     tcase_add_test(basic, checkpoint_waits_for_commit);
     tcase_add_test(basic, unknown_operator_is_a_config_error);
     tcase_add_test(basic, emitter_batches_by_table_and_validates);
+    tcase_add_test(basic, source_hears_each_committed_checkpoint_once);
     tcase_set_timeout(basic, 60);
     suite_add_tcase(s, basic);
     TCase *faults = tcase_create("faults");
     tcase_add_checked_fixture(faults, setup, teardown);
     tcase_add_test(faults, failed_commit_stops_job_and_recover_commits_once);
+    tcase_add_test(faults, source_never_hears_a_failed_commit);
     tcase_set_timeout(faults, 60);
     suite_add_tcase(s, faults);
     return s;

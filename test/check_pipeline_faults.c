@@ -1,5 +1,5 @@
 /*
- * Fault injection over the whole pipeline (issue 5, "Test it"): a short canal-json stream
+ * Fault injection over the whole pipeline: a short canal-json stream
  * through the file source, the built-in DDL handler, writers and committers and the file
  * state store, with the "fault" file IO under all of them (fault_fileio_arm_all: one count
  * across every instance and thread).
@@ -13,7 +13,7 @@
  * stream's), and run 2 (local again, same warehouse and state) recovers, continues and ends
  * with every table equal to the whole stream's model: no row lost or doubled. The
  * companion test counts the calls of a clean run 1 and checks that they are fewer than the
- * loop range, so the range covers every call (STYLE.md section 9).
+ * loop range, so the range covers every call (a fault loop that stops early proves nothing).
  */
 #include <check.h>
 #include <stdarg.h>

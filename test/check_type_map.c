@@ -1,5 +1,5 @@
 /*
- * lib/ddl/type_map.c: every row of DESIGN.md section 4, the options, the extra
+ * lib/ddl/type_map.c: every row of w2l-design(7) section 4, the options, the extra
  * information of a mapping, canal mysqlType strings, and the types without an Iceberg form.
  * Every legal MySQL value has a home: TINYINT(1)/BOOL are int unless the option says
  * boolean, DECIMAL(p > 38) is a string, spatial types are binary (WKB), BIT(n > 1) long.

@@ -1,7 +1,7 @@
 /*
  * Table maintenance on demand (`w2l maintain`): snapshot expiry, compaction and orphan
  * removal of the tables of a lake, the same steps a running pipeline takes by itself
- * (DESIGN.md section 10, w2l_maintain(3)). Manifest merging needs no call: every commit
+ * (w2l-design(7) section 10, w2l_maintain(3)). Manifest merging needs no call: every commit
  * does it.
  *
  * Policy comes from the configuration keys maintenance.* (per table as

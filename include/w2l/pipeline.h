@@ -1,7 +1,7 @@
 /*
  * The pipeline: source -> DDL handler -> writer -> committer -> check-commit sink, each
  * operator instance one thread, bounded channels between them, checkpoint barriers in band
- * (DESIGN.md sections 1-3, w2l-checkpoints(7)).
+ * (w2l-design(7) sections 1-3, w2l-checkpoints(7)).
  *
  * Two ways to feed it: a source plug-in named by the "source" key (a URI), or, with no
  * source, the push API: a host service emits changes through w2l_pipeline_emitter() and
@@ -74,7 +74,7 @@ typedef struct w2l_table_metrics {
     uint64_t last_committed_ckpt;
     double secs_since_commit;     /* -1 before the first commit */
     int64_t source_lag_ms;
-    /* maintenance (DESIGN.md section 10) */
+    /* maintenance (w2l-design(7) section 10) */
     uint64_t compactions;         /* compaction commits */
     uint64_t files_compacted;     /* data and delete files they replaced */
     uint64_t snapshots_expired;

@@ -1,7 +1,7 @@
 /*
  * Source plug-in: where changes come from. Pull model, like ArrowArrayStream: the source
  * operator's thread calls next() in a loop; the source emits changes, DDL and transaction
- * ends into the emitter it is given. Built in: "mysql" (binlog), "kafka", "file" (CDC JSON).
+ * ends into the emitter it is given. Built in: "mysql" (binlog) and "file" (CDC JSON).
  * Implementer's contract: w2l_source_methods(3).
  */
 #ifndef W2L_SOURCE_H
@@ -24,7 +24,7 @@ typedef struct w2l_source w2l_source;
 
 typedef struct w2l_source_methods {
     int version;      /* W2L_SOURCE_METHODS_V1 */
-    const char *name; /* registry key and URI scheme: "mysql", "kafka", "file" */
+    const char *name; /* registry key and URI scheme: "mysql", "file" */
     size_t size;      /* sizeof impl struct; the core allocates and zeroes it */
     void *app_data;   /* for the implementer; the core never reads it */
     /* uri: the whole source URI. restored: the position (JSON, NUL-terminated) saved at
@@ -35,9 +35,11 @@ typedef struct w2l_source_methods {
      * W2L_OK after emitting at least one event, W2L_AGAIN when nothing came in time,
      * W2L_DONE at the end of a finite source (after its last w2l_emit_commit()). */
     w2l_rc (*next)(w2l_source *self, w2l_emitter *em, int timeout_ms, w2l_error *err);
-    /* Called on the source thread once checkpoint ckpt is sealed and committed: upstream
-     * data before its position may be released (e.g. Kafka offsets committed). A
-     * transaction may span several next() calls; barriers wait for its w2l_emit_commit(). */
+    /* Called on the source thread, never during next(), once checkpoint ckpt has
+     * committed to every table: upstream data before its position may be released. Each
+     * committed checkpoint once, in increasing order; a failure is logged and does not
+     * undo the checkpoint. A transaction may span several next() calls; barriers wait
+     * for its w2l_emit_commit(). */
     w2l_rc (*checkpoint_complete)(w2l_source *self, uint64_t ckpt, w2l_error *err);
     /* How far behind the source is, in ms (0 when caught up or unknown). Optional: NULL.
      * Called from any thread. */

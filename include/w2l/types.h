@@ -1,6 +1,6 @@
 /*
  * The core data model: Iceberg primitive types, values, rows and table schemas with field
- * ids and identifier (primary-key) fields. DESIGN.md section 4 maps MySQL/MariaDB types
+ * ids and identifier (primary-key) fields. w2l-design(7) section 4 maps MySQL/MariaDB types
  * onto these.
  */
 #ifndef W2L_TYPES_H

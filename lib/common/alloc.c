@@ -1,7 +1,7 @@
 /*
  * Allocation through one replaceable hook (w2l_set_allocator), as zstd and libuv do, so
- * a host can account memory and the tests can fail the Nth allocation. Also the library's
- * process-wide init/cleanup, because the hook must be fixed before anything allocates.
+ * a host can account memory and the tests can fail the Nth allocation. The hook is fixed
+ * while the library is initialised (lib/init.c says when, through w2l__allocator_fix()).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,15 +11,13 @@
 static w2l_malloc_fn m_malloc = malloc;
 static w2l_realloc_fn m_realloc = realloc;
 static w2l_free_fn m_free = free;
-static int init_count;
+static int fixed;
 
-/* Defined in lib/builtins.c: registers the plug-ins the library ships. */
-w2l_rc w2l__builtins_register(w2l_error *err);
-void w2l__builtins_unregister(void);
+void w2l__allocator_fix(int on) { fixed = on; }
 
 w2l_rc w2l_set_allocator(w2l_malloc_fn m, w2l_realloc_fn r, w2l_free_fn f)
 {
-    if (!m || !r || !f || init_count > 0) return W2L_MISUSE;
+    if (!m || !r || !f || fixed) return W2L_MISUSE;
     m_malloc = m;
     m_realloc = r;
     m_free = f;
@@ -70,20 +68,3 @@ char *w2l__asprintf(const char *fmt, ...)
 void *w2l_malloc(size_t size) { return w2l__malloc(size); }
 void *w2l_realloc(void *ptr, size_t size) { return w2l__realloc(ptr, size); }
 void w2l_free(void *ptr) { w2l__free(ptr); }
-
-w2l_rc w2l_global_init(w2l_error *err)
-{
-    if (init_count++ > 0) return W2L_OK;
-    w2l_rc rc = w2l__builtins_register(err);
-    if (rc != W2L_OK) init_count = 0;
-    return rc;
-}
-
-void w2l_global_cleanup(void)
-{
-    if (init_count == 0 || --init_count > 0) return;
-    w2l__builtins_unregister();
-}
-
-unsigned w2l_version_number(void) { return W2L_VERSION_NUMBER; }
-const char *w2l_version_string(void) { return W2L_VERSION_STRING; }

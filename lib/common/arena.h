@@ -1,6 +1,6 @@
 /*
  * Arenas: memory for one batch of changes, taken in large blocks and freed at once, so a
- * batch of thousands of rows costs a handful of mallocs (DESIGN.md section 1).
+ * batch of thousands of rows costs a handful of mallocs (w2l-design(7) section 1).
  */
 #ifndef W2L_ARENA_H
 #define W2L_ARENA_H

@@ -9,7 +9,8 @@
 w2l_rc w2l__buf_reserve(w2l_buf *b, size_t extra, w2l_error *err)
 {
     if (b->cap - b->len >= extra && b->data) return W2L_OK;
-    if (extra > SIZE_MAX / 2 - b->len) return w2l__fail(err, W2L_NOMEM, "buffer of %zu bytes too large", b->len + extra);
+    if (extra > SIZE_MAX / 2 - b->len)
+        return w2l__fail(err, W2L_NOMEM, "buffer of %zu bytes too large", b->len + extra);
     size_t cap = b->cap ? b->cap : 64;
     while (cap - b->len < extra) cap *= 2;
     unsigned char *d = w2l__realloc(b->data, cap);

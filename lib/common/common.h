@@ -21,6 +21,9 @@ char *w2l__strdup(const char *s);
 char *w2l__strndup(const char *s, size_t n);
 /* printf into fresh memory; NULL when out of memory. */
 char *w2l__asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* 1 from the first w2l_global_init() to the last w2l_global_cleanup() (lib/init.c): while
+ * fixed, w2l_set_allocator() refuses with W2L_MISUSE. */
+void w2l__allocator_fix(int on);
 
 /* ---- errors (error.c) ---- */
 /* Sets err from code and message; returns code. Same as w2l_error_set(). */
@@ -40,9 +43,10 @@ void w2l__error_prefix(w2l_error *err, const char *fmt, ...)
             return w2l__rc_;                                                            \
         }                                                                               \
     } while (0)
-#define W2L_NOMEM_IF(cond, err)                                                         \
-    do {                                                                                \
-        if (cond) return w2l__fail((err), W2L_NOMEM, "out of memory at %s:%d", __FILE__, __LINE__); \
+#define W2L_NOMEM_IF(cond, err)                                                                    \
+    do {                                                                                           \
+        if (cond)                                                                                  \
+            return w2l__fail((err), W2L_NOMEM, "out of memory at %s:%d", __FILE__, __LINE__);      \
     } while (0)
 
 /* ---- logging (log.c) ---- */
@@ -70,9 +74,6 @@ struct w2l__registry {
     const void *methods[W2L__REGISTRY_MAX];
     int count, def;
 };
-
-/* ---- mariadb.c: the MariaDB client library's process-wide set-up (w2l_global_init) ---- */
-w2l_rc w2l__mariadb_init(w2l_error *err);
 
 /* ---- misc ---- */
 #define W2L_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))

@@ -45,10 +45,16 @@ static void fmt_amount(w2l_conf_type t, int64_t v, char *buf, size_t size)
         {1LL << 40, "TiB"}, {1LL << 30, "GiB"}, {1LL << 20, "MiB"}, {1LL << 10, "KiB"}, {1, ""}};
     if (t == W2L_CONF_DURATION) {
         for (size_t i = 0; i < W2L_ARRAY_LEN(ms); i++)
-            if (v % ms[i].unit == 0) { snprintf(buf, size, "%lld%s", (long long)(v / ms[i].unit), ms[i].name); return; }
+            if (v % ms[i].unit == 0) {
+                snprintf(buf, size, "%lld%s", (long long)(v / ms[i].unit), ms[i].name);
+                return;
+            }
     } else if (t == W2L_CONF_SIZE) {
         for (size_t i = 0; i < W2L_ARRAY_LEN(by); i++)
-            if (v != 0 && v % by[i].unit == 0) { snprintf(buf, size, "%lld%s", (long long)(v / by[i].unit), by[i].name); return; }
+            if (v != 0 && v % by[i].unit == 0) {
+                snprintf(buf, size, "%lld%s", (long long)(v / by[i].unit), by[i].name);
+                return;
+            }
     }
     snprintf(buf, size, "%lld", (long long)v);
 }
@@ -120,7 +126,9 @@ int w2l__conf_parse(const w2l_conf_prop *p, const char *value, int64_t *out)
     case W2L_CONF_URI:
         return value ? 0 : -1;
     case W2L_CONF_BOOL: {
-        static const char *const yes[] = {"true", "yes", "on", "1"}, *const no[] = {"false", "no", "off", "0"};
+        static const char *const yes[] = { "true", "yes", "on", "1" }, *const no[] = { "false",
+                                                                                       "no", "off",
+                                                                                       "0" };
         for (size_t i = 0; i < 4; i++) {
             if (strcasecmp(value, yes[i]) == 0) { *out = 1; return 0; }
             if (strcasecmp(value, no[i]) == 0) { *out = 0; return 0; }
@@ -237,11 +245,13 @@ static w2l_rc unknown_key(const char *key, w2l_error *err)
     for (size_t i = 0; i < w2l__conf_nprops; i++) {
         const char *n = w2l__conf_props[i].name;
         size_t j = 0;
-        while (n[j] && key[j] && (tolower((unsigned char)n[j]) == tolower((unsigned char)key[j]) ||
-                                  ((n[j] == '-' || n[j] == '_') && (key[j] == '-' || key[j] == '_'))))
+        while (n[j] && key[j] &&
+               (tolower((unsigned char)n[j]) == tolower((unsigned char)key[j]) ||
+                ((n[j] == '-' || n[j] == '_') && (key[j] == '-' || key[j] == '_'))))
             j++;
         if (!n[j] && !key[j])
-            return w2l__fail(err, W2L_CONFIG, "unknown configuration key '%s' (did you mean '%s'?)", key, n);
+            return w2l__fail(err, W2L_CONFIG, "unknown configuration key '%s' (did you mean '%s'?)",
+                             key, n);
     }
     return w2l__fail(err, W2L_CONFIG, "unknown configuration key '%s' (see w2l-config(5))", key);
 }
@@ -266,14 +276,15 @@ w2l_rc w2l_conf_set(w2l_conf *c, const char *key, const char *value, w2l_error *
     const w2l_conf_prop *p = ext ? NULL : resolve(key, &tpart, &tlen);
     if (!ext && !p) return unknown_key(key, err);
     if (tpart && (tlen < 3 || !memchr(tpart, '.', tlen)))
-        return w2l__fail(err, W2L_CONFIG, "configuration key '%s': expected table.<db>.<table>.%s", key, p->name);
+        return w2l__fail(err, W2L_CONFIG, "configuration key '%s': expected table.<db>.<table>.%s",
+                         key, p->name);
     if (value && p) {
         int64_t v;
         if (w2l__conf_parse(p, value, &v) != 0) {
             char exp[160];
             w2l__conf_expected(p, exp, sizeof exp);
-            return w2l__fail(err, W2L_CONFIG, "configuration key '%s': expected %s, got '%s'", key, exp,
-                             (p->flags & W2L_CONF_F_SECRET) ? "****" : value);
+            return w2l__fail(err, W2L_CONFIG, "configuration key '%s': expected %s, got '%s'", key,
+                             exp, (p->flags & W2L_CONF_F_SECRET) ? "****" : value);
         }
     }
     int found;
@@ -367,7 +378,8 @@ w2l_rc w2l_conf_require(const w2l_conf *c, const char *key, w2l_error *err)
     char exp[160] = "a value";
     if (p) w2l__conf_expected(p, exp, sizeof exp);
     if (p && (p->flags & W2L_CONF_F_CLI))
-        return w2l__fail(err, W2L_CONFIG, "missing required value: %s (--%s, expected %s)", key, key, exp);
+        return w2l__fail(err, W2L_CONFIG, "missing required value: %s (--%s, expected %s)", key,
+                         key, exp);
     return w2l__fail(err, W2L_CONFIG, "missing required value: %s (expected %s)", key, exp);
 }
 
@@ -401,8 +413,9 @@ static w2l_rc apply_json(w2l_conf *c, const w2l__json *obj, const char *prefix,
         case W2L_JSON_BOOL: { int b = 0; w2l__json_bool(m, &b); val = b ? "true" : "false"; break; }
         case W2L_JSON_NULL: val = NULL; break;
         default:
-            return w2l__fail(err, W2L_CONFIG, "%s: key '%s': expected a string, number or boolean, got %s",
-                             origin, key, w2l__json_kind_name(w2l__json_type(m)));
+            return w2l__fail(err, W2L_CONFIG,
+                             "%s: key '%s': expected a string, number or boolean, got %s", origin,
+                             key, w2l__json_kind_name(w2l__json_type(m)));
         }
         w2l_rc rc = w2l_conf_set(c, key, val, err);
         if (rc != W2L_OK) {
@@ -427,7 +440,8 @@ w2l_rc w2l_conf_load_json(w2l_conf *c, const char *json, size_t len, const char 
     }
     if (w2l__json_type(root) != W2L_JSON_OBJECT) {
         w2l__json_free(root);
-        return w2l__fail(err, W2L_CONFIG, "%s: expected a JSON object of configuration keys", origin);
+        return w2l__fail(err, W2L_CONFIG, "%s: expected a JSON object of configuration keys",
+                         origin);
     }
     w2l_conf *work = w2l_conf_dup(c);
     if (!work) {
@@ -456,8 +470,10 @@ w2l_rc w2l_conf_load_file(w2l_conf *c, const char *path, w2l_error *err)
     char chunk[8192];
     size_t n;
     w2l_rc rc = W2L_OK;
-    while (rc == W2L_OK && (n = fread(chunk, 1, sizeof chunk, f)) > 0) rc = w2l_buf_append(&b, chunk, n, err);
-    if (rc == W2L_OK && ferror(f)) rc = w2l__fail_errno(err, W2L_CONFIG, errno, "config file %s: read", path);
+    while (rc == W2L_OK && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        rc = w2l_buf_append(&b, chunk, n, err);
+    if (rc == W2L_OK && ferror(f))
+        rc = w2l__fail_errno(err, W2L_CONFIG, errno, "config file %s: read", path);
     fclose(f);
     if (rc == W2L_OK) rc = w2l_conf_load_json(c, (const char *)b.data, b.len, path, err);
     w2l_buf_release(&b);

@@ -11,155 +11,161 @@
 
 const w2l_conf_prop w2l__conf_props[] = {
     /* ---- the flags of `w2l run` / `recover` / `status` ---- */
-    {"source", W2L_CONF_URI, NULL, NOLIM, NULL, W2L_CONF_F_CLI | W2L_CONF_F_SECRET,
-     "Where changes come from: mysql://USER:PASS@HOST:PORT/?server-id=N&databases=a,b&startup=MODE, "
-     "file:PATH?format=canal-json|debezium-json|maxwell-json, or kafka://HOST:PORT/TOPIC?format=F. "
-     "Unset: the host pushes changes through the API."},
-    {"warehouse", W2L_CONF_URI, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
-     "Root directory of the lake: tables go to WAREHOUSE/NAMESPACE/TABLE."},
-    {"state", W2L_CONF_URI, "file", NOLIM, NULL, W2L_CONF_F_CLI | W2L_CONF_F_SECRET,
-     "Checkpoint state store: file (inside the warehouse, the default), file:DIR, mem, or "
-     "mysql://USER:PASS@HOST:PORT/DB."},
-    {"catalog", W2L_CONF_URI, "hadoop", NOLIM, NULL, W2L_CONF_F_CLI | W2L_CONF_F_SECRET,
-     "Iceberg catalog: hadoop (the warehouse's file layout, the default) or "
-     "sql:mysql://USER:PASS@HOST:PORT/DB."},
-    {"config", W2L_CONF_URI, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
-     "A JSON file of these keys; flags given on the command line override it."},
-    {"checkpoint-interval", W2L_CONF_DURATION, "10s", 50, MS_DAY, NULL, W2L_CONF_F_CLI,
-     "Time between checkpoints; each completed checkpoint is one Iceberg commit per changed table."},
-    {"parallelism", W2L_CONF_INT, "1", 1, 1024, NULL, W2L_CONF_F_CLI,
-     "Writer threads. Tables are spread over them by hash; see table-parallelism."},
-    {"until-caught-up", W2L_CONF_BOOL, "false", NOLIM, NULL, W2L_CONF_F_CLI,
-     "Stop once the source has nothing more (file end, the binlog end seen at start, the Kafka "
-     "end offsets seen at start), take a final checkpoint, commit and exit."},
-    {"quiet", W2L_CONF_BOOL, "false", NOLIM, NULL, W2L_CONF_F_CLI,
-     "No progress line on a terminal; log lines only."},
-    {"log-level", W2L_CONF_ENUM, "info", NOLIM, "error|warn|info|debug|trace", W2L_CONF_F_CLI,
-     "Lines above this level are dropped."},
-    {"job-id", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
-     "Names the job in snapshot summaries (w2l.job-id); default: derived from the source and "
-     "warehouse. Two jobs must not share one."},
-    {"fileio", W2L_CONF_STRING, "local", NOLIM, NULL, 0,
-     "File IO plug-in through which the lake and the file state store are written: local, mem, "
-     "or one the host registered (w2l_fileio_register(3))."},
+    { "source", W2L_CONF_URI, NULL, NOLIM, NULL, W2L_CONF_F_CLI | W2L_CONF_F_SECRET,
+      "Where changes come from: "
+      "mysql://USER:PASS@HOST:PORT/?server-id=N&databases=a,b&startup=MODE, "
+      "or file:PATH?format=canal-json|debezium-json|maxwell-json. "
+      "Unset: the host pushes changes through the API." },
+    { "warehouse", W2L_CONF_URI, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
+      "Root directory of the lake: tables go to WAREHOUSE/NAMESPACE/TABLE." },
+    { "state", W2L_CONF_URI, "file", NOLIM, NULL, W2L_CONF_F_CLI | W2L_CONF_F_SECRET,
+      "Checkpoint state store: file (inside the warehouse, the default), file:DIR, mem, or "
+      "mysql://USER:PASS@HOST:PORT/DB." },
+    { "catalog", W2L_CONF_URI, "hadoop", NOLIM, NULL, W2L_CONF_F_CLI | W2L_CONF_F_SECRET,
+      "Iceberg catalog: hadoop (the warehouse's file layout, the default) or "
+      "sql:mysql://USER:PASS@HOST:PORT/DB." },
+    { "config", W2L_CONF_URI, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
+      "A JSON file of these keys; flags given on the command line override it." },
+    { "checkpoint-interval", W2L_CONF_DURATION, "10s", 50, MS_DAY, NULL, W2L_CONF_F_CLI,
+      "Time between checkpoints; each completed checkpoint is one Iceberg commit per changed "
+      "table." },
+    { "parallelism", W2L_CONF_INT, "1", 1, 1024, NULL, W2L_CONF_F_CLI,
+      "Writer threads. Tables are spread over them by hash; see table-parallelism." },
+    { "until-caught-up", W2L_CONF_BOOL, "false", NOLIM, NULL, W2L_CONF_F_CLI,
+      "Stop once the source has nothing more (file end, the binlog end seen at start), take a "
+      "final checkpoint, commit and exit." },
+    { "quiet", W2L_CONF_BOOL, "false", NOLIM, NULL, W2L_CONF_F_CLI,
+      "No progress line on a terminal; log lines only." },
+    { "log-level", W2L_CONF_ENUM, "info", NOLIM, "error|warn|info|debug|trace", W2L_CONF_F_CLI,
+      "Lines above this level are dropped." },
+    { "job-id", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
+      "Names the job in snapshot summaries (w2l.job-id); default: derived from the source and "
+      "warehouse. Two jobs must not share one." },
+    { "fileio", W2L_CONF_STRING, "local", NOLIM, NULL, 0,
+      "File IO plug-in through which the lake and the file state store are written: local, mem, "
+      "or one the host registered (w2l_fileio_register(3))." },
     /* ---- pipeline ---- */
-    {"ddl-parallelism", W2L_CONF_INT, "1", 1, 256, NULL, 0, "DDL handler threads."},
-    {"committer-parallelism", W2L_CONF_INT, "1", 1, 256, NULL, 0,
-     "Committer threads; tables are hashed onto them."},
-    {"table-parallelism", W2L_CONF_INT, "1", 1, 1024, NULL, W2L_CONF_F_PER_TABLE,
-     "Writers one table's rows are spread over by primary-key hash (at most parallelism)."},
-    {"operator.ddl", W2L_CONF_STRING, "default", NOLIM, NULL, 0,
-     "DDL handler operator (w2l_operator_register(3)); the built-in one is 'default'."},
-    {"operator.writer", W2L_CONF_STRING, "default", NOLIM, NULL, 0,
-     "Writer operator; the built-in one is 'default'."},
-    {"operator.committer", W2L_CONF_STRING, "default", NOLIM, NULL, 0,
-     "Committer operator; the built-in one is 'default'."},
-    {"channel-capacity", W2L_CONF_INT, "64", 1, 1 << 20, NULL, 0,
-     "Batches a channel between two operators holds before its sender blocks."},
-    {"batch-rows", W2L_CONF_INT, "4096", 1, 1 << 24, NULL, 0,
-     "Rows per batch between operators."},
-    {"checkpoint-timeout", W2L_CONF_DURATION, "10m", 1000, MS_DAY, NULL, 0,
-     "A checkpoint not complete after this long fails the job."},
-    {"checkpoint-retain", W2L_CONF_INT, "3", 1, 1000, NULL, 0,
-     "Sealed checkpoints kept in the state store once every table has committed them."},
-    {"commit-retries", W2L_CONF_INT, "5", 0, 100, NULL, 0,
-     "Attempts of a commit that lost a race (W2L_CONFLICT) before the job fails."},
+    { "ddl-parallelism", W2L_CONF_INT, "1", 1, 256, NULL, 0, "DDL handler threads." },
+    { "committer-parallelism", W2L_CONF_INT, "1", 1, 256, NULL, 0,
+      "Committer threads; tables are hashed onto them." },
+    { "table-parallelism", W2L_CONF_INT, "1", 1, 1024, NULL, W2L_CONF_F_PER_TABLE,
+      "Writers one table's rows are spread over by primary-key hash (at most parallelism)." },
+    { "operator.ddl", W2L_CONF_STRING, "default", NOLIM, NULL, 0,
+      "DDL handler operator (w2l_operator_register(3)); the built-in one is 'default'." },
+    { "operator.writer", W2L_CONF_STRING, "default", NOLIM, NULL, 0,
+      "Writer operator; the built-in one is 'default'." },
+    { "operator.committer", W2L_CONF_STRING, "default", NOLIM, NULL, 0,
+      "Committer operator; the built-in one is 'default'." },
+    { "channel-capacity", W2L_CONF_INT, "64", 1, 1 << 20, NULL, 0,
+      "Batches a channel between two operators holds before its sender blocks." },
+    { "batch-rows", W2L_CONF_INT, "4096", 1, 1 << 24, NULL, 0,
+      "Rows per batch between operators." },
+    { "checkpoint-timeout", W2L_CONF_DURATION, "10m", 1000, MS_DAY, NULL, 0,
+      "A checkpoint not complete after this long fails the job." },
+    { "checkpoint-retain", W2L_CONF_INT, "3", 1, 1000, NULL, 0,
+      "Sealed checkpoints kept in the state store once every table has committed them." },
+    { "commit-retries", W2L_CONF_INT, "5", 0, 100, NULL, 0,
+      "Attempts of a commit that lost a race (W2L_CONFLICT) before the job fails." },
     /* ---- writers ---- */
-    {"writer.target-file-bytes", W2L_CONF_SIZE, "128MiB", 64 * K, 1LL << 40, NULL, W2L_CONF_F_PER_TABLE,
-     "A data file is completed once it reaches about this size."},
-    {"writer.memory-budget", W2L_CONF_SIZE, "512MiB", 1 << 20, 1LL << 42, NULL, 0,
-     "Memory all writers may hold in open row groups; past it the largest idle writers complete "
-     "their files and are evicted."},
-    {"parquet.compression", W2L_CONF_ENUM, "zstd", NOLIM, "zstd|uncompressed", 0,
-     "Codec of data pages."},
-    {"parquet.zstd-level", W2L_CONF_INT, "3", 1, 22, NULL, 0, "ZSTD level."},
-    {"parquet.page-bytes", W2L_CONF_SIZE, "1MiB", 4 * K, 1LL << 30, NULL, 0,
-     "Target size of a data page before compression."},
-    {"parquet.row-group-bytes", W2L_CONF_SIZE, "128MiB", 64 * K, 1LL << 40, NULL, 0,
-     "Target size of a row group; memory per open file is bounded by one row group."},
-    {"parquet.dictionary-bytes", W2L_CONF_SIZE, "1MiB", 0, 1LL << 30, NULL, 0,
-     "A column chunk whose dictionary grows past this falls back to PLAIN (0: never dictionary)."},
-    /* ---- maintenance (DESIGN.md section 10, w2l-maintain(1)) ---- */
-    {"maintenance.enabled", W2L_CONF_BOOL, "true", NOLIM, NULL, W2L_CONF_F_PER_TABLE,
-     "Whether a running pipeline expires snapshots and compacts the table by itself (manifest "
-     "merging happens on every commit regardless)."},
-    {"maintenance.max-snapshot-age", W2L_CONF_DURATION, "1h", 0, 3650 * MS_DAY, NULL, W2L_CONF_F_PER_TABLE,
-     "Snapshots older than this expire, unless among the newest maintenance.min-snapshots. A "
-     "table's own history.expire.max-snapshot-age-ms wins where the table sets it."},
-    {"maintenance.min-snapshots", W2L_CONF_INT, "10", 1, 1000000, NULL, W2L_CONF_F_PER_TABLE,
-     "Snapshots of the current history kept whatever their age. A table's own "
-     "history.expire.min-snapshots-to-keep wins where the table sets it."},
-    {"maintenance.expire-every", W2L_CONF_INT, "10", 1, 1000000, NULL, 0,
-     "A pipeline expires a table's snapshots once this many have become expirable (amortised: "
-     "one expiry per so many commits, not one per commit)."},
-    {"maintenance.compact-small-files", W2L_CONF_INT, "16", 2, 1000000, NULL, W2L_CONF_F_PER_TABLE,
-     "Compact a table once this many data files were added since its last compaction (files "
-     "under an eighth of writer.target-file-bytes are rewritten) ..."},
-    {"maintenance.compact-delete-files", W2L_CONF_INT, "16", 1, 1000000, NULL, W2L_CONF_F_PER_TABLE,
-     "... or this many delete files ..."},
-    {"maintenance.compact-delete-percent", W2L_CONF_INT, "10", 0, 100, NULL, W2L_CONF_F_PER_TABLE,
-     "... or deleted rows at this share (percent) of its records, once there are at least "
-     "10,000 (0: off)."},
-    {"maintenance.rewrite-delete-percent", W2L_CONF_INT, "20", 0, 100, NULL, W2L_CONF_F_PER_TABLE,
-     "A compaction rewrites a large data file once this share (percent) of its rows is deleted; "
-     "below it, the file's deleted rows become one position delete file."},
-    {"maintenance.compact-interval", W2L_CONF_DURATION, "1m", 0, MS_DAY, NULL, W2L_CONF_F_PER_TABLE,
-     "Least time between two compactions of one table by a pipeline."},
-    {"maintenance.metadata-versions", W2L_CONF_INT, "5", 1, 100000, NULL, 0,
-     "Tables w2l creates keep this many previous metadata files "
-     "(write.metadata.previous-versions-max) and delete older ones at commit "
-     "(write.metadata.delete-after-commit.enabled)."},
-    {"maintenance.orphan-age", W2L_CONF_DURATION, "1d", 3600000, 3650 * MS_DAY, NULL, 0,
-     "Files that no snapshot and no sealed checkpoint references are removed once older than "
-     "this (at least 1h; longer than any checkpoint takes)."},
-    {"maintenance.orphan-interval", W2L_CONF_DURATION, "1d", 0, 3650 * MS_DAY, NULL, 0,
-     "How often a running pipeline removes orphan files of its tables (0: never; "
-     "`w2l maintain --remove-orphans` on demand)."},
-    {"maintenance.threads", W2L_CONF_INT, "1", 1, 64, NULL, 0,
-     "Threads that compact and remove files beside ingestion."},
+    { "writer.target-file-bytes", W2L_CONF_SIZE, "128MiB", 64 * K, 1LL << 40, NULL,
+      W2L_CONF_F_PER_TABLE, "A data file is completed once it reaches about this size." },
+    { "writer.memory-budget", W2L_CONF_SIZE, "512MiB", 1 << 20, 1LL << 42, NULL, 0,
+      "Memory all writers may hold in open row groups; past it the largest idle writers complete "
+      "their files and are evicted." },
+    { "parquet.compression", W2L_CONF_ENUM, "zstd", NOLIM, "zstd|uncompressed", 0,
+      "Codec of data pages." },
+    { "parquet.zstd-level", W2L_CONF_INT, "3", 1, 22, NULL, 0, "ZSTD level." },
+    { "parquet.page-bytes", W2L_CONF_SIZE, "1MiB", 4 * K, 1LL << 30, NULL, 0,
+      "Target size of a data page before compression." },
+    { "parquet.row-group-bytes", W2L_CONF_SIZE, "128MiB", 64 * K, 1LL << 40, NULL, 0,
+      "Target size of a row group; memory per open file is bounded by one row group." },
+    { "parquet.dictionary-bytes", W2L_CONF_SIZE, "1MiB", 0, 1LL << 30, NULL, 0,
+      "A column chunk whose dictionary grows past this falls back to PLAIN (0: never "
+      "dictionary)." },
+    /* ---- maintenance (w2l-design(7) section 10, w2l-maintain(1)) ---- */
+    { "maintenance.enabled", W2L_CONF_BOOL, "true", NOLIM, NULL, W2L_CONF_F_PER_TABLE,
+      "Whether a running pipeline expires snapshots and compacts the table by itself (manifest "
+      "merging happens on every commit regardless)." },
+    { "maintenance.max-snapshot-age", W2L_CONF_DURATION, "1h", 0, 3650 * MS_DAY, NULL,
+      W2L_CONF_F_PER_TABLE,
+      "Snapshots older than this expire, unless among the newest maintenance.min-snapshots. A "
+      "table's own history.expire.max-snapshot-age-ms wins where the table sets it." },
+    { "maintenance.min-snapshots", W2L_CONF_INT, "10", 1, 1000000, NULL, W2L_CONF_F_PER_TABLE,
+      "Snapshots of the current history kept whatever their age. A table's own "
+      "history.expire.min-snapshots-to-keep wins where the table sets it." },
+    { "maintenance.expire-every", W2L_CONF_INT, "10", 1, 1000000, NULL, 0,
+      "A pipeline expires a table's snapshots once this many have become expirable (amortised: "
+      "one expiry per so many commits, not one per commit)." },
+    { "maintenance.compact-small-files", W2L_CONF_INT, "16", 2, 1000000, NULL, W2L_CONF_F_PER_TABLE,
+      "Compact a table once this many data files were added since its last compaction (files "
+      "under an eighth of writer.target-file-bytes are rewritten) ..." },
+    { "maintenance.compact-delete-files", W2L_CONF_INT, "16", 1, 1000000, NULL,
+      W2L_CONF_F_PER_TABLE, "... or this many delete files ..." },
+    { "maintenance.compact-delete-percent", W2L_CONF_INT, "10", 0, 100, NULL, W2L_CONF_F_PER_TABLE,
+      "... or deleted rows at this share (percent) of its records, once there are at least "
+      "10,000 (0: off)." },
+    { "maintenance.rewrite-delete-percent", W2L_CONF_INT, "20", 0, 100, NULL, W2L_CONF_F_PER_TABLE,
+      "A compaction rewrites a large data file once this share (percent) of its rows is deleted; "
+      "below it, the file's deleted rows become one position delete file." },
+    { "maintenance.compact-interval", W2L_CONF_DURATION, "1m", 0, MS_DAY, NULL,
+      W2L_CONF_F_PER_TABLE, "Least time between two compactions of one table by a pipeline." },
+    { "maintenance.metadata-versions", W2L_CONF_INT, "5", 1, 100000, NULL, 0,
+      "Tables w2l creates keep this many previous metadata files "
+      "(write.metadata.previous-versions-max) and delete older ones at commit "
+      "(write.metadata.delete-after-commit.enabled)." },
+    { "maintenance.orphan-age", W2L_CONF_DURATION, "1d", 3600000, 3650 * MS_DAY, NULL, 0,
+      "Files that no snapshot and no sealed checkpoint references are removed once older than "
+      "this (at least 1h; longer than any checkpoint takes)." },
+    { "maintenance.orphan-interval", W2L_CONF_DURATION, "1d", 0, 3650 * MS_DAY, NULL, 0,
+      "How often a running pipeline removes orphan files of its tables (0: never; "
+      "`w2l maintain --remove-orphans` on demand)." },
+    { "maintenance.threads", W2L_CONF_INT, "1", 1, 64, NULL, 0,
+      "Threads that compact and remove files beside ingestion." },
     /* ---- DDL and types ---- */
-    {"ddl.policy", W2L_CONF_ENUM, "fail", NOLIM, "fail|ignore|quarantine", W2L_CONF_F_PER_TABLE,
-     "What an unsupported schema change, or a CDC JSON value the table cannot store, does: fail "
-     "the job, ignore the statement, or quarantine the table (its rows are counted and skipped, "
-     "the other tables keep flowing, w2l status shows why)."},
-    {"ddl.fence-timeout", W2L_CONF_DURATION, "0", 0, MS_DAY, NULL, 0,
-     "How long a schema change waits for the table's writers to complete their files "
-     "(0: three checkpoint intervals, at least 30 s; a fence is also resolved at the next "
-     "checkpoint, so this bounds only a stuck writer)."},
-    {"no-pk-policy", W2L_CONF_ENUM, "full-row", NOLIM, "full-row|append-only|fail",
-     W2L_CONF_F_PER_TABLE,
-     "Tables without a primary key: full-row (deletes match every column), append-only (updates "
-     "and deletes are dropped), or fail."},
-    {"source.timezone", W2L_CONF_STRING, "UTC", NOLIM, NULL, 0,
-     "Zone of zoneless TIMESTAMP text in CDC JSON (e.g. UTC, +08:00). Canal renders TIMESTAMP "
-     "columns in the Canal server's zone: set this to that zone. Debezium and Maxwell values "
-     "carry their zone or are UTC."},
-    {"source.tinyint1-as-boolean", W2L_CONF_BOOL, "false", NOLIM, NULL, 0,
-     "Map signed TINYINT(1) to boolean, a value other than 0/1 becoming true (MySQL's rule: "
-     "nonzero is TRUE; the mysql source warns once per table and column); off: int, which "
-     "keeps every value MySQL allows in it (e.g. 5). BOOL/BOOLEAN, MySQL's synonyms of "
-     "TINYINT(1), follow it."},
-    {"source.time-as-string", W2L_CONF_BOOL, "false", NOLIM, NULL, 0,
-     "Map TIME to string (else time; values outside 00:00-24:00 then fail)."},
-    {"source.maxwell-database", W2L_CONF_STRING, "maxwell", NOLIM, NULL, 0,
-     "maxwell-json: the database of Maxwell's own bookkeeping (its schema store, positions, "
-     "bootstrap requests, heartbeats); its rows and DDL are dropped. Empty: keep everything."},
-    {"source.server-id", W2L_CONF_INT, NULL, 1, 4294967295LL, NULL, 0,
-     "Replication server id of the mysql source (also server-id= in its URI)."},
-    {"source.databases", W2L_CONF_STRING, NULL, NOLIM, NULL, 0,
-     "Comma-separated databases the source syncs (also databases= in its URI); unset: all."},
-    {"source.tables", W2L_CONF_STRING, NULL, NOLIM, NULL, 0,
-     "Regular expression over db.table the source syncs (also tables= in its URI)."},
-    {"source.startup", W2L_CONF_STRING, "initial", NOLIM, NULL, 0,
-     "initial | earliest | latest | gtid:STATE | file:NAME:POS (also startup= in its URI)."},
-    {"source.snapshot-chunk-rows", W2L_CONF_INT, "8192", 1, 100000000LL, NULL, 0,
-     "Rows per primary-key chunk of the mysql source's snapshot; a restart resumes after the last "
-     "chunk emitted (also chunk-rows= in its URI)."},
-    {"source.connect-timeout", W2L_CONF_DURATION, "10s", 1000, MS_DAY, NULL, 0,
-     "Connect timeout of the mysql source's connections (also connect-timeout=SECONDS in its URI)."},
-    {"source.xa-buffer-bytes", W2L_CONF_SIZE, "256MiB", 1024, 1LL << 40, NULL, 0,
-     "Memory the mysql source may hold for prepared XA transactions until their XA COMMIT; past it "
-     "the job fails, naming the transaction (nothing is spilled)."},
+    { "ddl.policy", W2L_CONF_ENUM, "fail", NOLIM, "fail|ignore|quarantine", W2L_CONF_F_PER_TABLE,
+      "What an unsupported schema change, or a CDC JSON value the table cannot store, does: fail "
+      "the job, ignore the statement, or quarantine the table (its rows are counted and skipped, "
+      "the other tables keep flowing, w2l status shows why)." },
+    { "ddl.fence-timeout", W2L_CONF_DURATION, "0", 0, MS_DAY, NULL, 0,
+      "How long a schema change waits for the table's writers to complete their files "
+      "(0: three checkpoint intervals, at least 30 s; a fence is also resolved at the next "
+      "checkpoint, so this bounds only a stuck writer)." },
+    { "no-pk-policy", W2L_CONF_ENUM, "full-row", NOLIM, "full-row|append-only|fail",
+      W2L_CONF_F_PER_TABLE,
+      "Tables without a primary key: full-row (deletes match every column), append-only (updates "
+      "and deletes are dropped), or fail." },
+    { "source.timezone", W2L_CONF_STRING, "UTC", NOLIM, NULL, 0,
+      "Zone of zoneless TIMESTAMP text in CDC JSON (e.g. UTC, +08:00). Canal renders TIMESTAMP "
+      "columns in the Canal server's zone: set this to that zone. Debezium and Maxwell values "
+      "carry their zone or are UTC." },
+    { "source.tinyint1-as-boolean", W2L_CONF_BOOL, "false", NOLIM, NULL, 0,
+      "Map signed TINYINT(1) to boolean, a value other than 0/1 becoming true (MySQL's rule: "
+      "nonzero is TRUE; the mysql source warns once per table and column); off: int, which "
+      "keeps every value MySQL allows in it (e.g. 5). BOOL/BOOLEAN, MySQL's synonyms of "
+      "TINYINT(1), follow it." },
+    { "source.time-as-string", W2L_CONF_BOOL, "false", NOLIM, NULL, 0,
+      "Map TIME to string (else time; values outside 00:00-24:00 then fail)." },
+    { "source.maxwell-database", W2L_CONF_STRING, "maxwell", NOLIM, NULL, 0,
+      "maxwell-json: the database of Maxwell's own bookkeeping (its schema store, positions, "
+      "bootstrap requests, heartbeats); its rows and DDL are dropped. Empty: keep everything." },
+    { "source.server-id", W2L_CONF_INT, NULL, 1, 4294967295LL, NULL, 0,
+      "Replication server id of the mysql source (also server-id= in its URI)." },
+    { "source.databases", W2L_CONF_STRING, NULL, NOLIM, NULL, 0,
+      "Comma-separated databases the source syncs (also databases= in its URI); unset: all." },
+    { "source.tables", W2L_CONF_STRING, NULL, NOLIM, NULL, 0,
+      "Regular expression over db.table the source syncs (also tables= in its URI)." },
+    { "source.startup", W2L_CONF_STRING, "initial", NOLIM, NULL, 0,
+      "initial | earliest | latest | gtid:STATE | file:NAME:POS (also startup= in its URI)." },
+    { "source.snapshot-chunk-rows", W2L_CONF_INT, "8192", 1, 100000000LL, NULL, 0,
+      "Rows per primary-key chunk of the mysql source's snapshot; a restart resumes after the last "
+      "chunk emitted (also chunk-rows= in its URI)." },
+    { "source.connect-timeout", W2L_CONF_DURATION, "10s", 1000, MS_DAY, NULL, 0,
+      "Connect timeout of the mysql source's connections (also connect-timeout=SECONDS in its "
+      "URI)." },
+    { "source.xa-buffer-bytes", W2L_CONF_SIZE, "256MiB", 1024, 1LL << 40, NULL, 0,
+      "Memory the mysql source may hold for prepared XA transactions until their XA COMMIT; past "
+      "it "
+      "the job fails, naming the transaction (nothing is spilled)." },
 };
 
 const size_t w2l__conf_nprops = sizeof w2l__conf_props / sizeof w2l__conf_props[0];

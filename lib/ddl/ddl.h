@@ -1,5 +1,5 @@
 /*
- * The ddl module (DESIGN.md sections 3 and 4): a parser for the MySQL/MariaDB DDL that a
+ * The ddl module (w2l-design(7) sections 3 and 4): a parser for the MySQL/MariaDB DDL that a
  * source replicates (ddl_lex.c tokens, ddl_parse.c statements), the MySQL -> Iceberg type
  * mapping (type_map.c), schema evolution of Iceberg schemas by parsed ALTERs or by a
  * source's own column list (schema_evolve.c), redaction of secrets in statement texts
@@ -67,7 +67,7 @@ typedef struct w2l__mysql_type {
     const char *collate;     /* COLLATE as written, lowercase; NULL when absent */
 } w2l__mysql_type;
 
-/* Mapping choices (DESIGN.md section 4 leaves these to configuration). DECIMAL(p > 38)
+/* Mapping choices (w2l-design(7) section 4 leaves these to configuration). DECIMAL(p > 38)
  * is always a string holding the exact decimal text (type_map.c). */
 typedef struct w2l__type_opts {
     int tinyint1_as_boolean;   /* signed TINYINT(1) and BOOL -> boolean, nonzero is true
@@ -82,7 +82,7 @@ typedef struct w2l__type_opts {
 w2l_rc w2l__mysql_type_parse(const char *text, size_t len, w2l__arena *a, w2l__mysql_type *out,
                              w2l_error *err);
 
-/* Maps a parsed type to its Iceberg type per DESIGN.md section 4 (the table in
+/* Maps a parsed type to its Iceberg type per w2l-design(7) section 4 (the table in
  * type_map.c). opt NULL means all options off. column (may be NULL) names the column in
  * messages. W2L_SCHEMA for types without an Iceberg form: "column 'v': unsupported MySQL
  * type 'vector' (no Iceberg type)". */
@@ -236,8 +236,8 @@ char *w2l__ddl_redact(const char *sql, size_t len);
 
 typedef enum w2l__osc_kind {
     W2L_OSC_NONE = 0,
-    W2L_OSC_GHOST_SHADOW,    /* gh-ost _t_gho: the new table being filled */
-    W2L_OSC_GHOST_OLD,       /* gh-ost _t_del (or _t_<timestamp>_del): the original after cut-over */
+    W2L_OSC_GHOST_SHADOW, /* gh-ost _t_gho: the new table being filled */
+    W2L_OSC_GHOST_OLD,    /* gh-ost _t_del (or _t_<timestamp>_del): the original after cut-over */
     W2L_OSC_GHOST_CHANGELOG, /* gh-ost _t_ghc: gh-ost's own heartbeat table */
     W2L_OSC_PTOSC_SHADOW,    /* pt-online-schema-change _t_new (or __t_new, ...) */
     W2L_OSC_PTOSC_OLD        /* pt-online-schema-change _t_old */

@@ -31,8 +31,8 @@ typedef struct w2l__ddl_toks {
 } w2l__ddl_toks;
 
 /* Tokenizes len bytes; comments are dropped, the content of versioned comments
- * (slash-star-bang 40101 ..., MariaDB's slash-star-M-bang 100100 ...) is kept as code. W2L_CORRUPT for an
- * unterminated string, quoted identifier or comment; W2L_NOMEM. Free with
+ * (slash-star-bang 40101 ..., MariaDB's slash-star-M-bang 100100 ...) is kept as code. W2L_CORRUPT
+ * for an unterminated string, quoted identifier or comment; W2L_NOMEM. Free with
  * w2l__ddl_toks_free. */
 w2l_rc w2l__ddl_lex(const char *sql, size_t len, w2l__ddl_toks *out, w2l_error *err);
 void w2l__ddl_toks_free(w2l__ddl_toks *t);

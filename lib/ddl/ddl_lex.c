@@ -195,7 +195,8 @@ w2l_rc w2l__ddl_lex(const char *sql, size_t len, w2l__ddl_toks *out, w2l_error *
                 memcpy(near, sql + start, m);
                 near[m] = '\0';
                 for (size_t k = 0; k < m; k++)
-                    if ((unsigned char)near[k] < ' ' || near[k] == 0x7f || near[k] == '\'') near[k] = '?';
+                    if ((unsigned char)near[k] < ' ' || near[k] == 0x7f || near[k] == '\'')
+                        near[k] = '?';
                 rc = unterminated(&lx, "quoted identifier", line, col, near);
                 break;
             }
@@ -219,9 +220,9 @@ w2l_rc w2l__ddl_lex(const char *sql, size_t len, w2l__ddl_toks *out, w2l_error *
             advance(&lx, e);
             continue;
         }
-        int prev_adjacent_name = out->n && out->v[out->n - 1].off + out->v[out->n - 1].len == start &&
-                                 (out->v[out->n - 1].kind == W2L__TK_WORD ||
-                                  out->v[out->n - 1].kind == W2L__TK_QIDENT);
+        int prev_adjacent_name =
+            out->n && out->v[out->n - 1].off + out->v[out->n - 1].len == start &&
+            (out->v[out->n - 1].kind == W2L__TK_WORD || out->v[out->n - 1].kind == W2L__TK_QIDENT);
         size_t e = (ch == '.' && prev_adjacent_name) ? 0 : scan_number(sql, len, start);
         if (e) {
             if ((rc = push(&lx, W2L__TK_NUMBER, start, e - start, line, col, 0, 0))) break;

@@ -1,6 +1,6 @@
 /*
  * Online schema change tools: the tables gh-ost and pt-online-schema-change create next
- * to a table t, and their cut-over renames (DESIGN.md section 3).
+ * to a table t, and their cut-over renames (w2l-design(7) section 3).
  *
  *   gh-ost:  _t_gho (new table, filled then swapped in), _t_ghc (changelog/heartbeat),
  *            _t_del or _t_<YYYYMMDDhhmmss>_del (the original after the swap);

@@ -1,6 +1,6 @@
 /*
  * The MySQL/MariaDB DDL parser: recursive descent over the tokens of ddl_lex.c, producing
- * the statements of ddl.h that schema evolution and the DDL handler act on (DESIGN.md
+ * the statements of ddl.h that schema evolution and the DDL handler act on (w2l-design(7)
  * section 3).
  *
  * Modelled: CREATE [OR REPLACE] [TEMPORARY] TABLE (columns, keys, options, LIKE,
@@ -508,7 +508,8 @@ static w2l_rc alter_clause(parser *p, w2l__ddl_stmt *st, w2l__ddl_alter **v, siz
             if (constraint) {
                 p->c.i++;
                 if (!IS(0, "PRIMARY") && !IS(0, "UNIQUE") && !IS(0, "FOREIGN") && !IS(0, "CHECK"))
-                    W2L_TRY(w2l__ddl_ident(CUR, &(const char *){NULL}, "expected a constraint name"));
+                    W2L_TRY(
+                        w2l__ddl_ident(CUR, &(const char *){ NULL }, "expected a constraint name"));
             }
             if (IS(0, "PRIMARY") && IS(1, "KEY")) {
                 p->c.i += 2;

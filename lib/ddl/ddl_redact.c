@@ -54,8 +54,9 @@ char *w2l__ddl_redact(const char *sql, size_t len)
             p = e;
             continue;
         }
-        int prefixed = (ch == 'x' || ch == 'X' || ch == 'b' || ch == 'B' || ch == 'n' || ch == 'N') &&
-                       nx == '\'' && !(p && word_byte((unsigned char)sql[p - 1]));
+        int prefixed =
+            (ch == 'x' || ch == 'X' || ch == 'b' || ch == 'B' || ch == 'n' || ch == 'N') &&
+            nx == '\'' && !(p && word_byte((unsigned char)sql[p - 1]));
         if (ch == '\'' || ch == '"' || ch == '`' || prefixed) {
             size_t body = p + (prefixed ? 2 : 1);
             char q = prefixed ? '\'' : (char)ch;

@@ -1,5 +1,5 @@
 /*
- * Schema evolution of Iceberg schemas (DESIGN.md section 3; Iceberg spec "Schema
+ * Schema evolution of Iceberg schemas (w2l-design(7) section 3; Iceberg spec "Schema
  * Evolution"): the schema of a CREATE TABLE, the effect of an ALTER TABLE, and the
  * reconciliation of a schema with a source's own column list.
  *
@@ -196,7 +196,8 @@ static w2l_rc drop_column(work *w, const char *name, int if_exists)
     long i = find_ref(w, name);
     if (i < 0) {
         if (if_exists) return W2L_OK;
-        return fail_table(w, w2l__fail(w->err, W2L_SCHEMA, "DROP COLUMN: no column '%.128s'", name));
+        return fail_table(w,
+                          w2l__fail(w->err, W2L_SCHEMA, "DROP COLUMN: no column '%.128s'", name));
     }
     wcol c = w->v[i];
     remove_at(w, (size_t)i);
@@ -227,9 +228,9 @@ static w2l_rc retype(work *w, wcol *c, w2l_type to, int not_null, const char *my
             return fail_table(
                 w, w2l__fail(w->err, W2L_SCHEMA,
                              "column '%.128s': cannot change type from %s to %s%s%.64s%s", c->name,
-                             w2l_type_format(c->type, a, sizeof a), w2l_type_format(to, b, sizeof b),
-                             mysql_text ? " (MySQL " : "", mysql_text ? mysql_text : "",
-                             mysql_text ? ")" : ""));
+                             w2l_type_format(c->type, a, sizeof a),
+                             w2l_type_format(to, b, sizeof b), mysql_text ? " (MySQL " : "",
+                             mysql_text ? mysql_text : "", mysql_text ? ")" : ""));
         }
         w2l_type from = c->type;
         c->type = to;
@@ -398,10 +399,12 @@ w2l_rc w2l__schema_apply_alter(const w2l_schema *cur, int32_t last_column_id,
                                const w2l__ddl_stmt *st, const w2l__evolve_opts *o,
                                w2l__schema_diff **out, w2l_error *err)
 {
-    if (!cur || !st || !out) return w2l__fail(err, W2L_MISUSE, "w2l__schema_apply_alter: NULL argument");
+    if (!cur || !st || !out)
+        return w2l__fail(err, W2L_MISUSE, "w2l__schema_apply_alter: NULL argument");
     *out = NULL;
     if (st->kind != W2L_DDL_ALTER_TABLE)
-        return w2l__fail(err, W2L_MISUSE, "w2l__schema_apply_alter: a %s statement, not ALTER TABLE",
+        return w2l__fail(err, W2L_MISUSE,
+                         "w2l__schema_apply_alter: a %s statement, not ALTER TABLE",
                          w2l__ddl_kind_name(st->kind));
     char tname[300];
     work w;
@@ -463,7 +466,8 @@ w2l_rc w2l__schema_from_create(const w2l__ddl_stmt *st, const w2l__evolve_opts *
                          "the schema must come from the rows' column list",
                          tname);
     if (st->kind != W2L_DDL_CREATE_TABLE)
-        return w2l__fail(err, W2L_MISUSE, "w2l__schema_from_create: a %s statement, not CREATE TABLE",
+        return w2l__fail(err, W2L_MISUSE,
+                         "w2l__schema_from_create: a %s statement, not CREATE TABLE",
                          w2l__ddl_kind_name(st->kind));
     w2l_schema *s = w2l_schema_new(schema_id);
     W2L_NOMEM_IF(!s, err);

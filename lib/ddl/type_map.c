@@ -2,7 +2,7 @@
  * MySQL/MariaDB column types: the type grammar (name with its synonyms, arguments,
  * UNSIGNED/SIGNED/ZEROFILL, CHARACTER SET, COLLATE, BINARY/ASCII/UNICODE/BYTE), shared by
  * the DDL parser and canal's mysqlType strings, and the mapping onto Iceberg types of
- * DESIGN.md section 4. Every value MySQL can store has a home; where Iceberg has no exact
+ * w2l-design(7) section 4. Every value MySQL can store has a home; where Iceberg has no exact
  * type, the value is kept whole in a wider one:
  *
  *   TINYINT SMALLINT MEDIUMINT INT YEAR (unsigned up to MEDIUMINT) -> int
@@ -44,49 +44,73 @@ typedef struct type_name {
 } type_name;
 
 static const type_name names[] = {
-    {"TINYINT", "tinyint", W2L_MYSQL_INT, 1},     {"INT1", "tinyint", W2L_MYSQL_INT, 1},
-    {"SMALLINT", "smallint", W2L_MYSQL_INT, 2},   {"INT2", "smallint", W2L_MYSQL_INT, 2},
-    {"MEDIUMINT", "mediumint", W2L_MYSQL_INT, 3}, {"MIDDLEINT", "mediumint", W2L_MYSQL_INT, 3},
-    {"INT3", "mediumint", W2L_MYSQL_INT, 3},      {"INT", "int", W2L_MYSQL_INT, 4},
-    {"INTEGER", "int", W2L_MYSQL_INT, 4},         {"INT4", "int", W2L_MYSQL_INT, 4},
-    {"BIGINT", "bigint", W2L_MYSQL_INT, 8},       {"INT8", "bigint", W2L_MYSQL_INT, 8},
-    {"SERIAL", "bigint", W2L_MYSQL_INT, 8},
-    {"BOOL", "boolean", W2L_MYSQL_BOOL, 0},       {"BOOLEAN", "boolean", W2L_MYSQL_BOOL, 0},
-    {"BIT", "bit", W2L_MYSQL_BIT, 0},
-    {"DECIMAL", "decimal", W2L_MYSQL_DECIMAL, 0}, {"DEC", "decimal", W2L_MYSQL_DECIMAL, 0},
-    {"NUMERIC", "decimal", W2L_MYSQL_DECIMAL, 0}, {"FIXED", "decimal", W2L_MYSQL_DECIMAL, 0},
-    {"NUMBER", "decimal", W2L_MYSQL_DECIMAL, 0},
-    {"FLOAT", "float", W2L_MYSQL_FLOAT, 0},       {"FLOAT4", "float", W2L_MYSQL_FLOAT, 0},
-    {"DOUBLE", "double", W2L_MYSQL_DOUBLE, 0},    {"FLOAT8", "double", W2L_MYSQL_DOUBLE, 0},
-    {"REAL", "double", W2L_MYSQL_DOUBLE, 0},
-    {"YEAR", "year", W2L_MYSQL_YEAR, 0},          {"DATE", "date", W2L_MYSQL_DATE, 0},
-    {"DATETIME", "datetime", W2L_MYSQL_DATETIME, 0},
-    {"TIMESTAMP", "timestamp", W2L_MYSQL_TIMESTAMP, 0},
-    {"TIME", "time", W2L_MYSQL_TIME, 0},
-    {"CHAR", "char", W2L_MYSQL_TEXT, 0},          {"CHARACTER", "char", W2L_MYSQL_TEXT, 0},
-    {"NCHAR", "char", W2L_MYSQL_TEXT, 0},         {"VARCHAR", "varchar", W2L_MYSQL_TEXT, 0},
-    {"NVARCHAR", "varchar", W2L_MYSQL_TEXT, 0},   {"VARCHAR2", "varchar", W2L_MYSQL_TEXT, 0},
-    {"VARCHARACTER", "varchar", W2L_MYSQL_TEXT, 0},
-    {"TINYTEXT", "tinytext", W2L_MYSQL_TEXT, 0},  {"TEXT", "text", W2L_MYSQL_TEXT, 0},
-    {"MEDIUMTEXT", "mediumtext", W2L_MYSQL_TEXT, 0}, {"LONGTEXT", "longtext", W2L_MYSQL_TEXT, 0},
-    {"LONG", "mediumtext", W2L_MYSQL_TEXT, 0},    {"CLOB", "longtext", W2L_MYSQL_TEXT, 0},
-    {"UUID", "uuid", W2L_MYSQL_TEXT, 0},          {"INET4", "inet4", W2L_MYSQL_TEXT, 0},
-    {"INET6", "inet6", W2L_MYSQL_TEXT, 0},
-    {"ENUM", "enum", W2L_MYSQL_ENUM, 0},          {"SET", "set", W2L_MYSQL_SET, 0},
-    {"JSON", "json", W2L_MYSQL_JSON, 0},
-    {"BINARY", "binary", W2L_MYSQL_BINARY, 0},    {"VARBINARY", "varbinary", W2L_MYSQL_BINARY, 0},
-    {"TINYBLOB", "tinyblob", W2L_MYSQL_BINARY, 0}, {"BLOB", "blob", W2L_MYSQL_BINARY, 0},
-    {"MEDIUMBLOB", "mediumblob", W2L_MYSQL_BINARY, 0}, {"LONGBLOB", "longblob", W2L_MYSQL_BINARY, 0},
-    {"RAW", "varbinary", W2L_MYSQL_BINARY, 0},
-    {"GEOMETRY", "geometry", W2L_MYSQL_GEOMETRY, 0}, {"POINT", "point", W2L_MYSQL_GEOMETRY, 0},
-    {"LINESTRING", "linestring", W2L_MYSQL_GEOMETRY, 0},
-    {"POLYGON", "polygon", W2L_MYSQL_GEOMETRY, 0},
-    {"MULTIPOINT", "multipoint", W2L_MYSQL_GEOMETRY, 0},
-    {"MULTILINESTRING", "multilinestring", W2L_MYSQL_GEOMETRY, 0},
-    {"MULTIPOLYGON", "multipolygon", W2L_MYSQL_GEOMETRY, 0},
-    {"GEOMETRYCOLLECTION", "geometrycollection", W2L_MYSQL_GEOMETRY, 0},
-    {"GEOMCOLLECTION", "geometrycollection", W2L_MYSQL_GEOMETRY, 0},
-    {"VECTOR", "vector", W2L_MYSQL_UNSUPPORTED, 0},
+    { "TINYINT", "tinyint", W2L_MYSQL_INT, 1 },
+    { "INT1", "tinyint", W2L_MYSQL_INT, 1 },
+    { "SMALLINT", "smallint", W2L_MYSQL_INT, 2 },
+    { "INT2", "smallint", W2L_MYSQL_INT, 2 },
+    { "MEDIUMINT", "mediumint", W2L_MYSQL_INT, 3 },
+    { "MIDDLEINT", "mediumint", W2L_MYSQL_INT, 3 },
+    { "INT3", "mediumint", W2L_MYSQL_INT, 3 },
+    { "INT", "int", W2L_MYSQL_INT, 4 },
+    { "INTEGER", "int", W2L_MYSQL_INT, 4 },
+    { "INT4", "int", W2L_MYSQL_INT, 4 },
+    { "BIGINT", "bigint", W2L_MYSQL_INT, 8 },
+    { "INT8", "bigint", W2L_MYSQL_INT, 8 },
+    { "SERIAL", "bigint", W2L_MYSQL_INT, 8 },
+    { "BOOL", "boolean", W2L_MYSQL_BOOL, 0 },
+    { "BOOLEAN", "boolean", W2L_MYSQL_BOOL, 0 },
+    { "BIT", "bit", W2L_MYSQL_BIT, 0 },
+    { "DECIMAL", "decimal", W2L_MYSQL_DECIMAL, 0 },
+    { "DEC", "decimal", W2L_MYSQL_DECIMAL, 0 },
+    { "NUMERIC", "decimal", W2L_MYSQL_DECIMAL, 0 },
+    { "FIXED", "decimal", W2L_MYSQL_DECIMAL, 0 },
+    { "NUMBER", "decimal", W2L_MYSQL_DECIMAL, 0 },
+    { "FLOAT", "float", W2L_MYSQL_FLOAT, 0 },
+    { "FLOAT4", "float", W2L_MYSQL_FLOAT, 0 },
+    { "DOUBLE", "double", W2L_MYSQL_DOUBLE, 0 },
+    { "FLOAT8", "double", W2L_MYSQL_DOUBLE, 0 },
+    { "REAL", "double", W2L_MYSQL_DOUBLE, 0 },
+    { "YEAR", "year", W2L_MYSQL_YEAR, 0 },
+    { "DATE", "date", W2L_MYSQL_DATE, 0 },
+    { "DATETIME", "datetime", W2L_MYSQL_DATETIME, 0 },
+    { "TIMESTAMP", "timestamp", W2L_MYSQL_TIMESTAMP, 0 },
+    { "TIME", "time", W2L_MYSQL_TIME, 0 },
+    { "CHAR", "char", W2L_MYSQL_TEXT, 0 },
+    { "CHARACTER", "char", W2L_MYSQL_TEXT, 0 },
+    { "NCHAR", "char", W2L_MYSQL_TEXT, 0 },
+    { "VARCHAR", "varchar", W2L_MYSQL_TEXT, 0 },
+    { "NVARCHAR", "varchar", W2L_MYSQL_TEXT, 0 },
+    { "VARCHAR2", "varchar", W2L_MYSQL_TEXT, 0 },
+    { "VARCHARACTER", "varchar", W2L_MYSQL_TEXT, 0 },
+    { "TINYTEXT", "tinytext", W2L_MYSQL_TEXT, 0 },
+    { "TEXT", "text", W2L_MYSQL_TEXT, 0 },
+    { "MEDIUMTEXT", "mediumtext", W2L_MYSQL_TEXT, 0 },
+    { "LONGTEXT", "longtext", W2L_MYSQL_TEXT, 0 },
+    { "LONG", "mediumtext", W2L_MYSQL_TEXT, 0 },
+    { "CLOB", "longtext", W2L_MYSQL_TEXT, 0 },
+    { "UUID", "uuid", W2L_MYSQL_TEXT, 0 },
+    { "INET4", "inet4", W2L_MYSQL_TEXT, 0 },
+    { "INET6", "inet6", W2L_MYSQL_TEXT, 0 },
+    { "ENUM", "enum", W2L_MYSQL_ENUM, 0 },
+    { "SET", "set", W2L_MYSQL_SET, 0 },
+    { "JSON", "json", W2L_MYSQL_JSON, 0 },
+    { "BINARY", "binary", W2L_MYSQL_BINARY, 0 },
+    { "VARBINARY", "varbinary", W2L_MYSQL_BINARY, 0 },
+    { "TINYBLOB", "tinyblob", W2L_MYSQL_BINARY, 0 },
+    { "BLOB", "blob", W2L_MYSQL_BINARY, 0 },
+    { "MEDIUMBLOB", "mediumblob", W2L_MYSQL_BINARY, 0 },
+    { "LONGBLOB", "longblob", W2L_MYSQL_BINARY, 0 },
+    { "RAW", "varbinary", W2L_MYSQL_BINARY, 0 },
+    { "GEOMETRY", "geometry", W2L_MYSQL_GEOMETRY, 0 },
+    { "POINT", "point", W2L_MYSQL_GEOMETRY, 0 },
+    { "LINESTRING", "linestring", W2L_MYSQL_GEOMETRY, 0 },
+    { "POLYGON", "polygon", W2L_MYSQL_GEOMETRY, 0 },
+    { "MULTIPOINT", "multipoint", W2L_MYSQL_GEOMETRY, 0 },
+    { "MULTILINESTRING", "multilinestring", W2L_MYSQL_GEOMETRY, 0 },
+    { "MULTIPOLYGON", "multipolygon", W2L_MYSQL_GEOMETRY, 0 },
+    { "GEOMETRYCOLLECTION", "geometrycollection", W2L_MYSQL_GEOMETRY, 0 },
+    { "GEOMCOLLECTION", "geometrycollection", W2L_MYSQL_GEOMETRY, 0 },
+    { "VECTOR", "vector", W2L_MYSQL_UNSUPPORTED, 0 },
 };
 
 static void set_name(w2l__mysql_type *t, const char *canon, w2l__mysql_class cls, int bytes)
@@ -313,7 +337,8 @@ w2l_rc w2l__mysql_type_parse(const char *text, size_t len, w2l__arena *a, w2l__m
     w2l__ddl_cur_init(&c, text, &toks, 0, toks.n, a ? a : &tmp, err);
     w2l__mysql_type t;
     w2l_rc rc = w2l__ddl_read_type(&c, &t);
-    if (rc == W2L_OK && !w2l__ddl_at_end(&c)) rc = w2l__ddl_error(&c, "unexpected text after the type");
+    if (rc == W2L_OK && !w2l__ddl_at_end(&c))
+        rc = w2l__ddl_error(&c, "unexpected text after the type");
     if (rc == W2L_OK && !a) {
         /* the temporary arena goes away: keep only what does not point into it */
         static const char *const known[] = {"binary", "utf8", "utf8mb3", "utf8mb4", "latin1",
@@ -386,8 +411,9 @@ w2l_rc w2l__mysql_type_map(const w2l__mysql_type *t, const w2l__type_opts *opt,
     case W2L_MYSQL_TIMESTAMP:
     case W2L_MYSQL_TIME:
         if (t->fsp > 6)
-            return unmappable(err, column, "invalid MySQL type %s(%lld): at most 6 fractional digits",
-                              t->name, t->fsp, 0);
+            return unmappable(err, column,
+                              "invalid MySQL type %s(%lld): at most 6 fractional digits", t->name,
+                              t->fsp, 0);
         r.id = t->cls == W2L_MYSQL_DATETIME    ? W2L_TYPE_TIMESTAMP
                : t->cls == W2L_MYSQL_TIMESTAMP ? W2L_TYPE_TIMESTAMPTZ
                : opt->time_as_string           ? W2L_TYPE_STRING
@@ -400,7 +426,8 @@ w2l_rc w2l__mysql_type_map(const w2l__mysql_type *t, const w2l__type_opts *opt,
     case W2L_MYSQL_BINARY:
     case W2L_MYSQL_GEOMETRY: r.id = W2L_TYPE_BINARY; break;
     case W2L_MYSQL_UNSUPPORTED:
-        return unmappable(err, column, "unsupported MySQL type '%s' (no Iceberg type)", t->name, 0, 0);
+        return unmappable(err, column, "unsupported MySQL type '%s' (no Iceberg type)", t->name, 0,
+                          0);
     default: return unmappable(err, column, "unknown MySQL type '%s'", t->name, 0, 0);
     }
     *out = r;

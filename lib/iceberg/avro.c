@@ -225,7 +225,9 @@ w2l_rc w2l__avro_in_open(w2l__avro_in *in, w2l_fileio *io, const char *path, w2l
     if (rc != W2L_OK) return rc;
     W2L_TRY(parse_header(in, path, err));
     in->fp = fmemopen(in->data, in->len, "rb");
-    if (!in->fp) return w2l__fail_errno(err, errno == ENOMEM ? W2L_NOMEM : W2L_IO, errno, "%s: fmemopen", path);
+    if (!in->fp)
+        return w2l__fail_errno(err, errno == ENOMEM ? W2L_NOMEM : W2L_IO, errno, "%s: fmemopen",
+                               path);
     if (avro_file_reader_fp(in->fp, path, 0, &in->reader) != 0)
         return w2l__fail(err, W2L_CORRUPT, "%s: %s", path, avro_strerror());
     in->have_reader = 1;

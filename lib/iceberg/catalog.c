@@ -1,6 +1,6 @@
 /*
  * Catalog plug-in registry, and the wrappers through which the library calls catalog
- * methods (DESIGN.md section 6: load · create · commit(expected, new) → conflict when
+ * methods (w2l-design(7) section 6: load · create · commit(expected, new) → conflict when
  * stale). Also the file helpers every catalog shares: table directories, recursive removal
  * and purging the files a table's metadata reaches.
  */
@@ -41,7 +41,8 @@ w2l_rc w2l__catalog_open(const char *uri, const w2l_conf *conf, const char *ware
         w2l__registry_names(&w2l__catalog_registry, known, sizeof known);
         return w2l__fail(err, W2L_NOTFOUND, "unknown catalog '%s' (known: %s)", name, known);
     }
-    if (m->size < sizeof(w2l_catalog)) return w2l__fail(err, W2L_MISUSE, "catalog %s: size too small", m->name);
+    if (m->size < sizeof(w2l_catalog))
+        return w2l__fail(err, W2L_MISUSE, "catalog %s: size too small", m->name);
     w2l_catalog *c = w2l__calloc(1, m->size);
     W2L_NOMEM_IF(!c, err);
     c->methods = m;
@@ -178,31 +179,37 @@ w2l_rc w2l__ice_purge(w2l_fileio *io, const w2l__ice_meta *m, const char *meta_l
         w2l__ice_manifest *ml;
         size_t nm;
         w2l_error e2;
-        if (w2l__ice_manifest_list_read(io, w2l__ice_local_path(m->snapshots[i].manifest_list), &a, &ml, &nm, &e2) != W2L_OK)
+        if (w2l__ice_manifest_list_read(io, w2l__ice_local_path(m->snapshots[i].manifest_list), &a,
+                                        &ml, &nm, &e2) != W2L_OK)
             continue; /* already gone */
         for (size_t k = 0; rc == W2L_OK && k < nm; k++) {
             w2l__ice_entry *es;
             size_t ne;
             w2l__ice_manifest mf = ml[k];
             mf.path = w2l__ice_local_path(mf.path);
-            if (w2l__ice_manifest_read(io, &mf, w2l__ice_meta_spec(m, mf.spec_id), &a, &es, &ne, &e2) == W2L_OK)
+            if (w2l__ice_manifest_read(io, &mf, w2l__ice_meta_spec(m, mf.spec_id), &a, &es, &ne,
+                                       &e2) == W2L_OK)
                 for (size_t j = 0; rc == W2L_OK && j < ne; j++)
                     rc = w2l_fileio_remove(io, w2l__ice_local_path(es[j].file.path), err);
             if (rc == W2L_OK) rc = w2l_fileio_remove(io, mf.path, err);
         }
-        if (rc == W2L_OK) rc = w2l_fileio_remove(io, w2l__ice_local_path(m->snapshots[i].manifest_list), err);
+        if (rc == W2L_OK)
+            rc = w2l_fileio_remove(io, w2l__ice_local_path(m->snapshots[i].manifest_list), err);
     }
     /* older metadata files beside the current one only: a renamed table's log names files
      * of its old directory, which a table created under the old name may use now */
     for (size_t i = 0; rc == W2L_OK && meta_location && i < m->nmeta_log; i++)
-        if (w2l__ice_same_dir(w2l__ice_local_path(m->meta_log[i].file), w2l__ice_local_path(meta_location)))
+        if (w2l__ice_same_dir(w2l__ice_local_path(m->meta_log[i].file),
+                              w2l__ice_local_path(meta_location)))
             rc = w2l_fileio_remove(io, w2l__ice_local_path(m->meta_log[i].file), err);
-    if (rc == W2L_OK && meta_location) rc = w2l_fileio_remove(io, w2l__ice_local_path(meta_location), err);
+    if (rc == W2L_OK && meta_location)
+        rc = w2l_fileio_remove(io, w2l__ice_local_path(meta_location), err);
     w2l__arena_release(&a);
     return rc;
 }
 
-w2l_rc w2l__catalog_open_conf(const w2l_conf *conf, w2l_fileio **io, w2l_catalog **out, w2l_error *err)
+w2l_rc w2l__catalog_open_conf(const w2l_conf *conf, w2l_fileio **io, w2l_catalog **out,
+                              w2l_error *err)
 {
     const char *io_name = NULL, *uri = NULL, *wh = NULL;
     w2l_conf_get(conf, "fileio", &io_name, NULL);

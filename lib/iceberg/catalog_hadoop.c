@@ -1,5 +1,5 @@
 /*
- * The "hadoop" catalog: the filesystem layout every engine reads (DESIGN.md section 5,
+ * The "hadoop" catalog: the filesystem layout every engine reads (w2l-design(7) section 5,
  * Iceberg's "File System Tables"): <warehouse>/<ns>/<table>/metadata/v<N>.metadata.json and
  * metadata/version-hint.text holding N. The commit point is the exclusive creation of
  * v<N+1>.metadata.json (W2L_CREATE_EXCL: the file IO publishes it atomically and never over
@@ -52,8 +52,10 @@ static int not_a_namespace(const char *name)
 
 static w2l_rc reserved(const char *ns, const char *table, w2l_error *err)
 {
-    return w2l__fail(err, W2L_CONFIG, "table %s.%s: namespace %s is reserved for the pipeline's state in a "
-                     "hadoop warehouse (route the database elsewhere)", ns, table, ns);
+    return w2l__fail(err, W2L_CONFIG,
+                     "table %s.%s: namespace %s is reserved for the pipeline's state in a "
+                     "hadoop warehouse (route the database elsewhere)",
+                     ns, table, ns);
 }
 
 static char *meta_dir(hadoop_catalog *h, const char *ns, const char *table)
@@ -138,7 +140,8 @@ static w2l_rc h_load(w2l_catalog *self, const char *ns, const char *table, w2l_b
     W2L_NOMEM_IF(!dir, err);
     long n = 0;
     w2l_rc rc = current_version(h, dir, &n, err);
-    if (rc == W2L_OK && n == 0) rc = w2l__fail(err, W2L_NOTFOUND, "table %s.%s not found", ns, table);
+    if (rc == W2L_OK && n == 0)
+        rc = w2l__fail(err, W2L_NOTFOUND, "table %s.%s not found", ns, table);
     if (rc == W2L_OK) rc = w2l__buf_printf(location, err, "%s/v%ld.metadata.json", dir, n);
     w2l__free(dir);
     return rc;
@@ -150,9 +153,11 @@ static w2l_rc write_hint(hadoop_catalog *h, const char *dir, long n)
     char t[24];
     int k = snprintf(t, sizeof t, "%ld", n);
     w2l_error e2;
-    w2l_rc rc = p ? w2l_fileio_write_all(h->io, p, W2L_CREATE_REPLACE, t, (size_t)k, &e2) : W2L_NOMEM;
+    w2l_rc rc =
+        p ? w2l_fileio_write_all(h->io, p, W2L_CREATE_REPLACE, t, (size_t)k, &e2) : W2L_NOMEM;
     if (rc != W2L_OK) /* the commit stands; loading probes past a stale hint */
-        w2l__log(W2L_LOG_WARN, "version hint %s not updated: %s", p ? p : dir, p ? e2.msg : "out of memory");
+        w2l__log(W2L_LOG_WARN, "version hint %s not updated: %s", p ? p : dir,
+                 p ? e2.msg : "out of memory");
     w2l__free(p);
     return rc;
 }
@@ -169,11 +174,14 @@ static w2l_rc h_commit(w2l_catalog *self, const char *ns, const char *table, con
     if (!base) {
         long cur = 0;
         rc = current_version(h, dir, &cur, err);
-        if (rc == W2L_OK && cur > 0) rc = w2l__fail(err, W2L_EXISTS, "table %s.%s exists", ns, table);
+        if (rc == W2L_OK && cur > 0)
+            rc = w2l__fail(err, W2L_EXISTS, "table %s.%s exists", ns, table);
         next = 1;
     } else {
         long b = version_of(base);
-        if (b < 1) rc = w2l__fail(err, W2L_MISUSE, "hadoop catalog: base %s is not a vN.metadata.json", base);
+        if (b < 1)
+            rc = w2l__fail(err, W2L_MISUSE, "hadoop catalog: base %s is not a vN.metadata.json",
+                           base);
         next = b + 1;
     }
     char *path = rc == W2L_OK ? w2l__asprintf("%s/v%ld.metadata.json", dir, next) : NULL;
@@ -206,12 +214,14 @@ static int del_meta(void *ctx, const char *name)
     del_ctx *d = ctx;
     if (version_of(name) < 1 && strcmp(name, "version-hint.text") != 0) return 0;
     char *p = w2l__asprintf("%s/%s", d->dir, name);
-    d->rc = p ? w2l_fileio_remove(d->h->io, p, d->err) : w2l__fail(d->err, W2L_NOMEM, "out of memory");
+    d->rc =
+        p ? w2l_fileio_remove(d->h->io, p, d->err) : w2l__fail(d->err, W2L_NOMEM, "out of memory");
     w2l__free(p);
     return d->rc != W2L_OK;
 }
 
-static w2l_rc h_drop(w2l_catalog *self, const char *ns, const char *table, int purge, w2l_error *err)
+static w2l_rc h_drop(w2l_catalog *self, const char *ns, const char *table, int purge,
+                     w2l_error *err)
 {
     hadoop_catalog *h = (hadoop_catalog *)self;
     w2l_buf loc = {0};
@@ -328,6 +338,14 @@ static w2l_rc h_list(w2l_catalog *self, const char *ns,
 }
 
 const w2l_catalog_methods w2l__catalog_hadoop = {
-    W2L_CATALOG_METHODS_V1, "hadoop", sizeof(hadoop_catalog), NULL, h_open, h_load, h_commit,
-    h_drop, h_rename, h_list, h_close,
+    .version = W2L_CATALOG_METHODS_V1,
+    .name = "hadoop",
+    .size = sizeof(hadoop_catalog),
+    .open = h_open,
+    .load_table = h_load,
+    .commit_table = h_commit,
+    .drop_table = h_drop,
+    .rename_table = h_rename,
+    .list_tables = h_list,
+    .close = h_close,
 };

@@ -1,8 +1,8 @@
 /*
  * The "sql" catalog: table pointers kept in MariaDB/MySQL in the schema of Apache Iceberg's
- * JDBC catalog (DESIGN.md sections 5 and 6), so engines configured with that catalog on the
- * same database see the same tables. The only file of the iceberg module that uses
- * libmariadb.
+ * JDBC catalog (w2l-design(7) sections 5 and 6), so engines configured with that catalog on the
+ * same database see the same tables. The only file of the iceberg module that talks to
+ * MariaDB, through lib/mysql (mysql_client.h).
  *
  *   iceberg_tables(catalog_name, table_namespace, table_name, metadata_location,
  *                  previous_metadata_location[, iceberg_type]) PK(catalog, namespace, name)
@@ -27,23 +27,20 @@
  * statement whose outcome was lost with the connection is settled by reading the row back:
  * if it holds the new location, the commit happened.
  *
- * Connection: one per catalog instance, with connect/read/write timeouts of a few seconds.
- * A statement that fails because the connection is gone reconnects once and runs again;
- * failing that, W2L_UNAVAILABLE (retriable) with the MariaDB errno in sys_errno. Values are
- * escaped with mysql_real_escape_string on the live connection, never pasted raw.
+ * Connection: one per catalog instance, with connect/read/write timeouts of a few seconds;
+ * a missing database is created. A statement that fails because the connection is gone
+ * reconnects once and runs again; failing that, W2L_UNAVAILABLE (retriable) with the
+ * MariaDB errno in sys_errno. Values are escaped for the live connection, never pasted raw.
  *
  * Thread safety: a mutex serialises the statements of one instance, so one instance may be
- * shared by several threads (libmariadb forbids concurrent use of one MYSQL handle). List
+ * shared by several threads (libmariadb forbids concurrent use of one connection). List
  * callbacks run without the mutex held, so they may call back into the catalog.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <mysql.h>
-#include <errmsg.h>
-#include <mysqld_error.h>
-
 #include "../common/thread.h"
+#include "../mysql/mysql_client.h"
 #include "iceberg.h"
 
 enum { CONNECT_TIMEOUT_S = 5, READ_TIMEOUT_S = 10, WRITE_TIMEOUT_S = 10 };
@@ -53,171 +50,73 @@ typedef struct sql_catalog {
     w2l_fileio *io;
     char *warehouse;
     char *catalog_name;
-    char *host, *user, *pass, *db;
-    unsigned port;
+    w2l__my_uri uri;   /* user, password, host, port, database */
     char shown[256];   /* mysql://USER:****@HOST:PORT/DB, for messages */
     mtx_t mu;
     int have_mu;
-    MYSQL *conn;       /* NULL while disconnected */
+    w2l__my *conn;     /* NULL while disconnected */
     int has_type;      /* iceberg_tables has the iceberg_type column */
 } sql_catalog;
 
 /* ------------------------------------------------------------------ URI ---- */
-
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-/* A percent-decoded copy of s[0..n). */
-static char *decode(const char *s, size_t n)
-{
-    char *d = w2l__malloc(n + 1), *o = d;
-    if (!d) return NULL;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
-            *o++ = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
-            i += 2;
-        } else {
-            *o++ = s[i];
-        }
-    }
-    *o = '\0';
-    return d;
-}
 
 static w2l_rc parse_uri(sql_catalog *c, const char *uri, w2l_error *err)
 {
     const char *p = uri;
     if (strncmp(p, "sql:", 4) == 0) p += 4;
     if (strncmp(p, "mysql://", 8) != 0 && strncmp(p, "mariadb://", 10) != 0)
-        return w2l__fail(err, W2L_CONFIG, "sql catalog: URI must be sql:mysql://USER:PASS@HOST:PORT/DB");
-    p = strstr(p, "://") + 3;
-    const char *q = strchr(p, '?');
-    const char *end = q ? q : p + strlen(p);
-    /* userinfo ends at the last '@' (a password may hold '/' or '@' when not encoded) */
-    const char *at = NULL;
-    for (const char *s = p; s < end; s++)
-        if (*s == '@') at = s;
-    if (!at) return w2l__fail(err, W2L_CONFIG, "sql catalog: URI has no USER@ part (mysql://USER:PASS@HOST:PORT/DB)");
-    const char *colon = memchr(p, ':', (size_t)(at - p));
-    c->user = decode(p, (size_t)((colon ? colon : at) - p));
-    c->pass = colon ? decode(colon + 1, (size_t)(at - colon - 1)) : w2l__strdup("");
-    const char *h = at + 1, *slash = memchr(h, '/', (size_t)(end - h));
-    if (!slash) return w2l__fail(err, W2L_CONFIG, "sql catalog: URI has no /DB part");
-    const char *hend = slash, *pc = NULL;
-    if (*h == '[') { /* [v6 address]:port */
-        const char *rb = memchr(h, ']', (size_t)(slash - h));
-        if (!rb) return w2l__fail(err, W2L_CONFIG, "sql catalog: unterminated [ in host");
-        c->host = w2l__strndup(h + 1, (size_t)(rb - h - 1));
-        pc = rb + 1 < slash && rb[1] == ':' ? rb + 1 : NULL;
-    } else {
-        pc = memchr(h, ':', (size_t)(slash - h));
-        c->host = w2l__strndup(h, (size_t)((pc ? pc : hend) - h));
+        return w2l__fail(err, W2L_CONFIG,
+                         "sql catalog: URI must be sql:mysql://USER:PASS@HOST:PORT/DB");
+    w2l_rc rc = w2l__my_uri_parse(p, &c->uri, err);
+    if (rc != W2L_OK) {
+        w2l__error_prefix(err, "sql catalog: ");
+        return rc;
     }
-    c->port = 3306;
-    if (pc) {
-        char *e;
-        long port = strtol(pc + 1, &e, 10);
-        if (e != slash || port < 1 || port > 65535)
-            return w2l__fail(err, W2L_CONFIG, "sql catalog: bad port in URI");
-        c->port = (unsigned)port;
-    }
-    c->db = decode(slash + 1, (size_t)(end - slash - 1));
+    if (!*c->uri.db)
+        return w2l__fail(
+            err, W2L_CONFIG,
+            "sql catalog: URI needs USER, HOST and DB (mysql://USER:PASS@HOST:PORT/DB)");
     const char *name = "w2l";
     size_t nlen = 3;
-    for (const char *s = q ? q + 1 : NULL; s && *s;) {
+    for (const char *s = c->uri.query; s && *s;) {
         const char *amp = strchr(s, '&');
         size_t len = amp ? (size_t)(amp - s) : strlen(s);
         if (len > 5 && strncmp(s, "name=", 5) == 0) {
             name = s + 5;
             nlen = len - 5;
         } else {
-            return w2l__fail(err, W2L_CONFIG, "sql catalog: unknown URI parameter '%.*s' (known: name)", (int)len, s);
+            return w2l__fail(err, W2L_CONFIG,
+                             "sql catalog: unknown URI parameter '%.*s' (known: name)", (int)len,
+                             s);
         }
         s = amp ? amp + 1 : NULL;
     }
-    c->catalog_name = decode(name, nlen);
-    W2L_NOMEM_IF(!c->user || !c->pass || !c->host || !c->db || !c->catalog_name, err);
-    if (!*c->host || !*c->db || !*c->user)
-        return w2l__fail(err, W2L_CONFIG, "sql catalog: URI needs USER, HOST and DB (mysql://USER:PASS@HOST:PORT/DB)");
-    snprintf(c->shown, sizeof c->shown, "mysql://%s:****@%s:%u/%s", c->user, c->host, c->port, c->db);
+    c->catalog_name = w2l__my_uri_decode(name, nlen);
+    W2L_NOMEM_IF(!c->catalog_name, err);
+    snprintf(c->shown, sizeof c->shown, "mysql://%s:****@%s:%u/%s", c->uri.user, c->uri.host,
+             c->uri.port, c->uri.db);
     return W2L_OK;
 }
 
 /* ------------------------------------------------------------- connection ---- */
 
-static int is_conn_error(unsigned e)
-{
-    return e == CR_SERVER_GONE_ERROR || e == CR_SERVER_LOST || e == CR_SERVER_LOST_EXTENDED ||
-           e == CR_CONNECTION_ERROR || e == CR_CONN_HOST_ERROR || e == ER_CONNECTION_KILLED ||
-           e == ER_SERVER_SHUTDOWN;
-}
-
-/* Fails with the MariaDB error of m, copied at once; connection errors are W2L_UNAVAILABLE. */
-static w2l_rc db_fail(sql_catalog *c, MYSQL *m, w2l_error *err, const char *what)
-{
-    unsigned e = mysql_errno(m);
-    w2l_rc code = is_conn_error(e) ? W2L_UNAVAILABLE
-                : e == ER_ACCESS_DENIED_ERROR || e == ER_DBACCESS_DENIED_ERROR ||
-                  e == ER_TABLEACCESS_DENIED_ERROR ? W2L_CONFIG
-                : e == ER_DUP_ENTRY ? W2L_EXISTS : W2L_ERROR;
-    w2l__fail(err, code, "sql catalog %s: %s: %s (%u)", c->shown, what, mysql_error(m), e);
-    err->sys_errno = (int)e;
-    return code;
-}
-
 static void disconnect(sql_catalog *c)
 {
-    if (c->conn) mysql_close(c->conn);
+    w2l__my_close(c->conn);
     c->conn = NULL;
 }
 
 static w2l_rc db_connect(sql_catalog *c, w2l_error *err)
 {
-    MYSQL *m = mysql_init(NULL);
-    W2L_NOMEM_IF(!m, err);
-    unsigned ct = CONNECT_TIMEOUT_S, rt = READ_TIMEOUT_S, wt = WRITE_TIMEOUT_S;
-    my_bool no = 0;
-    mysql_options(m, MYSQL_OPT_CONNECT_TIMEOUT, &ct);
-    mysql_options(m, MYSQL_OPT_READ_TIMEOUT, &rt);
-    mysql_options(m, MYSQL_OPT_WRITE_TIMEOUT, &wt);
-    mysql_options(m, MYSQL_OPT_RECONNECT, &no); /* reconnects are ours, counted */
-    mysql_options(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-    /* CLIENT_FOUND_ROWS: affected rows of an UPDATE count matched rows */
-    if (!mysql_real_connect(m, c->host, c->user, c->pass, NULL, c->port, NULL, CLIENT_FOUND_ROWS)) {
-        w2l_rc rc = db_fail(c, m, err, "connect");
-        mysql_close(m);
-        return rc;
-    }
-    if (mysql_select_db(m, c->db) != 0) {
-        w2l_rc rc = W2L_OK;
-        if (mysql_errno(m) != ER_BAD_DB_ERROR) rc = db_fail(c, m, err, "use database");
-        /* a missing database is created (the identifier quoted with backticks doubled) */
-        size_t n = strlen(c->db);
-        char *sql = rc == W2L_OK ? w2l__malloc(2 * n + 64) : NULL;
-        if (rc == W2L_OK && !sql) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
-        if (rc == W2L_OK) {
-            char *o = sql + sprintf(sql, "CREATE DATABASE IF NOT EXISTS `");
-            for (size_t i = 0; i < n; i++) {
-                if (c->db[i] == '`') *o++ = '`';
-                *o++ = c->db[i];
-            }
-            strcpy(o, "`");
-            if (mysql_query(m, sql) != 0 || mysql_select_db(m, c->db) != 0)
-                rc = db_fail(c, m, err, "create database");
-        }
-        w2l__free(sql);
-        if (rc != W2L_OK) {
-            mysql_close(m);
-            return rc;
-        }
-    }
-    c->conn = m;
-    return W2L_OK;
+    w2l__my_params p = {
+        .host = c->uri.host, .port = c->uri.port, .user = c->uri.user, .pass = c->uri.pass,
+        .db = c->uri.db, .connect_timeout_s = CONNECT_TIMEOUT_S, .read_timeout_s = READ_TIMEOUT_S,
+        .write_timeout_s = WRITE_TIMEOUT_S, .what = "sql catalog", .label = c->shown,
+        .fail_code = W2L_ERROR,
+        /* affected rows of an UPDATE count matched rows; the database is made when missing */
+        .flags = W2L__MY_FOUND_ROWS | W2L__MY_CREATE_DB,
+    };
+    return w2l__my_connect(&p, &c->conn, err);
 }
 
 /* A statement: sql with each '?' replaced by the next parameter as an escaped, quoted
@@ -243,13 +142,7 @@ static w2l_rc build(sql_catalog *c, const stmt *s, w2l_buf *out, w2l_error *err)
             W2L_TRY(w2l_buf_append(out, "NULL", 4, err));
             continue;
         }
-        size_t n = strlen(v);
-        W2L_TRY(w2l__buf_reserve(out, 2 * n + 3, err));
-        char *o = (char *)out->data + out->len;
-        *o++ = '\'';
-        unsigned long m = mysql_real_escape_string(c->conn, o, v, (unsigned long)n);
-        o[m] = '\'';
-        out->len += m + 2;
+        W2L_TRY(w2l__my_append_literal(c->conn, out, v, strlen(v), err));
     }
     return w2l__buf_cstr(out, err);
 }
@@ -257,7 +150,7 @@ static w2l_rc build(sql_catalog *c, const stmt *s, w2l_buf *out, w2l_error *err)
 /* Runs s under the mutex: connects when needed, and on a lost connection reconnects once
  * and runs s again (*retried set, so callers can settle an outcome the loss hid). res
  * (optional) receives the stored result set; affected the affected (matched) rows. */
-static w2l_rc run(sql_catalog *c, const stmt *s, MYSQL_RES **res, uint64_t *affected,
+static w2l_rc run(sql_catalog *c, const stmt *s, w2l__my_res **res, uint64_t *affected,
                   int *retried, w2l_error *err)
 {
     if (res) *res = NULL;
@@ -272,15 +165,9 @@ static w2l_rc run(sql_catalog *c, const stmt *s, MYSQL_RES **res, uint64_t *affe
         }
         rc = build(c, s, &sql, err);
         if (rc != W2L_OK) break;
-        if (mysql_real_query(c->conn, (const char *)sql.data, (unsigned long)sql.len) == 0) {
-            if (affected) *affected = (uint64_t)mysql_affected_rows(c->conn);
-            if (res && !(*res = mysql_store_result(c->conn)) && mysql_errno(c->conn) != 0) {
-                rc = db_fail(c, c->conn, err, "read result");
-                if (rc == W2L_UNAVAILABLE) disconnect(c);
-            }
-            break;
-        }
-        rc = db_fail(c, c->conn, err, "query");
+        rc = res ? w2l__my_query(c->conn, (const char *)sql.data, 0, res, err)
+                 : w2l__my_exec(c->conn, (const char *)sql.data, err);
+        if (rc == W2L_OK && affected) *affected = w2l__my_affected(c->conn);
         if (rc != W2L_UNAVAILABLE) break;
         disconnect(c);
         if (attempt == 0) {
@@ -310,17 +197,21 @@ static w2l_rc s_open(const w2l_catalog_methods *m, const w2l_conf *conf, const c
         return w2l__fail(err, W2L_ERROR, "sql catalog: mtx_init failed");
     c->have_mu = 1;
     c->io = io;
-    w2l_rc rc = (c->warehouse = w2l__strdup(warehouse)) ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
+    w2l_rc rc = (c->warehouse = w2l__strdup(warehouse))
+                    ? W2L_OK
+                    : w2l__fail(err, W2L_NOMEM, "out of memory");
     if (rc == W2L_OK) rc = parse_uri(c, uri, err);
     /* the JDBC catalog's tables (V1 schema with iceberg_type); binary collation, as
      * namespaces and table names from MariaDB are case-sensitive */
     if (rc == W2L_OK)
-        rc = run(c, STMT("CREATE TABLE IF NOT EXISTS iceberg_tables ("
-                         "catalog_name VARCHAR(255) NOT NULL, table_namespace VARCHAR(255) NOT NULL, "
-                         "table_name VARCHAR(255) NOT NULL, metadata_location VARCHAR(1000), "
-                         "previous_metadata_location VARCHAR(1000), iceberg_type VARCHAR(5), "
-                         "PRIMARY KEY (catalog_name, table_namespace, table_name)) "
-                         "CHARACTER SET utf8mb4 COLLATE utf8mb4_bin", NULL),
+        rc = run(c,
+                 STMT("CREATE TABLE IF NOT EXISTS iceberg_tables ("
+                      "catalog_name VARCHAR(255) NOT NULL, table_namespace VARCHAR(255) NOT NULL, "
+                      "table_name VARCHAR(255) NOT NULL, metadata_location VARCHAR(1000), "
+                      "previous_metadata_location VARCHAR(1000), iceberg_type VARCHAR(5), "
+                      "PRIMARY KEY (catalog_name, table_namespace, table_name)) "
+                      "CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
+                      NULL),
                  NULL, NULL, NULL, err);
     if (rc == W2L_OK)
         rc = run(c, STMT("CREATE TABLE IF NOT EXISTS iceberg_namespace_properties ("
@@ -329,16 +220,22 @@ static w2l_rc s_open(const w2l_catalog_methods *m, const w2l_conf *conf, const c
                          "PRIMARY KEY (catalog_name, namespace, property_key)) "
                          "CHARACTER SET utf8mb4 COLLATE utf8mb4_bin", NULL),
                  NULL, NULL, NULL, err);
-    MYSQL_RES *res = NULL;
+    w2l__my_res *res = NULL;
     if (rc == W2L_OK)
-        rc = run(c, STMT("SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = "
-                         "DATABASE() AND table_name = 'iceberg_tables' AND column_name = 'iceberg_type'", NULL),
-                 &res, NULL, NULL, err);
+        rc = run(
+            c,
+            STMT("SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = "
+                 "DATABASE() AND table_name = 'iceberg_tables' AND column_name = 'iceberg_type'",
+                 NULL),
+            &res, NULL, NULL, err);
     if (rc == W2L_OK) {
-        MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
-        c->has_type = row && row[0] && atoi(row[0]) > 0;
+        char **row;
+        unsigned long *lens;
+        int k = w2l__my_row(res, &row, &lens, err);
+        if (k < 0) rc = err->code;
+        c->has_type = k > 0 && row[0] && atoi(row[0]) > 0;
     }
-    if (res) mysql_free_result(res);
+    w2l__my_res_free(res);
     return rc; /* on failure the core calls nothing else; s_close is not called either */
 }
 
@@ -349,14 +246,7 @@ static void s_close(w2l_catalog *self)
     if (c->have_mu) mtx_destroy(&c->mu);
     w2l__free(c->warehouse);
     w2l__free(c->catalog_name);
-    w2l__free(c->host);
-    w2l__free(c->user);
-    if (c->pass) { /* leave no copy of the password in freed memory */
-        volatile char *p = c->pass;
-        while (*p) *p++ = 0;
-    }
-    w2l__free(c->pass);
-    w2l__free(c->db);
+    w2l__my_uri_free(&c->uri); /* the password overwritten first */
 }
 
 /* The open failed half way: release what it took (the core frees the struct). */
@@ -373,19 +263,27 @@ static w2l_rc s_open_or_clean(const w2l_catalog_methods *m, const w2l_conf *conf
 static w2l_rc current(sql_catalog *c, const char *ns, const char *table, w2l_buf *out,
                       w2l_error *err)
 {
-    MYSQL_RES *res;
-    const char *sql = c->has_type
-        ? "SELECT metadata_location FROM iceberg_tables WHERE catalog_name = ? AND "
-          "table_namespace = ? AND table_name = ? AND (iceberg_type = 'TABLE' OR iceberg_type IS NULL)"
-        : "SELECT metadata_location FROM iceberg_tables WHERE catalog_name = ? AND "
-          "table_namespace = ? AND table_name = ?";
+    w2l__my_res *res;
+    const char *sql =
+        c->has_type ? "SELECT metadata_location FROM iceberg_tables WHERE catalog_name = ? AND "
+                      "table_namespace = ? AND table_name = ? AND (iceberg_type = 'TABLE' OR "
+                      "iceberg_type IS NULL)"
+                    : "SELECT metadata_location FROM iceberg_tables WHERE catalog_name = ? AND "
+                      "table_namespace = ? AND table_name = ?";
     W2L_TRY(run(c, STMT(sql, c->catalog_name, ns, table), &res, NULL, NULL, err));
-    MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+    char **row;
+    unsigned long *lens;
+    int k = w2l__my_row(res, &row, &lens, err);
     w2l_rc rc = W2L_OK;
-    if (!row) rc = w2l__fail(err, W2L_NOTFOUND, "table %s.%s not found in catalog %s", ns, table, c->catalog_name);
-    else if (!row[0]) rc = w2l__fail(err, W2L_CORRUPT, "table %s.%s: no metadata_location in %s", ns, table, c->shown);
-    else rc = w2l_buf_append(out, row[0], strlen(row[0]), err);
-    if (res) mysql_free_result(res);
+    if (k < 0) rc = err->code;
+    else if (k == 0)
+        rc = w2l__fail(err, W2L_NOTFOUND, "table %s.%s not found in catalog %s", ns, table,
+                       c->catalog_name);
+    else if (!row[0])
+        rc = w2l__fail(err, W2L_CORRUPT, "table %s.%s: no metadata_location in %s", ns, table,
+                       c->shown);
+    else rc = w2l_buf_append(out, row[0], lens[0], err);
+    w2l__my_res_free(res);
     return rc;
 }
 
@@ -462,21 +360,25 @@ static w2l_rc s_commit(w2l_catalog *self, const char *ns, const char *table, con
     if (rc == W2L_OK && !base) {
         rc = ensure_namespace(c, ns, err);
         if (rc == W2L_OK) {
-            const char *sql = c->has_type
-                ? "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
-                  "metadata_location, previous_metadata_location, iceberg_type) VALUES (?, ?, ?, ?, NULL, 'TABLE')"
-                : "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
-                  "metadata_location, previous_metadata_location) VALUES (?, ?, ?, ?, NULL)";
+            const char *sql =
+                c->has_type
+                    ? "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
+                      "metadata_location, previous_metadata_location, iceberg_type) VALUES (?, ?, "
+                      "?, ?, NULL, 'TABLE')"
+                    : "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
+                      "metadata_location, previous_metadata_location) VALUES (?, ?, ?, ?, NULL)";
             rc = run(c, STMT(sql, c->catalog_name, ns, table, path), NULL, NULL, &retried, err);
             if (rc == W2L_EXISTS && retried && holds(c, ns, table, path)) rc = W2L_OK;
             else if (rc == W2L_EXISTS) w2l__fail(err, W2L_EXISTS, "table %s.%s exists", ns, table);
         }
     } else if (rc == W2L_OK) {
-        rc = run(c, STMT("UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? "
-                         "WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? "
-                         "AND metadata_location = ?",
-                         path, base, c->catalog_name, ns, table, base),
-                 NULL, &n, &retried, err);
+        rc = run(
+            c,
+            STMT("UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? "
+                 "WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? "
+                 "AND metadata_location = ?",
+                 path, base, c->catalog_name, ns, table, base),
+            NULL, &n, &retried, err);
         if (rc == W2L_OK && n == 0) {
             if (retried && holds(c, ns, table, path)) rc = W2L_OK; /* the lost first try landed */
             else rc = w2l__fail(err, W2L_CONFLICT, "commit %s.%s: the table is no longer at %s, "
@@ -507,15 +409,17 @@ static w2l_rc s_drop(w2l_catalog *self, const char *ns, const char *table, int p
     if (purge) { /* read what to purge before the table is forgotten */
         void *data = NULL;
         size_t len = 0;
-        rc = w2l_fileio_read_all(c->io, w2l__ice_local_path((const char *)loc.data), &data, &len, err);
+        rc = w2l_fileio_read_all(c->io, w2l__ice_local_path((const char *)loc.data), &data, &len,
+                                 err);
         if (rc == W2L_OK) rc = w2l__ice_meta_parse(data, len, &m, err);
         w2l__free(data);
     }
     uint64_t n = 0;
     if (rc == W2L_OK)
-        rc = run(c, STMT("DELETE FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? "
-                         "AND table_name = ? AND metadata_location = ?",
-                         c->catalog_name, ns, table, (const char *)loc.data),
+        rc = run(c,
+                 STMT("DELETE FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? "
+                      "AND table_name = ? AND metadata_location = ?",
+                      c->catalog_name, ns, table, (const char *)loc.data),
                  NULL, &n, NULL, err);
     if (rc == W2L_OK && n == 0)
         rc = w2l__fail(err, W2L_CONFLICT, "drop %s.%s: the table changed meanwhile", ns, table);
@@ -539,16 +443,19 @@ static w2l_rc s_rename(w2l_catalog *self, const char *ns, const char *table, con
     sql_catalog *c = (sql_catalog *)self;
     W2L_TRY(ensure_namespace(c, to_ns, err));
     uint64_t n = 0;
-    const char *sql = c->has_type
-        ? "UPDATE iceberg_tables SET table_namespace = ?, table_name = ? WHERE catalog_name = ? "
-          "AND table_namespace = ? AND table_name = ? AND (iceberg_type = 'TABLE' OR iceberg_type IS NULL)"
-        : "UPDATE iceberg_tables SET table_namespace = ?, table_name = ? WHERE catalog_name = ? "
-          "AND table_namespace = ? AND table_name = ?";
+    const char *sql = c->has_type ? "UPDATE iceberg_tables SET table_namespace = ?, table_name = ? "
+                                    "WHERE catalog_name = ? "
+                                    "AND table_namespace = ? AND table_name = ? AND (iceberg_type "
+                                    "= 'TABLE' OR iceberg_type IS NULL)"
+                                  : "UPDATE iceberg_tables SET table_namespace = ?, table_name = ? "
+                                    "WHERE catalog_name = ? "
+                                    "AND table_namespace = ? AND table_name = ?";
     w2l_rc rc = run(c, STMT(sql, to_ns, to_table, c->catalog_name, ns, table), NULL, &n, NULL, err);
     if (rc == W2L_EXISTS)
         return w2l__fail(err, W2L_EXISTS, "rename %s.%s: %s.%s exists", ns, table, to_ns, to_table);
     if (rc == W2L_OK && n == 0)
-        rc = w2l__fail(err, W2L_NOTFOUND, "rename: table %s.%s not found in catalog %s", ns, table, c->catalog_name);
+        rc = w2l__fail(err, W2L_NOTFOUND, "rename: table %s.%s not found in catalog %s", ns, table,
+                       c->catalog_name);
     return rc;
 }
 
@@ -563,17 +470,28 @@ static w2l_rc s_list(w2l_catalog *self, const char *ns,
              "ORDER BY table_namespace, table_name",
              ns ? " AND table_namespace = ?" : "",
              c->has_type ? " AND (iceberg_type = 'TABLE' OR iceberg_type IS NULL)" : "");
-    MYSQL_RES *res;
-    W2L_TRY(run(c, ns ? STMT(sql, c->catalog_name, ns) : STMT(sql, c->catalog_name), &res, NULL, NULL, err));
+    w2l__my_res *res;
+    W2L_TRY(run(c, ns ? STMT(sql, c->catalog_name, ns) : STMT(sql, c->catalog_name), &res, NULL,
+                NULL, err));
     /* the rows are stored client-side: fn runs without the connection's mutex */
-    MYSQL_ROW row;
-    while (res && (row = mysql_fetch_row(res)))
+    char **row;
+    unsigned long *lens;
+    int k;
+    while ((k = w2l__my_row(res, &row, &lens, err)) > 0)
         if (row[0] && row[1] && fn(ctx, row[0], row[1])) break;
-    if (res) mysql_free_result(res);
-    return W2L_OK;
+    w2l__my_res_free(res);
+    return k < 0 ? err->code : W2L_OK;
 }
 
 const w2l_catalog_methods w2l__catalog_sql = {
-    W2L_CATALOG_METHODS_V1, "sql", sizeof(sql_catalog), NULL, s_open_or_clean, s_load, s_commit,
-    s_drop, s_rename, s_list, s_close,
+    .version = W2L_CATALOG_METHODS_V1,
+    .name = "sql",
+    .size = sizeof(sql_catalog),
+    .open = s_open_or_clean,
+    .load_table = s_load,
+    .commit_table = s_commit,
+    .drop_table = s_drop,
+    .rename_table = s_rename,
+    .list_tables = s_list,
+    .close = s_close,
 };

@@ -9,7 +9,7 @@
  * Spec: "Iceberg Table Spec", format version 2: Table Metadata, Schemas and Data Types,
  * Partitioning and Partition Transforms, Manifests, Manifest Lists, Snapshots, Sequence
  * Numbers, Scan Planning, Appendix C (JSON serialization), Appendix D (single-value
- * serialization). DESIGN.md section 5 fixes the lake layout and the reader contracts.
+ * serialization). w2l-design(7) section 5 fixes the lake layout and the reader contracts.
  *
  * Ownership: structs returned from readers live in a caller-supplied arena (manifests,
  * manifest lists) or are freed with their _free function (metadata, tables, scans).
@@ -270,7 +270,8 @@ int64_t w2l__ice_random_id(void);
 /* Avro schema JSON of a manifest entry for spec (fresh memory) and of a manifest list. */
 char *w2l__ice_avro_manifest_schema(const w2l__ice_spec *spec);
 const char *w2l__ice_avro_manifest_list_schema(void);
-/* Avro schema type text of a partition value of type t, e.g. {"type":"int","logicalType":"date"}. */
+/* Avro schema type text of a partition value of type t, e.g. {"type":"int","logicalType":"date"}.
+ */
 const char *w2l__ice_avro_partition_type(w2l_type t, char *buf, size_t size);
 
 /* Writes a manifest of entries (all of one content class) to path (W2L_CREATE_EXCL), with

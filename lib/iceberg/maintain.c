@@ -1,5 +1,5 @@
 /*
- * Table maintenance (DESIGN.md section 10): what keeps a table that takes a commit every few
+ * Table maintenance (w2l-design(7) section 10): what keeps a table that takes a commit every few
  * seconds healthy for months. Manifest merging happens in every commit (snapshot.c); this
  * file holds the three actions that run apart from commits:
  *
@@ -135,8 +135,10 @@ w2l_rc w2l__ice_expire_select(const w2l__ice_meta *m, const w2l__ice_policy *p, 
     *ids = NULL;
     *n = 0;
     if (!m->nsnapshots) return W2L_OK;
-    const int64_t max_age = prop_i64(m, "history.expire.max-snapshot-age-ms", p->max_snapshot_age_ms);
-    const int64_t min_keep = W2L_MAX(1, prop_i64(m, "history.expire.min-snapshots-to-keep", p->min_snapshots));
+    const int64_t max_age =
+        prop_i64(m, "history.expire.max-snapshot-age-ms", p->max_snapshot_age_ms);
+    const int64_t min_keep =
+        W2L_MAX(1, prop_i64(m, "history.expire.min-snapshots-to-keep", p->min_snapshots));
     const int64_t cutoff = now_ms - max_age;
     unsigned char *keep = w2l__calloc(m->nsnapshots, 1);
     int64_t *out = w2l__malloc(m->nsnapshots * sizeof *out);
@@ -160,7 +162,8 @@ w2l_rc w2l__ice_expire_select(const w2l__ice_meta *m, const w2l__ice_policy *p, 
         for (size_t i = 0; i < m->nsnapshots; i++)
             if (m->snapshots[i].snapshot_id == m->refs[r].snapshot_id) keep[i] = 1;
     for (size_t i = 0; i < m->nsnapshots; i++)
-        if (!keep[i] && m->snapshots[i].snapshot_id != m->current_snapshot_id) out[(*n)++] = m->snapshots[i].snapshot_id;
+        if (!keep[i] && m->snapshots[i].snapshot_id != m->current_snapshot_id)
+            out[(*n)++] = m->snapshots[i].snapshot_id;
     w2l__free(keep);
     if (!*n) {
         w2l__free(out);
@@ -171,8 +174,8 @@ w2l_rc w2l__ice_expire_select(const w2l__ice_meta *m, const w2l__ice_policy *p, 
 }
 
 /* Reads the manifest list at path into a; a missing list gives none. */
-static w2l_rc read_list(w2l_fileio *io, const char *path, w2l__arena *a, w2l__ice_manifest **ml, size_t *n,
-                        w2l_error *err)
+static w2l_rc read_list(w2l_fileio *io, const char *path, w2l__arena *a, w2l__ice_manifest **ml,
+                        size_t *n, w2l_error *err)
 {
     w2l_error e2;
     w2l_rc rc = w2l__ice_manifest_list_read(io, w2l__ice_local_path(path), a, ml, n, &e2);
@@ -260,7 +263,8 @@ w2l_rc w2l__ice_expire_cleanup(w2l_fileio *io, const w2l__ice_meta *after, char 
             w2l__ice_entry *e;
             size_t ne;
             w2l_error e2;
-            w2l_rc r2 = w2l__ice_manifest_read(io, &ml[k], w2l__ice_meta_spec(after, ml[k].spec_id), &a, &e, &ne, &e2);
+            w2l_rc r2 = w2l__ice_manifest_read(io, &ml[k], w2l__ice_meta_spec(after, ml[k].spec_id),
+                                               &a, &e, &ne, &e2);
             if (r2 == W2L_NOTFOUND) continue; /* removed by an earlier, interrupted cleanup */
             if (r2 != W2L_OK) {
                 rc = r2;
@@ -288,7 +292,8 @@ w2l_rc w2l__ice_expire_cleanup(w2l_fileio *io, const w2l__ice_meta *after, char 
     for (size_t i = 0; rc == W2L_OK && ncf && i < nrm; i++) {
         w2l__ice_entry *e;
         size_t ne;
-        rc = w2l__ice_manifest_read(io, rm[i], w2l__ice_meta_spec(after, rm[i]->spec_id), &a, &e, &ne, err);
+        rc = w2l__ice_manifest_read(io, rm[i], w2l__ice_meta_spec(after, rm[i]->spec_id), &a, &e,
+                                    &ne, err);
         for (size_t q = 0; rc == W2L_OK && q < ne; q++)
             if (e[q].status != W2L_ICE_DELETED && pathset_add(&live, e[q].file.path) < 0)
                 rc = w2l__fail(err, W2L_NOMEM, "out of memory");
@@ -297,8 +302,10 @@ w2l_rc w2l__ice_expire_cleanup(w2l_fileio *io, const w2l__ice_meta *after, char 
      * leaves unreachable files for orphan removal, never a reachable manifest without its
      * files */
     for (size_t i = 0; rc == W2L_OK && i < ncf; i++)
-        if (!pathset_has(&live, cf[i].path)) rc = remove_file(io, cf[i].path, cf[i].size, dry_run, st, err);
-    for (size_t i = 0; rc == W2L_OK && i < ngm; i++) rc = remove_file(io, gm[i].path, gm[i].length, dry_run, st, err);
+        if (!pathset_has(&live, cf[i].path))
+            rc = remove_file(io, cf[i].path, cf[i].size, dry_run, st, err);
+    for (size_t i = 0; rc == W2L_OK && i < ngm; i++)
+        rc = remove_file(io, gm[i].path, gm[i].length, dry_run, st, err);
     for (size_t i = 0; rc == W2L_OK && i < nlists; i++)
         if (!pathset_has(&kept_m, lists[i])) rc = remove_file(io, lists[i], 0, dry_run, st, err);
     w2l__free(cf);
@@ -338,7 +345,8 @@ static int small_step(void *ctx, const w2l__ice_snapshot *x, size_t depth)
 
 int w2l__ice_compact_due(const w2l__ice_meta *m, const w2l__ice_policy *p)
 {
-    const w2l__ice_snapshot *cur = m->current_snapshot_id != -1 ? w2l__ice_meta_snapshot(m, m->current_snapshot_id) : NULL;
+    const w2l__ice_snapshot *cur =
+        m->current_snapshot_id != -1 ? w2l__ice_meta_snapshot(m, m->current_snapshot_id) : NULL;
     if (!cur) return 0;
     const w2l__ice_props *s = &cur->summary;
     int64_t deletes = sum_i64(s, "total-delete-files");
@@ -424,7 +432,10 @@ void w2l__ice_compaction_change(const w2l__ice_compaction *k, w2l__ice_change *c
     c->nremoved = k->nremoved;
 }
 
-const w2l__ice_maint_stats *w2l__ice_compaction_stats(const w2l__ice_compaction *k) { return &k->st; }
+const w2l__ice_maint_stats *w2l__ice_compaction_stats(const w2l__ice_compaction *k)
+{
+    return &k->st;
+}
 int64_t w2l__ice_compaction_base(const w2l__ice_compaction *k) { return k->base_id; }
 
 /* The rewriting side: one output file at a time, rolled at the target size. */
@@ -459,7 +470,8 @@ static w2l_rc rw_close(rewriter *r)
     if (rc == W2L_OK && rows) {
         char *ap = w2l__arena_strndup(&r->k->arena, path, strlen(path));
         w2l__ice_data_file df;
-        rc = ap ? w2l__ice_data_file_from_stats(&r->k->arena, W2L_ICE_DATA, ap, &fst, NULL, 0, &df, r->err)
+        rc = ap ? w2l__ice_data_file_from_stats(&r->k->arena, W2L_ICE_DATA, ap, &fst, NULL, 0, &df,
+                                                r->err)
                 : w2l__fail(r->err, W2L_NOMEM, "out of memory");
         if (rc == W2L_OK) rc = push_out(r->k, &df, r->err);
         if (rc == W2L_OK) {
@@ -491,7 +503,8 @@ static int rw_row(void *ctx, const w2l_value *row, size_t n)
             r->rc = w2l__fail(r->err, W2L_NOMEM, "out of memory");
             return 1;
         }
-        r->rc = w2l__pq_writer_open(r->io, w2l__ice_local_path(r->path), W2L_CREATE_EXCL, r->schema, r->pq, NULL, 0, &r->w, r->err);
+        r->rc = w2l__pq_writer_open(r->io, w2l__ice_local_path(r->path), W2L_CREATE_EXCL, r->schema,
+                                    r->pq, NULL, 0, &r->w, r->err);
         if (r->rc != W2L_OK) {
             w2l__free(r->path);
             r->path = NULL;
@@ -533,15 +546,20 @@ static w2l_rc write_posdeletes(rewriter *r, posdel *pd, size_t n)
     qsort(pd, n, sizeof *pd, cmp_posdel);
     w2l_schema *s = w2l_schema_new(0);
     W2L_NOMEM_IF(!s, r->err);
-    w2l_rc rc = w2l_schema_add_field(s, W2L_PQ_FIELD_ID_FILE_PATH, "file_path", (w2l_type){W2L_TYPE_STRING, 0, 0}, 1, r->err);
-    if (rc == W2L_OK) rc = w2l_schema_add_field(s, W2L_PQ_FIELD_ID_POS, "pos", (w2l_type){W2L_TYPE_LONG, 0, 0}, 1, r->err);
+    w2l_rc rc = w2l_schema_add_field(s, W2L_PQ_FIELD_ID_FILE_PATH, "file_path",
+                                     (w2l_type){ W2L_TYPE_STRING, 0, 0 }, 1, r->err);
+    if (rc == W2L_OK)
+        rc = w2l_schema_add_field(s, W2L_PQ_FIELD_ID_POS, "pos", (w2l_type){ W2L_TYPE_LONG, 0, 0 },
+                                  1, r->err);
     w2l__ice_table t;
     memset(&t, 0, sizeof t);
     t.meta = (w2l__ice_meta *)r->m;
     char *path = rc == W2L_OK ? w2l__ice_new_data_path(&t, NULL, "compacted-pos-delete") : NULL;
     if (rc == W2L_OK && !path) rc = w2l__fail(r->err, W2L_NOMEM, "out of memory");
     w2l__pq_writer *w = NULL;
-    if (rc == W2L_OK) rc = w2l__pq_writer_open(r->io, w2l__ice_local_path(path), W2L_CREATE_EXCL, s, r->pq, NULL, 0, &w, r->err);
+    if (rc == W2L_OK)
+        rc = w2l__pq_writer_open(r->io, w2l__ice_local_path(path), W2L_CREATE_EXCL, s, r->pq, NULL,
+                                 0, &w, r->err);
     for (size_t i = 0; rc == W2L_OK && i < n; i++) {
         w2l_value row[2];
         memset(row, 0, sizeof row);
@@ -560,7 +578,8 @@ static w2l_rc write_posdeletes(rewriter *r, posdel *pd, size_t n)
     if (rc == W2L_OK) {
         char *ap = w2l__arena_strndup(&r->k->arena, path, strlen(path));
         w2l__ice_data_file df;
-        rc = ap ? w2l__ice_data_file_from_stats(&r->k->arena, W2L_ICE_POS_DELETES, ap, &fst, NULL, 0, &df, r->err)
+        rc = ap ? w2l__ice_data_file_from_stats(&r->k->arena, W2L_ICE_POS_DELETES, ap, &fst, NULL,
+                                                0, &df, r->err)
                 : w2l__fail(r->err, W2L_NOMEM, "out of memory");
         if (rc == W2L_OK) rc = push_out(r->k, &df, r->err);
         if (rc == W2L_OK) {
@@ -583,11 +602,13 @@ w2l_rc w2l__ice_compact_prepare(w2l_fileio *io, const w2l__ice_meta *m,
                                 w2l__ice_compaction **out, w2l_error *err)
 {
     *out = NULL;
-    const w2l__ice_snapshot *base = m->current_snapshot_id != -1 ? w2l__ice_meta_snapshot(m, m->current_snapshot_id) : NULL;
+    const w2l__ice_snapshot *base =
+        m->current_snapshot_id != -1 ? w2l__ice_meta_snapshot(m, m->current_snapshot_id) : NULL;
     if (!base) return W2L_OK;
     const w2l__ice_spec *spec = w2l__ice_meta_spec(m, m->default_spec_id);
     if (spec && spec->nfields) {
-        w2l__log(W2L_LOG_DEBUG, "compaction of %s: partitioned tables are not compacted yet", m->location);
+        w2l__log(W2L_LOG_DEBUG, "compaction of %s: partitioned tables are not compacted yet",
+                 m->location);
         return W2L_OK;
     }
     int64_t t0 = w2l__now_ms();
@@ -678,7 +699,8 @@ w2l_rc w2l__ice_compact_prepare(w2l_fileio *io, const w2l__ice_meta *m,
     w2l__free(pd);
     /* every delete file of the base goes: its rows are gone from the rewritten files, its
      * positions are in the new position delete file, or it matched nothing */
-    for (size_t d = 0; rc == W2L_OK && d < scan->ndelete_files; d++) rc = push_removed(k, scan->delete_files[d], err);
+    for (size_t d = 0; rc == W2L_OK && d < scan->ndelete_files; d++)
+        rc = push_removed(k, scan->delete_files[d], err);
     w2l__ice_scan_free(scan);
     if (rc == W2L_OK && !k->nremoved) { /* nothing changed after all */
         w2l__ice_compaction_free(k, io, 1);
@@ -696,7 +718,8 @@ w2l_rc w2l__ice_compact_prepare(w2l_fileio *io, const w2l__ice_meta *m,
 w2l_rc w2l__ice_compaction_validate(w2l_fileio *io, const w2l__ice_meta *m,
                                     const w2l__ice_compaction *k, w2l_error *err)
 {
-    const w2l__ice_snapshot *cur = m->current_snapshot_id != -1 ? w2l__ice_meta_snapshot(m, m->current_snapshot_id) : NULL;
+    const w2l__ice_snapshot *cur =
+        m->current_snapshot_id != -1 ? w2l__ice_meta_snapshot(m, m->current_snapshot_id) : NULL;
     if (!cur) return w2l__fail(err, W2L_CONFLICT, "compaction: the table has no snapshot any more");
     if (cur->snapshot_id == k->base_id) return W2L_OK;
     pathset rm = {0};
@@ -707,18 +730,24 @@ w2l_rc w2l__ice_compaction_validate(w2l_fileio *io, const w2l__ice_meta *m,
     w2l__arena_init(&a, 1 << 14);
     w2l__ice_manifest *ml = NULL;
     size_t n = 0;
-    if (rc == W2L_OK) rc = w2l__ice_manifest_list_read(io, w2l__ice_local_path(cur->manifest_list), &a, &ml, &n, err);
+    if (rc == W2L_OK)
+        rc = w2l__ice_manifest_list_read(io, w2l__ice_local_path(cur->manifest_list), &a, &ml, &n,
+                                         err);
     for (size_t i = 0; rc == W2L_OK && i < n; i++) {
         if (ml[i].content != W2L_ICE_MANIFEST_DELETES || ml[i].seq <= k->base_seq) continue;
         w2l__ice_entry *e;
         size_t ne;
-        rc = w2l__ice_manifest_read(io, &ml[i], w2l__ice_meta_spec(m, ml[i].spec_id), &a, &e, &ne, err);
+        rc = w2l__ice_manifest_read(io, &ml[i], w2l__ice_meta_spec(m, ml[i].spec_id), &a, &e, &ne,
+                                    err);
         for (size_t q = 0; rc == W2L_OK && q < ne; q++) {
             const w2l__ice_data_file *d = &e[q].file;
-            if (e[q].status == W2L_ICE_DELETED || d->content != W2L_ICE_POS_DELETES || e[q].seq <= k->base_seq) continue;
+            if (e[q].status == W2L_ICE_DELETED || d->content != W2L_ICE_POS_DELETES ||
+                e[q].seq <= k->base_seq)
+                continue;
             if (d->referenced_data_file) {
                 if (pathset_has(&rm, d->referenced_data_file))
-                    rc = w2l__fail(err, W2L_CONFLICT, "compaction: position delete %s names rewritten file %s",
+                    rc = w2l__fail(err, W2L_CONFLICT,
+                                   "compaction: position delete %s names rewritten file %s",
                                    d->path, d->referenced_data_file);
                 continue;
             }
@@ -728,7 +757,8 @@ w2l_rc w2l__ice_compaction_validate(w2l_fileio *io, const w2l__ice_meta *m,
             const w2l_schema *fs = w2l__pq_reader_schema(r);
             long ip = w2l_schema_index_of_id(fs, W2L_PQ_FIELD_ID_FILE_PATH);
             size_t nf = w2l_schema_field_count(fs);
-            for (size_t rg = 0; rc == W2L_OK && ip >= 0 && rg < w2l__pq_reader_num_row_groups(r); rg++) {
+            for (size_t rg = 0; rc == W2L_OK && ip >= 0 && rg < w2l__pq_reader_num_row_groups(r);
+                 rg++) {
                 const w2l_value *rows;
                 size_t nrows = w2l__pq_reader_row_group_rows(r, rg);
                 rc = w2l__pq_reader_read_row_group(r, rg, &rows, err);
@@ -740,7 +770,9 @@ w2l_rc w2l__ice_compaction_validate(w2l_fileio *io, const w2l__ice_meta *m,
                     memcpy(buf, v->v.bytes.ptr, len);
                     buf[len] = 0;
                     if (pathset_has(&rm, buf))
-                        rc = w2l__fail(err, W2L_CONFLICT, "compaction: position delete %s names rewritten file %s", d->path, buf);
+                        rc = w2l__fail(err, W2L_CONFLICT,
+                                       "compaction: position delete %s names rewritten file %s",
+                                       d->path, buf);
                 }
             }
             w2l__pq_reader_close(r);
@@ -853,7 +885,8 @@ w2l_rc w2l__ice_remove_orphans(w2l_fileio *io, const char *location,
                 if (ad <= 0) continue;
                 w2l__ice_entry *e;
                 size_t ne;
-                rc = w2l__ice_manifest_read(io, &ml[k], w2l__ice_meta_spec(m, ml[k].spec_id), &a, &e, &ne, err);
+                rc = w2l__ice_manifest_read(io, &ml[k], w2l__ice_meta_spec(m, ml[k].spec_id), &a,
+                                            &e, &ne, err);
                 for (size_t q = 0; rc == W2L_OK && q < ne; q++) REACH(e[q].file.path);
             }
         }

@@ -40,7 +40,8 @@ w2l_rc w2l__ice_data_file_from_stats(w2l__arena *a, int content, const char *pat
         o->has_nans = c->has_nan_count ? 1 : 0;
         o->nan_count = (int64_t)c->nan_count;
         if (c->has_bounds) {
-            unsigned char *lo = w2l__arena_alloc(a, c->lower_len + 1), *hi = w2l__arena_alloc(a, c->upper_len + 1);
+            unsigned char *lo = w2l__arena_alloc(a, c->lower_len + 1),
+                          *hi = w2l__arena_alloc(a, c->upper_len + 1);
             W2L_NOMEM_IF(!lo || !hi, err);
             memcpy(lo, c->lower, c->lower_len);
             memcpy(hi, c->upper, c->upper_len);
@@ -107,7 +108,9 @@ static w2l_rc set_pvalue(avro_value_t *f, w2l_type t, const w2l_value *v, w2l_er
     case W2L_TYPE_FLOAT: AV(avro_value_set_float(f, v->v.f32)); break;
     case W2L_TYPE_DOUBLE: AV(avro_value_set_double(f, v->v.f64)); break;
     case W2L_TYPE_STRING: return set_str(f, v->v.bytes.ptr, v->v.bytes.len, err);
-    case W2L_TYPE_BINARY: AV(avro_value_set_bytes(f, (void *)v->v.bytes.ptr, v->v.bytes.len)); break;
+    case W2L_TYPE_BINARY:
+        AV(avro_value_set_bytes(f, (void *)v->v.bytes.ptr, v->v.bytes.len));
+        break;
     case W2L_TYPE_DECIMAL: {
         unsigned char b[16];
         size_t n = w2l__decimal_fixed_len(t.precision);
@@ -183,7 +186,8 @@ static w2l_rc fill_entry(avro_value_t *rec, const w2l__ice_spec *spec, const w2l
     AV(w2l__avro_set(&df, "file_path", &f));
     W2L_TRY(set_str(&f, d->path, strlen(d->path), err));
     AV(w2l__avro_set(&df, "file_format", &f));
-    W2L_TRY(set_str(&f, d->format ? d->format : "PARQUET", strlen(d->format ? d->format : "PARQUET"), err));
+    W2L_TRY(set_str(&f, d->format ? d->format : "PARQUET",
+                    strlen(d->format ? d->format : "PARQUET"), err));
     AV(w2l__avro_set(&df, "partition", &sub));
     if (d->npart != spec->nfields)
         return w2l__fail(err, W2L_MISUSE, "data file %s: %zu partition values for %zu spec fields",
@@ -277,7 +281,8 @@ static w2l_rc summarize(const w2l__ice_spec *spec, const w2l__ice_entry *entries
         const w2l_value *b[2] = {lo, hi};
         for (int j = 0; j < 2; j++) {
             if (!b[j]) continue;
-            size_t cap = (t.id == W2L_TYPE_STRING || t.id == W2L_TYPE_BINARY) ? b[j]->v.bytes.len + 1 : 16;
+            size_t cap =
+                (t.id == W2L_TYPE_STRING || t.id == W2L_TYPE_BINARY) ? b[j]->v.bytes.len + 1 : 16;
             unsigned char *p = w2l__arena_alloc(a, cap);
             W2L_NOMEM_IF(!p, err);
             size_t len = w2l__value_to_bytes(t, b[j], p, cap);
@@ -306,13 +311,17 @@ w2l_rc w2l__ice_manifest_write(w2l_fileio *io, const char *path, const w2l__ice_
             return w2l__fail(err, W2L_MISUSE, "manifest %s: file %s of content %d in a %s manifest",
                              path, e->file.path, e->file.content, content ? "delete" : "data");
         if (e->status != W2L_ICE_ADDED && (e->seq < 0 || e->file_seq < 0))
-            return w2l__fail(err, W2L_MISUSE, "manifest %s: EXISTING/DELETED entry without sequence numbers", path);
+            return w2l__fail(err, W2L_MISUSE,
+                             "manifest %s: EXISTING/DELETED entry without sequence numbers", path);
         switch (e->status) {
         case W2L_ICE_ADDED: out->added_files++, out->added_rows += e->file.record_count; break;
-        case W2L_ICE_EXISTING: out->existing_files++, out->existing_rows += e->file.record_count; break;
+        case W2L_ICE_EXISTING:
+            out->existing_files++, out->existing_rows += e->file.record_count;
+            break;
         default: out->deleted_files++, out->deleted_rows += e->file.record_count; break;
         }
-        if (e->status != W2L_ICE_DELETED && e->seq >= 0 && (out->min_seq < 0 || e->seq < out->min_seq))
+        if (e->status != W2L_ICE_DELETED && e->seq >= 0 &&
+            (out->min_seq < 0 || e->seq < out->min_seq))
             out->min_seq = e->seq;
     }
     W2L_TRY(summarize(spec, entries, n, a, out, err));
@@ -507,7 +516,8 @@ static w2l_rc read_entry(avro_value_t *rec, const w2l__ice_manifest *mf, const w
     avro_value_t f, df, sub;
     memset(e, 0, sizeof *e);
     e->snapshot_id = e->seq = e->file_seq = -1;
-    if (!w2l__avro_get(rec, "status", &f)) return w2l__fail(err, W2L_CORRUPT, "entry without status");
+    if (!w2l__avro_get(rec, "status", &f))
+        return w2l__fail(err, W2L_CORRUPT, "entry without status");
     e->status = (int)w2l__avro_int(&f);
     if (w2l__avro_get(rec, "snapshot_id", &f)) e->snapshot_id = w2l__avro_int(&f);
     if (w2l__avro_get(rec, "sequence_number", &f)) e->seq = w2l__avro_int(&f);
@@ -516,11 +526,13 @@ static w2l_rc read_entry(avro_value_t *rec, const w2l__ice_manifest *mf, const w
     if (e->snapshot_id < 0) e->snapshot_id = mf->added_snapshot_id;
     if (e->seq < 0 && (e->status == W2L_ICE_ADDED || mf->seq == 0)) e->seq = mf->seq;
     if (e->file_seq < 0 && (e->status == W2L_ICE_ADDED || mf->seq == 0)) e->file_seq = mf->seq;
-    if (!w2l__avro_get(rec, "data_file", &df)) return w2l__fail(err, W2L_CORRUPT, "entry without data_file");
+    if (!w2l__avro_get(rec, "data_file", &df))
+        return w2l__fail(err, W2L_CORRUPT, "entry without data_file");
     w2l__ice_data_file *d = &e->file;
     d->spec_id = mf->spec_id;
     if (w2l__avro_get(&df, "content", &f)) d->content = (int)w2l__avro_int(&f);
-    if (!w2l__avro_get(&df, "file_path", &f)) return w2l__fail(err, W2L_CORRUPT, "data_file without file_path");
+    if (!w2l__avro_get(&df, "file_path", &f))
+        return w2l__fail(err, W2L_CORRUPT, "data_file without file_path");
     d->path = arena_str(a, &f);
     d->format = w2l__avro_get(&df, "file_format", &f) ? arena_str(a, &f) : "PARQUET";
     W2L_NOMEM_IF(!d->path || !d->format, err);
@@ -534,7 +546,8 @@ static w2l_rc read_entry(avro_value_t *rec, const w2l__ice_manifest *mf, const w
             avro_value_t u, b;
             avro_value_get_by_index(&sub, i, &u, NULL);
             if (avro_value_get_type(&u) == AVRO_UNION) {
-                if (avro_value_get_current_branch(&u, &b) != 0) return w2l__fail(err, W2L_CORRUPT, "partition union");
+                if (avro_value_get_current_branch(&u, &b) != 0)
+                    return w2l__fail(err, W2L_CORRUPT, "partition union");
             } else {
                 b = u;
             }
@@ -545,7 +558,8 @@ static w2l_rc read_entry(avro_value_t *rec, const w2l__ice_manifest *mf, const w
     if (w2l__avro_get(&df, "record_count", &f)) d->record_count = w2l__avro_int(&f);
     if (w2l__avro_get(&df, "file_size_in_bytes", &f)) d->file_size = w2l__avro_int(&f);
     W2L_TRY(read_maps(&df, a, cv, d, err));
-    if (w2l__avro_get(&df, "key_metadata", &f)) W2L_NOMEM_IF(arena_bytes(a, &f, &d->key_metadata) != 0, err);
+    if (w2l__avro_get(&df, "key_metadata", &f))
+        W2L_NOMEM_IF(arena_bytes(a, &f, &d->key_metadata) != 0, err);
     if (w2l__avro_get(&df, "split_offsets", &f)) {
         avro_value_get_size(&f, &d->nsplits);
         d->split_offsets = w2l__arena_alloc(a, (d->nsplits ? d->nsplits : 1) * sizeof(int64_t));

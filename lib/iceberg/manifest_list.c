@@ -3,7 +3,7 @@
  * manifest (Iceberg spec: "Manifest Lists", format version 2 fields 500-519 with the
  * partition field_summary r508). New manifests get the committing snapshot's sequence
  * number here (their entries inherit it); manifests carried over from the parent keep
- * theirs, so a commit rewrites no manifest (DESIGN.md section 2: thousands of tables per
+ * theirs, so a commit rewrites no manifest (w2l-design(7) section 2: thousands of tables per
  * checkpoint). Header keys: snapshot-id, parent-snapshot-id, sequence-number, format-version.
  * Reading also accepts the legacy v1 names of 504-506 (added_data_files_count, ...).
  */
@@ -135,9 +135,12 @@ static w2l_rc read_one(avro_value_t *rec, w2l__arena *a, w2l__ice_manifest *m, w
     m->min_seq = m->seq;
     if (w2l__avro_get(rec, "min_sequence_number", &f)) m->min_seq = w2l__avro_int(&f);
     if (w2l__avro_get(rec, "added_snapshot_id", &f)) m->added_snapshot_id = w2l__avro_int(&f);
-    if (get_any(rec, "added_files_count", "added_data_files_count", &f)) m->added_files = (int32_t)w2l__avro_int(&f);
-    if (get_any(rec, "existing_files_count", "existing_data_files_count", &f)) m->existing_files = (int32_t)w2l__avro_int(&f);
-    if (get_any(rec, "deleted_files_count", "deleted_data_files_count", &f)) m->deleted_files = (int32_t)w2l__avro_int(&f);
+    if (get_any(rec, "added_files_count", "added_data_files_count", &f))
+        m->added_files = (int32_t)w2l__avro_int(&f);
+    if (get_any(rec, "existing_files_count", "existing_data_files_count", &f))
+        m->existing_files = (int32_t)w2l__avro_int(&f);
+    if (get_any(rec, "deleted_files_count", "deleted_data_files_count", &f))
+        m->deleted_files = (int32_t)w2l__avro_int(&f);
     if (w2l__avro_get(rec, "added_rows_count", &f)) m->added_rows = w2l__avro_int(&f);
     if (w2l__avro_get(rec, "existing_rows_count", &f)) m->existing_rows = w2l__avro_int(&f);
     if (w2l__avro_get(rec, "deleted_rows_count", &f)) m->deleted_rows = w2l__avro_int(&f);
@@ -150,13 +153,16 @@ static w2l_rc read_one(avro_value_t *rec, w2l__arena *a, w2l__ice_manifest *m, w
             w2l__ice_part_summary *p = &m->parts[i];
             memset(p, 0, sizeof *p);
             avro_value_get_by_index(&arr, i, &el, NULL);
-            if (w2l__avro_get(&el, "contains_null", &sub)) avro_value_get_boolean(&sub, &p->contains_null);
+            if (w2l__avro_get(&el, "contains_null", &sub))
+                avro_value_get_boolean(&sub, &p->contains_null);
             if (w2l__avro_get(&el, "contains_nan", &sub)) {
                 p->has_contains_nan = 1;
                 avro_value_get_boolean(&sub, &p->contains_nan);
             }
-            if (w2l__avro_get(&el, "lower_bound", &sub)) W2L_NOMEM_IF(bytes_of(a, &sub, &p->lower) != 0, err);
-            if (w2l__avro_get(&el, "upper_bound", &sub)) W2L_NOMEM_IF(bytes_of(a, &sub, &p->upper) != 0, err);
+            if (w2l__avro_get(&el, "lower_bound", &sub))
+                W2L_NOMEM_IF(bytes_of(a, &sub, &p->lower) != 0, err);
+            if (w2l__avro_get(&el, "upper_bound", &sub))
+                W2L_NOMEM_IF(bytes_of(a, &sub, &p->upper) != 0, err);
         }
     }
     return W2L_OK;

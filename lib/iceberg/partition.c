@@ -189,7 +189,9 @@ w2l_rc w2l__ice_transform_apply(w2l__ice_transform t, w2l_type src, const w2l_va
         switch (src.id) {
         case W2L_TYPE_INT: out->v.i32 = (int32_t)(in->v.i32 - w2l__floor_mod(in->v.i32, w)); break;
         case W2L_TYPE_LONG: out->v.i64 = in->v.i64 - w2l__floor_mod(in->v.i64, w); break;
-        case W2L_TYPE_STRING: out->v.bytes.len = (size_t)utf8_prefix_len(in->v.bytes.ptr, in->v.bytes.len, t.param); break;
+        case W2L_TYPE_STRING:
+            out->v.bytes.len = (size_t)utf8_prefix_len(in->v.bytes.ptr, in->v.bytes.len, t.param);
+            break;
         case W2L_TYPE_BINARY: out->v.bytes.len = W2L_MIN(in->v.bytes.len, (size_t)w); break;
         case W2L_TYPE_DECIMAL: {
             int64_t u;

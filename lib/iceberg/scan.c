@@ -38,7 +38,8 @@ static int same_partition(const w2l__ice_spec *spec, const w2l__ice_data_file *a
         const w2l_value *x = &a->partition[i], *y = &b->partition[i];
         if (x->is_null != y->is_null) return 0;
         if (x->is_null) continue;
-        w2l_type t = spec && i < spec->nfields ? spec->fields[i].type : (w2l_type){W2L_TYPE_LONG, 0, 0};
+        w2l_type t =
+            spec && i < spec->nfields ? spec->fields[i].type : (w2l_type){ W2L_TYPE_LONG, 0, 0 };
         if (w2l_value_compare(t, x, y) != 0) return 0;
     }
     return 1;
@@ -69,12 +70,15 @@ w2l_rc w2l__ice_scan_plan(w2l_fileio *io, const w2l__ice_meta *meta, int64_t sna
     s->relocate_from = relocate_from;
     s->relocate_to = relocate_to;
     s->snapshot_id = snapshot_id == -1 ? meta->current_snapshot_id : snapshot_id;
-    const w2l__ice_snapshot *snap = s->snapshot_id != -1 ? w2l__ice_meta_snapshot(meta, s->snapshot_id) : NULL;
+    const w2l__ice_snapshot *snap =
+        s->snapshot_id != -1 ? w2l__ice_meta_snapshot(meta, s->snapshot_id) : NULL;
     int32_t sid = meta->current_schema_id;
     if (snapshot_id != -1 && snap && snap->schema_id >= 0) sid = snap->schema_id;
     const w2l__ice_schema_entry *se = w2l__ice_meta_schema(meta, sid);
     w2l_rc rc = W2L_OK;
-    if (!se || !se->schema) rc = w2l__fail(err, W2L_SCHEMA, "scan: schema %d is not readable here (nested types)", (int)sid);
+    if (!se || !se->schema)
+        rc = w2l__fail(err, W2L_SCHEMA, "scan: schema %d is not readable here (nested types)",
+                       (int)sid);
     else s->schema = se->schema;
     if (rc == W2L_OK && s->snapshot_id != -1 && !snap)
         rc = w2l__fail(err, W2L_NOTFOUND, "scan: no snapshot %lld", (long long)s->snapshot_id);
@@ -338,12 +342,14 @@ static w2l_rc load_delete(w2l_fileio *io, const w2l__ice_scan *s, dfile *f, w2l_
                     pi--;
                 else
                     for (size_t k = 0; k < f->npaths; k++)
-                        if (strlen(f->paths[k]) == fp->v.bytes.len && memcmp(f->paths[k], fp->v.bytes.ptr, fp->v.bytes.len) == 0)
+                        if (strlen(f->paths[k]) == fp->v.bytes.len &&
+                            memcmp(f->paths[k], fp->v.bytes.ptr, fp->v.bytes.len) == 0)
                             pi = k;
                 if (pi == f->npaths) {
                     char **np = w2l__realloc(f->paths, (f->npaths + 1) * sizeof *np);
                     if (np) f->paths = np;
-                    char *dup = np ? w2l__strndup((const char *)fp->v.bytes.ptr, fp->v.bytes.len) : NULL;
+                    char *dup =
+                        np ? w2l__strndup((const char *)fp->v.bytes.ptr, fp->v.bytes.len) : NULL;
                     if (!dup) {
                         rc = w2l__fail(err, W2L_NOMEM, "out of memory");
                         break;
@@ -366,7 +372,8 @@ static w2l_rc load_delete(w2l_fileio *io, const w2l__ice_scan *s, dfile *f, w2l_
             for (size_t k = 0; rc == W2L_OK && k < ks->nids; k++) {
                 long c = w2l_schema_index_of_id(fs, ks->ids[k]);
                 if (c < 0) {
-                    rc = w2l__fail(err, W2L_CORRUPT, "equality delete file %s lacks field %d", d->path, (int)ks->ids[k]);
+                    rc = w2l__fail(err, W2L_CORRUPT, "equality delete file %s lacks field %d",
+                                   d->path, (int)ks->ids[k]);
                     break;
                 }
                 rc = key_append(&key, w2l_schema_field(fs, (size_t)c)->type, &row[c], err);
@@ -403,7 +410,8 @@ static w2l_rc load_delete(w2l_fileio *io, const w2l__ice_scan *s, dfile *f, w2l_
 }
 
 /* The positions f deletes from the data file at path, appended to *v. */
-static w2l_rc positions_of(const dfile *f, const char *path, int64_t **v, size_t *n, size_t *cap, w2l_error *err)
+static w2l_rc positions_of(const dfile *f, const char *path, int64_t **v, size_t *n, size_t *cap,
+                           w2l_error *err)
 {
     for (size_t k = 0; k < f->npaths; k++) {
         if (strcmp(f->paths[k], path) != 0) continue;
@@ -445,7 +453,8 @@ static w2l_rc read_task(w2l_fileio *io, w2l__ice_scan *s, const w2l__ice_task *t
         else if (!f->loaded) rc = load_delete(io, s, f, err);
         if (rc != W2L_OK) break;
         ds[i] = f;
-        if (t->deletes[i]->content == W2L_ICE_POS_DELETES) rc = positions_of(f, t->file->path, &pv, &npv, &cappv, err);
+        if (t->deletes[i]->content == W2L_ICE_POS_DELETES)
+            rc = positions_of(f, t->file->path, &pv, &npv, &cappv, err);
     }
     if (rc == W2L_OK && npv) qsort(pv, npv, sizeof *pv, cmp_i64);
     char *p = rc == W2L_OK ? local(s, t->file->path) : NULL;
@@ -476,12 +485,14 @@ static w2l_rc read_task(w2l_fileio *io, w2l__ice_scan *s, const w2l__ice_task *t
                 for (size_t k = 0; rc == W2L_OK && k < ks->nids; k++) {
                     long c = w2l_schema_index_of_id(fs, ks->ids[k]);
                     w2l_value nul = {.is_null = 1};
-                    w2l_type ty = c >= 0 ? w2l_schema_field(fs, (size_t)c)->type : (w2l_type){W2L_TYPE_LONG, 0, 0};
+                    w2l_type ty = c >= 0 ? w2l_schema_field(fs, (size_t)c)->type
+                                         : (w2l_type){ W2L_TYPE_LONG, 0, 0 };
                     rc = key_append(&key, ty, c >= 0 ? &src[c] : &nul, err);
                 }
                 if (rc == W2L_OK) rc = w2l__buf_cstr(&key, err);
                 const char *kp = (const char *)key.data;
-                if (rc == W2L_OK && bsearch(&kp, ks->keys, ks->n, sizeof *ks->keys, cmp_str)) deleted = 1;
+                if (rc == W2L_OK && bsearch(&kp, ks->keys, ks->n, sizeof *ks->keys, cmp_str))
+                    deleted = 1;
             }
             if (deleted || rc != W2L_OK) continue;
             for (size_t c = 0; c < nout; c++) {
@@ -490,7 +501,8 @@ static w2l_rc read_task(w2l_fileio *io, w2l__ice_scan *s, const w2l__ice_task *t
                     memset(&row[c], 0, sizeof row[c]);
                     row[c].is_null = 1;
                     for (size_t k = 0; spec && k < spec->nfields && k < t->file->npart; k++)
-                        if (spec->fields[k].source_id == of->id && spec->fields[k].transform.kind == W2L_ICE_T_IDENTITY)
+                        if (spec->fields[k].source_id == of->id &&
+                            spec->fields[k].transform.kind == W2L_ICE_T_IDENTITY)
                             row[c] = t->file->partition[k];
                     continue;
                 }
@@ -502,7 +514,8 @@ static w2l_rc read_task(w2l_fileio *io, w2l__ice_scan *s, const w2l__ice_task *t
                     row[c].v.f64 = src[map[c]].v.f32;
             }
             s->pos = pos;
-            if (fn(ctx, row, nout)) rc = w2l__fail(err, W2L_CANCELLED, "scan stopped by the callback");
+            if (fn(ctx, row, nout))
+                rc = w2l__fail(err, W2L_CANCELLED, "scan stopped by the callback");
         }
     }
     w2l_buf_release(&key);
@@ -520,7 +533,8 @@ w2l_rc w2l__ice_scan_read_task(w2l_fileio *io, w2l__ice_scan *scan, size_t i,
 {
     if (i >= scan->ntasks) return w2l__fail(err, W2L_MISUSE, "scan: no task %zu", i);
     w2l_rc rc = read_task(io, scan, &scan->tasks[i], fn, ctx, err);
-    if (rc != W2L_OK && rc != W2L_CANCELLED) w2l__error_prefix(err, "scan %s: ", scan->tasks[i].file->path);
+    if (rc != W2L_OK && rc != W2L_CANCELLED)
+        w2l__error_prefix(err, "scan %s: ", scan->tasks[i].file->path);
     return rc;
 }
 
@@ -528,6 +542,7 @@ w2l_rc w2l__ice_scan_read(w2l_fileio *io, w2l__ice_scan *scan,
                           int (*fn)(void *ctx, const w2l_value *row, size_t n), void *ctx,
                           w2l_error *err)
 {
-    for (size_t i = 0; i < scan->ntasks; i++) W2L_TRY(w2l__ice_scan_read_task(io, scan, i, fn, ctx, err));
+    for (size_t i = 0; i < scan->ntasks; i++)
+        W2L_TRY(w2l__ice_scan_read_task(io, scan, i, fn, ctx, err));
     return W2L_OK;
 }

@@ -93,7 +93,8 @@ typedef struct fld {
 static w2l_rc apply_schema(w2l__ice_meta *m, const w2l__ice_change *c, w2l_error *err)
 {
     const w2l_schema *cur = w2l__ice_meta_current_schema(m);
-    if (!cur) return w2l__fail(err, W2L_SCHEMA, "schema change: the current schema has nested types");
+    if (!cur)
+        return w2l__fail(err, W2L_SCHEMA, "schema change: the current schema has nested types");
     size_t n = w2l_schema_field_count(cur), cap = n + c->nschema_changes + 1;
     fld *f = w2l__calloc(cap, sizeof *f);
     W2L_NOMEM_IF(!f, err);
@@ -122,7 +123,8 @@ static w2l_rc apply_schema(w2l__ice_meta *m, const w2l__ice_change *c, w2l_error
                 break;
             }
             if (sc->required) {
-                rc = w2l__fail(err, W2L_SCHEMA, "add column %s: a new column must be optional", sc->name);
+                rc = w2l__fail(err, W2L_SCHEMA, "add column %s: a new column must be optional",
+                               sc->name);
                 break;
             }
             f[n++] = (fld){++next_id, (char *)sc->name, sc->type, 0};
@@ -130,13 +132,16 @@ static w2l_rc apply_schema(w2l__ice_meta *m, const w2l__ice_change *c, w2l_error
         case W2L_ICE_DROP_COLUMN:
             if (at < 0) break; /* already gone */
             if (is_identifier(cur, f[at].id)) {
-                rc = w2l__fail(err, W2L_SCHEMA, "drop column %s: it is an identifier field", sc->name);
+                rc = w2l__fail(err, W2L_SCHEMA, "drop column %s: it is an identifier field",
+                               sc->name);
                 break;
             }
             for (size_t s = 0; s < m->nspecs; s++)
                 for (size_t p = 0; p < m->specs[s].nfields; p++)
-                    if (m->specs[s].spec_id == m->default_spec_id && m->specs[s].fields[p].source_id == f[at].id)
-                        rc = w2l__fail(err, W2L_SCHEMA, "drop column %s: the table is partitioned by it", sc->name);
+                    if (m->specs[s].spec_id == m->default_spec_id &&
+                        m->specs[s].fields[p].source_id == f[at].id)
+                        rc = w2l__fail(err, W2L_SCHEMA,
+                                       "drop column %s: the table is partitioned by it", sc->name);
             if (rc == W2L_OK) {
                 memmove(&f[at], &f[at + 1], (n - (size_t)at - 1) * sizeof *f);
                 n--;
@@ -148,8 +153,8 @@ static w2l_rc apply_schema(w2l__ice_meta *m, const w2l__ice_change *c, w2l_error
                 if (strcmp(f[i].name, sc->new_name) == 0) to = (long)i;
             if (at < 0 && to >= 0) break; /* already renamed */
             if (at < 0 || to >= 0) {
-                rc = w2l__fail(err, W2L_SCHEMA, "rename column %s to %s: %s", sc->name, sc->new_name,
-                               at < 0 ? "no such column" : "the new name is taken");
+                rc = w2l__fail(err, W2L_SCHEMA, "rename column %s to %s: %s", sc->name,
+                               sc->new_name, at < 0 ? "no such column" : "the new name is taken");
                 break;
             }
             f[at].name = (char *)sc->new_name;
@@ -163,7 +168,8 @@ static w2l_rc apply_schema(w2l__ice_meta *m, const w2l__ice_change *c, w2l_error
             if (!w2l_type_can_promote(f[at].type, sc->type)) {
                 char a[32], b[32];
                 rc = w2l__fail(err, W2L_SCHEMA, "column %s: %s cannot become %s", sc->name,
-                               w2l_type_format(f[at].type, a, sizeof a), w2l_type_format(sc->type, b, sizeof b));
+                               w2l_type_format(f[at].type, a, sizeof a),
+                               w2l_type_format(sc->type, b, sizeof b));
                 break;
             }
             f[at].type = sc->type;
@@ -174,7 +180,8 @@ static w2l_rc apply_schema(w2l__ice_meta *m, const w2l__ice_change *c, w2l_error
                 break;
             }
             if (is_identifier(cur, f[at].id)) {
-                rc = w2l__fail(err, W2L_SCHEMA, "make optional %s: it is an identifier field", sc->name);
+                rc = w2l__fail(err, W2L_SCHEMA, "make optional %s: it is an identifier field",
+                               sc->name);
                 break;
             }
             f[at].required = 0;
@@ -186,7 +193,8 @@ static w2l_rc apply_schema(w2l__ice_meta *m, const w2l__ice_change *c, w2l_error
             if (at < 0 || (sc->new_name && (to < 0 || to == at))) {
                 rc = w2l__fail(err, W2L_SCHEMA, "move column %s after %s: %s", sc->name,
                                sc->new_name ? sc->new_name : "(first)",
-                               at < 0 || to < 0 ? "no such column" : "a column cannot follow itself");
+                               at < 0 || to < 0 ? "no such column"
+                                                : "a column cannot follow itself");
                 break;
             }
             fld x = f[at];
@@ -205,7 +213,8 @@ static w2l_rc apply_schema(w2l__ice_meta *m, const w2l__ice_change *c, w2l_error
                 long hit = -1;
                 for (size_t i = 0; i < n; i++)
                     if (strlen(f[i].name) == len && strncmp(f[i].name, p, len) == 0) hit = (long)i;
-                if (hit < 0) rc = w2l__fail(err, W2L_SCHEMA, "identifier %.*s: no such column", (int)len, p);
+                if (hit < 0)
+                    rc = w2l__fail(err, W2L_SCHEMA, "identifier %.*s: no such column", (int)len, p);
                 else ident[nid++] = f[hit].id;
                 p += len;
                 if (*p == ',') p++;
@@ -280,7 +289,8 @@ static w2l_rc parent_totals(w2l_fileio *io, const w2l__ice_meta *m, const w2l__i
     for (size_t i = 0; i < nml; i++) {
         w2l__ice_entry *e;
         size_t n;
-        W2L_TRY(w2l__ice_manifest_read(io, &ml[i], w2l__ice_meta_spec(m, ml[i].spec_id), a, &e, &n, err));
+        W2L_TRY(w2l__ice_manifest_read(io, &ml[i], w2l__ice_meta_spec(m, ml[i].spec_id), a, &e, &n,
+                                       err));
         for (size_t k = 0; k < n; k++)
             if (e[k].status != W2L_ICE_DELETED) account(t, &e[k].file, 1);
     }
@@ -305,7 +315,8 @@ static w2l_rc write_own_manifests(w2l__ice_table *t, w2l__ice_change *c, int64_t
         w2l__ice_entry *e = w2l__arena_alloc(&c->arena, counts[k] * sizeof *e);
         W2L_NOMEM_IF(!e, err);
         for (size_t i = 0; i < counts[k]; i++) {
-            e[i] = (w2l__ice_entry){W2L_ICE_ADDED, sid, c->data_seq > 0 ? c->data_seq : -1, -1, lists[k][i]};
+            e[i] = (w2l__ice_entry){ W2L_ICE_ADDED, sid, c->data_seq > 0 ? c->data_seq : -1, -1,
+                                     lists[k][i] };
             e[i].file.spec_id = spec->spec_id;
             if ((k == 0) != (lists[k][i].content == W2L_ICE_DATA))
                 return w2l__fail(err, W2L_MISUSE, "file %s: content %d in the %s list",
@@ -317,8 +328,9 @@ static w2l_rc write_own_manifests(w2l__ice_table *t, w2l__ice_change *c, int64_t
         w2l__free(path);
         W2L_NOMEM_IF(!apath, err);
         w2l__ice_manifest *out = k ? &c->delete_manifest : &c->data_manifest;
-        W2L_TRY(w2l__ice_manifest_write(t->io, apath, t->meta, spec, k ? W2L_ICE_MANIFEST_DELETES
-                                        : W2L_ICE_MANIFEST_DATA, sid, e, counts[k], &c->arena, out, err));
+        W2L_TRY(w2l__ice_manifest_write(t->io, apath, t->meta, spec,
+                                        k ? W2L_ICE_MANIFEST_DELETES : W2L_ICE_MANIFEST_DATA, sid,
+                                        e, counts[k], &c->arena, out, err));
         if (k) c->has_delete_manifest = 1;
         else c->has_data_manifest = 1;
     }
@@ -391,8 +403,10 @@ static w2l_rc merge_manifests(w2l__ice_table *t, int64_t sid, int64_t seq, w2l__
     w2l__ice_meta *m = t->meta;
     const char *en = w2l__ice_props_get(&m->props, "commit.manifest-merge.enabled");
     if (en && strcmp(en, "false") == 0) return W2L_OK;
-    const size_t min_count = (size_t)W2L_MAX(2, prop_i64(m, "commit.manifest.min-count-to-merge", W2L_ICE_MERGE_MIN_COUNT));
-    const int64_t target = prop_i64(m, "commit.manifest.target-size-bytes", W2L_ICE_MERGE_TARGET_BYTES);
+    const size_t min_count = (size_t)W2L_MAX(
+        2, prop_i64(m, "commit.manifest.min-count-to-merge", W2L_ICE_MERGE_MIN_COUNT));
+    const int64_t target =
+        prop_i64(m, "commit.manifest.target-size-bytes", W2L_ICE_MERGE_TARGET_BYTES);
     size_t n = *nl;
     unsigned char *gone = w2l__arena_alloc(a, n + 1), *seen = w2l__arena_alloc(a, n + 1);
     W2L_NOMEM_IF(!gone || !seen, err);
@@ -422,7 +436,8 @@ static w2l_rc merge_manifests(w2l__ice_table *t, int64_t sid, int64_t seq, w2l__
             int64_t bytes = 0;
             for (; i < n && nm < W2L_ARRAY_LEN(members) && bytes < target; i++) {
                 const w2l__ice_manifest *x = &list[i];
-                if (i < nown || x->content != content || x->spec_id != spec_id || x->seq == seq || x->length >= target)
+                if (i < nown || x->content != content || x->spec_id != spec_id || x->seq == seq ||
+                    x->length >= target)
                     continue;
                 members[nm++] = i;
                 bytes += x->length;
@@ -452,7 +467,9 @@ static w2l_rc merge_manifests(w2l__ice_table *t, int64_t sid, int64_t seq, w2l__
             if (rc == W2L_OK && nall) {
                 char *path = metadata_file(m, "%lld-%s-m.avro", sid);
                 if (!attempt_keep(at, path)) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
-                else rc = w2l__ice_manifest_write(t->io, path, m, spec, content, sid, all, nall, a, &made[nmade], err);
+                else
+                    rc = w2l__ice_manifest_write(t->io, path, m, spec, content, sid, all, nall, a,
+                                                 &made[nmade], err);
                 if (rc == W2L_OK) nmade++;
             }
             w2l__free(all);
@@ -480,17 +497,20 @@ static w2l_rc merge_manifests(w2l__ice_table *t, int64_t sid, int64_t seq, w2l__
 static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w2l_error *err)
 {
     w2l__ice_meta *m = t->meta;
-    if (m->format_version != 2) return w2l__fail(err, W2L_MISUSE, "commits need a format version 2 table");
+    if (m->format_version != 2)
+        return w2l__fail(err, W2L_MISUSE, "commits need a format version 2 table");
     const w2l__ice_spec *spec = w2l__ice_meta_spec(m, m->default_spec_id);
     if (!spec) return w2l__fail(err, W2L_CORRUPT, "default-spec-id names no spec");
     if (!c->snapshot_id) c->snapshot_id = w2l__ice_random_id();
     const int64_t sid = c->snapshot_id, seq = m->last_seq + 1;
-    if (w2l__ice_meta_snapshot(m, sid)) return w2l__fail(err, W2L_EXISTS, "snapshot %lld exists", (long long)sid);
+    if (w2l__ice_meta_snapshot(m, sid))
+        return w2l__fail(err, W2L_EXISTS, "snapshot %lld exists", (long long)sid);
     if (!c->have_manifests) W2L_TRY(write_own_manifests(t, c, sid, spec, err));
     else if (c->manifest_spec_id != spec->spec_id)
         return w2l__fail(err, W2L_SCHEMA, "the default partition spec changed under the change");
 
-    const w2l__ice_snapshot *parent = m->current_snapshot_id != -1 ? w2l__ice_meta_snapshot(m, m->current_snapshot_id) : NULL;
+    const w2l__ice_snapshot *parent =
+        m->current_snapshot_id != -1 ? w2l__ice_meta_snapshot(m, m->current_snapshot_id) : NULL;
     w2l__arena a;
     w2l__arena_init(&a, 1 << 16);
     w2l__ice_manifest *pl = NULL;
@@ -532,7 +552,8 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
          * manifest is rewritten with those entries DELETED, the others EXISTING. */
         w2l__ice_entry *e;
         size_t ne;
-        rc = w2l__ice_manifest_read(t->io, pm, w2l__ice_meta_spec(m, pm->spec_id), &a, &e, &ne, err);
+        rc =
+            w2l__ice_manifest_read(t->io, pm, w2l__ice_meta_spec(m, pm->spec_id), &a, &e, &ne, err);
         size_t out = 0, hits = 0;
         for (size_t k = 0; rc == W2L_OK && k < ne; k++) {
             if (e[k].status == W2L_ICE_DELETED) continue;
@@ -572,7 +593,8 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
             rc = w2l__fail(err, W2L_NOMEM, "out of memory");
             break;
         }
-        rc = w2l__ice_manifest_write(t->io, path, m, ps, pm->content, sid, e, out, &a, &list[nl], err);
+        rc = w2l__ice_manifest_write(t->io, path, m, ps, pm->content, sid, e, out, &a, &list[nl],
+                                     err);
         if (rc == W2L_OK) {
             list[nl].seq = seq; /* written by this snapshot */
             if (list[nl].min_seq < 0) list[nl].min_seq = seq;
@@ -584,7 +606,8 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
             rc = w2l__fail(err, W2L_CONFLICT, "replace: %s is no longer live in the table", rm[i]);
     size_t nown = (size_t)c->has_data_manifest + (size_t)c->has_delete_manifest;
     c->merged_manifests = 0;
-    if (rc == W2L_OK) rc = merge_manifests(t, sid, seq, list, &nl, nown, at, &a, &c->merged_manifests, err);
+    if (rc == W2L_OK)
+        rc = merge_manifests(t, sid, seq, list, &nl, nown, at, &a, &c->merged_manifests, err);
     char *list_path = NULL;
     if (rc == W2L_OK) {
         char fmt[64];
@@ -596,7 +619,8 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
         }
     }
     if (rc == W2L_OK)
-        rc = w2l__ice_manifest_list_write(t->io, list_path, sid, parent ? parent->snapshot_id : -1, seq, list, nl, err);
+        rc = w2l__ice_manifest_list_write(t->io, list_path, sid, parent ? parent->snapshot_id : -1,
+                                          seq, list, nl, err);
 
     /* the snapshot */
     w2l__ice_snapshot s;
@@ -606,7 +630,8 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
     s.seq = seq;
     s.timestamp_ms = W2L_MAX(w2l__now_ms(), m->last_updated_ms);
     s.schema_id = m->current_schema_id;
-    const char *op = c->op == W2L_ICE_OP_TRUNCATE ? (c->nfiles || c->ndeletes ? "overwrite" : "delete")
+    const char *op = c->op == W2L_ICE_OP_TRUNCATE
+                         ? (c->nfiles || c->ndeletes ? "overwrite" : "delete")
                      : c->op == W2L_ICE_OP_REPLACE ? "replace"
                      : c->ndeletes                 ? "overwrite"
                                                    : "append";
@@ -644,18 +669,23 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
         rc = put_num(sum, kv[i].k, kv[i].v, kv[i].always, err);
     /* a maintenance commit carries the w2l.* keys forward: restore finds the job's last
      * checkpoint in the newest snapshot that has them */
-    for (size_t i = 0; rc == W2L_OK && c->op == W2L_ICE_OP_REPLACE && parent && i < parent->summary.n; i++)
+    for (size_t i = 0;
+         rc == W2L_OK && c->op == W2L_ICE_OP_REPLACE && parent && i < parent->summary.n; i++)
         if (strncmp(parent->summary.kv[i].key, "w2l.", 4) == 0)
-            rc = w2l__ice_props_set(sum, parent->summary.kv[i].key, parent->summary.kv[i].value, err);
-    if (rc == W2L_OK && c->merged_manifests) rc = put_num(sum, "manifests-replaced", (int64_t)c->merged_manifests, 0, err);
+            rc = w2l__ice_props_set(sum, parent->summary.kv[i].key, parent->summary.kv[i].value,
+                                    err);
+    if (rc == W2L_OK && c->merged_manifests)
+        rc = put_num(sum, "manifests-replaced", (int64_t)c->merged_manifests, 0, err);
     for (size_t i = 0; rc == W2L_OK && i < c->nsummary; i++)
         rc = w2l__ice_props_set(sum, c->summary[i].key, c->summary[i].value, err);
     if (rc == W2L_OK) {
         s.manifest_list = w2l__strdup(list_path);
         if (!s.manifest_list) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
     }
-    w2l__ice_snapshot *ns = rc == W2L_OK ? w2l__realloc(m->snapshots, (m->nsnapshots + 1) * sizeof *ns) : NULL;
-    w2l__ice_log_entry *nlog = ns ? w2l__realloc(m->snap_log, (m->nsnap_log + 1) * sizeof *nlog) : NULL;
+    w2l__ice_snapshot *ns =
+        rc == W2L_OK ? w2l__realloc(m->snapshots, (m->nsnapshots + 1) * sizeof *ns) : NULL;
+    w2l__ice_log_entry *nlog =
+        ns ? w2l__realloc(m->snap_log, (m->nsnap_log + 1) * sizeof *nlog) : NULL;
     if (ns) m->snapshots = ns;
     if (nlog) m->snap_log = nlog;
     if (rc == W2L_OK && (!ns || !nlog)) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
@@ -767,7 +797,8 @@ static w2l_rc apply(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w2l_erro
         return add_snapshot(t, c, at, err);
     case W2L_ICE_OP_REPLACE:
         if (c->data_seq <= 0 || c->data_seq > t->meta->last_seq)
-            return w2l__fail(err, W2L_MISUSE, "replace: data sequence number %lld is not the table's",
+            return w2l__fail(err, W2L_MISUSE,
+                             "replace: data sequence number %lld is not the table's",
                              (long long)c->data_seq);
         return add_snapshot(t, c, at, err);
     case W2L_ICE_OP_EXPIRE:
@@ -836,7 +867,8 @@ w2l_rc w2l__ice_table_try_commit(w2l__ice_table *t, w2l__ice_change *c, w2l_erro
     size_t len = 0;
     if (rc == W2L_OK) rc = w2l__ice_meta_print(m, &text, &len, err);
     w2l_buf loc = {0};
-    if (rc == W2L_OK) rc = w2l__catalog_commit(t->catalog, t->ns, t->name, base, text, len, &loc, err);
+    if (rc == W2L_OK)
+        rc = w2l__catalog_commit(t->catalog, t->ns, t->name, base, text, len, &loc, err);
     w2l__free(text);
     attempt_cleanup(&at, t->io, rc != W2L_OK);
     for (size_t i = 0; i < ntrimmed; i++) {
@@ -845,7 +877,9 @@ w2l_rc w2l__ice_table_try_commit(w2l__ice_table *t, w2l__ice_change *c, w2l_erro
          * old directory, where a table created under the old name now writes its own), and
          * never a name the new metadata still uses: the hadoop catalog reuses vN names after a
          * table is dropped and renamed back, so an old log entry may name a live file */
-        if (rc == W2L_OK && w2l__ice_same_dir(w2l__ice_local_path(trimmed[i]), w2l__ice_local_path((const char *)loc.data)) &&
+        if (rc == W2L_OK &&
+            w2l__ice_same_dir(w2l__ice_local_path(trimmed[i]),
+                              w2l__ice_local_path((const char *)loc.data)) &&
             !names_live_metadata(m, (const char *)loc.data, trimmed[i]))
             w2l_fileio_remove(t->io, w2l__ice_local_path(trimmed[i]), &e2);
         w2l__free(trimmed[i]);

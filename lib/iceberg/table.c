@@ -2,7 +2,7 @@
  * Tables: create, load and commit with retry (Iceberg spec "Optimistic Concurrency":
  * a writer builds new metadata from a base and swaps it in atomically; when the swap fails
  * because another writer moved the table, it reloads and re-applies its change on the new
- * base). DESIGN.md section 2 (each checkpoint one snapshot per table) and section 5 (the
+ * base). w2l-design(7) section 2 (each checkpoint one snapshot per table) and section 5 (the
  * catalog contract). The number of retries is the caller's (conf "commit-retries").
  */
 #include <stdio.h>
@@ -124,8 +124,9 @@ w2l_rc w2l__ice_table_commit(w2l__ice_table *t, w2l__ice_change *c, int retries,
     for (int attempt = 0;; attempt++) {
         w2l_rc rc = w2l__ice_table_try_commit(t, c, err);
         if (rc != W2L_CONFLICT || attempt >= retries) return rc;
-        w2l__log(W2L_LOG_INFO, "commit %s.%s lost a race (attempt %d): %s; retrying on the new base",
-                 t->ns, t->name, attempt + 1, err->msg);
+        w2l__log(W2L_LOG_INFO,
+                 "commit %s.%s lost a race (attempt %d): %s; retrying on the new base", t->ns,
+                 t->name, attempt + 1, err->msg);
         /* try_commit reloaded t: the next attempt applies c to the winner's metadata */
     }
 }

@@ -3,7 +3,7 @@
  * (Iceberg spec: "Table Metadata" and its field table for format version 2, "Snapshots",
  * "Snapshot References", Appendix C "JSON serialization" of schemas, partition specs, sort
  * orders). Every required v2 field is read and written; snapshots, snapshot-log,
- * metadata-log and refs are always written (DESIGN.md section 5, project convention).
+ * metadata-log and refs are always written (w2l-design(7) section 5, project convention).
  * Members this model does not know (statistics, partition-statistics, ...) are kept and
  * written back unchanged, so a commit by this library never drops what another engine put
  * there. Schemas are kept as the JSON read (for exact round trips) and, when they hold only
@@ -205,7 +205,8 @@ static int newest_step(void *ctx, const w2l__ice_snapshot *s, size_t depth)
     (void)depth;
     newest_ctx *c = ctx;
     const char *j = w2l__ice_props_get(&s->summary, "w2l.job-id");
-    if (w2l__ice_props_get(&s->summary, "w2l.checkpoint-id") && (!c->job || (j && strcmp(j, c->job) == 0)))
+    if (w2l__ice_props_get(&s->summary, "w2l.checkpoint-id") &&
+        (!c->job || (j && strcmp(j, c->job) == 0)))
         c->found = s;
     return c->found != NULL;
 }
@@ -334,7 +335,10 @@ static w2l_rc parse_props(const w2l__json *o, w2l__ice_props *p, w2l_error *err)
             int b;
             if (w2l__json_bool(j, &b) == 0) v = b ? "true" : "false";
         }
-        if (!v) return w2l__fail(err, W2L_CORRUPT, "table metadata: map value of \"%s\" is not a string", w2l__json_key(j));
+        if (!v)
+            return w2l__fail(err, W2L_CORRUPT,
+                             "table metadata: map value of \"%s\" is not a string",
+                             w2l__json_key(j));
         W2L_TRY(w2l__ice_props_set(p, w2l__json_key(j), v, err));
     }
     return W2L_OK;
@@ -371,7 +375,8 @@ static w2l_rc parse_spec(const w2l__json *js, w2l__ice_spec *s, w2l_error *err)
 {
     memset(s, 0, sizeof *s);
     if (w2l__json_get(js, "spec-id")) W2L_TRY(req_i32(js, "spec-id", &s->spec_id, err));
-    const w2l__json *fields = w2l__json_type(js) == W2L_JSON_ARRAY ? js : w2l__json_get(js, "fields");
+    const w2l__json *fields =
+        w2l__json_type(js) == W2L_JSON_ARRAY ? js : w2l__json_get(js, "fields");
     if (w2l__json_type(fields) != W2L_JSON_ARRAY) return BAD("partition spec without fields");
     size_t n = w2l__json_size(fields);
     s->fields = w2l__calloc(n ? n : 1, sizeof *s->fields);
@@ -407,7 +412,8 @@ static w2l_rc parse_snapshot(const w2l__json *js, w2l__ice_snapshot *s, w2l_erro
     int64_t sid;
     if (opt_i64(js, "schema-id", &sid)) s->schema_id = (int32_t)sid;
     const char *ml = w2l__json_str(w2l__json_get(js, "manifest-list"));
-    if (!ml) return BAD("snapshot without \"manifest-list\" (v1 manifests lists are not supported)");
+    if (!ml)
+        return BAD("snapshot without \"manifest-list\" (v1 manifests lists are not supported)");
     s->manifest_list = w2l__strdup(ml);
     W2L_NOMEM_IF(!s->manifest_list, err);
     const w2l__json *sum = w2l__json_get(js, "summary");
@@ -430,7 +436,8 @@ static w2l_rc parse_tree(const w2l__json *root, w2l__ice_meta *m, w2l_error *err
     int32_t fv;
     W2L_TRY(req_i32(root, "format-version", &fv, err));
     if (fv < 1 || fv > 2)
-        return w2l__fail(err, W2L_CORRUPT, "table metadata: format-version %d not supported", (int)fv);
+        return w2l__fail(err, W2L_CORRUPT, "table metadata: format-version %d not supported",
+                         (int)fv);
     m->format_version = fv;
     const char *uuid = w2l__json_str(w2l__json_get(root, "table-uuid"));
     if (fv >= 2 && !uuid) return BAD("\"table-uuid\" missing");
@@ -454,7 +461,8 @@ static w2l_rc parse_tree(const w2l__json *root, w2l__ice_meta *m, w2l_error *err
     } else {
         return BAD("\"schemas\" missing");
     }
-    if (!w2l__ice_meta_schema(m, m->current_schema_id)) return BAD("current-schema-id names no schema");
+    if (!w2l__ice_meta_schema(m, m->current_schema_id))
+        return BAD("current-schema-id names no schema");
 
     const w2l__json *specs = w2l__json_get(root, "partition-specs");
     if (w2l__json_type(specs) == W2L_JSON_ARRAY) {
@@ -604,7 +612,8 @@ static w2l__json *spec_json(const w2l__ice_spec *s)
         char tb[48];
         w2l__ice_transform_format(f->transform, tb, sizeof tb);
         w2l__json *jf = w2l__json_new_object();
-        bad = w2l__json_append(fields, jf) || w2l__json_add(jf, "name", w2l__json_new_string(f->name)) ||
+        bad = w2l__json_append(fields, jf) ||
+              w2l__json_add(jf, "name", w2l__json_new_string(f->name)) ||
               w2l__json_add(jf, "transform", w2l__json_new_string(tb)) ||
               w2l__json_add(jf, "source-id", w2l__json_new_int64(f->source_id)) ||
               w2l__json_add(jf, "field-id", w2l__json_new_int64(f->field_id));
@@ -635,7 +644,8 @@ static w2l__json *build(const w2l__ice_meta *m)
     ADD("current-schema-id", w2l__json_new_int64(m->current_schema_id));
     a = w2l__json_new_array();
     ADD("partition-specs", a);
-    for (size_t i = 0; !bad && i < m->nspecs; i++) bad = w2l__json_append(a, spec_json(&m->specs[i]));
+    for (size_t i = 0; !bad && i < m->nspecs; i++)
+        bad = w2l__json_append(a, spec_json(&m->specs[i]));
     ADD("default-spec-id", w2l__json_new_int64(m->default_spec_id));
     ADD("last-partition-id", w2l__json_new_int64(m->last_partition_id));
     ADD("sort-orders", w2l__json_dup(m->sort_orders));
@@ -647,7 +657,8 @@ static w2l__json *build(const w2l__ice_meta *m)
     for (size_t i = 0; !bad && i < m->nsnapshots; i++) {
         const w2l__ice_snapshot *s = &m->snapshots[i];
         w2l__json *o = w2l__json_new_object();
-        bad = w2l__json_append(a, o) || w2l__json_add(o, "snapshot-id", w2l__json_new_int64(s->snapshot_id));
+        bad = w2l__json_append(a, o) ||
+              w2l__json_add(o, "snapshot-id", w2l__json_new_int64(s->snapshot_id));
         if (!bad && s->parent_id != -1)
             bad = w2l__json_add(o, "parent-snapshot-id", w2l__json_new_int64(s->parent_id));
         bad = bad || w2l__json_add(o, "sequence-number", w2l__json_new_int64(s->seq)) ||
@@ -675,7 +686,8 @@ static w2l__json *build(const w2l__ice_meta *m)
     }
     a = w2l__json_new_object();
     ADD("refs", a);
-    for (size_t i = 0; !bad && i < m->nrefs; i++) bad = w2l__json_add(a, m->refs[i].name, w2l__json_dup(m->refs[i].json));
+    for (size_t i = 0; !bad && i < m->nrefs; i++)
+        bad = w2l__json_add(a, m->refs[i].name, w2l__json_dup(m->refs[i].json));
     for (const w2l__json *j = w2l__json_first(m->extra); !bad && j; j = w2l__json_next(j))
         ADD(w2l__json_key(j), w2l__json_dup(j));
 #undef ADD
@@ -755,7 +767,8 @@ w2l_rc w2l__ice_meta_set_schema(w2l__ice_meta *m, w2l_schema *schema, w2l_error 
     w2l_rc rc = w2l_schema_to_json(s, &text, err);
     if (rc == W2L_OK) rc = w2l__json_parse(text, strlen(text), &j, err);
     w2l__free(text);
-    w2l__ice_schema_entry *n = rc == W2L_OK ? w2l__realloc(m->schemas, (m->nschemas + 1) * sizeof *n) : NULL;
+    w2l__ice_schema_entry *n =
+        rc == W2L_OK ? w2l__realloc(m->schemas, (m->nschemas + 1) * sizeof *n) : NULL;
     if (!n) {
         w2l_schema_unref(s);
         w2l__json_free(j);
@@ -794,7 +807,8 @@ w2l_rc w2l__ice_meta_new(const char *location, w2l_schema *schema, const w2l__ic
     }
     m->sort_orders = w2l__json_new_array();
     if (!m->sort_orders) w2l__json_free(so);
-    if (!m->location || !m->specs || !m->sort_orders || !so || w2l__json_append(m->sort_orders, so)) {
+    if (!m->location || !m->specs || !m->sort_orders || !so ||
+        w2l__json_append(m->sort_orders, so)) {
         w2l__fail(err, W2L_NOMEM, "out of memory");
         goto fail;
     }
@@ -829,7 +843,8 @@ w2l_rc w2l__ice_meta_new(const char *location, w2l_schema *schema, const w2l__ic
         m->last_partition_id = 999 + (int32_t)spec->nfields;
     }
     for (size_t i = 0; props && i < props->n; i++)
-        if ((rc = w2l__ice_props_set(&m->props, props->kv[i].key, props->kv[i].value, err)) != W2L_OK)
+        if ((rc = w2l__ice_props_set(&m->props, props->kv[i].key, props->kv[i].value, err)) !=
+            W2L_OK)
             goto fail;
     m->current_schema_id = -1;
     if ((rc = w2l__ice_meta_set_schema(m, schema, err)) != W2L_OK) goto fail;

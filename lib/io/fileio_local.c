@@ -120,7 +120,8 @@ static w2l_rc lf_close(w2l_file *base, w2l_error *err)
     if (fsync(f->fd) != 0) {
         rc = w2l__fail_errno(err, W2L_IO, errno, "fsync %s", f->path);
     }
-    if (close(f->fd) != 0 && rc == W2L_OK) rc = w2l__fail_errno(err, W2L_IO, errno, "close %s", f->path);
+    if (close(f->fd) != 0 && rc == W2L_OK)
+        rc = w2l__fail_errno(err, W2L_IO, errno, "close %s", f->path);
     f->fd = -1;
     if (rc == W2L_OK) {
         if (!(f->flags & W2L_CREATE_REPLACE)) { /* EXCL, and plain create: never overwrite */
@@ -140,8 +141,9 @@ static w2l_rc lf_close(w2l_file *base, w2l_error *err)
     return rc;
 }
 
-static const w2l_file_methods local_file_methods = {W2L_FILEIO_METHODS_V1, lf_write, lf_close,
-                                                    lf_abort};
+static const w2l_file_methods local_file_methods = {
+    .version = W2L_FILEIO_METHODS_V1, .write = lf_write, .close = lf_close, .abort = lf_abort,
+};
 
 static w2l_rc local_create(w2l_fileio *self, const char *path, unsigned flags, w2l_file **out,
                            w2l_error *err)
@@ -188,8 +190,9 @@ static w2l_rc lr_pread(w2l_rfile *base, void *buf, size_t len, uint64_t off, w2l
 {
     local_rfile *f = (local_rfile *)base;
     if (off > f->size || len > f->size - off)
-        return w2l__fail(err, W2L_CORRUPT, "read %s: %zu bytes at offset %llu past its end (%llu bytes)",
-                         f->path, len, (unsigned long long)off, (unsigned long long)f->size);
+        return w2l__fail(err, W2L_CORRUPT,
+                         "read %s: %zu bytes at offset %llu past its end (%llu bytes)", f->path,
+                         len, (unsigned long long)off, (unsigned long long)f->size);
     char *p = buf;
     while (len > 0) {
         ssize_t n = pread(f->fd, p, len, (off_t)off);
@@ -197,7 +200,9 @@ static w2l_rc lr_pread(w2l_rfile *base, void *buf, size_t len, uint64_t off, w2l
             if (errno == EINTR) continue;
             return w2l__fail_errno(err, W2L_IO, errno, "read %s", f->path);
         }
-        if (n == 0) return w2l__fail(err, W2L_CORRUPT, "read %s: short read at %llu", f->path, (unsigned long long)off);
+        if (n == 0)
+            return w2l__fail(err, W2L_CORRUPT, "read %s: short read at %llu", f->path,
+                             (unsigned long long)off);
         p += n;
         off += (uint64_t)n;
         len -= (size_t)n;
@@ -215,8 +220,9 @@ static void lr_close(w2l_rfile *base)
     w2l__free(f);
 }
 
-static const w2l_rfile_methods local_rfile_methods = {W2L_FILEIO_METHODS_V1, lr_pread, lr_size,
-                                                      lr_close};
+static const w2l_rfile_methods local_rfile_methods = {
+    .version = W2L_FILEIO_METHODS_V1, .pread = lr_pread, .size = lr_size, .close = lr_close,
+};
 
 static w2l_rc local_open_read(w2l_fileio *self, const char *path, w2l_rfile **out,
                               w2l_error *err)
@@ -329,7 +335,8 @@ static w2l_rc local_stat(w2l_fileio *self, const char *path, w2l_file_stat *out,
     (void)self;
     struct stat st;
     if (stat(path, &st) != 0) {
-        if (errno == ENOENT || errno == ENOTDIR) return w2l__fail(err, W2L_NOTFOUND, "stat %s: no such file", path);
+        if (errno == ENOENT || errno == ENOTDIR)
+            return w2l__fail(err, W2L_NOTFOUND, "stat %s: no such file", path);
         return w2l__fail_errno(err, W2L_IO, errno, "stat %s", path);
     }
     out->size = (uint64_t)st.st_size;
@@ -338,6 +345,15 @@ static w2l_rc local_stat(w2l_fileio *self, const char *path, w2l_file_stat *out,
 }
 
 const w2l_fileio_methods w2l__fileio_local = {
-    W2L_FILEIO_METHODS_V2, "local", sizeof(w2l_fileio), NULL, local_open, local_create,
-    local_open_read, local_remove, local_exists, local_list, local_close_io, local_stat,
+    .version = W2L_FILEIO_METHODS_V2,
+    .name = "local",
+    .size = sizeof(w2l_fileio),
+    .open = local_open,
+    .create = local_create,
+    .open_read = local_open_read,
+    .remove = local_remove,
+    .exists = local_exists,
+    .list = local_list,
+    .close = local_close_io,
+    .stat = local_stat,
 };

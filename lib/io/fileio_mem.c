@@ -119,8 +119,9 @@ static w2l_rc mf_close(w2l_file *base, w2l_error *err)
     return rc;
 }
 
-static const w2l_file_methods mem_file_methods = {W2L_FILEIO_METHODS_V1, mf_write, mf_close,
-                                                  mf_abort};
+static const w2l_file_methods mem_file_methods = {
+    .version = W2L_FILEIO_METHODS_V1, .write = mf_write, .close = mf_close, .abort = mf_abort,
+};
 
 static w2l_rc mem_create(w2l_fileio *self, const char *path, unsigned flags, w2l_file **out,
                          w2l_error *err)
@@ -151,8 +152,9 @@ static w2l_rc mr_pread(w2l_rfile *base, void *buf, size_t len, uint64_t off, w2l
 {
     mem_rfile *f = (mem_rfile *)base;
     if (off > f->len || len > f->len - off)
-        return w2l__fail(err, W2L_CORRUPT, "read %s: %zu bytes at offset %llu past its end (%zu bytes)",
-                         f->path, len, (unsigned long long)off, f->len);
+        return w2l__fail(err, W2L_CORRUPT,
+                         "read %s: %zu bytes at offset %llu past its end (%zu bytes)", f->path, len,
+                         (unsigned long long)off, f->len);
     memcpy(buf, f->data + off, len);
     return W2L_OK;
 }
@@ -167,8 +169,9 @@ static void mr_close(w2l_rfile *base)
     w2l__free(f);
 }
 
-static const w2l_rfile_methods mem_rfile_methods = {W2L_FILEIO_METHODS_V1, mr_pread, mr_size,
-                                                    mr_close};
+static const w2l_rfile_methods mem_rfile_methods = {
+    .version = W2L_FILEIO_METHODS_V1, .pread = mr_pread, .size = mr_size, .close = mr_close,
+};
 
 static w2l_rc mem_open_read(w2l_fileio *self, const char *path, w2l_rfile **out,
                             w2l_error *err)
@@ -289,6 +292,15 @@ static w2l_rc mem_list(w2l_fileio *self, const char *dir, int (*fn)(void *, cons
 }
 
 const w2l_fileio_methods w2l__fileio_mem = {
-    W2L_FILEIO_METHODS_V2, "mem", sizeof(mem_io), NULL, mem_open, mem_create,
-    mem_open_read, mem_remove, mem_exists, mem_list, mem_close, mem_stat,
+    .version = W2L_FILEIO_METHODS_V2,
+    .name = "mem",
+    .size = sizeof(mem_io),
+    .open = mem_open,
+    .create = mem_create,
+    .open_read = mem_open_read,
+    .remove = mem_remove,
+    .exists = mem_exists,
+    .list = mem_list,
+    .close = mem_close,
+    .stat = mem_stat,
 };

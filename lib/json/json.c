@@ -102,7 +102,10 @@ static int is_nul_escape(const char *text, size_t len, size_t i)
 
 static int hexval(char c)
 {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
 }
 
 static unsigned hex4(const char *p)
@@ -125,7 +128,8 @@ static size_t string_span(const char *text, size_t len, size_t i, size_t *declen
         if (j + 1 < len && text[j + 1] == 'u' && j + 5 < len) {
             unsigned cp = hex4(text + j + 2);
             j += 6;
-            if (cp >= 0xd800 && cp < 0xdc00 && j + 5 < len && text[j] == '\\' && text[j + 1] == 'u') {
+            if (cp >= 0xd800 && cp < 0xdc00 && j + 5 < len && text[j] == '\\' &&
+                text[j + 1] == 'u') {
                 n += 4; /* a surrogate pair */
                 j += 6;
             } else {
@@ -286,7 +290,9 @@ w2l_rc w2l__json_parse(const char *text, size_t len, w2l__json **out, w2l_error 
     } else {
         /* trailing garbage after the value */
         size_t off = (size_t)(end - copy);
-        while (off < plen && (copy[off] == ' ' || copy[off] == '\n' || copy[off] == '\r' || copy[off] == '\t')) off++;
+        while (off < plen &&
+               (copy[off] == ' ' || copy[off] == '\n' || copy[off] == '\r' || copy[off] == '\t'))
+            off++;
         if (off < plen) {
             cJSON_Delete(c);
             rc = w2l__fail(err, W2L_CORRUPT, "invalid JSON: text after the value at byte %zu", off);
@@ -324,7 +330,8 @@ w2l__json_kind w2l__json_type(const w2l__json *j)
 
 const char *w2l__json_kind_name(w2l__json_kind k)
 {
-    static const char *const n[] = {"invalid", "null", "boolean", "number", "string", "array", "object"};
+    static const char *const n[] = { "invalid", "null",  "boolean", "number",
+                                     "string",  "array", "object" };
     return (unsigned)k < W2L_ARRAY_LEN(n) ? n[k] : "invalid";
 }
 
@@ -544,7 +551,8 @@ int w2l__json_set(w2l__json *obj, const char *key, w2l__json *v)
         return -1;
     }
     if (cJSON_GetObjectItemCaseSensitive(C(obj), key))
-        return cJSON_ReplaceItemInObjectCaseSensitive(C(obj), key, C(v)) ? 0 : (cJSON_Delete(C(v)), -1);
+        return cJSON_ReplaceItemInObjectCaseSensitive(C(obj), key, C(v)) ? 0
+                                                                         : (cJSON_Delete(C(v)), -1);
     return w2l__json_add(obj, key, v);
 }
 

@@ -271,7 +271,8 @@ w2l_rc w2l__timestamp_parse(const char *text, size_t len, int utc, int64_t *micr
     }
     /* micros = days * MPD + tod - off without overflowing; for negative days go through
      * days + 1 so that the very first day of the int64 range still fits */
-    const int64_t lo_day = INT64_MIN / W2L_MICROS_PER_DAY - 1, hi_day = INT64_MAX / W2L_MICROS_PER_DAY;
+    const int64_t lo_day = INT64_MIN / W2L_MICROS_PER_DAY - 1,
+                  hi_day = INT64_MAX / W2L_MICROS_PER_DAY;
     if (days < lo_day || days > hi_day) return bad(err, type, text, len, "out of range");
     int64_t base, delta = tod - off;
     if (days < 0) {

@@ -424,7 +424,8 @@ size_t w2l__decimal_fixed_len(unsigned precision)
 
 /* ---- decimal text beyond 38 digits (MySQL DECIMAL(65,30), Kafka Connect decimals) ---- */
 
-static w2l_rc bad_text(w2l_error *err, unsigned p, int s, const char *text, size_t len, const char *why)
+static w2l_rc bad_text(w2l_error *err, unsigned p, int s, const char *text, size_t len,
+                       const char *why)
 {
     if (p && s >= 0) return bad_decimal(err, p, (unsigned)s, text, len, why);
     int shown = len > 64 ? 64 : (int)len;
@@ -463,10 +464,12 @@ w2l_rc w2l__decimal_text_plain(const char *text, size_t len, unsigned precision,
         for (int64_t z = 0; z < e + s; z++) d[nd++] = '0';
     }
 #undef DIGIT
-    if (s > W2L_DECIMAL_TEXT_MAX) return bad_text(err, precision, scale, text, len, "scale too large");
+    if (s > W2L_DECIMAL_TEXT_MAX)
+        return bad_text(err, precision, scale, text, len, "scale too large");
     /* d holds the unscaled value's nd digits (none for zero); lay out s fraction digits */
     size_t need = (neg && nd ? 1 : 0) + (nd > (size_t)s ? nd : (size_t)s + 1) + (s ? 1 : 0);
-    if (need >= size) return w2l__fail(err, W2L_MISUSE, "decimal text buffer of %zu bytes too small", size);
+    if (need >= size)
+        return w2l__fail(err, W2L_MISUSE, "decimal text buffer of %zu bytes too small", size);
     size_t o = 0;
     if (neg && nd) buf[o++] = '-';
     size_t lead = nd > (size_t)s ? nd - (size_t)s : 0; /* integer digits from d */
@@ -486,7 +489,8 @@ w2l_rc w2l__decimal_text_plain(const char *text, size_t len, unsigned precision,
 
 int w2l__decimal_text_from_be(const unsigned char *p, size_t n, int scale, char *buf, size_t size)
 {
-    if (n < 1 || n > W2L_DECIMAL_BE_MAX || scale > W2L_DECIMAL_TEXT_MAX || scale < -W2L_DECIMAL_TEXT_MAX)
+    if (n < 1 || n > W2L_DECIMAL_BE_MAX || scale > W2L_DECIMAL_TEXT_MAX ||
+        scale < -W2L_DECIMAL_TEXT_MAX)
         return -1;
     unsigned char mag[W2L_DECIMAL_BE_MAX];
     int neg = (p[0] & 0x80) != 0;

@@ -252,8 +252,8 @@ w2l_rc w2l_schema_to_json(const w2l_schema *s, char **out, w2l_error *err)
         bad = bad || w2l__json_add(o, "id", w2l__json_new_int64(f->id));
         bad = bad || w2l__json_add(o, "name", w2l__json_new_string(f->name));
         bad = bad || w2l__json_add(o, "required", w2l__json_new_bool(f->required));
-        bad = bad ||
-              w2l__json_add(o, "type", w2l__json_new_string(w2l_type_format(f->type, tn, sizeof tn)));
+        bad = bad || w2l__json_add(o, "type",
+                                   w2l__json_new_string(w2l_type_format(f->type, tn, sizeof tn)));
     }
     char *text = bad ? NULL : w2l__json_print(root, 0);
     w2l__json_free(root);
@@ -316,7 +316,8 @@ static w2l_rc from_tree(const w2l__json *root, w2l_schema **out, w2l_error *err)
         return w2l__fail(err, W2L_CORRUPT, "schema JSON: \"fields\" must be an array");
     const w2l__json *jids = w2l__json_get(root, "identifier-field-ids");
     if (jids && w2l__json_type(jids) != W2L_JSON_ARRAY)
-        return w2l__fail(err, W2L_CORRUPT, "schema JSON: \"identifier-field-ids\" must be an array");
+        return w2l__fail(err, W2L_CORRUPT,
+                         "schema JSON: \"identifier-field-ids\" must be an array");
 
     w2l_schema *s = w2l_schema_new(sid);
     W2L_NOMEM_IF(!s, err);
@@ -347,7 +348,8 @@ static w2l_rc from_tree(const w2l__json *root, w2l_schema **out, w2l_error *err)
 
 w2l_rc w2l_schema_from_json(const char *json, size_t len, w2l_schema **out, w2l_error *err)
 {
-    if (!out || (!json && len)) return w2l__fail(err, W2L_MISUSE, "w2l_schema_from_json: NULL argument");
+    if (!out || (!json && len))
+        return w2l__fail(err, W2L_MISUSE, "w2l_schema_from_json: NULL argument");
     *out = NULL;
     w2l__json *root;
     W2L_TRY(w2l__json_parse(json ? json : "", len, &root, err));

@@ -218,7 +218,8 @@ static w2l_rc parse_float(w2l_type t, const char *text, size_t len, w2l_value *o
         int eneg = 0;
         i++;
         if (i < len && (text[i] == '+' || text[i] == '-')) eneg = text[i++] == '-';
-        if (i >= len || text[i] < '0' || text[i] > '9') return bad(err, t, text, len, "bad exponent");
+        if (i >= len || text[i] < '0' || text[i] > '9')
+            return bad(err, t, text, len, "bad exponent");
         for (; i < len && text[i] >= '0' && text[i] <= '9'; i++)
             if (exp < 1000000) exp = exp * 10 + (text[i] - '0'); /* beyond: 0 or inf anyway */
         if (eneg) exp = -exp;

@@ -16,8 +16,8 @@
  * dictionary mode and the rest of the chunk is PLAIN (a chunk may mix both; readers
  * handle it). An early check after 8192 values of the first page drops the dictionary when
  * most of them (PQ_DICT_DISTINCT_PCT) were distinct, so unique columns (ids, timestamps,
- * measures) stop hashing quickly; columns with repeats wait for the end of the page. Statistics in dictionary mode
- * are taken from new dictionary entries only.
+ * measures) stop hashing quickly; columns with repeats wait for the end of the page. Statistics in
+ * dictionary mode are taken from new dictionary entries only.
  *
  * Statistics: min/max ignore NaN and order -0.0 before +0.0; Parquet's min_value/max_value
  * follow the format's rule for zeros (a zero min is written -0.0, a zero max +0.0). Byte
@@ -183,13 +183,33 @@ static w2l_rc mm_merge(const w2l__pq_colw *c, w2l__pq_minmax *into, const w2l__p
     v.is_null = 0;
     switch (c->kind) {
     case K_BOOL:
-    case K_I32: v.v.i32 = m->min.i32; W2L_TRY(mm_add(c, into, &v, err)); v.v.i32 = m->max.i32; break;
-    case K_I64: v.v.i64 = m->min.i64; W2L_TRY(mm_add(c, into, &v, err)); v.v.i64 = m->max.i64; break;
-    case K_F32: v.v.f32 = m->min.f32; W2L_TRY(mm_add(c, into, &v, err)); v.v.f32 = m->max.f32; break;
-    case K_F64: v.v.f64 = m->min.f64; W2L_TRY(mm_add(c, into, &v, err)); v.v.f64 = m->max.f64; break;
+    case K_I32:
+        v.v.i32 = m->min.i32;
+        W2L_TRY(mm_add(c, into, &v, err));
+        v.v.i32 = m->max.i32;
+        break;
+    case K_I64:
+        v.v.i64 = m->min.i64;
+        W2L_TRY(mm_add(c, into, &v, err));
+        v.v.i64 = m->max.i64;
+        break;
+    case K_F32:
+        v.v.f32 = m->min.f32;
+        W2L_TRY(mm_add(c, into, &v, err));
+        v.v.f32 = m->max.f32;
+        break;
+    case K_F64:
+        v.v.f64 = m->min.f64;
+        W2L_TRY(mm_add(c, into, &v, err));
+        v.v.f64 = m->max.f64;
+        break;
     case K_DEC32:
     case K_DEC64:
-    case K_DECFIX: v.v.dec = m->min.dec; W2L_TRY(mm_add(c, into, &v, err)); v.v.dec = m->max.dec; break;
+    case K_DECFIX:
+        v.v.dec = m->min.dec;
+        W2L_TRY(mm_add(c, into, &v, err));
+        v.v.dec = m->max.dec;
+        break;
     case K_BYTES:
         v.v.bytes.ptr = (const char *)m->bmin.data;
         v.v.bytes.len = m->bmin.len;
@@ -334,7 +354,8 @@ w2l_rc w2l__pq_colw_append(w2l__pq_colw *c, const w2l_value *v, size_t stride, s
                 c->pg_values++;
                 c->pg_nonnull++;
                 if (c->pg_nonnull == PQ_DICT_PROBE && !c->dict_used &&
-                    (uint64_t)c->dict.count * 100 >= (uint64_t)c->pg_nonnull * PQ_DICT_DISTINCT_PCT) {
+                    (uint64_t)c->dict.count * 100 >=
+                        (uint64_t)c->pg_nonnull * PQ_DICT_DISTINCT_PCT) {
                     /* mostly distinct values: give the dictionary up early */
                     if (added && !nan) W2L_TRY(mm_add(c, &c->ch_mm, x, err));
                     W2L_TRY(abandon_dict(c, err));
@@ -367,7 +388,8 @@ w2l_rc w2l__pq_colw_append(w2l__pq_colw *c, const w2l_value *v, size_t stride, s
                     uint8_t b = x->v.i32 != 0;
                     W2L_TRY(w2l__pq_put(&c->vals, &b, 1, err));
                 } else {
-                    if (c->vals.cap - c->vals.len < 16) W2L_TRY(w2l__buf_reserve(&c->vals, 16, err));
+                    if (c->vals.cap - c->vals.len < 16)
+                        W2L_TRY(w2l__buf_reserve(&c->vals, 16, err));
                     W2L_TRY(fixed_bytes(c, x, c->vals.data + c->vals.len, err));
                     c->vals.len += (size_t)c->value_width;
                     c->pg_plain += (size_t)c->value_width;

@@ -487,7 +487,8 @@ static w2l_rc fill_stats(const w2l__pq_writer *w, w2l__file_stats *s, w2l_error 
     s->ncols = w->ncols;
     s->cols = w2l__calloc(w->ncols, sizeof *s->cols);
     W2L_NOMEM_IF(!s->cols, err);
-    for (size_t i = 0; i < w->ncols; i++) W2L_TRY(w2l__pq_colw_iceberg_stats(&w->cols[i], &s->cols[i], err));
+    for (size_t i = 0; i < w->ncols; i++)
+        W2L_TRY(w2l__pq_colw_iceberg_stats(&w->cols[i], &s->cols[i], err));
     s->nsplits = w->nrg;
     if (w->nrg) {
         s->split_offsets = w2l__malloc(w->nrg * sizeof *s->split_offsets);

@@ -112,11 +112,17 @@ w2l_rc w2l__pq_page_header_read(const uint8_t *p, size_t n, w2l__pq_page_header 
             read_data_header(&r, h, &seen);
             break;
         case 7:
-            if (t != TC_STRUCT) { w2l__tc_corrupt(&r, "dictionary_page_header is not a struct"); break; }
+            if (t != TC_STRUCT) {
+                w2l__tc_corrupt(&r, "dictionary_page_header is not a struct");
+                break;
+            }
             read_dict_header(&r, h, &seen);
             break;
         case 8:
-            if (t != TC_STRUCT) { w2l__tc_corrupt(&r, "data_page_header_v2 is not a struct"); break; }
+            if (t != TC_STRUCT) {
+                w2l__tc_corrupt(&r, "data_page_header_v2 is not a struct");
+                break;
+            }
             read_v2_header(&r, h, &seen);
             break;
         default: w2l__tc_skip(&r, t);

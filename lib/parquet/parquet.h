@@ -6,7 +6,7 @@
  * headers, Thrift compact protocol), "Encodings.md" (PLAIN, RLE_DICTIONARY, RLE hybrid
  * levels), data page v1, codecs UNCOMPRESSED and ZSTD.
  *
- * Mapping of Iceberg types (DESIGN.md section 4) to Parquet:
+ * Mapping of Iceberg types (w2l-design(7) section 4) to Parquet:
  *   boolean     BOOLEAN
  *   int, date   INT32 (date: LogicalType DATE + ConvertedType DATE)
  *   long        INT64

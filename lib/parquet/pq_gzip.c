@@ -41,7 +41,8 @@ w2l_rc w2l__pq_gzip_decompress(const void *src, size_t n, void *dst, size_t dst_
 {
     /* zlib counts in uInt; Parquet page sizes are int32 */
     if (n > UINT_MAX || dst_len > UINT_MAX)
-        return w2l__fail(err, W2L_CORRUPT, "gzip: page of %zu bytes into %zu too large", n, dst_len);
+        return w2l__fail(err, W2L_CORRUPT, "gzip: page of %zu bytes into %zu too large", n,
+                         dst_len);
     if (n == 0) return w2l__fail(err, W2L_CORRUPT, "gzip: empty page body");
     z_stream zs;
     memset(&zs, 0, sizeof zs);
@@ -61,8 +62,8 @@ w2l_rc w2l__pq_gzip_decompress(const void *src, size_t n, void *dst, size_t dst_
     for (;;) {
         zr = inflate(&zs, Z_NO_FLUSH);
         if (probing && zs.avail_out == 0) {
-            rc = w2l__fail(err, W2L_CORRUPT, "gzip: data longer than the %zu bytes the page header says",
-                           dst_len);
+            rc = w2l__fail(err, W2L_CORRUPT,
+                           "gzip: data longer than the %zu bytes the page header says", dst_len);
             break;
         }
         if (zr == Z_STREAM_END) {

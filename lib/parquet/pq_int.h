@@ -192,7 +192,10 @@ size_t w2l__bin_truncate_upper(const uint8_t *s, size_t n, size_t max, uint8_t *
 /* ---- little-endian loads/stores ---- */
 static inline void w2l__le32(uint8_t *p, uint32_t v)
 {
-    p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
 }
 static inline void w2l__le64(uint8_t *p, uint64_t v)
 {

@@ -101,8 +101,10 @@ static void parse_logical(w2l__tc_reader *r, schema_el *e)
         while (w2l__tc_next_field(r, &l2, &t2, &id2)) {
             if (id == PQ_LT_DECIMAL && id2 == 1) e->lt_scale = rd_i32(r, t2);
             else if (id == PQ_LT_DECIMAL && id2 == 2) e->lt_precision = rd_i32(r, t2);
-            else if ((id == PQ_LT_TIME || id == PQ_LT_TIMESTAMP) && id2 == 1) e->lt_utc = w2l__tc_read_bool(r, t2);
-            else if ((id == PQ_LT_TIME || id == PQ_LT_TIMESTAMP) && id2 == 2 && t2 == TC_STRUCT) parse_unit(r, e);
+            else if ((id == PQ_LT_TIME || id == PQ_LT_TIMESTAMP) && id2 == 1)
+                e->lt_utc = w2l__tc_read_bool(r, t2);
+            else if ((id == PQ_LT_TIME || id == PQ_LT_TIMESTAMP) && id2 == 2 && t2 == TC_STRUCT)
+                parse_unit(r, e);
             else w2l__tc_skip(r, t2);
         }
         w2l__tc_leave(r);
@@ -296,7 +298,8 @@ static w2l_rc el_type(const schema_el *e, w2l_type *t, w2l_error *err)
     case PQ_FLOAT: t->id = W2L_TYPE_FLOAT; return W2L_OK;
     case PQ_DOUBLE: t->id = W2L_TYPE_DOUBLE; return W2L_OK;
     case PQ_BYTE_ARRAY:
-        t->id = (e->lt == PQ_LT_STRING || e->converted == PQ_CT_UTF8) ? W2L_TYPE_STRING : W2L_TYPE_BINARY;
+        t->id = (e->lt == PQ_LT_STRING || e->converted == PQ_CT_UTF8) ? W2L_TYPE_STRING
+                                                                      : W2L_TYPE_BINARY;
         return W2L_OK;
     case PQ_FLBA:
         if (e->type_len < 0) return w2l__fail(err, W2L_CORRUPT, "negative type_length");
@@ -321,7 +324,10 @@ static w2l_rc parse_footer(w2l__pq_reader *pr, w2l_error *err)
             int et;
             size_t n = w2l__tc_read_list(&r, &et);
             if (r.rc != W2L_OK) break;
-            if (et != TC_STRUCT || n < 1) { w2l__tc_corrupt(&r, "empty or malformed schema"); break; }
+            if (et != TC_STRUCT || n < 1) {
+                w2l__tc_corrupt(&r, "empty or malformed schema");
+                break;
+            }
             els = w2l__calloc(n, sizeof *els);
             if (!els) { rc = w2l__fail(err, W2L_NOMEM, "out of memory"); break; }
             for (size_t i = 0; i < n && r.rc == W2L_OK; i++) parse_schema_el(&r, &els[i]);
@@ -334,12 +340,16 @@ static w2l_rc parse_footer(w2l__pq_reader *pr, w2l_error *err)
             pr->ncols = n - 1;
             pr->cols = w2l__calloc(n, sizeof *pr->cols);
             pr->schema = w2l_schema_new(0);
-            if (!pr->cols || !pr->schema) { rc = w2l__fail(err, W2L_NOMEM, "out of memory"); break; }
+            if (!pr->cols || !pr->schema) {
+                rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                break;
+            }
             for (size_t i = 1; i < n && rc == W2L_OK; i++) {
                 schema_el *e = &els[i];
                 pq_col *c = &pr->cols[i - 1];
                 if (!e->has_type || e->has_children || !e->name || e->repetition == PQ_REPEATED) {
-                    rc = w2l__fail(err, W2L_CORRUPT, "footer: schema element %zu is not a primitive column", i);
+                    rc = w2l__fail(err, W2L_CORRUPT,
+                                   "footer: schema element %zu is not a primitive column", i);
                     break;
                 }
                 c->name = w2l__strndup((const char *)e->name, e->name_len);
@@ -353,8 +363,13 @@ static w2l_rc parse_footer(w2l__pq_reader *pr, w2l_error *err)
                 c->phys = e->type;
                 c->type_len = e->type_len;
                 c->optional = e->repetition != PQ_REQUIRED;
-                rc = w2l_schema_add_field(pr->schema, e->field_id, c->name, c->type, !c->optional, err);
-                if (rc != W2L_OK) { rc = W2L_CORRUPT; err->code = W2L_CORRUPT; w2l__error_prefix(err, "footer: "); }
+                rc = w2l_schema_add_field(pr->schema, e->field_id, c->name, c->type, !c->optional,
+                                          err);
+                if (rc != W2L_OK) {
+                    rc = W2L_CORRUPT;
+                    err->code = W2L_CORRUPT;
+                    w2l__error_prefix(err, "footer: ");
+                }
             }
         } else if (id == 3) {
             pr->num_rows = w2l__tc_read_int(&r, t);
@@ -378,7 +393,10 @@ static w2l_rc parse_footer(w2l__pq_reader *pr, w2l_error *err)
             pr->keys = w2l__calloc(n + 1, sizeof *pr->keys);
             pr->vals = w2l__calloc(n + 1, sizeof *pr->vals);
             pr->val_lens = w2l__calloc(n + 1, sizeof *pr->val_lens);
-            if (!pr->keys || !pr->vals || !pr->val_lens) { rc = w2l__fail(err, W2L_NOMEM, "out of memory"); break; }
+            if (!pr->keys || !pr->vals || !pr->val_lens) {
+                rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                break;
+            }
             for (size_t i = 0; i < n && r.rc == W2L_OK && rc == W2L_OK; i++) {
                 if (!w2l__tc_enter(&r)) break;
                 int16_t l2 = 0, id2;
@@ -397,7 +415,8 @@ static w2l_rc parse_footer(w2l__pq_reader *pr, w2l_error *err)
                     }
                 }
                 w2l__tc_leave(&r);
-                if (r.rc == W2L_OK && rc == W2L_OK && !pr->keys[i]) w2l__tc_corrupt(&r, "key/value without a key");
+                if (r.rc == W2L_OK && rc == W2L_OK && !pr->keys[i])
+                    w2l__tc_corrupt(&r, "key/value without a key");
             }
         } else {
             w2l__tc_skip(&r, t);
@@ -412,30 +431,40 @@ static w2l_rc parse_footer(w2l__pq_reader *pr, w2l_error *err)
     int64_t sum = 0;
     for (size_t g = 0; g < pr->nrg; g++) {
         pq_rg *rg = &pr->rgs[g];
-        if (rg->num_rows > INT64_MAX - sum) return w2l__fail(err, W2L_CORRUPT, "footer: row counts overflow");
+        if (rg->num_rows > INT64_MAX - sum)
+            return w2l__fail(err, W2L_CORRUPT, "footer: row counts overflow");
         sum += rg->num_rows;
         for (size_t c = 0; c < pr->ncols; c++) {
             const w2l__pq_chunk_info *ci = &rg->chunks[c];
             const pq_col *col = &pr->cols[c];
             int64_t start = ci->dict_page_offset >= 0 ? ci->dict_page_offset : ci->data_page_offset;
             if (ci->physical != col->phys)
-                return w2l__fail(err, W2L_CORRUPT, "row group %zu column %s: type %d, schema says %d", g, col->name, ci->physical, col->phys);
-            if (ci->codec != W2L_PQ_UNCOMPRESSED && ci->codec != W2L_PQ_ZSTD && ci->codec != W2L_PQ_GZIP)
-                return w2l__fail(err, W2L_CORRUPT, "row group %zu column %s: codec %d not supported", g, col->name, ci->codec);
+                return w2l__fail(err, W2L_CORRUPT,
+                                 "row group %zu column %s: type %d, schema says %d", g, col->name,
+                                 ci->physical, col->phys);
+            if (ci->codec != W2L_PQ_UNCOMPRESSED && ci->codec != W2L_PQ_ZSTD &&
+                ci->codec != W2L_PQ_GZIP)
+                return w2l__fail(err, W2L_CORRUPT,
+                                 "row group %zu column %s: codec %d not supported", g, col->name,
+                                 ci->codec);
             if (ci->num_values != rg->num_rows)
-                return w2l__fail(err, W2L_CORRUPT, "row group %zu column %s: %lld values in %lld rows", g, col->name,
+                return w2l__fail(err, W2L_CORRUPT,
+                                 "row group %zu column %s: %lld values in %lld rows", g, col->name,
                                  (long long)ci->num_values, (long long)rg->num_rows);
             if (start < 4 || ci->total_compressed < 0 || (uint64_t)start > pr->footer_start ||
                 (uint64_t)ci->total_compressed > pr->footer_start - (uint64_t)start ||
                 (ci->dict_page_offset >= 0 && ci->data_page_offset < ci->dict_page_offset) ||
                 (uint64_t)ci->data_page_offset > (uint64_t)start + (uint64_t)ci->total_compressed)
-                return w2l__fail(err, W2L_CORRUPT, "row group %zu column %s: chunk at %lld size %lld outside the data (footer at %llu)",
+                return w2l__fail(err, W2L_CORRUPT,
+                                 "row group %zu column %s: chunk at %lld size %lld outside the "
+                                 "data (footer at %llu)",
                                  g, col->name, (long long)start, (long long)ci->total_compressed,
                                  (unsigned long long)pr->footer_start);
         }
     }
     if (sum != pr->num_rows)
-        return w2l__fail(err, W2L_CORRUPT, "footer: num_rows %lld, row groups hold %lld", (long long)pr->num_rows, (long long)sum);
+        return w2l__fail(err, W2L_CORRUPT, "footer: num_rows %lld, row groups hold %lld",
+                         (long long)pr->num_rows, (long long)sum);
     return W2L_OK;
 }
 
@@ -473,12 +502,16 @@ void w2l__pq_reader_close(w2l__pq_reader *r)
 static w2l_rc open_inner(w2l__pq_reader *r, w2l_error *err)
 {
     r->size = w2l_rfile_size(r->f);
-    if (r->size < 12) return w2l__fail(err, W2L_CORRUPT, "%llu bytes is too short for Parquet", (unsigned long long)r->size);
+    if (r->size < 12)
+        return w2l__fail(err, W2L_CORRUPT, "%llu bytes is too short for Parquet",
+                         (unsigned long long)r->size);
     uint8_t head[4], tail[8];
     W2L_TRY(w2l_rfile_pread(r->f, head, 4, 0, err));
     W2L_TRY(w2l_rfile_pread(r->f, tail, 8, r->size - 8, err));
-    if (memcmp(head, "PAR1", 4) != 0) return w2l__fail(err, W2L_CORRUPT, "no PAR1 magic at the start");
-    if (memcmp(tail + 4, "PAR1", 4) != 0) return w2l__fail(err, W2L_CORRUPT, "no PAR1 magic at the end");
+    if (memcmp(head, "PAR1", 4) != 0)
+        return w2l__fail(err, W2L_CORRUPT, "no PAR1 magic at the start");
+    if (memcmp(tail + 4, "PAR1", 4) != 0)
+        return w2l__fail(err, W2L_CORRUPT, "no PAR1 magic at the end");
     uint32_t flen = w2l__ld32(tail);
     if ((uint64_t)flen > r->size - 12)
         return w2l__fail(err, W2L_CORRUPT, "footer length %u exceeds the file (%llu bytes)", flen,
@@ -557,7 +590,8 @@ static w2l_rc decode_plain(const pq_col *c, const uint8_t *p, size_t len, w2l_va
     int dec = c->type.id == W2L_TYPE_DECIMAL;
     switch (c->phys) {
     case PQ_BOOLEAN:
-        if ((n + 7) / 8 > len) return w2l__fail(err, W2L_CORRUPT, "%zu booleans in %zu bytes", n, len);
+        if ((n + 7) / 8 > len)
+            return w2l__fail(err, W2L_CORRUPT, "%zu booleans in %zu bytes", n, len);
         for (size_t i = 0; i < n; i++) out[i].v.i32 = (p[i >> 3] >> (i & 7)) & 1;
         return W2L_OK;
     case PQ_INT32:
@@ -597,11 +631,13 @@ static w2l_rc decode_plain(const pq_col *c, const uint8_t *p, size_t len, w2l_va
     case PQ_BYTE_ARRAY:
         for (size_t i = 0; i < n; i++) {
             if (len - pos < 4)
-                return w2l__fail(err, W2L_CORRUPT, "byte array %zu: length prefix past the page end", i);
+                return w2l__fail(err, W2L_CORRUPT,
+                                 "byte array %zu: length prefix past the page end", i);
             uint32_t l = w2l__ld32(p + pos);
             pos += 4;
             if (l > len - pos)
-                return w2l__fail(err, W2L_CORRUPT, "byte array %zu of %u bytes past the page end", i, l);
+                return w2l__fail(err, W2L_CORRUPT, "byte array %zu of %u bytes past the page end",
+                                 i, l);
             out[i].v.bytes.ptr = (const char *)p + pos;
             out[i].v.bytes.len = l;
             pos += l;
@@ -631,7 +667,9 @@ static w2l_rc decode_data_page(w2l__pq_reader *r, pq_col *c, const w2l__pq_page_
     if (c->optional) {
         if (len < 4) return w2l__fail(err, W2L_CORRUPT, "definition levels truncated");
         uint32_t dl = w2l__ld32(p);
-        if (dl > len - 4) return w2l__fail(err, W2L_CORRUPT, "definition levels of %u bytes past the page end", dl);
+        if (dl > len - 4)
+            return w2l__fail(err, W2L_CORRUPT, "definition levels of %u bytes past the page end",
+                             dl);
         W2L_TRY(w2l__rle_decode_u32(p + 4, dl, 1, r->levels, n, 1, NULL, err));
         p += 4 + dl;
         len -= 4 + dl;
@@ -642,7 +680,8 @@ static w2l_rc decode_data_page(w2l__pq_reader *r, pq_col *c, const w2l__pq_page_
     if (h->encoding == PQ_ENC_PLAIN) {
         W2L_TRY(decode_plain(c, p, len, out, nonnull, err));
     } else if (h->encoding == PQ_ENC_RLE_DICTIONARY || h->encoding == PQ_ENC_PLAIN_DICTIONARY) {
-        if (!dict_n && nonnull) return w2l__fail(err, W2L_CORRUPT, "dictionary-encoded page without a dictionary");
+        if (!dict_n && nonnull)
+            return w2l__fail(err, W2L_CORRUPT, "dictionary-encoded page without a dictionary");
         if (len < 1) return w2l__fail(err, W2L_CORRUPT, "dictionary page without a bit width");
         int bw = p[0];
         if (bw > 32) return w2l__fail(err, W2L_CORRUPT, "bit width %d", bw);
@@ -697,7 +736,8 @@ static w2l_rc read_column(w2l__pq_reader *r, size_t rg, size_t col, w2l_value *o
             return rc;
         }
         if ((size_t)h.compressed_size > clen - pos - used)
-            return w2l__fail(err, W2L_CORRUPT, "page at offset %llu: %d bytes run past the column chunk",
+            return w2l__fail(err, W2L_CORRUPT,
+                             "page at offset %llu: %d bytes run past the column chunk",
                              (unsigned long long)start + pos, h.compressed_size);
         if ((size_t)h.uncompressed_size > MAX_CHUNK_UNCOMPRESSED - total)
             return w2l__fail(err, W2L_CORRUPT, "page at offset %llu: uncompressed sizes too large",
@@ -724,7 +764,8 @@ static w2l_rc read_column(w2l__pq_reader *r, size_t rg, size_t col, w2l_value *o
         uint8_t *dst = c->data + dpos;
         w2l_rc rc = W2L_OK;
         if ((h.type == PQ_PAGE_DATA || h.type == PQ_PAGE_DICTIONARY) && ci->codec == W2L_PQ_GZIP)
-            rc = w2l__pq_gzip_decompress(body, (size_t)h.compressed_size, dst, (size_t)h.uncompressed_size, err);
+            rc = w2l__pq_gzip_decompress(body, (size_t)h.compressed_size, dst,
+                                         (size_t)h.uncompressed_size, err);
         else if (h.type == PQ_PAGE_DATA || h.type == PQ_PAGE_DICTIONARY)
             rc = w2l__pq_decompress(r->codec, ci->codec, body, (size_t)h.compressed_size, dst,
                                     (size_t)h.uncompressed_size, err);
@@ -734,22 +775,27 @@ static w2l_rc read_column(w2l__pq_reader *r, size_t rg, size_t col, w2l_value *o
                 else if (h.encoding != PQ_ENC_PLAIN && h.encoding != PQ_ENC_PLAIN_DICTIONARY)
                     rc = w2l__fail(err, W2L_CORRUPT, "dictionary encoding %d", h.encoding);
                 else if ((size_t)h.num_values > (size_t)h.uncompressed_size * 8 + 8)
-                    rc = w2l__fail(err, W2L_CORRUPT, "dictionary of %d values in %d bytes", h.num_values, h.uncompressed_size);
+                    rc = w2l__fail(err, W2L_CORRUPT, "dictionary of %d values in %d bytes",
+                                   h.num_values, h.uncompressed_size);
                 if (rc == W2L_OK && (size_t)h.num_values > c->dict_cap) {
                     w2l_value *d = w2l__realloc(c->dict, (size_t)h.num_values * sizeof *d);
                     if (!d) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
                     else { c->dict = d; c->dict_cap = (size_t)h.num_values; }
                 }
                 if (rc == W2L_OK) {
-                    rc = decode_plain(c, dst, (size_t)h.uncompressed_size, c->dict, (size_t)h.num_values, err);
-                    for (size_t i = 0; rc == W2L_OK && i < (size_t)h.num_values; i++) c->dict[i].is_null = 0;
+                    rc = decode_plain(c, dst, (size_t)h.uncompressed_size, c->dict,
+                                      (size_t)h.num_values, err);
+                    for (size_t i = 0; rc == W2L_OK && i < (size_t)h.num_values; i++)
+                        c->dict[i].is_null = 0;
                     dict_n = (size_t)h.num_values;
                 }
             } else if (h.type == PQ_PAGE_DATA) {
                 if ((size_t)h.num_values > nrows - o)
-                    rc = w2l__fail(err, W2L_CORRUPT, "page holds %d values, only %zu rows left", h.num_values, nrows - o);
+                    rc = w2l__fail(err, W2L_CORRUPT, "page holds %d values, only %zu rows left",
+                                   h.num_values, nrows - o);
                 else
-                    rc = decode_data_page(r, c, &h, dst, (size_t)h.uncompressed_size, out + o, dict_n, err);
+                    rc = decode_data_page(r, c, &h, dst, (size_t)h.uncompressed_size, out + o,
+                                          dict_n, err);
                 if (rc == W2L_OK) o += (size_t)h.num_values;
             } else if (h.type == PQ_PAGE_DATA_V2) {
                 rc = w2l__fail(err, W2L_CORRUPT, "data page v2 not supported");
@@ -762,7 +808,8 @@ static w2l_rc read_column(w2l__pq_reader *r, size_t rg, size_t col, w2l_value *o
         dpos += (size_t)h.uncompressed_size;
         pos += used + (size_t)h.compressed_size;
     }
-    if (o != nrows) return w2l__fail(err, W2L_CORRUPT, "pages hold %zu values, row group %zu rows", o, nrows);
+    if (o != nrows)
+        return w2l__fail(err, W2L_CORRUPT, "pages hold %zu values, row group %zu rows", o, nrows);
     return W2L_OK;
 }
 
@@ -770,10 +817,12 @@ w2l_rc w2l__pq_reader_read_column(w2l__pq_reader *r, size_t rg, size_t col, w2l_
                                   w2l_error *err)
 {
     if (rg >= r->nrg || col >= r->ncols)
-        return w2l__fail(err, W2L_MISUSE, "parquet %s: no row group %zu column %zu", r->name, rg, col);
+        return w2l__fail(err, W2L_MISUSE, "parquet %s: no row group %zu column %zu", r->name, rg,
+                         col);
     w2l_rc rc = read_column(r, rg, col, out, err);
     if (rc != W2L_OK)
-        w2l__error_prefix(err, "parquet %s: row group %zu column %s: ", r->name, rg, r->cols[col].name);
+        w2l__error_prefix(err, "parquet %s: row group %zu column %s: ", r->name, rg,
+                          r->cols[col].name);
     return rc;
 }
 
@@ -781,7 +830,8 @@ w2l_rc w2l__pq_reader_read_row_group(w2l__pq_reader *r, size_t rg, const w2l_val
                                      w2l_error *err)
 {
     *rows = NULL;
-    if (rg >= r->nrg) return w2l__fail(err, W2L_MISUSE, "parquet %s: no row group %zu", r->name, rg);
+    if (rg >= r->nrg)
+        return w2l__fail(err, W2L_MISUSE, "parquet %s: no row group %zu", r->name, rg);
     size_t n = (size_t)r->rgs[rg].num_rows;
     if (n > SIZE_MAX / sizeof(w2l_value) / (r->ncols + 1))
         return w2l__fail(err, W2L_CORRUPT, "parquet %s: row group %zu too large", r->name, rg);

@@ -57,7 +57,11 @@ static uint32_t decode(const uint8_t *p, size_t l)
 static size_t encode(uint32_t c, uint8_t *d)
 {
     if (c < 0x80) { d[0] = (uint8_t)c; return 1; }
-    if (c < 0x800) { d[0] = (uint8_t)(0xC0 | c >> 6); d[1] = (uint8_t)(0x80 | (c & 0x3F)); return 2; }
+    if (c < 0x800) {
+        d[0] = (uint8_t)(0xC0 | c >> 6);
+        d[1] = (uint8_t)(0x80 | (c & 0x3F));
+        return 2;
+    }
     if (c < 0x10000) {
         d[0] = (uint8_t)(0xE0 | c >> 12);
         d[1] = (uint8_t)(0x80 | (c >> 6 & 0x3F));

@@ -2,10 +2,10 @@
  * Lake inspection (include/w2l/lake.h): the public, read-only view of a warehouse that
  * `w2l tables`, `w2l cat` and `w2l status` use. Tables come from the catalog and their
  * current metadata (snapshot summaries: total-records, total-files-size, ...; the w2l.*
- * keys of DESIGN.md section 2.4; the current manifest list, for its manifest count), rows from the Iceberg scan of lib/iceberg (deletes
- * applied), and checkpoint progress from the state store: the newest sealed checkpoint,
- * its source position, and the committer's pending file lists (lib/pipeline/ops.h), which
- * say per table which sealed checkpoints are not yet committed.
+ * keys of w2l-design(7) section 2.4; the current manifest list, for its manifest count), rows from
+ * the Iceberg scan of lib/iceberg (deletes applied), and checkpoint progress from the state store:
+ * the newest sealed checkpoint, its source position, and the committer's pending file lists
+ * (lib/pipeline/ops.h), which say per table which sealed checkpoints are not yet committed.
  *
  * Nothing here writes: the state store is opened, read and closed within one call.
  */
@@ -174,13 +174,15 @@ static int64_t last_compaction(const w2l__ice_meta *m)
     int64_t ts = -1;
     for (size_t i = 0; i < m->nsnapshots; i++) {
         const char *op = w2l__ice_props_get(&m->snapshots[i].summary, "operation");
-        if (op && strcmp(op, "replace") == 0 && m->snapshots[i].timestamp_ms > ts) ts = m->snapshots[i].timestamp_ms;
+        if (op && strcmp(op, "replace") == 0 && m->snapshots[i].timestamp_ms > ts)
+            ts = m->snapshots[i].timestamp_ms;
     }
     return ts;
 }
 
 /* How many manifests the manifest list of snapshot s names (0 without a snapshot). */
-static w2l_rc count_manifests(w2l_fileio *io, const w2l__ice_snapshot *s, uint64_t *out, w2l_error *err)
+static w2l_rc count_manifests(w2l_fileio *io, const w2l__ice_snapshot *s, uint64_t *out,
+                              w2l_error *err)
 {
     *out = 0;
     if (!s || !s->manifest_list) return W2L_OK;
@@ -260,21 +262,28 @@ w2l_rc w2l_lake_scan(w2l_lake *l, const char *ns, const char *table, int64_t sna
                      int (*fn)(void *ctx, const w2l_schema *schema, const w2l_value *row, size_t n),
                      void *ctx, w2l_error *err)
 {
-    if (!l || !ns || !table || !fn) return w2l__fail(err, W2L_MISUSE, "w2l_lake_scan: NULL argument");
-    if (snapshot_id < -1) return w2l__fail(err, W2L_MISUSE, "w2l_lake_scan: snapshot id %lld", (long long)snapshot_id);
+    if (!l || !ns || !table || !fn)
+        return w2l__fail(err, W2L_MISUSE, "w2l_lake_scan: NULL argument");
+    if (snapshot_id < -1)
+        return w2l__fail(err, W2L_MISUSE, "w2l_lake_scan: snapshot id %lld",
+                         (long long)snapshot_id);
     w2l__ice_table *t = NULL;
     w2l_rc rc = w2l__ice_table_load(l->cat, l->io, ns, table, &t, err);
     if (rc != W2L_OK) {
-        if (rc == W2L_NOTFOUND) return w2l__fail(err, W2L_NOTFOUND, "table %s.%s not found in warehouse %s", ns, table, l->warehouse);
+        if (rc == W2L_NOTFOUND)
+            return w2l__fail(err, W2L_NOTFOUND, "table %s.%s not found in warehouse %s", ns, table,
+                             l->warehouse);
         w2l__error_prefix(err, "table %s.%s: ", ns, table);
         return rc;
     }
     w2l__ice_scan *s = NULL;
     rc = w2l__ice_scan_plan(l->io, t->meta, snapshot_id, NULL, NULL, &s, err);
     if (rc == W2L_NOTFOUND && snapshot_id != -1)
-        rc = w2l__fail(err, W2L_NOTFOUND, "table %s.%s has no snapshot %lld", ns, table, (long long)snapshot_id);
+        rc = w2l__fail(err, W2L_NOTFOUND, "table %s.%s has no snapshot %lld", ns, table,
+                       (long long)snapshot_id);
     else if (rc == W2L_OK && !s->schema)
-        rc = w2l__fail(err, W2L_SCHEMA, "table %s.%s: the schema has types this reader does not support", ns, table);
+        rc = w2l__fail(err, W2L_SCHEMA,
+                       "table %s.%s: the schema has types this reader does not support", ns, table);
     if (rc == W2L_OK) {
         scan_ctx sc = {s->schema, fn, ctx};
         rc = w2l__ice_scan_read(l->io, s, scan_row, &sc, err);
@@ -306,18 +315,23 @@ static int pending_key(void *ctx, const char *key)
     w2l_buf b = {0};
     w2l__json *j = NULL;
     k->rc = w2l_state_get(k->st, k->sealed, key, &b, k->err);
-    if (k->rc == W2L_OK) k->rc = w2l__json_parse(b.data ? (const char *)b.data : "", b.len, &j, k->err);
+    if (k->rc == W2L_OK)
+        k->rc = w2l__json_parse(b.data ? (const char *)b.data : "", b.len, &j, k->err);
     const char *ns = j ? w2l__json_str(w2l__json_get(j, "ns")) : NULL;
     const char *table = j ? w2l__json_str(w2l__json_get(j, "table")) : NULL;
     int64_t ck = 0;
-    if (k->rc == W2L_OK && (!ns || !table || w2l__json_int64(w2l__json_get(j, "checkpoint"), &ck) || ck < 1))
-        k->rc = w2l__fail(k->err, W2L_CORRUPT, "state key %s of checkpoint %llu: expected ns, table and checkpoint",
-                          key, (unsigned long long)k->sealed);
+    if (k->rc == W2L_OK &&
+        (!ns || !table || w2l__json_int64(w2l__json_get(j, "checkpoint"), &ck) || ck < 1))
+        k->rc = w2l__fail(k->err, W2L_CORRUPT,
+                          "state key %s of checkpoint %llu: expected ns, table and checkpoint", key,
+                          (unsigned long long)k->sealed);
     if (k->rc == W2L_OK) {
         tname *t = tlist_find(k->tables, ns, table);
         for (size_t i = 0; !t && i < k->extra.n; i++)
-            if (strcmp(k->extra.v[i].ns, ns) == 0 && strcmp(k->extra.v[i].table, table) == 0) t = &k->extra.v[i];
-        if (!t && !(t = tlist_add(&k->extra, ns, table))) k->rc = w2l__fail(k->err, W2L_NOMEM, "out of memory");
+            if (strcmp(k->extra.v[i].ns, ns) == 0 && strcmp(k->extra.v[i].table, table) == 0)
+                t = &k->extra.v[i];
+        if (!t && !(t = tlist_add(&k->extra, ns, table)))
+            k->rc = w2l__fail(k->err, W2L_NOMEM, "out of memory");
         /* keys come in byte order, checkpoint first (20 digits): one count per checkpoint */
         if (t && (uint64_t)ck > t->committed && (uint64_t)ck != t->last_seen) {
             t->pending++;
@@ -335,7 +349,8 @@ static tname *state_table(keys_ctx *k, const char *ns, const char *table)
 {
     tname *t = tlist_find(k->tables, ns, table);
     for (size_t i = 0; !t && i < k->extra.n; i++)
-        if (strcmp(k->extra.v[i].ns, ns) == 0 && strcmp(k->extra.v[i].table, table) == 0) t = &k->extra.v[i];
+        if (strcmp(k->extra.v[i].ns, ns) == 0 && strcmp(k->extra.v[i].table, table) == 0)
+            t = &k->extra.v[i];
     return t ? t : tlist_add(&k->extra, ns, table);
 }
 
@@ -348,13 +363,16 @@ static int ddl_key(void *ctx, const char *key)
     w2l_buf b = {0};
     w2l__json *j = NULL;
     k->rc = w2l_state_get(k->st, k->sealed, key, &b, k->err);
-    if (k->rc == W2L_OK) k->rc = w2l__json_parse(b.data ? (const char *)b.data : "", b.len, &j, k->err);
+    if (k->rc == W2L_OK)
+        k->rc = w2l__json_parse(b.data ? (const char *)b.data : "", b.len, &j, k->err);
     if (k->rc != W2L_OK && k->rc != W2L_NOMEM)
-        w2l__error_prefix(k->err, "state key %s of checkpoint %llu: ", key, (unsigned long long)k->sealed);
-    for (w2l__json *o = j ? w2l__json_first(w2l__json_get(j, "tables")) : NULL; k->rc == W2L_OK && o;
-         o = w2l__json_next(o)) {
+        w2l__error_prefix(k->err, "state key %s of checkpoint %llu: ", key,
+                          (unsigned long long)k->sealed);
+    for (w2l__json *o = j ? w2l__json_first(w2l__json_get(j, "tables")) : NULL;
+         k->rc == W2L_OK && o; o = w2l__json_next(o)) {
         int q = 0;
-        const char *ns = w2l__json_str(w2l__json_get(o, "ns")), *table = w2l__json_str(w2l__json_get(o, "table"));
+        const char *ns = w2l__json_str(w2l__json_get(o, "ns")),
+                   *table = w2l__json_str(w2l__json_get(o, "table"));
         if (!ns || !table || w2l__json_bool(w2l__json_get(o, "quarantined"), &q) || !q) continue;
         const char *reason = w2l__json_str(w2l__json_get(o, "reason"));
         int64_t rows = 0;

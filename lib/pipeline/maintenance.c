@@ -25,13 +25,18 @@ static int64_t conf_for(const w2l_conf *conf, const char *fq, const char *key, i
 void w2l__maint_policy(const w2l_conf *conf, const char *fq, w2l__ice_policy *p, int *enabled)
 {
     w2l__ice_policy_default(p);
-    p->max_snapshot_age_ms = conf_for(conf, fq, "maintenance.max-snapshot-age", p->max_snapshot_age_ms);
+    p->max_snapshot_age_ms =
+        conf_for(conf, fq, "maintenance.max-snapshot-age", p->max_snapshot_age_ms);
     p->min_snapshots = conf_for(conf, fq, "maintenance.min-snapshots", p->min_snapshots);
     p->target_file_bytes = conf_for(conf, fq, "writer.target-file-bytes", p->target_file_bytes);
-    p->compact_small_files = conf_for(conf, fq, "maintenance.compact-small-files", p->compact_small_files);
-    p->compact_delete_files = conf_for(conf, fq, "maintenance.compact-delete-files", p->compact_delete_files);
-    p->compact_delete_ratio = (double)conf_for(conf, fq, "maintenance.compact-delete-percent", 10) / 100.0;
-    p->rewrite_delete_ratio = (double)conf_for(conf, fq, "maintenance.rewrite-delete-percent", 20) / 100.0;
+    p->compact_small_files =
+        conf_for(conf, fq, "maintenance.compact-small-files", p->compact_small_files);
+    p->compact_delete_files =
+        conf_for(conf, fq, "maintenance.compact-delete-files", p->compact_delete_files);
+    p->compact_delete_ratio =
+        (double)conf_for(conf, fq, "maintenance.compact-delete-percent", 10) / 100.0;
+    p->rewrite_delete_ratio =
+        (double)conf_for(conf, fq, "maintenance.rewrite-delete-percent", 20) / 100.0;
     p->orphan_age_ms = conf_for(conf, NULL, "maintenance.orphan-age", p->orphan_age_ms);
     if (enabled) *enabled = conf_for(conf, fq, "maintenance.enabled", 1) != 0;
 }
@@ -47,7 +52,10 @@ typedef struct held {
     w2l_error *err;
 } held;
 
-static int held_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int held_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
 static int held_key(void *ctx, const char *key)
 {
@@ -71,7 +79,8 @@ static int held_key(void *ctx, const char *key)
             h->paths = nv;
             h->cap = cap;
         }
-        if (!(h->paths[h->n] = w2l__strdup(w2l__ice_local_path(p)))) h->rc = w2l__fail(h->err, W2L_NOMEM, "out of memory");
+        if (!(h->paths[h->n] = w2l__strdup(w2l__ice_local_path(p))))
+            h->rc = w2l__fail(h->err, W2L_NOMEM, "out of memory");
         else h->n++;
     }
     w2l__json_free(j);
@@ -153,7 +162,8 @@ static int collect(void *ctx, const char *ns, const char *table)
 static int loc_cmp(const void *a, const void *b)
 {
     const tref *x = a, *y = b;
-    int c = strcmp(w2l__ice_local_path(x->t->meta->location), w2l__ice_local_path(y->t->meta->location));
+    int c = strcmp(w2l__ice_local_path(x->t->meta->location),
+                   w2l__ice_local_path(y->t->meta->location));
     if (c) return c;
     c = strcmp(x->ns, y->ns);
     return c ? c : strcmp(x->table, y->table);
@@ -205,7 +215,8 @@ w2l_rc w2l__maint_orphans(const w2l_conf *conf, w2l_catalog *cat, w2l_fileio *io
         const char *loc = w2l__ice_local_path(c.v[i].t->meta->location);
         while (j < c.n && strcmp(w2l__ice_local_path(c.v[j].t->meta->location), loc) == 0) j++;
         int wanted = !ns || !table;
-        for (size_t k = i; k < j && !wanted; k++) wanted = strcmp(c.v[k].ns, ns) == 0 && strcmp(c.v[k].table, table) == 0;
+        for (size_t k = i; k < j && !wanted; k++)
+            wanted = strcmp(c.v[k].ns, ns) == 0 && strcmp(c.v[k].table, table) == 0;
         if (wanted) {
             const w2l__ice_meta *metas[64];
             const char *files[64];
@@ -219,8 +230,10 @@ w2l_rc w2l__maint_orphans(const w2l_conf *conf, w2l_catalog *cat, w2l_fileio *io
             } else {
                 w2l__ice_maint_stats st;
                 memset(&st, 0, sizeof st);
-                rc = w2l__ice_remove_orphans(io, loc, metas, files, nm, &p, now, held_has, &h, dry_run, &st, err);
-                if (rc != W2L_OK) w2l__error_prefix(err, "orphans of %s.%s: ", c.v[i].ns, c.v[i].table);
+                rc = w2l__ice_remove_orphans(io, loc, metas, files, nm, &p, now, held_has, &h,
+                                             dry_run, &st, err);
+                if (rc != W2L_OK)
+                    w2l__error_prefix(err, "orphans of %s.%s: ", c.v[i].ns, c.v[i].table);
                 else if (report) report(ctx, c.v[i].ns, c.v[i].table, &st);
             }
         }
@@ -365,20 +378,25 @@ static void push_job(w2l__maint *m, job *j)
 static void log_stats(const char *fq, const char *what, const w2l__ice_maint_stats *st)
 {
     if (strcmp(what, "compact") == 0)
-        w2l__log(W2L_LOG_INFO, "maintenance: %s compact: %lld files (%lld bytes) -> %lld files (%lld bytes), "
-                 "%lld rows, %lld positions deleted, %lld ms", fq, (long long)st->files_in, (long long)st->bytes_in,
-                 (long long)st->files_out, (long long)st->bytes_out, (long long)st->rows_out,
-                 (long long)st->deletes_out, (long long)st->ms);
-    else if (strcmp(what, "expire") == 0)
-        w2l__log(W2L_LOG_INFO, "maintenance: %s expire: %lld snapshots, %lld files (%lld bytes) removed, %lld ms",
-                 fq, (long long)st->snapshots_expired, (long long)st->files_removed, (long long)st->bytes_removed,
+        w2l__log(W2L_LOG_INFO,
+                 "maintenance: %s compact: %lld files (%lld bytes) -> %lld files (%lld bytes), "
+                 "%lld rows, %lld positions deleted, %lld ms",
+                 fq, (long long)st->files_in, (long long)st->bytes_in, (long long)st->files_out,
+                 (long long)st->bytes_out, (long long)st->rows_out, (long long)st->deletes_out,
                  (long long)st->ms);
+    else if (strcmp(what, "expire") == 0)
+        w2l__log(W2L_LOG_INFO,
+                 "maintenance: %s expire: %lld snapshots, %lld files (%lld bytes) removed, %lld ms",
+                 fq, (long long)st->snapshots_expired, (long long)st->files_removed,
+                 (long long)st->bytes_removed, (long long)st->ms);
     else
-        w2l__log(W2L_LOG_INFO, "maintenance: %s %s: %lld files (%lld bytes) removed, %lld ms", fq, what,
-                 (long long)st->files_removed, (long long)st->bytes_removed, (long long)st->ms);
+        w2l__log(W2L_LOG_INFO, "maintenance: %s %s: %lld files (%lld bytes) removed, %lld ms", fq,
+                 what, (long long)st->files_removed, (long long)st->bytes_removed,
+                 (long long)st->ms);
 }
 
-static void orphan_report(void *ctx, const char *ns, const char *table, const w2l__ice_maint_stats *st)
+static void orphan_report(void *ctx, const char *ns, const char *table,
+                          const w2l__ice_maint_stats *st)
 {
     w2l__maint *m = ctx;
     char fq[512];
@@ -408,18 +426,23 @@ static void run_job(w2l__maint *m, w2l_catalog *cat, w2l_fileio *io, job *j)
     w2l_error_clear(&e);
     w2l__ice_table *t = NULL;
     w2l_rc rc = w2l__ice_table_load(cat, io, j->ns, j->table, &t, &e);
-    if (rc == W2L_OK && strcmp(t->meta->uuid, j->uuid) != 0) rc = W2L_NOTFOUND; /* another table now */
+    if (rc == W2L_OK && strcmp(t->meta->uuid, j->uuid) != 0)
+        rc = W2L_NOTFOUND; /* another table now */
     if (j->kind == JOB_CLEANUP) {
         w2l__ice_maint_stats st;
         memset(&st, 0, sizeof st);
         st.snapshots_expired = j->expired;
-        if (rc == W2L_OK) rc = w2l__ice_expire_cleanup(io, t->meta, j->lists, j->nlists, 0, &st, &e);
+        if (rc == W2L_OK)
+            rc = w2l__ice_expire_cleanup(io, t->meta, j->lists, j->nlists, 0, &st, &e);
         if (rc == W2L_OK) {
             log_stats(fq, "expire", &st);
-            w2l__metrics_maint(m->metrics, j->ns, j->table, 0, 0, (uint64_t)j->expired, (uint64_t)st.files_removed);
+            w2l__metrics_maint(m->metrics, j->ns, j->table, 0, 0, (uint64_t)j->expired,
+                               (uint64_t)st.files_removed);
         } else if (rc != W2L_NOTFOUND) {
-            w2l__log(W2L_LOG_WARN, "maintenance: %s: removing the files of expired snapshots: %s (orphan removal "
-                     "takes what is left)", fq, e.msg);
+            w2l__log(W2L_LOG_WARN,
+                     "maintenance: %s: removing the files of expired snapshots: %s (orphan removal "
+                     "takes what is left)",
+                     fq, e.msg);
         }
         w2l__ice_table_free(t);
         return;
@@ -448,7 +471,8 @@ static void run_job(w2l__maint *m, w2l_catalog *cat, w2l_fileio *io, job *j)
         w2l__ice_compaction_free(k, io, 1);
         rc = w2l__fail(&e, W2L_NOMEM, "out of memory");
     }
-    if (rc != W2L_OK && rc != W2L_NOTFOUND) w2l__log(W2L_LOG_WARN, "maintenance: %s compact: %s", fq, e.msg);
+    if (rc != W2L_OK && rc != W2L_NOTFOUND)
+        w2l__log(W2L_LOG_WARN, "maintenance: %s compact: %s", fq, e.msg);
     done_compaction(m, fq);
 }
 
@@ -464,7 +488,8 @@ static int worker_main(void *arg)
         while (!m->stop && !m->head) {
             if (m->orphan_interval_ms > 0 && w2l__now_ms() >= m->next_orphans_ms) break;
             if (m->orphan_interval_ms > 0) {
-                struct timespec ts = w2l__deadline_ms(W2L_MIN(m->next_orphans_ms - w2l__now_ms(), 60000));
+                struct timespec ts =
+                    w2l__deadline_ms(W2L_MIN(m->next_orphans_ms - w2l__now_ms(), 60000));
                 cnd_timedwait(&m->cnd, &m->mtx, &ts);
             } else {
                 cnd_wait(&m->cnd, &m->mtx);
@@ -475,7 +500,9 @@ static int worker_main(void *arg)
             mtx_unlock(&m->mtx);
             w2l_rc rc = w2l__catalog_open_conf(m->conf, &io, &cat, &e);
             if (rc != W2L_OK) {
-                w2l__log(W2L_LOG_WARN, "maintenance: cannot open the catalog: %s; no maintenance in this run", e.msg);
+                w2l__log(W2L_LOG_WARN,
+                         "maintenance: cannot open the catalog: %s; no maintenance in this run",
+                         e.msg);
                 w2l_fileio_close(io);
                 io = NULL;
                 cat = NULL;
@@ -621,8 +648,10 @@ static w2l_rc expire_now(w2l__maint *m, w2l__ice_table *t, const char *fq, const
             push_job(m, j);
         } else {
             job_free(j);
-            w2l__log(W2L_LOG_WARN, "maintenance: %s: out of memory; the files of %zu expired snapshots stay for "
-                     "orphan removal", fq, ch.nexpired_lists);
+            w2l__log(W2L_LOG_WARN,
+                     "maintenance: %s: out of memory; the files of %zu expired snapshots stay for "
+                     "orphan removal",
+                     fq, ch.nexpired_lists);
         }
     }
     w2l__ice_change_release(&ch, t->io, 0);
@@ -647,7 +676,8 @@ int w2l__maint_committed(w2l__maint *m, unsigned committer, w2l__ice_table *t)
     if (rc == W2L_OK && n >= (size_t)m->expire_every) rc = expire_now(m, t, fq, &p, ids, n, &e);
     w2l__free(ids);
     if (rc != W2L_OK) {
-        w2l__log(W2L_LOG_WARN, "maintenance: %s expire: %s (tried again after the next commit)", fq, e.msg);
+        w2l__log(W2L_LOG_WARN, "maintenance: %s expire: %s (tried again after the next commit)", fq,
+                 e.msg);
         return 1;
     }
     if (!w2l__ice_compact_due(t->meta, &p)) return 0;
@@ -690,7 +720,8 @@ void w2l__maint_drop(w2l__maint *m, w2l__maint_result *r)
 {
     char fq[512];
     snprintf(fq, sizeof fq, "%s.%s", r->ns, r->table);
-    w2l__log(W2L_LOG_INFO, "maintenance: %s compact: the table is gone; its compaction is dropped", fq);
+    w2l__log(W2L_LOG_INFO, "maintenance: %s compact: the table is gone; its compaction is dropped",
+             fq);
     w2l_fileio *io = open_io(m->conf);
     result_free(r, io, 1);
     w2l_fileio_close(io);
@@ -701,8 +732,8 @@ void w2l__maint_drop(w2l__maint *m, w2l__maint_result *r)
  * times after a race with another process; an input that changed conflicts every time and
  * drops it (*dropped, W2L_OK, its manifests removed). Another failure keeps every file: the
  * commit's outcome is unknown. */
-static w2l_rc commit_compaction(w2l__ice_table *t, const w2l__ice_compaction *k, int retries, int *dropped,
-                                w2l_error *err)
+static w2l_rc commit_compaction(w2l__ice_table *t, const w2l__ice_compaction *k, int retries,
+                                int *dropped, w2l_error *err)
 {
     *dropped = 0;
     w2l__ice_change ch;
@@ -720,7 +751,8 @@ static w2l_rc commit_compaction(w2l__ice_table *t, const w2l__ice_compaction *k,
         if (rc != W2L_CONFLICT || attempt >= retries) break;
     }
     if (rc == W2L_CONFLICT) { /* its input changed: dropped, never forced */
-        w2l__log(W2L_LOG_INFO, "maintenance: %s.%s compact: %s; compaction dropped", t->ns, t->name, e1.msg);
+        w2l__log(W2L_LOG_INFO, "maintenance: %s.%s compact: %s; compaction dropped", t->ns, t->name,
+                 e1.msg);
         *dropped = 1;
         rc = W2L_OK;
     } else if (rc != W2L_OK && err) {
@@ -739,7 +771,8 @@ w2l_rc w2l__maint_commit(w2l__maint *m, w2l__maint_result *r, w2l__ice_table *t,
     int dropped = 0;
     if (strcmp(t->meta->uuid, r->uuid) != 0) {
         dropped = 1;
-        w2l__log(W2L_LOG_INFO, "maintenance: %s compact: the table was re-created; compaction dropped", fq);
+        w2l__log(W2L_LOG_INFO,
+                 "maintenance: %s compact: the table was re-created; compaction dropped", fq);
     } else {
         rc = commit_compaction(t, r->k, retries, &dropped, err);
     }
@@ -791,12 +824,14 @@ static int emit_report(mreport *mr, const char *ns, const char *table, const cha
     return mr->stopped = mr->fn(mr->ctx, &r) != 0;
 }
 
-static void orphans_on_demand(void *ctx, const char *ns, const char *table, const w2l__ice_maint_stats *st)
+static void orphans_on_demand(void *ctx, const char *ns, const char *table,
+                              const w2l__ice_maint_stats *st)
 {
     emit_report(ctx, ns, table, "orphans", st, st->files_removed == 0);
 }
 
-static w2l_rc expire_on_demand(w2l__ice_table *t, const w2l__ice_policy *p, mreport *mr, w2l_error *err)
+static w2l_rc expire_on_demand(w2l__ice_table *t, const w2l__ice_policy *p, mreport *mr,
+                               w2l_error *err)
 {
     w2l__ice_maint_stats st;
     memset(&st, 0, sizeof st);
@@ -823,7 +858,8 @@ static w2l_rc expire_on_demand(w2l__ice_table *t, const w2l__ice_policy *p, mrep
     }
     st.snapshots_expired = (int64_t)ch.nexpired_lists;
     if (rc == W2L_OK)
-        rc = w2l__ice_expire_cleanup(t->io, t->meta, ch.expired_lists, ch.nexpired_lists, mr->dry_run, &st, err);
+        rc = w2l__ice_expire_cleanup(t->io, t->meta, ch.expired_lists, ch.nexpired_lists,
+                                     mr->dry_run, &st, err);
     st.ms = w2l__now_ms() - t0;
     w2l__ice_change_release(&ch, t->io, 0);
     w2l__free(ids);
@@ -831,8 +867,8 @@ static w2l_rc expire_on_demand(w2l__ice_table *t, const w2l__ice_policy *p, mrep
     return rc;
 }
 
-static w2l_rc compact_on_demand(w2l__ice_table *t, const w2l__ice_policy *p, const w2l__pq_options *pq,
-                                int force, mreport *mr, w2l_error *err)
+static w2l_rc compact_on_demand(w2l__ice_table *t, const w2l__ice_policy *p,
+                                const w2l__pq_options *pq, int force, mreport *mr, w2l_error *err)
 {
     w2l__ice_maint_stats none;
     memset(&none, 0, sizeof none);
@@ -873,7 +909,8 @@ w2l_rc w2l_maintain(const w2l_conf *conf, const w2l_maintain_options *opt,
     if (opt) o = *opt;
     if (!o.actions) o.actions = W2L_MAINTAIN_ALL;
     if ((o.ns == NULL) != (o.table == NULL))
-        return w2l__fail(err, W2L_MISUSE, "w2l_maintain: give both the namespace and the table, or neither");
+        return w2l__fail(err, W2L_MISUSE,
+                         "w2l_maintain: give both the namespace and the table, or neither");
     W2L_TRY(w2l_conf_require(conf, "warehouse", err));
     w2l_fileio *io = NULL;
     w2l_catalog *cat = NULL;
@@ -888,7 +925,9 @@ w2l_rc w2l_maintain(const w2l_conf *conf, const w2l_maintain_options *opt,
         if (rc == W2L_OK && c.oom) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
     }
     mreport mr = {fn, ctx, 0, o.dry_run, 0, c.n};
-    for (size_t i = 0; rc == W2L_OK && !mr.stopped && i < c.n && (o.actions & (W2L_MAINTAIN_EXPIRE | W2L_MAINTAIN_COMPACT)); i++) {
+    for (size_t i = 0; rc == W2L_OK && !mr.stopped && i < c.n &&
+                       (o.actions & (W2L_MAINTAIN_EXPIRE | W2L_MAINTAIN_COMPACT));
+         i++) {
         mr.index = i + 1;
         char fq[512];
         snprintf(fq, sizeof fq, "%s.%s", c.v[i].ns, c.v[i].table);
@@ -901,16 +940,20 @@ w2l_rc w2l_maintain(const w2l_conf *conf, const w2l_maintain_options *opt,
             continue;
         }
         /* compaction first: expiry then removes what the compaction replaced, once old */
-        if (rc == W2L_OK && (o.actions & W2L_MAINTAIN_COMPACT)) rc = compact_on_demand(t, &p, &pq, o.force_compact, &mr, err);
-        if (rc == W2L_OK && !mr.stopped && (o.actions & W2L_MAINTAIN_EXPIRE)) rc = expire_on_demand(t, &p, &mr, err);
+        if (rc == W2L_OK && (o.actions & W2L_MAINTAIN_COMPACT))
+            rc = compact_on_demand(t, &p, &pq, o.force_compact, &mr, err);
+        if (rc == W2L_OK && !mr.stopped && (o.actions & W2L_MAINTAIN_EXPIRE))
+            rc = expire_on_demand(t, &p, &mr, err);
         if (rc != W2L_OK) w2l__error_prefix(err, "table %s: ", fq);
         w2l__ice_table_free(t);
     }
     if (rc == W2L_OK && !mr.stopped && (o.actions & W2L_MAINTAIN_ORPHANS)) {
         mr.index = mr.n;
-        rc = w2l__maint_orphans(conf, cat, io, o.ns, o.table, o.dry_run, orphans_on_demand, &mr, err);
+        rc = w2l__maint_orphans(conf, cat, io, o.ns, o.table, o.dry_run, orphans_on_demand, &mr,
+                                err);
     }
-    if (rc == W2L_OK && mr.stopped) rc = w2l__fail(err, W2L_CANCELLED, "w2l_maintain: stopped by the callback");
+    if (rc == W2L_OK && mr.stopped)
+        rc = w2l__fail(err, W2L_CANCELLED, "w2l_maintain: stopped by the callback");
     for (size_t i = 0; i < c.n; i++) {
         w2l__free(c.v[i].ns);
         w2l__free(c.v[i].table);

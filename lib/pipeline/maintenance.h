@@ -1,5 +1,5 @@
 /*
- * Table maintenance inside a pipeline (DESIGN.md section 10) and on demand (w2l_maintain):
+ * Table maintenance inside a pipeline (w2l-design(7) section 10) and on demand (w2l_maintain):
  * snapshot expiry, compaction and orphan removal around the Iceberg-level actions of
  * lib/iceberg/maintain.c.
  *

@@ -1,6 +1,6 @@
 /* Per-table metrics (metrics.h): a list of tables found through a small hash index. */
 #include "metrics.h"
-#include "emit.h"
+#include "../event/emit.h"
 #include "../common/thread.h"
 #include "../json/json.h"
 
@@ -91,7 +91,8 @@ void w2l__metrics_rows(w2l__metrics *m, const char *ns, const char *table, uint6
     mtx_unlock(&m->mtx);
 }
 
-void w2l__metrics_quarantined(w2l__metrics *m, const char *ns, const char *table, uint64_t n, const char *reason)
+void w2l__metrics_quarantined(w2l__metrics *m, const char *ns, const char *table, uint64_t n,
+                              const char *reason)
 {
     (void)reason;
     if (!m) return;
@@ -115,10 +116,12 @@ void w2l__metrics_result(w2l__metrics *m, const char *ns, const char *table, uin
     uint64_t files = 0, bytes = 0;
     w2l__json *j = NULL;
     if (payload && w2l__json_parse(payload, len, &j, NULL) == W2L_OK) {
-        for (const w2l__json *f = w2l__json_first(w2l__json_get(j, "files")); f; f = w2l__json_next(f)) {
+        for (const w2l__json *f = w2l__json_first(w2l__json_get(j, "files")); f;
+             f = w2l__json_next(f)) {
             int64_t sz = 0;
             files++;
-            if (!w2l__json_int64(w2l__json_get(f, "file-size"), &sz) && sz > 0) bytes += (uint64_t)sz;
+            if (!w2l__json_int64(w2l__json_get(f, "file-size"), &sz) && sz > 0)
+                bytes += (uint64_t)sz;
         }
         w2l__json_free(j);
     }
@@ -159,7 +162,8 @@ void w2l__metrics_committed(w2l__metrics *m, unsigned committer, uint64_t ckpt)
 }
 
 void w2l__metrics_maint(w2l__metrics *m, const char *ns, const char *table, uint64_t compactions,
-                        uint64_t files_compacted, uint64_t snapshots_expired, uint64_t files_removed)
+                        uint64_t files_compacted, uint64_t snapshots_expired,
+                        uint64_t files_removed)
 {
     if (!m) return;
     mtx_lock(&m->mtx);
@@ -174,8 +178,8 @@ void w2l__metrics_maint(w2l__metrics *m, const char *ns, const char *table, uint
     mtx_unlock(&m->mtx);
 }
 
-w2l_rc w2l__metrics_each(w2l__metrics *m, int64_t lag_ms, int (*fn)(void *, const w2l_table_metrics *),
-                         void *ctx, w2l_error *err)
+w2l_rc w2l__metrics_each(w2l__metrics *m, int64_t lag_ms,
+                         int (*fn)(void *, const w2l_table_metrics *), void *ctx, w2l_error *err)
 {
     if (!m || !fn) return w2l__fail(err, W2L_MISUSE, "w2l_pipeline_metrics: NULL argument");
     /* a copy, so fn runs without the lock (it may be slow, or call back) */
@@ -187,9 +191,11 @@ w2l_rc w2l__metrics_each(w2l__metrics *m, int64_t lag_ms, int (*fn)(void *, cons
     int ok = copy && names;
     for (tm_entry *e = m->head; ok && e; e = e->next, i++) {
         copy[i] = e->m;
-        copy[i].secs_since_commit = e->last_commit_ms ? (double)(now - e->last_commit_ms) / 1000.0 : -1;
+        copy[i].secs_since_commit =
+            e->last_commit_ms ? (double)(now - e->last_commit_ms) / 1000.0 : -1;
         copy[i].source_lag_ms = lag_ms;
-        copy[i].secs_since_compaction = e->last_compaction_ms ? (double)(now - e->last_compaction_ms) / 1000.0 : -1;
+        copy[i].secs_since_compaction =
+            e->last_compaction_ms ? (double)(now - e->last_compaction_ms) / 1000.0 : -1;
         names[2 * i] = w2l__strdup(e->ns);
         names[2 * i + 1] = w2l__strdup(e->table);
         ok = names[2 * i] && names[2 * i + 1];

@@ -16,7 +16,8 @@ w2l__metrics *w2l__metrics_new(void);
 void w2l__metrics_free(w2l__metrics *m);
 void w2l__metrics_rows(w2l__metrics *m, const char *ns, const char *table, uint64_t n);
 /* A quarantined table (ddl.policy=quarantine): n more of its changes dropped. */
-void w2l__metrics_quarantined(w2l__metrics *m, const char *ns, const char *table, uint64_t n, const char *reason);
+void w2l__metrics_quarantined(w2l__metrics *m, const char *ns, const char *table, uint64_t n,
+                              const char *reason);
 /* The metrics of the pipeline whose operator runs on the calling thread (NULL outside), for
  * built-in operators that measure what the runtime cannot see (rows a DDL handler drops). */
 void w2l__metrics_set_current(w2l__metrics *m);
@@ -30,9 +31,10 @@ void w2l__metrics_committed(w2l__metrics *m, unsigned committer, uint64_t ckpt);
 /* A maintenance action on a table: compactions committed (0 or 1) and the files they
  * replaced, snapshots expired, files removed. */
 void w2l__metrics_maint(w2l__metrics *m, const char *ns, const char *table, uint64_t compactions,
-                        uint64_t files_compacted, uint64_t snapshots_expired, uint64_t files_removed);
+                        uint64_t files_compacted, uint64_t snapshots_expired,
+                        uint64_t files_removed);
 /* Calls fn for every table, in first-seen order; lag_ms goes into every entry. */
-w2l_rc w2l__metrics_each(w2l__metrics *m, int64_t lag_ms, int (*fn)(void *, const w2l_table_metrics *),
-                         void *ctx, w2l_error *err);
+w2l_rc w2l__metrics_each(w2l__metrics *m, int64_t lag_ms,
+                         int (*fn)(void *, const w2l_table_metrics *), void *ctx, w2l_error *err);
 
 #endif

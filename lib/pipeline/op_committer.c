@@ -1,5 +1,5 @@
 /*
- * The built-in committer operator (DESIGN.md section 2, the second phase of the two-phase
+ * The built-in committer operator (w2l-design(7) section 2, the second phase of the two-phase
  * commit): collects the writers' WRITE_RESULTs of its tables per checkpoint, records them in
  * the checkpoint state at the barrier, and once the checkpoint is sealed (notify_complete,
  * on this operator's own thread) commits ONE Iceberg snapshot per table and checkpoint —
@@ -26,10 +26,9 @@
  * the first notify_complete() commits it. The epoch is the restored one plus one.
  *
  * Manifests are written at commit time, by w2l__ice_table_commit's first attempt, not at
- * the barrier as DESIGN.md describes: the state is the durable record of the files, and a
+ * the barrier (w2l-design(7) section 2): the state is the durable record of the files, and a
  * manifest written per barrier would be one more file per table and checkpoint to orphan
- * when a commit is retried on another base (see the closing note of the writer/committer
- * report).
+ * when a commit is retried on another base.
  *
  * Scale: WRITE_RESULTs are gathered in a hash map per checkpoint, pending checkpoints in
  * one list in commit order, table handles in a hash map with an LRU bound; nothing walks
@@ -40,7 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "emit.h"
+#include "../event/emit.h"
 #include "ops.h"
 #include "maintenance.h"
 #include "owner.h"
@@ -112,7 +111,8 @@ char *w2l__ops_job_id(const w2l_conf *conf)
     return w2l__asprintf("w2l-%016llx", (unsigned long long)h);
 }
 
-w2l_rc w2l__ops_job_restored(const w2l_conf *conf, w2l_state *st, uint64_t restored, char **out, w2l_error *err)
+w2l_rc w2l__ops_job_restored(const w2l_conf *conf, w2l_state *st, uint64_t restored, char **out,
+                             w2l_error *err)
 {
     *out = NULL;
     if (restored && st && !w2l_conf_is_set(conf, "job-id")) {
@@ -134,7 +134,10 @@ w2l_rc w2l__ops_job_restored(const w2l_conf *conf, w2l_state *st, uint64_t resto
 
 static int hexval(int c)
 {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
 }
 
 static w2l_rc unhex(const char *s, w2l__arena *a, w2l__ice_bytes *out, w2l_error *err)
@@ -157,14 +160,16 @@ static int get_i64(const w2l__json *o, const char *k, int64_t *v)
     return w2l__json_int64(w2l__json_get(o, k), v);
 }
 
-w2l_rc w2l__ops_file_parse(const w2l__json *j, w2l__arena *a, w2l__ice_data_file *df, w2l_error *err)
+w2l_rc w2l__ops_file_parse(const w2l__json *j, w2l__arena *a, w2l__ice_data_file *df,
+                           w2l_error *err)
 {
     memset(df, 0, sizeof *df);
     int64_t content, v;
     const char *path = w2l__json_str(w2l__json_get(j, "path"));
     if (!path || get_i64(j, "content", &content) || content < 0 || content > 2 ||
         get_i64(j, "record-count", &df->record_count) || get_i64(j, "file-size", &df->file_size))
-        return w2l__fail(err, W2L_CORRUPT, "file entry without path, content, record-count or file-size");
+        return w2l__fail(err, W2L_CORRUPT,
+                         "file entry without path, content, record-count or file-size");
     df->content = (int)content;
     df->path = w2l__arena_strndup(a, path, strlen(path));
     df->format = "PARQUET";
@@ -200,16 +205,19 @@ w2l_rc w2l__ops_file_parse(const w2l__json *j, w2l__arena *a, w2l__ice_data_file
     W2L_NOMEM_IF(!df->split_offsets, err);
     i = 0;
     for (const w2l__json *c = w2l__json_first(so); c; c = w2l__json_next(c), i++)
-        if (w2l__json_int64(c, &df->split_offsets[i])) return w2l__fail(err, W2L_CORRUPT, "%s: bad split offset", path);
+        if (w2l__json_int64(c, &df->split_offsets[i]))
+            return w2l__fail(err, W2L_CORRUPT, "%s: bad split offset", path);
     if (df->content == W2L_ICE_EQ_DELETES) {
         const w2l__json *eq = w2l__json_get(j, "equality-ids");
         df->neq = w2l__json_size(eq);
-        if (!df->neq) return w2l__fail(err, W2L_CORRUPT, "%s: equality deletes without equality-ids", path);
+        if (!df->neq)
+            return w2l__fail(err, W2L_CORRUPT, "%s: equality deletes without equality-ids", path);
         df->equality_ids = w2l__arena_alloc(a, df->neq * sizeof *df->equality_ids);
         W2L_NOMEM_IF(!df->equality_ids, err);
         i = 0;
         for (const w2l__json *c = w2l__json_first(eq); c; c = w2l__json_next(c), i++) {
-            if (w2l__json_int64(c, &v)) return w2l__fail(err, W2L_CORRUPT, "%s: bad equality id", path);
+            if (w2l__json_int64(c, &v))
+                return w2l__fail(err, W2L_CORRUPT, "%s: bad equality id", path);
             df->equality_ids[i] = (int32_t)v;
         }
     }
@@ -222,13 +230,15 @@ static w2l_rc put_enc(w2l_buf *b, const char *s, w2l_error *err)
 {
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c == '%' || c == '/' || c == '.' || c < 0x20) W2L_TRY(w2l__buf_printf(b, err, "%%%02X", c));
+        if (c == '%' || c == '/' || c == '.' || c < 0x20)
+            W2L_TRY(w2l__buf_printf(b, err, "%%%02X", c));
         else W2L_TRY(w2l_buf_append(b, s, 1, err));
     }
     return W2L_OK;
 }
 
-static w2l_rc files_key(w2l_buf *b, uint64_t ckpt, const char *ns, const char *table, w2l_error *err)
+static w2l_rc files_key(w2l_buf *b, uint64_t ckpt, const char *ns, const char *table,
+                        w2l_error *err)
 {
     b->len = 0;
     W2L_TRY(w2l__buf_printf(b, err, W2L_OPS_FILES_PREFIX "%020llu/", (unsigned long long)ckpt));
@@ -291,8 +301,8 @@ static int restore_key(void *x, const char *key)
     unsigned long long ck = strtoull(p, &end, 10);
     const char *dot = *end == '/' ? strchr(end + 1, '.') : NULL;
     if (!dot || ck == 0) {
-        w2l__log(W2L_LOG_WARN, "committer %u: state key %s of checkpoint %llu is not ours; ignored", c->index, key,
-                 (unsigned long long)r->ckpt);
+        w2l__log(W2L_LOG_WARN, "committer %u: state key %s of checkpoint %llu is not ours; ignored",
+                 c->index, key, (unsigned long long)r->ckpt);
         return 0;
     }
     pend *pe = w2l__calloc(1, sizeof *pe);
@@ -387,7 +397,8 @@ static w2l_rc acc_get(committer *c, const char *ns, const char *table, acc **out
 static w2l_rc on_result(committer *c, const w2l_element *e, w2l_error *err)
 {
     w2l__json *j;
-    w2l_rc rc = w2l__json_parse(e->payload ? e->payload : "", e->payload ? e->payload_len : 0, &j, err);
+    w2l_rc rc =
+        w2l__json_parse(e->payload ? e->payload : "", e->payload ? e->payload_len : 0, &j, err);
     if (rc != W2L_OK) {
         w2l__error_prefix(err, "WRITE_RESULT of %s.%s: ", e->ns, e->table);
         return rc;
@@ -395,7 +406,8 @@ static w2l_rc on_result(committer *c, const w2l_element *e, w2l_error *err)
     acc *a = NULL;
     rc = acc_get(c, e->ns, e->table, &a, err);
     int64_t sid = -1;
-    if (rc == W2L_OK && !w2l__json_int64(w2l__json_get(j, "schema-id"), &sid)) a->schema_id = (int32_t)sid;
+    if (rc == W2L_OK && !w2l__json_int64(w2l__json_get(j, "schema-id"), &sid))
+        a->schema_id = (int32_t)sid;
     int tr = 0;
     if (rc == W2L_OK && !w2l__json_bool(w2l__json_get(j, "truncate"), &tr) && tr) a->truncate = 1;
     /* each file names the table incarnation it was written for */
@@ -438,12 +450,13 @@ static w2l_rc on_barrier(committer *c, uint64_t ckpt, w2l_error *err)
         v.len = 0;
         if (!nst || !tbt) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
         else
-            rc = w2l__buf_printf(&v, err,
-                                 "{\"ns\":%s,\"table\":%s,\"checkpoint\":%llu,\"source-position\":%s,"
-                                 "\"schema-id\":%d,%s\"files\":[%.*s]}",
-                                 nst, tbt, (unsigned long long)ckpt, pos_text ? pos_text : "null",
-                                 (int)a->schema_id, a->truncate ? "\"truncate\":true," : "", (int)a->files.len,
-                                 a->files.data ? (const char *)a->files.data : "");
+            rc = w2l__buf_printf(
+                &v, err,
+                "{\"ns\":%s,\"table\":%s,\"checkpoint\":%llu,\"source-position\":%s,"
+                "\"schema-id\":%d,%s\"files\":[%.*s]}",
+                nst, tbt, (unsigned long long)ckpt, pos_text ? pos_text : "null", (int)a->schema_id,
+                a->truncate ? "\"truncate\":true," : "", (int)a->files.len,
+                a->files.data ? (const char *)a->files.data : "");
         w2l__free(nst);
         w2l__free(tbt);
         if (rc == W2L_OK) rc = w2l__buf_cstr(&v, err);
@@ -464,14 +477,16 @@ static w2l_rc on_barrier(committer *c, uint64_t ckpt, w2l_error *err)
     /* everything not yet committed goes into this checkpoint's state */
     for (pend *p = c->phead; rc == W2L_OK && p; p = p->next) {
         rc = files_key(&key, p->ckpt, p->ns, p->table, err);
-        if (rc == W2L_OK) rc = w2l_state_put(c->st, ckpt, (const char *)key.data, p->value, p->len, err);
+        if (rc == W2L_OK)
+            rc = w2l_state_put(c->st, ckpt, (const char *)key.data, p->value, p->len, err);
     }
     if (rc == W2L_OK) {
         char e[24];
         int n = snprintf(e, sizeof e, "%llu", (unsigned long long)c->epoch);
         rc = w2l_state_put(c->st, ckpt, W2L_OPS_EPOCH_KEY, e, (size_t)n, err);
     }
-    if (rc == W2L_OK) rc = w2l_state_put(c->st, ckpt, W2L_OPS_JOB_KEY, c->job_id, strlen(c->job_id), err);
+    if (rc == W2L_OK)
+        rc = w2l_state_put(c->st, ckpt, W2L_OPS_JOB_KEY, c->job_id, strlen(c->job_id), err);
     w2l__json_free(posj);
     w2l__free(pos_text);
     w2l_buf_release(&pos);
@@ -539,7 +554,8 @@ static w2l_rc ensure_catalog(committer *c, w2l_error *err)
 }
 
 /* The handle of ns.table, loaded when not cached. W2L_NOTFOUND when the table is gone. */
-static w2l_rc handle_get(committer *c, const char *ns, const char *table, handle **out, w2l_error *err)
+static w2l_rc handle_get(committer *c, const char *ns, const char *table, handle **out,
+                         w2l_error *err)
 {
     handle *h = handle_find(c, ns, table);
     if (h) {
@@ -591,20 +607,25 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
     handle *h = NULL;
     w2l_rc rc = handle_get(c, p->ns, p->table, &h, err);
     if (rc == W2L_NOTFOUND) {
-        w2l__log(W2L_LOG_INFO, "committer %u: table %s.%s was dropped; its files of checkpoint %llu are discarded",
-                 c->index, p->ns, p->table, (unsigned long long)p->ckpt);
+        w2l__log(
+            W2L_LOG_INFO,
+            "committer %u: table %s.%s was dropped; its files of checkpoint %llu are discarded",
+            c->index, p->ns, p->table, (unsigned long long)p->ckpt);
         return W2L_OK;
     }
     W2L_TRY(rc);
     if (h->max_ckpt >= p->ckpt) {
-        w2l__log(W2L_LOG_INFO, "committer %u: %s.%s has checkpoint %llu of job %s already (up to %llu); skipped",
+        w2l__log(W2L_LOG_INFO,
+                 "committer %u: %s.%s has checkpoint %llu of job %s already (up to %llu); skipped",
                  c->index, p->ns, p->table, (unsigned long long)p->ckpt, c->job_id,
                  (unsigned long long)h->max_ckpt);
         return W2L_OK;
     }
     const w2l__ice_spec *spec = w2l__ice_meta_spec(h->t->meta, h->t->meta->default_spec_id);
     if (spec && spec->nfields)
-        return w2l__fail(err, W2L_SCHEMA, "the table is partitioned; the built-in writer writes unpartitioned files");
+        return w2l__fail(
+            err, W2L_SCHEMA,
+            "the table is partitioned; the built-in writer writes unpartitioned files");
 
     w2l__json *j;
     W2L_TRY(w2l__json_parse(p->value, p->len, &j, err));
@@ -634,13 +655,17 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
     char ck[24], ep[24];
     snprintf(ck, sizeof ck, "%llu", (unsigned long long)p->ckpt);
     snprintf(ep, sizeof ep, "%llu", (unsigned long long)c->epoch);
-    w2l__ice_kv summary[4] = {{"w2l.job-id", c->job_id}, {"w2l.epoch", ep}, {"w2l.checkpoint-id", ck},
-                              {"w2l.source-position", (char *)(pos ? pos : "")}};
+    w2l__ice_kv summary[4] = { { "w2l.job-id", c->job_id },
+                               { "w2l.epoch", ep },
+                               { "w2l.checkpoint-id", ck },
+                               { "w2l.source-position", (char *)(pos ? pos : "") } };
     int truncate = 0;
     if (w2l__json_bool(w2l__json_get(j, "truncate"), &truncate) != 0) truncate = 0;
     if (nstale) {
-        w2l__log(W2L_LOG_INFO, "committer %u: %s.%s checkpoint %llu: %zu files of a dropped table of that name "
-                 "discarded", c->index, p->ns, p->table, (unsigned long long)p->ckpt, nstale);
+        w2l__log(W2L_LOG_INFO,
+                 "committer %u: %s.%s checkpoint %llu: %zu files of a dropped table of that name "
+                 "discarded",
+                 c->index, p->ns, p->table, (unsigned long long)p->ckpt, nstale);
         if (!nd && !nx) truncate = 0; /* the truncate was the old table's */
     }
     if (rc == W2L_OK && (nd + nx > 0 || truncate)) {
@@ -656,8 +681,10 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
             rc = w2l__ice_table_try_commit(h->t, &ch, err);
             if (rc == W2L_OK) {
                 h->max_ckpt = p->ckpt;
-                w2l__log(W2L_LOG_DEBUG, "committer %u: %s.%s checkpoint %llu committed (%zu data, %zu delete files)",
-                         c->index, p->ns, p->table, (unsigned long long)p->ckpt, nd, nx);
+                w2l__log(
+                    W2L_LOG_DEBUG,
+                    "committer %u: %s.%s checkpoint %llu committed (%zu data, %zu delete files)",
+                    c->index, p->ns, p->table, (unsigned long long)p->ckpt, nd, nx);
                 stale = w2l__maint_committed(c->maint, c->index, h->t);
                 break;
             }
@@ -674,7 +701,8 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
                 break;
             }
             if (attempt >= c->retries) break;
-            w2l__log(W2L_LOG_INFO, "committer %u: %s.%s checkpoint %llu lost a race (attempt %d); retrying",
+            w2l__log(W2L_LOG_INFO,
+                     "committer %u: %s.%s checkpoint %llu lost a race (attempt %d); retrying",
                      c->index, p->ns, p->table, (unsigned long long)p->ckpt, attempt + 1);
         }
     }
@@ -682,7 +710,8 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
     w2l__ice_change_release(&ch, h->t->io, 0);
     w2l__json_free(j);
     if (rc == W2L_NOTFOUND) {
-        w2l__log(W2L_LOG_WARN, "committer %u: table %s.%s was dropped before checkpoint %llu committed; skipped",
+        w2l__log(W2L_LOG_WARN,
+                 "committer %u: table %s.%s was dropped before checkpoint %llu committed; skipped",
                  c->index, p->ns, p->table, (unsigned long long)p->ckpt);
         handle_drop(c, h);
         return W2L_OK;
@@ -732,7 +761,8 @@ static w2l_rc cm_complete(w2l_operator *self, uint64_t ckpt, w2l_error *err)
         pend *next = p->next;
         int blocked = 0;
         for (size_t i = 0; i < nfailed && !blocked; i++)
-            blocked = strcmp(failed[i], p->ns) == 0 && strcmp(failed[i] + strlen(failed[i]) + 1, p->table) == 0;
+            blocked = strcmp(failed[i], p->ns) == 0 &&
+                      strcmp(failed[i] + strlen(failed[i]) + 1, p->table) == 0;
         w2l_error e1;
         w2l_error_clear(&e1);
         w2l_rc rc = blocked ? W2L_ERROR : commit_one(c, p, &e1);
@@ -782,8 +812,9 @@ static w2l_rc cm_complete(w2l_operator *self, uint64_t ckpt, w2l_error *err)
 
 /* ------------------------------------------------------------------ operator API --- */
 
-static w2l_rc cm_open(const w2l_operator_methods *m, const w2l_conf *conf, unsigned index, unsigned n,
-                      w2l_state *st, uint64_t restored, w2l_operator *self, w2l_error *err)
+static w2l_rc cm_open(const w2l_operator_methods *m, const w2l_conf *conf, unsigned index,
+                      unsigned n, w2l_state *st, uint64_t restored, w2l_operator *self,
+                      w2l_error *err)
 {
     (void)m;
     committer *c = (committer *)self;
@@ -801,7 +832,8 @@ static w2l_rc cm_open(const w2l_operator_methods *m, const w2l_conf *conf, unsig
     w2l_buf b = {0};
     if (restored) {
         w2l_rc rc = w2l_state_get(st, restored, W2L_OPS_EPOCH_KEY, &b, err);
-        if (rc == W2L_OK && (rc = w2l__buf_cstr(&b, err)) == W2L_OK) c->epoch = strtoull((char *)b.data, NULL, 10) + 1;
+        if (rc == W2L_OK && (rc = w2l__buf_cstr(&b, err)) == W2L_OK)
+            c->epoch = strtoull((char *)b.data, NULL, 10) + 1;
         w2l_buf_release(&b);
         if (rc != W2L_OK && rc != W2L_NOTFOUND) return rc;
     }
@@ -811,11 +843,13 @@ static w2l_rc cm_open(const w2l_operator_methods *m, const w2l_conf *conf, unsig
         W2L_TRY(w2l_state_keys(st, restored, W2L_OPS_FILES_PREFIX, restore_key, &r, err));
         W2L_TRY(r.rc);
     }
-    w2l__log(W2L_LOG_DEBUG, "committer %u: job %s, epoch %llu", index, c->job_id, (unsigned long long)c->epoch);
+    w2l__log(W2L_LOG_DEBUG, "committer %u: job %s, epoch %llu", index, c->job_id,
+             (unsigned long long)c->epoch);
     return W2L_OK;
 }
 
-static w2l_rc cm_process(w2l_operator *self, const w2l_element *e, w2l_collector *out, w2l_error *err)
+static w2l_rc cm_process(w2l_operator *self, const w2l_element *e, w2l_collector *out,
+                         w2l_error *err)
 {
     (void)out;
     committer *c = (committer *)self;
@@ -852,6 +886,12 @@ static void cm_close(w2l_operator *self)
 }
 
 const w2l_operator_methods w2l__op_committer = {
-    W2L_OPERATOR_METHODS_V1, "default", W2L_OPERATOR_COMMITTER, sizeof(committer), NULL,
-    cm_open, cm_process, cm_complete, cm_close,
+    .version = W2L_OPERATOR_METHODS_V1,
+    .name = "default",
+    .kind = W2L_OPERATOR_COMMITTER,
+    .size = sizeof(committer),
+    .open = cm_open,
+    .process = cm_process,
+    .notify_complete = cm_complete,
+    .close = cm_close,
 };

@@ -1,5 +1,5 @@
 /*
- * The built-in writer operator (DESIGN.md sections 1, 2 and 5): turns a table's changes into
+ * The built-in writer operator (w2l-design(7) sections 1, 2 and 5): turns a table's changes into
  * Iceberg v2 files — Parquet data files, equality-delete files on the identifier columns and
  * position-delete files — and at every checkpoint barrier reports them to the table's
  * committer in one WRITE_RESULT per table (payload format: ops.h). Writers never commit.
@@ -33,84 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "emit.h"
-#include "ops.h"
-#include "../conf/conf.h"
-#include "../parquet/parquet.h"
-
-enum { POL_PK = 0, POL_FULL_ROW, POL_APPEND_ONLY, POL_FAIL };
-#define CHUNK_ROWS 2048
-
-typedef struct kslot {
-    uint64_t h;
-    const unsigned char *key; /* in the table's key arena; NULL: empty slot */
-    uint32_t len;
-    int32_t head;             /* newest live row with this key (index into ke), -1: none */
-} kslot;
-
-typedef struct kent {
-    int64_t pos;
-    uint32_t file;            /* index into paths */
-    int32_t next;             /* older live row with the same key (full-row tables), -1 */
-} kent;
-
-typedef struct pdel {
-    uint32_t file;            /* index into paths; replaced by the path's rank when sorting */
-    int64_t pos;
-} pdel;
-
-typedef struct tstate {
-    char *ns, *table, *fq;    /* fq: "ns.table" for messages and per-table conf */
-    uint64_t h;
-    char *location;           /* NULL until SCHEMA (or a catalog load) gives it */
-    char uuid[40];            /* the table incarnation (Iceberg table-uuid) SCHEMA named; "" */
-    w2l_schema *schema;       /* one reference; NULL until SCHEMA or the first change */
-    w2l_schema *eq_schema;    /* the equality columns, same field ids */
-    int32_t *eq_ids;
-    long *eq_idx;             /* index of each equality column in schema */
-    size_t neq;
-    int policy;
-    uint64_t target;
-    /* open files */
-    w2l__pq_writer *dw, *ew;
-    char *epath;
-    uint64_t drows;           /* rows already handed to dw */
-    /* this checkpoint */
-    char **paths;             /* data files written since the last barrier */
-    size_t npaths, pcap;
-    kslot *ks;
-    size_t kcap, kcount;
-    kent *ke;
-    size_t nke, kecap;
-    w2l__arena karena;
-    pdel *pd;
-    size_t npd, pdcap;
-    w2l_buf results;          /* file objects, comma-separated */
-    size_t nresults;
-    int32_t results_schema;
-    int truncated;            /* a TRUNCATE since the last barrier: results hold only later files */
-    int dirty;
-    struct tstate *next_dirty;
-    uint64_t mem;
-} tstate;
-
-typedef struct writer {
-    w2l_operator base;
-    const w2l_conf *conf;     /* the pipeline's, borrowed while it runs */
-    unsigned index, n;        /* this writer's index among n */
-    w2l_fileio *io;
-    w2l_catalog *cat;         /* opened only to locate a table no SCHEMA described */
-    w2l__pq_options pq;
-    uint64_t budget, mem;
-    tstate **tabs;
-    size_t tcap, tcount;
-    tstate *dirty;
-    w2l_schema *pos_schema;
-    /* per-element buffers of the current table */
-    w2l_value *dbuf, *ebuf;
-    size_t dn, en, dcap, ecap;
-    w2l_buf key;
-} writer;
+#include "op_writer_int.h"
 
 /* ------------------------------------------------------------------ small helpers --- */
 
@@ -153,7 +76,8 @@ static void json_hex(w2l_buf *b, const unsigned char *p, size_t n, w2l_rc *rc, w
     if ((*rc = w2l__buf_reserve(b, n * 2 + 2, err)) != W2L_OK) return;
     unsigned char *o = b->data + b->len;
     *o++ = '"';
-    for (size_t i = 0; i < n; i++) *o++ = (unsigned char)hex[p[i] >> 4], *o++ = (unsigned char)hex[p[i] & 15];
+    for (size_t i = 0; i < n; i++)
+        *o++ = (unsigned char)hex[p[i] >> 4], *o++ = (unsigned char)hex[p[i] & 15];
     *o++ = '"';
     b->len = (size_t)(o - b->data);
 }
@@ -169,12 +93,13 @@ w2l_rc w2l__ops_file_json(w2l_buf *b, int content, const char *path, const w2l__
     w2l_rc rc = W2L_OK;
     PR("{\"content\":%d,\"path\":", content);
     json_str(b, path, &rc, err);
-    PR(",\"format\":\"PARQUET\",\"record-count\":%llu,\"file-size\":%llu,\"schema-id\":%d,\"columns\":[",
+    PR(",\"format\":\"PARQUET\",\"record-count\":%llu,\"file-size\":%llu,\"schema-id\":%d,"
+       "\"columns\":[",
        (unsigned long long)st->record_count, (unsigned long long)st->file_size, (int)schema_id);
     for (size_t i = 0; i < st->ncols; i++) {
         const w2l__col_stats *c = &st->cols[i];
-        PR("%s{\"id\":%d,\"size\":%llu,\"values\":%llu,\"nulls\":%llu", i ? "," : "", (int)c->field_id,
-           (unsigned long long)c->column_size, (unsigned long long)c->value_count,
+        PR("%s{\"id\":%d,\"size\":%llu,\"values\":%llu,\"nulls\":%llu", i ? "," : "",
+           (int)c->field_id, (unsigned long long)c->column_size, (unsigned long long)c->value_count,
            (unsigned long long)c->null_count);
         if (c->has_nan_count) PR(",\"nans\":%llu", (unsigned long long)c->nan_count);
         if (c->has_bounds) {
@@ -186,7 +111,8 @@ w2l_rc w2l__ops_file_json(w2l_buf *b, int content, const char *path, const w2l__
         PR("}");
     }
     PR("],\"split-offsets\":[");
-    for (size_t i = 0; i < st->nsplits; i++) PR("%s%llu", i ? "," : "", (unsigned long long)st->split_offsets[i]);
+    for (size_t i = 0; i < st->nsplits; i++)
+        PR("%s%llu", i ? "," : "", (unsigned long long)st->split_offsets[i]);
     PR("]");
     if (content == W2L_ICE_EQ_DELETES) {
         PR(",\"equality-ids\":[");
@@ -336,12 +262,13 @@ static w2l_rc set_schema(writer *w, tstate *t, const w2l_schema *s, w2l_error *e
     int32_t *eq_ids = w2l__calloc(neq + 1, sizeof *eq_ids);
     long *eq_idx = w2l__calloc(neq + 1, sizeof *eq_idx);
     w2l_schema *es = neq ? w2l_schema_new(w2l_schema_id(s)) : NULL;
-    w2l_rc rc = eq_ids && eq_idx && (es || !neq) ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
+    w2l_rc rc =
+        eq_ids && eq_idx && (es || !neq) ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
     for (size_t i = 0; rc == W2L_OK && i < neq; i++) {
         long at = policy == POL_PK ? w2l_schema_index_of_id(s, ids[i]) : (long)i;
         if (at < 0) {
-            rc = w2l__fail(err, W2L_SCHEMA, "table %s: identifier field %d is not in schema %d", t->fq,
-                           (int)ids[i], (int)w2l_schema_id(s));
+            rc = w2l__fail(err, W2L_SCHEMA, "table %s: identifier field %d is not in schema %d",
+                           t->fq, (int)ids[i], (int)w2l_schema_id(s));
             break;
         }
         eq_idx[i] = at;
@@ -375,8 +302,10 @@ static w2l_rc set_schema(writer *w, tstate *t, const w2l_schema *s, w2l_error *e
         return rc;
     }
     if (t->kcount && !full_row && !same_ids(t->eq_ids, t->neq, eq_ids, neq)) {
-        w2l__log(W2L_LOG_WARN, "writer %u: %s: key columns changed within a checkpoint; rows written "
-                 "before the change are matched by equality only", w->index, t->fq);
+        w2l__log(W2L_LOG_WARN,
+                 "writer %u: %s: key columns changed within a checkpoint; rows written "
+                 "before the change are matched by equality only",
+                 w->index, t->fq);
         keymap_clear(t);
     }
     eq_clear(t);
@@ -389,183 +318,6 @@ static w2l_rc set_schema(writer *w, tstate *t, const w2l_schema *s, w2l_error *e
     w2l_schema_unref(t->schema);
     t->schema = ref;
     return W2L_OK;
-}
-
-/* --------------------------------------------------------------------- files ------- */
-
-static w2l_rc ensure_location(writer *w, tstate *t, w2l_error *err)
-{
-    if (t->location) return W2L_OK;
-    /* no SCHEMA element described this table (a custom DDL operator): ask the catalog */
-    if (!w->cat) W2L_TRY(w2l__catalog_open_conf(w->conf, &w->io, &w->cat, err));
-    w2l__ice_table *it;
-    w2l_rc rc = w2l__ice_table_load(w->cat, w->io, t->ns, t->table, &it, err);
-    if (rc != W2L_OK) {
-        w2l__error_prefix(err, "table %s: finding its location: ", t->fq);
-        return rc;
-    }
-    t->location = w2l__strdup(it->meta->location);
-    w2l__ice_table_free(it);
-    W2L_NOMEM_IF(!t->location, err);
-    return W2L_OK;
-}
-
-static char *new_path(const tstate *t, const char *prefix)
-{
-    w2l__ice_meta m;
-    memset(&m, 0, sizeof m);
-    m.location = t->location;
-    w2l__ice_table it;
-    memset(&it, 0, sizeof it);
-    it.meta = &m;
-    return w2l__ice_new_data_path(&it, NULL, prefix);
-}
-
-static w2l_rc open_file(writer *w, tstate *t, const w2l_schema *s, const char *prefix, char **path_out,
-                        w2l__pq_writer **out, w2l_error *err)
-{
-    W2L_TRY(ensure_location(w, t, err));
-    char *path = new_path(t, prefix);
-    W2L_NOMEM_IF(!path, err);
-    w2l_rc rc = w2l__pq_writer_open(w->io, path, W2L_CREATE_EXCL, s, &w->pq, NULL, 0, out, err);
-    if (rc != W2L_OK) {
-        w2l__error_prefix(err, "table %s: file %s: ", t->fq, path);
-        w2l__free(path);
-        return rc;
-    }
-    *path_out = path;
-    return W2L_OK;
-}
-
-static w2l_rc add_result(tstate *t, int content, const char *path, const w2l__file_stats *st,
-                         w2l_error *err)
-{
-    if (t->nresults) W2L_TRY(w2l_buf_append(&t->results, ",", 1, err));
-    int32_t sid = w2l_schema_id(t->schema);
-    W2L_TRY(w2l__ops_file_json(&t->results, content, path, st, t->eq_ids, t->neq, sid, err));
-    t->nresults++;
-    t->results_schema = sid;
-    return W2L_OK;
-}
-
-static w2l_rc close_file(tstate *t, int content, const char *path, w2l__pq_writer *pw, w2l_error *err)
-{
-    w2l__file_stats st;
-    memset(&st, 0, sizeof st);
-    w2l_rc rc = w2l__pq_writer_close(pw, &st, err);
-    if (rc == W2L_OK) rc = add_result(t, content, path, &st, err);
-    else w2l__error_prefix(err, "table %s: file %s: ", t->fq, path);
-    w2l__file_stats_release(&st);
-    return rc;
-}
-
-static w2l_rc complete_data(tstate *t, w2l_error *err)
-{
-    if (!t->dw) return W2L_OK;
-    w2l__pq_writer *pw = t->dw;
-    t->dw = NULL;
-    t->drows = 0;
-    return close_file(t, W2L_ICE_DATA, t->paths[t->npaths - 1], pw, err);
-}
-
-static w2l_rc complete_eq(tstate *t, w2l_error *err)
-{
-    if (!t->ew) return W2L_OK;
-    w2l__pq_writer *pw = t->ew;
-    char *path = t->epath;
-    t->ew = NULL;
-    t->epath = NULL;
-    w2l_rc rc = close_file(t, W2L_ICE_EQ_DELETES, path, pw, err);
-    w2l__free(path);
-    return rc;
-}
-
-static int pdel_cmp(const void *a, const void *b)
-{
-    const pdel *x = a, *y = b;
-    if (x->file != y->file) return x->file < y->file ? -1 : 1;
-    return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
-/* the paths being ranked by complete_pos(), for qsort's comparator (per thread) */
-static _Thread_local const char *const *tl_paths;
-static int path_idx_cmp(const void *a, const void *b)
-{
-    return strcmp(tl_paths[*(const uint32_t *)a], tl_paths[*(const uint32_t *)b]);
-}
-
-/* Writes the table's position deletes, sorted by data file path then position (the spec's
- * order for position-delete files). */
-static w2l_rc complete_pos(writer *w, tstate *t, w2l_error *err)
-{
-    if (!t->npd) return W2L_OK;
-    uint32_t *order = w2l__malloc(t->npaths * sizeof *order);
-    uint32_t *rank = w2l__malloc(t->npaths * sizeof *rank);
-    w2l_value *rows = w2l__malloc(2 * CHUNK_ROWS * sizeof *rows);
-    if (!order || !rank || !rows) {
-        w2l__free(order), w2l__free(rank), w2l__free(rows);
-        return w2l__fail(err, W2L_NOMEM, "out of memory");
-    }
-    for (uint32_t i = 0; i < t->npaths; i++) order[i] = i;
-    tl_paths = (const char *const *)t->paths;
-    qsort(order, t->npaths, sizeof *order, path_idx_cmp);
-    tl_paths = NULL;
-    for (uint32_t i = 0; i < t->npaths; i++) rank[order[i]] = i;
-    for (size_t i = 0; i < t->npd; i++) t->pd[i].file = rank[t->pd[i].file];
-    qsort(t->pd, t->npd, sizeof *t->pd, pdel_cmp);
-    char *path = NULL;
-    w2l__pq_writer *pw = NULL;
-    w2l_rc rc = open_file(w, t, w->pos_schema, "pos-delete", &path, &pw, err);
-    for (size_t i = 0; rc == W2L_OK && i < t->npd; i += CHUNK_ROWS) {
-        size_t n = W2L_MIN((size_t)CHUNK_ROWS, t->npd - i);
-        for (size_t k = 0; k < n; k++) {
-            const char *p = t->paths[order[t->pd[i + k].file]];
-            memset(&rows[2 * k], 0, 2 * sizeof *rows);
-            rows[2 * k].v.bytes.ptr = p;
-            rows[2 * k].v.bytes.len = strlen(p);
-            rows[2 * k + 1].v.i64 = t->pd[i + k].pos;
-        }
-        rc = w2l__pq_write_rows(pw, rows, n, err);
-        if (rc != W2L_OK) w2l__error_prefix(err, "table %s: file %s: ", t->fq, path);
-    }
-    if (rc == W2L_OK) {
-        rc = close_file(t, W2L_ICE_POS_DELETES, path, pw, err);
-        pw = NULL;
-    }
-    w2l__pq_writer_abort(pw);
-    w2l__free(path);
-    w2l__free(order);
-    w2l__free(rank);
-    w2l__free(rows);
-    w2l__free(t->pd);
-    t->pd = NULL;
-    t->npd = t->pdcap = 0;
-    return rc;
-}
-
-static uint64_t table_mem(const writer *w, const tstate *t)
-{
-    uint64_t rg = w->pq.row_group_bytes, m = t->npd * sizeof(pdel);
-    if (t->dw) m += W2L_MIN(w2l__pq_writer_bytes(t->dw), rg);
-    if (t->ew) m += W2L_MIN(w2l__pq_writer_bytes(t->ew), rg);
-    return m;
-}
-
-static void account(writer *w, tstate *t)
-{
-    uint64_t m = table_mem(w, t);
-    w->mem = w->mem - t->mem + m;
-    t->mem = m;
-}
-
-/* Completes every open file of the table (the buffers are empty between elements). */
-static w2l_rc complete_all(writer *w, tstate *t, w2l_error *err)
-{
-    w2l_rc rc = complete_data(t, err);
-    if (rc == W2L_OK) rc = complete_eq(t, err);
-    if (rc == W2L_OK) rc = complete_pos(w, t, err);
-    account(w, t);
-    return rc;
 }
 
 /* ------------------------------------------------------------------- changes ------- */
@@ -581,7 +333,7 @@ static w2l_rc flush_data(writer *w, tstate *t, w2l_error *err)
         return rc;
     }
     t->drows += n;
-    if (w2l__pq_writer_bytes(t->dw) >= t->target) W2L_TRY(complete_data(t, err));
+    if (w2l__pq_writer_bytes(t->dw) >= t->target) W2L_TRY(w2l__wr_complete_data(t, err));
     return W2L_OK;
 }
 
@@ -590,13 +342,13 @@ static w2l_rc flush_eq(writer *w, tstate *t, w2l_error *err)
     if (!w->en) return W2L_OK;
     size_t n = w->en;
     w->en = 0;
-    if (!t->ew) W2L_TRY(open_file(w, t, t->eq_schema, "eq-delete", &t->epath, &t->ew, err));
+    if (!t->ew) W2L_TRY(w2l__wr_open_file(w, t, t->eq_schema, "eq-delete", &t->epath, &t->ew, err));
     w2l_rc rc = w2l__pq_write_rows(t->ew, w->ebuf, n, err);
     if (rc != W2L_OK) {
         w2l__error_prefix(err, "table %s: file %s: ", t->fq, t->epath);
         return rc;
     }
-    if (w2l__pq_writer_bytes(t->ew) >= t->target) W2L_TRY(complete_eq(t, err));
+    if (w2l__pq_writer_bytes(t->ew) >= t->target) W2L_TRY(w2l__wr_complete_eq(t, err));
     return W2L_OK;
 }
 
@@ -687,7 +439,8 @@ static kslot *key_slot(writer *w, tstate *t, int add, w2l_error *err)
         for (size_t i = h & (t->kcap - 1);; i = (i + 1) & (t->kcap - 1)) {
             kslot *s = &t->ks[i];
             if (!s->key) break;
-            if (s->h == h && s->len == w->key.len && memcmp(s->key, w->key.data, s->len) == 0) return s;
+            if (s->h == h && s->len == w->key.len && memcmp(s->key, w->key.data, s->len) == 0)
+                return s;
         }
     }
     if (!add) return NULL;
@@ -743,7 +496,8 @@ static w2l_rc add_entry(tstate *t, kslot *s, int chain, w2l_error *err)
         t->ke = ne;
         t->kecap = ncap;
     }
-    if (t->nke >= INT32_MAX) return w2l__fail(err, W2L_ERROR, "table %s: too many rows in one checkpoint", t->fq);
+    if (t->nke >= INT32_MAX)
+        return w2l__fail(err, W2L_ERROR, "table %s: too many rows in one checkpoint", t->fq);
     t->ke[t->nke] = (kent){0, 0, chain ? s->head : -1};
     s->head = (int32_t)t->nke++;
     return W2L_OK;
@@ -773,11 +527,14 @@ static w2l_rc rekey(writer *w, tstate *t, const int32_t *ids, size_t nids, w2l_e
             memcpy(&id, o->key + p, 4);
             long at = w2l_schema_index_of_id(t->schema, id);
             if (at < 0) {
-                rc = w2l__fail(err, W2L_ERROR, "table %s: a key of this checkpoint names field %d, which schema %d "
-                               "lacks", t->fq, (int)id, (int)w2l_schema_id(t->schema));
+                rc = w2l__fail(err, W2L_ERROR,
+                               "table %s: a key of this checkpoint names field %d, which schema %d "
+                               "lacks",
+                               t->fq, (int)id, (int)w2l_schema_id(t->schema));
                 break;
             }
-            size_t n = 4 + value_len(w2l_schema_field(t->schema, (size_t)at)->type.id, o->key + p + 4);
+            size_t n =
+                4 + value_len(w2l_schema_field(t->schema, (size_t)at)->type.id, o->key + p + 4);
             if (has_id(ids, nids, id)) rc = w2l_buf_append(&w->key, o->key + p, n, err);
             p += n;
         }
@@ -820,9 +577,11 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, w2l_error *er
     size_t nf = w2l_schema_field_count(t->schema);
     int is_delete = c->op == W2L_OP_DELETE || c->op == W2L_OP_UPDATE_BEFORE;
     if (t->policy == POL_FAIL)
-        return w2l__fail(err, W2L_SCHEMA, "table %s has no primary key and no-pk-policy is fail", t->fq);
+        return w2l__fail(err, W2L_SCHEMA, "table %s has no primary key and no-pk-policy is fail",
+                         t->fq);
     if (c->ncols != nf)
-        return w2l__fail(err, W2L_SCHEMA, "table %s: a change of %zu values for a schema of %zu columns", t->fq,
+        return w2l__fail(err, W2L_SCHEMA,
+                         "table %s: a change of %zu values for a schema of %zu columns", t->fq,
                          c->ncols, nf);
     if (is_delete) {
         if (t->policy == POL_APPEND_ONLY) return W2L_OK; /* append-only: deletes dropped */
@@ -830,8 +589,10 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, w2l_error *er
          * carry) is NULL, as it is in the rows that source inserted */
         for (size_t i = 0; t->policy == POL_PK && i < t->neq; i++)
             if (!present(c, t->eq_idx[i]))
-                return w2l__fail(err, W2L_SCHEMA, "table %s: a %s image without column %s, which its deletes "
-                                 "match on", t->fq, c->op == W2L_OP_DELETE ? "delete" : "update-before",
+                return w2l__fail(err, W2L_SCHEMA,
+                                 "table %s: a %s image without column %s, which its deletes "
+                                 "match on",
+                                 t->fq, c->op == W2L_OP_DELETE ? "delete" : "update-before",
                                  w2l_schema_field(t->schema, (size_t)t->eq_idx[i])->name);
         W2L_TRY(encode_key(w, t, c, err));
         kslot *s = key_slot(w, t, 0, err);
@@ -867,7 +628,7 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, w2l_error *er
             t->pcap = ncap;
         }
         char *path = NULL;
-        W2L_TRY(open_file(w, t, t->schema, "data", &path, &t->dw, err));
+        W2L_TRY(w2l__wr_open_file(w, t, t->schema, "data", &path, &t->dw, err));
         t->paths[t->npaths++] = path;
         t->drows = 0;
     }
@@ -897,9 +658,9 @@ static w2l_rc evict(writer *w, tstate *busy, w2l_error *err)
         for (tstate *t = w->dirty; t; t = t->next_dirty)
             if (t != busy && t->mem && (!big || t->mem > big->mem)) big = t;
         if (!big) break;
-        w2l__log(W2L_LOG_DEBUG, "writer %u: memory budget: completing the files of %s (%llu bytes)", w->index,
-                 big->fq, (unsigned long long)big->mem);
-        W2L_TRY(complete_all(w, big, err));
+        w2l__log(W2L_LOG_DEBUG, "writer %u: memory budget: completing the files of %s (%llu bytes)",
+                 w->index, big->fq, (unsigned long long)big->mem);
+        W2L_TRY(w2l__wr_complete_all(w, big, err));
     }
     return W2L_OK;
 }
@@ -918,17 +679,18 @@ static w2l_rc on_changes(writer *w, const w2l_element *e, w2l_error *err)
                 w2l_schema_field_count(c->schema) != w2l_schema_field_count(t->schema)) {
                 /* rows of another schema go to new files */
                 rc = flush_all(w, t, err);
-                if (rc == W2L_OK && t->schema) rc = complete_all(w, t, err);
+                if (rc == W2L_OK && t->schema) rc = w2l__wr_complete_all(w, t, err);
                 if (rc == W2L_OK) rc = set_schema(w, t, c->schema, err);
             }
             if (rc != W2L_OK) break;
         }
-        if ((rc = ensure_capacity(w, w2l_schema_field_count(t->schema), t->neq, err)) != W2L_OK) break;
+        if ((rc = ensure_capacity(w, w2l_schema_field_count(t->schema), t->neq, err)) != W2L_OK)
+            break;
         rc = on_change(w, t, c, err);
     }
     if (rc == W2L_OK) rc = flush_all(w, t, err);
     w->dn = w->en = 0;
-    account(w, t);
+    w2l__wr_account(w, t);
     if (rc == W2L_OK && w->mem > w->budget) rc = evict(w, t, err);
     return rc;
 }
@@ -944,8 +706,10 @@ static void set_incarnation(writer *w, tstate *t, const char *uuid)
 {
     if (!uuid || !strcmp(uuid, t->uuid)) return;
     if (t->uuid[0]) {
-        w2l__log(W2L_LOG_INFO, "writer %u: table %s is another table now (uuid %s, was %s); its rows of this "
-                 "checkpoint are discarded", w->index, t->fq, uuid, t->uuid);
+        w2l__log(W2L_LOG_INFO,
+                 "writer %u: table %s is another table now (uuid %s, was %s); its rows of this "
+                 "checkpoint are discarded",
+                 w->index, t->fq, uuid, t->uuid);
         drop_checkpoint(w, t);
         t->truncated = 0;
         eq_clear(t); /* the next SCHEMA (or a rename's move) brings the new table's */
@@ -957,7 +721,9 @@ static void set_incarnation(writer *w, tstate *t, const char *uuid)
 
 static w2l_rc on_schema(writer *w, const w2l_element *e, w2l_error *err)
 {
-    if (!e->schema) return w2l__fail(err, W2L_MISUSE, "SCHEMA element for %s.%s without a schema", e->ns, e->table);
+    if (!e->schema)
+        return w2l__fail(err, W2L_MISUSE, "SCHEMA element for %s.%s without a schema", e->ns,
+                         e->table);
     tstate *t;
     W2L_TRY(get_table(w, e->ns, e->table, &t, err));
     if (e->payload && e->payload_len) {
@@ -983,7 +749,7 @@ static w2l_rc on_schema(writer *w, const w2l_element *e, w2l_error *err)
     if (t->schema == e->schema) return W2L_OK;
     if (t->schema && (t->dw || t->ew) && w2l_schema_id(t->schema) != w2l_schema_id(e->schema)) {
         mark_dirty(w, t);
-        W2L_TRY(complete_all(w, t, err));
+        W2L_TRY(w2l__wr_complete_all(w, t, err));
     }
     return set_schema(w, t, e->schema, err);
 }
@@ -1004,7 +770,7 @@ static void drop_checkpoint(writer *w, tstate *t)
     keymap_clear(t);
     paths_clear(t);
     mark_dirty(w, t);
-    account(w, t);
+    w2l__wr_account(w, t);
 }
 
 /* TRUNCATE: the table's rows of this checkpoint so far vanish with everything committed
@@ -1038,7 +804,8 @@ static void move_keys(tstate *t, tstate *nt)
     t->kcap = t->kcount = t->nke = t->kecap = 0;
     nt->paths = t->paths, nt->npaths = t->npaths, nt->pcap = t->pcap;
     t->paths = NULL, t->npaths = t->pcap = 0;
-    nt->schema = t->schema, nt->eq_schema = t->eq_schema, nt->eq_ids = t->eq_ids, nt->eq_idx = t->eq_idx;
+    nt->schema = t->schema, nt->eq_schema = t->eq_schema, nt->eq_ids = t->eq_ids,
+    nt->eq_idx = t->eq_idx;
     nt->neq = t->neq, nt->policy = t->policy;
     t->schema = NULL, t->eq_schema = NULL, t->eq_ids = NULL, t->eq_idx = NULL, t->neq = 0;
 }
@@ -1050,8 +817,9 @@ static w2l_rc rename_results(writer *w, tstate *t, const char *payload, w2l_erro
     w2l__json *j;
     W2L_TRY(w2l__json_parse(payload, strlen(payload), &j, err));
     const w2l__json *to = w2l__json_get(j, "rename");
-    const char *ns = w2l__json_str(w2l__json_get(to, "ns")), *table = w2l__json_str(w2l__json_get(to, "table"));
-    w2l_rc rc = ns && table ? complete_all(w, t, err)
+    const char *ns = w2l__json_str(w2l__json_get(to, "ns")),
+               *table = w2l__json_str(w2l__json_get(to, "table"));
+    w2l_rc rc = ns && table ? w2l__wr_complete_all(w, t, err)
                             : w2l__fail(err, W2L_CORRUPT, "table %s: bad rename marker", t->fq);
     tstate *nt = NULL;
     if (rc == W2L_OK && (t->nresults || t->truncated)) rc = get_table(w, ns, table, &nt, err);
@@ -1071,8 +839,8 @@ static w2l_rc rename_results(writer *w, tstate *t, const char *payload, w2l_erro
             mark_dirty(w, nt);
             w2l_buf_release(&t->results);
             t->nresults = 0;
-            if (nt->kcount == 0 && nt->npaths == 0 && !nt->schema && sole_writer(w, t->ns, t->table) &&
-                sole_writer(w, ns, table)) {
+            if (nt->kcount == 0 && nt->npaths == 0 && !nt->schema &&
+                sole_writer(w, t->ns, t->table) && sole_writer(w, ns, table)) {
                 move_keys(t, nt); /* later changes to rows written before the rename find them */
             } else {
                 /* the new name's rows go to other writers: changes there to rows written
@@ -1094,10 +862,11 @@ static w2l_rc on_fence(writer *w, const w2l_element *e, w2l_collector *out, w2l_
     if (e->payload && strcmp(e->payload, W2L_OPS_TRUNCATE_FENCE) == 0) {
         if (!t) W2L_TRY(get_table(w, e->ns, e->table, &t, err));
         discard_checkpoint(w, t);
-    } else if (e->payload && strncmp(e->payload, W2L_OPS_RENAME_FENCE_HEAD, strlen(W2L_OPS_RENAME_FENCE_HEAD)) == 0) {
+    } else if (e->payload && strncmp(e->payload, W2L_OPS_RENAME_FENCE_HEAD,
+                                     strlen(W2L_OPS_RENAME_FENCE_HEAD)) == 0) {
         if (t) W2L_TRY(rename_results(w, t, e->payload, err));
     } else if (t) {
-        W2L_TRY(complete_all(w, t, err));
+        W2L_TRY(w2l__wr_complete_all(w, t, err));
     }
     w2l_element ans = {0};
     ans.kind = W2L_ELEM_WRITER_COMMIT;
@@ -1113,12 +882,13 @@ static w2l_rc on_barrier(writer *w, uint64_t ckpt, w2l_collector *out, w2l_error
     w2l_buf pl = {0};
     tstate *t = w->dirty;
     while (t && rc == W2L_OK) {
-        rc = complete_all(w, t, err);
+        rc = w2l__wr_complete_all(w, t, err);
         if (rc == W2L_OK && (t->nresults || t->truncated)) {
             pl.len = 0;
-            rc = w2l__buf_printf(&pl, err, "{\"schema-id\":%d,%s%s%s%s\"files\":[%.*s]}", (int)t->results_schema,
-                                 t->truncated ? "\"truncate\":true," : "", t->uuid[0] ? "\"table-uuid\":\"" : "",
-                                 t->uuid, t->uuid[0] ? "\"," : "", (int)t->results.len,
+            rc = w2l__buf_printf(&pl, err, "{\"schema-id\":%d,%s%s%s%s\"files\":[%.*s]}",
+                                 (int)t->results_schema, t->truncated ? "\"truncate\":true," : "",
+                                 t->uuid[0] ? "\"table-uuid\":\"" : "", t->uuid,
+                                 t->uuid[0] ? "\"," : "", (int)t->results.len,
                                  t->results.data ? (const char *)t->results.data : "");
             w2l_element r = {0};
             r.kind = W2L_ELEM_WRITE_RESULT;
@@ -1165,8 +935,9 @@ w2l_rc w2l__ops_pq_options(const w2l_conf *conf, w2l__pq_options *o, w2l_error *
     return W2L_OK;
 }
 
-static w2l_rc wr_open(const w2l_operator_methods *m, const w2l_conf *conf, unsigned index, unsigned n,
-                      w2l_state *st, uint64_t restored, w2l_operator *self, w2l_error *err)
+static w2l_rc wr_open(const w2l_operator_methods *m, const w2l_conf *conf, unsigned index,
+                      unsigned n, w2l_state *st, uint64_t restored, w2l_operator *self,
+                      w2l_error *err)
 {
     (void)m, (void)st, (void)restored;
     writer *w = (writer *)self;
@@ -1181,14 +952,15 @@ static w2l_rc wr_open(const w2l_operator_methods *m, const w2l_conf *conf, unsig
     W2L_NOMEM_IF(!w->pos_schema, err);
     W2L_TRY(w2l_schema_add_field(w->pos_schema, W2L_PQ_FIELD_ID_FILE_PATH, "file_path",
                                  (w2l_type){W2L_TYPE_STRING, 0, 0}, 1, err));
-    W2L_TRY(w2l_schema_add_field(w->pos_schema, W2L_PQ_FIELD_ID_POS, "pos", (w2l_type){W2L_TYPE_LONG, 0, 0}, 1,
-                                 err));
+    W2L_TRY(w2l_schema_add_field(w->pos_schema, W2L_PQ_FIELD_ID_POS, "pos",
+                                 (w2l_type){ W2L_TYPE_LONG, 0, 0 }, 1, err));
     const char *io_name = NULL;
     w2l_conf_get(conf, "fileio", &io_name, NULL);
     return w2l_fileio_open(io_name, conf, &w->io, err);
 }
 
-static w2l_rc wr_process(w2l_operator *self, const w2l_element *e, w2l_collector *out, w2l_error *err)
+static w2l_rc wr_process(w2l_operator *self, const w2l_element *e, w2l_collector *out,
+                         w2l_error *err)
 {
     writer *w = (writer *)self;
     switch (e->kind) {
@@ -1221,6 +993,12 @@ static void wr_close(w2l_operator *self)
 }
 
 const w2l_operator_methods w2l__op_writer = {
-    W2L_OPERATOR_METHODS_V1, "default", W2L_OPERATOR_WRITER, sizeof(writer), NULL,
-    wr_open, wr_process, wr_complete, wr_close,
+    .version = W2L_OPERATOR_METHODS_V1,
+    .name = "default",
+    .kind = W2L_OPERATOR_WRITER,
+    .size = sizeof(writer),
+    .open = wr_open,
+    .process = wr_process,
+    .notify_complete = wr_complete,
+    .close = wr_close,
 };

@@ -1,5 +1,5 @@
 /*
- * The built-in writer and committer operators (DESIGN.md sections 1, 2 and 5): what the
+ * The built-in writer and committer operators (w2l-design(7) sections 1, 2 and 5): what the
  * two share — the WRITE_RESULT payload a writer sends its table's committer at a barrier,
  * and the committer's state keys — and their method tables, registered as "default" of
  * their kinds by lib/builtins.c.

@@ -109,10 +109,12 @@ static w2l_rc stopped(w2l_error *err)
 /* ------------------------------------------------------------------ DDL side ------ */
 
 /* Inserts (ckpt, handler) in order unless present; the lock is held. */
-static w2l_rc add_locked(w2l__owner *o, uint64_t ckpt, unsigned handler, const char *ops, size_t len, w2l_error *err)
+static w2l_rc add_locked(w2l__owner *o, uint64_t ckpt, unsigned handler, const char *ops,
+                         size_t len, w2l_error *err)
 {
     opset **pp = &o->sets;
-    while (*pp && ((*pp)->ckpt < ckpt || ((*pp)->ckpt == ckpt && (*pp)->handler < handler))) pp = &(*pp)->next;
+    while (*pp && ((*pp)->ckpt < ckpt || ((*pp)->ckpt == ckpt && (*pp)->handler < handler)))
+        pp = &(*pp)->next;
     if (*pp && (*pp)->ckpt == ckpt && (*pp)->handler == handler) return W2L_OK;
     opset *s = w2l__calloc(1, sizeof *s);
     char *text = w2l__malloc(len + 1);
@@ -128,8 +130,8 @@ static w2l_rc add_locked(w2l__owner *o, uint64_t ckpt, unsigned handler, const c
     return W2L_OK;
 }
 
-w2l_rc w2l__owner_add_ops(w2l__owner *o, uint64_t ckpt, unsigned handler, const char *ops, size_t len,
-                          w2l_error *err)
+w2l_rc w2l__owner_add_ops(w2l__owner *o, uint64_t ckpt, unsigned handler, const char *ops,
+                          size_t len, w2l_error *err)
 {
     mtx_lock(&o->mtx);
     w2l_rc rc = add_locked(o, ckpt, handler, ops, len, err);
@@ -155,7 +157,8 @@ w2l_rc w2l__owner_pending_ops(w2l__owner *o, unsigned handler, w2l_buf *out, w2l
     return rc;
 }
 
-static w2l_rc load_ops(w2l__owner *o, unsigned handler, const char *value, size_t len, w2l_error *err)
+static w2l_rc load_ops(w2l__owner *o, unsigned handler, const char *value, size_t len,
+                       w2l_error *err)
 {
     w2l__json *j;
     W2L_TRY(w2l__json_parse(value, len, &j, err));
@@ -165,7 +168,8 @@ static w2l_rc load_ops(w2l__owner *o, unsigned handler, const char *value, size_
         int64_t ck;
         const w2l__json *ops = w2l__json_get(e, "ops");
         if (w2l__json_int64(w2l__json_get(e, "checkpoint"), &ck) || ck <= 0 || !ops) {
-            rc = w2l__fail(err, W2L_CORRUPT, "table operations of DDL handler %u: an entry without checkpoint or ops",
+            rc = w2l__fail(err, W2L_CORRUPT,
+                           "table operations of DDL handler %u: an entry without checkpoint or ops",
                            handler);
             break;
         }
@@ -194,7 +198,8 @@ static int restore_key(void *x, const char *key)
     if (*end) return 0;
     w2l_buf b = {0};
     r->rc = w2l_state_get(r->st, r->o->restored, key, &b, r->err);
-    if (r->rc == W2L_OK) r->rc = load_ops(r->o, (unsigned)h, b.data ? (const char *)b.data : "[]", b.len, r->err);
+    if (r->rc == W2L_OK)
+        r->rc = load_ops(r->o, (unsigned)h, b.data ? (const char *)b.data : "[]", b.len, r->err);
     w2l_buf_release(&b);
     if (r->rc != W2L_OK) w2l__error_prefix(r->err, "state key %s of checkpoint %llu: ", key,
                                             (unsigned long long)r->o->restored);
@@ -207,7 +212,8 @@ static w2l_rc open_lake(w2l__owner *o, w2l_error *err)
     if (o->cat) return W2L_OK;
     const char *wh = NULL;
     w2l_conf_get(o->conf, "warehouse", &wh, NULL);
-    if (!wh || !*wh) return w2l__fail(err, W2L_CONFIG, "table operations need the lake: set warehouse");
+    if (!wh || !*wh)
+        return w2l__fail(err, W2L_CONFIG, "table operations need the lake: set warehouse");
     if (!o->job_id) W2L_TRY(w2l__ops_job_restored(o->conf, NULL, 0, &o->job_id, err));
     char name[64];
     snprintf(name, sizeof name, "_w2l/table-ops/%016llx",
@@ -225,8 +231,10 @@ static w2l_rc open_lake(w2l__owner *o, w2l_error *err)
         rc = w2l__json_parse(data, len, &j, err);
         int64_t ck, h, i;
         const char *job = w2l__json_str(w2l__json_get(j, "job-id"));
-        if (rc == W2L_OK && job && !strcmp(job, o->job_id) && !w2l__json_int64(w2l__json_get(j, "checkpoint"), &ck) &&
-            !w2l__json_int64(w2l__json_get(j, "handler"), &h) && !w2l__json_int64(w2l__json_get(j, "index"), &i)) {
+        if (rc == W2L_OK && job && !strcmp(job, o->job_id) &&
+            !w2l__json_int64(w2l__json_get(j, "checkpoint"), &ck) &&
+            !w2l__json_int64(w2l__json_get(j, "handler"), &h) &&
+            !w2l__json_int64(w2l__json_get(j, "index"), &i)) {
             o->a_ckpt = (uint64_t)ck;
             o->a_handler = (unsigned)h;
             o->a_index = (unsigned)i;
@@ -312,7 +320,8 @@ static w2l_rc apply_set(w2l__owner *o, const opset *s, w2l_error *err)
     w2l_rc rc = W2L_OK;
     w2l_buf rec = {0};
     unsigned i = 0;
-    for (const w2l__json *op = w2l__json_first(j); rc == W2L_OK && op; op = w2l__json_next(op), i++) {
+    for (const w2l__json *op = w2l__json_first(j); rc == W2L_OK && op;
+         op = w2l__json_next(op), i++) {
         if (applied(o, s->ckpt, s->handler, i)) continue;
         rc = w2l__tops_apply(&c, s->ckpt, s->handler, i, op, err);
         if (rc != W2L_OK) break;
@@ -320,12 +329,15 @@ static w2l_rc apply_set(w2l__owner *o, const opset *s, w2l_error *err)
         char *jt = q ? w2l__json_print(q, 0) : NULL;
         w2l__json_free(q);
         rec.len = 0;
-        rc = jt ? w2l__buf_printf(&rec, err, "{\"job-id\":%s,\"checkpoint\":%llu,\"handler\":%u,\"index\":%u}\n", jt,
-                                  (unsigned long long)s->ckpt, s->handler, i)
-                : w2l__fail(err, W2L_NOMEM, "out of memory");
+        rc =
+            jt ? w2l__buf_printf(
+                     &rec, err, "{\"job-id\":%s,\"checkpoint\":%llu,\"handler\":%u,\"index\":%u}\n",
+                     jt, (unsigned long long)s->ckpt, s->handler, i)
+               : w2l__fail(err, W2L_NOMEM, "out of memory");
         w2l__free(jt);
         if (rc == W2L_OK)
-            rc = w2l_fileio_write_all(o->io, o->applied_path, W2L_CREATE_REPLACE, rec.data, rec.len, err);
+            rc = w2l_fileio_write_all(o->io, o->applied_path, W2L_CREATE_REPLACE, rec.data, rec.len,
+                                      err);
         if (rc != W2L_OK) {
             w2l__error_prefix(err, "recording the table operation applied: ");
             break;

@@ -1,5 +1,5 @@
 /*
- * The table owner of one pipeline (DESIGN.md section 10): the one place through which
+ * The table owner of one pipeline (w2l-design(7) section 10): the one place through which
  * every change of a table's catalog state passes, in source order.
  *
  * The DDL handler never writes the catalog. It applies a statement to its own in-memory

@@ -26,7 +26,8 @@ static w2l_rc put(w2l_buf *ops, w2l__json *obj, int bad, w2l_error *err)
 static w2l__json *head(const char *op, const char *ns, const char *table, int *bad)
 {
     w2l__json *o = w2l__json_new_object();
-    *bad = !o || w2l__json_add(o, "op", w2l__json_new_string(op)) || w2l__json_add(o, "ns", w2l__json_new_string(ns)) ||
+    *bad = !o || w2l__json_add(o, "op", w2l__json_new_string(op)) ||
+           w2l__json_add(o, "ns", w2l__json_new_string(ns)) ||
            w2l__json_add(o, "table", w2l__json_new_string(table));
     return o;
 }
@@ -58,8 +59,8 @@ w2l_rc w2l__tops_schema(w2l_buf *ops, const w2l__ice_table *t, w2l_error *err)
     return put(ops, o, bad, err);
 }
 
-w2l_rc w2l__tops_rename(w2l_buf *ops, const w2l__ice_table *t, const char *to_ns, const char *to_table,
-                        w2l_error *err)
+w2l_rc w2l__tops_rename(w2l_buf *ops, const w2l__ice_table *t, const char *to_ns,
+                        const char *to_table, w2l_error *err)
 {
     int bad;
     w2l__json *o = head("rename", t->ns, t->name, &bad);
@@ -69,7 +70,8 @@ w2l_rc w2l__tops_rename(w2l_buf *ops, const w2l__ice_table *t, const char *to_ns
     return put(ops, o, bad, err);
 }
 
-w2l_rc w2l__tops_drop(w2l_buf *ops, const char *ns, const char *table, const char *uuid, w2l_error *err)
+w2l_rc w2l__tops_drop(w2l_buf *ops, const char *ns, const char *table, const char *uuid,
+                      w2l_error *err)
 {
     int bad;
     w2l__json *o = head("drop", ns, table, &bad);
@@ -80,7 +82,8 @@ w2l_rc w2l__tops_drop(w2l_buf *ops, const char *ns, const char *table, const cha
 /* ------------------------------------------------------------------- applying ----- */
 
 /* Loads ns.table; *t NULL when it does not exist. */
-static w2l_rc load(w2l__tops_ctx *c, const char *ns, const char *table, w2l__ice_table **t, w2l_error *err)
+static w2l_rc load(w2l__tops_ctx *c, const char *ns, const char *table, w2l__ice_table **t,
+                   w2l_error *err)
 {
     w2l_rc rc = w2l__ice_table_load(c->cat, c->io, ns, table, t, err);
     if (rc == W2L_NOTFOUND) {
@@ -101,8 +104,10 @@ static w2l_rc apply_create(w2l__tops_ctx *c, const char *ns, const char *table, 
     w2l_rc rc = load(c, ns, table, &t, err);
     if (rc == W2L_OK && t) {
         if (strcmp(t->meta->uuid, m->uuid) != 0)
-            rc = w2l__fail(err, W2L_EXISTS, "the lake holds another table under this name (uuid %s) than the one "
-                           "this job created (uuid %s)", t->meta->uuid, m->uuid);
+            rc = w2l__fail(err, W2L_EXISTS,
+                           "the lake holds another table under this name (uuid %s) than the one "
+                           "this job created (uuid %s)",
+                           t->meta->uuid, m->uuid);
         else
             w2l__log(W2L_LOG_DEBUG, "owner: %s.%s exists already (uuid %s)", ns, table, m->uuid);
     } else if (rc == W2L_OK) {
@@ -129,8 +134,8 @@ static int marker_cmp(const char *a, const char *job, uint64_t ck, unsigned h, u
     return ai < i ? -1 : ai > i;
 }
 
-static w2l_rc apply_schema(w2l__tops_ctx *c, const char *ns, const char *table, const w2l__json *o, uint64_t ck,
-                           unsigned h, unsigned idx, w2l_error *err)
+static w2l_rc apply_schema(w2l__tops_ctx *c, const char *ns, const char *table, const w2l__json *o,
+                           uint64_t ck, unsigned h, unsigned idx, w2l_error *err)
 {
     const char *uuid = w2l__json_str(w2l__json_get(o, "uuid"));
     const char *text = w2l__json_str(w2l__json_get(o, "schema"));
@@ -145,18 +150,23 @@ static w2l_rc apply_schema(w2l__tops_ctx *c, const char *ns, const char *table, 
     w2l_rc rc = load(c, ns, table, &t, err);
     for (int attempt = 0; rc == W2L_OK; attempt++) {
         if (!t || strcmp(t->meta->uuid, uuid) != 0) {
-            w2l__log(W2L_LOG_INFO, "owner: %s.%s: schema %d is for a table no longer under this name (uuid %s); "
-                     "skipped", ns, table, (int)sid, uuid);
+            w2l__log(W2L_LOG_INFO,
+                     "owner: %s.%s: schema %d is for a table no longer under this name (uuid %s); "
+                     "skipped",
+                     ns, table, (int)sid, uuid);
             break;
         }
-        if (marker_cmp(w2l__ice_props_get(&t->meta->props, MARKER_KEY), c->job_id, ck, h, idx) >= 0) {
+        if (marker_cmp(w2l__ice_props_get(&t->meta->props, MARKER_KEY), c->job_id, ck, h, idx) >=
+            0) {
             w2l__log(W2L_LOG_DEBUG, "owner: %s.%s: schema %d applied already", ns, table, (int)sid);
             break;
         }
         rc = w2l__ice_meta_set_schema(t->meta, s, err);
         if (rc == W2L_OK && t->meta->current_schema_id != (int32_t)sid)
-            rc = w2l__fail(err, W2L_SCHEMA, "the table's schema became id %d, the DDL handler computed %d (was "
-                           "the table changed by another writer?)", (int)t->meta->current_schema_id, (int)sid);
+            rc = w2l__fail(err, W2L_SCHEMA,
+                           "the table's schema became id %d, the DDL handler computed %d (was "
+                           "the table changed by another writer?)",
+                           (int)t->meta->current_schema_id, (int)sid);
         if (rc == W2L_OK) rc = w2l__ice_props_set(&t->meta->props, MARKER_KEY, marker, err);
         if (rc != W2L_OK) break;
         w2l__ice_change ch;
@@ -169,7 +179,8 @@ static w2l_rc apply_schema(w2l__tops_ctx *c, const char *ns, const char *table, 
         }
         if (rc != W2L_CONFLICT || attempt >= c->retries) break;
         /* another process moved the table (t holds its metadata now): check again */
-        w2l__log(W2L_LOG_INFO, "owner: %s.%s: another process committed first (attempt %d); retrying", ns, table,
+        w2l__log(W2L_LOG_INFO,
+                 "owner: %s.%s: another process committed first (attempt %d); retrying", ns, table,
                  attempt + 1);
         rc = W2L_OK;
     }
@@ -178,10 +189,12 @@ static w2l_rc apply_schema(w2l__tops_ctx *c, const char *ns, const char *table, 
     return rc;
 }
 
-static w2l_rc apply_rename(w2l__tops_ctx *c, const char *ns, const char *table, const w2l__json *o, w2l_error *err)
+static w2l_rc apply_rename(w2l__tops_ctx *c, const char *ns, const char *table, const w2l__json *o,
+                           w2l_error *err)
 {
     const char *uuid = w2l__json_str(w2l__json_get(o, "uuid"));
-    const char *to_ns = w2l__json_str(w2l__json_get(o, "to-ns")), *to = w2l__json_str(w2l__json_get(o, "to-table"));
+    const char *to_ns = w2l__json_str(w2l__json_get(o, "to-ns")),
+               *to = w2l__json_str(w2l__json_get(o, "to-table"));
     if (!uuid || !to_ns || !to) return w2l__fail(err, W2L_CORRUPT, "rename without uuid or target");
     w2l__ice_table *t = NULL, *dst = NULL;
     w2l_rc rc = load(c, ns, table, &t, err);
@@ -194,19 +207,23 @@ static w2l_rc apply_rename(w2l__tops_ctx *c, const char *ns, const char *table, 
             /* a rename cut short after the new name got the table: the old name goes */
             rc = w2l__catalog_drop(c->cat, ns, table, 0, err);
         } else if (rc == W2L_OK && dst) {
-            rc = w2l__fail(err, W2L_EXISTS, "rename to %s.%s: the lake holds another table under that name (uuid "
-                           "%s)", to_ns, to, dst->meta->uuid);
+            rc = w2l__fail(err, W2L_EXISTS,
+                           "rename to %s.%s: the lake holds another table under that name (uuid "
+                           "%s)",
+                           to_ns, to, dst->meta->uuid);
         } else if (rc == W2L_OK) {
             rc = w2l__catalog_rename(c->cat, ns, table, to_ns, to, err);
         }
-        if (rc == W2L_OK) w2l__log(W2L_LOG_INFO, "owner: renamed %s.%s to %s.%s", ns, table, to_ns, to);
+        if (rc == W2L_OK)
+            w2l__log(W2L_LOG_INFO, "owner: renamed %s.%s to %s.%s", ns, table, to_ns, to);
     }
     w2l__ice_table_free(t);
     w2l__ice_table_free(dst);
     return rc;
 }
 
-static w2l_rc apply_drop(w2l__tops_ctx *c, const char *ns, const char *table, const w2l__json *o, w2l_error *err)
+static w2l_rc apply_drop(w2l__tops_ctx *c, const char *ns, const char *table, const w2l__json *o,
+                         w2l_error *err)
 {
     const char *uuid = w2l__json_str(w2l__json_get(o, "uuid"));
     if (!uuid) return w2l__fail(err, W2L_CORRUPT, "drop without uuid");
@@ -223,20 +240,22 @@ static w2l_rc apply_drop(w2l__tops_ctx *c, const char *ns, const char *table, co
     return rc;
 }
 
-w2l_rc w2l__tops_apply(w2l__tops_ctx *c, uint64_t ckpt, unsigned handler, unsigned index, const w2l__json *o,
-                       w2l_error *err)
+w2l_rc w2l__tops_apply(w2l__tops_ctx *c, uint64_t ckpt, unsigned handler, unsigned index,
+                       const w2l__json *o, w2l_error *err)
 {
     const char *op = w2l__json_str(w2l__json_get(o, "op"));
-    const char *ns = w2l__json_str(w2l__json_get(o, "ns")), *table = w2l__json_str(w2l__json_get(o, "table"));
+    const char *ns = w2l__json_str(w2l__json_get(o, "ns")),
+               *table = w2l__json_str(w2l__json_get(o, "table"));
     w2l_rc rc;
-    if (!op || !ns || !table) rc = w2l__fail(err, W2L_CORRUPT, "an operation without op, ns or table");
+    if (!op || !ns || !table)
+        rc = w2l__fail(err, W2L_CORRUPT, "an operation without op, ns or table");
     else if (!strcmp(op, "create")) rc = apply_create(c, ns, table, o, err);
     else if (!strcmp(op, "schema")) rc = apply_schema(c, ns, table, o, ckpt, handler, index, err);
     else if (!strcmp(op, "rename")) rc = apply_rename(c, ns, table, o, err);
     else if (!strcmp(op, "drop")) rc = apply_drop(c, ns, table, o, err);
     else rc = w2l__fail(err, W2L_CORRUPT, "unknown operation '%s'", op);
     if (rc != W2L_OK)
-        w2l__error_prefix(err, "table %s.%s, %s of checkpoint %llu: ", ns ? ns : "?", table ? table : "?",
-                          op ? op : "operation", (unsigned long long)ckpt);
+        w2l__error_prefix(err, "table %s.%s, %s of checkpoint %llu: ", ns ? ns : "?",
+                          table ? table : "?", op ? op : "operation", (unsigned long long)ckpt);
     return rc;
 }

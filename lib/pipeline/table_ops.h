@@ -30,9 +30,10 @@
  * checkpoint's array). */
 w2l_rc w2l__tops_create(w2l_buf *ops, const w2l__ice_table *t, w2l_error *err);
 w2l_rc w2l__tops_schema(w2l_buf *ops, const w2l__ice_table *t, w2l_error *err);
-w2l_rc w2l__tops_rename(w2l_buf *ops, const w2l__ice_table *t, const char *to_ns, const char *to_table,
-                        w2l_error *err);
-w2l_rc w2l__tops_drop(w2l_buf *ops, const char *ns, const char *table, const char *uuid, w2l_error *err);
+w2l_rc w2l__tops_rename(w2l_buf *ops, const w2l__ice_table *t, const char *to_ns,
+                        const char *to_table, w2l_error *err);
+w2l_rc w2l__tops_drop(w2l_buf *ops, const char *ns, const char *table, const char *uuid,
+                      w2l_error *err);
 
 /* Applying: operation o, the index-th of handler's array for checkpoint ckpt. */
 typedef struct w2l__tops_ctx {

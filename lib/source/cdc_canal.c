@@ -15,7 +15,8 @@
 static w2l_rc canal_describe(w2l__cdc *d, table *t, const w2l__json *msg, w2l_error *err)
 {
     const w2l__json *types = w2l__json_get(msg, "mysqlType");
-    if (!types || w2l__json_type(types) != W2L_JSON_OBJECT) return w2l__cdc_missing(d, "mysqlType", err);
+    if (!types || w2l__json_type(types) != W2L_JSON_OBJECT)
+        return w2l__cdc_missing(d, "mysqlType", err);
     const w2l__json *pks = w2l__json_get(msg, "pkNames");
     /* the signature of a canal shape is its raw text (names, MySQL types, key), so the
      * common case costs one comparison and no type parsing */
@@ -32,7 +33,8 @@ static w2l_rc canal_describe(w2l__cdc *d, table *t, const w2l__json *msg, w2l_er
         if (!k) return w2l__cdc_missing(d, "pkNames", err);
         W2L_TRY(w2l_buf_append(&d->sig, k, strlen(k) + 1, err));
     }
-    if (t->cur.schema && t->cur.siglen == d->sig.len && memcmp(t->cur.sig, d->sig.data, d->sig.len) == 0)
+    if (t->cur.schema && t->cur.siglen == d->sig.len &&
+        memcmp(t->cur.sig, d->sig.data, d->sig.len) == 0)
         return W2L_OK;
     w2l__cdc_describe_reset(d);
     for (w2l__json *m = w2l__json_first(types); m; m = w2l__json_next(m)) {
@@ -50,7 +52,8 @@ static w2l_rc canal_describe(w2l__cdc *d, table *t, const w2l__json *msg, w2l_er
 
 w2l_rc w2l__cdc_canal_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err)
 {
-    const char *db = w2l__cdc_str(msg, "database"), *tn = w2l__cdc_str(msg, "table"), *type = w2l__cdc_str(msg, "type");
+    const char *db = w2l__cdc_str(msg, "database"), *tn = w2l__cdc_str(msg, "table"),
+               *type = w2l__cdc_str(msg, "type");
     int isddl = 0;
     const w2l__json *jd = w2l__json_get(msg, "isDdl");
     if (jd && w2l__json_bool(jd, &isddl)) return w2l__cdc_missing(d, "isDdl", err);
@@ -69,7 +72,8 @@ w2l_rc w2l__cdc_canal_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err)
     else if (!strcmp(type, "DELETE")) op = W2L_OP_DELETE;
     else {
         const char *sql = w2l__cdc_str(msg, "sql");
-        if (sql && *sql) return w2l__cdc_add_ddl(d, db, tn, sql, NULL, ts, err); /* a query canal did not flag */
+        if (sql && *sql)
+            return w2l__cdc_add_ddl(d, db, tn, sql, NULL, ts, err); /* a query canal did not flag */
         return w2l__fail(err, W2L_SOURCE, "%s: unknown type \"%s\"", d->what, type);
     }
     if (!tn || !*tn) return w2l__cdc_missing(d, "table", err);

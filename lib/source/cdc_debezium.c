@@ -46,7 +46,8 @@
 
 /* Decimal without connect.decimal.precision: decimal(38, s) unless this message's values
  * need more digits, or the column already holds text; then a string with the exact text. */
-static int dbz_decimal_wide(const table *t, const char *name, int scale, const w2l__json *const img[2])
+static int dbz_decimal_wide(const table *t, const char *name, int scale,
+                            const w2l__json *const img[2])
 {
     long k = t->cur.schema ? w2l_schema_index_of_name(t->cur.schema, name) : -1;
     if (k >= 0 && w2l_schema_field(t->cur.schema, (size_t)k)->type.id == W2L_TYPE_STRING) return 1;
@@ -62,13 +63,15 @@ static int dbz_decimal_wide(const table *t, const char *name, int scale, const w
                 if (n / 4 * 3 > sizeof b - 4) return 1;
                 continue; /* not base64: the value reports it */
             }
-            if (len > 16 || (len && (w2l__decimal_from_be(b, len, &u) || !w2l__decimal_fits(u, W2L_DECIMAL_MAX_PRECISION))))
+            if (len > 16 || (len && (w2l__decimal_from_be(b, len, &u) ||
+                                     !w2l__decimal_fits(u, W2L_DECIMAL_MAX_PRECISION))))
                 return 1;
         } else if ((s = w2l__json_number_str(v, nb, sizeof nb)) != NULL) {
             w2l_int128 u;
             w2l_error e;
             if (scale <= W2L_DECIMAL_MAX_PRECISION &&
-                w2l__decimal_parse(s, strlen(s), W2L_DECIMAL_MAX_PRECISION, (unsigned)scale, &u, &e) != W2L_OK &&
+                w2l__decimal_parse(s, strlen(s), W2L_DECIMAL_MAX_PRECISION, (unsigned)scale, &u,
+                                   &e) != W2L_OK &&
                 strstr(e.msg, "precision"))
                 return 1;
         }
@@ -97,7 +100,8 @@ static int dbz_refine(w2l__cdc *d, const table *t, const char *name, w2l_type *t
     const char *ddl = *cv == CV_PLAIN ? dbz_ddl_type(t, name) : NULL;
     w2l_type dt;
     w2l_error e;
-    if (!ddl || w2l__cdc_mysql_type(d, t->db, t->name, name, ddl, &dt, info, &e) != W2L_OK) return 0;
+    if (!ddl || w2l__cdc_mysql_type(d, t->db, t->name, name, ddl, &dt, info, &e) != W2L_OK)
+        return 0;
     if (info->cls == W2L_MYSQL_DECIMAL &&
         (ty->id == W2L_TYPE_STRING || ty->id == W2L_TYPE_DOUBLE || ty->id == W2L_TYPE_FLOAT)) {
         *ty = dt;
@@ -117,10 +121,11 @@ static int dbz_refine(w2l__cdc *d, const table *t, const char *name, w2l_type *t
  * array, map, struct) and logical name; an unknown logical name falls back to its base
  * type, an unknown base type is an error. img: the message's before and after images, for
  * decimals without a precision. */
-static w2l_rc dbz_field(w2l__cdc *d, const table *t, const w2l__json *f, const w2l__json *const img[2],
-                        w2l_error *err)
+static w2l_rc dbz_field(w2l__cdc *d, const table *t, const w2l__json *f,
+                        const w2l__json *const img[2], w2l_error *err)
 {
-    const char *name = w2l__cdc_str(f, "field"), *type = w2l__cdc_str(f, "type"), *sem = w2l__cdc_str(f, "name");
+    const char *name = w2l__cdc_str(f, "field"), *type = w2l__cdc_str(f, "type"),
+               *sem = w2l__cdc_str(f, "name");
     if (!name || !type) return w2l__cdc_missing(d, "schema.fields.field", err);
     int optional = 1;
     w2l__json_bool(w2l__json_get(f, "optional"), &optional);
@@ -138,13 +143,15 @@ static w2l_rc dbz_field(w2l__cdc *d, const table *t, const w2l__json *f, const w
         else if (!strcmp(sem, DT "Time") || !strcmp(sem, KC "Time")) ty = time_ty, cv = CV_TIME_MS;
     } else if (!strcmp(type, "int64")) {
         ty.id = W2L_TYPE_LONG; /* also io.debezium.time.MicroDuration, Year */
-        if (!strcmp(sem, DT "Timestamp") || !strcmp(sem, KC "Timestamp")) ty.id = W2L_TYPE_TIMESTAMP, cv = CV_TS_MS;
+        if (!strcmp(sem, DT "Timestamp") || !strcmp(sem, KC "Timestamp"))
+            ty.id = W2L_TYPE_TIMESTAMP, cv = CV_TS_MS;
         else if (!strcmp(sem, DT "MicroTimestamp")) ty.id = W2L_TYPE_TIMESTAMP, cv = CV_TS_US;
         else if (!strcmp(sem, DT "NanoTimestamp")) ty.id = W2L_TYPE_TIMESTAMP, cv = CV_TS_NS;
         else if (!strcmp(sem, DT "MicroTime")) ty = time_ty, cv = CV_TIME_US;
         else if (!strcmp(sem, DT "NanoTime")) ty = time_ty, cv = CV_TIME_NS;
         else if (!strcmp(sem, KC "Time")) ty = time_ty, cv = CV_TIME_MS;
-        else if (!strcmp(sem, DT "Date") || !strcmp(sem, KC "Date")) ty.id = W2L_TYPE_DATE, cv = CV_DAYS;
+        else if (!strcmp(sem, DT "Date") || !strcmp(sem, KC "Date"))
+            ty.id = W2L_TYPE_DATE, cv = CV_DAYS;
     } else if (!strcmp(type, "float32") || !strcmp(type, "float")) {
         ty.id = W2L_TYPE_FLOAT;
     } else if (!strcmp(type, "float64") || !strcmp(type, "double")) {
@@ -156,14 +163,18 @@ static w2l_rc dbz_field(w2l__cdc *d, const table *t, const w2l__json *f, const w
     } else if (!strcmp(type, "bytes")) {
         ty.id = W2L_TYPE_BINARY;
         if (!strcmp(sem, KC "Decimal")) {
-            const char *sc = w2l__cdc_str(params, "scale"), *pr = w2l__cdc_str(params, "connect.decimal.precision");
+            const char *sc = w2l__cdc_str(params, "scale"),
+                       *pr = w2l__cdc_str(params, "connect.decimal.precision");
             char *end = NULL;
             long sv = sc ? strtol(sc, &end, 10) : 0, pv = pr ? strtol(pr, &end, 10) : 0;
             if ((sc && (!*sc || *end)) || sv < 0 || sv > W2L_DECIMAL_TEXT_MAX || (pr && pv < 1))
-                return w2l__fail(err, W2L_SOURCE, "%s: table %s.%s column %s: Decimal with scale \"%s\" and "
-                                 "precision \"%s\"", d->what, t->db, t->name, name, sc ? sc : "", pr ? pr : "");
-            int wide = pr ? pv > W2L_DECIMAL_MAX_PRECISION || sv > pv : sv > W2L_DECIMAL_MAX_PRECISION ||
-                                                                            dbz_decimal_wide(t, name, (int)sv, img);
+                return w2l__fail(err, W2L_SOURCE,
+                                 "%s: table %s.%s column %s: Decimal with scale \"%s\" and "
+                                 "precision \"%s\"",
+                                 d->what, t->db, t->name, name, sc ? sc : "", pr ? pr : "");
+            int wide =
+                pr ? pv > W2L_DECIMAL_MAX_PRECISION || sv > pv
+                   : sv > W2L_DECIMAL_MAX_PRECISION || dbz_decimal_wide(t, name, (int)sv, img);
             cv = CV_DECIMAL_B64;
             if (wide) {
                 ty.id = W2L_TYPE_STRING; /* beyond Iceberg's 38 digits: the exact text */
@@ -187,7 +198,8 @@ static w2l_rc dbz_field(w2l__cdc *d, const table *t, const w2l__json *f, const w
     } else if (!strcmp(type, "array") || !strcmp(type, "map")) {
         cv = CV_JSON;
     } else {
-        return w2l__fail(err, W2L_SOURCE, "%s: table %s.%s column %s: unknown Kafka Connect type %s%s%s", d->what,
+        return w2l__fail(err, W2L_SOURCE,
+                         "%s: table %s.%s column %s: unknown Kafka Connect type %s%s%s", d->what,
                          t->db, t->name, name, type, *sem ? " " : "", sem);
     }
     w2l__mysql_type ddl;
@@ -208,7 +220,8 @@ static w2l_rc dbz_describe_schema(w2l__cdc *d, table *t, const w2l__json *schema
                                   const w2l__json *const img[2], w2l_error *err)
 {
     const w2l__json *st = NULL;
-    for (w2l__json *f = w2l__json_first(w2l__json_get(schema, "fields")); f; f = w2l__json_next(f)) {
+    for (w2l__json *f = w2l__json_first(w2l__json_get(schema, "fields")); f;
+         f = w2l__json_next(f)) {
         const char *fn = w2l__cdc_str(f, "field");
         if (fn && !strcmp(fn, image)) st = f;
     }
@@ -223,19 +236,21 @@ static w2l_rc dbz_describe_schema(w2l__cdc *d, table *t, const w2l__json *schema
 
 /* The columns of tableChanges[].table.columns (typeExpression or typeName, length, scale,
  * optional), described into d, and "name\0type\0" of each appended to types. */
-static w2l_rc dbz_columns(w2l__cdc *d, const w2l__json *tab, const char *db, const char *tn, w2l_buf *types,
-                          w2l_error *err)
+static w2l_rc dbz_columns(w2l__cdc *d, const w2l__json *tab, const char *db, const char *tn,
+                          w2l_buf *types, w2l_error *err)
 {
     char tt[160];
     for (w2l__json *c = w2l__json_first(w2l__json_get(tab, "columns")); c; c = w2l__json_next(c)) {
-        const char *name = w2l__cdc_str(c, "name"), *te = w2l__cdc_str(c, "typeExpression"), *tnm = w2l__cdc_str(c, "typeName");
+        const char *name = w2l__cdc_str(c, "name"), *te = w2l__cdc_str(c, "typeExpression"),
+                   *tnm = w2l__cdc_str(c, "typeName");
         if (!name || (!te && !tnm)) return w2l__cdc_missing(d, "tableChanges.table.columns", err);
         int64_t len = -1, scale = -1;
         w2l__json_int64(w2l__json_get(c, "length"), &len);
         w2l__json_int64(w2l__json_get(c, "scale"), &scale);
         const char *base = tnm ? tnm : te;
         /* typeName carries UNSIGNED; length/scale give the parentheses */
-        if (len >= 0 && scale >= 0) snprintf(tt, sizeof tt, "%s(%lld,%lld)", base, (long long)len, (long long)scale);
+        if (len >= 0 && scale >= 0)
+            snprintf(tt, sizeof tt, "%s(%lld,%lld)", base, (long long)len, (long long)scale);
         else if (len >= 0) snprintf(tt, sizeof tt, "%s(%lld)", base, (long long)len);
         else snprintf(tt, sizeof tt, "%s", base);
         /* "BIGINT UNSIGNED(20)" -> "BIGINT(20) UNSIGNED" */
@@ -252,8 +267,9 @@ static w2l_rc dbz_columns(w2l__cdc *d, const w2l__json *tab, const char *db, con
             for (w2l__json *v = w2l__json_first(ev); v && n < sizeof tt; v = w2l__json_next(v)) {
                 const char *vs = w2l__json_str(v);
                 int quoted = vs && vs[0] == '\'';
-                n += (size_t)snprintf(tt + n, sizeof tt - n, "%s%s%s%s", v == w2l__json_first(ev) ? "" : ",",
-                                      quoted ? "" : "'", vs ? vs : "", quoted ? "" : "'");
+                n += (size_t)snprintf(tt + n, sizeof tt - n, "%s%s%s%s",
+                                      v == w2l__json_first(ev) ? "" : ",", quoted ? "" : "'",
+                                      vs ? vs : "", quoted ? "" : "'");
             }
             if (n < sizeof tt) snprintf(tt + n, sizeof tt - n, ")");
         }
@@ -314,7 +330,8 @@ static w2l_rc dbz_table_change(w2l__cdc *d, const w2l__json *tc, const char *def
     }
     w2l__free(t->dbz_types);
     t->dbz_types = (char *)types.data; /* the buffer's memory, now the table's */
-    for (w2l__json *p2 = w2l__json_first(w2l__json_get(tab, "primaryKeyColumnNames")); p2; p2 = w2l__json_next(p2))
+    for (w2l__json *p2 = w2l__json_first(w2l__json_get(tab, "primaryKeyColumnNames")); p2;
+         p2 = w2l__json_next(p2))
         if (w2l__json_str(p2)) W2L_TRY(w2l__cdc_pk_add(d, w2l__json_str(p2), err));
     W2L_TRY(w2l__cdc_table_set_pk(t, d->pks, d->npks, err));
     W2L_TRY(w2l__cdc_describe_commit(d, t, 1, 0, err));
@@ -354,7 +371,8 @@ w2l_rc w2l__cdc_dbz_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err)
         if (!db) db = w2l__cdc_str(source, "db");
         table *last = NULL;
         size_t nt = 0;
-        for (w2l__json *tc = w2l__json_first(w2l__json_get(payload, "tableChanges")); tc; tc = w2l__json_next(tc)) {
+        for (w2l__json *tc = w2l__json_first(w2l__json_get(payload, "tableChanges")); tc;
+             tc = w2l__json_next(tc)) {
             W2L_TRY(dbz_table_change(d, tc, db, &last, err));
             nt++;
         }
@@ -366,7 +384,8 @@ w2l_rc w2l__cdc_dbz_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err)
     if (!op) return w2l__cdc_missing(d, "op", err);
     const char *db = w2l__cdc_str(source, "db"), *tn = w2l__cdc_str(source, "table");
     if (!db || !tn) return w2l__cdc_missing(d, "source.db/source.table", err);
-    const w2l__json *before = w2l__json_get(payload, "before"), *after = w2l__json_get(payload, "after");
+    const w2l__json *before = w2l__json_get(payload, "before"),
+                    *after = w2l__json_get(payload, "after");
     if (!strcmp(op, "t")) {
         char *sql = w2l__asprintf("TRUNCATE TABLE `%s`.`%s`", db, tn);
         W2L_NOMEM_IF(!sql, err);
@@ -388,7 +407,8 @@ w2l_rc w2l__cdc_dbz_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err)
     W2L_TRY(w2l__cdc_table_get(d, db, tn, 1, &t, err));
     if (schema) {
         const w2l__json *const img[2] = {before, after};
-        W2L_TRY(dbz_describe_schema(d, t, schema, wop == W2L_OP_DELETE ? "before" : "after", img, err));
+        W2L_TRY(
+            dbz_describe_schema(d, t, schema, wop == W2L_OP_DELETE ? "before" : "after", img, err));
     } else if (!t->cur.schema || !t->cur.authoritative) {
         if (!t->cur.schema && wop != W2L_OP_INSERT) return w2l__cdc_never_described(d, t, err);
         w2l__cdc_describe_reset(d);
@@ -398,7 +418,8 @@ w2l_rc w2l__cdc_dbz_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err)
             if (w2l__cdc_col_find(d, t->pk[i]) >= 0) W2L_TRY(w2l__cdc_pk_add(d, t->pk[i], err));
         W2L_TRY(w2l__cdc_describe_commit(d, t, 0, 0, err));
     }
-    if (wop == W2L_OP_UPDATE_AFTER) W2L_TRY(w2l__cdc_add_change(d, t, W2L_OP_UPDATE_BEFORE, before, NULL, ts, err));
+    if (wop == W2L_OP_UPDATE_AFTER)
+        W2L_TRY(w2l__cdc_add_change(d, t, W2L_OP_UPDATE_BEFORE, before, NULL, ts, err));
     return w2l__cdc_add_change(d, t, wop, wop == W2L_OP_DELETE ? before : after, NULL, ts, err);
 }
 

@@ -151,7 +151,8 @@ w2l_rc w2l__cdc_col_add(w2l__cdc *d, const char *name, w2l_type type, unsigned c
 w2l_rc w2l__cdc_col_info(w2l__cdc *d, const w2l__mysql_type *info, w2l_type t, w2l_error *err);
 w2l_rc w2l__cdc_pk_add(w2l__cdc *d, const char *name, w2l_error *err);
 long w2l__cdc_col_find(const w2l__cdc *d, const char *name);
-w2l_rc w2l__cdc_describe_commit(w2l__cdc *d, table *t, int authoritative, int presig, w2l_error *err);
+w2l_rc w2l__cdc_describe_commit(w2l__cdc *d, table *t, int authoritative, int presig,
+                                w2l_error *err);
 /* Infers an undescribed table's columns from a row object (see cdc_json.c). */
 w2l_rc w2l__cdc_infer_cols(w2l__cdc *d, table *t, const w2l__json *obj, w2l_error *err);
 
@@ -160,8 +161,8 @@ int w2l__cdc_warn_once(w2l__cdc *d, table *t, const char *col, const char *fmt, 
     __attribute__((format(printf, 4, 5)));
 
 /* Types (cdc_value.c). */
-w2l_rc w2l__cdc_mysql_type(w2l__cdc *d, const char *db, const char *tn, const char *col, const char *text,
-                           w2l_type *out, w2l__mysql_type *info, w2l_error *err);
+w2l_rc w2l__cdc_mysql_type(w2l__cdc *d, const char *db, const char *tn, const char *col,
+                           const char *text, w2l_type *out, w2l__mysql_type *info, w2l_error *err);
 unsigned w2l__cdc_mysql_cv(const w2l__mysql_type *info, w2l_type t);
 unsigned w2l__cdc_mysql_dbz_cv(const w2l__mysql_type *info, w2l_type t);
 /* Decodes base64 (standard or URL alphabet, padding optional) into out (at least

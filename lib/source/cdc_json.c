@@ -1,5 +1,5 @@
 /*
- * CDC JSON decoders (cdc_json.h; DESIGN.md sections 4 and 9): canal-json flat messages,
+ * CDC JSON decoders (cdc_json.h; w2l-design(7) sections 4 and 9): canal-json flat messages,
  * debezium-json envelopes (with or without the "schema" part) and maxwell-json rows, one
  * message at a time, into row changes and DDL of the open transaction.
  *
@@ -359,7 +359,8 @@ w2l_rc w2l__cdc_col_info(w2l__cdc *d, const w2l__mysql_type *info, w2l_type t, w
         c->aux.members = info->values; /* in d->desc until the shape copies them */
         c->aux.nmembers = (uint16_t)(info->nvalues > UINT16_MAX ? UINT16_MAX : info->nvalues);
     }
-    if (info->cls == W2L_MYSQL_DECIMAL && t.id == W2L_TYPE_STRING) c->aux.scale = (int16_t)(info->scale < 0 ? 0 : info->scale);
+    if (info->cls == W2L_MYSQL_DECIMAL && t.id == W2L_TYPE_STRING)
+        c->aux.scale = (int16_t)(info->scale < 0 ? 0 : info->scale);
     if (t.id == W2L_TYPE_BINARY && info->binary_pad > 0 && info->binary_pad <= UINT16_MAX)
         c->aux.pad = (uint16_t)info->binary_pad;
     return W2L_OK;
@@ -406,7 +407,8 @@ static w2l_rc describe_sig(w2l__cdc *d, int authoritative, w2l_error *err)
             W2L_TRY(w2l_buf_append(&d->sig, &c->aux.scale, sizeof c->aux.scale, err));
             W2L_TRY(w2l_buf_append(&d->sig, &c->aux.pad, sizeof c->aux.pad, err));
             for (size_t m = 0; m < c->aux.nmembers; m++)
-                W2L_TRY(w2l_buf_append(&d->sig, c->aux.members[m], strlen(c->aux.members[m]) + 1, err));
+                W2L_TRY(
+                    w2l_buf_append(&d->sig, c->aux.members[m], strlen(c->aux.members[m]) + 1, err));
             W2L_TRY(w2l_buf_append(&d->sig, "\x1f", 1, err));
         }
     }
@@ -424,7 +426,8 @@ static int shape_aux(w2l__cdc *d, shape *s)
     for (size_t i = 0; i < d->ncols; i++) {
         const colaux *a = &d->cols[i].aux;
         any |= a->scale >= 0 || a->nmembers || a->pad;
-        for (size_t m = 0; m < a->nmembers; m++) bytes += sizeof(char *) + strlen(a->members[m]) + 1;
+        for (size_t m = 0; m < a->nmembers; m++)
+            bytes += sizeof(char *) + strlen(a->members[m]) + 1;
     }
     if (!any) return 0;
     s->aux = w2l__calloc(d->ncols, sizeof *s->aux);
@@ -452,18 +455,21 @@ static int shape_aux(w2l__cdc *d, shape *s)
 
 /* Makes the described columns the table's current shape, reusing it when it describes
  * the same (the common case: one comparison per message). */
-w2l_rc w2l__cdc_describe_commit(w2l__cdc *d, table *t, int authoritative, int presig, w2l_error *err)
+w2l_rc w2l__cdc_describe_commit(w2l__cdc *d, table *t, int authoritative, int presig,
+                                w2l_error *err)
 {
     /* key columns are required, whatever the format said */
     for (size_t i = 0; i < d->npks; i++) {
         long k = w2l__cdc_col_find(d, d->pks[i]);
         if (k < 0)
-            return w2l__fail(err, W2L_SOURCE, "%s: table %s.%s: primary key column %s is not a column",
-                             d->what, t->db, t->name, d->pks[i]);
+            return w2l__fail(err, W2L_SOURCE,
+                             "%s: table %s.%s: primary key column %s is not a column", d->what,
+                             t->db, t->name, d->pks[i]);
         d->cols[k].required = 1;
     }
     if (!presig) W2L_TRY(describe_sig(d, authoritative, err));
-    if (t->cur.schema && t->cur.siglen == d->sig.len && memcmp(t->cur.sig, d->sig.data, d->sig.len) == 0)
+    if (t->cur.schema && t->cur.siglen == d->sig.len &&
+        memcmp(t->cur.sig, d->sig.data, d->sig.len) == 0)
         return W2L_OK;
     shape s = {0};
     s.authoritative = authoritative;
@@ -484,7 +490,8 @@ w2l_rc w2l__cdc_describe_commit(w2l__cdc *d, table *t, int authoritative, int pr
         rc = w2l_schema_add_field(s.schema, (int32_t)i + 1, d->cols[i].name, d->cols[i].type,
                                   d->cols[i].required, err);
     }
-    for (size_t i = 0; i < d->npks && rc == W2L_OK; i++) ids[i] = (int32_t)w2l__cdc_col_find(d, d->pks[i]) + 1;
+    for (size_t i = 0; i < d->npks && rc == W2L_OK; i++)
+        ids[i] = (int32_t)w2l__cdc_col_find(d, d->pks[i]) + 1;
     if (rc == W2L_OK && d->npks) rc = w2l_schema_set_identifier(s.schema, ids, d->npks, err);
     w2l__free(ids);
     if (rc != W2L_OK) {
@@ -545,7 +552,8 @@ static w2l_rc fill_row(w2l__cdc *d, table *t, const w2l__json *obj, w2l_value *r
     const w2l_schema *sc = t->cur.schema;
     size_t n = w2l_schema_field_count(sc), i = 0;
     if (w2l__json_type(obj) != W2L_JSON_OBJECT)
-        return w2l__fail(err, W2L_SOURCE, "%s: table %s.%s: row image is not an object", d->what, t->db, t->name);
+        return w2l__fail(err, W2L_SOURCE, "%s: table %s.%s: row image is not an object", d->what,
+                         t->db, t->name);
     for (w2l__json *m = w2l__json_first(obj); m; m = w2l__json_next(m), i++) {
         const char *name = w2l__json_key(m);
         long k;
@@ -555,11 +563,13 @@ static w2l_rc fill_row(w2l__cdc *d, table *t, const w2l__json *obj, w2l_value *r
         else k = w2l_schema_index_of_name(sc, name);
         if (k < 0) {
             if (!t->cur.authoritative)
-                return w2l__fail(err, W2L_SOURCE, "%s: table %s.%s: column %s is not described", d->what,
-                                 t->db, t->name, name);
+                return w2l__fail(err, W2L_SOURCE, "%s: table %s.%s: column %s is not described",
+                                 d->what, t->db, t->name, name);
             if (!t->cur.warned) {
                 t->cur.warned = 1;
-                w2l__log(W2L_LOG_WARN, "%s: table %s.%s: column %s is not in the table's schema since its last DDL; dropped",
+                w2l__log(W2L_LOG_WARN,
+                         "%s: table %s.%s: column %s is not in the table's schema since its last "
+                         "DDL; dropped",
                          d->what, t->db, t->name, name);
             }
             continue;
@@ -671,8 +681,10 @@ int w2l__cdc_null(const w2l__json *j) { return !j || w2l__json_type(j) == W2L_JS
  * stream never showed (no DDL, no insert): more likely a stream cut in the wrong place. */
 w2l_rc w2l__cdc_never_described(w2l__cdc *d, const table *t, w2l_error *err)
 {
-    return w2l__fail(err, W2L_SOURCE, "%s: table %s.%s: update or delete of a table never described (no DDL or insert before it)",
-                     d->what, t->db, t->name);
+    return w2l__fail(
+        err, W2L_SOURCE,
+        "%s: table %s.%s: update or delete of a table never described (no DDL or insert before it)",
+        d->what, t->db, t->name);
 }
 
 /* Whether a value warning was logged for column col of t; marks it when mark. */
@@ -712,12 +724,14 @@ static int dbz_encoded(const w2l__json *m)
     const char *s = w2l__json_str(m);
     switch (w2l__json_type(m)) {
     case W2L_JSON_NUMBER:
-        return w2l__json_int64(m, &iv) == 0 && (iv >= INT64_C(100000000000) || iv <= -INT64_C(100000000000));
+        return w2l__json_int64(m, &iv) == 0 &&
+               (iv >= INT64_C(100000000000) || iv <= -INT64_C(100000000000));
     case W2L_JSON_OBJECT:
         return w2l__json_get(m, "wkb") || (w2l__json_get(m, "scale") && w2l__json_get(m, "value"));
     case W2L_JSON_STRING: {
         size_t n = strlen(s), pad = 0, i;
-        if (n >= 20 && isdigit((unsigned char)s[0]) && s[4] == '-' && s[7] == '-' && s[10] == 'T') return 1;
+        if (n >= 20 && isdigit((unsigned char)s[0]) && s[4] == '-' && s[7] == '-' && s[10] == 'T')
+            return 1;
         if (n < 4 || n % 4) return 0;
         while (pad < 2 && s[n - 1 - pad] == '=') pad++;
         /* base64 has no other characters; a word (letters only) or a numeric string
@@ -765,16 +779,20 @@ w2l_rc w2l__cdc_infer_cols(w2l__cdc *d, table *t, const w2l__json *obj, w2l_erro
             /* a null keeps the column's type; a column once double stays double, and one
              * once decimal (integers beyond long) takes later longs */
             w2l_type old = w2l_schema_field(t->cur.schema, (size_t)k)->type;
-            if (kind == W2L_JSON_NULL || (old.id == W2L_TYPE_DOUBLE && (ty.id == W2L_TYPE_LONG || ty.id == W2L_TYPE_DECIMAL)) ||
+            if (kind == W2L_JSON_NULL ||
+                (old.id == W2L_TYPE_DOUBLE &&
+                 (ty.id == W2L_TYPE_LONG || ty.id == W2L_TYPE_DECIMAL)) ||
                 (old.id == W2L_TYPE_DECIMAL && ty.id == W2L_TYPE_LONG)) {
                 ty = old;
                 cv = t->cur.cv[k];
             }
         }
         if (ty.id == W2L_TYPE_DOUBLE && num && !w2l__cdc_double_exact(num))
-            w2l__cdc_warn_once(d, t, name,
-                               "the number %.60s is not exact in a double (the column is inferred as double from "
-                               "JSON values); the producer's schema is needed for exact values", num);
+            w2l__cdc_warn_once(
+                d, t, name,
+                "the number %.60s is not exact in a double (the column is inferred as double from "
+                "JSON values); the producer's schema is needed for exact values",
+                num);
         if (d->fmt == W2L__CDC_DEBEZIUM && !d->replay && dbz_encoded(m) && !warned(t, name, 1)) {
             int w = snprintf(encoded + nenc, sizeof encoded - nenc, "%s%s", nenc ? ", " : "", name);
             if (w > 0) nenc = W2L_MIN(sizeof encoded - 1, nenc + (size_t)w);
@@ -782,11 +800,13 @@ w2l_rc w2l__cdc_infer_cols(w2l__cdc *d, table *t, const w2l__json *obj, w2l_erro
         W2L_TRY(w2l__cdc_col_add(d, name, ty, cv, 0, err));
     }
     if (nenc)
-        w2l__log(W2L_LOG_WARN, "%s: table %s.%s: no schema in the messages and no tableChanges before them: "
-                 "columns %s are inferred from JSON values that look like Debezium encodings (base64 "
-                 "decimals or bits, epoch times, structs) and stay so; the JSON converter's schemas "
-                 "(value.converter.schemas.enable=true) or a schema registry are needed for exact types",
-                 d->what, t->db, t->name, encoded);
+        w2l__log(
+            W2L_LOG_WARN,
+            "%s: table %s.%s: no schema in the messages and no tableChanges before them: "
+            "columns %s are inferred from JSON values that look like Debezium encodings (base64 "
+            "decimals or bits, epoch times, structs) and stay so; the JSON converter's schemas "
+            "(value.converter.schemas.enable=true) or a schema registry are needed for exact types",
+            d->what, t->db, t->name, encoded);
     return W2L_OK;
 }
 

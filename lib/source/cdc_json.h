@@ -1,5 +1,5 @@
 /*
- * CDC JSON decoders (DESIGN.md section 9): one JSON message of canal-json, debezium-json or
+ * CDC JSON decoders (w2l-design(7) section 9): one JSON message of canal-json, debezium-json or
  * maxwell-json in, the row changes and DDL it carries out. Used by the file source (and
  * later by the Kafka source), which owns the reading and the positions.
  *

@@ -1,5 +1,5 @@
 /*
- * maxwell-json rows and DDL (cdc_int.h; DESIGN.md sections 3, 4 and 9), as Maxwell writes
+ * maxwell-json rows and DDL (cdc_int.h; w2l-design(7) sections 3, 4 and 9), as Maxwell writes
  * them: insert / update / delete rows with "data" and "old", transactions by "xid" up to
  * the row with "commit": true, DDL (output_ddl) as table-create / table-alter / table-drop
  * / database-* with the statement's "sql" and, for tables, the "def" after it (and the
@@ -60,7 +60,9 @@ static w2l_rc def_type(w2l__cdc *d, const w2l__json *c, char *tt, size_t size, w
     int sgn = 1;
     w2l__json_bool(w2l__json_get(c, "signed"), &sgn);
     size_t n;
-    if (p >= 0) n = (size_t)snprintf(tt, size, "%s(%lld,%lld)", type, (long long)p, (long long)(s < 0 ? 0 : s));
+    if (p >= 0)
+        n = (size_t)snprintf(tt, size, "%s(%lld,%lld)", type, (long long)p,
+                             (long long)(s < 0 ? 0 : s));
     else if (len >= 0) n = (size_t)snprintf(tt, size, "%s(%lld)", type, (long long)len);
     else n = (size_t)snprintf(tt, size, "%s", type);
     if (!sgn && n < size) n += (size_t)snprintf(tt + n, size - n, " unsigned");
@@ -82,8 +84,10 @@ static w2l_rc def_type(w2l__cdc *d, const w2l__json *c, char *tt, size_t size, w
     }
     /* Maxwell writes the values of binary-charset strings as base64, like BLOBs */
     const char *cs = w2l__cdc_str(c, "charset");
-    if (cs && !strcasecmp(cs, "binary") && n < size) n += (size_t)snprintf(tt + n, size - n, " character set binary");
-    if (n >= size) return w2l__fail(err, W2L_SOURCE, "%s: def column type \"%.40s...\" too long", d->what, tt);
+    if (cs && !strcasecmp(cs, "binary") && n < size)
+        n += (size_t)snprintf(tt + n, size - n, " character set binary");
+    if (n >= size)
+        return w2l__fail(err, W2L_SOURCE, "%s: def column type \"%.40s...\" too long", d->what, tt);
     return W2L_OK;
 }
 
@@ -103,8 +107,9 @@ static int name_is(const w2l__ddl_name *n, const char *db, const char *tn)
 
 /* Parses the statement; one that does not parse (or names another table) only means the
  * def and the previous shape are all there is. */
-static w2l_rc sql_load(w2l__cdc *d, const char *sql, const char *msgdb, const char *db, const char *tn,
-                       const char *odb, const char *otn, sqlinfo *si, w2l_error *err)
+static w2l_rc sql_load(w2l__cdc *d, const char *sql, const char *msgdb, const char *db,
+                       const char *tn, const char *odb, const char *otn, sqlinfo *si,
+                       w2l_error *err)
 {
     memset(si, 0, sizeof *si);
     if (!sql) return W2L_OK;
@@ -112,7 +117,8 @@ static w2l_rc sql_load(w2l__cdc *d, const char *sql, const char *msgdb, const ch
     w2l_rc rc = w2l__ddl_parse(sql, strlen(sql), msgdb && *msgdb ? msgdb : db, &si->list, &perr);
     if (rc == W2L_NOMEM) return w2l__fail(err, W2L_NOMEM, "out of memory parsing a DDL statement");
     if (rc != W2L_OK) {
-        w2l__log(W2L_LOG_DEBUG, "%s: table %s.%s: DDL not parsed, types from the def (%s)", d->what, db, tn, perr.msg);
+        w2l__log(W2L_LOG_DEBUG, "%s: table %s.%s: DDL not parsed, types from the def (%s)", d->what,
+                 db, tn, perr.msg);
         return W2L_OK;
     }
     for (size_t i = 0; i < si->list->n; i++) {
@@ -120,12 +126,14 @@ static w2l_rc sql_load(w2l__cdc *d, const char *sql, const char *msgdb, const ch
         int create = s->kind == W2L_DDL_CREATE_TABLE || s->kind == W2L_DDL_CREATE_TABLE_SELECT ||
                      s->kind == W2L_DDL_CREATE_TABLE_LIKE;
         if (create && name_is(&s->table, db, tn)) si->st = s;
-        else if (s->kind == W2L_DDL_ALTER_TABLE && (name_is(&s->table, db, tn) || name_is(&s->table, odb, otn)))
+        else if (s->kind == W2L_DDL_ALTER_TABLE &&
+                 (name_is(&s->table, db, tn) || name_is(&s->table, odb, otn)))
             si->st = s;
     }
     if (si->st && si->st->kind == W2L_DDL_CREATE_TABLE_LIKE && si->st->like.name) {
         table *l;
-        W2L_TRY(w2l__cdc_table_get(d, si->st->like.db ? si->st->like.db : db, si->st->like.name, 0, &l, err));
+        W2L_TRY(w2l__cdc_table_get(d, si->st->like.db ? si->st->like.db : db, si->st->like.name, 0,
+                                   &l, err));
         si->like = l;
     }
     return W2L_OK;
@@ -159,8 +167,8 @@ static const char *sql_type(const sqlinfo *si, const char *col)
         if ((a->kind == W2L_ALTER_ADD_COLUMN || a->kind == W2L_ALTER_CHANGE_COLUMN ||
              a->kind == W2L_ALTER_MODIFY_COLUMN) && a->col.name && !strcasecmp(a->col.name, col))
             t = a->col.type_text;
-        else if ((a->kind == W2L_ALTER_DROP_COLUMN || a->kind == W2L_ALTER_RENAME_COLUMN) && a->name &&
-                 !strcasecmp(a->name, col))
+        else if ((a->kind == W2L_ALTER_DROP_COLUMN || a->kind == W2L_ALTER_RENAME_COLUMN) &&
+                 a->name && !strcasecmp(a->name, col))
             t = NULL; /* dropped or renamed away, then maybe added again */
     }
     return t;
@@ -172,9 +180,11 @@ static const char *sql_old_name(const sqlinfo *si, const char *col)
     const w2l__ddl_stmt *s = si->st;
     for (size_t i = s ? s->nalters : 0; i-- > 0;) {
         const w2l__ddl_alter *a = &s->alters[i];
-        if (a->kind == W2L_ALTER_RENAME_COLUMN && a->new_name && a->name && !strcasecmp(a->new_name, col))
+        if (a->kind == W2L_ALTER_RENAME_COLUMN && a->new_name && a->name &&
+            !strcasecmp(a->new_name, col))
             return a->name;
-        if (a->kind == W2L_ALTER_CHANGE_COLUMN && a->col.name && a->name && !strcasecmp(a->col.name, col))
+        if (a->kind == W2L_ALTER_CHANGE_COLUMN && a->col.name && a->name &&
+            !strcasecmp(a->col.name, col))
             return a->name;
     }
     return col;
@@ -211,8 +221,8 @@ static w2l_rc refines(const char *prev, const char *deft, int *yes, w2l_error *e
 
 /* Adds column name of the def to the shape being described, and its resolved type text to
  * types. prevt (may be NULL) is the table as it was before the DDL. */
-static w2l_rc def_col(w2l__cdc *d, table *t, const w2l__json *c, const char *name, const sqlinfo *si,
-                      const table *prevt, w2l_buf *types, w2l_error *err)
+static w2l_rc def_col(w2l__cdc *d, table *t, const w2l__json *c, const char *name,
+                      const sqlinfo *si, const table *prevt, w2l_buf *types, w2l_error *err)
 {
     char deft[512];
     W2L_TRY(def_type(d, c, deft, sizeof deft, err));
@@ -229,15 +239,18 @@ static w2l_rc def_col(w2l__cdc *d, table *t, const w2l__json *c, const char *nam
     int sized = 1;
     w2l_rc prc = w2l__mysql_type_parse(text, strlen(text), NULL, &info, err);
     if (prc == W2L_NOMEM) return prc;
-    if (prc == W2L_OK && (info.cls == W2L_MYSQL_DECIMAL || info.cls == W2L_MYSQL_BIT) && info.len < 0) {
+    if (prc == W2L_OK && (info.cls == W2L_MYSQL_DECIMAL || info.cls == W2L_MYSQL_BIT) &&
+        info.len < 0) {
         sized = 0;
         if (info.cls == W2L_MYSQL_BIT) {
             ty.id = W2L_TYPE_LONG;
             cv = CV_BITS_U64;
         } else {
             cv = CV_DECIMAL_TEXT;
-            w2l__cdc_warn_once(d, t, name, "DECIMAL of unknown precision and scale (Maxwell's def omits them, and "
-                               "no CREATE or ALTER statement gave them): a string holding the exact decimal text");
+            w2l__cdc_warn_once(
+                d, t, name,
+                "DECIMAL of unknown precision and scale (Maxwell's def omits them, and "
+                "no CREATE or ALTER statement gave them): a string holding the exact decimal text");
         }
     } else {
         /* BIT(n > 1): CV_BITS_U64; DECIMAL(p > 38), a string: CV_DECIMAL_TEXT */
@@ -258,20 +271,24 @@ static w2l_rc describe_def(w2l__cdc *d, const w2l__json *def, const sqlinfo *si,
     w2l_buf types = {0};
     w2l_rc rc = W2L_OK;
     w2l__cdc_describe_reset(d);
-    for (w2l__json *c = w2l__json_first(w2l__json_get(def, "columns")); c && rc == W2L_OK; c = w2l__json_next(c)) {
+    for (w2l__json *c = w2l__json_first(w2l__json_get(def, "columns")); c && rc == W2L_OK;
+         c = w2l__json_next(c)) {
         const char *name = w2l__cdc_str(c, "name");
-        rc = name ? def_col(d, t, c, name, si, prevt, &types, err) : w2l__cdc_missing(d, "def.columns.name", err);
+        rc = name ? def_col(d, t, c, name, si, prevt, &types, err)
+                  : w2l__cdc_missing(d, "def.columns.name", err);
     }
     static const char *const pk_members[] = {"primary-key", "primarykey"};
     for (size_t k = 0; k < W2L_ARRAY_LEN(pk_members) && rc == W2L_OK; k++)
-        for (w2l__json *p = w2l__json_first(w2l__json_get(def, pk_members[k])); p && rc == W2L_OK; p = w2l__json_next(p))
+        for (w2l__json *p = w2l__json_first(w2l__json_get(def, pk_members[k])); p && rc == W2L_OK;
+             p = w2l__json_next(p))
             if (w2l__json_str(p)) rc = w2l__cdc_pk_add(d, w2l__json_str(p), err);
     if (rc == W2L_OK) rc = w2l_buf_append(&types, "", 1, err);
     if (rc == W2L_OK) rc = w2l__cdc_table_set_pk(t, d->pks, d->npks, err);
     if (rc == W2L_OK) rc = w2l__cdc_describe_commit(d, t, 1, 0, err);
     if (rc == W2L_OK) {
         char *keep = w2l__malloc(types.len);
-        if (!keep) rc = w2l__fail(err, W2L_NOMEM, "out of memory describing table %s.%s", t->db, t->name);
+        if (!keep)
+            rc = w2l__fail(err, W2L_NOMEM, "out of memory describing table %s.%s", t->db, t->name);
         else {
             memcpy(keep, types.data, types.len);
             w2l__free(t->mysql_types);
@@ -283,8 +300,8 @@ static w2l_rc describe_def(w2l__cdc *d, const w2l__json *def, const sqlinfo *si,
 }
 
 /* table-create / table-alter with a def: the table's shape from then on. */
-static w2l_rc maxwell_def(w2l__cdc *d, const w2l__json *msg, const char *type, const w2l__json *def, table **out,
-                          w2l_error *err)
+static w2l_rc maxwell_def(w2l__cdc *d, const w2l__json *msg, const char *type, const w2l__json *def,
+                          table **out, w2l_error *err)
 {
     const char *db = w2l__cdc_str(def, "database"), *tn = w2l__cdc_str(def, "table");
     if (!db || !tn) return w2l__cdc_missing(d, "def.database/def.table", err);
@@ -298,7 +315,8 @@ static w2l_rc maxwell_def(w2l__cdc *d, const w2l__json *msg, const char *type, c
     if (renamed) W2L_TRY(w2l__cdc_table_get(d, odb, otn, 0, &prevt, err));
     else if (strcmp(type, "table-create")) prevt = t;
     sqlinfo si;
-    w2l_rc rc = sql_load(d, w2l__cdc_str(msg, "sql"), w2l__cdc_str(msg, "database"), db, tn, odb, otn, &si, err);
+    w2l_rc rc = sql_load(d, w2l__cdc_str(msg, "sql"), w2l__cdc_str(msg, "database"), db, tn, odb,
+                         otn, &si, err);
     if (rc == W2L_OK) rc = describe_def(d, def, &si, t, prevt, err);
     w2l__ddl_list_free(si.list);
     W2L_TRY(rc);
@@ -314,8 +332,8 @@ static int own_database(const w2l__cdc *d, const char *db)
     return d->opts.maxwell_database[0] && db && !strcmp(db, d->opts.maxwell_database);
 }
 
-static w2l_rc maxwell_ddl(w2l__cdc *d, const w2l__json *msg, const char *type, const char *db, const char *tn,
-                          int64_t ts, w2l_error *err)
+static w2l_rc maxwell_ddl(w2l__cdc *d, const w2l__json *msg, const char *type, const char *db,
+                          const char *tn, int64_t ts, w2l_error *err)
 {
     const char *sql = w2l__cdc_str(msg, "sql");
     if (!sql) return w2l__cdc_missing(d, "sql", err);
@@ -338,13 +356,15 @@ static w2l_rc maxwell_ddl(w2l__cdc *d, const w2l__json *msg, const char *type, c
 
 w2l_rc w2l__cdc_maxwell_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err)
 {
-    const char *type = w2l__cdc_str(msg, "type"), *db = w2l__cdc_str(msg, "database"), *tn = w2l__cdc_str(msg, "table");
+    const char *type = w2l__cdc_str(msg, "type"), *db = w2l__cdc_str(msg, "database"),
+               *tn = w2l__cdc_str(msg, "table");
     if (!type) return w2l__cdc_missing(d, "type", err);
     /* "ts" is in seconds on rows and in milliseconds on DDL (the formats of Maxwell's row
      * and DDL maps); a value past 10^11 is milliseconds (seconds would be after AD 5000) */
     int64_t ts = w2l__cdc_ms(msg, "ts", 1);
     if (ts > -100000000000 && ts < 100000000000) ts *= 1000;
-    if (!strncmp(type, "table-", 6) || !strncmp(type, "database-", 9)) return maxwell_ddl(d, msg, type, db, tn, ts, err);
+    if (!strncmp(type, "table-", 6) || !strncmp(type, "database-", 9))
+        return maxwell_ddl(d, msg, type, db, tn, ts, err);
     if (!strcmp(type, "bootstrap-start") || !strcmp(type, "bootstrap-complete")) return W2L_OK;
     w2l_op op;
     int bootstrap = !strcmp(type, "bootstrap-insert");
@@ -365,7 +385,8 @@ w2l_rc w2l__cdc_maxwell_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err
         W2L_TRY(w2l__cdc_infer_cols(d, t, data, err));
         const w2l__json *pkc = w2l__json_get(msg, "primary_key_columns");
         for (w2l__json *p = w2l__json_first(pkc); p; p = w2l__json_next(p))
-            if (w2l__json_str(p) && w2l__cdc_col_find(d, w2l__json_str(p)) >= 0) W2L_TRY(w2l__cdc_pk_add(d, w2l__json_str(p), err));
+            if (w2l__json_str(p) && w2l__cdc_col_find(d, w2l__json_str(p)) >= 0)
+                W2L_TRY(w2l__cdc_pk_add(d, w2l__json_str(p), err));
         if (!pkc)
             for (size_t i = 0; i < t->npk; i++)
                 if (w2l__cdc_col_find(d, t->pk[i]) >= 0) W2L_TRY(w2l__cdc_pk_add(d, t->pk[i], err));
@@ -376,7 +397,8 @@ w2l_rc w2l__cdc_maxwell_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err
     if (op == W2L_OP_UPDATE_AFTER) {
         if (old && w2l__json_type(old) != W2L_JSON_OBJECT && w2l__json_type(old) != W2L_JSON_NULL)
             return w2l__cdc_missing(d, "old", err);
-        W2L_TRY(w2l__cdc_add_change(d, t, W2L_OP_UPDATE_BEFORE, data, w2l__cdc_null(old) ? NULL : old, ts, err));
+        W2L_TRY(w2l__cdc_add_change(d, t, W2L_OP_UPDATE_BEFORE, data,
+                                    w2l__cdc_null(old) ? NULL : old, ts, err));
     }
     /* a bootstrap row replaces the row of its key (of a keyless table: an identical row) */
     if (bootstrap) W2L_TRY(w2l__cdc_add_change(d, t, W2L_OP_UPDATE_BEFORE, data, NULL, ts, err));
@@ -441,7 +463,8 @@ static void wkt_put(wkt *w, const void *p, size_t n)
 
 static void wkt_u32(wkt *w, uint32_t v)
 {
-    unsigned char b[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16), (unsigned char)(v >> 24)};
+    unsigned char b[4] = { (unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
+                           (unsigned char)(v >> 24) };
     wkt_put(w, b, 4);
 }
 
@@ -512,8 +535,10 @@ static int wkt_lists(wkt *w, int dims, uint32_t member_type)
 
 static int wkt_geom(wkt *w, int depth)
 {
-    static const char *const kinds[] = {"POINT", "LINESTRING", "POLYGON", "MULTIPOINT", "MULTILINESTRING",
-                                        "MULTIPOLYGON", "GEOMETRYCOLLECTION", NULL};
+    static const char *const kinds[] = {
+        "POINT",        "LINESTRING",         "POLYGON", "MULTIPOINT", "MULTILINESTRING",
+        "MULTIPOLYGON", "GEOMETRYCOLLECTION", NULL
+    };
     static const char *const dim_words[] = {"Z", "M", "ZM", NULL};
     static const char *const empty[] = {"EMPTY", NULL};
     char word[24];
@@ -596,8 +621,10 @@ w2l_rc w2l__cdc_maxwell_wkt(const vctx *x, const char *s, size_t n, w2l_value *o
     if (bad) {
         size_t at = (size_t)(w.p - s);
         w2l_buf_release(&w.out);
-        return w2l__fail(err, W2L_SOURCE, "%s: table %s.%s column %s: value \"%.64s%s\": not WKT geometry text "
-                         "(at character %zu)", x->d->what, x->t->db, x->t->name, x->col, s, n > 64 ? "..." : "", at + 1);
+        return w2l__fail(err, W2L_SOURCE,
+                         "%s: table %s.%s column %s: value \"%.64s%s\": not WKT geometry text "
+                         "(at character %zu)",
+                         x->d->what, x->t->db, x->t->name, x->col, s, n > 64 ? "..." : "", at + 1);
     }
     unsigned char *p = w2l__cdc_alloc(&x->d->mem, w.out.len);
     if (!p) {
@@ -616,7 +643,8 @@ enum tx w2l__cdc_maxwell_txn(const w2l__json *msg, char *key, size_t size)
 {
     const char *type = w2l__cdc_str(msg, "type");
     int64_t xid;
-    if (type && (!strcmp(type, "bootstrap-start") || !strcmp(type, "bootstrap-complete"))) return TX_NONE;
+    if (type && (!strcmp(type, "bootstrap-start") || !strcmp(type, "bootstrap-complete")))
+        return TX_NONE;
     if (!type || !strncmp(type, "table-", 6) || !strncmp(type, "database-", 9) ||
         w2l__json_int64(w2l__json_get(msg, "xid"), &xid))
         return TX_OWN;

@@ -1,6 +1,6 @@
 /*
  * CDC JSON types and values (cdc_int.h): MySQL type text to Iceberg types, and JSON
- * values of each format to w2l values (DESIGN.md sections 4 and 9).
+ * values of each format to w2l values (w2l-design(7) sections 4 and 9).
  *
  * Numbers are exact: a JSON number's text as written (lib/json keeps it) or a canal string
  * is converted straight into the column's type, never through a double unless the column
@@ -187,8 +187,8 @@ int w2l__cdc_b64_decode(const char *s, size_t n, unsigned char *out, size_t *out
 /* The Iceberg type of a MySQL column type, from the DDL module's type map; info gets
  * the parsed type (class, fsp, bits, enum/set members kept in d->desc until the next
  * w2l__cdc_describe_reset) for the value encodings. */
-w2l_rc w2l__cdc_mysql_type(w2l__cdc *d, const char *db, const char *tn, const char *col, const char *text,
-                         w2l_type *out, w2l__mysql_type *info, w2l_error *err)
+w2l_rc w2l__cdc_mysql_type(w2l__cdc *d, const char *db, const char *tn, const char *col,
+                           const char *text, w2l_type *out, w2l__mysql_type *info, w2l_error *err)
 {
     w2l__type_opts o = {0};
     o.tinyint1_as_boolean = d->opts.tinyint1_as_boolean;
@@ -197,8 +197,8 @@ w2l_rc w2l__cdc_mysql_type(w2l__cdc *d, const char *db, const char *tn, const ch
     if (rc == W2L_OK || rc == W2L_NOMEM) return rc;
     char why[sizeof err->msg];
     memcpy(why, err->msg, sizeof why);
-    return w2l__fail(err, W2L_SOURCE, "%s: table %s.%s column %s: unknown type \"%s\" (%s)", d->what,
-                     db, tn, col, text, why);
+    return w2l__fail(err, W2L_SOURCE, "%s: table %s.%s column %s: unknown type \"%s\" (%s)",
+                     d->what, db, tn, col, text, why);
 }
 
 /* cv of a MySQL column in canal or maxwell (JSON native) messages. */
@@ -237,7 +237,8 @@ unsigned w2l__cdc_mysql_dbz_cv(const w2l__mysql_type *info, w2l_type t)
 
 /* ---- values ---- */
 
-static w2l_rc bad_value(const vctx *x, const char *text, size_t len, const char *why, w2l_error *err)
+static w2l_rc bad_value(const vctx *x, const char *text, size_t len, const char *why,
+                        w2l_error *err)
 {
     char shown[80];
     size_t n = len < 64 ? len : 64;
@@ -271,7 +272,8 @@ static w2l_rc time_text(const vctx *x, const char *s, size_t n, int64_t *us, w2l
     size_t h = 0;
     while (h < n && s[h] >= '0' && s[h] <= '9') h++;
     if ((n && s[0] == '-') || h > 2 || (h == 2 && (s[0] - '0') * 10 + (s[1] - '0') >= 24))
-        return bad_value(x, s, n, "TIME outside 00:00:00..23:59:59.999999 (set source.time-as-string)", err);
+        return bad_value(x, s, n,
+                         "TIME outside 00:00:00..23:59:59.999999 (set source.time-as-string)", err);
     if (w2l__time_parse(s, n, us, err) != W2L_OK) return bad_value_err(x, s, n, err);
     return W2L_OK;
 }
@@ -308,7 +310,8 @@ static w2l_rc latin1_bytes(const vctx *x, const char *s, size_t n, w2l_value *ou
 }
 
 /* A float or double from number text, correctly rounded by strtof/strtod. */
-static w2l_rc float_text(const vctx *x, w2l_type t, const char *s, size_t n, w2l_value *out, w2l_error *err)
+static w2l_rc float_text(const vctx *x, w2l_type t, const char *s, size_t n, w2l_value *out,
+                         w2l_error *err)
 {
     char buf[64];
     const char *z = s;
@@ -339,7 +342,8 @@ static w2l_rc float_text(const vctx *x, w2l_type t, const char *s, size_t n, w2l
 
 /* Exact plain decimal text for a string column (DECIMAL(p > 38), Decimal with a precision
  * beyond Iceberg's): scale from the column (-1: as the text implies). */
-static w2l_rc decimal_string(const vctx *x, const char *s, size_t n, int scale, w2l_value *out, w2l_error *err)
+static w2l_rc decimal_string(const vctx *x, const char *s, size_t n, int scale, w2l_value *out,
+                             w2l_error *err)
 {
     char buf[W2L_DECIMAL_TEXT_MAX + 8];
     size_t len;
@@ -349,12 +353,16 @@ static w2l_rc decimal_string(const vctx *x, const char *s, size_t n, int scale, 
 }
 
 /* Exact text of n big-endian two's-complement bytes with scale fraction digits. */
-static w2l_rc decimal_string_be(const vctx *x, const char *orig, size_t olen, const unsigned char *p, size_t n,
-                                int scale, w2l_value *out, w2l_error *err)
+static w2l_rc decimal_string_be(const vctx *x, const char *orig, size_t olen,
+                                const unsigned char *p, size_t n, int scale, w2l_value *out,
+                                w2l_error *err)
 {
     char buf[W2L_DECIMAL_BE_MAX * 3 + W2L_DECIMAL_TEXT_MAX + 8];
     int len = w2l__decimal_text_from_be(p, n, scale, buf, sizeof buf);
-    if (len < 0) return bad_value(x, orig, olen, n ? "decimal wider than 1024 bits or scale out of range" : "empty decimal bytes", err);
+    if (len < 0)
+        return bad_value(
+            x, orig, olen,
+            n ? "decimal wider than 1024 bits or scale out of range" : "empty decimal bytes", err);
     return keep_bytes(x, buf, (size_t)len, out, err);
 }
 
@@ -381,11 +389,13 @@ static w2l_rc value_from_text(const vctx *x, w2l_type t, const char *s, size_t n
         }
         return W2L_OK;
     case W2L_TYPE_INT:
-        if (text_int64(s, n, INT32_MIN, INT32_MAX, &v)) return bad_value(x, s, n, "not an int (32-bit)", err);
+        if (text_int64(s, n, INT32_MIN, INT32_MAX, &v))
+            return bad_value(x, s, n, "not an int (32-bit)", err);
         out->v.i32 = (int32_t)v;
         return W2L_OK;
     case W2L_TYPE_LONG:
-        if (text_int64(s, n, INT64_MIN, INT64_MAX, &v)) return bad_value(x, s, n, "not a long (64-bit)", err);
+        if (text_int64(s, n, INT64_MIN, INT64_MAX, &v))
+            return bad_value(x, s, n, "not a long (64-bit)", err);
         out->v.i64 = v;
         return W2L_OK;
     case W2L_TYPE_FLOAT:
@@ -403,14 +413,16 @@ static w2l_rc value_from_text(const vctx *x, w2l_type t, const char *s, size_t n
         return time_text(x, s, n, &out->v.i64, err);
     case W2L_TYPE_TIMESTAMP:
         if (is_zero_date(s, n) && !required) break;
-        if (w2l__timestamp_parse(s, n, 0, &out->v.i64, err) != W2L_OK) return bad_value_err(x, s, n, err);
+        if (w2l__timestamp_parse(s, n, 0, &out->v.i64, err) != W2L_OK)
+            return bad_value_err(x, s, n, err);
         return W2L_OK;
     case W2L_TYPE_TIMESTAMPTZ: {
         if (is_zero_date(s, n) && !required) break;
         /* a zone in the text wins; else the text is in source.timezone */
         int zoned = n > 10 && (s[n - 1] == 'Z' || s[n - 1] == 'z' || memchr(s + 10, '+', n - 10) ||
                                memchr(s + 10, '-', n - 10));
-        if (w2l__timestamp_parse(s, n, 1, &out->v.i64, err) != W2L_OK) return bad_value_err(x, s, n, err);
+        if (w2l__timestamp_parse(s, n, 1, &out->v.i64, err) != W2L_OK)
+            return bad_value_err(x, s, n, err);
         if (!zoned) out->v.i64 -= (int64_t)x->d->opts.tz_offset_s * 1000000;
         return W2L_OK;
     }
@@ -457,32 +469,38 @@ static w2l_rc dbz_time(const vctx *x, w2l_type t, int64_t us, const char *orig, 
         W2L_NOMEM_IF(!p, err);
         uint64_t a = us < 0 ? (uint64_t)0 - (uint64_t)us : (uint64_t)us;
         uint64_t sec = a / 1000000, frac = a % 1000000;
-        int n = snprintf(p, 40, "%s%02llu:%02u:%02u", us < 0 ? "-" : "", (unsigned long long)(sec / 3600),
-                         (unsigned)(sec / 60 % 60), (unsigned)(sec % 60));
+        int n = snprintf(p, 40, "%s%02llu:%02u:%02u", us < 0 ? "-" : "",
+                         (unsigned long long)(sec / 3600), (unsigned)(sec / 60 % 60),
+                         (unsigned)(sec % 60));
         if (frac) n += snprintf(p + n, 40 - (size_t)n, ".%06u", (unsigned)frac);
         out->v.bytes.ptr = p;
         out->v.bytes.len = (size_t)n;
         return W2L_OK;
     }
     if (us < 0 || us >= W2L_MICROS_PER_DAY)
-        return bad_value(x, orig, olen, "TIME outside 00:00:00..23:59:59.999999 (set source.time-as-string)", err);
+        return bad_value(x, orig, olen,
+                         "TIME outside 00:00:00..23:59:59.999999 (set source.time-as-string)", err);
     out->v.i64 = us;
     return W2L_OK;
 }
 
 /* Unscaled big-endian two's-complement bytes into a decimal column, or, for a string
  * column, its exact text with the column's scale. */
-static w2l_rc decimal_be(const vctx *x, w2l_type t, const char *orig, size_t olen, const unsigned char *p,
-                         size_t len, w2l_value *out, w2l_error *err)
+static w2l_rc decimal_be(const vctx *x, w2l_type t, const char *orig, size_t olen,
+                         const unsigned char *p, size_t len, w2l_value *out, w2l_error *err)
 {
-    if (t.id == W2L_TYPE_STRING) return decimal_string_be(x, orig, olen, p, len, col_scale(x) < 0 ? 0 : col_scale(x), out, err);
-    if (t.id != W2L_TYPE_DECIMAL) return bad_value(x, orig, olen, "a decimal in a column that is not one", err);
+    if (t.id == W2L_TYPE_STRING)
+        return decimal_string_be(x, orig, olen, p, len, col_scale(x) < 0 ? 0 : col_scale(x), out,
+                                 err);
+    if (t.id != W2L_TYPE_DECIMAL)
+        return bad_value(x, orig, olen, "a decimal in a column that is not one", err);
     while (len > 16 && (p[0] == 0 || p[0] == 0xff) && ((p[1] ^ p[0]) & 0x80) == 0) p++, len--;
     w2l_int128 v = {0, 0};
     if (len == 0) return bad_value(x, orig, olen, "empty decimal bytes", err);
     if (len > 16 || w2l__decimal_from_be(p, len, &v) || !w2l__decimal_fits(v, t.precision)) {
         char txt[W2L_DECIMAL_BE_MAX * 3 + 8], why[W2L_DECIMAL_BE_MAX * 3 + 64];
-        if (w2l__decimal_text_from_be(p, len, t.scale, txt, sizeof txt) < 0) snprintf(txt, sizeof txt, "(%zu bytes)", len);
+        if (w2l__decimal_text_from_be(p, len, t.scale, txt, sizeof txt) < 0)
+            snprintf(txt, sizeof txt, "(%zu bytes)", len);
         snprintf(why, sizeof why, "%.200s does not fit decimal(%u,%u)", txt, t.precision, t.scale);
         return bad_value(x, orig, olen, why, err);
     }
@@ -494,7 +512,8 @@ static w2l_rc decimal_be(const vctx *x, w2l_type t, const char *orig, size_t ole
 static int looks_decimal_text_any(const char *s, size_t n)
 {
     size_t i = n && (s[0] == '-' || s[0] == '+') ? 1 : 0, d = 0, dots = 0;
-    for (; i < n && (isdigit((unsigned char)s[i]) || s[i] == '.'); i++) d += s[i] != '.', dots += s[i] == '.';
+    for (; i < n && (isdigit((unsigned char)s[i]) || s[i] == '.'); i++)
+        d += s[i] != '.', dots += s[i] == '.';
     if (i < n && (s[i] == 'e' || s[i] == 'E')) {
         i++;
         if (i < n && (s[i] == '-' || s[i] == '+')) i++;
@@ -524,14 +543,15 @@ static int looks_decimal_text(const char *s, size_t n)
  * base64 (a '.', a leading '-', a length that is not a multiple of 4); digits alone in
  * groups of 4 are base64, the connector's default, with one warning per column unless
  * the schema said bytes (strict_b64). */
-static w2l_rc dbz_decimal(const vctx *x, w2l_type t, const w2l__json *j, int strict_b64, w2l_value *out,
-                          w2l_error *err)
+static w2l_rc dbz_decimal(const vctx *x, w2l_type t, const w2l__json *j, int strict_b64,
+                          w2l_value *out, w2l_error *err)
 {
     char nb[32];
     const char *s = w2l__json_str(j);
     if (!s) {
         s = w2l__json_number_str(j, nb, sizeof nb);
-        if (!s) return bad_value(x, "(non-number)", 12, "not a decimal (base64, number or text)", err);
+        if (!s)
+            return bad_value(x, "(non-number)", 12, "not a decimal (base64, number or text)", err);
     } else {
         size_t n = strlen(s), len;
         int text = looks_decimal_text(s, n);
@@ -539,9 +559,12 @@ static w2l_rc dbz_decimal(const vctx *x, w2l_type t, const w2l__json *j, int str
         W2L_NOMEM_IF(!p, err);
         if (!text && w2l__cdc_b64_decode(s, n, p, &len) == 0) {
             if (!strict_b64 && strspn(s, "0123456789") == n)
-                w2l__cdc_warn_once(x->d, x->t, x->col, "the string \"%.40s\" is read as base64 (Debezium's "
-                                   "decimal.handling.mode=precise); a connector with decimal.handling.mode=string "
-                                   "needs the JSON converter's schemas here", s);
+                w2l__cdc_warn_once(
+                    x->d, x->t, x->col,
+                    "the string \"%.40s\" is read as base64 (Debezium's "
+                    "decimal.handling.mode=precise); a connector with decimal.handling.mode=string "
+                    "needs the JSON converter's schemas here",
+                    s);
             return decimal_be(x, t, s, n, p, len, out, err);
         }
         if (!text) return bad_value(x, s, n, "not base64 and not a decimal", err);
@@ -575,8 +598,8 @@ static uint32_t get_u32(const unsigned char *p, int le)
 
 /* WKB as the column keeps it: PostGIS-style EWKB (type flag 0x20000000 and a 4-byte SRID
  * after the type) loses its SRID, as MySQL's WKB has none. */
-static w2l_rc wkb_value(const vctx *x, const unsigned char *p, size_t n, const char *orig, size_t olen,
-                        w2l_value *out, w2l_error *err)
+static w2l_rc wkb_value(const vctx *x, const unsigned char *p, size_t n, const char *orig,
+                        size_t olen, w2l_value *out, w2l_error *err)
 {
     if (n < 5 || p[0] > 1) return bad_value(x, orig, olen, "not WKB (byte order, type)", err);
     uint32_t type = get_u32(p + 1, p[0]);
@@ -585,7 +608,8 @@ static w2l_rc wkb_value(const vctx *x, const unsigned char *p, size_t n, const c
         W2L_NOMEM_IF(!q, err);
         type &= ~0x20000000u;
         q[0] = p[0];
-        for (int i = 0; i < 4; i++) q[1 + i] = (unsigned char)(p[0] ? type >> (8 * i) : type >> (24 - 8 * i));
+        for (int i = 0; i < 4; i++)
+            q[1 + i] = (unsigned char)(p[0] ? type >> (8 * i) : type >> (24 - 8 * i));
         memcpy(q + 5, p + 9, n - 9);
         p = q;
         n -= 4;
@@ -612,7 +636,8 @@ static w2l_rc geom_value(const vctx *x, const w2l__json *j, w2l_value *out, w2l_
     size_t len;
     if (x->d->fmt == W2L__CDC_CANAL) {
         W2L_TRY(latin1_bytes(x, s, n, out, err));
-        if (out->v.bytes.len < 4 + 5) return bad_value(x, s, n, "GEOMETRY shorter than SRID + WKB", err);
+        if (out->v.bytes.len < 4 + 5)
+            return bad_value(x, s, n, "GEOMETRY shorter than SRID + WKB", err);
         p = (const unsigned char *)out->v.bytes.ptr + 4;
         return wkb_value(x, p, out->v.bytes.len - 4, s, n, out, err);
     }
@@ -623,7 +648,8 @@ static w2l_rc geom_value(const vctx *x, const w2l__json *j, w2l_value *out, w2l_
             return wkb_value(x, p, len, wkb, strlen(wkb), out, err);
         }
         double px, py;
-        if (w2l__json_double(w2l__json_get(j, "x"), &px) == 0 && w2l__json_double(w2l__json_get(j, "y"), &py) == 0) {
+        if (w2l__json_double(w2l__json_get(j, "x"), &px) == 0 &&
+            w2l__json_double(w2l__json_get(j, "y"), &py) == 0) {
             unsigned char *q = w2l__cdc_alloc(&x->d->mem, 21); /* WKB Point, little-endian */
             W2L_NOMEM_IF(!q, err);
             q[0] = 1;
@@ -634,7 +660,8 @@ static w2l_rc geom_value(const vctx *x, const w2l__json *j, w2l_value *out, w2l_
         }
         return bad_value(x, "{...}", 5, "geometry struct without wkb (or x and y)", err);
     }
-    if (s && x->d->fmt == W2L__CDC_MAXWELL) return w2l__cdc_maxwell_wkt(x, s, n, out, err); /* WKT */
+    if (s && x->d->fmt == W2L__CDC_MAXWELL)
+        return w2l__cdc_maxwell_wkt(x, s, n, out, err); /* WKT */
     if (s) {
         W2L_TRY(b64_value(x, s, strlen(s), &p, &len, err));
         return wkb_value(x, p, len, s, strlen(s), out, err);
@@ -650,13 +677,15 @@ static int member_of(const colaux *a, const char *s)
     return 0;
 }
 
-static w2l_rc canal_enum_set(const vctx *x, int set, const char *s, w2l_value *out, w2l_error *err, int *done)
+static w2l_rc canal_enum_set(const vctx *x, int set, const char *s, w2l_value *out, w2l_error *err,
+                             int *done)
 {
     const colaux *a = x->aux;
     size_t n = strlen(s);
     uint64_t v = 0;
     *done = 0;
-    if (!a || !a->nmembers || !n || n > 20 || strspn(s, "0123456789") != n || member_of(a, s)) return W2L_OK;
+    if (!a || !a->nmembers || !n || n > 20 || strspn(s, "0123456789") != n || member_of(a, s))
+        return W2L_OK;
     for (size_t i = 0; i < n; i++) {
         if (v > (UINT64_MAX - (uint64_t)(s[i] - '0')) / 10) return W2L_OK;
         v = v * 10 + (uint64_t)(s[i] - '0');
@@ -747,7 +776,9 @@ w2l_rc w2l__cdc_value(const vctx *x, w2l_type t, unsigned cv, int required,
     case CV_TIME_NS: {
         if (w2l__json_int64(j, &iv)) break;
         if (cv == CV_TIME_MS && (iv > INT64_MAX / 1000 || iv < INT64_MIN / 1000)) break;
-        int64_t us = cv == CV_TIME_MS ? iv * 1000 : cv == CV_TIME_NS ? w2l__floor_div(iv, 1000) : iv;
+        int64_t us = cv == CV_TIME_MS   ? iv * 1000
+                     : cv == CV_TIME_NS ? w2l__floor_div(iv, 1000)
+                                        : iv;
         const char *txt = w2l__json_number_str(j, nb, sizeof nb);
         return dbz_time(x, t, us, txt, strlen(txt), out, err);
     }
@@ -765,7 +796,8 @@ w2l_rc w2l__cdc_value(const vctx *x, w2l_type t, unsigned cv, int required,
         return W2L_OK;
     case CV_ZONED:
         if (!s) break;
-        if (w2l__timestamp_parse(s, n, 1, &out->v.i64, err) != W2L_OK) return bad_value_err(x, s, n, err);
+        if (w2l__timestamp_parse(s, n, 1, &out->v.i64, err) != W2L_OK)
+            return bad_value_err(x, s, n, err);
         return W2L_OK;
     case CV_DECIMAL_B64:
     case CV_DECIMAL_ANY:
@@ -773,7 +805,8 @@ w2l_rc w2l__cdc_value(const vctx *x, w2l_type t, unsigned cv, int required,
         return dbz_decimal(x, t, j, cv == CV_DECIMAL_B64, out, err);
     case CV_UBIGINT:
         if (k == W2L_JSON_STRING) return dbz_decimal(x, t, j, 1, out, err);
-        if (k == W2L_JSON_NUMBER && t.id == W2L_TYPE_DECIMAL && w2l__json_int64(j, &iv) == 0 && iv < 0) {
+        if (k == W2L_JSON_NUMBER && t.id == W2L_TYPE_DECIMAL && w2l__json_int64(j, &iv) == 0 &&
+            iv < 0) {
             /* bigint.unsigned.handling.mode=long: values >= 2^63 arrive as negative longs */
             out->v.dec.hi = 0;
             out->v.dec.lo = (uint64_t)iv;
@@ -796,7 +829,8 @@ w2l_rc w2l__cdc_value(const vctx *x, w2l_type t, unsigned cv, int required,
         uint64_t u;
         if (!txt || t.id != W2L_TYPE_LONG) break;
         if (text_bits64(txt, strlen(txt), &u))
-            return bad_value(x, txt, strlen(txt), "not a BIT value (0 to 18446744073709551615)", err);
+            return bad_value(x, txt, strlen(txt), "not a BIT value (0 to 18446744073709551615)",
+                             err);
         out->v.i64 = (int64_t)u; /* the 64-bit pattern, as two's complement */
         return W2L_OK;
     }
@@ -823,8 +857,8 @@ w2l_rc w2l__cdc_value(const vctx *x, w2l_type t, unsigned cv, int required,
     if (k == W2L_JSON_NUMBER) {
         const char *txt = w2l__json_number_str(j, nb, sizeof nb);
         if (t.id == W2L_TYPE_STRING) return keep_bytes(x, txt, strlen(txt), out, err);
-        if (t.id == W2L_TYPE_BOOLEAN || t.id == W2L_TYPE_INT || t.id == W2L_TYPE_LONG || t.id == W2L_TYPE_FLOAT ||
-            t.id == W2L_TYPE_DOUBLE || t.id == W2L_TYPE_DECIMAL)
+        if (t.id == W2L_TYPE_BOOLEAN || t.id == W2L_TYPE_INT || t.id == W2L_TYPE_LONG ||
+            t.id == W2L_TYPE_FLOAT || t.id == W2L_TYPE_DOUBLE || t.id == W2L_TYPE_DECIMAL)
             return value_from_text(x, t, txt, strlen(txt), 0, required, out, err);
         char why[64];
         snprintf(why, sizeof why, "not a %s", w2l__type_name(t.id));
@@ -840,7 +874,8 @@ w2l_rc w2l__cdc_value(const vctx *x, w2l_type t, unsigned cv, int required,
         break;
     }
     case W2L_TYPE_STRING:
-        if (k == W2L_JSON_BOOL || k == W2L_JSON_OBJECT || k == W2L_JSON_ARRAY) return json_text(x, j, out, err);
+        if (k == W2L_JSON_BOOL || k == W2L_JSON_OBJECT || k == W2L_JSON_ARRAY)
+            return json_text(x, j, out, err);
         break;
     case W2L_TYPE_BINARY:
         if (s && !canal) { /* maxwell and debezium: base64 */

@@ -1,5 +1,5 @@
 /*
- * The "file" source plug-in (DESIGN.md sections 2, 7 and 9): CDC JSON lines from a local
+ * The "file" source plug-in (w2l-design(7) sections 2, 7 and 9): CDC JSON lines from a local
  * file, `file:PATH?format=canal-json|debezium-json|maxwell-json`, decoded by cdc_json.c.
  *
  * Reading. The file is read in large blocks into one buffer; a line is handed to the
@@ -94,8 +94,8 @@ typedef struct file_source {
 static w2l_rc parse_uri(file_source *fs, const char *uri, w2l_error *err)
 {
     if (!uri || strncmp(uri, "file:", 5) != 0)
-        return w2l__fail(err, W2L_CONFIG, "source URI '%s': expected file:PATH?format=%s", uri ? uri : "(null)",
-                         W2L__CDC_FORMATS);
+        return w2l__fail(err, W2L_CONFIG, "source URI '%s': expected file:PATH?format=%s",
+                         uri ? uri : "(null)", W2L__CDC_FORMATS);
     const char *p = uri + 5;
     if (p[0] == '/' && p[1] == '/') {
         p += 2; /* file://PATH or file://localhost/PATH */
@@ -112,17 +112,20 @@ static w2l_rc parse_uri(file_source *fs, const char *uri, w2l_error *err)
         const char *eq = memchr(k, '=', (size_t)(end - k));
         if (eq && (size_t)(eq - k) == 6 && memcmp(k, "format", 6) == 0) {
             if (w2l__cdc_format_parse(eq + 1, (size_t)(end - eq - 1), &fs->fmt))
-                return w2l__fail(err, W2L_CONFIG, "source URI '%s': unknown format '%.*s' (allowed: %s)", uri,
+                return w2l__fail(err, W2L_CONFIG,
+                                 "source URI '%s': unknown format '%.*s' (allowed: %s)", uri,
                                  (int)(end - eq - 1), eq + 1, W2L__CDC_FORMATS);
             have_fmt = 1;
         } else if (end > k) {
-            return w2l__fail(err, W2L_CONFIG, "source URI '%s': unknown parameter '%.*s' (allowed: format)", uri,
+            return w2l__fail(err, W2L_CONFIG,
+                             "source URI '%s': unknown parameter '%.*s' (allowed: format)", uri,
                              (int)(end - k), k);
         }
         q = amp;
     }
     if (!have_fmt)
-        return w2l__fail(err, W2L_CONFIG, "source URI '%s': format required (allowed: %s)", uri, W2L__CDC_FORMATS);
+        return w2l__fail(err, W2L_CONFIG, "source URI '%s': format required (allowed: %s)", uri,
+                         W2L__CDC_FORMATS);
     return W2L_OK;
 }
 
@@ -137,13 +140,17 @@ static w2l_rc read_opts(const w2l_conf *conf, w2l__cdc_opts *o, int *until, w2l_
     const char *mdb = NULL;
     if (w2l_conf_get(conf, "source.maxwell-database", &mdb, NULL) == W2L_OK && mdb) {
         if (strlen(mdb) >= sizeof o->maxwell_database)
-            return w2l__fail(err, W2L_CONFIG, "source.maxwell-database '%.80s': longer than a MySQL database "
-                             "name (64 characters)", mdb);
+            return w2l__fail(err, W2L_CONFIG,
+                             "source.maxwell-database '%.80s': longer than a MySQL database "
+                             "name (64 characters)",
+                             mdb);
         strcpy(o->maxwell_database, mdb);
     }
     if (w2l_conf_get_int(conf, "until-caught-up", &v, NULL) == W2L_OK) *until = v != 0;
-    if (w2l_conf_get_int(conf, "source.tinyint1-as-boolean", &v, NULL) == W2L_OK) o->tinyint1_as_boolean = v != 0;
-    if (w2l_conf_get_int(conf, "source.time-as-string", &v, NULL) == W2L_OK) o->time_as_string = v != 0;
+    if (w2l_conf_get_int(conf, "source.tinyint1-as-boolean", &v, NULL) == W2L_OK)
+        o->tinyint1_as_boolean = v != 0;
+    if (w2l_conf_get_int(conf, "source.time-as-string", &v, NULL) == W2L_OK)
+        o->time_as_string = v != 0;
     const char *tz = NULL;
     if (w2l_conf_get(conf, "source.timezone", &tz, NULL) != W2L_OK) tz = NULL;
     return w2l__cdc_tz_parse(tz, &o->tz_offset_s, err);
@@ -209,8 +216,8 @@ static w2l_rc next_line(file_source *fs, int final, const char **line, size_t *n
 static w2l_rc line_fail(file_source *fs, uint64_t off, w2l_error *err)
 {
     if (err->code == W2L_NOMEM) return W2L_NOMEM;
-    w2l__error_prefix(err, "file %s: line %llu (byte offset %llu): ", fs->path, (unsigned long long)fs->line,
-                      (unsigned long long)off);
+    w2l__error_prefix(err, "file %s: line %llu (byte offset %llu): ", fs->path,
+                      (unsigned long long)fs->line, (unsigned long long)off);
     err->code = W2L_SOURCE;
     return W2L_SOURCE;
 }
@@ -234,8 +241,8 @@ static struct qtable *find_quarantine(file_source *fs, const char *db, const cha
 }
 
 /* Sets db.table aside for why ("line L: what"): the decoder drops its rows from now on. */
-static w2l_rc add_quarantine(file_source *fs, const char *db, const char *table, const char *why, int reported,
-                             w2l_error *err)
+static w2l_rc add_quarantine(file_source *fs, const char *db, const char *table, const char *why,
+                             int reported, w2l_error *err)
 {
     struct qtable *nq = w2l__realloc(fs->q, (fs->nq + 1) * sizeof *nq);
     W2L_NOMEM_IF(!nq, err);
@@ -252,16 +259,18 @@ static w2l_rc add_quarantine(file_source *fs, const char *db, const char *table,
     }
     fs->nq++;
     if (!reported)
-        w2l__log(W2L_LOG_ERROR, "%s; table %s.%s QUARANTINED (ddl.policy=quarantine): its rows are dropped from "
-                 "here on, the other tables go on", q->reason, q->db, q->table);
+        w2l__log(W2L_LOG_ERROR,
+                 "%s; table %s.%s QUARANTINED (ddl.policy=quarantine): its rows are dropped from "
+                 "here on, the other tables go on",
+                 q->reason, q->db, q->table);
     return w2l__cdc_skip_table(fs->dec, q->db, q->table, err);
 }
 
 /* The decode of a line (replay: while rebuilding schemas) failed with err. When the table
  * it names has ddl.policy quarantine, sets the table aside and decodes the line again:
  * W2L_OK with *step. Otherwise the failure, unchanged. */
-static w2l_rc quarantine_line(file_source *fs, const char *line, size_t n, int replay, w2l__cdc_step *step,
-                              w2l_error *err)
+static w2l_rc quarantine_line(file_source *fs, const char *line, size_t n, int replay,
+                              w2l__cdc_step *step, w2l_error *err)
 {
     for (;;) {
         const char *db, *table;
@@ -271,8 +280,8 @@ static w2l_rc quarantine_line(file_source *fs, const char *line, size_t n, int r
         if (w2l__cdc_table_skipped(fs->dec, db, table)) {
             /* set aside, and the message still fails: it is of that table alone (its
              * description, not a row); nothing of it can be used */
-            w2l__log(W2L_LOG_DEBUG, "file %s: line %llu: %s (table %s.%s is quarantined): dropped", fs->path,
-                     (unsigned long long)fs->line, err->msg, db, table);
+            w2l__log(W2L_LOG_DEBUG, "file %s: line %llu: %s (table %s.%s is quarantined): dropped",
+                     fs->path, (unsigned long long)fs->line, err->msg, db, table);
             w2l_error_clear(err);
             *step = W2L__CDC_MORE;
             return W2L_OK;
@@ -296,9 +305,11 @@ static w2l_rc report_quarantines(file_source *fs, w2l_emitter *em, int *any, w2l
         uint64_t rows = w2l__cdc_take_skipped(fs->dec, q->db, q->table) + q->dropped;
         q->dropped = 0;
         if (q->reported && !rows) continue;
-        w2l_rc rc = w2l_emit_quarantine(em, q->db, q->table, q->reported ? NULL : q->reason, rows, err);
+        w2l_rc rc =
+            w2l_emit_quarantine(em, q->db, q->table, q->reported ? NULL : q->reason, rows, err);
         if (rc != W2L_OK) {
-            w2l__error_prefix(err, "file %s: quarantining table %s.%s: ", fs->path, q->db, q->table);
+            w2l__error_prefix(err, "file %s: quarantining table %s.%s: ", fs->path, q->db,
+                              q->table);
             return rc;
         }
         q->reported = 1;
@@ -309,7 +320,8 @@ static w2l_rc report_quarantines(file_source *fs, w2l_emitter *em, int *any, w2l
 
 /* ---- emitting ---- */
 
-static w2l_rc emit_pending(file_source *fs, w2l_emitter *em, uint64_t end_off, size_t *count, w2l_error *err)
+static w2l_rc emit_pending(file_source *fs, w2l_emitter *em, uint64_t end_off, size_t *count,
+                           w2l_error *err)
 {
     size_t n;
     const w2l__cdc_event *ev = w2l__cdc_events(fs->dec, &n);
@@ -339,8 +351,8 @@ static w2l_rc emit_pending(file_source *fs, w2l_emitter *em, uint64_t end_off, s
             /* a row the pipeline cannot take (a NULL key, say): the table is set aside from
              * this row on; what it had before in this transaction went already */
             char why[sizeof err->msg + 96];
-            snprintf(why, sizeof why, "the transaction ending at byte offset %llu: %s", (unsigned long long)end_off,
-                     err->msg);
+            snprintf(why, sizeof why, "the transaction ending at byte offset %llu: %s",
+                     (unsigned long long)end_off, err->msg);
             rc = add_quarantine(fs, c->db, c->table, why, 0, err);
             if (rc == W2L_OK) {
                 fs->q[fs->nq - 1].dropped++;
@@ -367,8 +379,8 @@ static w2l_rc emit_pending(file_source *fs, w2l_emitter *em, uint64_t end_off, s
 
 /* Decodes one line at file offset off (adv bytes with its newline); emits what it
  * completes. */
-static w2l_rc process_line(file_source *fs, w2l_emitter *em, const char *line, size_t n, uint64_t off,
-                           size_t adv, size_t *count, w2l_error *err)
+static w2l_rc process_line(file_source *fs, w2l_emitter *em, const char *line, size_t n,
+                           uint64_t off, size_t adv, size_t *count, w2l_error *err)
 {
     w2l__cdc_step step;
     w2l_rc rc = w2l__cdc_decode(fs->dec, line, n, 0, &step, err);
@@ -442,7 +454,9 @@ static w2l_rc fs_next(w2l_source *self, w2l_emitter *em, int timeout_ms, w2l_err
                 return W2L_OK;
             }
             if (np)
-                w2l__log(W2L_LOG_WARN, "file %s: %zu events of an unfinished transaction at the end (byte offset %llu) not emitted",
+                w2l__log(W2L_LOG_WARN,
+                         "file %s: %zu events of an unfinished transaction at the end (byte offset "
+                         "%llu) not emitted",
                          fs->path, np, (unsigned long long)fs->txn_off);
             fs->done = 1;
             return W2L_DONE;
@@ -466,7 +480,8 @@ static w2l_rc parse_position(file_source *fs, const char *restored, uint64_t *of
     int64_t v = -1;
     if (rc != W2L_OK || w2l__json_int64(w2l__json_get(j, "offset"), &v) || v < 0) {
         w2l__json_free(j);
-        return w2l__fail(err, W2L_CORRUPT, "file %s: restored position '%.100s' is not {\"offset\": N}", fs->path,
+        return w2l__fail(err, W2L_CORRUPT,
+                         "file %s: restored position '%.100s' is not {\"offset\": N}", fs->path,
                          restored);
     }
     w2l__json_free(j);
@@ -479,9 +494,12 @@ static w2l_rc parse_position(file_source *fs, const char *restored, uint64_t *of
 static w2l_rc seek_to(file_source *fs, uint64_t off, w2l_error *err)
 {
     struct stat st;
-    if (fstat(fs->fd, &st) != 0) return w2l__fail_errno(err, W2L_IO, errno, "file %s: stat", fs->path);
+    if (fstat(fs->fd, &st) != 0)
+        return w2l__fail_errno(err, W2L_IO, errno, "file %s: stat", fs->path);
     if ((uint64_t)st.st_size < off)
-        return w2l__fail(err, W2L_SOURCE, "file %s: restored offset %llu is beyond the end of the file (%lld bytes): truncated or replaced?",
+        return w2l__fail(err, W2L_SOURCE,
+                         "file %s: restored offset %llu is beyond the end of the file (%lld "
+                         "bytes): truncated or replaced?",
                          fs->path, (unsigned long long)off, (long long)st.st_size);
     int replay = fs->fmt != W2L__CDC_CANAL;
     while (fs->buf_off + fs->pos < off) {
@@ -489,7 +507,8 @@ static w2l_rc seek_to(file_source *fs, uint64_t off, w2l_error *err)
         size_t n, adv;
         W2L_TRY(next_line(fs, 1, &line, &n, &adv, err));
         if (n == SIZE_MAX || fs->buf_off + fs->pos + adv > off)
-            return w2l__fail(err, W2L_SOURCE, "file %s: restored offset %llu is not at the end of a line", fs->path,
+            return w2l__fail(err, W2L_SOURCE,
+                             "file %s: restored offset %llu is not at the end of a line", fs->path,
                              (unsigned long long)off);
         if (replay) {
             w2l__cdc_step step;
@@ -527,8 +546,8 @@ static void fs_close(w2l_source *self)
     fs->conf = NULL;
 }
 
-static w2l_rc fs_open(const w2l_source_methods *m, const w2l_conf *conf, const char *uri, const char *restored,
-                      w2l_source *self, w2l_error *err)
+static w2l_rc fs_open(const w2l_source_methods *m, const w2l_conf *conf, const char *uri,
+                      const char *restored, w2l_source *self, w2l_error *err)
 {
     file_source *fs = (file_source *)self;
     fs->fd = -1;
@@ -538,23 +557,27 @@ static w2l_rc fs_open(const w2l_source_methods *m, const w2l_conf *conf, const c
     if (rc == W2L_OK) rc = read_opts(conf, &o, &fs->until_caught_up, err);
     if (rc == W2L_OK) {
         fs->conf = conf ? w2l_conf_dup(conf) : w2l_conf_new();
-        if (!fs->conf) rc = w2l__fail(err, W2L_NOMEM, "out of memory opening source file %s", fs->path);
+        if (!fs->conf)
+            rc = w2l__fail(err, W2L_NOMEM, "out of memory opening source file %s", fs->path);
     }
     if (rc == W2L_OK) {
         do fs->fd = open(fs->path, O_RDONLY | O_CLOEXEC);
         while (fs->fd < 0 && errno == EINTR);
         if (fs->fd < 0)
-            rc = w2l__fail_errno(err, errno == ENOENT || errno == EACCES ? W2L_CONFIG : W2L_IO, errno,
-                                 "source file %s: open", fs->path);
+            rc = w2l__fail_errno(err, errno == ENOENT || errno == EACCES ? W2L_CONFIG : W2L_IO,
+                                 errno, "source file %s: open", fs->path);
     }
     if (rc == W2L_OK) {
         struct stat st;
-        if (fstat(fs->fd, &st) != 0) rc = w2l__fail_errno(err, W2L_IO, errno, "source file %s: stat", fs->path);
-        else if (S_ISDIR(st.st_mode)) rc = w2l__fail(err, W2L_CONFIG, "source file %s: is a directory", fs->path);
+        if (fstat(fs->fd, &st) != 0)
+            rc = w2l__fail_errno(err, W2L_IO, errno, "source file %s: stat", fs->path);
+        else if (S_ISDIR(st.st_mode))
+            rc = w2l__fail(err, W2L_CONFIG, "source file %s: is a directory", fs->path);
     }
     if (rc == W2L_OK) {
         fs->dec = w2l__cdc_new(fs->fmt, &o);
-        if (!fs->dec) rc = w2l__fail(err, W2L_NOMEM, "out of memory opening source file %s", fs->path);
+        if (!fs->dec)
+            rc = w2l__fail(err, W2L_NOMEM, "out of memory opening source file %s", fs->path);
     }
     if (rc == W2L_OK && restored) {
         uint64_t off = 0;
@@ -566,9 +589,12 @@ static w2l_rc fs_open(const w2l_source_methods *m, const w2l_conf *conf, const c
     return rc;
 }
 
+/* Nothing to release upstream: the file belongs to whoever wrote it, and a restart reads it
+ * again from the position of the checkpoint it restores, so the source never trims it. */
 static w2l_rc fs_checkpoint_complete(w2l_source *self, uint64_t ckpt, w2l_error *err)
 {
-    return W2L_OK; /* a file keeps everything; nothing to release upstream */
+    (void)self, (void)ckpt, (void)err;
+    return W2L_OK;
 }
 
 static int64_t fs_lag_ms(w2l_source *self)
@@ -580,6 +606,12 @@ static int64_t fs_lag_ms(w2l_source *self)
 }
 
 const w2l_source_methods w2l__source_file = {
-    W2L_SOURCE_METHODS_V1, "file", sizeof(file_source), NULL,
-    fs_open, fs_next, fs_checkpoint_complete, fs_lag_ms, fs_close,
+    .version = W2L_SOURCE_METHODS_V1,
+    .name = "file",
+    .size = sizeof(file_source),
+    .open = fs_open,
+    .next = fs_next,
+    .checkpoint_complete = fs_checkpoint_complete,
+    .lag_ms = fs_lag_ms,
+    .close = fs_close,
 };

@@ -1,9 +1,10 @@
 /*
  * The "mysql" source, internal side: what mysql_source.c (URI, startup modes, state
- * machine, positions), mysql_conn.c (connections and queries), snapshot.c (consistent
- * snapshot in primary-key chunks) and binlog.c (the binlog stream and our own event
- * decoding) share. No libmariadb type appears here: the three files that include
- * libmariadb (STYLE.md section 1) exchange only these opaque handles.
+ * machine, positions), the snapshot reader (consistent snapshot in primary-key chunks) and
+ * binlog.c (the binlog stream and our own event decoding) share. Connections and queries
+ * are lib/mysql's (mysql_client.h). No libmariadb type appears here: binlog.c, the one
+ * file of the source that includes libmariadb, gets the handle of a connection with
+ * w2l__my_handle.
  */
 #ifndef W2L_MYSQL_INT_H
 #define W2L_MYSQL_INT_H
@@ -11,53 +12,13 @@
 #include "../common/arena.h"
 #include "../common/common.h"
 #include "../ddl/ddl.h"
+#include "../mysql/mysql_client.h"
 
 /* The plug-in (mysql_source.c), registered by lib/builtins.c. */
 extern const w2l_source_methods w2l__source_mysql;
 
 /* ======================================================================================
- * Connections (mysql_conn.c)
- * ====================================================================================== */
-
-typedef struct w2l__my_params {
-    char *host;
-    unsigned port;
-    char *user;
-    char *pass;              /* never written to a message, log line or position */
-    unsigned connect_timeout_s;
-    unsigned read_timeout_s; /* 0: none */
-    int retries;             /* connection attempts after the first, with backoff */
-} w2l__my_params;
-
-typedef struct w2l__my w2l__my;
-typedef struct w2l__my_res w2l__my_res;
-
-/* Connects (utf8mb4, session time_zone '+00:00'), retrying retriable failures (server
- * unreachable, too many connections) with exponential backoff. Messages name
- * user@host:port, never the password. W2L_UNAVAILABLE (retriable) or W2L_CONFIG (access
- * denied, unknown host). */
-w2l_rc w2l__my_connect(const w2l__my_params *p, w2l__my **out, w2l_error *err);
-void w2l__my_close(w2l__my *c); /* NULL is a no-op */
-/* The MYSQL handle, for binlog.c and snapshot.c (the other libmariadb users). */
-void *w2l__my_handle(w2l__my *c);
-/* "user@host:port", for messages. */
-const char *w2l__my_name(const w2l__my *c);
-
-/* Runs a statement without a result. W2L_SOURCE with mysql_error() copied. */
-w2l_rc w2l__my_exec(w2l__my *c, const char *sql, w2l_error *err);
-/* Runs a query; stream = 1 reads rows as they come (mysql_use_result). */
-w2l_rc w2l__my_query(w2l__my *c, const char *sql, int stream, w2l__my_res **out, w2l_error *err);
-/* Next row: 1 with row/lens (borrowed until the next call), 0 at the end, or -1 with err. */
-int w2l__my_row(w2l__my_res *r, char ***row, unsigned long **lens, w2l_error *err);
-unsigned w2l__my_ncols(w2l__my_res *r);
-void w2l__my_res_free(w2l__my_res *r);
-/* First column of the first row into buf (NUL-terminated); *null set when NULL or no row. */
-w2l_rc w2l__my_value(w2l__my *c, const char *sql, char *buf, size_t size, int *null, w2l_error *err);
-/* Escapes len bytes for a '...' literal into to (2 * len + 1 bytes); returns its length. */
-size_t w2l__my_escape(w2l__my *c, char *to, const char *from, size_t len);
-
-/* ======================================================================================
- * Binlog stream and decoding (binlog.c)
+ * Binlog stream and decoding (binlog.c; row images: binlog_rows.c)
  * ====================================================================================== */
 
 /* Binlog column types (the server's enum_field_types numbers). */
@@ -211,7 +172,7 @@ void w2l__gtid_set(w2l__bl_gtid **g, size_t *n, size_t *cap, const w2l__bl_gtid 
 size_t w2l__gtid_format(const w2l__bl_gtid *g, size_t n, char *buf, size_t size);
 
 /* ======================================================================================
- * Snapshot reading (snapshot.c)
+ * Snapshot reading (mysql_snapshot.c)
  * ====================================================================================== */
 
 /* One column of a table to snapshot, from information_schema. */

@@ -30,7 +30,9 @@ w2l_rc w2l_state_open(const char *uri, const w2l_conf *conf, w2l_state **out, w2
     const char *rest = NULL;
     if (uri && *uri) {
         size_t n = strcspn(uri, ":");
-        if (n >= sizeof name) return w2l__fail(err, W2L_CONFIG, "state: bad URI '%s' (expected NAME or NAME:LOCATION)", uri);
+        if (n >= sizeof name)
+            return w2l__fail(err, W2L_CONFIG,
+                             "state: bad URI '%s' (expected NAME or NAME:LOCATION)", uri);
         memcpy(name, uri, n);
         name[n] = '\0';
         if (uri[n] == ':') rest = uri + n + 1;
@@ -65,8 +67,10 @@ void w2l_state_close(w2l_state *st)
 w2l_rc w2l_state_put(w2l_state *st, uint64_t ckpt, const char *key, const void *val, size_t len,
                      w2l_error *err)
 {
-    if (!key || !*key || (!val && len)) return w2l__fail(err, W2L_MISUSE, "state put: bad argument");
-    if (ckpt == 0) return w2l__fail(err, W2L_MISUSE, "state put %s: checkpoint ids start at 1", key);
+    if (!key || !*key || (!val && len))
+        return w2l__fail(err, W2L_MISUSE, "state put: bad argument");
+    if (ckpt == 0)
+        return w2l__fail(err, W2L_MISUSE, "state put %s: checkpoint ids start at 1", key);
     uint64_t latest = 0;
     w2l_rc rc = st->methods->latest(st, &latest, err);
     if (rc != W2L_OK && rc != W2L_NOTFOUND) return rc;

@@ -47,7 +47,8 @@ static char *ckpt_path(const file_state *fs, uint64_t ckpt)
 
 static void put_u32(w2l_buf *b, uint32_t v, w2l_rc *rc, w2l_error *err)
 {
-    unsigned char x[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16), (unsigned char)(v >> 24)};
+    unsigned char x[4] = { (unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
+                           (unsigned char)(v >> 24) };
     if (*rc == W2L_OK) *rc = w2l_buf_append(b, x, 4, err);
 }
 
@@ -57,8 +58,14 @@ static void put_u64(w2l_buf *b, uint64_t v, w2l_rc *rc, w2l_error *err)
     put_u32(b, (uint32_t)(v >> 32), rc, err);
 }
 
-static uint32_t get_u32(const unsigned char *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
-static uint64_t get_u64(const unsigned char *p) { return get_u32(p) | (uint64_t)get_u32(p + 4) << 32; }
+static uint32_t get_u32(const unsigned char *p)
+{
+    return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint64_t get_u64(const unsigned char *p)
+{
+    return get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
+}
 
 static w2l_rc encode(const table *t, w2l_buf *b, w2l_error *err)
 {
@@ -81,11 +88,14 @@ static w2l_rc decode(const char *path, const unsigned char *d, size_t len, uint6
                      w2l_error *err)
 {
     if (len < 32 || memcmp(d, MAGIC, 8) != 0)
-        return w2l__fail(err, W2L_CORRUPT, "state file %s: not a state file (%zu bytes)", path, len);
+        return w2l__fail(err, W2L_CORRUPT, "state file %s: not a state file (%zu bytes)", path,
+                         len);
     if (get_u64(d + len - 8) != w2l__hash64(d, len - 8, HASH_SEED))
-        return w2l__fail(err, W2L_CORRUPT, "state file %s: checksum mismatch (torn or damaged)", path);
+        return w2l__fail(err, W2L_CORRUPT, "state file %s: checksum mismatch (torn or damaged)",
+                         path);
     if (get_u32(d + 8) != FILE_VERSION)
-        return w2l__fail(err, W2L_CORRUPT, "state file %s: unknown version %u", path, get_u32(d + 8));
+        return w2l__fail(err, W2L_CORRUPT, "state file %s: unknown version %u", path,
+                         get_u32(d + 8));
     if (get_u64(d + 12) != want)
         return w2l__fail(err, W2L_CORRUPT, "state file %s: holds checkpoint %llu", path,
                          (unsigned long long)get_u64(d + 12));
@@ -160,7 +170,8 @@ static int scan_one(void *p, const char *name)
     unsigned long long id;
     char tail[16];
     if (sscanf(name, "ckpt-%llu.%15s", &id, tail) != 2 || strcmp(tail, "state") != 0) return 0;
-    if ((c->remove_newer && id > c->latest) || (c->remove_older && id < c->keep_from && id != c->latest)) {
+    if ((c->remove_newer && id > c->latest) ||
+        (c->remove_older && id < c->keep_from && id != c->latest)) {
         char *path = ckpt_path(c->fs, id);
         if (!path) {
             c->rc = w2l__fail(c->err, W2L_NOMEM, "out of memory");
@@ -178,7 +189,8 @@ static w2l_rc fs_open(const w2l_state_methods *m, const w2l_conf *conf, const ch
 {
     (void)m;
     file_state *fs = (file_state *)self;
-    if (mtx_init(&fs->mtx, mtx_plain) != thrd_success) return w2l__fail(err, W2L_ERROR, "mutex init failed");
+    if (mtx_init(&fs->mtx, mtx_plain) != thrd_success)
+        return w2l__fail(err, W2L_ERROR, "mutex init failed");
     if (uri && *uri) {
         fs->dir = w2l__strdup(uri);
     } else {
@@ -186,25 +198,31 @@ static w2l_rc fs_open(const w2l_state_methods *m, const w2l_conf *conf, const ch
         if (conf) w2l_conf_get(conf, "warehouse", &wh, NULL);
         if (!wh || !*wh) {
             mtx_destroy(&fs->mtx);
-            return w2l__fail(err, W2L_CONFIG, "the file state store needs a directory: set warehouse or use --state file:DIR");
+            return w2l__fail(
+                err, W2L_CONFIG,
+                "the file state store needs a directory: set warehouse or use --state file:DIR");
         }
         fs->dir = w2l__path_join(wh, "_w2l/state");
     }
     const char *io_name = NULL;
     if (conf) w2l_conf_get(conf, "fileio", &io_name, NULL);
-    w2l_rc rc = fs->dir ? w2l_fileio_open(io_name, conf, &fs->io, err) : w2l__fail(err, W2L_NOMEM, "out of memory");
+    w2l_rc rc = fs->dir ? w2l_fileio_open(io_name, conf, &fs->io, err)
+                        : w2l__fail(err, W2L_NOMEM, "out of memory");
     if (rc == W2L_OK) {
         char *latest = w2l__path_join(fs->dir, "LATEST");
         void *data = NULL;
         size_t len = 0;
-        rc = latest ? w2l_fileio_read_all(fs->io, latest, &data, &len, err) : w2l__fail(err, W2L_NOMEM, "out of memory");
+        rc = latest ? w2l_fileio_read_all(fs->io, latest, &data, &len, err)
+                    : w2l__fail(err, W2L_NOMEM, "out of memory");
         if (rc == W2L_NOTFOUND) {
             rc = W2L_OK;
         } else if (rc == W2L_OK) {
             char *end;
             unsigned long long v = strtoull(data, &end, 10);
             while (*end == '\n') end++;
-            if (len == 0 || *end || v == 0) rc = w2l__fail(err, W2L_CORRUPT, "%s: expected a checkpoint id, got '%.40s'", latest, (char *)data);
+            if (len == 0 || *end || v == 0)
+                rc = w2l__fail(err, W2L_CORRUPT, "%s: expected a checkpoint id, got '%.40s'",
+                               latest, (char *)data);
             else fs->latest = v;
         }
         w2l__free(data);
@@ -237,7 +255,8 @@ static w2l_rc fs_put(w2l_state *self, uint64_t ckpt, const char *key, const void
     mtx_lock(&fs->mtx);
     if (ckpt <= fs->latest) {
         w2l__free(copy);
-        rc = w2l__fail(err, W2L_MISUSE, "put %s into checkpoint %llu, already sealed", key, (unsigned long long)ckpt);
+        rc = w2l__fail(err, W2L_MISUSE, "put %s into checkpoint %llu, already sealed", key,
+                       (unsigned long long)ckpt);
     } else {
         table *t = w2l__kv_pending_get(&fs->pending, ckpt, 1, err);
         if (t) rc = w2l__kv_put(t, key, copy, len, err);
@@ -260,13 +279,17 @@ static w2l_rc fs_get(w2l_state *self, uint64_t ckpt, const char *key, w2l_buf *o
     else if (ckpt > fs->latest) t = w2l__kv_pending_get(&fs->pending, ckpt, 0, err);
     else {
         if (fs->cache.ckpt != ckpt || !fs->cache.e) rc = load_ckpt(fs, ckpt, &fs->cache, err);
-        if (rc == W2L_NOTFOUND) rc = w2l__fail(err, W2L_NOTFOUND, "checkpoint %llu was pruned", (unsigned long long)ckpt);
+        if (rc == W2L_NOTFOUND)
+            rc = w2l__fail(err, W2L_NOTFOUND, "checkpoint %llu was pruned",
+                           (unsigned long long)ckpt);
         t = &fs->cache;
     }
     if (rc == W2L_OK) {
         const w2l__kv_entry *e = t ? w2l__kv_find(t, key) : NULL;
         if (e) rc = w2l_buf_append(out, e->val, e->len, err);
-        else rc = w2l__fail(err, W2L_NOTFOUND, "no key %s in checkpoint %llu", key, (unsigned long long)ckpt);
+        else
+            rc = w2l__fail(err, W2L_NOTFOUND, "no key %s in checkpoint %llu", key,
+                           (unsigned long long)ckpt);
     }
     mtx_unlock(&fs->mtx);
     return rc;
@@ -283,7 +306,9 @@ static w2l_rc fs_keys(w2l_state *self, uint64_t ckpt, const char *prefix,
     const table *t = NULL;
     if (ckpt == fs->latest && fs->latest) t = &fs->sealed;
     else if (ckpt > fs->latest) t = w2l__kv_pending_get(&fs->pending, ckpt, 0, err);
-    else if ((rc = (fs->cache.ckpt == ckpt && fs->cache.e) ? W2L_OK : load_ckpt(fs, ckpt, &fs->cache, err)) == W2L_OK)
+    else if ((rc = (fs->cache.ckpt == ckpt && fs->cache.e)
+                       ? W2L_OK
+                       : load_ckpt(fs, ckpt, &fs->cache, err)) == W2L_OK)
         t = &fs->cache;
     if (rc == W2L_OK) rc = w2l__kv_collect_keys(t, prefix, &keys, &count, err);
     mtx_unlock(&fs->mtx);
@@ -306,8 +331,10 @@ static w2l_rc fs_seal(w2l_state *self, uint64_t ckpt, w2l_error *err)
     int nl = snprintf(num, sizeof num, "%llu\n", (unsigned long long)ckpt);
     w2l_rc rc = path && latest ? encode(t, &b, err) : w2l__fail(err, W2L_NOMEM, "out of memory");
     /* a leftover of a crashed earlier run with this id is not sealed: replace it */
-    if (rc == W2L_OK) rc = w2l_fileio_write_all(fs->io, path, W2L_CREATE_REPLACE, b.data, b.len, err);
-    if (rc == W2L_OK) rc = w2l_fileio_write_all(fs->io, latest, W2L_CREATE_REPLACE, num, (size_t)nl, err);
+    if (rc == W2L_OK)
+        rc = w2l_fileio_write_all(fs->io, path, W2L_CREATE_REPLACE, b.data, b.len, err);
+    if (rc == W2L_OK)
+        rc = w2l_fileio_write_all(fs->io, latest, W2L_CREATE_REPLACE, num, (size_t)nl, err);
     if (rc == W2L_OK) {
         w2l__kv_clear(&fs->sealed);
         w2l__kv_pending_take(&fs->pending, ckpt, &fs->sealed);
@@ -355,6 +382,15 @@ static void fs_close(w2l_state *self)
 }
 
 const w2l_state_methods w2l__state_file = {
-    W2L_STATE_METHODS_V1, "file", sizeof(file_state), NULL, fs_open, fs_put, fs_get, fs_keys,
-    fs_seal, fs_latest, fs_prune, fs_close,
+    .version = W2L_STATE_METHODS_V1,
+    .name = "file",
+    .size = sizeof(file_state),
+    .open = fs_open,
+    .put = fs_put,
+    .get = fs_get,
+    .keys = fs_keys,
+    .seal = fs_seal,
+    .latest = fs_latest,
+    .prune = fs_prune,
+    .close = fs_close,
 };

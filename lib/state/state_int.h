@@ -30,13 +30,16 @@ typedef struct w2l__kv_pending {
 void w2l__kv_clear(w2l__kv_table *t);
 const w2l__kv_entry *w2l__kv_find(const w2l__kv_table *t, const char *key);
 /* Inserts or replaces key; takes ownership of val (also on failure). */
-w2l_rc w2l__kv_put(w2l__kv_table *t, const char *key, unsigned char *val, size_t len, w2l_error *err);
-w2l_rc w2l__kv_put_copy(w2l__kv_table *t, const char *key, const void *val, size_t len, w2l_error *err);
+w2l_rc w2l__kv_put(w2l__kv_table *t, const char *key, unsigned char *val, size_t len,
+                   w2l_error *err);
+w2l_rc w2l__kv_put_copy(w2l__kv_table *t, const char *key, const void *val, size_t len,
+                        w2l_error *err);
 /* Appends the NUL-terminated keys of t starting with prefix to out (so a keys() method can
  * call back after releasing its lock) and counts them; then w2l__kv_call_keys. */
 w2l_rc w2l__kv_collect_keys(const w2l__kv_table *t, const char *prefix, w2l_buf *out, size_t *count,
                             w2l_error *err);
-void w2l__kv_call_keys(const w2l_buf *keys, size_t count, int (*fn)(void *, const char *), void *ctx);
+void w2l__kv_call_keys(const w2l_buf *keys, size_t count, int (*fn)(void *, const char *),
+                       void *ctx);
 /* The unsealed table of ckpt (created when asked); NULL when absent or out of memory. */
 w2l__kv_table *w2l__kv_pending_get(w2l__kv_pending *p, uint64_t ckpt, int create, w2l_error *err);
 /* Seal time: moves ckpt's table into *out (empty when none was put; returns 1 when found)

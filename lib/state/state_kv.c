@@ -27,7 +27,8 @@ const w2l__kv_entry *w2l__kv_find(const w2l__kv_table *t, const char *key)
     return t->n ? bsearch(&probe, t->e, t->n, sizeof *t->e, entry_cmp) : NULL;
 }
 
-w2l_rc w2l__kv_put(w2l__kv_table *t, const char *key, unsigned char *val, size_t len, w2l_error *err)
+w2l_rc w2l__kv_put(w2l__kv_table *t, const char *key, unsigned char *val, size_t len,
+                   w2l_error *err)
 {
     w2l__kv_entry *hit = (w2l__kv_entry *)w2l__kv_find(t, key);
     if (hit) {
@@ -62,7 +63,8 @@ w2l_rc w2l__kv_put(w2l__kv_table *t, const char *key, unsigned char *val, size_t
     return W2L_OK;
 }
 
-w2l_rc w2l__kv_put_copy(w2l__kv_table *t, const char *key, const void *val, size_t len, w2l_error *err)
+w2l_rc w2l__kv_put_copy(w2l__kv_table *t, const char *key, const void *val, size_t len,
+                        w2l_error *err)
 {
     unsigned char *copy = w2l__malloc(len);
     W2L_NOMEM_IF(!copy, err);
@@ -82,7 +84,8 @@ w2l_rc w2l__kv_collect_keys(const w2l__kv_table *t, const char *prefix, w2l_buf 
     return W2L_OK;
 }
 
-void w2l__kv_call_keys(const w2l_buf *keys, size_t count, int (*fn)(void *, const char *), void *ctx)
+void w2l__kv_call_keys(const w2l_buf *keys, size_t count, int (*fn)(void *, const char *),
+                       void *ctx)
 {
     const char *k = (const char *)keys->data;
     for (size_t i = 0; i < count; i++, k += strlen(k) + 1)

@@ -39,7 +39,8 @@ static w2l_rc ms_open(const w2l_state_methods *m, const w2l_conf *conf, const ch
 {
     (void)m, (void)conf, (void)uri;
     mem_state *s = (mem_state *)self;
-    if (mtx_init(&s->mtx, mtx_plain) != thrd_success) return w2l__fail(err, W2L_ERROR, "mutex init failed");
+    if (mtx_init(&s->mtx, mtx_plain) != thrd_success)
+        return w2l__fail(err, W2L_ERROR, "mutex init failed");
     return W2L_OK;
 }
 
@@ -175,6 +176,15 @@ static void ms_close(w2l_state *self)
 }
 
 const w2l_state_methods w2l__state_mem = {
-    W2L_STATE_METHODS_V1, "mem", sizeof(mem_state), NULL, ms_open, ms_put, ms_get, ms_keys,
-    ms_seal, ms_latest, ms_prune, ms_close,
+    .version = W2L_STATE_METHODS_V1,
+    .name = "mem",
+    .size = sizeof(mem_state),
+    .open = ms_open,
+    .put = ms_put,
+    .get = ms_get,
+    .keys = ms_keys,
+    .seal = ms_seal,
+    .latest = ms_latest,
+    .prune = ms_prune,
+    .close = ms_close,
 };

@@ -1,7 +1,7 @@
 // The w2l command line as a user meets it: `w2l run` on a small canal-json stream, then
 // `w2l tables`, `w2l cat` (json and table forms), `w2l status`, `w2l maintain` (a dry run,
 // then a forced compaction of a copy of the lake), help and version, and the
-// errors of issue 7: each prints ONE line on stderr naming what and where, and exits 2 for
+// errors: each prints ONE line on stderr naming what and where, and exits 2 for
 // usage errors (unknown flag, bad URI, missing warehouse flag, bad operand) and 1 otherwise
 // (unreachable server, missing warehouse directory, corrupt state, table not found).
 import { test } from 'node:test'

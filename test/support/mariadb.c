@@ -1,5 +1,5 @@
 /*
- * A private MariaDB for the suites that need one (DESIGN.md section 8): started once per
+ * A private MariaDB for the suites that need one (w2l-design(7) section 8): started once per
  * TCase (an unchecked fixture) through scripts/test-mariadb, found through W2L_SRCDIR
  * (which `make check-unit` sets), on 127.0.0.1 with a port derived from the suite's tag and
  * the pid (a second port is tried if the first is taken), stopped by its pid afterwards.

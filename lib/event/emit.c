@@ -71,7 +71,10 @@ w2l_emitter *w2l__emitter_new(const w2l__emit_hooks *hooks, size_t batch_rows)
     return em;
 }
 
-void w2l__emitter_set_quarantine(w2l_emitter *em, w2l__emit_quarantine_fn fn) { em->quarantine = fn; }
+void w2l__emitter_set_quarantine(w2l_emitter *em, w2l__emit_quarantine_fn fn)
+{
+    em->quarantine = fn;
+}
 
 void w2l__emitter_free(w2l_emitter *em)
 {
@@ -115,7 +118,8 @@ static w2l_rc find_slot(w2l_emitter *em, const char *ns, const char *table, slot
     uint64_t h = w2l__table_hash(ns, table);
     size_t i = h & (em->nslots - 1);
     while (em->slots[i].key) {
-        if (em->slots[i].hash == h && em->slots[i].klen == kl && memcmp(em->slots[i].key, key, kl) == 0) {
+        if (em->slots[i].hash == h && em->slots[i].klen == kl &&
+            memcmp(em->slots[i].key, key, kl) == 0) {
             if (key != stackkey) w2l__free(key);
             *out = &em->slots[i];
             return W2L_OK;
@@ -177,19 +181,21 @@ static w2l_rc check_change(const w2l_change *c, w2l_error *err)
 {
     if (!c || !c->db || !*c->db || !c->table || !*c->table)
         return w2l__fail(err, W2L_MISUSE, "change without database or table name");
-    if (!c->schema) return w2l__fail(err, W2L_MISUSE, "change of %s.%s without a schema", c->db, c->table);
+    if (!c->schema)
+        return w2l__fail(err, W2L_MISUSE, "change of %s.%s without a schema", c->db, c->table);
     if (c->op < W2L_OP_INSERT || c->op > W2L_OP_DELETE)
-        return w2l__fail(err, W2L_MISUSE, "change of %s.%s: unknown operation %d", c->db, c->table, (int)c->op);
+        return w2l__fail(err, W2L_MISUSE, "change of %s.%s: unknown operation %d", c->db, c->table,
+                         (int)c->op);
     size_t n = w2l_schema_field_count(c->schema);
     if (c->ncols != n || (n && !c->row))
-        return w2l__fail(err, W2L_SCHEMA, "change of %s.%s has %zu values for %zu columns", c->db, c->table,
-                         c->ncols, n);
+        return w2l__fail(err, W2L_SCHEMA, "change of %s.%s has %zu values for %zu columns", c->db,
+                         c->table, c->ncols, n);
     for (size_t i = 0; i < n; i++) {
         if (c->present && !(c->present[i / 8] & (1u << (i % 8)))) continue;
         const w2l_field *f = w2l_schema_field(c->schema, i);
         if (c->row[i].is_null && f->required)
-            return w2l__fail(err, W2L_SCHEMA, "change of %s.%s: NULL in required column %s", c->db, c->table,
-                             f->name);
+            return w2l__fail(err, W2L_SCHEMA, "change of %s.%s: NULL in required column %s", c->db,
+                             c->table, f->name);
     }
     return W2L_OK;
 }
@@ -200,7 +206,8 @@ w2l_rc w2l_emit_change(w2l_emitter *em, const w2l_change *c, w2l_error *err)
     W2L_TRY(check_change(c, err));
     slot *s;
     W2L_TRY(find_slot(em, c->db, c->table, &s, err));
-    if (s->open && s->open->schema != c->schema) W2L_TRY(hand_over(em, s, err)); /* schema changed */
+    if (s->open && s->open->schema != c->schema)
+        W2L_TRY(hand_over(em, s, err)); /* schema changed */
     if (!s->open) W2L_TRY(new_batch(s, c->schema, err));
     w2l__batch *b = s->open;
     if (b->n == b->cap) {
@@ -264,13 +271,14 @@ w2l_rc w2l_emit_ddl(w2l_emitter *em, const w2l_ddl *d, w2l_error *err)
     return em->hooks.ddl(em->hooks.ctx, e, err);
 }
 
-w2l_rc w2l_emit_quarantine(w2l_emitter *em, const char *db, const char *table, const char *reason, uint64_t rows,
-                           w2l_error *err)
+w2l_rc w2l_emit_quarantine(w2l_emitter *em, const char *db, const char *table, const char *reason,
+                           uint64_t rows, w2l_error *err)
 {
     if (!em || !db || !*db || !table || !*table)
         return w2l__fail(err, W2L_MISUSE, "w2l_emit_quarantine: NULL emitter or table");
     if (!em->quarantine)
-        return w2l__fail(err, W2L_MISUSE, "table %s.%s: this pipeline cannot quarantine a table", db, table);
+        return w2l__fail(err, W2L_MISUSE, "table %s.%s: this pipeline cannot quarantine a table",
+                         db, table);
     slot *s;
     W2L_TRY(find_slot(em, db, table, &s, err));
     W2L_TRY(hand_over(em, s, err)); /* its changes so far go first */
@@ -280,7 +288,8 @@ w2l_rc w2l_emit_quarantine(w2l_emitter *em, const char *db, const char *table, c
 
 w2l_rc w2l_emit_commit(w2l_emitter *em, const char *position, size_t len, w2l_error *err)
 {
-    if (!em || (!position && len)) return w2l__fail(err, W2L_MISUSE, "w2l_emit_commit: NULL argument");
+    if (!em || (!position && len))
+        return w2l__fail(err, W2L_MISUSE, "w2l_emit_commit: NULL argument");
     if (len + 1 > em->poscap) {
         char *p = w2l__realloc(em->position, len + 1);
         W2L_NOMEM_IF(!p, err);

@@ -1,7 +1,7 @@
 /*
  * Snapshot reading of the "mysql" source: one chunk of a table in primary-key order, by
  * keyset pagination (WHERE key > last key ORDER BY key LIMIT n), on a connection that
- * holds a START TRANSACTION WITH CONSISTENT SNAPSHOT open (mysql_source.c), so every
+ * holds a START TRANSACTION WITH CONSISTENT SNAPSHOT open (mysql_snap_driver.c), so every
  * chunk sees the database as of the binlog position the snapshot hands over to.
  *
  * Values come through the text protocol (mysql_use_result: rows are converted as they
@@ -18,8 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <mysql.h>
-
 #include "mysql_int.h"
 #include "../model/model.h"
 
@@ -31,11 +29,13 @@ static w2l_rc add(w2l_buf *b, w2l_error *err, const char *s)
 static w2l_rc add_ident(w2l_buf *b, w2l_error *err, const char *s)
 {
     W2L_TRY(add(b, err, "`"));
-    for (const char *p = s; *p; p++) W2L_TRY(w2l_buf_append(b, *p == '`' ? "``" : p, *p == '`' ? 2 : 1, err));
+    for (const char *p = s; *p; p++)
+        W2L_TRY(w2l_buf_append(b, *p == '`' ? "``" : p, *p == '`' ? 2 : 1, err));
     return add(b, err, "`");
 }
 
-static w2l_rc add_literal(w2l__my *c, w2l_buf *b, const w2l__snap_col *col, const char *v, size_t n, w2l_error *err)
+static w2l_rc add_literal(w2l__my *c, w2l_buf *b, const w2l__snap_col *col, const char *v, size_t n,
+                          w2l_error *err)
 {
     W2L_TRY(w2l__buf_reserve(b, 2 * n + 16, err));
     if (col->ice.id == W2L_TYPE_BINARY) W2L_TRY(add(b, err, "_binary"));
@@ -52,7 +52,8 @@ static int is_zero_date(const char *s, size_t n)
 }
 
 /* *odd is set when a boolean column held a value other than 0 and 1. */
-static w2l_rc convert(const w2l__snap_col *col, const char *s, size_t n, w2l_value *v, int *odd, w2l_error *err)
+static w2l_rc convert(const w2l__snap_col *col, const char *s, size_t n, w2l_value *v, int *odd,
+                      w2l_error *err)
 {
     memset(v, 0, sizeof *v);
     if (!s) {
@@ -76,8 +77,10 @@ static w2l_rc convert(const w2l__snap_col *col, const char *s, size_t n, w2l_val
     case W2L_TYPE_BINARY:
         if (col->mt.cls != W2L_MYSQL_GEOMETRY) return w2l_value_parse(col->ice, s, n, v, err);
         if (n < 4 + 5)
-            return w2l__fail(err, W2L_CORRUPT, "column '%s': geometry value of %zu bytes (want a 4-byte SRID "
-                             "and WKB)", col->name, n);
+            return w2l__fail(err, W2L_CORRUPT,
+                             "column '%s': geometry value of %zu bytes (want a 4-byte SRID "
+                             "and WKB)",
+                             col->name, n);
         v->v.bytes.ptr = s + 4; /* the WKB */
         v->v.bytes.len = n - 4;
         return W2L_OK;
@@ -87,7 +90,8 @@ static w2l_rc convert(const w2l__snap_col *col, const char *s, size_t n, w2l_val
         memcpy(buf, s, n);
         buf[n] = '\0';
         char *e;
-        long long x = buf[0] == '-' ? strtoll(buf, &e, 10) : (long long)strtoull(buf, &e, 10); /* BIT(64): bits kept */
+        long long x = buf[0] == '-' ? strtoll(buf, &e, 10)
+                                    : (long long)strtoull(buf, &e, 10); /* BIT(64): bits kept */
         if (*e) break;
         if (col->ice.id == W2L_TYPE_INT) v->v.i32 = (int32_t)x;
         else v->v.i64 = x;
@@ -111,15 +115,17 @@ static w2l_rc convert(const w2l__snap_col *col, const char *s, size_t n, w2l_val
         return w2l_value_parse(col->ice, s, n, v, err);
     default: return w2l_value_parse(col->ice, s, n, v, err);
     }
-    return w2l__fail(err, W2L_SCHEMA, "column '%s': value '%.40s' does not fit %s%s", col->name, s,
-                     w2l__type_name(col->ice.id),
-                     col->ice.id == W2L_TYPE_TIME ? " (outside 00:00-24:00: set source.time-as-string)" : "");
+    return w2l__fail(
+        err, W2L_SCHEMA, "column '%s': value '%.40s' does not fit %s%s", col->name, s,
+        w2l__type_name(col->ice.id),
+        col->ice.id == W2L_TYPE_TIME ? " (outside 00:00-24:00: set source.time-as-string)" : "");
 }
 
-w2l_rc w2l__snap_chunk(w2l__my *c, const char *db, const char *table, const w2l__snap_col *cols, size_t ncols,
-                       const size_t *pk, size_t npk, char *const *after, const size_t *after_len, size_t limit,
-                       w2l__snap_row_fn row, void *ctx, char ***last_key, size_t **last_len, w2l__arena *a,
-                       size_t *nrows, uint8_t *coerced, w2l_error *err)
+w2l_rc w2l__snap_chunk(w2l__my *c, const char *db, const char *table, const w2l__snap_col *cols,
+                       size_t ncols, const size_t *pk, size_t npk, char *const *after,
+                       const size_t *after_len, size_t limit, w2l__snap_row_fn row, void *ctx,
+                       char ***last_key, size_t **last_len, w2l__arena *a, size_t *nrows,
+                       uint8_t *coerced, w2l_error *err)
 {
     w2l_buf q = {0};
     w2l_rc rc = W2L_OK;

@@ -52,8 +52,8 @@ typedef struct w2l__emit_hooks {
 
 /* w2l_emit_quarantine(), called after the table's open batch was handed over (ctx: the
  * hooks'). An emitter without it refuses quarantines. */
-typedef w2l_rc (*w2l__emit_quarantine_fn)(void *ctx, const char *ns, const char *table, const char *reason,
-                                          uint64_t rows, w2l_error *err);
+typedef w2l_rc (*w2l__emit_quarantine_fn)(void *ctx, const char *ns, const char *table,
+                                          const char *reason, uint64_t rows, w2l_error *err);
 
 /* batch_rows: hand a table's batch over once it holds this many changes. */
 w2l_emitter *w2l__emitter_new(const w2l__emit_hooks *hooks, size_t batch_rows);

@@ -1,0 +1,187 @@
+/*
+ * The writer operator's files (op_writer_int.h): a table's data, equality-delete and
+ * position-delete files opened, rolled and completed into its results for the checkpoint,
+ * and the memory its open files hold.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "op_writer_int.h"
+
+/* --------------------------------------------------------------------- files ------- */
+
+static w2l_rc ensure_location(writer *w, tstate *t, w2l_error *err)
+{
+    if (t->location) return W2L_OK;
+    /* no SCHEMA element described this table (a custom DDL operator): ask the catalog */
+    if (!w->cat) W2L_TRY(w2l__catalog_open_conf(w->conf, &w->io, &w->cat, err));
+    w2l__ice_table *it;
+    w2l_rc rc = w2l__ice_table_load(w->cat, w->io, t->ns, t->table, &it, err);
+    if (rc != W2L_OK) {
+        w2l__error_prefix(err, "table %s: finding its location: ", t->fq);
+        return rc;
+    }
+    t->location = w2l__strdup(it->meta->location);
+    w2l__ice_table_free(it);
+    W2L_NOMEM_IF(!t->location, err);
+    return W2L_OK;
+}
+
+static char *new_path(const tstate *t, const char *prefix)
+{
+    w2l__ice_meta m;
+    memset(&m, 0, sizeof m);
+    m.location = t->location;
+    w2l__ice_table it;
+    memset(&it, 0, sizeof it);
+    it.meta = &m;
+    return w2l__ice_new_data_path(&it, NULL, prefix);
+}
+
+w2l_rc w2l__wr_open_file(writer *w, tstate *t, const w2l_schema *s, const char *prefix,
+                         char **path_out, w2l__pq_writer **out, w2l_error *err)
+{
+    W2L_TRY(ensure_location(w, t, err));
+    char *path = new_path(t, prefix);
+    W2L_NOMEM_IF(!path, err);
+    w2l_rc rc = w2l__pq_writer_open(w->io, path, W2L_CREATE_EXCL, s, &w->pq, NULL, 0, out, err);
+    if (rc != W2L_OK) {
+        w2l__error_prefix(err, "table %s: file %s: ", t->fq, path);
+        w2l__free(path);
+        return rc;
+    }
+    *path_out = path;
+    return W2L_OK;
+}
+
+static w2l_rc add_result(tstate *t, int content, const char *path, const w2l__file_stats *st,
+                         w2l_error *err)
+{
+    if (t->nresults) W2L_TRY(w2l_buf_append(&t->results, ",", 1, err));
+    int32_t sid = w2l_schema_id(t->schema);
+    W2L_TRY(w2l__ops_file_json(&t->results, content, path, st, t->eq_ids, t->neq, sid, err));
+    t->nresults++;
+    t->results_schema = sid;
+    return W2L_OK;
+}
+
+static w2l_rc close_file(tstate *t, int content, const char *path, w2l__pq_writer *pw,
+                         w2l_error *err)
+{
+    w2l__file_stats st;
+    memset(&st, 0, sizeof st);
+    w2l_rc rc = w2l__pq_writer_close(pw, &st, err);
+    if (rc == W2L_OK) rc = add_result(t, content, path, &st, err);
+    else w2l__error_prefix(err, "table %s: file %s: ", t->fq, path);
+    w2l__file_stats_release(&st);
+    return rc;
+}
+
+w2l_rc w2l__wr_complete_data(tstate *t, w2l_error *err)
+{
+    if (!t->dw) return W2L_OK;
+    w2l__pq_writer *pw = t->dw;
+    t->dw = NULL;
+    t->drows = 0;
+    return close_file(t, W2L_ICE_DATA, t->paths[t->npaths - 1], pw, err);
+}
+
+w2l_rc w2l__wr_complete_eq(tstate *t, w2l_error *err)
+{
+    if (!t->ew) return W2L_OK;
+    w2l__pq_writer *pw = t->ew;
+    char *path = t->epath;
+    t->ew = NULL;
+    t->epath = NULL;
+    w2l_rc rc = close_file(t, W2L_ICE_EQ_DELETES, path, pw, err);
+    w2l__free(path);
+    return rc;
+}
+
+static int pdel_cmp(const void *a, const void *b)
+{
+    const pdel *x = a, *y = b;
+    if (x->file != y->file) return x->file < y->file ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* the paths being ranked by complete_pos(), for qsort's comparator (per thread) */
+static _Thread_local const char *const *tl_paths;
+static int path_idx_cmp(const void *a, const void *b)
+{
+    return strcmp(tl_paths[*(const uint32_t *)a], tl_paths[*(const uint32_t *)b]);
+}
+
+/* Writes the table's position deletes, sorted by data file path then position (the spec's
+ * order for position-delete files). */
+static w2l_rc complete_pos(writer *w, tstate *t, w2l_error *err)
+{
+    if (!t->npd) return W2L_OK;
+    uint32_t *order = w2l__malloc(t->npaths * sizeof *order);
+    uint32_t *rank = w2l__malloc(t->npaths * sizeof *rank);
+    w2l_value *rows = w2l__malloc(2 * CHUNK_ROWS * sizeof *rows);
+    if (!order || !rank || !rows) {
+        w2l__free(order), w2l__free(rank), w2l__free(rows);
+        return w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    for (uint32_t i = 0; i < t->npaths; i++) order[i] = i;
+    tl_paths = (const char *const *)t->paths;
+    qsort(order, t->npaths, sizeof *order, path_idx_cmp);
+    tl_paths = NULL;
+    for (uint32_t i = 0; i < t->npaths; i++) rank[order[i]] = i;
+    for (size_t i = 0; i < t->npd; i++) t->pd[i].file = rank[t->pd[i].file];
+    qsort(t->pd, t->npd, sizeof *t->pd, pdel_cmp);
+    char *path = NULL;
+    w2l__pq_writer *pw = NULL;
+    w2l_rc rc = w2l__wr_open_file(w, t, w->pos_schema, "pos-delete", &path, &pw, err);
+    for (size_t i = 0; rc == W2L_OK && i < t->npd; i += CHUNK_ROWS) {
+        size_t n = W2L_MIN((size_t)CHUNK_ROWS, t->npd - i);
+        for (size_t k = 0; k < n; k++) {
+            const char *p = t->paths[order[t->pd[i + k].file]];
+            memset(&rows[2 * k], 0, 2 * sizeof *rows);
+            rows[2 * k].v.bytes.ptr = p;
+            rows[2 * k].v.bytes.len = strlen(p);
+            rows[2 * k + 1].v.i64 = t->pd[i + k].pos;
+        }
+        rc = w2l__pq_write_rows(pw, rows, n, err);
+        if (rc != W2L_OK) w2l__error_prefix(err, "table %s: file %s: ", t->fq, path);
+    }
+    if (rc == W2L_OK) {
+        rc = close_file(t, W2L_ICE_POS_DELETES, path, pw, err);
+        pw = NULL;
+    }
+    w2l__pq_writer_abort(pw);
+    w2l__free(path);
+    w2l__free(order);
+    w2l__free(rank);
+    w2l__free(rows);
+    w2l__free(t->pd);
+    t->pd = NULL;
+    t->npd = t->pdcap = 0;
+    return rc;
+}
+
+static uint64_t table_mem(const writer *w, const tstate *t)
+{
+    uint64_t rg = w->pq.row_group_bytes, m = t->npd * sizeof(pdel);
+    if (t->dw) m += W2L_MIN(w2l__pq_writer_bytes(t->dw), rg);
+    if (t->ew) m += W2L_MIN(w2l__pq_writer_bytes(t->ew), rg);
+    return m;
+}
+
+void w2l__wr_account(writer *w, tstate *t)
+{
+    uint64_t m = table_mem(w, t);
+    w->mem = w->mem - t->mem + m;
+    t->mem = m;
+}
+
+/* Completes every open file of the table (the buffers are empty between elements). */
+w2l_rc w2l__wr_complete_all(writer *w, tstate *t, w2l_error *err)
+{
+    w2l_rc rc = w2l__wr_complete_data(t, err);
+    if (rc == W2L_OK) rc = w2l__wr_complete_eq(t, err);
+    if (rc == W2L_OK) rc = complete_pos(w, t, err);
+    w2l__wr_account(w, t);
+    return rc;
+}

@@ -1,0 +1,139 @@
+/*
+ * The pipeline runtime, private to lib/pipeline: the messages, operator instances (nodes)
+ * and the pipeline object that pipeline.c (coordinator, source thread, lifecycle) and
+ * pipeline_nodes.c (messages, routing, operator threads) share.
+ */
+#ifndef W2L_PIPELINE_INT_H
+#define W2L_PIPELINE_INT_H
+
+#include <stdatomic.h>
+
+#include "../event/emit.h"
+#include "metrics.h"
+#include "ops.h"
+#include "maintenance.h"
+#include "owner.h"
+#include "../common/chan.h"
+#include "../common/thread.h"
+#include "../source/source_int.h"
+
+enum { M_ELEM = 1, M_BARRIER, M_END, M_NOP };
+#define MAX_INFLIGHT 4
+
+typedef struct msg {
+    int kind;
+    unsigned from;              /* upstream instance index */
+    uint64_t ckpt;              /* BARRIER */
+    w2l_element e;              /* ELEM: pointers into what the message owns */
+    w2l__batch *batch;          /* a reference, when e.changes points into it */
+    w2l_change *own_changes;    /* a split's change array (rows still in batch) */
+    w2l__ddl_elem *ddl;
+    w2l_schema *schema;         /* a reference, for SCHEMA and owned-copy changes */
+    w2l__arena arena;           /* copies of strings and payloads */
+    struct msg *next;
+} msg;
+
+typedef struct node {
+    struct w2l_pipeline *p;
+    w2l_operator_kind kind;
+    unsigned index, ninputs;
+    const w2l_operator_methods *m;
+    w2l_operator *op;
+    w2l__chan *in;
+    thrd_t thr;
+    int started;
+    /* alignment */
+    uint64_t aligning;
+    unsigned seen, ends;
+    unsigned char *blocked;
+    msg **held_head, **held_tail;
+    /* side queue for upstream answers */
+    mtx_t side_mtx;
+    msg *side_head, *side_tail;
+    /* committers: checkpoints completed (notified) so far */
+    uint64_t notified;
+    uint64_t last_barrier; /* newest checkpoint this instance acknowledged */
+    msg *cur; /* the message being processed */
+} node;
+
+typedef struct inflight {
+    uint64_t id;
+    unsigned acks;
+    int sealed;
+} inflight;
+
+struct w2l_collector { node *n; };
+
+struct w2l_pipeline {
+    w2l_conf *conf;
+    w2l_state *st;
+    w2l_source *src;            /* NULL: the host pushes (push) */
+    uint64_t src_completed;     /* newest checkpoint the source was told complete (its thread) */
+    w2l_emitter *em;
+    unsigned nddl, nwriter, ncommit;
+    node *nodes; /* ddl, then writers, then committers */
+    node *ddl, *writer, *committer;
+    size_t chan_cap, batch_rows;
+    int64_t interval_ms;
+    int until_caught_up;
+    /* coordinator */
+    mtx_t mtx;
+    cnd_t cv;
+    uint64_t restored;          /* sealed checkpoint restored at new(); 0 fresh */
+    uint64_t next_ckpt;
+    inflight fl[MAX_INFLIGHT];
+    unsigned nfl;
+    uint64_t sealed;            /* newest sealed */
+    atomic_uint_fast64_t sealed_pub; /* the same, read by committers without the lock */
+    uint64_t committed;         /* newest every committer notified */
+    unsigned acks_needed;
+    int64_t last_trigger_ms;
+    atomic_int ckpt_requested;
+    atomic_int stop;
+    atomic_int failed;
+    w2l_error first_err;
+    int started, done;
+    thrd_t src_thr;
+    int src_started;
+    w2l_rc src_rc;
+    int push; /* no source: the host pushes */
+    uint64_t retain;
+    atomic_llong cpu_ns[4]; /* CPU time by stage: source, ddl, writers, committers */
+    w2l__metrics *metrics;
+    char *restored_pos;         /* the source position of the restored checkpoint, or NULL */
+    w2l__owner *owner;          /* orders table operations and commits (owner.h) */
+    w2l__maint *maint;          /* table maintenance beside ingestion (maintenance.h) */
+};
+
+/* pipeline.c: failure, the coordinator, CPU accounting */
+
+/* Records the first error (made FATAL), raises the failed flag, wakes every waiter and
+ * closes every channel. Any thread. */
+void w2l__pipeline_fail(w2l_pipeline *p, const w2l_error *e);
+/* The error that stopped the pipeline into err, and its code (W2L_CANCELLED without one). */
+w2l_rc w2l__pipeline_first_error(w2l_pipeline *p, w2l_error *err);
+/* One participant finished checkpoint id; the last one seals it and wakes the committers. */
+void w2l__pipeline_ack(w2l_pipeline *p, uint64_t id);
+/* Committer n committed checkpoint id (notify_complete returned W2L_OK). */
+void w2l__pipeline_commit_done(w2l_pipeline *p, node *n, uint64_t id);
+/* Adds the calling thread's CPU time to stage k (0 source, else the operator kind). */
+void w2l__pipeline_account_cpu(w2l_pipeline *p, int k);
+
+/* pipeline_nodes.c: messages, operator threads, building the nodes */
+
+msg *w2l__msg_new(int kind); /* NULL when out of memory */
+void w2l__msg_free(msg *m);  /* NULL: no-op */
+/* Copies element e into a new message (names, payload, schema reference, DDL). */
+w2l_rc w2l__msg_from_element(const w2l_element *e, unsigned from, msg **out, w2l_error *err);
+/* Sends m to node n (blocking: backpressure). Takes ownership, also on failure. */
+w2l_rc w2l__msg_send(w2l_pipeline *p, node *n, msg *m, w2l_error *err);
+/* An operator instance's thread (thrd_create's function; arg: the node). */
+int w2l__node_main(void *arg);
+/* Committer n: commits every checkpoint sealed since its last one, in order. */
+w2l_rc w2l__node_commit_sealed(node *n, w2l_error *err);
+/* Builds p->nodes from the configured operators; w2l__nodes_free undoes it (also partly
+ * built). */
+w2l_rc w2l__nodes_make(w2l_pipeline *p, w2l_error *err);
+void w2l__nodes_free(w2l_pipeline *p);
+
+#endif

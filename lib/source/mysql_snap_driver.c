@@ -1,0 +1,305 @@
+/*
+ * The "mysql" source's snapshot driver: the table plan, the consistent snapshot and its
+ * hand-over position, and the chunks read through mysql_snapshot.c.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "mysql_source_int.h"
+
+/* ---- snapshot ---- */
+
+void w2l__ms_snap_tables_free(mysql_source *ms)
+{
+    for (size_t i = 0; i < ms->snap.ntables; i++) {
+        snap_table *t = &ms->snap.tables[i];
+        w2l__free(t->db);
+        w2l__free(t->name);
+        for (size_t k = 0; k < t->ncols; k++) w2l__free((char *)t->cols[k].name);
+        w2l__free(t->cols);
+        w2l__free(t->pk);
+        w2l_schema_unref(t->schema);
+    }
+    w2l__free(ms->snap.tables);
+    ms->snap.tables = NULL;
+    ms->snap.ntables = 0;
+}
+
+/* The selected tables and their columns, from the tracked definitions. */
+w2l_rc w2l__ms_snap_plan(mysql_source *ms, w2l_error *err)
+{
+    ms->snap.tables = w2l__calloc(ms->defs.n ? ms->defs.n : 1, sizeof *ms->snap.tables);
+    W2L_NOMEM_IF(!ms->snap.tables, err);
+    /* sorted by db, name for a stable order across restarts */
+    size_t *ord = w2l__malloc((ms->defs.n ? ms->defs.n : 1) * sizeof *ord);
+    W2L_NOMEM_IF(!ord, err);
+    size_t no = 0;
+    for (size_t i = 0; i < ms->defs.n; i++)
+        if (w2l__ms_table_selected(ms, ms->defs.tab[i].db, ms->defs.tab[i].name)) ord[no++] = i;
+    for (size_t i = 1; i < no; i++)
+        for (size_t j = i; j > 0; j--) {
+            const ttable *a = &ms->defs.tab[ord[j - 1]], *b = &ms->defs.tab[ord[j]];
+            int c = strcmp(a->db, b->db);
+            if (c < 0 || (c == 0 && strcmp(a->name, b->name) <= 0)) break;
+            size_t x = ord[j];
+            ord[j] = ord[j - 1];
+            ord[j - 1] = x;
+        }
+    w2l_rc rc = W2L_OK;
+    for (size_t oi = 0; rc == W2L_OK && oi < no; oi++) {
+        ttable *t = &ms->defs.tab[ord[oi]];
+        snap_table *s = &ms->snap.tables[ms->snap.ntables++];
+        s->db = w2l__strdup(t->db);
+        s->name = w2l__strdup(t->name);
+        s->cols = w2l__calloc(t->ncols ? t->ncols : 1, sizeof *s->cols);
+        s->pk = w2l__calloc(t->npk ? t->npk : 1, sizeof *s->pk);
+        const char **names = w2l__calloc(t->ncols ? t->ncols : 1, sizeof *names);
+        w2l_type *types = w2l__calloc(t->ncols ? t->ncols : 1, sizeof *types);
+        int *nul = w2l__calloc(t->ncols ? t->ncols : 1, sizeof *nul);
+        if (!s->db || !s->name || !s->cols || !s->pk || !names || !types || !nul)
+            rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        s->ncols = t->ncols;
+        for (size_t k = 0; rc == W2L_OK && k < t->ncols; k++) {
+            w2l__snap_col *c = &s->cols[k];
+            c->name = w2l__strdup(t->cols[k].name);
+            if (!c->name) {
+                rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                break;
+            }
+            rc = w2l__mysql_type_map_text(t->cols[k].type, strlen(t->cols[k].type), &ms->cfg.topts,
+                                          c->name, NULL, &c->ice, &c->mt, err);
+            c->nullable = t->cols[k].nullable;
+            names[k] = c->name;
+            types[k] = c->ice;
+            nul[k] = c->nullable;
+        }
+        for (size_t k = 0; rc == W2L_OK && k < t->npk; k++) {
+            long ci = w2l__ms_tt_col(t, t->pk[k]);
+            if (ci >= 0) s->pk[s->npk++] = (size_t)ci;
+        }
+        if (rc == W2L_OK)
+            rc = w2l__ms_build_schema(t, names, types, nul, t->ncols, s->pk, s->npk, &s->schema,
+                                      err);
+        if (rc != W2L_OK) w2l__error_prefix(err, "snapshot of %s.%s: ", t->db, t->name);
+        w2l__free(names);
+        w2l__free(types);
+        w2l__free(nul);
+    }
+    w2l__free(ord);
+    return rc;
+}
+
+w2l_rc w2l__ms_snap_begin(mysql_source *ms, int fresh, w2l_error *err)
+{
+    W2L_TRY(w2l__my_connect(&ms->cfg.params, &ms->snap.conn, err));
+    W2L_TRY(w2l__my_exec(ms->snap.conn, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+                         err));
+    W2L_TRY(w2l__my_exec(ms->snap.conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT", err));
+    /* An XA transaction prepared now is not in the snapshot and its PREPARE group lies
+     * before the snapshot's binlog position: its XA COMMIT would come without its
+     * changes. Wait (up to 10 s) for prepared ones to end, else fail naming one. */
+    for (int attempt = 0; fresh; attempt++) {
+        w2l__my_res *r;
+        W2L_TRY(w2l__my_query(ms->snap.conn, "XA RECOVER", 0, &r, err));
+        char **row;
+        unsigned long *len;
+        char xid[300] = "";
+        int k = w2l__my_row(r, &row, &len, err);
+        if (k > 0)
+            snprintf(xid, sizeof xid, "%.*s", (int)(len[3] < 256 ? len[3] : 256),
+                     row[3] ? row[3] : "");
+        w2l__my_res_free(r);
+        if (k < 0) return err->code;
+        if (k == 0) break;
+        if (attempt >= 20)
+            return w2l__fail(
+                err, W2L_SOURCE,
+                "mysql source %s: XA transaction '%s' (and maybe others) is prepared, "
+                "not committed: a snapshot now would miss its changes; XA COMMIT or XA ROLLBACK it "
+                "(XA RECOVER lists them), then start again",
+                w2l__my_name(ms->snap.conn), xid);
+        if (attempt == 0)
+            w2l__log(
+                W2L_LOG_WARN,
+                "mysql source: XA transaction '%s' is prepared; waiting for it to end before the "
+                "snapshot",
+                xid);
+        W2L_TRY(w2l__my_exec(ms->snap.conn, "ROLLBACK", err));
+        w2l__ms_sleep_ms(500);
+        W2L_TRY(w2l__my_exec(ms->snap.conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT", err));
+    }
+    char file[256], pos[32], gtid[1024];
+    int null;
+    W2L_TRY(w2l__my_value(ms->snap.conn,
+                          "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE "
+                          "VARIABLE_NAME = 'BINLOG_SNAPSHOT_FILE'",
+                          file, sizeof file, &null, err));
+    W2L_TRY(w2l__my_value(ms->snap.conn,
+                          "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE "
+                          "VARIABLE_NAME = 'BINLOG_SNAPSHOT_POSITION'",
+                          pos, sizeof pos, &null, err));
+    if (null || !file[0])
+        return w2l__fail(err, W2L_CONFIG,
+                         "mysql source %s: no binlog snapshot position (is log_bin on?)",
+                         w2l__my_name(ms->snap.conn));
+    char q[1024], esc[600];
+    w2l__my_escape(ms->snap.conn, esc, file, strlen(file));
+    snprintf(q, sizeof q, "SELECT BINLOG_GTID_POS('%s', %s)", esc, pos);
+    W2L_TRY(w2l__my_value(ms->snap.conn, q, gtid, sizeof gtid, &null, err));
+    if (fresh) {
+        snprintf(ms->snap.file, sizeof ms->snap.file, "%s", file);
+        ms->snap.pos = strtoull(pos, NULL, 10);
+        snprintf(ms->snap.gtid, sizeof ms->snap.gtid, "%s", null ? "" : gtid);
+    } else if (ms->snap.idx <
+               ms->snap.ntables) { /* tables from the current one on are read at this position */
+        if (ms->snap.nsegs == MAX_WSEGS)
+            return w2l__fail(
+                err, W2L_SOURCE,
+                "mysql source: the snapshot was resumed %d times before it reached the "
+                "binlog; start it again (new warehouse or startup=initial without state)",
+                MAX_WSEGS);
+        wseg *w = &ms->snap.segs[ms->snap.nsegs++];
+        snprintf(w->db, sizeof w->db, "%s", ms->snap.tables[ms->snap.idx].db);
+        snprintf(w->name, sizeof w->name, "%s", ms->snap.tables[ms->snap.idx].name);
+        snprintf(w->file, sizeof w->file, "%s", file);
+        w->pos = strtoull(pos, NULL, 10);
+        if (ms->snap.key) { /* the table in progress: emptied and read again whole */
+            ms->snap.key = NULL;
+            ms->snap.key_len = NULL;
+            ms->snap.truncate = 1;
+        }
+    }
+    if (fresh) {
+        /* the definitions read at open may be older than the snapshot (a DDL in between):
+         * read them again now, in the snapshot's session, and plan the snapshot from them,
+         * so its SELECTs name the columns the snapshot has */
+        while (ms->defs.n) w2l__ms_tt_remove(ms, &ms->defs.tab[ms->defs.n - 1]);
+        W2L_TRY(w2l__ms_load_definitions(ms, ms->snap.conn, err));
+        w2l__ms_snap_tables_free(ms);
+        W2L_TRY(w2l__ms_snap_plan(ms, err));
+    }
+    w2l__log(W2L_LOG_INFO, "mysql source: snapshot at %s:%s (GTID %s)%s", file, pos,
+             null ? "" : gtid, fresh ? "" : ", resuming an earlier snapshot");
+    return W2L_OK;
+}
+
+static size_t snap_position(const mysql_source *ms, char *buf, size_t size, const snap_table *t)
+{
+    size_t n = (size_t)snprintf(buf, size, "{\"file\":\"%s\",\"pos\":%llu,\"gtid\":\"%s\"",
+                                ms->snap.file, (unsigned long long)ms->snap.pos, ms->snap.gtid);
+    if (t && n < size) {
+        n += (size_t)snprintf(buf + n, size - n,
+                              ",\"snapshot\":{\"index\":%zu,\"table\":\"%s.%s\",\"key\":[",
+                              ms->snap.idx, t->db, t->name);
+        for (size_t k = 0; ms->snap.key && k < t->npk && n < size; k++) {
+            n += (size_t)snprintf(buf + n, size - n, "%s\"", k ? "," : "");
+            for (size_t j = 0; j < ms->snap.key_len[k] && n + 3 < size; j++)
+                n += (size_t)snprintf(buf + n, size - n, "%02x", (unsigned char)ms->snap.key[k][j]);
+            if (n < size) n += (size_t)snprintf(buf + n, size - n, "\"");
+        }
+        if (n < size) n += (size_t)snprintf(buf + n, size - n, "]}");
+    }
+    if (n < size) n += w2l__ms_format_window(ms, buf + n, size - n);
+    if (n < size) n += (size_t)snprintf(buf + n, size - n, "}");
+    return n;
+}
+
+typedef struct snap_ctx {
+    mysql_source *ms;
+    w2l_emitter *em;
+    const snap_table *t;
+} snap_ctx;
+
+static w2l_rc snap_row(void *ctx, const w2l_value *vals, w2l_error *err)
+{
+    snap_ctx *c = ctx;
+    w2l_change ch = {0};
+    ch.db = c->t->db;
+    ch.table = c->t->name;
+    ch.schema = c->t->schema;
+    ch.op = W2L_OP_INSERT;
+    ch.row = vals;
+    ch.ncols = c->t->ncols;
+    return w2l_emit_change(c->em, &ch, err);
+}
+
+/* Emits one chunk of the current table as a transaction. */
+w2l_rc w2l__ms_snapshot_next(mysql_source *ms, w2l_emitter *em, w2l_error *err)
+{
+    if (!ms->snap.conn) W2L_TRY(w2l__ms_snap_begin(ms, 0, err));
+    while (ms->snap.idx < ms->snap.ntables) {
+        snap_table *t = &ms->snap.tables[ms->snap.idx];
+        snap_ctx c = {ms, em, t};
+        if (ms->snap
+                .truncate) { /* rows of it emitted before the restart are at an older position */
+            char *q = w2l__asprintf("TRUNCATE TABLE `%s`.`%s`", t->db, t->name);
+            W2L_NOMEM_IF(!q, err);
+            w2l_ddl d = {0};
+            d.db = t->db;
+            d.table = t->name;
+            d.sql = q;
+            d.sql_len = strlen(q);
+            w2l_rc trc = w2l_emit_ddl(em, &d, err);
+            w2l__free(q);
+            W2L_TRY(trc);
+            ms->snap.truncate = 0;
+            w2l__log(
+                W2L_LOG_INFO,
+                "mysql source: snapshot of %s.%s resumed: the table is read again from its start",
+                t->db, t->name);
+        }
+        char **lk;
+        size_t *ll, nrows;
+        w2l__arena *a = &ms->snap.arena[ms->snap.arena_cur ^ 1];
+        w2l__arena_release(a);
+        w2l__arena_init(a, 4096);
+        size_t limit = t->npk ? ms->cfg.chunk_rows : 0;
+        uint8_t *coerced = w2l__arena_alloc(a, t->ncols / 8 + 1);
+        W2L_NOMEM_IF(!coerced, err);
+        memset(coerced, 0, t->ncols / 8 + 1);
+        w2l_rc rc = w2l__snap_chunk(ms->snap.conn, t->db, t->name, t->cols, t->ncols, t->pk, t->npk,
+                                    ms->snap.key, ms->snap.key_len, limit, snap_row, &c, &lk, &ll,
+                                    a, &nrows, coerced, err);
+        if (rc == W2L_OK) {
+            const char **names = w2l__arena_alloc(a, (t->ncols ? t->ncols : 1) * sizeof *names);
+            W2L_NOMEM_IF(!names, err);
+            for (size_t k = 0; k < t->ncols; k++) names[k] = t->cols[k].name;
+            w2l__ms_warn_coerced(ms, t->db, t->name, names, t->ncols, coerced);
+        }
+        if (rc != W2L_OK) {
+            w2l__error_prefix(err, "snapshot of %s.%s: ", t->db, t->name);
+            return rc;
+        }
+        int table_done = !t->npk || nrows < limit;
+        const snap_table *pt = t;
+        if (table_done) {
+            ms->snap.idx++;
+            ms->snap.key = NULL;
+            ms->snap.key_len = NULL;
+            pt = ms->snap.idx < ms->snap.ntables ? &ms->snap.tables[ms->snap.idx] : NULL;
+        } else {
+            ms->snap.arena_cur ^= 1;
+            ms->snap.key = lk;
+            ms->snap.key_len = ll;
+        }
+        if (nrows == 0 && pt) continue; /* nothing emitted: no transaction */
+        char buf[8192];
+        size_t n = snap_position(ms, buf, sizeof buf, pt);
+        if (n >= sizeof buf)
+            return w2l__fail(err, W2L_ERROR, "snapshot of %s.%s: key too long for a position",
+                             t->db, t->name);
+        W2L_TRY(w2l_emit_commit(em, buf, n, err));
+        if (nrows) return W2L_OK;
+    }
+    /* snapshot done: hand over to the binlog at the snapshot's position */
+    w2l__my_close(ms->snap.conn);
+    ms->snap.conn = NULL;
+    snprintf(ms->at.file, sizeof ms->at.file, "%s", ms->snap.file);
+    ms->at.pos = ms->snap.pos;
+    W2L_TRY(w2l__ms_set_gtid_text(ms, ms->snap.gtid, err));
+    ms->state = ST_BINLOG;
+    w2l__log(W2L_LOG_INFO,
+             "mysql source: snapshot of %zu tables done; streaming the binlog from %s:%llu",
+             ms->snap.ntables, ms->at.file, (unsigned long long)ms->at.pos);
+    return W2L_OK;
+}

@@ -1,0 +1,443 @@
+/*
+ * The "mysql" source's binlog stream: events to changes, transactions, DDL statements,
+ * reconnects and heartbeats.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+
+#include "mysql_source_int.h"
+
+/* ---- binlog streaming ---- */
+
+static w2l_rc start_stream(mysql_source *ms, w2l_error *err)
+{
+    w2l__bl_close(ms->bl);
+    ms->bl = NULL;
+    w2l__my_close(ms->conn);
+    ms->conn = NULL;
+    w2l__my_params p = ms->cfg.params;
+    p.read_timeout_s = 10;
+    W2L_TRY(w2l__my_connect(&p, &ms->conn, err));
+    char g[1024];
+    w2l__gtid_format(ms->at.gtid, ms->at.ngtid, g, sizeof g);
+    w2l__bl_opts o = {0};
+    o.server_id = ms->cfg.server_id;
+    o.heartbeat_ms = HEARTBEAT_MS;
+    if (ms->at.ngtid) o.gtid = g;
+    else {
+        o.file = ms->at.file;
+        o.pos = ms->at.pos;
+    }
+    return w2l__bl_open(ms->conn, &o, &ms->bl, err);
+}
+
+static int caught_up(const mysql_source *ms)
+{
+    if (!ms->end.file[0]) return 0;
+    int c = strcmp(ms->at.file, ms->end.file);
+    return c > 0 || (c == 0 && ms->at.pos >= ms->end.pos);
+}
+
+/* One warning per table and column whose TINYINT(1) value other than 0/1 was written as
+ * boolean true (source.tinyint1-as-boolean), for the life of the source. coerced is the
+ * decoders' bitmap over ncols columns; it is cleared. */
+void w2l__ms_warn_coerced(mysql_source *ms, const char *db, const char *table,
+                          const char *const *names, size_t ncols, uint8_t *coerced)
+{
+    for (size_t i = 0; i < ncols; i++) {
+        if (!(coerced[i / 8] >> (i % 8) & 1)) continue;
+        char *key = w2l__asprintf("%s.%s.%s", db, table, names[i]);
+        int seen = !key;
+        for (size_t k = 0; key && k < ms->warned.n && !seen; k++)
+            seen = !strcmp(ms->warned.names[k], key);
+        if (seen) {
+            w2l__free(key);
+            continue;
+        }
+        if (ms->warned.n == ms->warned.cap) {
+            size_t nc = ms->warned.cap ? ms->warned.cap * 2 : 8;
+            char **nw = w2l__realloc(ms->warned.names, nc * sizeof *nw);
+            if (!nw) { /* out of memory: warn again next time rather than fail the stream */
+                w2l__free(key);
+                key = NULL;
+            } else {
+                ms->warned.names = nw;
+                ms->warned.cap = nc;
+            }
+        }
+        if (key) ms->warned.names[ms->warned.n++] = key;
+        w2l__log(
+            W2L_LOG_WARN,
+            "mysql source: %s.%s column '%s': a TINYINT(1) value other than 0 and 1 is written "
+            "as boolean true (source.tinyint1-as-boolean=true; MySQL's rule: nonzero is TRUE); set "
+            "it to false "
+            "to keep the numbers (warned once per table and column)",
+            db, table, names[i]);
+    }
+    memset(coerced, 0, (ncols + 7) / 8);
+}
+
+static void warn_tmap(mysql_source *ms, const w2l__bl_tmap *tm, uint8_t *coerced)
+{
+    int any = 0;
+    for (size_t i = 0; i < (tm->ncols + 7) / 8; i++) any |= coerced[i];
+    if (!any) return;
+    const char **names = w2l__calloc(tm->ncols ? tm->ncols : 1, sizeof *names);
+    if (!names) return;
+    for (size_t i = 0; i < tm->ncols; i++) names[i] = tm->cols[i].name;
+    w2l__ms_warn_coerced(ms, tm->db, tm->table, names, tm->ncols, coerced);
+    w2l__free(names);
+}
+
+static w2l_rc emit_row(mysql_source *ms, w2l_emitter *em, const w2l__bl_tmap *tm, w2l_op op,
+                       w2l_error *err)
+{
+    tmuser *u = tm->user;
+    if (!ms->xa.cur &&
+        (ms->xa.replaying || w2l__ms_in_window(ms, tm->db, tm->table, ms->at.file, ms->ev_pos)))
+        return W2L_OK;
+    if (!ms->xa.cur && ms->txn.skip) {
+        ms->txn.skip--;
+        ms->txn.emitted++;
+        return W2L_OK;
+    }
+    w2l_change ch;
+    ch.db = tm->db;
+    ch.table = tm->table;
+    ch.schema = u->schema;
+    ch.op = op;
+    ch.row = u->vals;
+    ch.ncols = tm->ncols;
+    int all = 1;
+    for (size_t i = 0; i < tm->ncols; i++)
+        if (!(u->present[i / 8] >> (i % 8) & 1)) all = 0;
+    ch.present = all ? NULL : u->present;
+    ch.ts_ms = ms->txn.ts_ms;
+    if (ms->xa.cur) return w2l__ms_xa_add(ms, &ch, err);
+    W2L_TRY(w2l_emit_change(em, &ch, err));
+    ms->txn.emitted++;
+    return W2L_OK;
+}
+
+static w2l_rc on_rows(mysql_source *ms, w2l_emitter *em, const w2l__bl_event *ev, size_t *count,
+                      w2l_error *err)
+{
+    w2l__bl_tmap *tm = ev->tmap;
+    if (!tm)
+        return w2l__fail(err, W2L_CORRUPT,
+                         "mysql source: rows event for table id %llu without its TABLE_MAP",
+                         (unsigned long long)ev->table_id);
+    tmuser *u = tm->user;
+    if (!u || !u->selected) return W2L_OK;
+    if (ev->rows_ncols != tm->ncols)
+        return w2l__fail(err, W2L_CORRUPT,
+                         "mysql source: rows event for %s.%s has %zu columns, its TABLE_MAP %zu",
+                         tm->db, tm->table, ev->rows_ncols, tm->ncols);
+    const uint8_t *p = ev->data;
+    ms->txn.open = 1;
+    while (p < ev->end) {
+        w2l__bl_scratch_reset(&ms->scratch);
+        w2l_rc rc = w2l__bl_decode_row(tm, ev->bitmap1, &p, ev->end, u->vals, u->present,
+                                       u->coerced, &ms->scratch, err);
+        if (rc != W2L_OK) {
+            w2l__error_prefix(err, "%s.%s at %s:%llu: ", tm->db, tm->table, ms->at.file,
+                              (unsigned long long)ms->at.pos);
+            return rc;
+        }
+        w2l_op op = ev->rows_kind == BL_ROWS_WRITE ? W2L_OP_INSERT
+                    : ev->rows_kind == BL_ROWS_DELETE ? W2L_OP_DELETE : W2L_OP_UPDATE_BEFORE;
+        W2L_TRY(emit_row(ms, em, tm, op, err));
+        if (ev->rows_kind == BL_ROWS_UPDATE) {
+            w2l__bl_scratch_reset(&ms->scratch);
+            rc = w2l__bl_decode_row(tm, ev->bitmap2, &p, ev->end, u->vals, u->present, u->coerced,
+                                    &ms->scratch, err);
+            if (rc != W2L_OK) {
+                w2l__error_prefix(err, "%s.%s: ", tm->db, tm->table);
+                return rc;
+            }
+            W2L_TRY(emit_row(ms, em, tm, W2L_OP_UPDATE_AFTER, err));
+        }
+        (*count)++;
+    }
+    warn_tmap(ms, tm, u->coerced);
+    return W2L_OK;
+}
+
+static int query_is(const char *sql, size_t n, const char *word)
+{
+    size_t l = strlen(word);
+    while (n && (*sql == ' ' || *sql == '\n' || *sql == '\t')) sql++, n--;
+    return n >= l && !strncasecmp(sql, word, l) &&
+           (n == l || sql[l] == ' ' || sql[l] == ';' || sql[l] == '\n');
+}
+
+static w2l_rc commit_txn(mysql_source *ms, w2l_emitter *em, uint64_t log_pos, w2l_error *err)
+{
+    if (log_pos) ms->at.pos = log_pos;
+    if (ms->txn.has_gtid) {
+        int oom = 0;
+        w2l__gtid_set(&ms->at.gtid, &ms->at.ngtid, &ms->at.gtid_cap, &ms->txn.gtid, &oom);
+        W2L_NOMEM_IF(oom, err);
+    }
+    ms->txn.open = 0;
+    ms->txn.has_gtid = 0;
+    ms->txn.standalone = 0;
+    ms->txn.emitted = 0;
+    ms->txn.skip = 0;
+    if (ms->snap.nsegs &&
+        w2l__ms_pos_cmp(ms->at.file, ms->at.pos, ms->snap.segs[ms->snap.nsegs - 1].file,
+                        ms->snap.segs[ms->snap.nsegs - 1].pos) >= 0) {
+        w2l__log(W2L_LOG_INFO, "mysql source: past the resumed snapshot's position %s:%llu",
+                 ms->snap.segs[ms->snap.nsegs - 1].file,
+                 (unsigned long long)ms->snap.segs[ms->snap.nsegs - 1].pos);
+        ms->snap.nsegs = 0;
+    }
+    if (ms->xa.replaying) { /* emitted before the restart */
+        if (w2l__ms_pos_cmp(ms->at.file, ms->at.pos, ms->xa.replay_file, ms->xa.replay_pos) >= 0) {
+            ms->xa.replaying = 0;
+            w2l__log(
+                W2L_LOG_INFO,
+                "mysql source: %zu prepared XA transaction(s) read again; emitting from %s:%llu",
+                ms->xa.n, ms->at.file, (unsigned long long)ms->at.pos);
+        }
+        return W2L_OK;
+    }
+    return w2l__ms_emit_commit(ms, em, err);
+}
+
+static w2l_rc on_query(mysql_source *ms, w2l_emitter *em, const w2l__bl_event *ev, size_t *count,
+                       w2l_error *err)
+{
+    const char *sql = ev->sql ? ev->sql : "";
+    size_t n = ev->sql_len;
+    if (query_is(sql, n, "XA END")) {
+        if (ms->xa.cur) {
+            w2l__free(ms->xa.cur->key);
+            ms->xa.cur->key = w2l__ms_xa_key(sql, n, 2);
+            W2L_NOMEM_IF(!ms->xa.cur->key, err);
+        }
+        ms->txn.open = 1;
+        return W2L_OK;
+    }
+    if (query_is(sql, n, "BEGIN") || query_is(sql, n, "XA START")) {
+        ms->txn.open = 1;
+        return W2L_OK;
+    }
+    if (query_is(sql, n, "XA COMMIT") || query_is(sql, n, "XA ROLLBACK")) {
+        char *key = w2l__ms_xa_key(sql, n, 2);
+        W2L_NOMEM_IF(!key, err);
+        w2l_rc rc = w2l__ms_xa_finish(ms, em, key, query_is(sql, n, "XA COMMIT"), ev->log_pos, err);
+        w2l__free(key);
+        W2L_TRY(rc);
+        W2L_TRY(commit_txn(ms, em, ev->log_pos, err));
+        (*count)++;
+        return W2L_OK;
+    }
+    if (query_is(sql, n, "COMMIT")) {
+        W2L_TRY(commit_txn(ms, em, ev->log_pos, err));
+        (*count)++;
+        return W2L_OK;
+    }
+    if (query_is(sql, n, "ROLLBACK")) {
+        W2L_TRY(commit_txn(ms, em, ev->log_pos, err));
+        return W2L_OK;
+    }
+    char db[256];
+    snprintf(db, sizeof db, "%.*s", (int)(ev->db_len < 255 ? ev->db_len : 255),
+             ev->db ? ev->db : "");
+    w2l__ddl_list *l = NULL;
+    w2l_error perr;
+    w2l_rc rc = w2l__ddl_parse(sql, n, db[0] ? db : NULL, &l, &perr);
+    if (rc == W2L_NOMEM) return w2l__fail(err, W2L_NOMEM, "out of memory");
+    if (rc != W2L_OK) {
+        char *red = w2l__ddl_redact(sql, n);
+        w2l__log(W2L_LOG_WARN,
+                 "mysql source: statement at %s:%llu not understood, skipped: %.300s (%s)",
+                 ms->at.file, (unsigned long long)ev->log_pos, red ? red : "", perr.msg);
+        w2l__free(red);
+    } else {
+        for (size_t i = 0; rc == W2L_OK && i < l->n; i++) {
+            const w2l__ddl_stmt *st = &l->stmts[i];
+            const char *tdb = NULL, *tname = NULL;
+            int emit = 0;
+            switch (st->kind) {
+            case W2L_DDL_CREATE_TABLE:
+            case W2L_DDL_CREATE_TABLE_LIKE:
+            case W2L_DDL_CREATE_TABLE_SELECT:
+            case W2L_DDL_ALTER_TABLE: case W2L_DDL_TRUNCATE_TABLE:
+                tdb = st->table.db, tname = st->table.name;
+                emit = w2l__ms_table_selected(ms, tdb, tname);
+                if (st->kind == W2L_DDL_ALTER_TABLE)
+                    for (size_t a = 0; a < st->nalters; a++)
+                        if (st->alters[a].kind == W2L_ALTER_RENAME_TABLE)
+                            emit |= w2l__ms_table_selected(ms, st->alters[a].new_table.db,
+                                                           st->alters[a].new_table.name);
+                break;
+            case W2L_DDL_DROP_TABLE:
+                for (size_t k = 0; k < st->ntables; k++)
+                    emit |= w2l__ms_table_selected(ms, st->tables[k].db, st->tables[k].name);
+                if (st->ntables == 1) tdb = st->tables[0].db, tname = st->tables[0].name;
+                break;
+            case W2L_DDL_RENAME_TABLE:
+                for (size_t k = 0; k < st->nrenames; k++)
+                    emit |=
+                        w2l__ms_table_selected(ms, st->renames[k].from.db,
+                                               st->renames[k].from.name) ||
+                        w2l__ms_table_selected(ms, st->renames[k].to.db, st->renames[k].to.name);
+                if (st->nrenames == 1) tdb = st->renames[0].to.db, tname = st->renames[0].to.name;
+                break;
+            case W2L_DDL_CREATE_DATABASE: case W2L_DDL_DROP_DATABASE:
+                emit = w2l__ms_db_selected(ms, st->database);
+                break;
+            default: break;
+            }
+            rc = w2l__ms_tt_apply(ms, st, err);
+            if (rc == W2L_OK && emit) {
+                w2l_ddl d = {0};
+                d.db = tdb ? tdb : (db[0] ? db : NULL);
+                d.sql = st->text;
+                d.sql_len = st->text_len;
+                d.table = tname;
+                d.ts_ms = (int64_t)ev->ts * 1000;
+                ms->txn.open = 1;
+                rc =
+                    ms->xa.replaying || w2l__ms_in_window(ms, d.db, tname, ms->at.file, ev->log_pos)
+                        ? W2L_OK
+                        : w2l_emit_ddl(em, &d, err);
+                (*count)++;
+            }
+        }
+        w2l__ddl_list_free(l);
+        W2L_TRY(rc);
+    }
+    if (ms->txn.standalone || !ms->txn.has_gtid) { /* DDL commits on its own */
+        W2L_TRY(commit_txn(ms, em, ev->log_pos, err));
+    }
+    return W2L_OK;
+}
+
+static w2l_rc handle_event(mysql_source *ms, w2l_emitter *em, const w2l__bl_event *ev,
+                           size_t *count, w2l_error *err)
+{
+    if (ev->ts) atomic_store(&ms->last_event_ms, (int64_t)ev->ts * 1000);
+    ms->ev_pos = ev->log_pos;
+    switch (ev->kind) {
+    case BL_EV_ROTATE:
+        if (ev->file_len && ev->file_len < sizeof ms->at.file) {
+            memcpy(ms->at.file, ev->file, ev->file_len);
+            ms->at.file[ev->file_len] = '\0';
+            if (!ms->txn.open) ms->at.pos = ev->pos;
+        }
+        return W2L_OK;
+    case BL_EV_GTID_LIST:
+        for (size_t i = 0; i < ev->ngtids;
+             i++) { /* fills domains we know nothing of (file starts) */
+            int known = 0;
+            for (size_t k = 0; k < ms->at.ngtid; k++)
+                known |= ms->at.gtid[k].domain == ev->gtids[i].domain;
+            if (!known) {
+                int oom = 0;
+                w2l__gtid_set(&ms->at.gtid, &ms->at.ngtid, &ms->at.gtid_cap, &ev->gtids[i], &oom);
+                W2L_NOMEM_IF(oom, err);
+            }
+        }
+        return W2L_OK;
+    case BL_EV_GTID:
+        if (ms->txn.open && ms->txn.emitted && !ms->txn.skip)
+            w2l__log(W2L_LOG_WARN,
+                     "mysql source: transaction without its end before GTID %u-%u-%llu at %s:%llu",
+                     ev->gtid.domain, ev->gtid.server, (unsigned long long)ev->gtid.seq,
+                     ms->at.file, (unsigned long long)ev->log_pos);
+        if (ev->gflags & BL_GTID_PREPARED_XA) W2L_TRY(w2l__ms_xa_begin(ms, err));
+        ms->txn.gtid = ev->gtid;
+        ms->txn.has_gtid = 1;
+        ms->txn.standalone = (ev->gflags & BL_GTID_STANDALONE) != 0;
+        ms->txn.open = 1;
+        ms->txn.ts_ms = (int64_t)ev->ts * 1000;
+        return W2L_OK;
+    case BL_EV_QUERY: return on_query(ms, em, ev, count, err);
+    case BL_EV_TABLE_MAP:
+        if (!ev->tmap->user) W2L_TRY(w2l__ms_prepare_tmap(ms, ev->tmap, err));
+        return W2L_OK;
+    case BL_EV_ROWS: return on_rows(ms, em, ev, count, err);
+    case BL_EV_XID:
+        W2L_TRY(commit_txn(ms, em, ev->log_pos, err));
+        (*count)++;
+        return W2L_OK;
+    case BL_EV_XA_PREPARE: /* held until XA COMMIT; the group ends here */
+        W2L_TRY(w2l__ms_xa_prepared(ms, err));
+        W2L_TRY(commit_txn(ms, em, ev->log_pos, err));
+        (*count)++;
+        return W2L_OK;
+    case BL_EV_HEARTBEAT:
+        if (!ms->txn.open && ev->file_len && ev->file_len < sizeof ms->at.file) {
+            memcpy(ms->at.file, ev->file, ev->file_len);
+            ms->at.file[ev->file_len] = '\0';
+            if (ev->log_pos) ms->at.pos = ev->log_pos;
+            atomic_store(&ms->caught_up, 1);
+        }
+        return W2L_OK;
+    default:
+        if (!ms->txn.open && ev->log_pos && ev->kind != BL_EV_FDE && ev->kind != BL_EV_STOP)
+            ms->at.pos = ev->log_pos;
+        return W2L_OK;
+    }
+}
+
+static w2l_rc reconnect(mysql_source *ms, w2l_error *err)
+{
+    int backoff = 250;
+    uint64_t emitted = ms->txn.open ? ms->txn.emitted : 0;
+    for (int attempt = 0;; attempt++) {
+        w2l_error e2;
+        w2l_error_clear(&e2);
+        /* the position of the last commit: a transaction cut short is read again */
+        w2l_rc rc = start_stream(ms, &e2);
+        if (rc == W2L_OK) {
+            ms->reconnects++;
+            w2l__ms_xa_drop_cur(ms); /* a PREPARE group cut short is read again */
+            ms->txn.open = 0;
+            ms->txn.has_gtid = 0;
+            ms->txn.emitted = 0;
+            ms->txn.skip = emitted;
+            return W2L_OK;
+        }
+        if (rc != W2L_UNAVAILABLE || attempt >= 12) {
+            *err = e2;
+            w2l__error_prefix(err,
+                              "mysql source: reconnect failed after %d attempts: ", attempt + 1);
+            return rc;
+        }
+        w2l__log(W2L_LOG_WARN, "mysql source: %s; retrying in %d ms", e2.msg, backoff);
+        w2l__ms_sleep_ms(backoff);
+        backoff = backoff * 2 > 4000 ? 4000 : backoff * 2;
+    }
+}
+
+w2l_rc w2l__ms_binlog_next(mysql_source *ms, w2l_emitter *em, int timeout_ms, w2l_error *err)
+{
+    int64_t deadline = w2l__mono_ns() / 1000000 + (timeout_ms > 0 ? timeout_ms : 0);
+    size_t count = 0;
+    if (!ms->bl) W2L_TRY(start_stream(ms, err));
+    for (;;) {
+        w2l__bl_event ev;
+        w2l_rc rc = w2l__bl_fetch(ms->bl, &ev, err);
+        if (rc == W2L_DONE) return count ? W2L_OK : W2L_DONE;
+        if (rc == W2L_UNAVAILABLE) {
+            w2l__log(W2L_LOG_WARN, "%s; reconnecting", err->msg);
+            W2L_TRY(reconnect(ms, err));
+            continue;
+        }
+        W2L_TRY(rc);
+        if (ev.kind != BL_EV_HEARTBEAT) atomic_store(&ms->caught_up, 0);
+        W2L_TRY(handle_event(ms, em, &ev, &count, err));
+        if (!ms->txn.open) {
+            if (ms->cfg.until_caught_up && caught_up(ms)) return count ? W2L_OK : W2L_DONE;
+            if (ev.kind == BL_EV_HEARTBEAT) return count ? W2L_OK : W2L_AGAIN;
+            if (count && (count >= 4096 || w2l__mono_ns() / 1000000 >= deadline)) return W2L_OK;
+        } else if (count >= 65536 && w2l__mono_ns() / 1000000 >= deadline) {
+            return W2L_OK; /* a huge transaction spans several calls */
+        }
+    }
+}
