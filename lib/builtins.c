@@ -24,6 +24,7 @@ w2l_rc w2l__builtins_register(w2l_error *err)
     W2L_TRY(w2l__mariadb_init(err));
     if ((rc = w2l_fileio_register(&w2l__fileio_local, 1)) != W2L_OK ||
         (rc = w2l_fileio_register(&w2l__fileio_mem, 0)) != W2L_OK ||
+        (rc = w2l_fileio_register(&w2l__fileio_s3, 0)) != W2L_OK ||
         (rc = w2l_state_register(&w2l__state_file, 1)) != W2L_OK ||
         (rc = w2l_state_register(&w2l__state_mem, 0)) != W2L_OK ||
         (rc = w2l_state_register(&w2l__state_mysql, 0)) != W2L_OK ||

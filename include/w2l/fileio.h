@@ -2,7 +2,8 @@
  * File IO plug-in: how the library reads and writes data files, manifests, metadata and
  * checkpoint state. Files are published whole or not at all: a w2l_file written with
  * create() becomes visible under its path only when close() succeeds.
- * Built in: "local" (temp file, fsync, rename/link) and "mem" (for tests).
+ * Built in: "local" (temp file, fsync, rename/link), "s3" (S3 and S3-compatible object
+ * stores, w2l-s3(7)) and "mem" (for tests).
  * Implementer's contract: w2l_fileio_methods(3).
  */
 #ifndef W2L_FILEIO_H
@@ -30,6 +31,7 @@ enum {
 
 #define W2L_FILEIO_METHODS_V1 1
 #define W2L_FILEIO_METHODS_V2 2 /* adds stat */
+#define W2L_FILEIO_METHODS_V3 3 /* adds remove_many and list_tree */
 
 /* What stat() tells of a file. */
 typedef struct w2l_file_stat {
@@ -79,6 +81,18 @@ typedef struct w2l_fileio_methods {
     /* V2 (version >= W2L_FILEIO_METHODS_V2; may be NULL): size and modification time of a
      * file; W2L_NOTFOUND. Orphan removal needs it to tell a file's age. */
     w2l_rc (*stat)(w2l_fileio *self, const char *path, w2l_file_stat *out, w2l_error *err);
+    /* V3 (may be NULL): removes n files at once (an object store's batch delete); a path
+     * absent is no error. Without it the core removes them one by one. */
+    w2l_rc (*remove_many)(w2l_fileio *self, const char *const *paths, size_t n,
+                          w2l_error *err);
+    /* V3 (may be NULL): calls fn for every file below dir, at any depth, with its path
+     * relative to dir ("data/x.parquet") and, when the listing tells them, its size and
+     * modification time (else NULL); W2L_OK for a missing dir. Stops when fn returns
+     * non-zero. An object store lists a whole prefix at once; without it the core walks
+     * the tree with list(). */
+    w2l_rc (*list_tree)(w2l_fileio *self, const char *dir,
+                        int (*fn)(void *ctx, const char *relpath, const w2l_file_stat *st),
+                        void *ctx, w2l_error *err);
 } w2l_fileio_methods;
 struct w2l_fileio { const w2l_fileio_methods *methods; };
 
@@ -109,10 +123,19 @@ W2L_API w2l_rc w2l_rfile_pread(w2l_rfile *f, void *buf, size_t len, uint64_t off
 W2L_API uint64_t w2l_rfile_size(w2l_rfile *f);
 W2L_API void w2l_rfile_close(w2l_rfile *f);
 W2L_API w2l_rc w2l_fileio_remove(w2l_fileio *io, const char *path, w2l_error *err);
+/* Removes n files: in batches where the implementation has remove_many (V3), else one by
+ * one. Stops at the first failure. */
+W2L_API w2l_rc w2l_fileio_remove_many(w2l_fileio *io, const char *const *paths, size_t n,
+                                      w2l_error *err);
 W2L_API w2l_rc w2l_fileio_exists(w2l_fileio *io, const char *path, int *out, w2l_error *err);
 W2L_API w2l_rc w2l_fileio_list(w2l_fileio *io, const char *dir,
                                int (*fn)(void *ctx, const char *name), void *ctx,
                                w2l_error *err);
+/* Every file below dir, recursively (the list_tree method, or a walk with list()). */
+W2L_API w2l_rc w2l_fileio_list_tree(w2l_fileio *io, const char *dir,
+                                    int (*fn)(void *ctx, const char *relpath,
+                                              const w2l_file_stat *st),
+                                    void *ctx, w2l_error *err);
 /* W2L_MISUSE when the implementation has no stat (a V1 method table). */
 W2L_API w2l_rc w2l_fileio_stat(w2l_fileio *io, const char *path, w2l_file_stat *out,
                                w2l_error *err);

@@ -41,9 +41,45 @@ const w2l_conf_prop w2l__conf_props[] = {
     { "job-id", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
       "Names the job in snapshot summaries (w2l.job-id); default: derived from the source and "
       "warehouse. Two jobs must not share one." },
-    { "fileio", W2L_CONF_STRING, "local", NOLIM, NULL, 0,
-      "File IO plug-in through which the lake and the file state store are written: local, mem, "
-      "or one the host registered (w2l_fileio_register(3))." },
+    { "fileio", W2L_CONF_STRING, NULL, NOLIM, NULL, 0,
+      "File IO plug-in through which the lake and the file state store are written: local, s3, "
+      "mem, or one the host registered (w2l_fileio_register(3)). Unset: s3 for an s3:// "
+      "warehouse, else local." },
+    /* ---- S3 object storage (w2l-s3(7)) ---- */
+    { "s3.endpoint", W2L_CONF_URI, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
+      "http[s]://HOST[:PORT] of an S3-compatible store (MinIO, Ceph RGW, R2). Unset: "
+      "AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, else AWS S3 in s3.region." },
+    { "s3.region", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
+      "Region requests are signed for. Unset: AWS_REGION, AWS_DEFAULT_REGION, the profile's "
+      "region, else us-east-1." },
+    { "s3.path-style", W2L_CONF_ENUM, "auto", NOLIM, "auto|true|false", W2L_CONF_F_CLI,
+      "Address buckets as ENDPOINT/BUCKET/KEY (true) or BUCKET.ENDPOINT/KEY (false); auto: "
+      "path-style with s3.endpoint set, virtual-host on AWS." },
+    { "s3.profile", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
+      "Profile of ~/.aws/credentials and ~/.aws/config to take credentials and region from. "
+      "Unset: AWS_PROFILE, else default." },
+    { "s3.access-key-id", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_SECRET,
+      "Access key; with s3.secret-access-key it takes the place of the credential chain "
+      "(environment, profile files, instance metadata)." },
+    { "s3.secret-access-key", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_SECRET,
+      "Secret key that goes with s3.access-key-id." },
+    { "s3.session-token", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_SECRET,
+      "Session token of temporary credentials given by s3.access-key-id." },
+    { "s3.multipart-threshold", W2L_CONF_SIZE, "16MiB", 5 * K * K, 5LL << 30, NULL, 0,
+      "A file up to this size is one PUT; a larger one is a multipart upload. Each file being "
+      "written holds up to this much in memory." },
+    { "s3.part-size", W2L_CONF_SIZE, "8MiB", 5 * K * K, 5LL << 30, NULL, 0,
+      "Part size of multipart uploads (S3 allows 5MiB to 5GiB, and 10,000 parts)." },
+    { "s3.max-retries", W2L_CONF_INT, "5", 0, 100, NULL, 0,
+      "Retries of a request that failed with 5xx, 429/SlowDown or a broken connection, after "
+      "exponential backoff with jitter." },
+    { "s3.request-timeout", W2L_CONF_DURATION, "5m", 1000, MS_DAY, NULL, 0,
+      "Longest time one request may take." },
+    { "s3.connect-timeout", W2L_CONF_DURATION, "10s", 100, 3600000, NULL, 0,
+      "Longest time to set up a connection." },
+    { "s3.payload-signing", W2L_CONF_ENUM, "auto", NOLIM, "auto|true|false", 0,
+      "Sign the SHA-256 of request bodies (true) or send UNSIGNED-PAYLOAD (false); auto: sign "
+      "over http, not over https (TLS protects the body)." },
     /* ---- pipeline ---- */
     { "ddl-parallelism", W2L_CONF_INT, "1", 1, 256, NULL, 0, "DDL handler threads." },
     { "committer-parallelism", W2L_CONF_INT, "1", 1, 256, NULL, 0,

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "iceberg.h"
+#include "../io/io.h"
 
 w2l__registry w2l__catalog_registry;
 
@@ -211,10 +212,9 @@ w2l_rc w2l__ice_purge(w2l_fileio *io, const w2l__ice_meta *m, const char *meta_l
 w2l_rc w2l__catalog_open_conf(const w2l_conf *conf, w2l_fileio **io, w2l_catalog **out,
                               w2l_error *err)
 {
-    const char *io_name = NULL, *uri = NULL, *wh = NULL;
-    w2l_conf_get(conf, "fileio", &io_name, NULL);
+    const char *uri = NULL, *wh = NULL;
     w2l_conf_get(conf, "catalog", &uri, NULL);
     w2l_conf_get(conf, "warehouse", &wh, NULL);
-    if (!*io) W2L_TRY(w2l_fileio_open(io_name, conf, io, err));
+    if (!*io) W2L_TRY(w2l__fileio_open_for(conf, wh, io, err));
     return w2l__catalog_open(uri, conf, wh, *io, out, err);
 }

@@ -31,6 +31,13 @@ static w2l_rc h_open(const w2l_catalog_methods *m, const w2l_conf *conf, const c
     hadoop_catalog *h = (hadoop_catalog *)self;
     if (!warehouse || !*warehouse || !io)
         return w2l__fail(err, W2L_MISUSE, "hadoop catalog: needs a warehouse and a file IO");
+    /* A commit here is an exclusive create of vN.metadata.json: atomic on a file system,
+     * not on an object store, where two writers can both think they won. */
+    if (strcmp(io->methods->name, "s3") == 0)
+        return w2l__fail(err, W2L_CONFIG,
+                         "warehouse %s: the hadoop catalog cannot commit atomically on S3; use "
+                         "the sql catalog (--catalog sql:mysql://USER:PASS@HOST:PORT/DB)",
+                         warehouse);
     h->io = io;
     h->warehouse = w2l__strdup(warehouse);
     W2L_NOMEM_IF(!h->warehouse, err);

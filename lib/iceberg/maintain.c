@@ -188,16 +188,40 @@ static w2l_rc read_list(w2l_fileio *io, const char *path, w2l__arena *a, w2l__ic
     return rc;
 }
 
-static w2l_rc remove_file(w2l_fileio *io, const char *path, int64_t size, int dry_run,
-                          w2l__ice_maint_stats *st, w2l_error *err)
+/* Files to remove, sent in batches (one DeleteObjects request on an object store). The
+ * paths are borrowed until the next flush. */
+#define RM_BATCH 1000
+typedef struct remover {
+    w2l_fileio *io;
+    int dry_run;
+    w2l__ice_maint_stats *st;
+    const char *paths[RM_BATCH];
+    int64_t sizes[RM_BATCH];
+    size_t n;
+} remover;
+
+static w2l_rc rm_flush(remover *r, w2l_error *err)
 {
-    if (!dry_run) {
-        w2l_rc rc = w2l_fileio_remove(io, w2l__ice_local_path(path), err);
-        if (rc != W2L_OK && rc != W2L_NOTFOUND) return rc;
+    if (r->n && !r->dry_run) {
+        w2l_rc rc = w2l_fileio_remove_many(r->io, r->paths, r->n, err);
+        if (rc != W2L_OK && rc != W2L_NOTFOUND) {
+            r->n = 0;
+            return rc;
+        }
     }
-    st->files_removed++;
-    st->bytes_removed += size > 0 ? size : 0;
+    for (size_t i = 0; i < r->n; i++) {
+        r->st->files_removed++;
+        r->st->bytes_removed += r->sizes[i] > 0 ? r->sizes[i] : 0;
+    }
+    r->n = 0;
     return W2L_OK;
+}
+
+static w2l_rc rm_add(remover *r, const char *path, int64_t size, w2l_error *err)
+{
+    r->paths[r->n] = w2l__ice_local_path(path);
+    r->sizes[r->n++] = size;
+    return r->n == RM_BATCH ? rm_flush(r, err) : W2L_OK;
 }
 
 w2l_rc w2l__ice_expire_cleanup(w2l_fileio *io, const w2l__ice_meta *after, char *const *lists,
@@ -301,13 +325,18 @@ w2l_rc w2l__ice_expire_cleanup(w2l_fileio *io, const w2l__ice_meta *after, char 
     /* data and delete files first, then the manifests, then the lists: an interruption
      * leaves unreachable files for orphan removal, never a reachable manifest without its
      * files */
+    remover *r = rc == W2L_OK ? w2l__calloc(1, sizeof *r) : NULL;
+    if (rc == W2L_OK && !r) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    if (r) *r = (remover){ .io = io, .dry_run = dry_run, .st = st };
     for (size_t i = 0; rc == W2L_OK && i < ncf; i++)
-        if (!pathset_has(&live, cf[i].path))
-            rc = remove_file(io, cf[i].path, cf[i].size, dry_run, st, err);
-    for (size_t i = 0; rc == W2L_OK && i < ngm; i++)
-        rc = remove_file(io, gm[i].path, gm[i].length, dry_run, st, err);
+        if (!pathset_has(&live, cf[i].path)) rc = rm_add(r, cf[i].path, cf[i].size, err);
+    if (rc == W2L_OK) rc = rm_flush(r, err);
+    for (size_t i = 0; rc == W2L_OK && i < ngm; i++) rc = rm_add(r, gm[i].path, gm[i].length, err);
+    if (rc == W2L_OK) rc = rm_flush(r, err);
     for (size_t i = 0; rc == W2L_OK && i < nlists; i++)
-        if (!pathset_has(&kept_m, lists[i])) rc = remove_file(io, lists[i], 0, dry_run, st, err);
+        if (!pathset_has(&kept_m, lists[i])) rc = rm_add(r, lists[i], 0, err);
+    if (rc == W2L_OK) rc = rm_flush(r, err);
+    w2l__free(r);
     w2l__free(cf);
     w2l__free(gm);
     w2l__free(rm);
@@ -786,23 +815,27 @@ w2l_rc w2l__ice_compaction_validate(w2l_fileio *io, const w2l__ice_meta *m,
 /* ================================================================ orphans ======== */
 
 typedef struct lister {
-    w2l_fileio *io;
+    const char *dir;
     char **paths;
+    w2l_file_stat *stats; /* size UINT64_MAX: not known from the listing */
     size_t n, cap;
     int oom;
 } lister;
 
-static int collect_name(void *ctx, const char *name)
+static int collect_file(void *ctx, const char *rel, const w2l_file_stat *st)
 {
     lister *l = ctx;
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 256;
         char **nv = w2l__realloc(l->paths, cap * sizeof *nv);
-        if (!nv) return l->oom = 1;
-        l->paths = nv;
+        if (nv) l->paths = nv;
+        w2l_file_stat *ns = nv ? w2l__realloc(l->stats, cap * sizeof *ns) : NULL;
+        if (!ns) return l->oom = 1;
+        l->stats = ns;
         l->cap = cap;
     }
-    if (!(l->paths[l->n] = w2l__strdup(name))) return l->oom = 1;
+    if (!(l->paths[l->n] = w2l__asprintf("%s/%s", l->dir, rel))) return l->oom = 1;
+    l->stats[l->n] = st ? *st : (w2l_file_stat){ .size = UINT64_MAX };
     l->n++;
     return 0;
 }
@@ -810,47 +843,9 @@ static int collect_name(void *ctx, const char *name)
 /* Every file below dir (recursively) into out, as full paths. */
 static w2l_rc list_tree(w2l_fileio *io, const char *dir, lister *out, w2l_error *err)
 {
-    lister l = {io, NULL, 0, 0, 0};
-    w2l_rc rc = w2l_fileio_list(io, dir, collect_name, &l, err);
-    if (rc == W2L_OK && l.oom) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
-    for (size_t i = 0; rc == W2L_OK && i < l.n; i++) {
-        char *p = w2l__asprintf("%s/%s", dir, l.paths[i]);
-        if (!p) {
-            rc = w2l__fail(err, W2L_NOMEM, "out of memory");
-            break;
-        }
-        /* a directory lists entries; a file lists none (local: ENOTDIR gives an error) */
-        lister sub = {io, NULL, 0, 0, 0};
-        w2l_error e2;
-        w2l_rc lr = w2l_fileio_list(io, p, collect_name, &sub, &e2);
-        int is_dir = lr == W2L_OK && sub.n > 0;
-        for (size_t k = 0; k < sub.n; k++) w2l__free(sub.paths[k]);
-        w2l__free(sub.paths);
-        if (is_dir) {
-            rc = list_tree(io, p, out, err);
-            w2l__free(p);
-            continue;
-        }
-        int exists = 0;
-        if (w2l_fileio_exists(io, p, &exists, &e2) == W2L_OK && !exists) { /* an empty directory */
-            w2l__free(p);
-            continue;
-        }
-        if (out->n == out->cap) {
-            size_t cap = out->cap ? out->cap * 2 : 256;
-            char **nv = w2l__realloc(out->paths, cap * sizeof *nv);
-            if (!nv) {
-                w2l__free(p);
-                rc = w2l__fail(err, W2L_NOMEM, "out of memory");
-                break;
-            }
-            out->paths = nv;
-            out->cap = cap;
-        }
-        out->paths[out->n++] = p;
-    }
-    for (size_t i = 0; i < l.n; i++) w2l__free(l.paths[i]);
-    w2l__free(l.paths);
+    out->dir = dir;
+    w2l_rc rc = w2l_fileio_list_tree(io, dir, collect_file, out, err);
+    if (rc == W2L_OK && out->oom) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
     return rc;
 }
 
@@ -892,7 +887,10 @@ w2l_rc w2l__ice_remove_orphans(w2l_fileio *io, const char *location,
         }
     }
 #undef REACH
-    lister files = {io, NULL, 0, 0, 0};
+    lister files = { 0 };
+    remover *r = w2l__calloc(1, sizeof *r);
+    if (!r) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    else *r = (remover){ .io = io, .dry_run = dry_run, .st = st };
     size_t ll = strlen(location);
     while (ll > 1 && location[ll - 1] == '/') ll--;
     static const char *const dirs[] = {"data", "metadata"};
@@ -909,21 +907,27 @@ w2l_rc w2l__ice_remove_orphans(w2l_fileio *io, const char *location,
         if (strcmp(base, "version-hint.text") == 0) continue; /* the hadoop catalog's pointer */
         if (pathset_has(&reach, f)) continue;
         if (keep && keep(keep_ctx, f)) continue;
-        w2l_file_stat fs;
-        rc = w2l_fileio_stat(io, f, &fs, err);
-        if (rc == W2L_NOTFOUND) {
-            rc = W2L_OK;
-            continue;
+        w2l_file_stat fs = files.stats[i];
+        if (fs.size == UINT64_MAX) {
+            rc = w2l_fileio_stat(io, f, &fs, err);
+            if (rc == W2L_NOTFOUND) {
+                rc = W2L_OK;
+                continue;
+            }
+            if (rc != W2L_OK) break;
         }
-        if (rc != W2L_OK) break;
         if (now_ms - fs.mtime_ms < p->orphan_age_ms) continue;
-        /* one file that cannot go does not stop the others */
+        /* a batch that cannot go does not stop the others */
         w2l_error e2;
-        if (remove_file(io, f, (int64_t)fs.size, dry_run, st, &e2) != W2L_OK)
-            w2l__log(W2L_LOG_WARN, "orphan %s stays: %s", f, e2.msg);
+        if (rm_add(r, f, (int64_t)fs.size, &e2) != W2L_OK)
+            w2l__log(W2L_LOG_WARN, "orphans stay: %s", e2.msg);
     }
+    w2l_error e2;
+    if (rc == W2L_OK && rm_flush(r, &e2) != W2L_OK) w2l__log(W2L_LOG_WARN, "orphans stay: %s", e2.msg);
+    w2l__free(r);
     for (size_t i = 0; i < files.n; i++) w2l__free(files.paths[i]);
     w2l__free(files.paths);
+    w2l__free(files.stats);
     pathset_free(&reach);
     w2l__arena_release(&a);
     st->ms += w2l__now_ms() - t0;

@@ -21,6 +21,23 @@ const w2l_fileio_methods *w2l_fileio_find(const char *name)
     return w2l__registry_find(&w2l__fileio_registry, name);
 }
 
+const char *w2l__fileio_name_for(const w2l_conf *conf, const char *path)
+{
+    const char *name = NULL;
+    if (conf && w2l_conf_get(conf, "fileio", &name, NULL) == W2L_OK && name && *name)
+        return name;
+    if (path && (strncmp(path, "s3://", 5) == 0 || strncmp(path, "s3a://", 6) == 0 ||
+                 strncmp(path, "s3n://", 6) == 0))
+        return "s3";
+    return NULL;
+}
+
+w2l_rc w2l__fileio_open_for(const w2l_conf *conf, const char *path, w2l_fileio **out,
+                            w2l_error *err)
+{
+    return w2l_fileio_open(w2l__fileio_name_for(conf, path), conf, out, err);
+}
+
 w2l_rc w2l_fileio_open(const char *name, const w2l_conf *conf, w2l_fileio **out,
                        w2l_error *err)
 {
@@ -98,6 +115,16 @@ w2l_rc w2l_fileio_remove(w2l_fileio *io, const char *path, w2l_error *err)
     return io->methods->remove(io, path, err);
 }
 
+w2l_rc w2l_fileio_remove_many(w2l_fileio *io, const char *const *paths, size_t n,
+                              w2l_error *err)
+{
+    if (n == 0) return W2L_OK;
+    if (io->methods->version >= W2L_FILEIO_METHODS_V3 && io->methods->remove_many)
+        return io->methods->remove_many(io, paths, n, err);
+    for (size_t i = 0; i < n; i++) W2L_TRY(io->methods->remove(io, paths[i], err));
+    return W2L_OK;
+}
+
 w2l_rc w2l_fileio_exists(w2l_fileio *io, const char *path, int *out, w2l_error *err)
 {
     *out = 0;
@@ -116,6 +143,73 @@ w2l_rc w2l_fileio_list(w2l_fileio *io, const char *dir, int (*fn)(void *, const 
                        void *ctx, w2l_error *err)
 {
     return io->methods->list(io, dir, fn, ctx, err);
+}
+
+typedef struct names {
+    char **v;
+    size_t n, cap;
+    int oom;
+} names;
+
+static int add_name(void *ctx, const char *name)
+{
+    names *l = ctx;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        char **nv = w2l__realloc(l->v, cap * sizeof *nv);
+        if (!nv) return l->oom = 1;
+        l->v = nv;
+        l->cap = cap;
+    }
+    if (!(l->v[l->n] = w2l__strdup(name))) return l->oom = 1;
+    l->n++;
+    return 0;
+}
+
+static void names_free(names *l)
+{
+    for (size_t i = 0; i < l->n; i++) w2l__free(l->v[i]);
+    w2l__free(l->v);
+}
+
+/* The walk of list_tree for implementations without it: an entry that lists entries is a
+ * directory; one that lists none is a file when it exists (else an empty directory).
+ * *stop is set when fn asks to stop. */
+static w2l_rc walk(w2l_fileio *io, const char *dir, const char *rel,
+                   int (*fn)(void *, const char *, const w2l_file_stat *), void *ctx,
+                   int *stop, w2l_error *err)
+{
+    names l = { 0 };
+    w2l_rc rc = io->methods->list(io, dir, add_name, &l, err);
+    if (rc == W2L_OK && l.oom) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    for (size_t i = 0; rc == W2L_OK && !*stop && i < l.n; i++) {
+        char *p = w2l__path_join(dir, l.v[i]);
+        char *r = *rel ? w2l__asprintf("%s/%s", rel, l.v[i]) : w2l__strdup(l.v[i]);
+        names sub = { 0 };
+        w2l_error e2;
+        int is_dir = 0, exists = 0;
+        if (!p || !r) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        if (rc == W2L_OK)
+            is_dir = io->methods->list(io, p, add_name, &sub, &e2) == W2L_OK && sub.n > 0;
+        names_free(&sub);
+        if (rc == W2L_OK && is_dir) rc = walk(io, p, r, fn, ctx, stop, err);
+        else if (rc == W2L_OK && io->methods->exists(io, p, &exists, &e2) == W2L_OK && exists)
+            *stop = fn(ctx, r, NULL);
+        w2l__free(p);
+        w2l__free(r);
+    }
+    names_free(&l);
+    return rc;
+}
+
+w2l_rc w2l_fileio_list_tree(w2l_fileio *io, const char *dir,
+                            int (*fn)(void *, const char *, const w2l_file_stat *), void *ctx,
+                            w2l_error *err)
+{
+    if (io->methods->version >= W2L_FILEIO_METHODS_V3 && io->methods->list_tree)
+        return io->methods->list_tree(io, dir, fn, ctx, err);
+    int stop = 0;
+    return walk(io, dir, "", fn, ctx, &stop, err);
 }
 
 w2l_rc w2l_fileio_write_all(w2l_fileio *io, const char *path, unsigned flags, const void *buf,

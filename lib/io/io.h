@@ -8,7 +8,15 @@
 
 extern const w2l_fileio_methods w2l__fileio_local;
 extern const w2l_fileio_methods w2l__fileio_mem;
+extern const w2l_fileio_methods w2l__fileio_s3;
 extern w2l__registry w2l__fileio_registry;
+
+/* The file IO for path: the "fileio" key when set, else "s3" for an s3:// (s3a://, s3n://)
+ * path, else NULL (the default, "local"). */
+const char *w2l__fileio_name_for(const w2l_conf *conf, const char *path);
+/* w2l_fileio_open() of w2l__fileio_name_for(conf, path). */
+w2l_rc w2l__fileio_open_for(const w2l_conf *conf, const char *path, w2l_fileio **out,
+                            w2l_error *err);
 
 /* Joins dir and name with one '/', into fresh memory; NULL when out of memory. */
 char *w2l__path_join(const char *dir, const char *name);

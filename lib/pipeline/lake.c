@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "ops.h"
+#include "../io/io.h"
 
 struct w2l_lake {
     w2l_conf *conf;
@@ -29,7 +30,7 @@ w2l_rc w2l_lake_open(const w2l_conf *conf, w2l_lake **out, w2l_error *err)
     W2L_TRY(w2l_conf_require(conf, "warehouse", err));
     w2l_lake *l = w2l__calloc(1, sizeof *l);
     W2L_NOMEM_IF(!l, err);
-    const char *wh = NULL, *io_name = NULL, *cat = NULL;
+    const char *wh = NULL, *cat = NULL;
     w2l_rc rc = W2L_OK;
     l->conf = w2l_conf_dup(conf);
     if (!l->conf) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
@@ -41,9 +42,8 @@ w2l_rc w2l_lake_open(const w2l_conf *conf, w2l_lake **out, w2l_error *err)
         l->warehouse = w2l__strndup(wh, n);
         if (!l->warehouse) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
     }
-    w2l_conf_get(l->conf, "fileio", &io_name, NULL);
     w2l_conf_get(l->conf, "catalog", &cat, NULL);
-    if (rc == W2L_OK) rc = w2l_fileio_open(io_name, l->conf, &l->io, err);
+    if (rc == W2L_OK) rc = w2l__fileio_open_for(l->conf, l->warehouse, &l->io, err);
     if (rc == W2L_OK) {
         int exists = 0;
         rc = w2l_fileio_exists(l->io, l->warehouse, &exists, err);

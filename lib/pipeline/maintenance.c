@@ -9,6 +9,7 @@
 #include "../common/thread.h"
 #include "../conf/conf.h"
 #include "../parquet/parquet.h"
+#include "../io/io.h"
 
 /* ------------------------------------------------------------------ policy ------- */
 
@@ -301,11 +302,11 @@ struct w2l__maint {
 /* The lake's file IO (for removing the files of a dropped compaction); NULL on failure. */
 static w2l_fileio *open_io(const w2l_conf *conf)
 {
-    const char *name = NULL;
-    w2l_conf_get(conf, "fileio", &name, NULL);
+    const char *wh = NULL;
+    w2l_conf_get(conf, "warehouse", &wh, NULL);
     w2l_fileio *io = NULL;
     w2l_error e;
-    if (w2l_fileio_open(name, conf, &io, &e) != W2L_OK) return NULL;
+    if (w2l__fileio_open_for(conf, wh, &io, &e) != W2L_OK) return NULL;
     return io;
 }
 

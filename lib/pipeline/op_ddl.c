@@ -54,6 +54,7 @@
 #include <stdlib.h>
 
 #include "op_ddl_int.h"
+#include "../io/io.h"
 
 /* ------------------------------------------------------------ process ---------------- */
 
@@ -269,7 +270,7 @@ static w2l_rc open_op(const w2l_conf *conf, unsigned index, unsigned n, w2l_stat
     op->st = st;
     op->restored = restored;
     w2l__arena_init(&op->scratch, 64 * 1024);
-    const char *wh = NULL, *cat = NULL, *fio = NULL;
+    const char *wh = NULL, *cat = NULL;
     int64_t v;
     W2L_TRY(w2l_conf_get(conf, "warehouse", &wh, err));
     if (!wh || !*wh)
@@ -277,7 +278,6 @@ static w2l_rc open_op(const w2l_conf *conf, unsigned index, unsigned n, w2l_stat
     op->warehouse = w2l__strdup(wh);
     W2L_NOMEM_IF(!op->warehouse, err);
     W2L_TRY(w2l_conf_get(conf, "catalog", &cat, err));
-    W2L_TRY(w2l_conf_get(conf, "fileio", &fio, err));
     W2L_TRY(w2l_conf_get_int(conf, "parallelism", &v, err));
     op->nwriters = v > 0 ? (unsigned)v : 1;
     W2L_TRY(w2l_conf_get_int(conf, "ddl.fence-timeout", &op->fence_timeout_ms, err));
@@ -291,7 +291,7 @@ static w2l_rc open_op(const w2l_conf *conf, unsigned index, unsigned n, w2l_stat
         op->eo.types.tinyint1_as_boolean = (int)v;
     if (w2l_conf_get_int(conf, "source.time-as-string", &v, NULL) == W2L_OK)
         op->eo.types.time_as_string = (int)v;
-    W2L_TRY(w2l_fileio_open(fio, conf, &op->io, err));
+    W2L_TRY(w2l__fileio_open_for(conf, op->warehouse, &op->io, err));
     W2L_TRY(w2l__catalog_open(cat, conf, op->warehouse, op->io, &op->cat, err));
     op->owner = w2l__owner_current();
     if (!op->owner)

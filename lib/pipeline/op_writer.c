@@ -34,6 +34,7 @@
 #include <stdlib.h>
 
 #include "op_writer_int.h"
+#include "../io/io.h"
 
 /* ------------------------------------------------------------------ small helpers --- */
 
@@ -954,9 +955,9 @@ static w2l_rc wr_open(const w2l_operator_methods *m, const w2l_conf *conf, unsig
                                  (w2l_type){W2L_TYPE_STRING, 0, 0}, 1, err));
     W2L_TRY(w2l_schema_add_field(w->pos_schema, W2L_PQ_FIELD_ID_POS, "pos",
                                  (w2l_type){ W2L_TYPE_LONG, 0, 0 }, 1, err));
-    const char *io_name = NULL;
-    w2l_conf_get(conf, "fileio", &io_name, NULL);
-    return w2l_fileio_open(io_name, conf, &w->io, err);
+    const char *wh = NULL;
+    w2l_conf_get(conf, "warehouse", &wh, NULL);
+    return w2l__fileio_open_for(conf, wh, &w->io, err);
 }
 
 static w2l_rc wr_process(w2l_operator *self, const w2l_element *e, w2l_collector *out,

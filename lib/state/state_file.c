@@ -204,9 +204,7 @@ static w2l_rc fs_open(const w2l_state_methods *m, const w2l_conf *conf, const ch
         }
         fs->dir = w2l__path_join(wh, "_w2l/state");
     }
-    const char *io_name = NULL;
-    if (conf) w2l_conf_get(conf, "fileio", &io_name, NULL);
-    w2l_rc rc = fs->dir ? w2l_fileio_open(io_name, conf, &fs->io, err)
+    w2l_rc rc = fs->dir ? w2l__fileio_open_for(conf, fs->dir, &fs->io, err)
                         : w2l__fail(err, W2L_NOMEM, "out of memory");
     if (rc == W2L_OK) {
         char *latest = w2l__path_join(fs->dir, "LATEST");

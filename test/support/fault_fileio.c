@@ -179,8 +179,17 @@ static w2l_rc fo_stat(w2l_fileio *self, const char *path, w2l_file_stat *out, w2
 static void fo_close(w2l_fileio *self) { w2l_fileio_close(((fault_io *)self)->parent); }
 
 static const w2l_fileio_methods fault_methods = {
-    W2L_FILEIO_METHODS_V2, "fault", sizeof(fault_io), NULL, fo_open, fo_create, fo_open_read,
-    fo_remove, fo_exists, fo_list, fo_close, fo_stat,
+    .version = W2L_FILEIO_METHODS_V2,
+    .name = "fault",
+    .size = sizeof(fault_io),
+    .open = fo_open,
+    .create = fo_create,
+    .open_read = fo_open_read,
+    .remove = fo_remove,
+    .exists = fo_exists,
+    .list = fo_list,
+    .close = fo_close,
+    .stat = fo_stat,
 };
 
 void fault_fileio_register(void) { ck_assert_int_eq(w2l_fileio_register(&fault_methods, 0), W2L_OK); }
