@@ -20,7 +20,7 @@
 
 #include "orders.h"
 #include "common/common.h"
-#include "pipeline/emit.h"
+#include "event/emit.h"
 
 static double now(int cpu)
 {

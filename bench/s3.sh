@@ -1,8 +1,11 @@
 #!/bin/sh
-# S3 benchmark: the "orders" data set (bench/canal_orders.c, inserts) as canal-json through
-# `w2l run` into a lake on a local s3rver (npm s3rver of test/interop, started through
-# test/interop/lib/s3.mjs), the sql catalog in a private MariaDB (scripts/test-mariadb).
+# S3 benchmark: the "orders" data set loaded into a private MariaDB (scripts/test-mariadb,
+# bench/binlog_bench.c, 100-row transactions), synced from its binlog by `w2l run` into a
+# lake on a local s3rver (npm s3rver of test/interop, started through
+# test/interop/lib/s3.mjs), the sql catalog in the same MariaDB. The binlog source is the
+# fast one (bench/binlog.sh), so the run measures the way to the store, not JSON parsing.
 #   w2l:  bytes of the objects under the lake prefix at the end / wall time of `w2l run`
+#   local: the same run into a local directory, for reference
 #   copy: the same objects (first copied to a local directory) put under another prefix by
 #         `aws s3 cp --recursive`, or, without aws, by curl PUTs 10 at a time (aws's default
 #         concurrency): bytes / wall time
@@ -22,7 +25,9 @@ copier=${BENCH_S3_COPY:-}
 [ -n "$copier" ] || { if command -v aws >/dev/null 2>&1; then copier=aws; else copier=curl; fi; }
 make -s B="$B" lib cli >/dev/null
 mkdir -p "$B/bench"
-cc -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Ibench -o "$B/bench/canal_orders" bench/canal_orders.c
+cc -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude -Ilib -Ibench \
+    $(pkg-config --cflags libmariadb) -o "$B/bench/binlog_bench" bench/binlog_bench.c "$B/libwholedb2lake.a" \
+    $(pkg-config --libs libzstd zlib libcurl libmariadb avro-c libcjson) -lpthread -lm
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/w2l-bench-s3-XXXXXX")
 s3pid=
@@ -65,14 +70,23 @@ now() { date +%s.%N; }
 # bytes and count of the objects under PREFIX/
 objects() { find "$s3data/$1" -type f -name '*._S3rver_object' -printf '%s\n' | awk '{ b += $1; n++ } END { printf "%d %d\n", b, n }'; }
 
-rows=$("$B/bench/canal_orders" "$N" 42 inserts "$tmp/orders.jsonl")
+"$B/bench/binlog_bench" load "$dbport" "$N" 42 100 >/dev/null
+rows=$N
+src="mysql://cdc:cdcpass@127.0.0.1:$dbport/?databases=bench&startup=earliest"
 printf '{"s3.endpoint":"%s","s3.path-style":"true","s3.region":"us-east-1"}\n' "$endpoint" > "$tmp/s3.json"
 t0=$(now)
-"$B/w2l" run --source "file:$tmp/orders.jsonl?format=canal-json" --warehouse "s3://$BUCKET/lake" \
+"$B/w2l" run --source "$src&server-id=9101" --warehouse "s3://$BUCKET/lake" \
     --catalog "sql:mysql://w2l:w2lpass@127.0.0.1:$dbport/benchcat" --config "$tmp/s3.json" \
     --until-caught-up --checkpoint-interval 10s --quiet 2> "$tmp/w2l.log" ||
     { echo "bench s3: w2l run failed:" >&2; tail -20 "$tmp/w2l.log" >&2; exit 1; }
 t1=$(now)
+mkdir -p "$tmp/locallake"
+l0=$(now)
+"$B/w2l" run --source "$src&server-id=9102" --warehouse "$tmp/locallake" --until-caught-up \
+    --checkpoint-interval 10s --quiet 2> "$tmp/w2l-local.log" ||
+    { echo "bench s3: w2l run (local) failed:" >&2; tail -20 "$tmp/w2l-local.log" >&2; exit 1; }
+l1=$(now)
+lbytes=$(du -sb "$tmp/locallake" | cut -f1)
 read -r wbytes wobjs <<EOF
 $(objects lake)
 EOF
@@ -102,8 +116,10 @@ EOF
 (cd "$s3data/lake" && find . -type f -name '*._S3rver_object' | while read -r f; do
     cmp -s "$f" "$s3data/copy/$f" || { echo "bench s3: $f differs in the copy" >&2; exit 1; }; done)
 
-awk -v r="$rows" -v wb="$wbytes" -v wo="$wobjs" -v w0="$t0" -v w1="$t1" -v c0="$t2" -v c1="$t3" -v cp="$copier" 'BEGIN {
-    w = w1 - w0; c = c1 - c0
+awk -v r="$rows" -v wb="$wbytes" -v wo="$wobjs" -v w0="$t0" -v w1="$t1" -v c0="$t2" -v c1="$t3" -v cp="$copier" \
+    -v lb="$lbytes" -v l0="$l0" -v l1="$l1" 'BEGIN {
+    w = w1 - w0; c = c1 - c0; l = l1 - l0
     printf "w2l run  %9d rows  %11d bytes in %5d objects  %6.2f s  %7.2f MB/s\n", r, wb, wo, w, wb / w / 1e6
+    printf "w2l run  %9d rows  %11d bytes to a local dir    %6.2f s  %7.2f MB/s (reference)\n", r, lb, l, lb / l / 1e6
     printf "%-8s %9s       %11d bytes in %5d objects  %6.2f s  %7.2f MB/s\n", cp " cp", "", wb, wo, c, wb / c / 1e6
     printf "w2l/%s: %.2f of the copy rate\n", cp, (wb / w) / (wb / c) }'

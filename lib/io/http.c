@@ -134,7 +134,7 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
     if (len >= 5 && strncmp(p, "HTTP/", 5) == 0) {
         r->content_length = UINT64_MAX;
         r->etag[0] = r->last_modified[0] = r->content_range[0] = '\0';
-        r->request_id[0] = r->retry_after[0] = '\0';
+        r->request_id[0] = r->retry_after[0] = r->meta_sha256[0] = '\0';
         return n;
     }
     const char *colon = memchr(p, ':', len);
@@ -148,6 +148,8 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
         char *end;
         unsigned long long cl = strtoull(num, &end, 10);
         if (end != num && *end == '\0' && num[0] != '-') r->content_length = cl;
+    } else if (name_is(p, nlen, "x-amz-meta-w2l-sha256")) {
+        set_field(r->meta_sha256, sizeof r->meta_sha256, v, vlen, 0);
     } else if (name_is(p, nlen, "etag")) {
         set_field(r->etag, sizeof r->etag, v, vlen, 1);
     } else if (name_is(p, nlen, "last-modified")) {

@@ -533,9 +533,7 @@ w2l_rc w2l__s3_get(w2l__s3 *s, const char *bucket, const char *key, uint64_t off
     w2l_rc rc = call(s, &c, err);
     if (rc == W2L_OK) {
         long st = c.resp.status;
-        if (st == 404)
-            rc = w2l__fail(err, W2L_NOTFOUND, "s3://%s/%s: no such object", bucket, key);
-        else if (st == 416)
+        if (st == 416)
             rc = w2l__fail(err, W2L_CORRUPT, "s3://%s/%s: short read (%zu bytes at %llu are "
                            "past the end)", bucket, key, len, (unsigned long long)off);
         else if (!ok_status(st))
