@@ -9,6 +9,8 @@
 #   copy: the same objects (first copied to a local directory) put under another prefix by
 #         `aws s3 cp --recursive`, or, without aws, by curl PUTs 10 at a time (aws's default
 #         concurrency): bytes / wall time
+#   w2l copy: the same upload through the library's s3 file IO, 10 files at a time
+#         (bench/s3_copy.c): the store's way in alone, beside the copier's
 # and the ratio w2l/copy, all in the same run against the same server. The copy is checked
 # byte for byte against the lake's objects.
 # Env: BENCH_ROWS (1000000), B (build dir), BENCH_S3_COPY=aws|curl (default: aws when installed).
@@ -27,6 +29,8 @@ make -s B="$B" lib cli >/dev/null
 mkdir -p "$B/bench"
 cc -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude -Ilib -Ibench \
     $(pkg-config --cflags libmariadb) -o "$B/bench/binlog_bench" bench/binlog_bench.c "$B/libwholedb2lake.a" \
+    $(pkg-config --libs libzstd zlib libcurl libmariadb avro-c libcjson) -lpthread -lm
+cc -std=c11 -O2 -Iinclude -o "$B/bench/s3_copy" bench/s3_copy.c "$B/libwholedb2lake.a" \
     $(pkg-config --libs libzstd zlib libcurl libmariadb avro-c libcjson) -lpthread -lm
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/w2l-bench-s3-XXXXXX")
@@ -108,18 +112,27 @@ curl)
 *) echo "bench s3: BENCH_S3_COPY must be aws or curl" >&2; exit 1 ;;
 esac
 t3=$(now)
+wcopy=$(W2L_S3_ENDPOINT="$endpoint" "$B/bench/s3_copy" "$tmp/local/lake" "s3://$BUCKET/w2lcopy" 10)
+read -r ccbytes ccobjs <<EOF
+$(objects w2lcopy)
+EOF
+[ "$ccbytes" = "$wbytes" ] && [ "$ccobjs" = "$wobjs" ] ||
+    { echo "bench s3: the w2l copy has $ccbytes bytes in $ccobjs objects, the lake $wbytes in $wobjs" >&2; exit 1; }
 read -r cbytes cobjs <<EOF
 $(objects copy)
 EOF
 [ "$cbytes" = "$wbytes" ] && [ "$cobjs" = "$wobjs" ] ||
     { echo "bench s3: the copy has $cbytes bytes in $cobjs objects, the lake $wbytes in $wobjs" >&2; exit 1; }
 (cd "$s3data/lake" && find . -type f -name '*._S3rver_object' | while read -r f; do
-    cmp -s "$f" "$s3data/copy/$f" || { echo "bench s3: $f differs in the copy" >&2; exit 1; }; done)
+    cmp -s "$f" "$s3data/copy/$f" && cmp -s "$f" "$s3data/w2lcopy/$f" ||
+        { echo "bench s3: $f differs in a copy" >&2; exit 1; }; done)
 
 awk -v r="$rows" -v wb="$wbytes" -v wo="$wobjs" -v w0="$t0" -v w1="$t1" -v c0="$t2" -v c1="$t3" -v cp="$copier" \
-    -v lb="$lbytes" -v l0="$l0" -v l1="$l1" 'BEGIN {
+    -v lb="$lbytes" -v l0="$l0" -v l1="$l1" -v wc="$wcopy" 'BEGIN {
+    sub(/.*"seconds":/, "", wc); sub(/}.*/, "", wc)
     w = w1 - w0; c = c1 - c0; l = l1 - l0
     printf "w2l run  %9d rows  %11d bytes in %5d objects  %6.2f s  %7.2f MB/s\n", r, wb, wo, w, wb / w / 1e6
     printf "w2l run  %9d rows  %11d bytes to a local dir    %6.2f s  %7.2f MB/s (reference)\n", r, lb, l, lb / l / 1e6
     printf "%-8s %9s       %11d bytes in %5d objects  %6.2f s  %7.2f MB/s\n", cp " cp", "", wb, wo, c, wb / c / 1e6
-    printf "w2l/%s: %.2f of the copy rate\n", cp, (wb / w) / (wb / c) }'
+    printf "w2l copy                    %11d bytes in %5d objects  %6.2f s  %7.2f MB/s (s3 file IO alone)\n", wb, wo, wc, wb / wc / 1e6
+    printf "w2l run/%s: %.2f of the copy rate; w2l copy/%s: %.2f\n", cp, (wb / w) / (wb / c), cp, c / wc }'

@@ -67,9 +67,12 @@ const w2l_conf_prop w2l__conf_props[] = {
       "Session token of temporary credentials given by s3.access-key-id." },
     { "s3.multipart-threshold", W2L_CONF_SIZE, "16MiB", 5 * K * K, 5LL << 30, NULL, 0,
       "A file up to this size is one PUT; a larger one is a multipart upload. Each file being "
-      "written holds up to this much in memory." },
+      "written holds up to this much in memory (see s3.upload-concurrency)." },
     { "s3.part-size", W2L_CONF_SIZE, "8MiB", 5 * K * K, 5LL << 30, NULL, 0,
       "Part size of multipart uploads (S3 allows 5MiB to 5GiB, and 10,000 parts)." },
+    { "s3.upload-concurrency", W2L_CONF_INT, "4", 1, 64, NULL, 0,
+      "Parts of one multipart upload sent at once; as many parts may be held in memory "
+      "besides the file's own buffer." },
     { "s3.max-retries", W2L_CONF_INT, "5", 0, 100, NULL, 0,
       "Retries of a request that failed with 5xx, 429/SlowDown or a broken connection, after "
       "exponential backoff with jitter." },

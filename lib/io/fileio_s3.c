@@ -3,7 +3,9 @@
  *
  * Writing: a file is held in memory up to s3.multipart-threshold and published by one PUT
  * at close(); past the threshold it becomes a multipart upload of s3.part-size parts, sent
- * as they fill, completed at close() and aborted by abort() or a failure. Either way the
+ * as they fill by s3.upload-concurrency uploader threads of the file (as many parts at most
+ * queued or travelling, so memory stays bounded while the writer goes on), completed at
+ * close() and aborted by abort() or a failure. Either way the
  * object appears whole or not at all. W2L_CREATE_EXCL (and a create without flags) sends
  * If-None-Match: * so that a store with conditional writes refuses to overwrite; stores
  * without them overwrite, which the table layout never needs (every name it creates is new).
@@ -27,6 +29,14 @@ typedef struct s3_io {
     w2l__s3 *s3;
 } s3_io;
 
+#define MAX_UPLOADERS 64
+
+typedef struct s3_part {
+    unsigned char *data;
+    size_t len;
+    int number;
+} s3_part;
+
 typedef struct s3_file {
     w2l_file base;
     s3_io *io;
@@ -34,8 +44,19 @@ typedef struct s3_file {
     unsigned flags;
     w2l_buf buf;
     char *upload_id;
+    /* multipart: parts go to uploader threads of the file (s3.upload-concurrency), so the
+     * writer goes on while parts travel; at most that many parts are queued or travelling.
+     * etags, nparts, queue, busy, stop and the uploaders' rc under mtx */
     char (*etags)[128];
     int nparts, cap;
+    thrd_t uploaders[MAX_UPLOADERS];
+    int nuploaders, stop, busy;
+    mtx_t mtx;
+    cnd_t cnd;
+    s3_part queue[MAX_UPLOADERS];
+    int nqueued;
+    w2l_rc up_rc;
+    w2l_error up_err;
 } s3_file;
 
 typedef struct s3_rfile {
@@ -60,8 +81,29 @@ static void s3_close_io(w2l_fileio *self) { w2l__s3_close(((s3_io *)self)->s3); 
 
 /* ---- writing ---- */
 
+/* Stops the uploaders after the parts queued (or at once when discard) and waits for them. */
+static void uploader_stop(s3_file *f, int discard)
+{
+    if (!f->nuploaders) return;
+    mtx_lock(&f->mtx);
+    f->stop = 1;
+    if (discard) {
+        for (int i = 0; i < f->nqueued; i++) w2l__free(f->queue[i].data);
+        f->nqueued = 0;
+    }
+    cnd_broadcast(&f->cnd);
+    mtx_unlock(&f->mtx);
+    for (int i = 0; i < f->nuploaders; i++) thrd_join(f->uploaders[i], NULL);
+    f->nuploaders = 0;
+}
+
 static void file_free(s3_file *f)
 {
+    uploader_stop(f, 1);
+    if (f->upload_id) {
+        mtx_destroy(&f->mtx);
+        cnd_destroy(&f->cnd);
+    }
     w2l__free(f->bucket);
     w2l__free(f->key);
     w2l_buf_release(&f->buf);
@@ -70,22 +112,109 @@ static void file_free(s3_file *f)
     w2l__free(f);
 }
 
+static int upload_loop(void *arg)
+{
+    s3_file *f = arg;
+    mtx_lock(&f->mtx);
+    for (;;) {
+        while (f->nqueued == 0 && !f->stop) cnd_wait(&f->cnd, &f->mtx);
+        if (f->nqueued == 0) break;
+        s3_part p = f->queue[0];
+        memmove(f->queue, f->queue + 1, (size_t)--f->nqueued * sizeof *f->queue);
+        f->busy++;
+        int failed = f->up_rc != W2L_OK;
+        mtx_unlock(&f->mtx);
+        char etag[128];
+        w2l_error e = { 0 };
+        w2l_rc rc = failed ? W2L_OK
+                           : w2l__s3_mpu_part(f->io->s3, f->bucket, f->key, f->upload_id,
+                                              p.number, p.data, p.len, etag, &e);
+        w2l__free(p.data);
+        mtx_lock(&f->mtx);
+        if (!failed && rc == W2L_OK) memcpy(f->etags[p.number - 1], etag, sizeof etag);
+        if (!failed && rc != W2L_OK) {
+            f->up_rc = rc;
+            f->up_err = e;
+        }
+        f->busy--;
+        cnd_broadcast(&f->cnd);
+    }
+    mtx_unlock(&f->mtx);
+    return 0;
+}
+
+/* Starts the multipart upload and its uploaders. */
+static w2l_rc multipart_start(s3_file *f, w2l_error *err)
+{
+    W2L_TRY(w2l__s3_mpu_create(f->io->s3, f->bucket, f->key, &f->upload_id, err));
+    int n = W2L_MIN(w2l__s3_upload_concurrency(f->io->s3), MAX_UPLOADERS);
+    int ok = mtx_init(&f->mtx, mtx_plain) == thrd_success;
+    if (ok && cnd_init(&f->cnd) != thrd_success) {
+        mtx_destroy(&f->mtx);
+        ok = 0;
+    }
+    while (ok && f->nuploaders < n &&
+           thrd_create(&f->uploaders[f->nuploaders], upload_loop, f) == thrd_success)
+        f->nuploaders++;
+    if (ok && f->nuploaders > 0) return W2L_OK; /* fewer threads than asked still work */
+    if (ok) {
+        mtx_destroy(&f->mtx);
+        cnd_destroy(&f->cnd);
+    }
+    w2l__s3_mpu_abort(f->io->s3, f->bucket, f->key, f->upload_id);
+    w2l__free(f->upload_id);
+    f->upload_id = NULL;
+    return w2l__fail(err, W2L_NOMEM, "s3://%s/%s: cannot start an uploader thread", f->bucket,
+                     f->key);
+}
+
+/* Queues a copy of p[0..n) as the next part; blocks while as many parts as there are
+ * uploaders are queued or travelling. An uploader's failure, if any, is returned here (and
+ * by close). */
 static w2l_rc send_part(s3_file *f, const unsigned char *p, size_t n, w2l_error *err)
 {
-    if (f->nparts == 10000)
-        return w2l__fail(err, W2L_IO, "s3://%s/%s: more than 10,000 parts; raise s3.part-size",
-                         f->bucket, f->key);
-    if (f->nparts == f->cap) {
+    unsigned char *copy = w2l__malloc(n ? n : 1);
+    W2L_NOMEM_IF(!copy, err);
+    memcpy(copy, p, n);
+    w2l_rc rc = W2L_OK;
+    mtx_lock(&f->mtx);
+    while (f->nqueued + f->busy >= f->nuploaders && f->up_rc == W2L_OK)
+        cnd_wait(&f->cnd, &f->mtx);
+    if (f->up_rc != W2L_OK) {
+        rc = f->up_rc;
+        *err = f->up_err;
+    } else if (f->nparts == 10000) {
+        rc = w2l__fail(err, W2L_IO, "s3://%s/%s: more than 10,000 parts; raise s3.part-size",
+                       f->bucket, f->key);
+    } else if (f->nparts == f->cap) {
         int cap = f->cap ? f->cap * 2 : 16;
         void *e = w2l__realloc(f->etags, (size_t)cap * sizeof *f->etags);
-        W2L_NOMEM_IF(!e, err);
-        f->etags = e;
-        f->cap = cap;
+        if (e) {
+            f->etags = e;
+            f->cap = cap;
+        } else {
+            rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        }
     }
-    W2L_TRY(w2l__s3_mpu_part(f->io->s3, f->bucket, f->key, f->upload_id, f->nparts + 1, p, n,
-                             f->etags[f->nparts], err));
-    f->nparts++;
-    return W2L_OK;
+    if (rc == W2L_OK) {
+        f->queue[f->nqueued++] = (s3_part){ copy, n, ++f->nparts };
+        copy = NULL;
+        cnd_broadcast(&f->cnd);
+    }
+    mtx_unlock(&f->mtx);
+    w2l__free(copy);
+    return rc;
+}
+
+/* Waits until every queued part is uploaded; the uploader's failure if any. */
+static w2l_rc parts_drain(s3_file *f, w2l_error *err)
+{
+    mtx_lock(&f->mtx);
+    while ((f->nqueued || f->busy) && f->up_rc == W2L_OK) cnd_wait(&f->cnd, &f->mtx);
+    w2l_rc rc = f->up_rc;
+    if (rc != W2L_OK) *err = f->up_err;
+    mtx_unlock(&f->mtx);
+    return rc;
 }
 
 static w2l_rc sf_write(w2l_file *base, const void *buf, size_t len, w2l_error *err)
@@ -94,7 +223,7 @@ static w2l_rc sf_write(w2l_file *base, const void *buf, size_t len, w2l_error *e
     W2L_TRY(w2l_buf_append(&f->buf, buf, len, err));
     w2l__s3 *s3 = f->io->s3;
     if (!f->upload_id && f->buf.len > w2l__s3_multipart_threshold(s3))
-        W2L_TRY(w2l__s3_mpu_create(s3, f->bucket, f->key, &f->upload_id, err));
+        W2L_TRY(multipart_start(f, err));
     if (!f->upload_id) return W2L_OK;
     size_t part = (size_t)w2l__s3_part_size(s3), at = 0;
     w2l_rc rc = W2L_OK;
@@ -110,6 +239,7 @@ static w2l_rc sf_write(w2l_file *base, const void *buf, size_t len, w2l_error *e
 static void sf_abort(w2l_file *base)
 {
     s3_file *f = (s3_file *)base;
+    uploader_stop(f, 1);
     if (f->upload_id) w2l__s3_mpu_abort(f->io->s3, f->bucket, f->key, f->upload_id);
     file_free(f);
 }
@@ -123,6 +253,8 @@ static w2l_rc sf_close(w2l_file *base, w2l_error *err)
         rc = w2l__s3_put(f->io->s3, f->bucket, f->key, f->buf.data, f->buf.len, cond, err);
     } else {
         rc = f->buf.len ? send_part(f, f->buf.data, f->buf.len, err) : W2L_OK;
+        if (rc == W2L_OK) rc = parts_drain(f, err);
+        uploader_stop(f, 1);
         if (rc == W2L_OK)
             rc = w2l__s3_mpu_complete(f->io->s3, f->bucket, f->key, f->upload_id, f->etags,
                                       f->nparts, cond, err);

@@ -167,6 +167,7 @@ w2l_rc w2l__s3_open(const w2l_conf *conf, w2l__s3 **out, w2l_error *err);
 void w2l__s3_close(w2l__s3 *s); /* NULL is a no-op */
 uint64_t w2l__s3_part_size(const w2l__s3 *s);
 uint64_t w2l__s3_multipart_threshold(const w2l__s3 *s);
+int w2l__s3_upload_concurrency(const w2l__s3 *s);
 
 /* Splits "s3://bucket/key" (also s3a:// and s3n://) into fresh bucket and key (key may be
  * ""); W2L_CONFIG naming the path when it is not one. */

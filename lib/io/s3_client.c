@@ -9,9 +9,9 @@
  *
  * Lost answers: a PUT whose answer never came may have landed. A retry with If-None-Match
  * then meets 412; the object is ours when it carries our x-amz-meta-w2l-sha256 (every PUT
- * and multipart upload stores the SHA-256 of its body there), so that 412 is success.
- * Likewise a CompleteMultipartUpload retried after a lost answer meets 404 NoSuchUpload:
- * the upload is complete when the object exists with our digest.
+ * stores the SHA-256 of its body there), so that 412 is success. A CompleteMultipartUpload
+ * retried after a lost answer meets 404 NoSuchUpload: the upload was completed by the lost
+ * attempt when the object exists now (an upload's digest is not known when it starts).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,13 +32,14 @@ struct w2l__s3 {
     char *host;               /* "s3.us-east-1.amazonaws.com" or "127.0.0.1:4568" */
     char *base_path;          /* a path prefix of the endpoint ("" mostly) */
     char *region;
-    int path_style, sign_payload, max_retries;
+    int path_style, sign_payload, max_retries, upload_concurrency;
     long timeout_ms, connect_timeout_ms;
     uint64_t part_size, threshold;
 };
 
 uint64_t w2l__s3_part_size(const w2l__s3 *s) { return s->part_size; }
 uint64_t w2l__s3_multipart_threshold(const w2l__s3 *s) { return s->threshold; }
+int w2l__s3_upload_concurrency(const w2l__s3 *s) { return s->upload_concurrency; }
 
 /* ---- configuration ---- */
 
@@ -92,6 +93,7 @@ w2l_rc w2l__s3_open(const w2l_conf *conf, w2l__s3 **out, w2l_error *err)
     s->part_size = 8u << 20;
     s->threshold = 16u << 20;
     s->max_retries = 5;
+    s->upload_concurrency = 4;
     s->timeout_ms = 300000;
     s->connect_timeout_ms = 10000;
     if (conf) {
@@ -99,6 +101,9 @@ w2l_rc w2l__s3_open(const w2l_conf *conf, w2l__s3 **out, w2l_error *err)
         if (rc == W2L_OK) rc = read_size(conf, "s3.multipart-threshold", &s->threshold, err);
         if (rc == W2L_OK && (rc = w2l_conf_get_int(conf, "s3.max-retries", &v, err)) == W2L_OK)
             s->max_retries = (int)v;
+        if (rc == W2L_OK &&
+            (rc = w2l_conf_get_int(conf, "s3.upload-concurrency", &v, err)) == W2L_OK)
+            s->upload_concurrency = (int)v;
         if (rc == W2L_OK &&
             (rc = w2l_conf_get_int(conf, "s3.request-timeout", &v, err)) == W2L_OK)
             s->timeout_ms = (long)v;
