@@ -36,6 +36,9 @@ static const cli_extra maintain_extra[] = {
     { NULL, NULL, NULL }
 };
 
+/* The flags of the s3 file IO, for every command that opens the lake (w2l-s3(7)). */
+#define S3_FLAGS " s3.endpoint s3.region s3.path-style s3.profile"
+
 static const cli_command commands[] = {
     { "run", "sync a source into the lake", NULL, NULL /* every CLI flag of the property table */,
       "source warehouse", NULL,
@@ -47,13 +50,13 @@ static const cli_command commands[] = {
       "checkpoint.",
       cmd_run },
     { "recover", "commit checkpoints that were sealed but not committed", NULL,
-      "warehouse state catalog config log-level job-id s3.endpoint s3.region s3.path-style s3.profile", "warehouse", NULL,
+      "warehouse state catalog config log-level job-id" S3_FLAGS, "warehouse", NULL,
       "Commits, for every table, the sealed checkpoints the state store holds beyond what the "
       "table has "
       "committed, without starting a source. Safe to run any number of times.",
       cmd_recover },
     { "status", "show the newest sealed checkpoint and each table's lag", NULL,
-      "warehouse state catalog config log-level s3.endpoint s3.region s3.path-style s3.profile", "warehouse", NULL,
+      "warehouse state catalog config log-level" S3_FLAGS, "warehouse", NULL,
       "Prints the newest sealed checkpoint, the job and source position it holds, and per table "
       "the newest "
       "checkpoint committed to it and how many sealed checkpoints are still to be committed (its "
@@ -61,22 +64,22 @@ static const cli_command commands[] = {
       "table its maintenance figures: snapshots, manifests, data and delete files, last "
       "compaction.",
       cmd_status },
-    { "tables", "list the lake's tables", NULL, "warehouse catalog config log-level s3.endpoint s3.region s3.path-style s3.profile", "warehouse",
-      NULL,
+    { "tables", "list the lake's tables", NULL, "warehouse catalog config log-level" S3_FLAGS,
+      "warehouse", NULL,
       "Prints one line per table: snapshots, records (before deletes), data and delete files, "
       "bytes, the last "
       "checkpoint committed to it, its schema id, the manifests of its current snapshot and the "
       "age of its last "
       "compaction, read from each table's current metadata.",
       cmd_tables },
-    { "cat", "print a table's rows", "NAMESPACE.TABLE", "warehouse catalog config log-level s3.endpoint s3.region s3.path-style s3.profile",
-      "warehouse", cat_extra,
+    { "cat", "print a table's rows", "NAMESPACE.TABLE",
+      "warehouse catalog config log-level" S3_FLAGS, "warehouse", cat_extra,
       "Prints the rows of a table at its current snapshot (or --snapshot) with every delete "
       "applied, read "
       "through the library's own Iceberg reader.",
       cmd_cat },
     { "maintain", "expire snapshots, compact, remove orphan files", NULL,
-      "warehouse state catalog config log-level quiet s3.endpoint s3.region s3.path-style s3.profile", "warehouse", maintain_extra,
+      "warehouse state catalog config log-level quiet" S3_FLAGS, "warehouse", maintain_extra,
       "Runs table maintenance now: snapshot expiry, compaction and orphan removal (all three "
       "unless an action "
       "flag picks some) over every table, or the one --table names, printing one line per table "

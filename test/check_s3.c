@@ -504,7 +504,7 @@ START_TEST(listing_and_batch_delete)
     ck_assert_ok(w2l_fileio_exists(io, "s3://bkt/w/t", &ex, &err), err);
     ck_assert_int_eq(ex, 1);
     /* 1,500 keys: two DeleteObjects requests, each with a checksum of its body */
-    static char keys[1500][16];
+    static char keys[1500][32];
     const char *paths[1500];
     for (int i = 0; i < 1500; i++) {
         snprintf(keys[i], sizeof keys[i], "s3://bkt/k%d", i);

@@ -923,7 +923,8 @@ w2l_rc w2l__ice_remove_orphans(w2l_fileio *io, const char *location,
             w2l__log(W2L_LOG_WARN, "orphans stay: %s", e2.msg);
     }
     w2l_error e2;
-    if (rc == W2L_OK && rm_flush(r, &e2) != W2L_OK) w2l__log(W2L_LOG_WARN, "orphans stay: %s", e2.msg);
+    if (rc == W2L_OK && rm_flush(r, &e2) != W2L_OK)
+        w2l__log(W2L_LOG_WARN, "orphans stay: %s", e2.msg);
     w2l__free(r);
     for (size_t i = 0; i < files.n; i++) w2l__free(files.paths[i]);
     w2l__free(files.paths);

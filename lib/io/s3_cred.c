@@ -469,7 +469,8 @@ static w2l_rc resolve(w2l__cred_chain *c, const w2l__cred_opts *o, w2l_error *er
     int rc_ok = 0, rg_ok = 0;
     w2l_rc rc = W2L_OK;
     if (has_c) rc = read_profile(cpath, name, 0, &p, &rc_ok, cwhy, sizeof cwhy, err);
-    if (rc == W2L_OK && has_g) rc = read_profile(gpath, name, 1, &p, &rg_ok, gwhy, sizeof gwhy, err);
+    if (rc == W2L_OK && has_g)
+        rc = read_profile(gpath, name, 1, &p, &rg_ok, gwhy, sizeof gwhy, err);
     if (rc != W2L_OK) goto out;
     if (p.region) {
         c->region = w2l__strdup(p.region);
