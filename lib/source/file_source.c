@@ -34,16 +34,8 @@
  * nothing of its transaction is emitted and the position stays at the last whole
  * transaction. Errors are sticky: the source must be closed and reopened.
  *
- * Quarantine. When the line fails for a table whose ddl.policy is quarantine
- * (table.<db>.<table>.ddl.policy), or the pipeline refuses one of its rows (W2L_SCHEMA from
- * w2l_emit_change(), a NULL key say), the table is set aside instead: the decoder drops its
- * rows from then on without converting them (and still follows its schema), the line is
- * decoded again without it, so the other tables of the message and of its transaction go
- * through, and the pipeline is told with w2l_emit_quarantine() — before the transaction's
- * events, so nothing of the table from that transaction on reaches the lake — along with
- * how many rows of it were dropped since. The DDL handler keeps the quarantine in its
- * state; after a restart the first failing row of the table sets it aside here again (and
- * the lines replayed to rebuild the schemas tolerate the same failures).
+ * Quarantine: cdc_stream.c (ddl.policy=quarantine sets a failing table aside, the other
+ * tables of the line go on).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -53,7 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cdc_json.h"
+#include "cdc_stream.h"
 #include "source_int.h"
 #include "../json/json.h"
 
@@ -65,8 +57,7 @@ typedef struct file_source {
     char *path;
     int fd;
     w2l__cdc_format fmt;
-    w2l__cdc *dec;
-    int until_caught_up;
+    w2l__cdc_stream st; /* the decoder, options and quarantines */
     char *buf;
     size_t cap, pos, len;   /* unconsumed bytes are buf[pos, len) */
     uint64_t buf_off;       /* file offset of buf[0] */
@@ -77,16 +68,8 @@ typedef struct file_source {
     int failed;
     w2l_error ferr;
     int done;
-    int64_t last_ts_ms;     /* commit time of the last transaction emitted */
     int restored;           /* opened at a restored position not yet announced */
     int at_end;             /* nothing left to read at the last look */
-    w2l_conf *conf;         /* a copy: per-table ddl.policy */
-    struct qtable {         /* tables set aside (quarantine), in order */
-        char *db, *table, *reason;
-        int reported;       /* the pipeline knows */
-        uint64_t dropped;   /* its events this source dropped, not yet told */
-    } *q;
-    size_t nq;
 } file_source;
 
 /* ---- URI and configuration ---- */
@@ -127,33 +110,6 @@ static w2l_rc parse_uri(file_source *fs, const char *uri, w2l_error *err)
         return w2l__fail(err, W2L_CONFIG, "source URI '%s': format required (allowed: %s)", uri,
                          W2L__CDC_FORMATS);
     return W2L_OK;
-}
-
-static w2l_rc read_opts(const w2l_conf *conf, w2l__cdc_opts *o, int *until, w2l_error *err)
-{
-    int64_t v;
-    memset(o, 0, sizeof *o);
-    o->tinyint1_as_boolean = 0; /* the conf default: TINYINT(1) holds 5 too */
-    strcpy(o->maxwell_database, "maxwell");
-    *until = 0;
-    if (!conf) return W2L_OK;
-    const char *mdb = NULL;
-    if (w2l_conf_get(conf, "source.maxwell-database", &mdb, NULL) == W2L_OK && mdb) {
-        if (strlen(mdb) >= sizeof o->maxwell_database)
-            return w2l__fail(err, W2L_CONFIG,
-                             "source.maxwell-database '%.80s': longer than a MySQL database "
-                             "name (64 characters)",
-                             mdb);
-        strcpy(o->maxwell_database, mdb);
-    }
-    if (w2l_conf_get_int(conf, "until-caught-up", &v, NULL) == W2L_OK) *until = v != 0;
-    if (w2l_conf_get_int(conf, "source.tinyint1-as-boolean", &v, NULL) == W2L_OK)
-        o->tinyint1_as_boolean = v != 0;
-    if (w2l_conf_get_int(conf, "source.time-as-string", &v, NULL) == W2L_OK)
-        o->time_as_string = v != 0;
-    const char *tz = NULL;
-    if (w2l_conf_get(conf, "source.timezone", &tz, NULL) != W2L_OK) tz = NULL;
-    return w2l__cdc_tz_parse(tz, &o->tz_offset_s, err);
 }
 
 /* ---- reading lines ---- */
@@ -222,159 +178,28 @@ static w2l_rc line_fail(file_source *fs, uint64_t off, w2l_error *err)
     return W2L_SOURCE;
 }
 
-/* ---- quarantine ---- */
-
-static int policy_quarantine(const file_source *fs, const char *db, const char *table)
-{
-    char fq[512];
-    const char *v = NULL;
-    snprintf(fq, sizeof fq, "%s.%s", db, table);
-    w2l_conf_get_for_table(fs->conf, fq, "ddl.policy", &v, NULL);
-    return v && !strcmp(v, "quarantine");
-}
-
-static struct qtable *find_quarantine(file_source *fs, const char *db, const char *table)
-{
-    for (size_t i = 0; i < fs->nq; i++)
-        if (!strcmp(fs->q[i].db, db) && !strcmp(fs->q[i].table, table)) return &fs->q[i];
-    return NULL;
-}
-
-/* Sets db.table aside for why ("line L: what"): the decoder drops its rows from now on. */
-static w2l_rc add_quarantine(file_source *fs, const char *db, const char *table, const char *why,
-                             int reported, w2l_error *err)
-{
-    struct qtable *nq = w2l__realloc(fs->q, (fs->nq + 1) * sizeof *nq);
-    W2L_NOMEM_IF(!nq, err);
-    fs->q = nq;
-    struct qtable *q = &fs->q[fs->nq];
-    memset(q, 0, sizeof *q);
-    q->db = w2l__strdup(db);
-    q->table = w2l__strdup(table);
-    q->reason = w2l__asprintf("file %s: %s", fs->path, why);
-    q->reported = reported;
-    if (!q->db || !q->table || !q->reason) {
-        w2l__free(q->db), w2l__free(q->table), w2l__free(q->reason);
-        return w2l__fail(err, W2L_NOMEM, "out of memory");
-    }
-    fs->nq++;
-    if (!reported)
-        w2l__log(W2L_LOG_ERROR,
-                 "%s; table %s.%s QUARANTINED (ddl.policy=quarantine): its rows are dropped from "
-                 "here on, the other tables go on",
-                 q->reason, q->db, q->table);
-    return w2l__cdc_skip_table(fs->dec, q->db, q->table, err);
-}
-
-/* The decode of a line (replay: while rebuilding schemas) failed with err. When the table
- * it names has ddl.policy quarantine, sets the table aside and decodes the line again:
- * W2L_OK with *step. Otherwise the failure, unchanged. */
-static w2l_rc quarantine_line(file_source *fs, const char *line, size_t n, int replay,
-                              w2l__cdc_step *step, w2l_error *err)
-{
-    for (;;) {
-        const char *db, *table;
-        if (err->code == W2L_NOMEM || !w2l__cdc_failed_table(fs->dec, &db, &table) ||
-            !policy_quarantine(fs, db, table))
-            return err->code;
-        if (w2l__cdc_table_skipped(fs->dec, db, table)) {
-            /* set aside, and the message still fails: it is of that table alone (its
-             * description, not a row); nothing of it can be used */
-            w2l__log(W2L_LOG_DEBUG, "file %s: line %llu: %s (table %s.%s is quarantined): dropped",
-                     fs->path, (unsigned long long)fs->line, err->msg, db, table);
-            w2l_error_clear(err);
-            *step = W2L__CDC_MORE;
-            return W2L_OK;
-        }
-        char why[sizeof err->msg + 96];
-        snprintf(why, sizeof why, "line %llu: %s", (unsigned long long)fs->line, err->msg);
-        /* a line before the restored position: the restored state has the quarantine */
-        W2L_TRY(add_quarantine(fs, db, table, why, replay, err));
-        w2l_rc rc = w2l__cdc_decode(fs->dec, line, n, replay, step, err);
-        if (rc == W2L_OK) return W2L_OK;
-    }
-}
-
-/* Tells the pipeline of new quarantines and of the rows dropped since (before the
- * transaction's events: the table's part of it is dropped too). *any: something told. */
-static w2l_rc report_quarantines(file_source *fs, w2l_emitter *em, int *any, w2l_error *err)
-{
-    *any = 0;
-    for (size_t i = 0; i < fs->nq; i++) {
-        struct qtable *q = &fs->q[i];
-        uint64_t rows = w2l__cdc_take_skipped(fs->dec, q->db, q->table) + q->dropped;
-        q->dropped = 0;
-        if (q->reported && !rows) continue;
-        w2l_rc rc =
-            w2l_emit_quarantine(em, q->db, q->table, q->reported ? NULL : q->reason, rows, err);
-        if (rc != W2L_OK) {
-            w2l__error_prefix(err, "file %s: quarantining table %s.%s: ", fs->path, q->db,
-                              q->table);
-            return rc;
-        }
-        q->reported = 1;
-        *any = 1;
-    }
-    return W2L_OK;
-}
-
 /* ---- emitting ---- */
 
 static w2l_rc emit_pending(file_source *fs, w2l_emitter *em, uint64_t end_off, size_t *count,
                            w2l_error *err)
 {
-    size_t n;
-    const w2l__cdc_event *ev = w2l__cdc_events(fs->dec, &n);
-    int told = 0;
-    if (fs->nq) {
-        w2l_rc rc = report_quarantines(fs, em, &told, err);
-        if (rc != W2L_OK) {
-            w2l__cdc_clear(fs->dec);
-            return rc;
-        }
-    }
-    if (n == 0 && !told) { /* nothing of a transaction: no commit needed, the position may lag */
-        w2l__cdc_clear(fs->dec);
-        fs->txn_off = end_off;
-        return W2L_OK;
-    }
-    int64_t ts = 0;
-    for (size_t i = 0; i < n; i++) {
-        const w2l_change *c = &ev[i].change;
-        struct qtable *q = ev[i].is_ddl ? NULL : find_quarantine(fs, c->db, c->table);
-        if (q) { /* its rows decoded before it was set aside */
-            q->dropped++;
-            continue;
-        }
-        w2l_rc rc = ev[i].is_ddl ? w2l_emit_ddl(em, &ev[i].ddl, err) : w2l_emit_change(em, c, err);
-        if (rc == W2L_SCHEMA && !ev[i].is_ddl && policy_quarantine(fs, c->db, c->table)) {
-            /* a row the pipeline cannot take (a NULL key, say): the table is set aside from
-             * this row on; what it had before in this transaction went already */
-            char why[sizeof err->msg + 96];
-            snprintf(why, sizeof why, "the transaction ending at byte offset %llu: %s",
-                     (unsigned long long)end_off, err->msg);
-            rc = add_quarantine(fs, c->db, c->table, why, 0, err);
-            if (rc == W2L_OK) {
-                fs->q[fs->nq - 1].dropped++;
-                rc = report_quarantines(fs, em, &told, err);
-            }
-        }
-        if (rc != W2L_OK) {
-            w2l__cdc_clear(fs->dec);
-            return rc;
-        }
-        int64_t t = ev[i].is_ddl ? ev[i].ddl.ts_ms : ev[i].change.ts_ms;
-        if (t > ts) ts = t;
-    }
-    w2l__cdc_clear(fs->dec);
-    if (fs->nq) W2L_TRY(report_quarantines(fs, em, &told, err)); /* the rows dropped above */
-    char pos[48];
+    char pos[48], where[64];
     int pl = snprintf(pos, sizeof pos, "{\"offset\":%llu}", (unsigned long long)end_off);
-    W2L_TRY(w2l_emit_commit(em, pos, (size_t)pl, err));
-    fs->commit_off = fs->txn_off = end_off;
-    if (ts) fs->last_ts_ms = ts;
-    *count += n ? n : 1;
+    snprintf(where, sizeof where, "byte offset %llu", (unsigned long long)end_off);
+    size_t n;
+    W2L_TRY(w2l__cdc_stream_emit(&fs->st, em, pos, (size_t)pl, where, &n, err));
+    if (n) fs->commit_off = end_off;
+    fs->txn_off = end_off;
+    *count += n;
     return W2L_OK;
+}
+
+static w2l_rc decode_line(file_source *fs, const char *line, size_t n, int replay,
+                          w2l__cdc_step *step, w2l_error *err)
+{
+    char where[48];
+    snprintf(where, sizeof where, "line %llu", (unsigned long long)fs->line);
+    return w2l__cdc_stream_decode(&fs->st, line, n, replay, where, step, err);
 }
 
 /* Decodes one line at file offset off (adv bytes with its newline); emits what it
@@ -383,16 +208,12 @@ static w2l_rc process_line(file_source *fs, w2l_emitter *em, const char *line, s
                            uint64_t off, size_t adv, size_t *count, w2l_error *err)
 {
     w2l__cdc_step step;
-    w2l_rc rc = w2l__cdc_decode(fs->dec, line, n, 0, &step, err);
+    w2l_rc rc = decode_line(fs, line, n, 0, &step, err);
     if (rc == W2L_OK && step == W2L__CDC_BEFORE) {
         W2L_TRY(emit_pending(fs, em, off, count, err));
-        rc = w2l__cdc_decode(fs->dec, line, n, 0, &step, err);
+        rc = decode_line(fs, line, n, 0, &step, err);
     }
-    if (rc != W2L_OK) rc = quarantine_line(fs, line, n, 0, &step, err);
-    if (rc != W2L_OK) {
-        w2l__cdc_clear(fs->dec);
-        return line_fail(fs, off, err);
-    }
+    if (rc != W2L_OK) return line_fail(fs, off, err);
     if (step == W2L__CDC_END) W2L_TRY(emit_pending(fs, em, off + adv, count, err));
     return W2L_OK;
 }
@@ -430,7 +251,7 @@ static w2l_rc fs_next(w2l_source *self, w2l_emitter *em, int timeout_ms, w2l_err
     for (;;) {
         const char *line;
         size_t n, adv;
-        rc = next_line(fs, fs->until_caught_up, &line, &n, &adv, err);
+        rc = next_line(fs, fs->st.until_caught_up, &line, &n, &adv, err);
         if (rc != W2L_OK) break;
         if (n != SIZE_MAX) {
             fs->at_end = 0;
@@ -445,10 +266,10 @@ static w2l_rc fs_next(w2l_source *self, w2l_emitter *em, int timeout_ms, w2l_err
         }
         fs->at_end = 1;
         if (count) return W2L_OK;
-        if (fs->until_caught_up) {
+        if (fs->st.until_caught_up) {
             size_t np;
-            w2l__cdc_events(fs->dec, &np);
-            if (np && w2l__cdc_pending_complete(fs->dec)) {
+            w2l__cdc_events(fs->st.dec, &np);
+            if (np && w2l__cdc_pending_complete(fs->st.dec)) {
                 rc = emit_pending(fs, em, fs->buf_off + fs->pos, &count, err);
                 if (rc != W2L_OK) break;
                 return W2L_OK;
@@ -512,9 +333,8 @@ static w2l_rc seek_to(file_source *fs, uint64_t off, w2l_error *err)
                              (unsigned long long)off);
         if (replay) {
             w2l__cdc_step step;
-            w2l_rc rc = w2l__cdc_decode(fs->dec, line, n, 1, &step, err);
-            if (rc != W2L_OK) rc = quarantine_line(fs, line, n, 1, &step, err);
-            if (rc != W2L_OK) return line_fail(fs, fs->buf_off + fs->pos, err);
+            if (decode_line(fs, line, n, 1, &step, err) != W2L_OK)
+                return line_fail(fs, fs->buf_off + fs->pos, err);
         }
         fs->pos += adv;
         fs->line++;
@@ -528,22 +348,11 @@ static void fs_close(w2l_source *self)
     file_source *fs = (file_source *)self;
     if (fs->fd >= 0) close(fs->fd);
     fs->fd = -1;
-    w2l__cdc_free(fs->dec);
-    fs->dec = NULL;
+    w2l__cdc_stream_free(&fs->st);
     w2l__free(fs->buf);
     fs->buf = NULL;
     w2l__free(fs->path);
     fs->path = NULL;
-    for (size_t i = 0; i < fs->nq; i++) {
-        w2l__free(fs->q[i].db);
-        w2l__free(fs->q[i].table);
-        w2l__free(fs->q[i].reason);
-    }
-    w2l__free(fs->q);
-    fs->q = NULL;
-    fs->nq = 0;
-    w2l_conf_free(fs->conf);
-    fs->conf = NULL;
 }
 
 static w2l_rc fs_open(const w2l_source_methods *m, const w2l_conf *conf, const char *uri,
@@ -552,14 +361,7 @@ static w2l_rc fs_open(const w2l_source_methods *m, const w2l_conf *conf, const c
     file_source *fs = (file_source *)self;
     fs->fd = -1;
     fs->line = 1;
-    w2l__cdc_opts o;
     w2l_rc rc = parse_uri(fs, uri, err);
-    if (rc == W2L_OK) rc = read_opts(conf, &o, &fs->until_caught_up, err);
-    if (rc == W2L_OK) {
-        fs->conf = conf ? w2l_conf_dup(conf) : w2l_conf_new();
-        if (!fs->conf)
-            rc = w2l__fail(err, W2L_NOMEM, "out of memory opening source file %s", fs->path);
-    }
     if (rc == W2L_OK) {
         do fs->fd = open(fs->path, O_RDONLY | O_CLOEXEC);
         while (fs->fd < 0 && errno == EINTR);
@@ -575,9 +377,10 @@ static w2l_rc fs_open(const w2l_source_methods *m, const w2l_conf *conf, const c
             rc = w2l__fail(err, W2L_CONFIG, "source file %s: is a directory", fs->path);
     }
     if (rc == W2L_OK) {
-        fs->dec = w2l__cdc_new(fs->fmt, &o);
-        if (!fs->dec)
-            rc = w2l__fail(err, W2L_NOMEM, "out of memory opening source file %s", fs->path);
+        char *origin = w2l__asprintf("file %s", fs->path);
+        rc = origin ? w2l__cdc_stream_init(&fs->st, fs->fmt, conf, origin, err)
+                    : w2l__fail(err, W2L_NOMEM, "out of memory");
+        w2l__free(origin);
     }
     if (rc == W2L_OK && restored) {
         uint64_t off = 0;
@@ -600,8 +403,8 @@ static w2l_rc fs_checkpoint_complete(w2l_source *self, uint64_t ckpt, w2l_error 
 static int64_t fs_lag_ms(w2l_source *self)
 {
     file_source *fs = (file_source *)self;
-    if (fs->at_end || !fs->last_ts_ms) return 0;
-    int64_t lag = w2l__now_ms() - fs->last_ts_ms;
+    if (fs->at_end || !fs->st.last_ts_ms) return 0;
+    int64_t lag = w2l__now_ms() - fs->st.last_ts_ms;
     return lag > 0 ? lag : 0;
 }
 
