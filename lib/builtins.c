@@ -31,6 +31,7 @@ w2l_rc w2l__builtins_register(w2l_error *err)
         (rc = w2l_catalog_register(&w2l__catalog_hadoop, 1)) != W2L_OK ||
         (rc = w2l_catalog_register(&w2l__catalog_sql, 0)) != W2L_OK ||
         (rc = w2l_source_register(&w2l__source_file, 0)) != W2L_OK ||
+        (rc = w2l_source_register(&w2l__source_kafka, 0)) != W2L_OK ||
         (rc = w2l_source_register(&w2l__source_mysql, 0)) != W2L_OK ||
         (rc = w2l_operator_register(&w2l__op_writer)) != W2L_OK ||
         (rc = w2l_operator_register(&w2l__op_committer)) != W2L_OK)

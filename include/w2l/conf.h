@@ -56,8 +56,10 @@ W2L_API void w2l_conf_free(w2l_conf *conf);
 W2L_API w2l_conf *w2l_conf_dup(const w2l_conf *conf);
 
 /* Sets key to value (copied) after checking it. Keys: the property table, per-table
- * overrides "table.<db>.<table>.<name>" of W2L_CONF_F_PER_TABLE properties, and free
- * "ext.<anything>" keys for host services and plug-ins. Returns W2L_CONFIG with a message
+ * overrides "table.<db>.<table>.<name>" of W2L_CONF_F_PER_TABLE properties, free
+ * "ext.<anything>" keys for host services and plug-ins, and "kafka.<property>" keys the
+ * Kafka source passes to librdkafka (those naming a password, secret, key, token or SASL
+ * setting are never printed). Returns W2L_CONFIG with a message
  * naming the key and the expected form when the key is unknown or the value does not fit.
  * value NULL resets the key to its default. Not thread-safe per conf. See w2l_conf_set(3). */
 W2L_API w2l_rc w2l_conf_set(w2l_conf *conf, const char *key, const char *value, w2l_error *err);

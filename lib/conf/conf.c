@@ -188,6 +188,22 @@ static const w2l_conf_prop *resolve(const char *key, const char **tpart, size_t 
     return NULL;
 }
 
+/* Keys under "ext." (for plug-ins and hosts) and "kafka." (librdkafka properties, passed
+ * through by the Kafka source) are free: any name, any value, never interpreted here. */
+static int free_key(const char *key)
+{
+    return (strncmp(key, "ext.", 4) == 0 && key[4]) || (strncmp(key, "kafka.", 6) == 0 && key[6]);
+}
+
+/* Never printed: properties marked secret, and pass-through keys that name a password,
+ * secret, key material or SASL/TLS credential. */
+static int secret_key(const char *key, const w2l_conf_prop *p)
+{
+    if (p) return (p->flags & W2L_CONF_F_SECRET) != 0;
+    return strstr(key, "password") || strstr(key, "secret") || strstr(key, "sasl.") ||
+           strstr(key, ".key") || strstr(key, "token");
+}
+
 w2l_conf *w2l_conf_new(void) { return w2l__calloc(1, sizeof(w2l_conf)); }
 
 void w2l_conf_free(w2l_conf *c)
@@ -270,7 +286,7 @@ static int grow(w2l_conf *c)
 w2l_rc w2l_conf_set(w2l_conf *c, const char *key, const char *value, w2l_error *err)
 {
     if (!c || !key) return w2l__fail(err, W2L_MISUSE, "w2l_conf_set: NULL argument");
-    int ext = strncmp(key, "ext.", 4) == 0 && key[4];
+    int ext = free_key(key);
     const char *tpart = NULL;
     size_t tlen = 0;
     const w2l_conf_prop *p = ext ? NULL : resolve(key, &tpart, &tlen);
@@ -321,7 +337,7 @@ w2l_rc w2l_conf_set(w2l_conf *c, const char *key, const char *value, w2l_error *
 w2l_rc w2l_conf_get(const w2l_conf *c, const char *key, const char **out, w2l_error *err)
 {
     *out = NULL;
-    int ext = strncmp(key, "ext.", 4) == 0;
+    int ext = free_key(key);
     const w2l_conf_prop *p = ext ? NULL : resolve(key, NULL, NULL);
     if (!ext && !p) return unknown_key(key, err);
     int found;
@@ -387,7 +403,7 @@ void w2l_conf_foreach(const w2l_conf *c, int (*fn)(void *, const char *, const c
 {
     for (size_t i = 0; i < c->n; i++) {
         const w2l_conf_prop *p = resolve(c->items[i].key, NULL, NULL);
-        const char *v = p && (p->flags & W2L_CONF_F_SECRET) ? "****" : c->items[i].val;
+        const char *v = secret_key(c->items[i].key, p) ? "****" : c->items[i].val;
         if (fn(ctx, c->items[i].key, v)) break;
     }
 }

@@ -14,7 +14,9 @@ const w2l_conf_prop w2l__conf_props[] = {
     { "source", W2L_CONF_URI, NULL, NOLIM, NULL, W2L_CONF_F_CLI | W2L_CONF_F_SECRET,
       "Where changes come from: "
       "mysql://USER:PASS@HOST:PORT/?server-id=N&databases=a,b&startup=MODE, "
-      "or file:PATH?format=canal-json|debezium-json|maxwell-json. "
+      "file:PATH?format=canal-json|debezium-json|maxwell-json, or "
+      "kafka://BROKER[,BROKER]/TOPIC[,TOPIC|~REGEX]?format=...&group=G (kafka.* keys go to "
+      "librdkafka). "
       "Unset: the host pushes changes through the API." },
     { "warehouse", W2L_CONF_URI, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
       "Root directory of the lake: tables go to WAREHOUSE/NAMESPACE/TABLE." },
@@ -187,6 +189,9 @@ const w2l_conf_prop w2l__conf_props[] = {
     { "source.maxwell-database", W2L_CONF_STRING, "maxwell", NOLIM, NULL, 0,
       "maxwell-json: the database of Maxwell's own bookkeeping (its schema store, positions, "
       "bootstrap requests, heartbeats); its rows and DDL are dropped. Empty: keep everything." },
+    { "source.on-bad-message", W2L_CONF_ENUM, "fail", NOLIM, "fail|skip", 0,
+      "A Kafka message that is not valid CDC JSON: fail stops the run naming topic, partition "
+      "and offset; skip logs, counts and skips it." },
     { "source.server-id", W2L_CONF_INT, NULL, 1, 4294967295LL, NULL, 0,
       "Replication server id of the mysql source (also server-id= in its URI)." },
     { "source.databases", W2L_CONF_STRING, NULL, NOLIM, NULL, 0,
@@ -200,7 +205,8 @@ const w2l_conf_prop w2l__conf_props[] = {
       "chunk emitted (also chunk-rows= in its URI)." },
     { "source.connect-timeout", W2L_CONF_DURATION, "10s", 1000, MS_DAY, NULL, 0,
       "Connect timeout of the mysql source's connections (also connect-timeout=SECONDS in its "
-      "URI)." },
+      "URI); the kafka source fails when no broker answers for this long before its first "
+      "assignment." },
     { "source.xa-buffer-bytes", W2L_CONF_SIZE, "256MiB", 1024, 1LL << 40, NULL, 0,
       "Memory the mysql source may hold for prepared XA transactions until their XA COMMIT; past "
       "it "

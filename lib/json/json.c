@@ -1,331 +1,46 @@
 /*
- * The cJSON wrapper (see json.h). cJSON stores numbers as doubles, so every number whose
- * value or text a double would change (integers of more than 15 significant digits: 64-bit
- * ids; any number with a fraction or an exponent: long decimals, 1.50, 1e400, 1e-400) is
- * protected on the way in: a pre-pass wraps it as a marked string, and after parsing it
- * becomes a cJSON "raw" node that holds the text as written and prints verbatim;
- * w2l__json_int64(), w2l__json_double() and w2l__json_number_str() read it exactly (the
- * integer when the text is exactly one, the correctly rounded double, the text).
- * w2l__json_new_int64() makes raw nodes too.
- * Strings holding NUL bytes ("\u0000", as canal writes binary and GEOMETRY values) keep
- * their whole length (w2l__json_strn); printing one still stops at its first NUL, as cJSON
- * prints NUL-terminated text.
+ * The JSON tree (json.h, json_int.h): accessors, building and printing; the parser is
+ * json_parse.c. Numbers keep the text they were parsed from (w2l__json_new_int64 makes
+ * such text too) and print it verbatim; w2l__json_int64(), w2l__json_double() and
+ * w2l__json_number_str() read it exactly. Numbers built with w2l__json_new_double print
+ * as cJSON printed them ("%1.15g", or "%1.17g" when that does not read back), so that
+ * documents this library wrote before keep their bytes. Strings keep their length, NUL
+ * bytes included (w2l__json_strn), and print them as \u0000.
  */
-#include <cjson/cJSON.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "json.h"
-#include "../common/thread.h"
+#include "json_int.h"
 
-#define BIGINT_MARK '\x01'
-/* cJSON type bit (above its own flags) of a string node holding NUL bytes ("\u0000"): its
- * byte length is in valuedouble, as cJSON keeps only the NUL-terminated text. */
-#define NUL_STRING (1 << 12)
+/* ---- freeing ---- */
 
-static once_flag hooks_once = ONCE_FLAG_INIT;
-/* cJSON reports an allocation failure like a syntax error; this flag tells them apart. */
-static _Thread_local int alloc_failed;
-static void *hook_malloc(size_t n)
+static void free_node(w2l__json *j)
 {
-    void *p = w2l__malloc(n);
-    if (!p) alloc_failed = 1;
-    return p;
-}
-static void set_hooks(void)
-{
-    cJSON_Hooks h = {hook_malloc, w2l__free};
-    cJSON_InitHooks(&h);
-}
-#define HOOKS() call_once(&hooks_once, set_hooks)
-
-static cJSON *C(const w2l__json *j) { return (cJSON *)(void *)j; }
-static w2l__json *J(cJSON *c) { return (w2l__json *)(void *)c; }
-
-/* A raw node holding a number (a protected one, or one w2l__json_new_int64 made). */
-static int is_digits_raw(const cJSON *c)
-{
-    return cJSON_IsRaw(c) && c->valuestring &&
-           (c->valuestring[0] == '-' || (c->valuestring[0] >= '0' && c->valuestring[0] <= '9'));
-}
-
-/* The JSON number token of text at i (RFC 8259: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?):
- * its end, whether it is valid, and whether the tree must keep its text (*keep): numbers with
- * a fraction or an exponent (their value and their text as written differ from what a
- * double gives back: 1.50, 1e400, 1e-400, 0.1) and integers of more than 15 significant
- * digits. Integers of up to 15 digits are exact in a double and stay cheap cJSON numbers. */
-static size_t number_end(const char *text, size_t len, size_t i, int *valid, int *keep)
-{
-    size_t j = i, digits = 0;
-    int leading = 1, frac = 0, exp = 0;
-    *valid = 0;
-    *keep = 0;
-    if (j < len && text[j] == '-') j++;
-    size_t int_start = j;
-    for (; j < len && text[j] >= '0' && text[j] <= '9'; j++) {
-        if (text[j] != '0') leading = 0;
-        if (!leading) digits++;
+    for (w2l__json *c = j->child, *n; c; c = n) {
+        n = c->next;
+        free_node(c);
     }
-    if (j == int_start || (text[int_start] == '0' && j - int_start > 1)) return j;
-    if (j < len && text[j] == '.') {
-        size_t f = ++j;
-        for (; j < len && text[j] >= '0' && text[j] <= '9'; j++) {
-            if (text[j] != '0') leading = 0;
-            if (!leading) digits++;
-        }
-        if (j == f) return j;
-        frac = 1;
+    if (j->flags & JF_KEYHEAP) w2l__free(j->key);
+    if (j->flags & JF_STRHEAP) w2l__free(j->s);
+    if (j->arena) { /* a parsed tree's root: j itself is in the arena */
+        w2l__arena a = *j->arena;
+        w2l__arena_release(&a);
+    } else if (j->flags & JF_HEAP) {
+        w2l__free(j);
     }
-    if (j < len && (text[j] == 'e' || text[j] == 'E')) {
-        j++;
-        if (j < len && (text[j] == '-' || text[j] == '+')) j++;
-        size_t e = j;
-        while (j < len && text[j] >= '0' && text[j] <= '9') j++;
-        if (j == e) return j;
-        exp = 1;
-    }
-    *valid = 1;
-    *keep = frac || exp || digits > 15;
-    return j;
-}
-
-/* Copies text, wrapping every number whose text must be kept (see number_end) as the string
- * "\x01NUMBER". Which strings are such wrappers is recorded by their ordinal among all
- * string tokens (keys included) in *marks, so that a real string that happens to start
- * with U+0001 (written "\u0001") is never mistaken for one. */
-static int is_nul_escape(const char *text, size_t len, size_t i)
-{
-    return i + 5 < len && text[i] == '\\' && text[i + 1] == 'u' && !memcmp(text + i + 2, "0000", 4);
-}
-
-static int hexval(char c)
-{
-    return c >= '0' && c <= '9'   ? c - '0'
-           : c >= 'a' && c <= 'f' ? c - 'a' + 10
-           : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                  : -1;
-}
-
-static unsigned hex4(const char *p)
-{
-    unsigned v = 0;
-    for (int k = 0; k < 4; k++) v = v << 4 | (unsigned)(hexval(p[k]) < 0 ? 0 : hexval(p[k]));
-    return v;
-}
-
-/* The string token whose opening quote is at i: its end (after the closing quote) and
- * its length once decoded (UTF-8 of the escapes, as cJSON decodes them). */
-static size_t string_span(const char *text, size_t len, size_t i, size_t *declen)
-{
-    size_t n = 0, j = i + 1;
-    while (j < len && text[j] != '"') {
-        if (text[j] != '\\') {
-            n++, j++;
-            continue;
-        }
-        if (j + 1 < len && text[j + 1] == 'u' && j + 5 < len) {
-            unsigned cp = hex4(text + j + 2);
-            j += 6;
-            if (cp >= 0xd800 && cp < 0xdc00 && j + 5 < len && text[j] == '\\' &&
-                text[j + 1] == 'u') {
-                n += 4; /* a surrogate pair */
-                j += 6;
-            } else {
-                n += cp < 0x80 ? 1 : cp < 0x800 ? 2 : 3;
-            }
-        } else {
-            n++;
-            j += 2;
-        }
-    }
-    *declen = n;
-    return j < len ? j + 1 : len;
-}
-
-static char *protect_numbers(const char *text, size_t len, size_t *outlen, w2l_buf *marks,
-                             w2l_buf *nuls, int *nomem)
-{
-    size_t big = 0, nulstr = 0;
-    int in_str = 0;
-    for (size_t i = 0; i < len; i++) {
-        char ch = text[i];
-        if (in_str) {
-            if (ch == '\\') nulstr += is_nul_escape(text, len, i), i++;
-            else if (ch == '"') in_str = 0;
-        } else if (ch == '"') {
-            in_str = 1;
-        } else if (ch == '-' || (ch >= '0' && ch <= '9')) {
-            int valid, keep;
-            size_t j = number_end(text, len, i, &valid, &keep);
-            if (valid && keep) big++;
-            i = j > i ? j - 1 : i;
-        }
-    }
-    *nomem = 0;
-    char *out = w2l__malloc(len + big * 3 + 1);
-    if (!out) {
-        *nomem = 1;
-        return NULL;
-    }
-    size_t o = 0, ordinal = 0;
-    in_str = 0;
-    for (size_t i = 0; i < len; i++) {
-        char ch = text[i];
-        if (in_str) {
-            out[o++] = ch;
-            if (ch == '\\' && i + 1 < len) out[o++] = text[++i];
-            else if (ch == '"') in_str = 0;
-        } else if (ch == '"') {
-            in_str = 1;
-            if (nulstr) { /* a string holding "\u0000" gets its decoded length recorded */
-                size_t declen, end = string_span(text, len, i, &declen);
-                int has = 0;
-                for (size_t k = i + 1; k + 1 < end && !has; k++) {
-                    if (text[k] == '\\') has = is_nul_escape(text, len, k), k++;
-                }
-                uint64_t rec[2] = {ordinal, declen};
-                if (has && w2l_buf_append(nuls, rec, sizeof rec, NULL) != W2L_OK) {
-                    w2l__free(out);
-                    *nomem = 1;
-                    return NULL;
-                }
-            }
-            ordinal++;
-            out[o++] = ch;
-        } else if (big && (ch == '-' || (ch >= '0' && ch <= '9'))) {
-            int valid, keep;
-            size_t j = number_end(text, len, i, &valid, &keep);
-            if (j == i) j = i + 1;
-            if (valid && keep) {
-                uint64_t ord = ordinal++;
-                if (w2l_buf_append(marks, &ord, sizeof ord, NULL) != W2L_OK) {
-                    w2l__free(out);
-                    *nomem = 1;
-                    return NULL;
-                }
-                out[o++] = '"';
-                out[o++] = BIGINT_MARK;
-                memcpy(out + o, text + i, j - i);
-                o += j - i;
-                out[o++] = '"';
-            } else {
-                memcpy(out + o, text + i, j - i);
-                o += j - i;
-            }
-            i = j - 1;
-        } else {
-            out[o++] = ch;
-        }
-    }
-    out[o] = '\0';
-    *outlen = o;
-    return out;
-}
-
-typedef struct unmark {
-    const uint64_t *marks;
-    size_t n, next;  /* marks[next] is the next ordinal to convert */
-    const uint64_t *nuls; /* (ordinal, decoded length) of strings holding NUL bytes */
-    size_t nn, nnext;
-    uint64_t ordinal; /* string tokens seen so far, in document order */
-} unmark;
-
-/* Walks the tree in document order, counting string tokens as the pre-pass did (an object
- * member's key, then its value), and turns the recorded ones into raw number nodes. */
-static void unprotect(cJSON *c, int in_object, unmark *u)
-{
-    for (; c; c = c->next) {
-        if (in_object) u->ordinal++; /* the member's key */
-        if (cJSON_IsString(c)) {
-            while (u->nnext < u->nn && u->nuls[2 * u->nnext] < u->ordinal) u->nnext++; /* keys */
-            if (u->nnext < u->nn && u->nuls[2 * u->nnext] == u->ordinal && c->valuestring) {
-                c->type |= NUL_STRING;
-                c->valuedouble = (double)u->nuls[2 * u->nnext + 1];
-                u->nnext++;
-            }
-            if (u->next < u->n && u->marks[u->next] == u->ordinal && c->valuestring &&
-                c->valuestring[0] == BIGINT_MARK) {
-                memmove(c->valuestring, c->valuestring + 1, strlen(c->valuestring));
-                c->type = cJSON_Raw | (c->type & cJSON_StringIsConst);
-                u->next++;
-            }
-            u->ordinal++;
-        }
-        if (c->child) unprotect(c->child, cJSON_IsObject(c), u);
-    }
-}
-
-w2l_rc w2l__json_parse(const char *text, size_t len, w2l__json **out, w2l_error *err)
-{
-    HOOKS();
-    *out = NULL;
-    size_t plen = 0;
-    w2l_buf marks = {0}, nuls = {0};
-    int nomem;
-    char *copy = protect_numbers(text, len, &plen, &marks, &nuls, &nomem);
-    if (!copy) {
-        w2l_buf_release(&marks);
-        w2l_buf_release(&nuls);
-        return w2l__fail(err, W2L_NOMEM, "out of memory parsing JSON");
-    }
-    const char *end = NULL;
-    alloc_failed = 0;
-    cJSON *c = cJSON_ParseWithLengthOpts(copy, plen, &end, 0);
-    w2l_rc rc = W2L_OK;
-    if (!c && alloc_failed) {
-        rc = w2l__fail(err, W2L_NOMEM, "out of memory parsing JSON");
-    } else if (!c) {
-        /* map the error offset back to the original text: count only up to it */
-        size_t off = end && end >= copy ? (size_t)(end - copy) : 0;
-        if (off > len) off = len;
-        size_t line = 1, col = 1;
-        for (size_t i = 0; i < off && i < len; i++) {
-            if (text[i] == '\n') line++, col = 1;
-            else col++;
-        }
-        if (len == 0) rc = w2l__fail(err, W2L_CORRUPT, "invalid JSON: empty input");
-        else rc = w2l__fail(err, W2L_CORRUPT, "invalid JSON at line %zu, column %zu", line, col);
-    } else {
-        /* trailing garbage after the value */
-        size_t off = (size_t)(end - copy);
-        while (off < plen &&
-               (copy[off] == ' ' || copy[off] == '\n' || copy[off] == '\r' || copy[off] == '\t'))
-            off++;
-        if (off < plen) {
-            cJSON_Delete(c);
-            rc = w2l__fail(err, W2L_CORRUPT, "invalid JSON: text after the value at byte %zu", off);
-        }
-    }
-    w2l__free(copy);
-    if (rc == W2L_OK) {
-        unmark u = {(const uint64_t *)marks.data, marks.len / sizeof(uint64_t), 0,
-                    (const uint64_t *)nuls.data, nuls.len / (2 * sizeof(uint64_t)), 0, 0};
-        if (u.n || u.nn) unprotect(c, 0, &u);
-        *out = J(c);
-    }
-    w2l_buf_release(&marks);
-    w2l_buf_release(&nuls);
-    return rc;
 }
 
 void w2l__json_free(w2l__json *j)
 {
-    if (j) cJSON_Delete(C(j));
+    if (j) free_node(j);
 }
+
+/* ---- reading ---- */
 
 w2l__json_kind w2l__json_type(const w2l__json *j)
 {
-    const cJSON *c = C(j);
-    if (!c) return W2L_JSON_INVALID;
-    if (cJSON_IsNull(c)) return W2L_JSON_NULL;
-    if (cJSON_IsBool(c)) return W2L_JSON_BOOL;
-    if (cJSON_IsNumber(c) || is_digits_raw(c)) return W2L_JSON_NUMBER;
-    if (cJSON_IsString(c)) return W2L_JSON_STRING;
-    if (cJSON_IsArray(c)) return W2L_JSON_ARRAY;
-    if (cJSON_IsObject(c)) return W2L_JSON_OBJECT;
-    return W2L_JSON_INVALID;
+    return j ? (w2l__json_kind)j->kind : W2L_JSON_INVALID;
 }
 
 const char *w2l__json_kind_name(w2l__json_kind k)
@@ -337,33 +52,35 @@ const char *w2l__json_kind_name(w2l__json_kind k)
 
 w2l__json *w2l__json_get(const w2l__json *obj, const char *key)
 {
-    if (!cJSON_IsObject(C(obj))) return NULL;
-    return J(cJSON_GetObjectItemCaseSensitive(C(obj), key));
+    if (!obj || obj->kind != W2L_JSON_OBJECT || !key) return NULL;
+    size_t n = strlen(key);
+    for (w2l__json *c = obj->child; c; c = c->next)
+        if (c->klen == n && memcmp(c->key, key, n) == 0) return c;
+    return NULL;
 }
 
-w2l__json *w2l__json_first(const w2l__json *j) { return j ? J(C(j)->child) : NULL; }
-w2l__json *w2l__json_next(const w2l__json *j) { return j ? J(C(j)->next) : NULL; }
+w2l__json *w2l__json_first(const w2l__json *j) { return j ? j->child : NULL; }
+w2l__json *w2l__json_next(const w2l__json *j) { return j ? j->next : NULL; }
 
 size_t w2l__json_size(const w2l__json *j)
 {
     size_t n = 0;
-    for (cJSON *c = j ? C(j)->child : NULL; c; c = c->next) n++;
+    for (w2l__json *c = j ? j->child : NULL; c; c = c->next) n++;
     return n;
 }
 
-const char *w2l__json_key(const w2l__json *j) { return j ? C(j)->string : NULL; }
+const char *w2l__json_key(const w2l__json *j) { return j ? j->key : NULL; }
 
 const char *w2l__json_str(const w2l__json *j)
 {
-    return cJSON_IsString(C(j)) ? C(j)->valuestring : NULL;
+    return j && j->kind == W2L_JSON_STRING ? j->s : NULL;
 }
 
 const char *w2l__json_strn(const w2l__json *j, size_t *len)
 {
-    const cJSON *c = C(j);
-    if (!cJSON_IsString(c) || !c->valuestring) return NULL;
-    *len = (c->type & NUL_STRING) ? (size_t)c->valuedouble : strlen(c->valuestring);
-    return c->valuestring;
+    if (!j || j->kind != W2L_JSON_STRING) return NULL;
+    *len = j->n;
+    return j->s;
 }
 
 /* The exact integer value of number text ("12", "-5.0", "1e3", "1.5E+2"); -1 when the
@@ -373,6 +90,14 @@ static int text_int64(const char *s, int64_t *out)
     int neg = *s == '-';
     if (neg) s++;
     const char *ip = s;
+    uint64_t v = 0;
+    while (*s >= '0' && *s <= '9' && s - ip < 18) v = v * 10 + (unsigned)(*s++ - '0');
+    if (!*s) { /* the common case: a plain integer of up to 18 digits */
+        if (s == ip) return -1;
+        *out = neg ? -(int64_t)v : (int64_t)v;
+        return 0;
+    }
+    s = ip;
     while (*s >= '0' && *s <= '9') s++;
     size_t nint = (size_t)(s - ip), nfrac = 0;
     const char *fp = s;
@@ -394,7 +119,7 @@ static int text_int64(const char *s, int64_t *out)
     if (*s || nint + nfrac == 0) return -1;
     /* the digits D (integer then fraction digits) times 10^(exp - nfrac) */
     long point = (long)nint + exp; /* digits before the decimal point */
-    uint64_t v = 0;
+    v = 0;
     size_t nd = nint + nfrac;
     for (size_t k = 0; k < nd; k++) {
         unsigned dg = (unsigned)((k < nint ? ip[k] : fp[k - nint]) - '0');
@@ -417,10 +142,9 @@ static int text_int64(const char *s, int64_t *out)
 
 int w2l__json_int64(const w2l__json *j, int64_t *out)
 {
-    const cJSON *c = C(j);
-    if (is_digits_raw(c)) return text_int64(c->valuestring, out);
-    if (!cJSON_IsNumber(c)) return -1;
-    double d = c->valuedouble;
+    if (!j || j->kind != W2L_JSON_NUMBER) return -1;
+    if (j->s) return text_int64(j->s, out);
+    double d = j->d;
     if (!(d >= -9007199254740992.0 && d <= 9007199254740992.0) || d != floor(d)) return -1;
     *out = (int64_t)d;
     return 0;
@@ -428,30 +152,24 @@ int w2l__json_int64(const w2l__json *j, int64_t *out)
 
 int w2l__json_double(const w2l__json *j, double *out)
 {
-    const cJSON *c = C(j);
-    if (is_digits_raw(c)) {
-        *out = strtod(c->valuestring, NULL);
-        return 0;
-    }
-    if (!cJSON_IsNumber(c)) return -1;
-    *out = c->valuedouble;
+    if (!j || j->kind != W2L_JSON_NUMBER) return -1;
+    *out = j->s ? strtod(j->s, NULL) : j->d;
     return 0;
 }
 
 int w2l__json_bool(const w2l__json *j, int *out)
 {
-    if (!cJSON_IsBool(C(j))) return -1;
-    *out = cJSON_IsTrue(C(j)) ? 1 : 0;
+    if (!j || j->kind != W2L_JSON_BOOL) return -1;
+    *out = j->bval;
     return 0;
 }
 
 const char *w2l__json_number_str(const w2l__json *j, char *buf, size_t size)
 {
-    const cJSON *c = C(j);
-    if (is_digits_raw(c)) return c->valuestring;
-    if (!cJSON_IsNumber(c) || !buf || !size) return NULL;
-    /* an integer of up to 15 digits as parsed, or a number built with new_double */
-    double d = c->valuedouble;
+    if (!j || j->kind != W2L_JSON_NUMBER) return NULL;
+    if (j->s) return j->s;
+    if (!buf || !size) return NULL;
+    double d = j->d;
     int n;
     if (d == floor(d) && fabs(d) < 9007199254740992.0) n = snprintf(buf, size, "%.0f", d);
     else n = snprintf(buf, size, "%.17g", d);
@@ -476,103 +194,319 @@ int w2l__json_number_text(const w2l__json *j, char *buf, size_t size)
     return 0;
 }
 
-w2l__json *w2l__json_new_object(void) { HOOKS(); return J(cJSON_CreateObject()); }
-w2l__json *w2l__json_new_array(void) { HOOKS(); return J(cJSON_CreateArray()); }
-w2l__json *w2l__json_new_string(const char *s) { HOOKS(); return J(cJSON_CreateString(s)); }
-w2l__json *w2l__json_new_bool(int v) { HOOKS(); return J(cJSON_CreateBool(v)); }
-w2l__json *w2l__json_new_null(void) { HOOKS(); return J(cJSON_CreateNull()); }
+/* ---- building ---- */
+
+static w2l__json *node(w2l__json_kind kind)
+{
+    w2l__json *j = w2l__malloc(sizeof *j);
+    if (!j) return NULL;
+    memset(j, 0, sizeof *j);
+    j->kind = (uint8_t)kind;
+    j->flags = JF_HEAP;
+    return j;
+}
+
+w2l__json *w2l__json_new_object(void) { return node(W2L_JSON_OBJECT); }
+w2l__json *w2l__json_new_array(void) { return node(W2L_JSON_ARRAY); }
+w2l__json *w2l__json_new_null(void) { return node(W2L_JSON_NULL); }
+
+w2l__json *w2l__json_new_bool(int v)
+{
+    w2l__json *j = node(W2L_JSON_BOOL);
+    if (j) j->bval = v != 0;
+    return j;
+}
+
 w2l__json *w2l__json_new_double(double v)
 {
-    HOOKS();
-    return J(cJSON_CreateNumber(v));
+    w2l__json *j = node(W2L_JSON_NUMBER);
+    if (j) {
+        j->d = v;
+        j->flags |= JF_DOUBLE;
+    }
+    return j;
+}
+
+/* A node of kind holding a copy of n bytes of s. */
+static w2l__json *node_text(w2l__json_kind kind, const char *s, size_t n)
+{
+    w2l__json *j = node(kind);
+    if (!j) return NULL;
+    j->s = w2l__malloc(n + 1);
+    if (!j->s) {
+        w2l__free(j);
+        return NULL;
+    }
+    if (n) memcpy(j->s, s, n);
+    j->s[n] = '\0';
+    j->n = n;
+    j->flags |= JF_STRHEAP;
+    return j;
+}
+
+w2l__json *w2l__json_new_string(const char *s)
+{
+    return s ? node_text(W2L_JSON_STRING, s, strlen(s)) : NULL;
 }
 
 w2l__json *w2l__json_new_stringn(const char *s, size_t n)
 {
-    char *t = w2l__strndup(s, n);
-    if (!t) return NULL;
-    w2l__json *j = w2l__json_new_string(t);
-    w2l__free(t);
-    return j;
+    return s || !n ? node_text(W2L_JSON_STRING, s ? s : "", n) : NULL;
 }
 
 w2l__json *w2l__json_new_int64(int64_t v)
 {
-    HOOKS();
     char buf[24];
-    snprintf(buf, sizeof buf, "%lld", (long long)v);
-    return J(cJSON_CreateRaw(buf));
-}
-
-/* cJSON_Duplicate copies strings up to their first NUL: give strings holding NUL bytes
- * their whole text back. 0, or -1 when out of memory. */
-static int dup_nul_strings(const cJSON *from, cJSON *to)
-{
-    for (; from && to; from = from->next, to = to->next) {
-        if ((from->type & NUL_STRING) && from->valuestring && to->valuestring) {
-            size_t n = (size_t)from->valuedouble;
-            char *p = w2l__malloc(n + 1);
-            if (!p) return -1;
-            memcpy(p, from->valuestring, n + 1);
-            w2l__free(to->valuestring);
-            to->valuestring = p;
-        }
-        if (from->child && dup_nul_strings(from->child, to->child)) return -1;
-    }
-    return 0;
+    int n = snprintf(buf, sizeof buf, "%lld", (long long)v);
+    return node_text(W2L_JSON_NUMBER, buf, (size_t)n);
 }
 
 w2l__json *w2l__json_dup(const w2l__json *j)
 {
-    HOOKS();
-    cJSON *d = cJSON_Duplicate(C(j), 1);
-    if (d && dup_nul_strings(C(j), d)) {
-        cJSON_Delete(d);
-        return NULL;
+    if (!j) return NULL;
+    w2l__json *d = j->s || (j->flags & JF_DOUBLE) ? NULL : node((w2l__json_kind)j->kind);
+    if (j->s) d = node_text((w2l__json_kind)j->kind, j->s, j->n);
+    else if (d) d->d = j->d, d->bval = j->bval, d->flags |= j->flags & JF_DOUBLE;
+    else if (j->flags & JF_DOUBLE) d = w2l__json_new_double(j->d);
+    if (!d) return NULL;
+    for (const w2l__json *c = j->child; c; c = c->next) {
+        w2l__json *dc = w2l__json_dup(c);
+        if (!dc) {
+            free_node(d);
+            return NULL;
+        }
+        if (c->key && (dc->key = w2l__strndup(c->key, c->klen)) == NULL) {
+            free_node(dc);
+            free_node(d);
+            return NULL;
+        }
+        if (c->key) dc->klen = c->klen, dc->flags |= JF_KEYHEAP;
+        if (d->last) d->last->next = dc;
+        else d->child = dc;
+        d->last = dc;
     }
-    return J(d);
+    return d;
 }
 
 int w2l__json_add(w2l__json *obj, const char *key, w2l__json *v)
 {
     if (!v) return -1;
-    if (!obj || !cJSON_AddItemToObject(C(obj), key, C(v))) {
-        cJSON_Delete(C(v));
+    char *k = obj && obj->kind == W2L_JSON_OBJECT && key ? w2l__strndup(key, strlen(key)) : NULL;
+    if (!k) {
+        free_node(v);
         return -1;
     }
+    if (v->flags & JF_KEYHEAP) w2l__free(v->key);
+    v->key = k;
+    v->klen = strlen(k);
+    v->flags |= JF_KEYHEAP;
+    v->next = NULL;
+    if (obj->last) obj->last->next = v;
+    else obj->child = v;
+    obj->last = v;
     return 0;
+}
+
+/* Unlinks the first member key of obj; NULL when absent. */
+static w2l__json *unlink_member(w2l__json *obj, const char *key, w2l__json **prevp)
+{
+    size_t n = strlen(key);
+    w2l__json *prev = NULL;
+    for (w2l__json *c = obj->child; c; prev = c, c = c->next) {
+        if (c->klen != n || memcmp(c->key, key, n)) continue;
+        if (prev) prev->next = c->next;
+        else obj->child = c->next;
+        if (obj->last == c) obj->last = prev;
+        *prevp = prev;
+        return c;
+    }
+    return NULL;
 }
 
 int w2l__json_set(w2l__json *obj, const char *key, w2l__json *v)
 {
     if (!v) return -1;
-    if (!obj) {
-        cJSON_Delete(C(v));
+    if (!obj || obj->kind != W2L_JSON_OBJECT || !key) {
+        free_node(v);
         return -1;
     }
-    if (cJSON_GetObjectItemCaseSensitive(C(obj), key))
-        return cJSON_ReplaceItemInObjectCaseSensitive(C(obj), key, C(v)) ? 0
-                                                                         : (cJSON_Delete(C(v)), -1);
-    return w2l__json_add(obj, key, v);
+    w2l__json *prev = NULL, *old = unlink_member(obj, key, &prev);
+    if (!old) return w2l__json_add(obj, key, v);
+    /* the replacement takes the old member's place */
+    char *k = w2l__strndup(key, strlen(key));
+    if (!k) { /* put the old member back */
+        old->next = prev ? prev->next : obj->child;
+        if (prev) prev->next = old;
+        else obj->child = old;
+        if (!old->next) obj->last = old;
+        free_node(v);
+        return -1;
+    }
+    if (v->flags & JF_KEYHEAP) w2l__free(v->key);
+    v->key = k;
+    v->klen = strlen(k);
+    v->flags |= JF_KEYHEAP;
+    v->next = prev ? prev->next : obj->child;
+    if (prev) prev->next = v;
+    else obj->child = v;
+    if (!v->next) obj->last = v;
+    free_node(old);
+    return 0;
 }
 
 int w2l__json_append(w2l__json *arr, w2l__json *v)
 {
     if (!v) return -1;
-    if (!arr || !cJSON_AddItemToArray(C(arr), C(v))) {
-        cJSON_Delete(C(v));
+    if (!arr || arr->kind != W2L_JSON_ARRAY) {
+        free_node(v);
         return -1;
     }
+    v->next = NULL;
+    if (arr->last) arr->last->next = v;
+    else arr->child = v;
+    arr->last = v;
     return 0;
 }
 
 void w2l__json_remove(w2l__json *obj, const char *key)
 {
-    if (obj) cJSON_DeleteItemFromObjectCaseSensitive(C(obj), key);
+    if (!obj || obj->kind != W2L_JSON_OBJECT || !key) return;
+    w2l__json *prev, *old = unlink_member(obj, key, &prev);
+    if (old) free_node(old);
+}
+
+/* ---- printing ---- */
+
+typedef struct out {
+    char *p;
+    size_t n, cap;
+    int nomem;
+} out;
+
+static char *room(out *o, size_t n)
+{
+    if (o->nomem) return NULL;
+    if (o->cap - o->n < n) {
+        size_t cap = o->cap ? o->cap : 256;
+        while (cap - o->n < n) cap *= 2;
+        char *p = w2l__realloc(o->p, cap);
+        if (!p) {
+            o->nomem = 1;
+            return NULL;
+        }
+        o->p = p;
+        o->cap = cap;
+    }
+    return o->p + o->n;
+}
+
+static void put(out *o, const char *s, size_t n)
+{
+    char *d = room(o, n);
+    if (!d) return;
+    memcpy(d, s, n);
+    o->n += n;
+}
+
+static void putc_(out *o, char c) { put(o, &c, 1); }
+
+static void put_string(out *o, const char *s, size_t n)
+{
+    putc_(o, '"');
+    size_t run = 0; /* bytes copied as they are, pending */
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\') {
+            run++;
+            continue;
+        }
+        put(o, s + i - run, run);
+        run = 0;
+        char esc[8];
+        switch (c) {
+        case '"': put(o, "\\\"", 2); break;
+        case '\\': put(o, "\\\\", 2); break;
+        case '\b': put(o, "\\b", 2); break;
+        case '\f': put(o, "\\f", 2); break;
+        case '\n': put(o, "\\n", 2); break;
+        case '\r': put(o, "\\r", 2); break;
+        case '\t': put(o, "\\t", 2); break;
+        default:
+            snprintf(esc, sizeof esc, "\\u%04x", c);
+            put(o, esc, 6);
+        }
+    }
+    put(o, s + n - run, run);
+    putc_(o, '"');
+}
+
+/* As cJSON printed a number held as a double. */
+static void put_double(out *o, double d)
+{
+    char buf[32];
+    int n;
+    int vi = d >= 2147483647.0 ? 2147483647 : d <= -2147483648.0 ? (-2147483647 - 1) : (int)d;
+    if (isnan(d) || isinf(d)) {
+        n = snprintf(buf, sizeof buf, "null");
+    } else if (d == (double)vi) {
+        n = snprintf(buf, sizeof buf, "%d", vi);
+    } else {
+        n = snprintf(buf, sizeof buf, "%1.15g", d);
+        if (strtod(buf, NULL) != d) n = snprintf(buf, sizeof buf, "%1.17g", d);
+    }
+    put(o, buf, (size_t)n);
+}
+
+static void tabs(out *o, int n)
+{
+    for (int i = 0; i < n; i++) putc_(o, '\t');
+}
+
+static void print_value(out *o, const w2l__json *j, int pretty, int depth)
+{
+    switch (j->kind) {
+    case W2L_JSON_NULL: put(o, "null", 4); break;
+    case W2L_JSON_BOOL: j->bval ? put(o, "true", 4) : put(o, "false", 5); break;
+    case W2L_JSON_NUMBER:
+        if (j->s) put(o, j->s, j->n);
+        else put_double(o, j->d);
+        break;
+    case W2L_JSON_STRING: put_string(o, j->s, j->n); break;
+    case W2L_JSON_ARRAY:
+        putc_(o, '[');
+        for (const w2l__json *c = j->child; c; c = c->next) {
+            print_value(o, c, pretty, depth);
+            if (c->next) put(o, ", ", pretty ? 2 : 1);
+        }
+        putc_(o, ']');
+        break;
+    case W2L_JSON_OBJECT:
+        putc_(o, '{');
+        if (pretty) putc_(o, '\n');
+        for (const w2l__json *c = j->child; c; c = c->next) {
+            if (pretty) tabs(o, depth + 1);
+            put_string(o, c->key ? c->key : "", c->key ? c->klen : 0);
+            put(o, ":\t", pretty ? 2 : 1);
+            print_value(o, c, pretty, depth + 1);
+            if (c->next) putc_(o, ',');
+            if (pretty) putc_(o, '\n');
+        }
+        if (pretty) tabs(o, depth);
+        putc_(o, '}');
+        break;
+    default: break;
+    }
 }
 
 char *w2l__json_print(const w2l__json *j, int pretty)
 {
-    HOOKS();
-    return pretty ? cJSON_Print(C(j)) : cJSON_PrintUnformatted(C(j));
+    if (!j) return NULL;
+    out o = {0};
+    print_value(&o, j, pretty, 0);
+    putc_(&o, '\0');
+    if (o.nomem) {
+        w2l__free(o.p);
+        return NULL;
+    }
+    return o.p;
 }

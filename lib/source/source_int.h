@@ -25,5 +25,7 @@ void w2l__source_close(w2l_source *src);
 /* "file": CDC JSON lines (canal-json, debezium-json, maxwell-json) from a local file,
  * file_source.c. */
 extern const w2l_source_methods w2l__source_file;
+/* "kafka": the same CDC JSON from Kafka topics, kafka.c. */
+extern const w2l_source_methods w2l__source_kafka;
 
 #endif

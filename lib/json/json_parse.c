@@ -1,0 +1,332 @@
+/*
+ * The JSON parser (json.h: w2l__json_parse). One pass over the text builds the tree in an
+ * arena the root owns (json_int.h): no per-node malloc, strings unescaped once, numbers
+ * kept as the text written (never through a double), NUL bytes in strings kept with the
+ * string's length.
+ *
+ * Accepted: RFC 8259 JSON, plus what the former parser (cJSON) accepted and producers
+ * rely on: a UTF-8 byte order mark before the value, and control bytes and invalid UTF-8
+ * inside strings, kept as they are. Rejected with "line L, column C" of the first bad
+ * byte: anything else, including numbers outside the RFC grammar ("01", "+1", ".5",
+ * "1e"), unknown escapes, \u escapes that are not 4 hex digits, lone or reversed UTF-16
+ * surrogates (as cJSON), nesting deeper than W2L_JSON_MAX_DEPTH, and text after the value.
+ * Duplicate member names are all kept, in order (w2l__json_get finds the first).
+ */
+#include "json_int.h"
+
+typedef struct parser {
+    const char *start, *end; /* the text as given, for error positions */
+    char *p, *e;             /* the arena's copy being parsed, unescaped in place */
+    char *cur, *lim;         /* free room of the arena block nodes are cut from */
+    w2l__arena *a;
+    const char *why;         /* the error, at p */
+    int nomem;
+    int depth;
+} parser;
+
+static int fail(parser *ps, char *at, const char *why)
+{
+    ps->p = at;
+    ps->why = why;
+    return -1;
+}
+
+/* n bytes (a multiple of 8) for nodes and number text: cut from the current block, which
+ * is taken from the arena in pieces of NODE_BLOCK */
+#define NODE_BLOCK 4096
+static void *palloc(parser *ps, size_t n)
+{
+    if ((size_t)(ps->lim - ps->cur) < n) {
+        size_t sz = n > NODE_BLOCK ? n : NODE_BLOCK;
+        char *b = w2l__arena_alloc(ps->a, sz);
+        if (!b) {
+            ps->nomem = 1;
+            return NULL;
+        }
+        ps->cur = b;
+        ps->lim = b + sz;
+    }
+    void *m = ps->cur;
+    ps->cur += n;
+    return m;
+}
+
+static void skip_ws(parser *ps)
+{
+    char *p = ps->p, *e = ps->e;
+    while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
+    ps->p = p;
+}
+
+static int hex4(const char *p, unsigned *out)
+{
+    unsigned v = 0;
+    for (int k = 0; k < 4; k++) {
+        char c = p[k];
+        unsigned h = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
+                     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                     : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
+                                            : 16u;
+        if (h > 15) return -1;
+        v = v << 4 | h;
+    }
+    *out = v;
+    return 0;
+}
+
+static char *put_utf8(char *o, unsigned cp)
+{
+    if (cp < 0x80) {
+        *o++ = (char)cp;
+    } else if (cp < 0x800) {
+        *o++ = (char)(0xc0 | cp >> 6);
+        *o++ = (char)(0x80 | (cp & 0x3f));
+    } else if (cp < 0x10000) {
+        *o++ = (char)(0xe0 | cp >> 12);
+        *o++ = (char)(0x80 | (cp >> 6 & 0x3f));
+        *o++ = (char)(0x80 | (cp & 0x3f));
+    } else {
+        *o++ = (char)(0xf0 | cp >> 18);
+        *o++ = (char)(0x80 | (cp >> 12 & 0x3f));
+        *o++ = (char)(0x80 | (cp >> 6 & 0x3f));
+        *o++ = (char)(0x80 | (cp & 0x3f));
+    }
+    return o;
+}
+
+/* The string whose opening quote is at ps->p, unescaped in place (the decoded text is
+ * never longer than the escaped one) and NUL-terminated over its closing quote. */
+static int parse_string(parser *ps, char **out, size_t *outlen)
+{
+    char *b = ps->p + 1, *e = ps->e;
+    char *q = memchr(b, '"', (size_t)(e - b));
+    if (!q) return fail(ps, ps->p, "unterminated string");
+    char *bs = memchr(b, '\\', (size_t)(q - b));
+    if (!bs) { /* no escapes */
+        *q = '\0';
+        *out = b;
+        *outlen = (size_t)(q - b);
+        ps->p = q + 1;
+        return 0;
+    }
+    char *o = bs;
+    q = bs;
+    for (;;) {
+        if (q >= e) return fail(ps, ps->p, "unterminated string");
+        if (*q == '"') break;
+        if (*q != '\\') {
+            *o++ = *q++;
+            continue;
+        }
+        char *esc = q;
+        if (e - q < 2) return fail(ps, ps->p, "unterminated string");
+        char c = q[1];
+        q += 2;
+        switch (c) {
+        case '"': *o++ = '"'; break;
+        case '\\': *o++ = '\\'; break;
+        case '/': *o++ = '/'; break;
+        case 'b': *o++ = '\b'; break;
+        case 'f': *o++ = '\f'; break;
+        case 'n': *o++ = '\n'; break;
+        case 'r': *o++ = '\r'; break;
+        case 't': *o++ = '\t'; break;
+        case 'u': {
+            unsigned cp, lo;
+            if (e - q < 4 || hex4(q, &cp)) return fail(ps, esc, "\\u needs 4 hex digits");
+            q += 4;
+            if (cp >= 0xdc00 && cp <= 0xdfff) return fail(ps, esc, "lone UTF-16 low surrogate");
+            if (cp >= 0xd800 && cp <= 0xdbff) {
+                if (e - q < 6 || q[0] != '\\' || q[1] != 'u' || hex4(q + 2, &lo) || lo < 0xdc00 ||
+                    lo > 0xdfff)
+                    return fail(ps, esc, "UTF-16 high surrogate without its low surrogate");
+                q += 6;
+                cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+            }
+            o = put_utf8(o, cp);
+            break;
+        }
+        default: return fail(ps, esc, "unknown escape");
+        }
+    }
+    *o = '\0';
+    *out = b;
+    *outlen = (size_t)(o - b);
+    ps->p = q + 1;
+    return 0;
+}
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, its text copied */
+static int parse_number(parser *ps, w2l__json *j)
+{
+    char *b = ps->p, *p = b, *e = ps->e;
+    if (p < e && *p == '-') p++;
+    if (p >= e || !is_digit(*p)) return fail(ps, p, "malformed number");
+    if (*p == '0') {
+        p++;
+        if (p < e && is_digit(*p)) return fail(ps, p, "number with a leading zero");
+    } else {
+        while (p < e && is_digit(*p)) p++;
+    }
+    if (p < e && *p == '.') {
+        p++;
+        if (p >= e || !is_digit(*p)) return fail(ps, p, "malformed number: digits expected");
+        while (p < e && is_digit(*p)) p++;
+    }
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (p < e && (*p == '+' || *p == '-')) p++;
+        if (p >= e || !is_digit(*p)) return fail(ps, p, "malformed number: exponent expected");
+        while (p < e && is_digit(*p)) p++;
+    }
+    size_t n = (size_t)(p - b);
+    char *s = palloc(ps, (n + 8) & ~(size_t)7);
+    if (!s) return -1;
+    memcpy(s, b, n);
+    s[n] = '\0';
+    j->kind = W2L_JSON_NUMBER;
+    j->s = s;
+    j->n = n;
+    ps->p = p;
+    return 0;
+}
+
+static int literal(parser *ps, const char *word, size_t n)
+{
+    if ((size_t)(ps->e - ps->p) < n || memcmp(ps->p, word, n))
+        return fail(ps, ps->p, ps->p < ps->e ? "unexpected character" : "unexpected end of input");
+    ps->p += n;
+    return 0;
+}
+
+static w2l__json *new_node(parser *ps)
+{
+    w2l__json *j = palloc(ps, sizeof *j);
+    if (j) memset(j, 0, sizeof *j);
+    return j;
+}
+
+static int parse_value(parser *ps, w2l__json *j);
+
+static void link_child(w2l__json *parent, w2l__json *c)
+{
+    if (parent->last) parent->last->next = c;
+    else parent->child = c;
+    parent->last = c;
+}
+
+static int parse_container(parser *ps, w2l__json *j, int object)
+{
+    const char close = object ? '}' : ']';
+    if (++ps->depth > W2L_JSON_MAX_DEPTH) return fail(ps, ps->p, "nested too deeply");
+    j->kind = object ? W2L_JSON_OBJECT : W2L_JSON_ARRAY;
+    ps->p++;
+    skip_ws(ps);
+    if (ps->p < ps->e && *ps->p == close) {
+        ps->p++;
+        ps->depth--;
+        return 0;
+    }
+    for (;;) {
+        w2l__json *c = new_node(ps);
+        if (!c) return -1;
+        if (object) {
+            if (ps->p >= ps->e || *ps->p != '"')
+                return fail(ps, ps->p, ps->p < ps->e ? "member name expected"
+                                                       : "unexpected end of input");
+            if (parse_string(ps, &c->key, &c->klen)) return -1;
+            skip_ws(ps);
+            if (ps->p >= ps->e || *ps->p != ':')
+                return fail(ps, ps->p, ps->p < ps->e ? "':' expected" : "unexpected end of input");
+            ps->p++;
+            skip_ws(ps);
+        }
+        if (parse_value(ps, c)) return -1;
+        link_child(j, c);
+        skip_ws(ps);
+        if (ps->p >= ps->e) return fail(ps, ps->p, "unexpected end of input");
+        if (*ps->p == ',') {
+            ps->p++;
+            skip_ws(ps);
+            continue;
+        }
+        if (*ps->p == close) break;
+        return fail(ps, ps->p, object ? "',' or '}' expected" : "',' or ']' expected");
+    }
+    ps->p++;
+    ps->depth--;
+    return 0;
+}
+
+static int parse_value(parser *ps, w2l__json *j)
+{
+    if (ps->p >= ps->e) return fail(ps, ps->p, "unexpected end of input");
+    switch (*ps->p) {
+    case '{': return parse_container(ps, j, 1);
+    case '[': return parse_container(ps, j, 0);
+    case '"':
+        j->kind = W2L_JSON_STRING;
+        return parse_string(ps, &j->s, &j->n);
+    case 't': j->kind = W2L_JSON_BOOL, j->bval = 1; return literal(ps, "true", 4);
+    case 'f': j->kind = W2L_JSON_BOOL; return literal(ps, "false", 5);
+    case 'n': j->kind = W2L_JSON_NULL; return literal(ps, "null", 4);
+    default:
+        if (*ps->p == '-' || is_digit(*ps->p)) return parse_number(ps, j);
+        return fail(ps, ps->p, "unexpected character");
+    }
+}
+
+static w2l_rc located(const parser *ps, const char *what, w2l_error *err)
+{
+    size_t line = 1, col = 1;
+    size_t off = ps->p && ps->e ? (size_t)(ps->p - (ps->e - (ps->end - ps->start))) : 0;
+    for (const char *p = ps->start; p < ps->start + off; p++) {
+        if (*p == '\n') line++, col = 1;
+        else col++;
+    }
+    return w2l__fail(err, W2L_CORRUPT, "invalid JSON%s at line %zu, column %zu: %s", what, line,
+                     col, ps->why);
+}
+
+w2l_rc w2l__json_parse(const char *text, size_t len, w2l__json **out, w2l_error *err)
+{
+    *out = NULL;
+    if (len == 0) return w2l__fail(err, W2L_CORRUPT, "invalid JSON: empty input");
+    /* room for a typical document in one block: nodes are a few times its text */
+    size_t block = len * 4 + 1024;
+    if (block > (size_t)1 << 20) block = (size_t)1 << 20;
+    w2l__arena a;
+    w2l__arena_init(&a, block);
+    parser ps = {text, text + len, NULL, NULL, NULL, NULL, &a, NULL, 0, 0};
+    char *copy = w2l__arena_alloc(&a, len + 1);
+    if (copy) {
+        memcpy(copy, text, len);
+        copy[len] = '\0';
+        ps.p = copy;
+        ps.e = copy + len;
+    }
+    if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) ps.p += 3; /* a UTF-8 byte order mark */
+    w2l__json *root = copy ? new_node(&ps) : NULL;
+    w2l__arena *home = root ? palloc(&ps, sizeof *home) : NULL;
+    if (home) skip_ws(&ps);
+    if (home && parse_value(&ps, root) == 0) {
+        skip_ws(&ps);
+        if (ps.p < ps.e) {
+            ps.why = "unexpected text";
+            w2l_rc rc = located(&ps, ": text after the value", err);
+            w2l__arena_release(&a);
+            return rc;
+        }
+        *home = a; /* the arena's state now lives in itself */
+        root->arena = home;
+        *out = root;
+        return W2L_OK;
+    }
+    if (!home) ps.nomem = 1;
+    w2l_rc rc = ps.nomem ? w2l__fail(err, W2L_NOMEM, "out of memory parsing JSON")
+                         : located(&ps, "", err);
+    w2l__arena_release(&a);
+    return rc;
+}

@@ -1,0 +1,934 @@
+/*
+ * The "kafka" source plug-in: CDC JSON (canal-json, debezium-json, maxwell-json) from Kafka
+ * topics, decoded by the same stream as the file source (cdc_stream.c). The only file that
+ * includes librdkafka.
+ *
+ *   kafka://BROKER[,BROKER]/TOPIC[,TOPIC|~REGEX]?format=F[&group=G]
+ *
+ * Consuming. Without group=, the source reads every partition of the topics itself
+ * (rd_kafka_assign(); ~REGEX topics match by POSIX extended regular expression), looking
+ * again every METADATA_EVERY_MS for new partitions and topics: no group membership, so no
+ * join delay or rebalance. With group=G, processes started alike share the partitions as
+ * members of consumer group G (rd_kafka_subscribe(); librdkafka's own regex syntax for
+ * ~REGEX). Either way enable.auto.commit and enable.auto.offset.store are off and
+ * rd_kafka_consumer_poll() is the only way messages come (librdkafka 2.0's batch calls are
+ * not safe with rebalances). kafka.<property> keys pass through to librdkafka.
+ *
+ * Positions, exactly once. The position is the next offset of every partition read,
+ * {"kafka":{"TOPIC":{"P":NEXT,...},...}}, carried by each w2l_emit_commit() into the
+ * checkpoint state and the snapshots' w2l.source-position. On (re)assignment a partition
+ * starts at its restored offset, and a partition the position does not know at the
+ * beginning of its log (kafka.auto.offset.reset=latest: at its end) — never at the offsets
+ * committed to Kafka. Those are committed after each completed checkpoint, for monitoring
+ * and lag tools only (they may be one poll batch ahead of the checkpoint).
+ *
+ * Order across partitions. Canal sends a table's DDL to partition 0 and its rows to other
+ * partitions; Debezium and Maxwell spread keys. The source therefore merges its partitions
+ * by each message's source order — Debezium: source.ts_ms then the binlog file and
+ * position; canal: es then the batch id; Maxwell: ts then the binlog position — and takes
+ * the next message only when every assigned partition has one waiting or has reached the
+ * end of its log. So a DDL is applied after every row before it in every partition, and
+ * no row after it is applied before it (as far as the producers' clocks and coordinates
+ * order them). Messages of one partition keep their order. A source transaction spread
+ * over partitions is not kept whole (nothing in the messages says where it ends).
+ *
+ * Bad messages. A message that is not valid CDC JSON fails the run naming topic, partition
+ * and offset, or with source.on-bad-message=skip is logged, counted and skipped. A
+ * tombstone (null value) is skipped.
+ *
+ * until-caught-up: done once partitions were assigned and every assigned partition has
+ * reached the end of its log (librdkafka's partition EOF) with nothing left to emit.
+ */
+#include <errno.h>
+#include <librdkafka/rdkafka.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cdc_stream.h"
+#include "source_int.h"
+#include "../json/json.h"
+
+#define BATCH_MESSAGES 4096 /* messages decoded per next() before a commit */
+#define MAX_QUEUED 100000   /* messages held across partitions while merging */
+#define METADATA_EVERY_MS 10000 /* without a group: how often to look for new partitions */
+
+typedef struct kmsg {
+    rd_kafka_message_t *m;
+    int64_t k1, k2; /* source order */
+} kmsg;
+
+typedef struct kpart {
+    char *topic;
+    int32_t part;
+    int64_t next;  /* the position: next offset to decode; -1 unknown */
+    int assigned;
+    int eof;       /* at the end of its log at the last look */
+    kmsg *q;       /* waiting messages, in offset order: q[qh..qn) */
+    size_t qh, qn, qcap;
+} kpart;
+
+typedef struct kafka_source {
+    w2l_source base;
+    char *brokers, *group, *topics_text;
+    int in_group;          /* group= given: subscribe as a member; else assign everything */
+    int64_t metadata_ms;   /* without a group: when partitions were last looked up */
+    w2l__cdc_format fmt;
+    w2l__cdc_stream st;
+    rd_kafka_t *rk;
+    kpart *parts;
+    size_t nparts, cap;
+    size_t queued;
+    int skip_bad, start_latest;
+    uint64_t skipped;
+    int assigned_once;
+    int brokers_down;      /* librdkafka reported every broker down */
+    int64_t open_ms;       /* when opened: no assignment within the timeout is an error */
+    int64_t connect_timeout_ms;
+    int restored;   /* a restored position to announce */
+    int failed, done;
+    w2l_error ferr;
+    w2l_error cb_err; /* a fatal error seen in a callback */
+    int cb_failed;
+    int commit_warned;
+} kafka_source;
+
+/* ---- URI ---- */
+
+static w2l_rc parse_uri(kafka_source *ks, const char *uri, w2l_error *err)
+{
+    if (!uri || strncmp(uri, "kafka://", 8) != 0)
+        return w2l__fail(err, W2L_CONFIG,
+                         "source URI '%s': expected kafka://BROKER[,BROKER]/TOPIC[,TOPIC]?format=%s",
+                         uri ? uri : "(null)", W2L__CDC_FORMATS);
+    const char *p = uri + 8, *slash = strchr(p, '/');
+    if (!slash || slash == p)
+        return w2l__fail(err, W2L_CONFIG, "source URI '%s': no brokers (kafka://HOST:PORT/TOPIC)",
+                         uri);
+    ks->brokers = w2l__strndup(p, (size_t)(slash - p));
+    const char *t = slash + 1, *q = strchr(t, '?');
+    size_t tl = q ? (size_t)(q - t) : strlen(t);
+    if (tl == 0) return w2l__fail(err, W2L_CONFIG, "source URI '%s': no topic", uri);
+    ks->topics_text = w2l__strndup(t, tl);
+    W2L_NOMEM_IF(!ks->brokers || !ks->topics_text, err);
+    int have_fmt = 0;
+    while (q && *q) {
+        const char *k = q + 1, *amp = strchr(k, '&'), *end = amp ? amp : k + strlen(k);
+        const char *eq = memchr(k, '=', (size_t)(end - k));
+        size_t kl = eq ? (size_t)(eq - k) : 0;
+        if (eq && kl == 6 && memcmp(k, "format", 6) == 0) {
+            if (w2l__cdc_format_parse(eq + 1, (size_t)(end - eq - 1), &ks->fmt))
+                return w2l__fail(err, W2L_CONFIG,
+                                 "source URI '%s': unknown format '%.*s' (allowed: %s)", uri,
+                                 (int)(end - eq - 1), eq + 1, W2L__CDC_FORMATS);
+            have_fmt = 1;
+        } else if (eq && kl == 5 && memcmp(k, "group", 5) == 0 && end > eq + 1) {
+            w2l__free(ks->group);
+            ks->group = w2l__strndup(eq + 1, (size_t)(end - eq - 1));
+            W2L_NOMEM_IF(!ks->group, err);
+            ks->in_group = 1;
+        } else if (end > k) {
+            return w2l__fail(err, W2L_CONFIG,
+                             "source URI '%s': unknown parameter '%.*s' (allowed: format, group)",
+                             uri, (int)(end - k), k);
+        }
+        q = amp;
+    }
+    if (!have_fmt)
+        return w2l__fail(err, W2L_CONFIG, "source URI '%s': format required (allowed: %s)", uri,
+                         W2L__CDC_FORMATS);
+    if (!ks->group && !(ks->group = w2l__strdup("w2l"))) return w2l__fail(err, W2L_NOMEM, "oom");
+    return W2L_OK;
+}
+
+/* ---- partitions and positions ---- */
+
+static kpart *part_find(kafka_source *ks, const char *topic, int32_t p, int create)
+{
+    for (size_t i = 0; i < ks->nparts; i++)
+        if (ks->parts[i].part == p && strcmp(ks->parts[i].topic, topic) == 0)
+            return &ks->parts[i];
+    if (!create) return NULL;
+    if (ks->nparts == ks->cap) {
+        size_t cap = ks->cap ? ks->cap * 2 : 16;
+        kpart *np = w2l__realloc(ks->parts, cap * sizeof *np);
+        if (!np) return NULL;
+        ks->parts = np;
+        ks->cap = cap;
+    }
+    kpart *k = &ks->parts[ks->nparts];
+    memset(k, 0, sizeof *k);
+    if (!(k->topic = w2l__strdup(topic))) return NULL;
+    k->part = p;
+    k->next = -1;
+    ks->nparts++;
+    return k;
+}
+
+static void part_drop_queue(kafka_source *ks, kpart *k)
+{
+    for (size_t i = k->qh; i < k->qn; i++) rd_kafka_message_destroy(k->q[i].m);
+    ks->queued -= k->qn - k->qh;
+    k->qh = k->qn = 0;
+}
+
+static int cmp_part(const void *a, const void *b)
+{
+    const kpart *x = *(const kpart *const *)a, *y = *(const kpart *const *)b;
+    int c = strcmp(x->topic, y->topic);
+    return c ? c : (x->part > y->part) - (x->part < y->part);
+}
+
+/* {"kafka":{"T":{"0":12,"1":40}}}: every partition with a known next offset, sorted. */
+static w2l_rc position(kafka_source *ks, w2l_buf *out, w2l_error *err)
+{
+    out->len = 0;
+    kpart **v = w2l__malloc((ks->nparts ? ks->nparts : 1) * sizeof *v);
+    W2L_NOMEM_IF(!v, err);
+    size_t n = 0;
+    for (size_t i = 0; i < ks->nparts; i++)
+        if (ks->parts[i].next >= 0) v[n++] = &ks->parts[i];
+    qsort(v, n, sizeof *v, cmp_part);
+    w2l_rc rc = w2l__buf_printf(out, err, "{\"kafka\":{");
+    const char *cur = NULL;
+    for (size_t i = 0; rc == W2L_OK && i < n; i++) {
+        const kpart *k = v[i];
+        if (!cur || strcmp(cur, k->topic) != 0) {
+            w2l__json *name = w2l__json_new_string(k->topic);
+            char *txt = name ? w2l__json_print(name, 0) : NULL;
+            w2l__json_free(name);
+            rc = txt ? w2l__buf_printf(out, err, "%s%s:{", cur ? "}," : "", txt)
+                     : w2l__fail(err, W2L_NOMEM, "out of memory");
+            w2l__free(txt);
+            cur = k->topic;
+        } else {
+            rc = w2l__buf_printf(out, err, ",");
+        }
+        if (rc == W2L_OK)
+            rc = w2l__buf_printf(out, err, "\"%d\":%lld", (int)k->part, (long long)k->next);
+    }
+    if (rc == W2L_OK) rc = w2l__buf_printf(out, err, "%s}}", cur ? "}" : "");
+    w2l__free(v);
+    return rc;
+}
+
+static w2l_rc parse_position(kafka_source *ks, const char *restored, w2l_error *err)
+{
+    w2l__json *j = NULL;
+    w2l_rc rc = w2l__json_parse(restored, strlen(restored), &j, err);
+    if (rc == W2L_NOMEM) return rc;
+    const w2l__json *kf = rc == W2L_OK ? w2l__json_get(j, "kafka") : NULL;
+    if (!kf || w2l__json_type(kf) != W2L_JSON_OBJECT) {
+        w2l__json_free(j);
+        return w2l__fail(err, W2L_CORRUPT,
+                         "kafka source: restored position '%.100s' is not "
+                         "{\"kafka\":{\"TOPIC\":{\"PARTITION\":OFFSET}}} (was the job started "
+                         "with another source?)",
+                         restored);
+    }
+    rc = W2L_OK;
+    for (w2l__json *t = w2l__json_first(kf); rc == W2L_OK && t; t = w2l__json_next(t))
+        for (w2l__json *p = w2l__json_first(t); rc == W2L_OK && p; p = w2l__json_next(p)) {
+            int64_t off;
+            char *end;
+            long part = strtol(w2l__json_key(p), &end, 10);
+            if (*end || part < 0 || part > INT32_MAX || w2l__json_int64(p, &off) || off < 0) {
+                rc = w2l__fail(err, W2L_CORRUPT, "kafka source: restored position: bad entry "
+                               "%s/%s", w2l__json_key(t), w2l__json_key(p));
+                break;
+            }
+            kpart *k = part_find(ks, w2l__json_key(t), (int32_t)part, 1);
+            if (!k) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+            else k->next = off;
+        }
+    w2l__json_free(j);
+    return rc;
+}
+
+/* ---- source order of a message, read without parsing it whole ---- */
+
+/* Skips one JSON value at p (< e); returns the byte after it, or NULL when malformed. */
+static const char *skip_value(const char *p, const char *e)
+{
+    int depth = 0;
+    while (p < e) {
+        char c = *p;
+        if (c == '"') {
+            for (p++; p < e && *p != '"'; p++)
+                if (*p == '\\') p++;
+            if (p >= e) return NULL;
+            p++;
+        } else if (c == '{' || c == '[') {
+            depth++, p++;
+        } else if (c == '}' || c == ']') {
+            if (depth == 0) return p; /* the end of the enclosing object: a scalar ended */
+            depth--, p++;
+        } else if (c == ',' && depth == 0) {
+            return p;
+        } else {
+            p++;
+        }
+        if (depth == 0 && (c == '"' || c == '}' || c == ']')) return p;
+    }
+    return depth == 0 ? p : NULL;
+}
+
+static const char *skip_ws(const char *p, const char *e)
+{
+    while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) p++;
+    return p;
+}
+
+/* The value of member key of the object at p, as [*vs, *ve); 0 when absent. */
+static int member(const char *p, const char *e, const char *key, const char **vs,
+                  const char **ve)
+{
+    size_t kl = strlen(key);
+    p = skip_ws(p, e);
+    if (p >= e || *p != '{') return 0;
+    p++;
+    for (;;) {
+        p = skip_ws(p, e);
+        if (p >= e || *p != '"') return 0;
+        const char *ks = ++p;
+        while (p < e && *p != '"') p += *p == '\\' ? 2 : 1;
+        if (p >= e) return 0;
+        size_t n = (size_t)(p - ks);
+        p = skip_ws(p + 1, e);
+        if (p >= e || *p != ':') return 0;
+        p = skip_ws(p + 1, e);
+        const char *v = p;
+        p = skip_value(p, e);
+        if (!p) return 0;
+        if (n == kl && memcmp(ks, key, kl) == 0) {
+            *vs = v;
+            *ve = p;
+            return 1;
+        }
+        p = skip_ws(p, e);
+        if (p >= e || *p != ',') return 0;
+        p++;
+    }
+}
+
+static int64_t num_at(const char *s, const char *e)
+{
+    int64_t v = 0;
+    int neg = s < e && *s == '-';
+    for (s += neg; s < e && *s >= '0' && *s <= '9'; s++) v = v * 10 + (*s - '0');
+    return neg ? -v : v;
+}
+
+/* "mysql-bin.000003" -> 3 (the file's sequence number). */
+static int64_t file_seq(const char *s, const char *e)
+{
+    const char *dot = NULL;
+    for (const char *p = s; p < e; p++)
+        if (*p == '.') dot = p;
+    return dot ? num_at(dot + 1, e) : 0;
+}
+
+static void source_order(const kafka_source *ks, const char *t, size_t len, int64_t *k1,
+                         int64_t *k2)
+{
+    const char *e = t + len, *vs, *ve, *ss, *se;
+    *k1 = *k2 = 0;
+    switch (ks->fmt) {
+    case W2L__CDC_CANAL:
+        if (member(t, e, "es", &vs, &ve)) *k1 = num_at(vs, ve);
+        if (member(t, e, "id", &vs, &ve)) *k2 = num_at(vs, ve);
+        break;
+    case W2L__CDC_MAXWELL:
+        if (member(t, e, "ts", &vs, &ve)) *k1 = num_at(vs, ve) * 1000;
+        if (member(t, e, "position", &vs, &ve) && ve - vs > 2) { /* "master.000001:1234" */
+            const char *colon = memchr(vs, ':', (size_t)(ve - vs));
+            if (colon) *k2 = (file_seq(vs + 1, colon) << 36) + num_at(colon + 1, ve);
+        }
+        break;
+    default: /* debezium: payload.source or source */
+        if (member(t, e, "payload", &vs, &ve) && *skip_ws(vs, ve) == '{') t = vs, e = ve;
+        if (member(t, e, "source", &ss, &se)) {
+            if (member(ss, se, "ts_ms", &vs, &ve)) *k1 = num_at(vs, ve);
+            int64_t f = 0, pos = 0;
+            if (member(ss, se, "file", &vs, &ve) && ve - vs > 2) f = file_seq(vs + 1, ve - 1);
+            if (member(ss, se, "pos", &vs, &ve)) pos = num_at(vs, ve);
+            *k2 = (f << 36) + pos;
+        } else if (member(t, e, "ts_ms", &vs, &ve)) {
+            *k1 = num_at(vs, ve);
+        }
+        break;
+    }
+}
+
+/* ---- librdkafka callbacks (on the polling thread: next()) ---- */
+
+/* Sets each partition of list to start where the position says (or the log's beginning,
+ * or end), marks them assigned. */
+static void start_offsets(kafka_source *ks, rd_kafka_topic_partition_list_t *list)
+{
+    for (int i = 0; i < list->cnt; i++) {
+        rd_kafka_topic_partition_t *tp = &list->elems[i];
+        kpart *k = part_find(ks, tp->topic, tp->partition, 1);
+        if (!k) {
+            ks->cb_failed = 1;
+            w2l__fail(&ks->cb_err, W2L_NOMEM, "out of memory");
+            continue;
+        }
+        k->assigned = 1;
+        k->eof = 0;
+        tp->offset = k->next >= 0      ? k->next
+                     : ks->start_latest ? RD_KAFKA_OFFSET_END
+                                        : RD_KAFKA_OFFSET_BEGINNING;
+        w2l__log(W2L_LOG_INFO, "kafka: reading %s [%d] from %s%lld", tp->topic,
+                 (int)tp->partition,
+                 k->next >= 0 ? "offset " : ks->start_latest ? "the end, " : "the beginning, ",
+                 (long long)(k->next >= 0 ? k->next : 0));
+    }
+    ks->assigned_once = 1;
+    ks->brokers_down = 0;
+}
+
+static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t why,
+                         rd_kafka_topic_partition_list_t *list, void *opaque)
+{
+    kafka_source *ks = opaque;
+    if (why == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+        start_offsets(ks, list);
+        rd_kafka_assign(rk, list);
+    } else {
+        /* revoked: what was read but not decoded is read again by the next owner */
+        for (int i = 0; i < list->cnt; i++) {
+            kpart *k = part_find(ks, list->elems[i].topic, list->elems[i].partition, 0);
+            if (!k) continue;
+            k->assigned = 0;
+            part_drop_queue(ks, k);
+            w2l__log(W2L_LOG_INFO, "kafka: revoked %s [%d]", k->topic, (int)k->part);
+        }
+        rd_kafka_assign(rk, NULL);
+    }
+}
+
+/* Without a group: every partition of the topics (names, or ~REGEX), looked up in the
+ * cluster's metadata; new ones are added to the assignment. */
+static w2l_rc assign_all(kafka_source *ks, w2l_error *err)
+{
+    ks->metadata_ms = w2l__now_ms();
+    const struct rd_kafka_metadata *md = NULL;
+    rd_kafka_resp_err_t e = rd_kafka_metadata(ks->rk, 1, NULL, &md, 2000);
+    if (e) {
+        w2l__log(W2L_LOG_DEBUG, "kafka %s: metadata: %s", ks->brokers, rd_kafka_err2str(e));
+        if (e == RD_KAFKA_RESP_ERR__TRANSPORT) ks->brokers_down = 1;
+        return W2L_OK; /* looked up again on the next call */
+    }
+    rd_kafka_topic_partition_list_t *add = rd_kafka_topic_partition_list_new(16);
+    char *list = w2l__strdup(ks->topics_text);
+    w2l_rc rc = add && list ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
+    char *save = NULL;
+    for (char *t = rc == W2L_OK ? strtok_r(list, ",", &save) : NULL; rc == W2L_OK && t;
+         t = strtok_r(NULL, ",", &save)) {
+        regex_t re;
+        int is_re = t[0] == '~';
+        if (is_re && regcomp(&re, t + 1, REG_EXTENDED | REG_NOSUB) != 0) {
+            rc = w2l__fail(err, W2L_CONFIG, "kafka source: topic pattern '%s' is not a POSIX "
+                           "extended regular expression", t + 1);
+            break;
+        }
+        for (int i = 0; i < md->topic_cnt; i++) {
+            const struct rd_kafka_metadata_topic *mt = &md->topics[i];
+            if (mt->err || mt->topic[0] == '_') continue; /* internal topics */
+            if (is_re ? regexec(&re, mt->topic, 0, NULL, 0) != 0 : strcmp(t, mt->topic) != 0)
+                continue;
+            for (int j = 0; j < mt->partition_cnt; j++) {
+                kpart *k = part_find(ks, mt->topic, mt->partitions[j].id, 0);
+                if (!k || !k->assigned)
+                    rd_kafka_topic_partition_list_add(add, mt->topic, mt->partitions[j].id);
+            }
+        }
+        if (is_re) regfree(&re);
+    }
+    w2l__free(list);
+    rd_kafka_metadata_destroy(md);
+    if (rc == W2L_OK && add->cnt) {
+        start_offsets(ks, add);
+        if (ks->cb_failed) {
+            *err = ks->cb_err;
+            rc = ks->cb_err.code;
+        } else {
+            rd_kafka_error_t *ke = rd_kafka_incremental_assign(ks->rk, add);
+            if (ke) {
+                rc = w2l__fail(err, W2L_SOURCE, "kafka %s: assigning partitions: %s",
+                               ks->brokers, rd_kafka_error_string(ke));
+                rd_kafka_error_destroy(ke);
+            }
+        }
+    }
+    if (add) rd_kafka_topic_partition_list_destroy(add);
+    return rc;
+}
+
+static void on_error(rd_kafka_t *rk, int code, const char *reason, void *opaque)
+{
+    kafka_source *ks = opaque;
+    if (code == RD_KAFKA_RESP_ERR__FATAL) {
+        char why[256];
+        rd_kafka_fatal_error(rk, why, sizeof why);
+        ks->cb_failed = 1;
+        w2l__fail(&ks->cb_err, W2L_SOURCE, "kafka %s: fatal: %s", ks->brokers, why);
+        return;
+    }
+    if (code == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN) ks->brokers_down = 1;
+    /* transport and broker errors: librdkafka retries them itself */
+    w2l__log(code == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN ? W2L_LOG_WARN : W2L_LOG_DEBUG,
+             "kafka %s: %s: %s", ks->brokers, rd_kafka_err2name((rd_kafka_resp_err_t)code),
+             reason);
+}
+
+static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
+{
+    (void)rk;
+    /* failed offset commits are told by on_commit, once per failure kind */
+    if (!strcmp(fac, "COMMITFAIL")) level = 7;
+    w2l__log(level <= 3 ? W2L_LOG_ERROR : level <= 4 ? W2L_LOG_WARN : W2L_LOG_DEBUG,
+             "kafka: %s: %s", fac, buf);
+}
+
+/* Offsets committed to Kafka are for monitoring only: a failure is logged, at warn the
+ * first time (a broker that refuses commits outside a group, say), then at debug. */
+static void on_commit(rd_kafka_t *rk, rd_kafka_resp_err_t e,
+                      rd_kafka_topic_partition_list_t *offsets, void *opaque)
+{
+    (void)rk, (void)offsets;
+    kafka_source *ks = opaque;
+    if (!e || e == RD_KAFKA_RESP_ERR__NO_OFFSET) return;
+    w2l__log(ks->commit_warned ? W2L_LOG_DEBUG : W2L_LOG_WARN,
+             "kafka %s: committing offsets of group %s (for monitoring only): %s",
+             ks->brokers, ks->group, rd_kafka_err2str(e));
+    ks->commit_warned = 1;
+}
+
+/* ---- configuration ---- */
+
+typedef struct conf_ctx {
+    const w2l_conf *conf;
+    rd_kafka_conf_t *kc;
+    kafka_source *ks;
+    w2l_error *err;
+    w2l_rc rc;
+} conf_ctx;
+
+static int pass_through(void *ctx, const char *key, const char *masked)
+{
+    (void)masked;
+    conf_ctx *c = ctx;
+    if (strncmp(key, "kafka.", 6) != 0) return 0;
+    const char *v = NULL;
+    w2l_conf_get(c->conf, key, &v, NULL); /* the real value; foreach masks secrets */
+    char es[512];
+    if (rd_kafka_conf_set(c->kc, key + 6, v, es, sizeof es) != RD_KAFKA_CONF_OK) {
+        c->rc = w2l__fail(c->err, W2L_CONFIG, "configuration key '%s': %s", key, es);
+        return 1;
+    }
+    if (!strcmp(key, "kafka.auto.offset.reset"))
+        c->ks->start_latest = !strcmp(v, "latest") || !strcmp(v, "largest") || !strcmp(v, "end");
+    return 0;
+}
+
+static w2l_rc make_consumer(kafka_source *ks, const w2l_conf *conf, w2l_error *err)
+{
+    char es[512];
+    rd_kafka_conf_t *kc = rd_kafka_conf_new();
+    W2L_NOMEM_IF(!kc, err);
+    static const char *const defaults[][2] = {
+        { "client.id", "w2l" },
+        { "enable.auto.commit", "false" },
+        { "enable.auto.offset.store", "false" },
+        { "enable.partition.eof", "true" },
+        { "auto.offset.reset", "earliest" },
+        { "session.timeout.ms", "10000" }, /* a member that died is replaced in seconds */
+    };
+    w2l_rc rc = W2L_OK;
+    if (rd_kafka_conf_set(kc, "bootstrap.servers", ks->brokers, es, sizeof es) ||
+        rd_kafka_conf_set(kc, "group.id", ks->group, es, sizeof es))
+        rc = w2l__fail(err, W2L_CONFIG, "kafka source: %s", es);
+    for (size_t i = 0; rc == W2L_OK && i < W2L_ARRAY_LEN(defaults); i++)
+        if (rd_kafka_conf_set(kc, defaults[i][0], defaults[i][1], es, sizeof es))
+            rc = w2l__fail(err, W2L_CONFIG, "kafka source: %s=%s: %s", defaults[i][0],
+                           defaults[i][1], es);
+    conf_ctx c = { conf, kc, ks, err, W2L_OK };
+    if (rc == W2L_OK && conf) {
+        w2l_conf_foreach(conf, pass_through, &c);
+        rc = c.rc;
+    }
+    if (rc != W2L_OK) {
+        rd_kafka_conf_destroy(kc);
+        return rc;
+    }
+    /* these the source needs as they are */
+    rd_kafka_conf_set(kc, "enable.auto.commit", "false", es, sizeof es);
+    rd_kafka_conf_set(kc, "enable.auto.offset.store", "false", es, sizeof es);
+    rd_kafka_conf_set(kc, "enable.partition.eof", "true", es, sizeof es);
+    rd_kafka_conf_set_opaque(kc, ks);
+    rd_kafka_conf_set_rebalance_cb(kc, on_rebalance);
+    rd_kafka_conf_set_error_cb(kc, on_error);
+    rd_kafka_conf_set_log_cb(kc, on_log);
+    rd_kafka_conf_set_offset_commit_cb(kc, on_commit);
+    ks->rk = rd_kafka_new(RD_KAFKA_CONSUMER, kc, es, sizeof es);
+    if (!ks->rk) {
+        rd_kafka_conf_destroy(kc);
+        return w2l__fail(err, W2L_CONFIG, "kafka %s: %s", ks->brokers, es);
+    }
+    rd_kafka_poll_set_consumer(ks->rk);
+    if (!ks->in_group) return W2L_OK; /* partitions are assigned by assign_all() */
+    /* topics: a comma list; ~REGEX subscribes by pattern */
+    rd_kafka_topic_partition_list_t *sub = rd_kafka_topic_partition_list_new(4);
+    char *list = w2l__strdup(ks->topics_text);
+    if (!sub || !list) {
+        if (sub) rd_kafka_topic_partition_list_destroy(sub);
+        w2l__free(list);
+        return w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    char *save = NULL;
+    for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char pat[512];
+        if (t[0] == '~') snprintf(pat, sizeof pat, "%s%s", t[1] == '^' ? "" : "^", t + 1);
+        else snprintf(pat, sizeof pat, "%s", t);
+        rd_kafka_topic_partition_list_add(sub, pat, RD_KAFKA_PARTITION_UA);
+    }
+    w2l__free(list);
+    rd_kafka_resp_err_t e = rd_kafka_subscribe(ks->rk, sub);
+    rd_kafka_topic_partition_list_destroy(sub);
+    if (e)
+        return w2l__fail(err, W2L_CONFIG, "kafka %s: subscribe to %s: %s", ks->brokers,
+                         ks->topics_text, rd_kafka_err2str(e));
+    return W2L_OK;
+}
+
+/* ---- reading ---- */
+
+static w2l_rc enqueue(kafka_source *ks, rd_kafka_message_t *m, w2l_error *err)
+{
+    const char *topic = rd_kafka_topic_name(m->rkt);
+    kpart *k = part_find(ks, topic, m->partition, 0);
+    if (!k || !k->assigned || (k->next >= 0 && m->offset < k->next)) {
+        rd_kafka_message_destroy(m); /* revoked meanwhile, or read again after a seek */
+        return W2L_OK;
+    }
+    if (k->qn == k->qcap) {
+        if (k->qh > 0) {
+            memmove(k->q, k->q + k->qh, (k->qn - k->qh) * sizeof *k->q);
+            k->qn -= k->qh;
+            k->qh = 0;
+        }
+        if (k->qn == k->qcap) {
+            size_t cap = k->qcap ? k->qcap * 2 : 256;
+            kmsg *nq = w2l__realloc(k->q, cap * sizeof *nq);
+            if (!nq) {
+                rd_kafka_message_destroy(m);
+                return w2l__fail(err, W2L_NOMEM, "out of memory");
+            }
+            k->q = nq;
+            k->qcap = cap;
+        }
+    }
+    kmsg *q = &k->q[k->qn++];
+    q->m = m;
+    if (m->payload) source_order(ks, m->payload, m->len, &q->k1, &q->k2);
+    else q->k1 = q->k2 = INT64_MIN; /* a tombstone goes at once */
+    k->eof = 0;
+    ks->queued++;
+    return W2L_OK;
+}
+
+/* Polls once (timeout_ms), queueing a message; *got: one came or an event was handled. */
+static w2l_rc poll_once(kafka_source *ks, int timeout_ms, int *got, w2l_error *err)
+{
+    *got = 0;
+    rd_kafka_message_t *m = rd_kafka_consumer_poll(ks->rk, timeout_ms);
+    if (ks->cb_failed) {
+        if (m) rd_kafka_message_destroy(m);
+        *err = ks->cb_err;
+        return ks->cb_err.code;
+    }
+    if (!m) return W2L_OK;
+    *got = 1;
+    if (!m->err) return enqueue(ks, m, err);
+    rd_kafka_resp_err_t e = m->err;
+    const char *topic = m->rkt ? rd_kafka_topic_name(m->rkt) : "?";
+    if (e == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+        kpart *k = part_find(ks, topic, m->partition, 0);
+        if (k) {
+            k->eof = 1;
+            if (k->next < 0) k->next = m->offset; /* an empty partition: its end */
+        }
+        rd_kafka_message_destroy(m);
+        return W2L_OK;
+    }
+    char why[512];
+    snprintf(why, sizeof why, "%s", rd_kafka_message_errstr(m));
+    int32_t part = m->partition;
+    int64_t off = m->offset;
+    rd_kafka_message_destroy(m);
+    if (e == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC || e == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART ||
+        e == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED ||
+        e == RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED ||
+        e == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE || e == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET)
+        return w2l__fail(err, W2L_SOURCE, "kafka %s: topic %s partition %d offset %lld: %s (%s)",
+                         ks->brokers, topic, (int)part, (long long)off, why,
+                         rd_kafka_err2name(e));
+    w2l__log(W2L_LOG_WARN, "kafka %s: %s [%d]: %s (retried)", ks->brokers, topic, (int)part, why);
+    return W2L_OK;
+}
+
+/* The partition whose waiting message comes next in source order, when it may go: every
+ * other assigned partition has one waiting or is at its end. NULL otherwise. */
+static kpart *next_part(kafka_source *ks)
+{
+    kpart *best = NULL;
+    for (size_t i = 0; i < ks->nparts; i++) {
+        kpart *k = &ks->parts[i];
+        if (!k->assigned) continue;
+        if (k->qh == k->qn) {
+            if (!k->eof) return NULL; /* it may still bring something earlier */
+            continue;
+        }
+        const kmsg *a = &k->q[k->qh];
+        if (!best) {
+            best = k;
+            continue;
+        }
+        const kmsg *b = &best->q[best->qh];
+        if (a->k1 < b->k1 || (a->k1 == b->k1 && a->k2 < b->k2)) best = k;
+    }
+    return best;
+}
+
+static w2l_rc commit_position(kafka_source *ks, w2l_emitter *em, size_t *count,
+                              w2l_error *err)
+{
+    w2l_buf pos = { 0 };
+    w2l_rc rc = position(ks, &pos, err);
+    size_t n = 0;
+    if (rc == W2L_OK)
+        rc = w2l__cdc_stream_emit(&ks->st, em, (const char *)pos.data, pos.len, "a poll batch",
+                                  &n, err);
+    w2l_buf_release(&pos);
+    *count += n;
+    return rc;
+}
+
+/* Decodes the message at the head of k; fails naming topic, partition and offset. */
+static w2l_rc take(kafka_source *ks, kpart *k, w2l_emitter *em, size_t *count, w2l_error *err)
+{
+    kmsg q = k->q[k->qh++];
+    ks->queued--;
+    rd_kafka_message_t *m = q.m;
+    char where[300];
+    snprintf(where, sizeof where, "topic %s partition %d offset %lld", k->topic, (int)k->part,
+             (long long)m->offset);
+    w2l_rc rc = W2L_OK;
+    if (m->payload && m->len) {
+        w2l__cdc_step step;
+        rc = w2l__cdc_stream_decode(&ks->st, m->payload, m->len, 0, where, &step, err);
+        if (rc == W2L_OK && step == W2L__CDC_BEFORE) {
+            rc = commit_position(ks, em, count, err);
+            if (rc == W2L_OK)
+                rc = w2l__cdc_stream_decode(&ks->st, m->payload, m->len, 0, where, &step, err);
+        }
+        if (rc == W2L_SOURCE && ks->skip_bad) {
+            ks->skipped++;
+            w2l__log(W2L_LOG_WARN, "kafka %s: %s: %s; skipped (source.on-bad-message=skip, %llu "
+                     "so far)", ks->brokers, where, err->msg, (unsigned long long)ks->skipped);
+            w2l_error_clear(err);
+            rc = W2L_OK;
+        } else if (rc != W2L_OK && rc != W2L_NOMEM) {
+            w2l__error_prefix(err, "kafka %s: %s: ", ks->brokers, where);
+        }
+    }
+    if (rc == W2L_OK) k->next = m->offset + 1;
+    rd_kafka_message_destroy(m);
+    return rc;
+}
+
+static int all_caught_up(const kafka_source *ks)
+{
+    if (!ks->assigned_once) return 0;
+    for (size_t i = 0; i < ks->nparts; i++)
+        if (ks->parts[i].assigned && (!ks->parts[i].eof || ks->parts[i].qh < ks->parts[i].qn))
+            return 0;
+    return 1;
+}
+
+static w2l_rc ks_next(w2l_source *self, w2l_emitter *em, int timeout_ms, w2l_error *err)
+{
+    kafka_source *ks = (kafka_source *)self;
+    w2l_error local;
+    if (!err) err = &local;
+    if (ks->failed) {
+        *err = ks->ferr;
+        return ks->ferr.code;
+    }
+    if (ks->done) return W2L_DONE;
+    w2l_rc rc = W2L_OK;
+    size_t count = 0;
+    if (ks->restored) {
+        /* the restored position is this run's until a message follows (as the file
+         * source does), so an early checkpoint still records where to resume */
+        w2l_buf pos = { 0 };
+        rc = position(ks, &pos, err);
+        if (rc == W2L_OK) rc = w2l_emit_commit(em, (const char *)pos.data, pos.len, err);
+        w2l_buf_release(&pos);
+        if (rc != W2L_OK) return rc;
+        ks->restored = 0;
+    }
+    if (!ks->in_group) {
+        int64_t since = w2l__now_ms() - ks->metadata_ms;
+        if (since >= (ks->assigned_once ? METADATA_EVERY_MS : 500)) rc = assign_all(ks, err);
+        if (rc != W2L_OK) {
+            ks->failed = 1;
+            ks->ferr = *err;
+            return rc;
+        }
+    }
+    int64_t deadline = w2l__mono_ns() / 1000000 + (timeout_ms > 0 ? timeout_ms : 0);
+    size_t decoded = 0;
+    while (rc == W2L_OK && decoded < BATCH_MESSAGES) {
+        /* take what may go */
+        kpart *k;
+        while (rc == W2L_OK && decoded < BATCH_MESSAGES && (k = next_part(ks)) != NULL) {
+            rc = take(ks, k, em, &count, err);
+            decoded++;
+        }
+        if (rc != W2L_OK || decoded >= BATCH_MESSAGES) break;
+        if (ks->st.until_caught_up && all_caught_up(ks)) break;
+        /* fetch more: without waiting while messages come, else until the deadline */
+        int64_t left = deadline - w2l__mono_ns() / 1000000;
+        int wait = decoded ? 0 : left > 0 ? (int)W2L_MIN(left, 100) : 0;
+        int got = 0;
+        if (ks->queued < MAX_QUEUED) rc = poll_once(ks, wait, &got, err);
+        while (rc == W2L_OK && got && ks->queued < MAX_QUEUED) rc = poll_once(ks, 0, &got, err);
+        if (rc != W2L_OK) break;
+        if (!got && (decoded || left <= 0)) break;
+    }
+    if (rc == W2L_OK && decoded) rc = commit_position(ks, em, &count, err);
+    if (rc != W2L_OK) {
+        w2l__cdc_clear(ks->st.dec);
+        ks->failed = 1;
+        ks->ferr = *err;
+        return rc;
+    }
+    if (!ks->assigned_once) {
+        /* nothing assigned yet: a group join takes seconds; brokers that never answer, or
+         * topics that never get partitions, are an error once the timeout has passed */
+        int64_t waited = w2l__now_ms() - ks->open_ms;
+        int64_t limit = ks->brokers_down ? ks->connect_timeout_ms
+                                         : W2L_MAX(ks->connect_timeout_ms, 60000);
+        if (waited > limit) {
+            rc = w2l__fail(err, W2L_UNAVAILABLE,
+                           "kafka %s: no partition of %s assigned to group %s after %lld s (%s)",
+                           ks->brokers, ks->topics_text, ks->group, (long long)(waited / 1000),
+                           ks->brokers_down ? "no broker answers; see source.connect-timeout"
+                                            : "does the topic exist?");
+            ks->failed = 1;
+            ks->ferr = *err;
+            return rc;
+        }
+    }
+    if (count) return W2L_OK;
+    if (ks->st.until_caught_up && all_caught_up(ks)) {
+        ks->done = 1;
+        w2l__log(W2L_LOG_INFO, "kafka %s: caught up on %s", ks->brokers, ks->topics_text);
+        return W2L_DONE;
+    }
+    return decoded ? W2L_OK : W2L_AGAIN;
+}
+
+/* ---- checkpoints, lag, open, close ---- */
+
+static w2l_rc ks_checkpoint_complete(w2l_source *self, uint64_t ckpt, w2l_error *err)
+{
+    (void)ckpt;
+    kafka_source *ks = (kafka_source *)self;
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new((int)ks->nparts);
+    W2L_NOMEM_IF(!l, err);
+    for (size_t i = 0; i < ks->nparts; i++)
+        if (ks->parts[i].assigned && ks->parts[i].next >= 0)
+            rd_kafka_topic_partition_list_add(l, ks->parts[i].topic, ks->parts[i].part)->offset =
+                ks->parts[i].next;
+    rd_kafka_resp_err_t e = l->cnt ? rd_kafka_commit(ks->rk, l, 1) : RD_KAFKA_RESP_ERR_NO_ERROR;
+    rd_kafka_topic_partition_list_destroy(l);
+    if (e)
+        return w2l__fail(err, W2L_UNAVAILABLE, "kafka %s: committing offsets of group %s: %s",
+                         ks->brokers, ks->group, rd_kafka_err2str(e));
+    return W2L_OK;
+}
+
+static int64_t ks_lag_ms(w2l_source *self)
+{
+    kafka_source *ks = (kafka_source *)self;
+    if (!ks->st.last_ts_ms) return 0;
+    int64_t lag = w2l__now_ms() - ks->st.last_ts_ms;
+    return lag > 0 ? lag : 0;
+}
+
+static void ks_close(w2l_source *self)
+{
+    kafka_source *ks = (kafka_source *)self;
+    for (size_t i = 0; i < ks->nparts; i++) {
+        if (ks->rk) part_drop_queue(ks, &ks->parts[i]);
+        w2l__free(ks->parts[i].q);
+        w2l__free(ks->parts[i].topic);
+    }
+    w2l__free(ks->parts);
+    ks->parts = NULL;
+    ks->nparts = 0;
+    if (ks->rk) {
+        rd_kafka_consumer_close(ks->rk); /* leaves the group: a rebalance, not a timeout */
+        rd_kafka_destroy(ks->rk);
+        ks->rk = NULL;
+    }
+    w2l__cdc_stream_free(&ks->st);
+    w2l__free(ks->brokers);
+    w2l__free(ks->group);
+    w2l__free(ks->topics_text);
+    ks->brokers = ks->group = ks->topics_text = NULL;
+}
+
+static w2l_rc ks_open(const w2l_source_methods *m, const w2l_conf *conf, const char *uri,
+                      const char *restored, w2l_source *self, w2l_error *err)
+{
+    (void)m;
+    kafka_source *ks = (kafka_source *)self;
+    ks->open_ms = w2l__now_ms();
+    ks->connect_timeout_ms = 10000;
+    w2l_rc rc = parse_uri(ks, uri, err);
+    if (rc == W2L_OK) {
+        const char *v = NULL;
+        int64_t t;
+        if (conf) w2l_conf_get(conf, "source.on-bad-message", &v, NULL);
+        ks->skip_bad = v && !strcmp(v, "skip");
+        if (conf && w2l_conf_get_int(conf, "source.connect-timeout", &t, NULL) == W2L_OK)
+            ks->connect_timeout_ms = t;
+        char *origin = w2l__asprintf("kafka %s", ks->brokers);
+        rc = origin ? w2l__cdc_stream_init(&ks->st, ks->fmt, conf, origin, err)
+                    : w2l__fail(err, W2L_NOMEM, "out of memory");
+        w2l__free(origin);
+    }
+    if (rc == W2L_OK && restored) {
+        rc = parse_position(ks, restored, err);
+        ks->restored = rc == W2L_OK;
+    }
+    if (rc == W2L_OK) rc = make_consumer(ks, conf, err);
+    if (rc != W2L_OK) ks_close(self);
+    return rc;
+}
+
+const w2l_source_methods w2l__source_kafka = {
+    .version = W2L_SOURCE_METHODS_V1,
+    .name = "kafka",
+    .size = sizeof(kafka_source),
+    .open = ks_open,
+    .next = ks_next,
+    .checkpoint_complete = ks_checkpoint_complete,
+    .lag_ms = ks_lag_ms,
+    .close = ks_close,
+};
