@@ -7,6 +7,7 @@
  * documents this library wrote before keep their bytes. Strings keep their length, NUL
  * bytes included (w2l__json_strn), and print them as \u0000.
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,20 +16,32 @@
 
 /* ---- freeing ---- */
 
+static void release(w2l__json_mem *m)
+{
+    w2l__arena a = m->arena; /* m is in the arena */
+    w2l__arena_release(&a);
+}
+
 static void free_node(w2l__json *j)
 {
+    if (j->flags & JF_KEYHEAP) w2l__free(j->key);
+    if ((j->flags & JF_ROOT) && !j->mem->mixed) { /* the whole tree is in the arena */
+        release(j->mem);
+        return;
+    }
     for (w2l__json *c = j->child, *n; c; c = n) {
         n = c->next;
         free_node(c);
     }
-    if (j->flags & JF_KEYHEAP) w2l__free(j->key);
     if (j->flags & JF_STRHEAP) w2l__free(j->s);
-    if (j->arena) { /* a parsed tree's root: j itself is in the arena */
-        w2l__arena a = *j->arena;
-        w2l__arena_release(&a);
-    } else if (j->flags & JF_HEAP) {
-        w2l__free(j);
-    }
+    if (j->flags & JF_ROOT) release(j->mem);
+    else if (j->flags & JF_HEAP) w2l__free(j);
+}
+
+/* A node built apart goes into container c: a parsed tree must then be walked to free. */
+static void linking_into(w2l__json *c)
+{
+    if (c->mem) c->mem->mixed = 1;
 }
 
 void w2l__json_free(w2l__json *j)
@@ -301,6 +314,7 @@ int w2l__json_add(w2l__json *obj, const char *key, w2l__json *v)
     v->klen = strlen(k);
     v->flags |= JF_KEYHEAP;
     v->next = NULL;
+    linking_into(obj);
     if (obj->last) obj->last->next = v;
     else obj->child = v;
     obj->last = v;
@@ -346,6 +360,7 @@ int w2l__json_set(w2l__json *obj, const char *key, w2l__json *v)
     v->key = k;
     v->klen = strlen(k);
     v->flags |= JF_KEYHEAP;
+    linking_into(obj);
     v->next = prev ? prev->next : obj->child;
     if (prev) prev->next = v;
     else obj->child = v;
@@ -362,6 +377,7 @@ int w2l__json_append(w2l__json *arr, w2l__json *v)
         return -1;
     }
     v->next = NULL;
+    linking_into(arr);
     if (arr->last) arr->last->next = v;
     else arr->child = v;
     arr->last = v;
@@ -452,7 +468,8 @@ static void put_double(out *o, double d)
         n = snprintf(buf, sizeof buf, "%d", vi);
     } else {
         n = snprintf(buf, sizeof buf, "%1.15g", d);
-        if (strtod(buf, NULL) != d) n = snprintf(buf, sizeof buf, "%1.17g", d);
+        double back = strtod(buf, NULL), max = fabs(back) > fabs(d) ? fabs(back) : fabs(d);
+        if (!(fabs(back - d) <= max * DBL_EPSILON)) n = snprintf(buf, sizeof buf, "%1.17g", d);
     }
     put(o, buf, (size_t)n);
 }
@@ -475,7 +492,7 @@ static void print_value(out *o, const w2l__json *j, int pretty, int depth)
     case W2L_JSON_ARRAY:
         putc_(o, '[');
         for (const w2l__json *c = j->child; c; c = c->next) {
-            print_value(o, c, pretty, depth);
+            print_value(o, c, pretty, depth + 1); /* as cJSON: arrays count as a level */
             if (c->next) put(o, ", ", pretty ? 2 : 1);
         }
         putc_(o, ']');

@@ -19,8 +19,16 @@ enum {
     JF_HEAP = 1,    /* the node itself is a w2l__malloc block */
     JF_KEYHEAP = 2, /* key is a w2l__malloc block */
     JF_STRHEAP = 4, /* s is a w2l__malloc block */
-    JF_DOUBLE = 8   /* a number held as d (built with new_double), s NULL */
+    JF_DOUBLE = 8,  /* a number held as d (built with new_double), s NULL */
+    JF_ROOT = 16    /* the root of a parsed tree: frees mem's arena, which holds the node */
 };
+
+/* A parsed tree's memory, kept in its own arena. mixed: a node built apart was linked into
+ * the tree, so freeing it walks the tree for such nodes (else it is one release). */
+typedef struct w2l__json_mem {
+    w2l__arena arena;
+    int mixed;
+} w2l__json_mem;
 
 struct w2l__json {
     w2l__json *next;         /* the next sibling */
@@ -30,7 +38,7 @@ struct w2l__json {
     char *s;                 /* string bytes or number text, NUL-terminated */
     size_t n;                /* their length (a string may hold NUL bytes) */
     double d;                /* JF_DOUBLE numbers */
-    w2l__arena *arena;       /* the root of a parsed tree: the memory of the tree */
+    w2l__json_mem *mem;      /* a parsed node's tree memory; NULL for built nodes */
     uint8_t kind;            /* w2l__json_kind */
     uint8_t flags;           /* JF_* */
     uint8_t bval;            /* a boolean's value */

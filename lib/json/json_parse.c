@@ -19,6 +19,7 @@ typedef struct parser {
     char *p, *e;             /* the arena's copy being parsed, unescaped in place */
     char *cur, *lim;         /* free room of the arena block nodes are cut from */
     w2l__arena *a;
+    w2l__json_mem *home;     /* where the arena's state goes, shared by every node */
     const char *why;         /* the error, at p */
     int nomem;
     int depth;
@@ -54,9 +55,14 @@ static void *palloc(parser *ps, size_t n)
 static void skip_ws(parser *ps)
 {
     char *p = ps->p, *e = ps->e;
+    if (p < e && (unsigned char)*p > ' ') return; /* compact JSON */
     while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
     ps->p = p;
 }
+
+#define SENTINEL 8
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
 
 static int hex4(const char *p, unsigned *out)
 {
@@ -98,11 +104,18 @@ static char *put_utf8(char *o, unsigned cp)
  * never longer than the escaped one) and NUL-terminated over its closing quote. */
 static int parse_string(parser *ps, char **out, size_t *outlen)
 {
-    char *b = ps->p + 1, *e = ps->e;
-    char *q = memchr(b, '"', (size_t)(e - b));
-    if (!q) return fail(ps, ps->p, "unterminated string");
-    char *bs = memchr(b, '\\', (size_t)(q - b));
-    if (!bs) { /* no escapes */
+    char *b = ps->p + 1, *e = ps->e, *q = b;
+    /* eight bytes at a time to the first '"' or '\\' (the copy ends in SENTINEL '"'s) */
+    for (;; q += 8) {
+        uint64_t w;
+        memcpy(&w, q, 8);
+        uint64_t x = w ^ ONES * '"', y = w ^ ONES * '\\';
+        if (((x - ONES) & ~x & HIGHS) | ((y - ONES) & ~y & HIGHS)) break;
+    }
+    while (*q != '"' && *q != '\\') q++;
+    if (q >= e) return fail(ps, ps->p, "unterminated string");
+    char *bs = q;
+    if (*q == '"') { /* no escapes */
         *q = '\0';
         *out = b;
         *outlen = (size_t)(q - b);
@@ -204,7 +217,10 @@ static int literal(parser *ps, const char *word, size_t n)
 static w2l__json *new_node(parser *ps)
 {
     w2l__json *j = palloc(ps, sizeof *j);
-    if (j) memset(j, 0, sizeof *j);
+    if (j) {
+        memset(j, 0, sizeof *j);
+        j->mem = ps->home;
+    }
     return j;
 }
 
@@ -299,19 +315,23 @@ w2l_rc w2l__json_parse(const char *text, size_t len, w2l__json **out, w2l_error 
     if (block > (size_t)1 << 20) block = (size_t)1 << 20;
     w2l__arena a;
     w2l__arena_init(&a, block);
-    parser ps = {text, text + len, NULL, NULL, NULL, NULL, &a, NULL, 0, 0};
-    char *copy = w2l__arena_alloc(&a, len + 1);
+    parser ps = {text, text + len, NULL, NULL, NULL, NULL, &a, NULL, NULL, 0, 0};
+    /* the text is copied once and parsed in place: strings are unescaped and terminated
+     * where they are; the copy's block also holds where the arena's state goes */
+    size_t room = (len + SENTINEL + 15) & ~(size_t)15;
+    char *copy = w2l__arena_alloc(&a, room + sizeof(w2l__json_mem));
+    w2l__json *root = NULL;
     if (copy) {
+        ps.home = (w2l__json_mem *)(void *)(copy + room);
         memcpy(copy, text, len);
-        copy[len] = '\0';
+        memset(copy + len, '"', SENTINEL); /* stops the scan of an unterminated string */
         ps.p = copy;
         ps.e = copy + len;
+        if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) ps.p += 3; /* a UTF-8 byte order mark */
+        root = new_node(&ps);
     }
-    if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) ps.p += 3; /* a UTF-8 byte order mark */
-    w2l__json *root = copy ? new_node(&ps) : NULL;
-    w2l__arena *home = root ? palloc(&ps, sizeof *home) : NULL;
-    if (home) skip_ws(&ps);
-    if (home && parse_value(&ps, root) == 0) {
+    if (root) skip_ws(&ps);
+    if (root && parse_value(&ps, root) == 0) {
         skip_ws(&ps);
         if (ps.p < ps.e) {
             ps.why = "unexpected text";
@@ -319,12 +339,13 @@ w2l_rc w2l__json_parse(const char *text, size_t len, w2l__json **out, w2l_error 
             w2l__arena_release(&a);
             return rc;
         }
-        *home = a; /* the arena's state now lives in itself */
-        root->arena = home;
+        ps.home->arena = a; /* the arena's state now lives in itself */
+        ps.home->mixed = 0;
+        root->flags |= JF_ROOT;
         *out = root;
         return W2L_OK;
     }
-    if (!home) ps.nomem = 1;
+    if (!root) ps.nomem = 1;
     w2l_rc rc = ps.nomem ? w2l__fail(err, W2L_NOMEM, "out of memory parsing JSON")
                          : located(&ps, "", err);
     w2l__arena_release(&a);

@@ -12,14 +12,37 @@
 
 /* ---- canal-json ---- */
 
+/* Whether the message's names, MySQL types and key are those of the table's current shape:
+ * its signature (below) compared piece by piece, without building it. */
+static int sig_part(const char **s, const char *e, const char *part)
+{
+    if (!part) return 0;
+    size_t n = strlen(part) + 1;
+    if ((size_t)(e - *s) < n || memcmp(*s, part, n)) return 0;
+    *s += n;
+    return 1;
+}
+
+static int same_shape(const table *t, const w2l__json *types, const w2l__json *pks)
+{
+    if (!t->cur.schema || !t->cur.sig) return 0;
+    const char *s = t->cur.sig, *e = s + t->cur.siglen;
+    for (w2l__json *m = w2l__json_first(types); m; m = w2l__json_next(m))
+        if (!sig_part(&s, e, w2l__json_key(m)) || !sig_part(&s, e, w2l__json_str(m))) return 0;
+    if (s == e || *s++ != '\x1e') return 0;
+    for (w2l__json *p = pks ? w2l__json_first(pks) : NULL; p; p = w2l__json_next(p))
+        if (!sig_part(&s, e, w2l__json_str(p))) return 0;
+    return s == e;
+}
+
 static w2l_rc canal_describe(w2l__cdc *d, table *t, const w2l__json *msg, w2l_error *err)
 {
     const w2l__json *types = w2l__json_get(msg, "mysqlType");
     if (!types || w2l__json_type(types) != W2L_JSON_OBJECT)
         return w2l__cdc_missing(d, "mysqlType", err);
     const w2l__json *pks = w2l__json_get(msg, "pkNames");
-    /* the signature of a canal shape is its raw text (names, MySQL types, key), so the
-     * common case costs one comparison and no type parsing */
+    if (same_shape(t, types, pks)) return W2L_OK; /* the common case: no type parsing */
+    /* the signature of a canal shape is its raw text (names, MySQL types, key) */
     d->sig.len = 0;
     for (w2l__json *m = w2l__json_first(types); m; m = w2l__json_next(m)) {
         const char *tt = w2l__json_str(m), *k = w2l__json_key(m);

@@ -143,7 +143,6 @@ w2l_rc w2l__cdc_stream_decode(w2l__cdc_stream *st, const char *text, size_t len,
 {
     w2l_rc rc = w2l__cdc_decode(st->dec, text, len, replay, step, err);
     if (rc != W2L_OK) rc = quarantine_message(st, text, len, replay, where, step, err);
-    if (rc != W2L_OK) w2l__cdc_clear(st->dec);
     return rc;
 }
 

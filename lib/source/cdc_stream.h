@@ -45,8 +45,10 @@ void w2l__cdc_stream_free(w2l__cdc_stream *st);
 /* Decodes one message (replay: rebuilding schemas before a restored position, nothing
  * kept). A failure for a table under ddl.policy=quarantine sets the table aside and
  * decodes again; where ("line 12", "topic t partition 0 offset 7") names the message in
- * the reason. On failure the pending transaction is dropped and err says what (the caller
- * prefixes where). *step as w2l__cdc_decode(); W2L__CDC_BEFORE is handled by the caller. */
+ * the reason. On failure the message added no event (the pending ones stay: the caller
+ * drops them with w2l__cdc_clear() or, skipping the message, goes on) and err says what
+ * (the caller prefixes where). *step as w2l__cdc_decode(); W2L__CDC_BEFORE is handled by
+ * the caller. */
 w2l_rc w2l__cdc_stream_decode(w2l__cdc_stream *st, const char *text, size_t len, int replay,
                               const char *where, w2l__cdc_step *step, w2l_error *err);
 

@@ -213,7 +213,10 @@ static w2l_rc process_line(file_source *fs, w2l_emitter *em, const char *line, s
         W2L_TRY(emit_pending(fs, em, off, count, err));
         rc = decode_line(fs, line, n, 0, &step, err);
     }
-    if (rc != W2L_OK) return line_fail(fs, off, err);
+    if (rc != W2L_OK) {
+        w2l__cdc_clear(fs->st.dec);
+        return line_fail(fs, off, err);
+    }
     if (step == W2L__CDC_END) W2L_TRY(emit_pending(fs, em, off + adv, count, err));
     return W2L_OK;
 }

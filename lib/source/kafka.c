@@ -658,7 +658,9 @@ static w2l_rc poll_once(kafka_source *ks, int timeout_ms, int *got, w2l_error *e
         kpart *k = part_find(ks, topic, m->partition, 0);
         if (k) {
             k->eof = 1;
-            if (k->next < 0) k->next = m->offset; /* an empty partition: its end */
+            /* a partition never read from (empty, or starting at its end): its end is
+             * where it resumes; with messages waiting, their offsets are */
+            if (k->next < 0 && k->qh == k->qn) k->next = m->offset;
         }
         rd_kafka_message_destroy(m);
         return W2L_OK;
