@@ -1,7 +1,7 @@
 /*
  * Source plug-in: where changes come from. Pull model, like ArrowArrayStream: the source
  * operator's thread calls next() in a loop; the source emits changes, DDL and transaction
- * ends into the emitter it is given. Built in: "mysql" (binlog) and "file" (CDC JSON).
+ * ends into the emitter it is given. Built in: "mysql" (binlog), "file" and "kafka" (CDC JSON).
  * Implementer's contract: w2l_source_methods(3).
  */
 #ifndef W2L_SOURCE_H
@@ -24,7 +24,7 @@ typedef struct w2l_source w2l_source;
 
 typedef struct w2l_source_methods {
     int version;      /* W2L_SOURCE_METHODS_V1 */
-    const char *name; /* registry key and URI scheme: "mysql", "file" */
+    const char *name; /* registry key and URI scheme: "mysql", "file", "kafka" */
     size_t size;      /* sizeof impl struct; the core allocates and zeroes it */
     void *app_data;   /* for the implementer; the core never reads it */
     /* uri: the whole source URI. restored: the position (JSON, NUL-terminated) saved at
