@@ -42,6 +42,7 @@
 #include <errno.h>
 #include <librdkafka/rdkafka.h>
 #include <regex.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -50,7 +51,8 @@
 #include "../json/json.h"
 
 #define BATCH_MESSAGES 4096 /* messages decoded per next() before a commit */
-#define MAX_QUEUED 100000   /* messages held across partitions while merging */
+#define PART_QUEUE_MAX 4096 /* messages one partition holds while merging: beyond, it is
+                             * paused until half of them are taken */
 #define METADATA_EVERY_MS 10000 /* without a group: how often to look for new partitions */
 
 typedef struct kmsg {
@@ -64,6 +66,7 @@ typedef struct kpart {
     int64_t next;  /* the position: next offset to decode; -1 unknown */
     int assigned;
     int eof;       /* at the end of its log at the last look */
+    int paused;    /* fetching stopped: its queue is full */
     kmsg *q;       /* waiting messages, in offset order: q[qh..qn) */
     size_t qh, qn, qcap;
 } kpart;
@@ -78,7 +81,6 @@ typedef struct kafka_source {
     rd_kafka_t *rk;
     kpart *parts;
     size_t nparts, cap;
-    size_t queued;
     int skip_bad, start_latest;
     uint64_t skipped;
     int assigned_once;
@@ -91,6 +93,7 @@ typedef struct kafka_source {
     w2l_error cb_err; /* a fatal error seen in a callback */
     int cb_failed;
     int commit_warned;
+    atomic_int at_end; /* every partition read to its end at the last look (for lag_ms) */
 } kafka_source;
 
 /* ---- URI ---- */
@@ -167,9 +170,21 @@ static kpart *part_find(kafka_source *ks, const char *topic, int32_t p, int crea
 
 static void part_drop_queue(kafka_source *ks, kpart *k)
 {
+    (void)ks;
     for (size_t i = k->qh; i < k->qn; i++) rd_kafka_message_destroy(k->q[i].m);
-    ks->queued -= k->qn - k->qh;
     k->qh = k->qn = 0;
+}
+
+/* Stops or restarts fetching of k (backpressure while other partitions catch up). */
+static void part_pause(kafka_source *ks, kpart *k, int pause)
+{
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+    if (!l) return;
+    rd_kafka_topic_partition_list_add(l, k->topic, k->part);
+    rd_kafka_resp_err_t e = pause ? rd_kafka_pause_partitions(ks->rk, l)
+                                  : rd_kafka_resume_partitions(ks->rk, l);
+    rd_kafka_topic_partition_list_destroy(l);
+    if (!e) k->paused = pause;
 }
 
 static int cmp_part(const void *a, const void *b)
@@ -635,7 +650,7 @@ static w2l_rc enqueue(kafka_source *ks, rd_kafka_message_t *m, w2l_error *err)
     if (m->payload) source_order(ks, m->payload, m->len, &q->k1, &q->k2);
     else q->k1 = q->k2 = INT64_MIN; /* a tombstone goes at once */
     k->eof = 0;
-    ks->queued++;
+    if (!k->paused && k->qn - k->qh >= PART_QUEUE_MAX) part_pause(ks, k, 1);
     return W2L_OK;
 }
 
@@ -722,7 +737,7 @@ static w2l_rc commit_position(kafka_source *ks, w2l_emitter *em, size_t *count,
 static w2l_rc take(kafka_source *ks, kpart *k, w2l_emitter *em, size_t *count, w2l_error *err)
 {
     kmsg q = k->q[k->qh++];
-    ks->queued--;
+    if (k->paused && k->qn - k->qh < PART_QUEUE_MAX / 2) part_pause(ks, k, 0);
     rd_kafka_message_t *m = q.m;
     char where[300];
     snprintf(where, sizeof where, "topic %s partition %d offset %lld", k->topic, (int)k->part,
@@ -806,8 +821,9 @@ static w2l_rc ks_next(w2l_source *self, w2l_emitter *em, int timeout_ms, w2l_err
         int64_t left = deadline - w2l__mono_ns() / 1000000;
         int wait = decoded ? 0 : left > 0 ? (int)W2L_MIN(left, 100) : 0;
         int got = 0;
-        if (ks->queued < MAX_QUEUED) rc = poll_once(ks, wait, &got, err);
-        while (rc == W2L_OK && got && ks->queued < MAX_QUEUED) rc = poll_once(ks, 0, &got, err);
+        rc = poll_once(ks, wait, &got, err);
+        for (int i = 0; rc == W2L_OK && got && i < BATCH_MESSAGES; i++)
+            rc = poll_once(ks, 0, &got, err);
         if (rc != W2L_OK) break;
         if (!got && (decoded || left <= 0)) break;
     }
@@ -835,8 +851,10 @@ static w2l_rc ks_next(w2l_source *self, w2l_emitter *em, int timeout_ms, w2l_err
             return rc;
         }
     }
+    int end = all_caught_up(ks);
+    atomic_store(&ks->at_end, end);
     if (count) return W2L_OK;
-    if (ks->st.until_caught_up && all_caught_up(ks)) {
+    if (ks->st.until_caught_up && end) {
         ks->done = 1;
         w2l__log(W2L_LOG_INFO, "kafka %s: caught up on %s", ks->brokers, ks->topics_text);
         return W2L_DONE;
@@ -867,7 +885,7 @@ static w2l_rc ks_checkpoint_complete(w2l_source *self, uint64_t ckpt, w2l_error 
 static int64_t ks_lag_ms(w2l_source *self)
 {
     kafka_source *ks = (kafka_source *)self;
-    if (!ks->st.last_ts_ms) return 0;
+    if (!ks->st.last_ts_ms || atomic_load(&ks->at_end)) return 0;
     int64_t lag = w2l__now_ms() - ks->st.last_ts_ms;
     return lag > 0 ? lag : 0;
 }
