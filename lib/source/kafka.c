@@ -101,9 +101,10 @@ typedef struct kafka_source {
 static w2l_rc parse_uri(kafka_source *ks, const char *uri, w2l_error *err)
 {
     if (!uri || strncmp(uri, "kafka://", 8) != 0)
-        return w2l__fail(err, W2L_CONFIG,
-                         "source URI '%s': expected kafka://BROKER[,BROKER]/TOPIC[,TOPIC]?format=%s",
-                         uri ? uri : "(null)", W2L__CDC_FORMATS);
+        return w2l__fail(
+            err, W2L_CONFIG,
+            "source URI '%s': expected kafka://BROKER[,BROKER]/TOPIC[,TOPIC]?format=%s",
+            uri ? uri : "(null)", W2L__CDC_FORMATS);
     const char *p = uri + 8, *slash = strchr(p, '/');
     if (!slash || slash == p)
         return w2l__fail(err, W2L_CONFIG, "source URI '%s': no brokers (kafka://HOST:PORT/TOPIC)",
