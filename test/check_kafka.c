@@ -256,6 +256,43 @@ START_TEST(bad_message_fails_naming_where_or_is_skipped)
 }
 END_TEST
 
+/* Broker errors librdkafka retries: Fetch answered with errors, then a lost connection. */
+START_TEST(broker_errors_are_retried)
+{
+    send_to(0, ins(1000, 1, "a", -1));
+    send_to(1, ins(1001, 2, "b", -1));
+    send_to(2, ins(1002, 3, "c", -1));
+    sent();
+    rd_kafka_mock_push_request_errors(mock, 1 /* Fetch */, 4,
+                                      RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
+                                      RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT, RD_KAFKA_RESP_ERR__TRANSPORT,
+                                      RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION);
+    rd_kafka_mock_push_request_errors(mock, 3 /* Metadata */, 1, RD_KAFKA_RESP_ERR__TRANSPORT);
+    ck_assert_ok(run_with(NULL, &err), err);
+    ck_assert_str_eq(table_rows(), "1|a 2|b 3|c");
+}
+END_TEST
+
+/* A topic that is not there fails the run, naming it. */
+START_TEST(missing_topic_fails)
+{
+    w2l_conf *c = w2l_conf_new();
+    char uri[800];
+    snprintf(uri, sizeof uri, "kafka://%s/cdc,nosuch?format=canal-json", bootstrap);
+    ck_assert_ok(w2l_conf_set(c, "source", uri, &err), err);
+    ck_assert_ok(w2l_conf_set(c, "warehouse", wh, &err), err);
+    ck_assert_ok(w2l_conf_set(c, "until-caught-up", "true", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "kafka.log_level", "0", &err), err);
+    w2l_pipeline *p = NULL;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    w2l_rc rc = w2l_pipeline_run(p, &err);
+    ck_assert_int_eq(rc, W2L_SOURCE);
+    ck_assert_msg(strstr(err.msg, "topic nosuch does not exist"), "%s", err.msg);
+    w2l_pipeline_free(p);
+    w2l_conf_free(c);
+}
+END_TEST
+
 START_TEST(bad_uri_and_position)
 {
     w2l_conf *c = w2l_conf_new();
@@ -281,6 +318,8 @@ Suite *suite_kafka(void)
     tcase_add_test(t, ddl_on_partition_0_orders_rows_of_other_partitions);
     tcase_add_test(t, restart_resumes_at_the_position);
     tcase_add_test(t, bad_message_fails_naming_where_or_is_skipped);
+    tcase_add_test(t, broker_errors_are_retried);
+    tcase_add_test(t, missing_topic_fails);
     tcase_add_test(t, bad_uri_and_position);
     suite_add_tcase(s, t);
     return s;

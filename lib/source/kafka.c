@@ -400,7 +400,7 @@ static void start_offsets(kafka_source *ks, rd_kafka_topic_partition_list_t *lis
                  k->next >= 0 ? "offset " : ks->start_latest ? "the end, " : "the beginning, ",
                  (long long)(k->next >= 0 ? k->next : 0));
     }
-    ks->assigned_once = 1;
+    if (list->cnt) ks->assigned_once = 1; /* a member can be given nothing: not caught up */
     ks->brokers_down = 0;
 }
 
@@ -449,11 +449,13 @@ static w2l_rc assign_all(kafka_source *ks, w2l_error *err)
                            "extended regular expression", t + 1);
             break;
         }
+        int found = 0;
         for (int i = 0; i < md->topic_cnt; i++) {
             const struct rd_kafka_metadata_topic *mt = &md->topics[i];
             if (mt->err || mt->topic[0] == '_') continue; /* internal topics */
             if (is_re ? regexec(&re, mt->topic, 0, NULL, 0) != 0 : strcmp(t, mt->topic) != 0)
                 continue;
+            found = 1;
             for (int j = 0; j < mt->partition_cnt; j++) {
                 kpart *k = part_find(ks, mt->topic, mt->partitions[j].id, 0);
                 if (!k || !k->assigned)
@@ -461,6 +463,9 @@ static w2l_rc assign_all(kafka_source *ks, w2l_error *err)
             }
         }
         if (is_re) regfree(&re);
+        /* a topic named (not a pattern) that the cluster does not have */
+        if (!is_re && !found)
+            rc = w2l__fail(err, W2L_SOURCE, "kafka %s: topic %s does not exist", ks->brokers, t);
     }
     w2l__free(list);
     rd_kafka_metadata_destroy(md);

@@ -1,0 +1,238 @@
+// The Kafka source end to end: CDC streams laid out over topics and partitions as canal,
+// Debezium and Maxwell lay them out (lib/kafka.mjs), produced into a librdkafka mock
+// cluster (build/test/gen/kafka_mock, 3 brokers on 127.0.0.1), synced by
+// `w2l run --source kafka://...` into a fresh warehouse and read back by readers we did not
+// write (lib/ddl_stream.mjs checkLake: avsc + hyparquet with the spec's delete rules, and
+// DuckDB), compared with the reference model of the stream (lib/ddl_stream.mjs, seeded,
+// with ALTER TABLE ADD COLUMN / MODIFY COLUMN int -> bigint between the rows):
+//   a. canal-json, one 4-partition topic, rows by primary key hash, DDL on partition 0
+//      (the source merges partitions by the messages' time, so a DDL applies after every
+//      row before it in the other partitions);
+//   b. debezium-json, one topic per table keyed by the primary key, DDL on the schema
+//      change topic, subscribed by regular expression;
+//   c. maxwell-json, two databases, partitioned by database;
+//   d. SIGKILL at seeded random moments of a continuously running `w2l run` while more
+//      messages are produced, then a final --until-caught-up run: nothing lost or doubled;
+//   e. retriable Fetch errors and a broker down and up during a run; a bootstrap where
+//      nothing listens;
+//   f. a message that is not JSON fails the run naming topic, partition and offset; with
+//      source.on-bad-message=skip it and one of an unknown shape (another topic) are
+//      skipped; tombstones are skipped.
+// The mock's first join of a consumer group waits 3 s: each run uses a group of its own (the
+// source keeps its positions in the checkpoint state, not in the group's offsets), and the
+// runs are few. Skipped only when the mock program is not built.
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import fs from 'node:fs'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { DuckDBInstance } from '@duckdb/node-api'
+import { Stream, rng } from './lib/canal.mjs'
+import { makeDdlStream, checkLake, diffRows } from './lib/ddl_stream.mjs'
+import { readTable } from './lib/lake.mjs'
+import { startKafka, mockBin, canalRecords, canalPartition, debeziumRecords, maxwellRecords, maxwellPartition } from './lib/kafka.mjs'
+
+const bin = process.env.W2L_TEST_BIN || path.resolve('build')
+const w2l = path.join(bin, 'w2l')
+const skip = fs.existsSync(mockBin(bin)) ? false : `${mockBin(bin)} is not built (make B=DIR DIR/test/gen/kafka_mock)`
+const top = fs.mkdtempSync(path.join(os.tmpdir(), 'w2l-kafka-'))
+process.on('exit', () => fs.rmSync(top, { recursive: true, force: true }))
+
+// Only ADD COLUMN and MODIFY COLUMN int -> bigint among the DDL (the statements every
+// format here carries the same way), a few tables with and without keys.
+const WITHOUT = ['dropTable', 'recreate', 'createDropped', 'renameTable', 'truncate', 'createTable', 'dropColumn', 'renameColumn']
+const stream = (seed, events) => makeDdlStream({ seed, events, tables: 8, minTables: 4, maxTables: 12, tableDdl: 0, alterDdl: 0.01, without: WITHOUT })
+
+let kafka, duck, db
+before(async () => {
+  if (skip) return
+  kafka = await startKafka(3, { bin })
+  db = await DuckDBInstance.create(':memory:')
+  duck = await db.connect()
+})
+after(async () => {
+  duck?.closeSync?.(); db?.closeSync?.()
+  await kafka?.stop()
+})
+
+const source = (topics, format, group) => `kafka://${kafka.bootstrap}/${topics}?format=${format}&group=${group}`
+
+// The lines of w2l's stderr worth showing (warnings, errors, the last lines), for failures.
+function tail (stderr) {
+  const lines = stderr.split('\n').filter(l => l.trim())
+  const worth = lines.filter(l => !/^\S+ (info|debug|trace) /.test(l))
+  return (worth.length ? worth : lines).slice(-20).map(l => '  ' + l).join('\n')
+}
+
+// Runs w2l with args; resolves with { code (exit code or signal name), stderr }. onSpawn(child)
+// is called once started; timeout (ms) ends it with SIGKILL.
+function run (args, { timeout = 60000, onSpawn } = {}) {
+  return new Promise(resolve => {
+    const child = spawn(w2l, args, { stdio: ['ignore', 'ignore', 'pipe'], timeout, killSignal: 'SIGKILL' })
+    let stderr = ''
+    child.stderr.on('data', d => { stderr += d })
+    child.on('exit', (code, sig) => resolve({ code: sig ?? code, stderr }))
+    onSpawn?.(child)
+  })
+}
+
+async function syncCaughtUp (src, wh, extra = [], opts) {
+  const res = await run(['run', '--source', src, '--warehouse', wh, '--until-caught-up', '--checkpoint-interval', '200ms', ...extra], opts)
+  assert.equal(res.code, 0, `w2l run --source ${src} --until-caught-up exited ${res.code}:\n${tail(res.stderr)}`)
+  return res
+}
+
+async function assertLake (wh, g, what) {
+  const problems = await checkLake(wh, g, { duckdb: duck })
+  assert.deepEqual(problems, [], `${what}: the lake differs from the model (${g.stream.lines.length} messages of ${g.stream.db})`)
+}
+
+async function topics (list) { for (const [name, n] of list) await kafka.ok(`topic ${name} ${n}`) }
+
+test('a. canal-json, 4 partitions by primary key, DDL on partition 0: the lake equals the model', { skip, timeout: 90000 }, async () => {
+  const g = stream(11, 3000)
+  const recs = canalRecords(g.stream.lines, 'canal-a', 4)
+  // the layout the test is about: an ALTER on partition 0 after rows of its table on others
+  const msgs = g.stream.lines.map(l => JSON.parse(l))
+  const split = msgs.some((m, i) => m.type === 'ALTER' && msgs.slice(0, i).some((x, j) => x.table === m.table && !x.isDdl && recs[j].partition !== 0))
+  assert.ok(split, 'an ALTER TABLE follows rows of its table in other partitions')
+  assert.ok(g.stats.addColumn > 0 && g.stats.modifyColumn > 0, `ADD and MODIFY COLUMN in the stream: ${JSON.stringify(g.stats)}`)
+  await topics([['canal-a', 4]])
+  assert.equal(await kafka.produce(recs), recs.length)
+  const wh = path.join(top, 'a')
+  await syncCaughtUp(source('canal-a', 'canal-json', 'w2l-a'), wh)
+  await assertLake(wh, g, 'canal-json')
+})
+
+test('b. debezium-json, a topic per table keyed by primary key, subscribed by regex: the lake equals the model', { skip, timeout: 90000 }, async () => {
+  const g = stream(12, 3000)
+  const recs = debeziumRecords(g.stream.lines, 'dbz', 3)
+  const names = [...new Set(recs.map(r => r.topic))]
+  assert.ok(recs.some(r => r.value === null), 'tombstones after deletes')
+  await topics(names.map(t => [t, t === 'dbz' ? 1 : 3]))
+  assert.equal(await kafka.produce(recs), recs.length)
+  const wh = path.join(top, 'b')
+  await syncCaughtUp(source('~^dbz.*', 'debezium-json', 'w2l-b'), wh)
+  await assertLake(wh, g, 'debezium-json')
+})
+
+test('c. maxwell-json, two databases partitioned by database: the lake equals the model', { skip, timeout: 90000 }, async () => {
+  const g1 = stream(13, 2000)
+  const g2 = stream(14, 2000)
+  g2.stream.db = 'shop2'
+  const lines2 = g2.stream.lines.map(l => JSON.stringify({ ...JSON.parse(l), database: 'shop2' }))
+  assert.notEqual(maxwellPartition('shop', 4), maxwellPartition('shop2', 4), 'the two databases in two partitions')
+  const r1 = maxwellRecords(g1.stream.lines, 'maxwell-c', 4)
+  const r2 = maxwellRecords(lines2, 'maxwell-c', 4)
+  const recs = [] // the two databases' messages interleaved, as one server writes them
+  for (let i = 0; i < Math.max(r1.length, r2.length); i++) recs.push(...[r1[i], r2[i]].filter(Boolean))
+  await topics([['maxwell-c', 4]])
+  assert.equal(await kafka.produce(recs), recs.length)
+  const wh = path.join(top, 'c')
+  await syncCaughtUp(source('maxwell-c', 'maxwell-json', 'w2l-c'), wh)
+  await assertLake(wh, g1, 'maxwell-json, database shop')
+  await assertLake(wh, g2, 'maxwell-json, database shop2')
+})
+
+test('d. SIGKILL at random moments while messages are produced, then --until-caught-up: nothing lost or doubled', { skip, timeout: 120000 }, async () => {
+  const g = stream(15, 4000)
+  const recs = canalRecords(g.stream.lines, 'canal-d', 4)
+  const chunk = Math.ceil(recs.length / 4)
+  const parts = [0, 1, 2, 3].map(i => recs.slice(i * chunk, (i + 1) * chunk))
+  await topics([['canal-d', 4]])
+  await kafka.produce(parts[0])
+  const wh = path.join(top, 'd')
+  const r = rng(4242)
+  for (let k = 1; k <= 3; k++) {
+    // before the group's first join (3 s), while fetching, or after a few checkpoints
+    const killAfter = 500 + Math.floor(r() * 5000)
+    let timer, produced
+    const res = await run(['run', '--source', source('canal-d', 'canal-json', `w2l-d${k}`), '--warehouse', wh, '--checkpoint-interval', '200ms'], {
+      onSpawn: child => {
+        // more messages while it runs; the kill timer starts once they are in
+        produced = kafka.produce(parts[k]).then(() => { timer = setTimeout(() => child.kill('SIGKILL'), killAfter) },
+          e => { child.kill('SIGKILL'); throw e })
+        produced.catch(() => {}) // awaited below
+      }
+    })
+    clearTimeout(timer)
+    await produced
+    assert.equal(res.code, 'SIGKILL', `run ${k} (to be killed after ${killAfter} ms) ended by itself: ${res.code}:\n${tail(res.stderr)}`)
+  }
+  await syncCaughtUp(source('canal-d', 'canal-json', 'w2l-d-final'), wh)
+  await assertLake(wh, g, 'after 3 SIGKILLs and a final run')
+})
+
+test('e. retriable Fetch errors and a broker down and up during a run: the lake equals the model', { skip, timeout: 90000 }, async () => {
+  const g = stream(16, 1500)
+  const recs = canalRecords(g.stream.lines, 'canal-e', 4)
+  await topics([['canal-e', 4]])
+  assert.equal(await kafka.produce(recs), recs.length)
+  // ApiKey 1 = Fetch; 6 = NOT_LEADER_FOR_PARTITION, -195 = _TRANSPORT (the broker drops the
+  // connection)
+  await kafka.ok('errors 1 12 6 -195 6')
+  const wh = path.join(top, 'e')
+  let upped
+  await syncCaughtUp(source('canal-e', 'canal-json', 'w2l-e'), wh, [], {
+    onSpawn: () => {
+      // broker 2 (the leader of some partitions) down from the start, up after the
+      // group's first join (3 s) has passed
+      upped = kafka.ok('down 2').then(() => new Promise(resolve => setTimeout(resolve, 4500))).then(() => kafka.ok('up 2'))
+    }
+  })
+  await upped
+  await assertLake(wh, g, 'with Fetch errors and broker 2 down and up')
+})
+
+test('e. a bootstrap where nothing listens: the run fails with an error naming it', { skip, timeout: 90000 }, async () => {
+  const port = await new Promise(resolve => { const s = net.createServer(); s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)) }) })
+  // source.connect-timeout bounds the wait for a first assignment (default 10 s)
+  const conf = path.join(top, 'connect.json')
+  fs.writeFileSync(conf, JSON.stringify({ 'source.connect-timeout': '2s' }))
+  const res = await run(['run', '--source', `kafka://127.0.0.1:${port}/nowhere?format=canal-json&group=w2l-e2`, '--warehouse', path.join(top, 'e2'),
+    '--until-caught-up', '--config', conf], { timeout: 60000 })
+  assert.notEqual(res.code, 'SIGKILL', `the run gave up by itself within 60 s:\n${tail(res.stderr)}`)
+  assert.notEqual(res.code, 0, 'the run fails')
+  const last = res.stderr.trimEnd().split('\n').pop()
+  assert.match(last, new RegExp(`127\\.0\\.0\\.1:${port}`), `the error names the bootstrap:\n${tail(res.stderr)}`)
+  assert.match(last, /nowhere/, `the error names the topic:\n${tail(res.stderr)}`)
+  assert.match(last, /source\.connect-timeout/, `the error names the key that bounds the wait:\n${tail(res.stderr)}`)
+})
+
+test('f. a message that is not JSON: fail names topic, partition and offset; skip skips it; tombstones are skipped', { skip, timeout: 90000 }, async () => {
+  const s = new Stream('shop')
+  const cols = [{ name: 'id', mysql: 'int(11)', canon: Number }, { name: 'v', mysql: 'varchar(20)', canon: v => v }]
+  s.table('items', cols, ['id'])
+  for (let i = 1; i <= 40; i++) s.insert('items', { id: String(i), v: 'v' + i })
+  for (let i = 1; i <= 40; i += 3) s.update('items', { id: String(i), v: 'v' + i }, { id: String(i), v: 'w' + i })
+  for (let i = 2; i <= 40; i += 5) s.delete('items', { id: String(i), v: 'v' + i })
+  const recs = s.lines.map(v => ({ topic: 'canal-f', partition: canalPartition(JSON.parse(v), 2), key: null, value: v }))
+  const at = (p, n) => recs.reduce((acc, x, i) => acc.length < n + 1 && x.partition === p ? [...acc, i] : acc, [])[n]
+  // canal-f: at partition 1, offset 3 a message that is not JSON; at partition 0, offset 1
+  // a tombstone. canal-g (read by the skip run only): JSON of no known shape, a tombstone.
+  recs.splice(at(1, 3), 0, { topic: 'canal-f', partition: 1, key: null, value: 'not json {' })
+  recs.splice(at(0, 1), 0, { topic: 'canal-f', partition: 0, key: 'k', value: null })
+  recs.push({ topic: 'canal-g', partition: 0, key: null, value: '{"hello":"world"}' }, { topic: 'canal-g', partition: 0, key: 'k', value: null })
+  await topics([['canal-f', 2], ['canal-g', 1]])
+  assert.equal(await kafka.produce(recs), recs.length)
+  const got = await kafka.ok('consume canal-f')
+  assert.match(got, /^ok 0:\d+:1:0:\d+ 1:\d+:0:0:\d+$/, 'one tombstone, in partition 0')
+
+  const failed = await run(['run', '--source', source('canal-f', 'canal-json', 'w2l-f1'), '--warehouse', path.join(top, 'f1'), '--until-caught-up'])
+  assert.ok(failed.code !== 0 && failed.code !== 'SIGKILL', `the run fails by itself (${failed.code}):\n${tail(failed.stderr)}`)
+  const err = tail(failed.stderr)
+  assert.match(err, /canal-f/, `the error names the topic:\n${err}`)
+  assert.match(err, /partition\D{0,3}1\b|\[1\]/, `the error names partition 1:\n${err}`)
+  assert.match(err, /offset\D{0,3}3\b|@3\b/, `the error names offset 3:\n${err}`)
+
+  const conf = path.join(top, 'skip.json')
+  fs.writeFileSync(conf, JSON.stringify({ 'source.on-bad-message': 'skip' }))
+  const wh = path.join(top, 'f2')
+  const ok = await syncCaughtUp(source('canal-f,canal-g', 'canal-json', 'w2l-f2'), wh, ['--config', conf])
+  assert.match(ok.stderr, /skip/i, `the skipped messages are logged:\n${tail(ok.stderr)}`)
+  const t = await readTable(path.join(wh, 'shop', 'items'))
+  const d = diffRows(s.tables.items, t.rows, s.expected('items'))
+  assert.equal(d, null, `shop.items: ${d}`)
+})
