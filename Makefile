@@ -18,7 +18,7 @@ VERSION := $(shell sed -n 's/^\#define W2L_VERSION_STRING "\(.*\)"/\1/p' include
 
 B        ?= build
 CC       ?= cc
-DEPS_PC  := libzstd zlib libcurl libmariadb avro-c libcjson rdkafka
+DEPS_PC  := libzstd zlib libcurl libmariadb avro-c rdkafka
 WARN     := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS = -std=c11 $(WARN) -fvisibility=hidden -fPIC -D_POSIX_C_SOURCE=200809L \
@@ -176,10 +176,11 @@ check-asan:
 bench:
 	@scripts/bench
 
-# The binlog decoder's fuzz target (fuzz/fuzz_binlog.c, test/data/binlog/README), not part
-# of check: built in FUZZ_B with ASan + UBSan, as a libFuzzer target when clang is there
-# (FUZZ_CLANG= forces the standalone driver: fixed seed, mutated recordings), and run for
-# FUZZ_SECS seconds.
+# The fuzz targets, run one after the other: the binlog decoder's (fuzz/fuzz_binlog.c,
+# test/data/binlog/README) and the JSON parser's (fuzz/fuzz_json.c, seeds from
+# test/data/cdc). Not part of check: built in FUZZ_B with ASan + UBSan, as libFuzzer
+# targets when clang is there (FUZZ_CLANG= forces the standalone drivers: fixed seed,
+# mutated seeds), and each run for FUZZ_SECS seconds.
 FUZZ_B     ?= build-fuzz
 FUZZ_SECS  ?= 60
 FUZZ_CLANG ?= $(shell command -v clang 2>/dev/null)
@@ -193,16 +194,29 @@ ifneq ($(FUZZ_CLANG),)
 	@mkdir -p $(FUZZ_B)/fuzz/corpus && cp test/data/binlog/stream.bin $(FUZZ_B)/fuzz/corpus/
 	$(FUZZ_ENV) $(FUZZ_B)/fuzz/fuzz_binlog -max_total_time=$(FUZZ_SECS) -seed=1 -artifact_prefix=$(FUZZ_B)/fuzz/ \
 	    $(FUZZ_B)/fuzz/corpus
+	@$(MAKE) --no-print-directory B=$(FUZZ_B) CC=$(FUZZ_CLANG) CFLAGS="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" \
+	    LDFLAGS="-fsanitize=address,undefined" FUZZ_MAIN="-DW2L_LIBFUZZER -fsanitize=fuzzer" $(FUZZ_B)/fuzz/fuzz_json
+	@mkdir -p $(FUZZ_B)/fuzz/json-corpus && for f in test/data/cdc/*.jsonl; do \
+	    head -n 4 $$f | split -l 1 - $(FUZZ_B)/fuzz/json-corpus/$$(basename $$f .jsonl)-; done
+	$(FUZZ_ENV) $(FUZZ_B)/fuzz/fuzz_json -max_total_time=$(FUZZ_SECS) -seed=1 -artifact_prefix=$(FUZZ_B)/fuzz/ \
+	    $(FUZZ_B)/fuzz/json-corpus
 else
 	@$(MAKE) --no-print-directory B=$(FUZZ_B) CFLAGS="$(FUZZ_SAN)" LDFLAGS="-fsanitize=address,undefined" \
 	    $(FUZZ_B)/fuzz/fuzz_binlog
 	$(FUZZ_ENV) $(FUZZ_B)/fuzz/fuzz_binlog -n 1000000 -s 1 -t $(FUZZ_SECS) -o $(FUZZ_B)/fuzz/last-input.bin \
 	    test/data/binlog/stream.bin
+	@$(MAKE) --no-print-directory B=$(FUZZ_B) CFLAGS="$(FUZZ_SAN)" LDFLAGS="-fsanitize=address,undefined" \
+	    $(FUZZ_B)/fuzz/fuzz_json
+	$(FUZZ_ENV) $(FUZZ_B)/fuzz/fuzz_json -n 1000000 -s 1 -t $(FUZZ_SECS) test/data/cdc/*.jsonl
 endif
 
 $(B)/fuzz/fuzz_binlog: fuzz/fuzz_binlog.c $(B)/test/support/binlog_replay.o $(B)/testing/libw2l_testing.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DW2L_TESTING -Itest $(FUZZ_MAIN) -o $@ $^ $(PC_LIBS) $(LDFLAGS)
+
+$(B)/fuzz/fuzz_json: fuzz/fuzz_json.c $(B)/testing/libw2l_testing.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DW2L_TESTING $(FUZZ_MAIN) -o $@ $^ $(PC_LIBS) $(LDFLAGS)
 
 # The README's first command: a throwaway MariaDB, a shop database synced into ./demo-lake.
 demo:

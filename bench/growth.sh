@@ -13,5 +13,5 @@ make -s lib >/dev/null
 mkdir -p "$B/bench"
 cc -std=c11 -O2 -Wall -Wextra -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude \
     -o "$B/bench/growth" bench/growth.c "$B/libwholedb2lake.a" \
-    $(pkg-config --libs libzstd zlib libcurl libmariadb avro-c libcjson rdkafka) -lpthread -lm
+    $(pkg-config --libs libzstd zlib libcurl libmariadb avro-c rdkafka) -lpthread -lm
 "$B/bench/growth"

@@ -1,7 +1,8 @@
 /*
- * lib/json: the cJSON wrapper — exact 64-bit integers and long numbers through a parse and
- * print round trip, strings that look like the internal marker, located syntax errors,
- * building, and out-of-memory on every allocation.
+ * lib/json: the parser and tree — exact 64-bit integers and long numbers through a parse and
+ * print round trip, escapes and surrogates, NUL bytes, the depth limit, every truncation of
+ * a few documents, whitespace, duplicate keys, located syntax errors, building (also into
+ * parsed trees), printing as before, and out-of-memory on every allocation.
  */
 #include <check.h>
 #include <math.h>
@@ -219,6 +220,281 @@ START_TEST(oom_on_every_allocation)
 }
 END_TEST
 
+static w2l__json *parse_ok(const char *t)
+{
+    w2l__json *j = NULL;
+    ck_assert_ok(w2l__json_parse(t, strlen(t), &j, &err), err);
+    return j;
+}
+
+static void parse_bad(const char *t, size_t len, const char *why)
+{
+    w2l__json *j = NULL;
+    ck_assert_msg(w2l__json_parse(t, len, &j, &err) == W2L_CORRUPT, "accepted: %.*s", (int)len, t);
+    ck_assert_ptr_null(j);
+    ck_assert_msg(strstr(err.msg, "invalid JSON"), "%s", err.msg);
+    if (why) ck_assert_msg(strstr(err.msg, why), "%.*s: %s", (int)len, t, err.msg);
+}
+
+START_TEST(escapes_and_surrogates)
+{
+    w2l__json *j = parse_ok("[\"\\\"\\\\\\/\\b\\f\\n\\r\\t\", \"\\u00e9\\u20AC\\ud83d\\ude00\", \"\\u0041\"]");
+    size_t n;
+    const char *s = w2l__json_strn(w2l__json_first(j), &n);
+    ck_assert_uint_eq(n, 8);
+    ck_assert(memcmp(s, "\"\\/\b\f\n\r\t", 8) == 0);
+    s = w2l__json_strn(w2l__json_next(w2l__json_first(j)), &n);
+    ck_assert_uint_eq(n, 2 + 3 + 4);
+    ck_assert(memcmp(s, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 9) == 0);
+    ck_assert_str_eq(w2l__json_str(w2l__json_next(w2l__json_next(w2l__json_first(j)))), "A");
+    /* printing escapes what must be and keeps UTF-8 as it is */
+    char *out = w2l__json_print(j, 0);
+    ck_assert_str_eq(out, "[\"\\\"\\\\/\\b\\f\\n\\r\\t\",\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\",\"A\"]");
+    w2l_free(out);
+    w2l__json_free(j);
+    /* lone and reversed surrogates are rejected (as cJSON did), as are bad escapes */
+    parse_bad("[\"\\ud800\"]", 10, "surrogate");
+    parse_bad("[\"\\udc00\"]", 10, "surrogate");
+    parse_bad("[\"\\ud800\\u0041\"]", 16, "surrogate");
+    parse_bad("[\"\\ude00\\ud83d\"]", 16, "surrogate");
+    parse_bad("[\"\\ud800x\"]", 11, "surrogate");
+    parse_bad("[\"\\x\"]", 6, "escape");
+    parse_bad("[\"\\u12G4\"]", 10, "hex");
+    parse_bad("[\"\\u12\"]", 8, "hex");
+    parse_bad("\"abc\\", 5, "unterminated");
+    /* the error names where: line 1, column 2 is the escape's backslash */
+    parse_bad("\"\\q\"", 4, "line 1, column 2");
+}
+END_TEST
+
+/* NUL bytes survive a print and a re-parse. */
+START_TEST(nul_bytes_round_trip)
+{
+    w2l__json *j = parse_ok("{\"a\\u0000b\": \"x\\u0000\\u0000y\"}");
+    w2l__json *m = w2l__json_first(j);
+    size_t n;
+    const char *s = w2l__json_strn(m, &n);
+    ck_assert_uint_eq(n, 4);
+    ck_assert(memcmp(s, "x\0\0y", 4) == 0);
+    char *out = w2l__json_print(j, 0);
+    ck_assert_str_eq(out, "{\"a\\u0000b\":\"x\\u0000\\u0000y\"}");
+    w2l__json *k = parse_ok(out);
+    s = w2l__json_strn(w2l__json_first(k), &n);
+    ck_assert_uint_eq(n, 4);
+    ck_assert(memcmp(s, "x\0\0y", 4) == 0);
+    w2l_free(out);
+    w2l__json_free(k);
+    w2l__json_free(j);
+    /* a member name holding a NUL byte (escaped or raw) is found by its text before the NUL,
+     * as cJSON found it; the first such member wins */
+    static const char raw[] = "{\"st\0\0ate\": 1, \"st\": 2}";
+    ck_assert_ok(w2l__json_parse(raw, sizeof raw - 1, &j, &err), err);
+    int64_t v;
+    ck_assert_int_eq(w2l__json_int64(w2l__json_get(j, "st"), &v), 0);
+    ck_assert_int_eq(v, 1);
+    ck_assert_ptr_null(w2l__json_get(j, "s"));
+    w2l__json_remove(j, "st");
+    ck_assert_int_eq(w2l__json_int64(w2l__json_get(j, "st"), &v), 0);
+    ck_assert_int_eq(v, 2);
+    w2l__json_free(j);
+    /* a built string with NUL bytes prints them too */
+    w2l__json *b = w2l__json_new_stringn("p\0q", 3);
+    out = w2l__json_print(b, 0);
+    ck_assert_str_eq(out, "\"p\\u0000q\"");
+    w2l_free(out);
+    w2l__json_free(b);
+}
+END_TEST
+
+START_TEST(numbers_exact_and_strict)
+{
+    const char *forty = "1234567890123456789012345678901234567890";
+    char t[128];
+    snprintf(t, sizeof t, "[-0.0, 1e400, %s, -%s, 0, -0, 1E-7]", forty, forty);
+    w2l__json *j = parse_ok(t);
+    char nb[64];
+    static const char *want[] = {"-0.0", "1e400", NULL, NULL, "0", "-0", "1E-7"};
+    size_t i = 0;
+    for (w2l__json *e = w2l__json_first(j); e; e = w2l__json_next(e), i++) {
+        ck_assert_int_eq(w2l__json_number_text(e, nb, sizeof nb), 0);
+        if (want[i]) ck_assert_str_eq(nb, want[i]);
+        else ck_assert_str_eq(nb + (nb[0] == '-'), forty);
+    }
+    int64_t v;
+    ck_assert_int_eq(w2l__json_int64(w2l__json_next(w2l__json_next(w2l__json_first(j))), &v), -1);
+    char *out = w2l__json_print(j, 0);
+    char want_out[160];
+    snprintf(want_out, sizeof want_out, "[-0.0,1e400,%s,-%s,0,-0,1E-7]", forty, forty);
+    ck_assert_str_eq(out, want_out);
+    w2l_free(out);
+    w2l__json_free(j);
+    static const char *const bad[] = {"[01]", "[-01]", "[1.]", "[00]", "[1.e5]", "[- 1]",
+                                      "[0x10]", "[NaN]", "[Infinity]", "[1e5e5]"};
+    for (size_t k = 0; k < W2L_ARRAY_LEN(bad); k++) parse_bad(bad[k], strlen(bad[k]), NULL);
+    /* a number at the very end of the text (no delimiter after it) */
+    j = parse_ok("-12.5e+3");
+    ck_assert_str_eq(w2l__json_number_str(j, nb, sizeof nb), "-12.5e+3");
+    w2l__json_free(j);
+}
+END_TEST
+
+START_TEST(depth_limit)
+{
+    static char deep[200001];
+    for (int d = 999; d <= 1001; d++) { /* W2L_JSON_MAX_DEPTH is 1000 */
+        memset(deep, '[', (size_t)d);
+        memset(deep + d, ']', (size_t)d);
+        w2l__json *j = NULL;
+        w2l_rc rc = w2l__json_parse(deep, 2 * (size_t)d, &j, &err);
+        if (d <= 1000) {
+            ck_assert_ok(rc, err);
+            char *out = w2l__json_print(j, 1);
+            ck_assert_uint_eq(strlen(out), 2 * (size_t)d);
+            w2l_free(out);
+            w2l__json_free(j);
+        } else {
+            ck_assert_int_eq(rc, W2L_CORRUPT);
+            ck_assert_msg(strstr(err.msg, "nested too deeply"), "%s", err.msg);
+            ck_assert_msg(strstr(err.msg, "column 1001"), "%s", err.msg);
+        }
+    }
+    /* far deeper, objects too: rejected, not a stack overflow */
+    for (size_t k = 0; k < 20000; k++) memcpy(deep + 5 * k, "{\"a\":", 5);
+    parse_bad(deep, 100000, "nested too deeply");
+    memset(deep, '[', 200000);
+    parse_bad(deep, 200000, "nested too deeply");
+}
+END_TEST
+
+/* Every proper prefix of these documents is rejected cleanly, never read past. */
+START_TEST(every_truncation_fails_cleanly)
+{
+    static const char *const docs[] = {
+        "{\"data\":[{\"id\":\"1\",\"g\":\"a\\u0000b\\ud83d\\ude00\"}],\"es\":1700000000000,"
+        "\"isDdl\":false,\"old\":null,\"n\":-12.5e+3,\"t\":true,\"big\":123456789012345678901}",
+        "[1, [2, [3, {\"k\": \"\\\"v\\\\\"}]], -0.0, 1e400, \"\\t\"]",
+        " { \"a\" : [ ] , \"b\" : { } } ",
+    };
+    for (size_t d = 0; d < W2L_ARRAY_LEN(docs); d++) {
+        const char *t = docs[d];
+        size_t len = strlen(t);
+        while (len && t[len - 1] == ' ') len--; /* prefixes that only drop trailing blanks parse */
+        w2l__json *j = NULL;
+        ck_assert_ok(w2l__json_parse(t, len, &j, &err), err);
+        w2l__json_free(j);
+        for (size_t k = 0; k < len; k++) {
+            char *copy = w2l__malloc(k ? k : 1); /* exactly k bytes: ASan sees any overread */
+            memcpy(copy, t, k);
+            parse_bad(copy, k, NULL);
+            w2l__free(copy);
+        }
+    }
+}
+END_TEST
+
+START_TEST(whitespace_variants)
+{
+    const char *t = "\xef\xbb\xbf \t\r\n{ \"a\" :\t[ 1 ,\n2 ] ,\r\n\"b\":{}\t}\n\n ";
+    w2l__json *j = parse_ok(t);
+    ck_assert_uint_eq(w2l__json_size(w2l__json_get(j, "a")), 2);
+    char *out = w2l__json_print(j, 0);
+    ck_assert_str_eq(out, "{\"a\":[1,2],\"b\":{}}");
+    w2l_free(out);
+    w2l__json_free(j);
+    parse_bad("\f[]", 3, "line 1, column 1");
+    parse_bad("[1\v]", 4, NULL);
+    parse_bad(" \n \n  ", 7, "line 3, column 3");
+    parse_bad("[1,\n  x]", 8, "line 2, column 3");
+    parse_bad("[1]\n\n  x", 8, "after the value at line 3, column 3");
+    parse_bad("[1,]", 4, NULL);
+    parse_bad("{\"a\":1,}", 8, NULL);
+    parse_bad("{\"a\" 1}", 7, "':' expected");
+    parse_bad("{1:2}", 5, "member name");
+    parse_bad("[tru]", 5, NULL);
+    parse_bad("[nul", 4, NULL);
+}
+END_TEST
+
+/* Duplicate member names are all kept; get, set and remove act on the first. */
+START_TEST(duplicate_keys)
+{
+    w2l__json *j = parse_ok("{\"a\": 1, \"b\": 2, \"a\": 3}");
+    ck_assert_uint_eq(w2l__json_size(j), 3);
+    int64_t v;
+    ck_assert_int_eq(w2l__json_int64(w2l__json_get(j, "a"), &v), 0);
+    ck_assert_int_eq(v, 1);
+    ck_assert_int_eq(w2l__json_set(j, "a", w2l__json_new_int64(9)), 0);
+    char *out = w2l__json_print(j, 0);
+    ck_assert_str_eq(out, "{\"a\":9,\"b\":2,\"a\":3}");
+    w2l_free(out);
+    w2l__json_remove(j, "a");
+    out = w2l__json_print(j, 0);
+    ck_assert_str_eq(out, "{\"b\":2,\"a\":3}");
+    w2l_free(out);
+    w2l__json_remove(j, "a");
+    w2l__json_remove(j, "b");
+    ck_assert_uint_eq(w2l__json_size(j), 0);
+    ck_assert_int_eq(w2l__json_add(j, "c", w2l__json_new_null()), 0); /* empty, then added to */
+    out = w2l__json_print(j, 0);
+    ck_assert_str_eq(out, "{\"c\":null}");
+    w2l_free(out);
+    w2l__json_free(j);
+}
+END_TEST
+
+/* Parsed and built nodes mix both ways; printing is as cJSON printed (documents written
+ * before keep their bytes). */
+START_TEST(mixed_trees_and_print_format)
+{
+    w2l__json *p = parse_ok("{\"x\": [1, {\"y\": \"z\"}], \"e\": {}, \"f\": []}");
+    w2l__json *b = w2l__json_new_object();
+    ck_assert_int_eq(w2l__json_add(b, "d", w2l__json_new_double(0.1)), 0);
+    ck_assert_int_eq(w2l__json_add(b, "three", w2l__json_new_double(3.0)), 0);
+    ck_assert_int_eq(w2l__json_add(b, "big", w2l__json_new_double(1e20)), 0);
+    ck_assert_int_eq(w2l__json_add(b, "nan", w2l__json_new_double(NAN)), 0);
+    ck_assert_int_eq(w2l__json_add(b, "third", w2l__json_new_double(1.0 / 3)), 0);
+    ck_assert_int_eq(w2l__json_add(b, "parsed", parse_ok("[true, false]")), 0);
+    ck_assert_int_eq(w2l__json_append(w2l__json_get(p, "x"), w2l__json_new_string("s")), 0);
+    ck_assert_int_eq(w2l__json_set(p, "e", b), 0);
+    char *out = w2l__json_print(p, 0);
+    ck_assert_str_eq(out, "{\"x\":[1,{\"y\":\"z\"},\"s\"],\"e\":{\"d\":0.1,\"three\":3,\"big\":1e+20,"
+                          "\"nan\":null,\"third\":0.33333333333333331,\"parsed\":[true,false]},\"f\":[]}");
+    w2l_free(out);
+    w2l__json *d = w2l__json_dup(p);
+    w2l__json_free(p);
+    out = w2l__json_print(d, 1);
+    ck_assert_str_eq(out, "{\n\t\"x\":\t[1, {\n\t\t\t\"y\":\t\"z\"\n\t\t}, \"s\"],\n"
+                          "\t\"e\":\t{\n\t\t\"d\":\t0.1,\n\t\t\"three\":\t3,\n\t\t\"big\":\t1e+20,\n"
+                          "\t\t\"nan\":\tnull,\n\t\t\"third\":\t0.33333333333333331,\n"
+                          "\t\t\"parsed\":\t[true, false]\n\t},\n\t\"f\":\t[]\n}");
+    w2l_free(out);
+    double x;
+    ck_assert_int_eq(w2l__json_double(w2l__json_get(w2l__json_get(d, "e"), "d"), &x), 0);
+    ck_assert(x == 0.1);
+    w2l__json_free(d);
+    w2l__json *e = w2l__json_new_object();
+    out = w2l__json_print(e, 1);
+    ck_assert_str_eq(out, "{\n}");
+    w2l_free(out);
+    w2l__json_free(e);
+    /* byte for byte what cJSON 1.7 printed for this document (nesting, doubles) */
+    p = parse_ok("{\"x\": [1, {\"y\": \"z\"}, [{\"q\":{}}]], \"e\": {}, \"f\": []}");
+    w2l__json *nums = w2l__json_new_array();
+    static const double dv[] = {0.1, 3.0, 1e20, 0.3333333333333333, 123456789.5, -2147483648.0,
+                                2147483648.0, 1e-7, 5e-324};
+    for (size_t k = 0; k < W2L_ARRAY_LEN(dv); k++)
+        ck_assert_int_eq(w2l__json_append(nums, w2l__json_new_double(dv[k])), 0);
+    ck_assert_int_eq(w2l__json_add(p, "n", nums), 0);
+    out = w2l__json_print(p, 1);
+    ck_assert_str_eq(out, "{\n\t\"x\":\t[1, {\n\t\t\t\"y\":\t\"z\"\n\t\t}, [{\n\t\t\t\t\"q\":\t{\n\t\t\t\t}\n"
+                          "\t\t\t}]],\n\t\"e\":\t{\n\t},\n\t\"f\":\t[],\n\t\"n\":\t[0.1, 3, 1e+20, "
+                          "0.33333333333333331, 123456789.5, -2147483648, 2147483648, 1e-07, "
+                          "4.94065645841247e-324]\n}");
+    w2l_free(out);
+    w2l__json_free(p);
+}
+END_TEST
+
 Suite *suite_json(void)
 {
     Suite *s = suite_create("json");
@@ -232,6 +508,14 @@ Suite *suite_json(void)
     tcase_add_test(edge, syntax_errors_are_located);
     tcase_add_test(edge, numbers_keep_their_text);
     tcase_add_test(edge, strings_with_nul_bytes);
+    tcase_add_test(edge, escapes_and_surrogates);
+    tcase_add_test(edge, nul_bytes_round_trip);
+    tcase_add_test(edge, numbers_exact_and_strict);
+    tcase_add_test(edge, depth_limit);
+    tcase_add_test(edge, every_truncation_fails_cleanly);
+    tcase_add_test(edge, whitespace_variants);
+    tcase_add_test(edge, duplicate_keys);
+    tcase_add_test(edge, mixed_trees_and_print_format);
     suite_add_tcase(s, edge);
     TCase *faults = tcase_create("faults");
     tcase_add_test(faults, oom_on_every_allocation);

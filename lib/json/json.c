@@ -63,12 +63,19 @@ const char *w2l__json_kind_name(w2l__json_kind k)
     return (unsigned)k < W2L_ARRAY_LEN(n) ? n[k] : "invalid";
 }
 
+/* Whether member c's name, up to its first NUL byte, is key (of n bytes): a name holding
+ * "\u0000" is found by its text before the NUL, as with cJSON. */
+static int key_is(const w2l__json *c, const char *key, size_t n)
+{
+    return c->key && c->klen >= n && memcmp(c->key, key, n) == 0 && c->key[n] == '\0';
+}
+
 w2l__json *w2l__json_get(const w2l__json *obj, const char *key)
 {
     if (!obj || obj->kind != W2L_JSON_OBJECT || !key) return NULL;
     size_t n = strlen(key);
     for (w2l__json *c = obj->child; c; c = c->next)
-        if (c->klen == n && memcmp(c->key, key, n) == 0) return c;
+        if (key_is(c, key, n)) return c;
     return NULL;
 }
 
@@ -327,7 +334,7 @@ static w2l__json *unlink_member(w2l__json *obj, const char *key, w2l__json **pre
     size_t n = strlen(key);
     w2l__json *prev = NULL;
     for (w2l__json *c = obj->child; c; prev = c, c = c->next) {
-        if (c->klen != n || memcmp(c->key, key, n)) continue;
+        if (!key_is(c, key, n)) continue;
         if (prev) prev->next = c->next;
         else obj->child = c->next;
         if (obj->last == c) obj->last = prev;

@@ -1,8 +1,11 @@
 /*
  * JSON for the rest of the library: a parsed tree with read accessors, and a builder that
- * prints. The only module that sees cJSON. Numbers keep their exact value and text through
- * a parse and print round trip (cJSON alone keeps numbers as doubles, which would corrupt
- * Iceberg snapshot ids, long decimals and numbers beyond a double's range).
+ * prints (json.c; the parser is json_parse.c, the node json_int.h). Numbers keep their
+ * exact value and text through a parse and print round trip (a double would corrupt
+ * Iceberg snapshot ids, long decimals and numbers beyond a double's range). Parsing
+ * accepts RFC 8259 JSON and rejects nesting deeper than 1000 levels; what else it accepts
+ * and rejects is listed in json_parse.c. A parsed tree is one arena: parse and free are a
+ * few mallocs whatever the document's size.
  */
 #ifndef W2L_JSON_H
 #define W2L_JSON_H
@@ -16,13 +19,15 @@ typedef enum w2l__json_kind {
     W2L_JSON_ARRAY, W2L_JSON_OBJECT
 } w2l__json_kind;
 
-/* Parses len bytes. W2L_CORRUPT with "line L, column C" of the first error. */
+/* Parses len bytes (no NUL needed). W2L_CORRUPT with "line L, column C" of the first error
+ * and what it is; W2L_NOMEM. */
 w2l_rc w2l__json_parse(const char *text, size_t len, w2l__json **out, w2l_error *err);
 void w2l__json_free(w2l__json *j); /* NULL is a no-op; frees the whole tree below j */
 
 w2l__json_kind w2l__json_type(const w2l__json *j);
 const char *w2l__json_kind_name(w2l__json_kind k);
-/* Object member by exact key, or NULL. */
+/* Object member by exact key, or NULL; with duplicate names, the first. A name holding a
+ * NUL byte is matched by its text before the NUL. */
 w2l__json *w2l__json_get(const w2l__json *obj, const char *key);
 /* Children of an array or object, in order: first, then next until NULL. */
 w2l__json *w2l__json_first(const w2l__json *j);
@@ -65,7 +70,8 @@ int w2l__json_set(w2l__json *obj, const char *key, w2l__json *v);
 int w2l__json_append(w2l__json *arr, w2l__json *v);
 /* Removes and frees member key; no-op when absent. */
 void w2l__json_remove(w2l__json *obj, const char *key);
-/* Printed text, NUL-terminated, from w2l__malloc; NULL when out of memory. */
+/* Printed text, NUL-terminated, from w2l__malloc; NULL when out of memory. Pretty is
+ * cJSON's layout (tabs); strings print whole, NUL bytes as \u0000. */
 char *w2l__json_print(const w2l__json *j, int pretty);
 
 #endif

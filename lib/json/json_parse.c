@@ -52,12 +52,17 @@ static void *palloc(parser *ps, size_t n)
     return m;
 }
 
-static void skip_ws(parser *ps)
+static void skip_blanks(parser *ps)
 {
     char *p = ps->p, *e = ps->e;
-    if (p < e && (unsigned char)*p > ' ') return; /* compact JSON */
     while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
     ps->p = p;
+}
+
+/* Whitespace is rare in producers' JSON: one test inline, the loop out of line. */
+static inline void skip_ws(parser *ps)
+{
+    if (ps->p < ps->e && (unsigned char)*ps->p <= ' ') skip_blanks(ps);
 }
 
 #define SENTINEL 8

@@ -1,0 +1,217 @@
+/*
+ * Fuzz target for the JSON parser and tree (lib/json): each input is parsed; a document
+ * that parses is walked node by node with every accessor (kind, key, strings with their
+ * length, number text, int64, double, bool, get by each member's name, size), printed
+ * compact and pretty, and both prints are parsed again and must walk the same; a copy
+ * (w2l__json_dup) must walk the same too. A rejected input must say why with a located
+ * W2L_CORRUPT. A crash, an ASan/UBSan report, a hang or an abort() here is a finding.
+ *
+ * Built two ways by `make fuzz` (Makefile), like fuzz_binlog.c:
+ *   - with clang: a libFuzzer target (-DW2L_LIBFUZZER, -fsanitize=fuzzer), with a seed
+ *     corpus of lines from test/data/cdc;
+ *   - otherwise: the standalone driver below, which mutates the seed files (one document
+ *     per line) with a fixed seed for N iterations or S seconds, whichever ends first:
+ *       fuzz_json [-n N] [-s SEED] [-t SECONDS] SEED_FILE...
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "json/json.h"
+
+typedef struct digest {
+    char *p;
+    size_t n, cap;
+} digest;
+
+static void put(digest *d, const void *s, size_t n)
+{
+    if (d->cap - d->n < n) {
+        size_t cap = d->cap ? d->cap : 1024;
+        while (cap - d->n < n) cap *= 2;
+        d->p = realloc(d->p, cap);
+        if (!d->p) abort();
+        d->cap = cap;
+    }
+    memcpy(d->p + d->n, s, n);
+    d->n += n;
+}
+
+static void put_num(digest *d, uint64_t v) { put(d, &v, sizeof v); }
+
+static void check(int ok, const char *what)
+{
+    if (!ok) {
+        fprintf(stderr, "fuzz_json: %s\n", what);
+        abort();
+    }
+}
+
+/* Everything the accessors say about j and below, in order. */
+static void walk(digest *d, const w2l__json *j, const w2l__json *parent)
+{
+    w2l__json_kind k = w2l__json_type(j);
+    check(k != W2L_JSON_INVALID, "a node of no kind");
+    check(w2l__json_kind_name(k)[0] != 'i', "kind name");
+    put_num(d, (uint64_t)k);
+    const char *key = w2l__json_key(j);
+    if (parent && w2l__json_type(parent) == W2L_JSON_OBJECT) {
+        check(key != NULL, "an object member without a name");
+        put(d, key, strlen(key) + 1);
+        const w2l__json *first = w2l__json_get(parent, key);
+        check(first != NULL, "get misses a member");
+        check(strcmp(w2l__json_key(first), key) == 0, "get finds another name");
+    }
+    size_t n;
+    const char *s = w2l__json_strn(j, &n);
+    check((s != NULL) == (k == W2L_JSON_STRING), "strn of a non-string");
+    if (s) {
+        check(s[n] == '\0', "string not terminated");
+        check(strlen(w2l__json_str(j)) <= n, "str longer than strn");
+        put_num(d, n);
+        put(d, s, n);
+    }
+    char buf[64];
+    const char *t = w2l__json_number_str(j, buf, sizeof buf);
+    check((t != NULL) == (k == W2L_JSON_NUMBER), "number text of a non-number");
+    int64_t iv;
+    double dv;
+    int bv;
+    check((w2l__json_double(j, &dv) == 0) == (k == W2L_JSON_NUMBER), "double of a non-number");
+    check((w2l__json_bool(j, &bv) == 0) == (k == W2L_JSON_BOOL), "bool of a non-boolean");
+    if (t) {
+        put(d, t, strlen(t) + 1);
+        if (w2l__json_int64(j, &iv) == 0) {
+            put_num(d, (uint64_t)iv);
+            check(isfinite(dv), "an integer read as a non-finite double");
+        }
+        put(d, &dv, sizeof dv);
+        char small[4];
+        int r = w2l__json_number_text(j, small, sizeof small);
+        check(r == 0 ? strlen(small) < 4 : small[0] == '\0', "number_text into a small buffer");
+    }
+    if (k == W2L_JSON_BOOL) put_num(d, (uint64_t)bv);
+    size_t count = 0;
+    for (const w2l__json *c = w2l__json_first(j); c; c = w2l__json_next(c), count++)
+        walk(d, c, j);
+    check(count == w2l__json_size(j), "size differs from the children");
+    check(count == 0 || k == W2L_JSON_ARRAY || k == W2L_JSON_OBJECT, "children of a scalar");
+    put_num(d, count);
+}
+
+static void same_walk(const digest *a, const w2l__json *j, const char *what)
+{
+    digest b = {0};
+    walk(&b, j, NULL);
+    check(a->n == b.n && memcmp(a->p, b.p, a->n) == 0, what);
+    free(b.p);
+}
+
+static void reparse(const digest *a, const char *text, const char *what)
+{
+    w2l__json *j = NULL;
+    w2l_error err = {0};
+    check(text != NULL, "print returned NULL");
+    check(w2l__json_parse(text, strlen(text), &j, &err) == W2L_OK, what);
+    same_walk(a, j, what);
+    w2l__json_free(j);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    w2l__json *j = NULL;
+    w2l_error err = {0};
+    w2l_rc rc = w2l__json_parse((const char *)data, size, &j, &err);
+    if (rc != W2L_OK) {
+        check(rc == W2L_CORRUPT && j == NULL, "a failure other than W2L_CORRUPT");
+        check(strstr(err.msg, "invalid JSON") != NULL, "an unlocated error");
+        return 0;
+    }
+    digest a = {0};
+    walk(&a, j, NULL);
+    char *c = w2l__json_print(j, 0), *p = w2l__json_print(j, 1);
+    reparse(&a, c, "the compact print does not parse back the same");
+    reparse(&a, p, "the pretty print does not parse back the same");
+    w2l__json *dup = w2l__json_dup(j);
+    check(dup != NULL, "dup failed");
+    same_walk(&a, dup, "the copy differs");
+    w2l__json_free(dup);
+    w2l_free(c);
+    w2l_free(p);
+    free(a.p);
+    w2l__json_free(j);
+    return 0;
+}
+
+#ifndef W2L_LIBFUZZER
+
+/* ---- the standalone driver ---- */
+
+static uint64_t rng;
+static uint32_t rnd(uint32_t below)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return below ? (uint32_t)(rng % below) : 0;
+}
+
+static const char tokens[] = "{}[]\",:\\u0123456789-+.eE \t\nntfrlasd\x01\xff";
+
+int main(int argc, char **argv)
+{
+    long iters = 1000000, secs = 60;
+    rng = 1;
+    int i = 1;
+    for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
+        if (!strcmp(argv[i], "-n")) iters = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "-s")) rng = (uint64_t)atoll(argv[i + 1]) | 1;
+        else if (!strcmp(argv[i], "-t")) secs = atol(argv[i + 1]);
+    }
+    char **seeds = NULL;
+    size_t nseeds = 0;
+    for (; i < argc; i++) { /* one document per line */
+        FILE *f = fopen(argv[i], "r");
+        if (!f) {
+            perror(argv[i]);
+            return 2;
+        }
+        char line[65536];
+        while (fgets(line, sizeof line, f)) {
+            seeds = realloc(seeds, (nseeds + 1) * sizeof *seeds);
+            if (!seeds || !(seeds[nseeds++] = strdup(line))) abort();
+        }
+        fclose(f);
+    }
+    if (!nseeds) {
+        fprintf(stderr, "usage: fuzz_json [-n N] [-s SEED] [-t SECONDS] SEED_FILE...\n");
+        return 2;
+    }
+    time_t end = time(NULL) + secs;
+    static char buf[65536 + 64];
+    for (long it = 0; it < iters && time(NULL) < end; it++) {
+        const char *s = seeds[rnd((uint32_t)nseeds)];
+        size_t n = strlen(s);
+        memcpy(buf, s, n);
+        for (int k = 1 + (int)rnd(4); k--;) {
+            size_t at = n ? rnd((uint32_t)n) : 0;
+            switch (rnd(4)) {
+            case 0: if (n) buf[at] = tokens[rnd(sizeof tokens - 1)]; break;
+            case 1: n = at; break; /* cut */
+            case 2: if (n < 65536) memmove(buf + at + 1, buf + at, n - at), buf[at] = tokens[rnd(sizeof tokens - 1)], n++; break;
+            default: if (n) memmove(buf + at, buf + at + 1, n - at - 1), n--; break;
+            }
+        }
+        LLVMFuzzerTestOneInput((const uint8_t *)buf, n);
+    }
+    for (size_t k = 0; k < nseeds; k++) free(seeds[k]);
+    free(seeds);
+    printf("fuzz_json: done\n");
+    return 0;
+}
+
+#endif
