@@ -84,6 +84,7 @@ typedef struct kafka_source {
     int skip_bad, start_latest;
     uint64_t skipped;
     int assigned_once;
+    int joined;            /* a group rebalance happened (a member may get nothing) */
     int brokers_down;      /* librdkafka reported every broker down */
     int64_t open_ms;       /* when opened: no assignment within the timeout is an error */
     int64_t connect_timeout_ms;
@@ -408,6 +409,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t why,
                          rd_kafka_topic_partition_list_t *list, void *opaque)
 {
     kafka_source *ks = opaque;
+    ks->joined = 1;
     if (why == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
         start_offsets(ks, list);
         rd_kafka_assign(rk, list);
@@ -840,7 +842,7 @@ static w2l_rc ks_next(w2l_source *self, w2l_emitter *em, int timeout_ms, w2l_err
         ks->ferr = *err;
         return rc;
     }
-    if (!ks->assigned_once) {
+    if (!ks->assigned_once && !ks->joined) {
         /* nothing assigned yet: a group join takes seconds; brokers that never answer, or
          * topics that never get partitions, are an error once the timeout has passed */
         int64_t waited = w2l__now_ms() - ks->open_ms;
@@ -865,7 +867,7 @@ static w2l_rc ks_next(w2l_source *self, w2l_emitter *em, int timeout_ms, w2l_err
         w2l__log(W2L_LOG_INFO, "kafka %s: caught up on %s", ks->brokers, ks->topics_text);
         return W2L_DONE;
     }
-    return decoded ? W2L_OK : W2L_AGAIN;
+    return W2L_AGAIN; /* nothing emitted (tombstones and skipped messages only, perhaps) */
 }
 
 /* ---- checkpoints, lag, open, close ---- */
