@@ -6,6 +6,16 @@
 
 #include "cdc_stream.h"
 
+void w2l__cdc_where_text(const w2l__cdc_where *w, char *buf, size_t size)
+{
+    if (w->topic)
+        snprintf(buf, size, "topic %s partition %d offset %llu", w->topic, (int)w->partition,
+                 (unsigned long long)w->n);
+    else
+        snprintf(buf, size, "%s %llu", w->is_offset ? "byte offset" : "line",
+                 (unsigned long long)w->n);
+}
+
 static w2l_rc read_opts(const w2l_conf *conf, w2l__cdc_opts *o, int *until, w2l_error *err)
 {
     int64_t v;
@@ -113,8 +123,11 @@ static w2l_rc add_quarantine(w2l__cdc_stream *st, const char *db, const char *ta
  * quarantine, sets the table aside and decodes the message again: W2L_OK with *step.
  * Otherwise the failure, unchanged. */
 static w2l_rc quarantine_message(w2l__cdc_stream *st, const char *text, size_t n, int replay,
-                                 const char *where, w2l__cdc_step *step, w2l_error *err)
+                                 const w2l__cdc_where *w, w2l__cdc_step *step,
+                                 w2l_error *err)
 {
+    char where[320];
+    w2l__cdc_where_text(w, where, sizeof where);
     for (;;) {
         const char *db, *table;
         if (err->code == W2L_NOMEM || !w2l__cdc_failed_table(st->dec, &db, &table) ||
@@ -129,7 +142,7 @@ static w2l_rc quarantine_message(w2l__cdc_stream *st, const char *text, size_t n
             *step = W2L__CDC_MORE;
             return W2L_OK;
         }
-        char why[sizeof err->msg + 96];
+        char why[sizeof err->msg + 330];
         snprintf(why, sizeof why, "%s: %s", where, err->msg);
         /* a message before the restored position: the restored state has the quarantine */
         W2L_TRY(add_quarantine(st, db, table, why, replay, err));
@@ -139,7 +152,8 @@ static w2l_rc quarantine_message(w2l__cdc_stream *st, const char *text, size_t n
 }
 
 w2l_rc w2l__cdc_stream_decode(w2l__cdc_stream *st, const char *text, size_t len, int replay,
-                              const char *where, w2l__cdc_step *step, w2l_error *err)
+                              const w2l__cdc_where *where, w2l__cdc_step *step,
+                              w2l_error *err)
 {
     w2l_rc rc = w2l__cdc_decode(st->dec, text, len, replay, step, err);
     if (rc != W2L_OK) rc = quarantine_message(st, text, len, replay, where, step, err);
@@ -171,7 +185,7 @@ static w2l_rc report_quarantines(w2l__cdc_stream *st, w2l_emitter *em, int *any,
 }
 
 w2l_rc w2l__cdc_stream_emit(w2l__cdc_stream *st, w2l_emitter *em, const char *pos, size_t pl,
-                            const char *where, size_t *emitted, w2l_error *err)
+                            const w2l__cdc_where *w, size_t *emitted, w2l_error *err)
 {
     *emitted = 0;
     size_t n;
@@ -200,7 +214,8 @@ w2l_rc w2l__cdc_stream_emit(w2l__cdc_stream *st, w2l_emitter *em, const char *po
         if (rc == W2L_SCHEMA && !ev[i].is_ddl && policy_quarantine(st, c->db, c->table)) {
             /* a row the pipeline cannot take (a NULL key, say): the table is set aside from
              * this row on; what it had before in this transaction went already */
-            char why[sizeof err->msg + 96];
+            char why[sizeof err->msg + 400], where[320];
+            w2l__cdc_where_text(w, where, sizeof where);
             snprintf(why, sizeof why, "the transaction ending at %s: %s", where, err->msg);
             rc = add_quarantine(st, c->db, c->table, why, 0, err);
             if (rc == W2L_OK) {

@@ -22,6 +22,18 @@
 
 #include "cdc_json.h"
 
+/* Where a message or transaction came from, put into words only when something fails
+ * (formatting it for every message would cost more than decoding some of them). */
+typedef struct w2l__cdc_where {
+    const char *topic; /* Kafka: the topic; NULL for a file */
+    int32_t partition; /* Kafka */
+    uint64_t n;        /* file: line (decode) or byte offset (emit); Kafka: offset */
+    int is_offset;     /* file: n is a byte offset */
+} w2l__cdc_where;
+
+/* "line 12", "byte offset 4096", "topic t partition 0 offset 7" into buf. */
+void w2l__cdc_where_text(const w2l__cdc_where *w, char *buf, size_t size);
+
 typedef struct w2l__cdc_stream {
     w2l__cdc *dec;
     w2l__cdc_format fmt;
@@ -50,7 +62,8 @@ void w2l__cdc_stream_free(w2l__cdc_stream *st);
  * (the caller prefixes where). *step as w2l__cdc_decode(); W2L__CDC_BEFORE is handled by
  * the caller. */
 w2l_rc w2l__cdc_stream_decode(w2l__cdc_stream *st, const char *text, size_t len, int replay,
-                              const char *where, w2l__cdc_step *step, w2l_error *err);
+                              const w2l__cdc_where *where, w2l__cdc_step *step,
+                              w2l_error *err);
 
 /* Emits the pending events (after telling the pipeline of new quarantines) and then
  * w2l_emit_commit(pos) — unless there was nothing of a transaction, when no commit is made
@@ -58,6 +71,6 @@ w2l_rc w2l__cdc_stream_decode(w2l__cdc_stream *st, const char *text, size_t len,
  * something was. where names the transaction in quarantine reasons. Clears the pending
  * events in every case. */
 w2l_rc w2l__cdc_stream_emit(w2l__cdc_stream *st, w2l_emitter *em, const char *pos, size_t pl,
-                            const char *where, size_t *emitted, w2l_error *err);
+                            const w2l__cdc_where *where, size_t *emitted, w2l_error *err);
 
 #endif

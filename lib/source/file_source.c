@@ -183,11 +183,11 @@ static w2l_rc line_fail(file_source *fs, uint64_t off, w2l_error *err)
 static w2l_rc emit_pending(file_source *fs, w2l_emitter *em, uint64_t end_off, size_t *count,
                            w2l_error *err)
 {
-    char pos[48], where[64];
+    char pos[48];
     int pl = snprintf(pos, sizeof pos, "{\"offset\":%llu}", (unsigned long long)end_off);
-    snprintf(where, sizeof where, "byte offset %llu", (unsigned long long)end_off);
+    w2l__cdc_where where = { .n = end_off, .is_offset = 1 };
     size_t n;
-    W2L_TRY(w2l__cdc_stream_emit(&fs->st, em, pos, (size_t)pl, where, &n, err));
+    W2L_TRY(w2l__cdc_stream_emit(&fs->st, em, pos, (size_t)pl, &where, &n, err));
     if (n) fs->commit_off = end_off;
     fs->txn_off = end_off;
     *count += n;
@@ -197,9 +197,8 @@ static w2l_rc emit_pending(file_source *fs, w2l_emitter *em, uint64_t end_off, s
 static w2l_rc decode_line(file_source *fs, const char *line, size_t n, int replay,
                           w2l__cdc_step *step, w2l_error *err)
 {
-    char where[48];
-    snprintf(where, sizeof where, "line %llu", (unsigned long long)fs->line);
-    return w2l__cdc_stream_decode(&fs->st, line, n, replay, where, step, err);
+    w2l__cdc_where where = { .n = fs->line };
+    return w2l__cdc_stream_decode(&fs->st, line, n, replay, &where, step, err);
 }
 
 /* Decodes one line at file offset off (adv bytes with its newline); emits what it

@@ -95,6 +95,7 @@ typedef struct kafka_source {
     int cb_failed;
     int commit_warned;
     atomic_int at_end; /* every partition read to its end at the last look (for lag_ms) */
+    w2l__cdc_where batch_end; /* the last message decoded */
 } kafka_source;
 
 /* ---- URI ---- */
@@ -734,7 +735,7 @@ static w2l_rc commit_position(kafka_source *ks, w2l_emitter *em, size_t *count,
     w2l_rc rc = position(ks, &pos, err);
     size_t n = 0;
     if (rc == W2L_OK)
-        rc = w2l__cdc_stream_emit(&ks->st, em, (const char *)pos.data, pos.len, "a poll batch",
+        rc = w2l__cdc_stream_emit(&ks->st, em, (const char *)pos.data, pos.len, &ks->batch_end,
                                   &n, err);
     w2l_buf_release(&pos);
     *count += n;
@@ -747,18 +748,18 @@ static w2l_rc take(kafka_source *ks, kpart *k, w2l_emitter *em, size_t *count, w
     kmsg q = k->q[k->qh++];
     if (k->paused && k->qn - k->qh < PART_QUEUE_MAX / 2) part_pause(ks, k, 0);
     rd_kafka_message_t *m = q.m;
-    char where[300];
-    snprintf(where, sizeof where, "topic %s partition %d offset %lld", k->topic, (int)k->part,
-             (long long)m->offset);
+    w2l__cdc_where w = { .topic = k->topic, .partition = k->part, .n = (uint64_t)m->offset };
     w2l_rc rc = W2L_OK;
     if (m->payload && m->len) {
         w2l__cdc_step step;
-        rc = w2l__cdc_stream_decode(&ks->st, m->payload, m->len, 0, where, &step, err);
+        rc = w2l__cdc_stream_decode(&ks->st, m->payload, m->len, 0, &w, &step, err);
         if (rc == W2L_OK && step == W2L__CDC_BEFORE) {
             rc = commit_position(ks, em, count, err);
             if (rc == W2L_OK)
-                rc = w2l__cdc_stream_decode(&ks->st, m->payload, m->len, 0, where, &step, err);
+                rc = w2l__cdc_stream_decode(&ks->st, m->payload, m->len, 0, &w, &step, err);
         }
+        char where[320] = "";
+        if (rc != W2L_OK) w2l__cdc_where_text(&w, where, sizeof where);
         if (rc == W2L_SOURCE && ks->skip_bad) {
             ks->skipped++;
             w2l__log(W2L_LOG_WARN, "kafka %s: %s: %s; skipped (source.on-bad-message=skip, %llu "
@@ -769,7 +770,10 @@ static w2l_rc take(kafka_source *ks, kpart *k, w2l_emitter *em, size_t *count, w
             w2l__error_prefix(err, "kafka %s: %s: ", ks->brokers, where);
         }
     }
-    if (rc == W2L_OK) k->next = m->offset + 1;
+    if (rc == W2L_OK) {
+        k->next = m->offset + 1;
+        ks->batch_end = w; /* names the transaction in quarantine reasons */
+    }
     rd_kafka_message_destroy(m);
     return rc;
 }
