@@ -98,51 +98,7 @@ static w2l_rc run_with(const char *const *kv, w2l_error *e)
     return rc;
 }
 
-typedef struct rows {
-    char *v[64];
-    size_t n;
-} rows;
-
-static int on_row(void *ctx, const w2l_schema *s, const w2l_value *row, size_t n)
-{
-    rows *r = ctx;
-    char text[256] = "";
-    size_t len = 0;
-    for (size_t i = 0; i < n; i++) {
-        char one[64] = "-";
-        if (!row[i].is_null) w2l_value_format(w2l_schema_field(s, i)->type, &row[i], one, sizeof one);
-        len += (size_t)snprintf(text + len, sizeof text - len, "%s%s", i ? "|" : "", one);
-    }
-    ck_assert_uint_lt(r->n, 64);
-    r->v[r->n++] = strdup(text);
-    return 0;
-}
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-/* The rows of db.t, sorted, joined by spaces; "(none)" when there is no table. */
-static const char *table_rows(void)
-{
-    static char out[2048];
-    w2l_conf *c = w2l_conf_new();
-    ck_assert_ok(w2l_conf_set(c, "warehouse", wh, &err), err);
-    w2l_lake *l;
-    ck_assert_ok(w2l_lake_open(c, &l, &err), err);
-    rows r = { { 0 }, 0 };
-    w2l_rc rc = w2l_lake_scan(l, "db", "t", -1, on_row, &r, &err);
-    w2l_lake_close(l);
-    w2l_conf_free(c);
-    if (rc == W2L_NOTFOUND) return "(none)";
-    ck_assert_ok(rc, err);
-    qsort(r.v, r.n, sizeof *r.v, cmp_str);
-    size_t len = 0;
-    out[0] = '\0';
-    for (size_t i = 0; i < r.n; i++) {
-        len += (size_t)snprintf(out + len, sizeof out - len, "%s%s", i ? " " : "", r.v[i]);
-        free(r.v[i]);
-    }
-    return out;
-}
+static const char *table_rows(void) { return lake_rows(wh, "db", "t"); }
 
 /* canal flat messages of db.t (id INT key, v VARCHAR[, w INT]) at source time es */
 static const char *ins(long es, int id, const char *v, int w)

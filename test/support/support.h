@@ -55,6 +55,11 @@ const char *test_mariadb_problem(void);
 /* Runs scripts/test-mariadb VERB ("stop", "start") on the same server; 0 on success. */
 int test_mariadb_script(const char *verb);
 
+/* ---- lake_rows.c: the rows of ns.table in the lake at warehouse, each "v1|v2|..." (NULL
+ * as "-"), sorted, joined by spaces; "(none)" when the table does not exist. Static
+ * buffer, valid until the next call. ---- */
+const char *lake_rows(const char *warehouse, const char *ns, const char *table);
+
 /* ---- cdc_text.c: decoded CDC changes as text, for the CDC decoder suites ---- */
 /* "I", "UB", "UA", "D" */
 const char *cdc_op_name(w2l_op op);
