@@ -81,6 +81,7 @@ typedef struct kafka_source {
     rd_kafka_t *rk;
     kpart *parts;
     size_t nparts, cap;
+    size_t nassigned; /* partitions assigned now */
     int skip_bad, start_latest;
     uint64_t skipped;
     int assigned_once;
@@ -297,36 +298,52 @@ static const char *skip_ws(const char *p, const char *e)
     return p;
 }
 
+/* The values of members k0 and k1 (NULL: none) of the object at p, as [vs[i], ve[i]), in one
+ * walk; vs[i] NULL when absent. */
+static void members(const char *p, const char *e, const char *k0, const char *k1,
+                    const char *vs[2], const char *ve[2])
+{
+    size_t l0 = strlen(k0), l1 = k1 ? strlen(k1) : 0;
+    vs[0] = vs[1] = ve[0] = ve[1] = NULL;
+    p = skip_ws(p, e);
+    if (p >= e || *p != '{') return;
+    p++;
+    for (;;) {
+        p = skip_ws(p, e);
+        if (p >= e || *p != '"') return;
+        const char *ks = ++p;
+        while (p < e && *p != '"') p += *p == '\\' ? 2 : 1;
+        if (p >= e) return;
+        size_t n = (size_t)(p - ks);
+        p = skip_ws(p + 1, e);
+        if (p >= e || *p != ':') return;
+        p = skip_ws(p + 1, e);
+        const char *v = p;
+        p = skip_value(p, e);
+        if (!p) return;
+        int i = n == l0 && memcmp(ks, k0, l0) == 0     ? 0
+                : k1 && n == l1 && !memcmp(ks, k1, l1) ? 1
+                                                       : -1;
+        if (i >= 0 && !vs[i]) {
+            vs[i] = v;
+            ve[i] = p;
+            if (vs[0] && (!k1 || vs[1])) return;
+        }
+        p = skip_ws(p, e);
+        if (p >= e || *p != ',') return;
+        p++;
+    }
+}
+
 /* The value of member key of the object at p, as [*vs, *ve); 0 when absent. */
 static int member(const char *p, const char *e, const char *key, const char **vs,
                   const char **ve)
 {
-    size_t kl = strlen(key);
-    p = skip_ws(p, e);
-    if (p >= e || *p != '{') return 0;
-    p++;
-    for (;;) {
-        p = skip_ws(p, e);
-        if (p >= e || *p != '"') return 0;
-        const char *ks = ++p;
-        while (p < e && *p != '"') p += *p == '\\' ? 2 : 1;
-        if (p >= e) return 0;
-        size_t n = (size_t)(p - ks);
-        p = skip_ws(p + 1, e);
-        if (p >= e || *p != ':') return 0;
-        p = skip_ws(p + 1, e);
-        const char *v = p;
-        p = skip_value(p, e);
-        if (!p) return 0;
-        if (n == kl && memcmp(ks, key, kl) == 0) {
-            *vs = v;
-            *ve = p;
-            return 1;
-        }
-        p = skip_ws(p, e);
-        if (p >= e || *p != ',') return 0;
-        p++;
-    }
+    const char *s[2], *t[2];
+    members(p, e, key, NULL, s, t);
+    *vs = s[0];
+    *ve = t[0];
+    return s[0] != NULL;
 }
 
 static int64_t num_at(const char *s, const char *e)
@@ -351,16 +368,19 @@ static void source_order(const kafka_source *ks, const char *t, size_t len, int6
 {
     const char *e = t + len, *vs, *ve, *ss, *se;
     *k1 = *k2 = 0;
+    const char *s[2], *x[2];
     switch (ks->fmt) {
     case W2L__CDC_CANAL:
-        if (member(t, e, "es", &vs, &ve)) *k1 = num_at(vs, ve);
-        if (member(t, e, "id", &vs, &ve)) *k2 = num_at(vs, ve);
+        members(t, e, "es", "id", s, x);
+        if (s[0]) *k1 = num_at(s[0], x[0]);
+        if (s[1]) *k2 = num_at(s[1], x[1]);
         break;
     case W2L__CDC_MAXWELL:
-        if (member(t, e, "ts", &vs, &ve)) *k1 = num_at(vs, ve) * 1000;
-        if (member(t, e, "position", &vs, &ve) && ve - vs > 2) { /* "master.000001:1234" */
-            const char *colon = memchr(vs, ':', (size_t)(ve - vs));
-            if (colon) *k2 = (file_seq(vs + 1, colon) << 36) + num_at(colon + 1, ve);
+        members(t, e, "ts", "position", s, x);
+        if (s[0]) *k1 = num_at(s[0], x[0]) * 1000;
+        if (s[1] && x[1] - s[1] > 2) { /* "master.000001:1234" */
+            const char *colon = memchr(s[1], ':', (size_t)(x[1] - s[1]));
+            if (colon) *k2 = (file_seq(s[1] + 1, colon) << 36) + num_at(colon + 1, x[1]);
         }
         break;
     default: /* debezium: payload.source or source */
@@ -392,6 +412,7 @@ static void start_offsets(kafka_source *ks, rd_kafka_topic_partition_list_t *lis
             w2l__fail(&ks->cb_err, W2L_NOMEM, "out of memory");
             continue;
         }
+        if (!k->assigned) ks->nassigned++;
         k->assigned = 1;
         k->eof = 0;
         tp->offset = k->next >= 0      ? k->next
@@ -419,6 +440,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t why,
         for (int i = 0; i < list->cnt; i++) {
             kpart *k = part_find(ks, list->elems[i].topic, list->elems[i].partition, 0);
             if (!k) continue;
+            if (k->assigned) ks->nassigned--;
             k->assigned = 0;
             part_drop_queue(ks, k);
             w2l__log(W2L_LOG_INFO, "kafka: revoked %s [%d]", k->topic, (int)k->part);
@@ -656,8 +678,9 @@ static w2l_rc enqueue(kafka_source *ks, rd_kafka_message_t *m, w2l_error *err)
     }
     kmsg *q = &k->q[k->qn++];
     q->m = m;
-    if (m->payload) source_order(ks, m->payload, m->len, &q->k1, &q->k2);
-    else q->k1 = q->k2 = INT64_MIN; /* a tombstone goes at once */
+    if (!m->payload) q->k1 = q->k2 = INT64_MIN; /* a tombstone goes at once */
+    else if (ks->nassigned > 1) source_order(ks, m->payload, m->len, &q->k1, &q->k2);
+    else q->k1 = q->k2 = 0; /* one partition: its own order is the order */
     k->eof = 0;
     if (!k->paused && k->qn - k->qh >= PART_QUEUE_MAX) part_pause(ks, k, 1);
     return W2L_OK;
