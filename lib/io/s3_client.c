@@ -288,7 +288,7 @@ static w2l_rc build_path(w2l__s3 *s, const char *bucket, const char *key, w2l_bu
 static w2l_rc get_cred(w2l__s3 *s, w2l__aws_cred *c, w2l_error *err)
 {
     if (!s->chain) {
-        *c = s->fixed; /* borrowed: not cleared by the caller (see the owned flag) */
+        *c = s->fixed; /* borrowed: attempt() clears only what the chain gave */
         return W2L_OK;
     }
     const char *where = NULL;

@@ -172,9 +172,8 @@ static kpart *part_find(kafka_source *ks, const char *topic, int32_t p, int crea
     return k;
 }
 
-static void part_drop_queue(kafka_source *ks, kpart *k)
+static void part_drop_queue(kpart *k)
 {
-    (void)ks;
     for (size_t i = k->qh; i < k->qn; i++) rd_kafka_message_destroy(k->q[i].m);
     k->qh = k->qn = 0;
 }
@@ -442,7 +441,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t why,
             if (!k) continue;
             if (k->assigned) ks->nassigned--;
             k->assigned = 0;
-            part_drop_queue(ks, k);
+            part_drop_queue(k);
             w2l__log(W2L_LOG_INFO, "kafka: revoked %s [%d]", k->topic, (int)k->part);
         }
         rd_kafka_assign(rk, NULL);
@@ -781,8 +780,8 @@ static w2l_rc take(kafka_source *ks, kpart *k, w2l_emitter *em, size_t *count, w
             if (rc == W2L_OK)
                 rc = w2l__cdc_stream_decode(&ks->st, m->payload, m->len, 0, &w, &step, err);
         }
-        char where[320] = "";
-        if (rc != W2L_OK) w2l__cdc_where_text(&w, where, sizeof where);
+        char where[320];
+        if (rc != W2L_OK) w2l__cdc_where_text(&w, where, sizeof where); /* only on failure */
         if (rc == W2L_SOURCE && ks->skip_bad) {
             ks->skipped++;
             w2l__log(W2L_LOG_WARN, "kafka %s: %s: %s; skipped (source.on-bad-message=skip, %llu "
@@ -929,7 +928,7 @@ static void ks_close(w2l_source *self)
 {
     kafka_source *ks = (kafka_source *)self;
     for (size_t i = 0; i < ks->nparts; i++) {
-        if (ks->rk) part_drop_queue(ks, &ks->parts[i]);
+        if (ks->rk) part_drop_queue(&ks->parts[i]);
         w2l__free(ks->parts[i].q);
         w2l__free(ks->parts[i].topic);
     }
