@@ -132,15 +132,11 @@ static int start(const char *cmd, int argc, char **argv, w2l_conf **out)
     return EXIT_DONE;
 }
 
-int cmd_run(int argc, char **argv)
+/* One pipeline from start to end. */
+static w2l_rc run_once(w2l_conf *conf, w2l_error *err)
 {
-    w2l_conf *conf = NULL;
-    int rc = start("run", argc, argv, &conf);
-    if (rc != EXIT_DONE) return rc;
-    w2l_error err;
-    w2l_rc r = w2l_conf_require(conf, "source", &err);
     w2l_pipeline *p = NULL;
-    if (r == W2L_OK) r = w2l_pipeline_new(conf, &p, &err);
+    w2l_rc r = w2l_pipeline_new(conf, &p, err);
     if (r == W2L_OK) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
@@ -152,16 +148,41 @@ int cmd_run(int argc, char **argv)
         int64_t quiet = 0;
         w2l_conf_get_int(conf, "quiet", &quiet, NULL);
         pthread_t progress;
+        progress_done = 0;
         int with_progress = !quiet && pthread_create(&progress, NULL, progress_main, p) == 0;
         progress_tty = with_progress && isatty(STDERR_FILENO);
-        r = w2l_pipeline_run(p, &err);
+        r = w2l_pipeline_run(p, err);
         progress_done = 1;
         if (with_progress) pthread_join(progress, NULL);
         progress_tty = 0;
         running = NULL;
     }
-    rc = r == W2L_OK ? EXIT_DONE : fail_with("run", &err, r);
     w2l_pipeline_free(p);
+    return r;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    w2l_conf *conf = NULL;
+    int rc = start("run", argc, argv, &conf);
+    if (rc != EXIT_DONE) return rc;
+    w2l_error err;
+    w2l_rc r = w2l_conf_require(conf, "source", &err);
+    /* W2L_CONFLICT: another process committed what this one read (a member of a consumer
+     * group that was fenced, w2l-kafka(7)); nothing of it was committed, and a new pipeline
+     * starts from the lake. A few times in a row at most: a conflict that comes back at
+     * once is not a passing rebalance. */
+    for (int conflicts = 0; r == W2L_OK;) {
+        int64_t began = (int64_t)time(NULL);
+        r = run_once(conf, &err);
+        if (r != W2L_CONFLICT || signals_seen) break;
+        conflicts = (int64_t)time(NULL) - began > 300 ? 1 : conflicts + 1;
+        if (conflicts > 10) break;
+        fprintf(stderr, "w2l run: %s; starting again from the lake\n", err.msg);
+        w2l_error_clear(&err);
+        r = W2L_OK;
+    }
+    rc = r == W2L_OK ? EXIT_DONE : fail_with("run", &err, r);
     w2l_conf_free(conf);
     w2l_log_set_callback(NULL, NULL);
     w2l_global_cleanup();

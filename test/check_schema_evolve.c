@@ -78,7 +78,7 @@ START_TEST(create_table_schema)
     w2l_schema_unref(s);
 
     /* inline key, composite key with a nullable column (a key column is required), options */
-    w2l__evolve_opts o = {{1, 1}, 0};
+    w2l__evolve_opts o = {{1, 1}, 0, 0};
     s = create("CREATE TABLE k (a INT, b VARCHAR(3), f TINYINT(1), t TIME, PRIMARY KEY (b, a))", &o,
                &last);
     schema_text(s, last, got, sizeof got);
@@ -316,6 +316,29 @@ static const struct { const char *sql; const char *msg; } forbidden[] = {
      "table shop.t: PRIMARY KEY: no column 'nope'"},
 };
 
+/* A shared source replays DDL the lake has (replayed_ok): ADD of a column there with the same
+ * type, or one it widens to, and DROP of one not there change nothing; a clash still fails. */
+START_TEST(alter_replayed)
+{
+    int32_t last;
+    w2l_schema *s = create(base_sql, NULL, &last);
+    w2l__evolve_opts o = {{0, 0}, 0, 1};
+    w2l_error err;
+    size_t n = w2l_schema_field_count(s);
+    const char *same[] = {"ALTER TABLE t ADD qty INT", "ALTER TABLE t ADD qty SMALLINT",
+                          "ALTER TABLE t DROP COLUMN nope"};
+    for (size_t i = 0; i < W2L_ARRAY_LEN(same); i++) {
+        w2l_schema *before = s;
+        ck_assert_ok(alter(&s, &last, same[i], &o, &err), err);
+        ck_assert_msg(s == before && w2l_schema_field_count(s) == n, "%s changed the schema",
+                      same[i]);
+    }
+    ck_assert_int_eq(alter(&s, &last, "ALTER TABLE t ADD qty VARCHAR(3)", &o, &err), W2L_SCHEMA);
+    ck_assert_str_eq(err.msg, "table shop.t: ADD COLUMN: column 'qty' exists");
+    w2l_schema_unref(s);
+}
+END_TEST
+
 START_TEST(alter_forbidden)
 {
     for (size_t i = 0; i < W2L_ARRAY_LEN(forbidden); i++) {
@@ -419,7 +442,7 @@ START_TEST(require_pk_columns_option)
     int32_t last;
     w2l_schema *s = create(base_sql, NULL, &last);
     w2l_error err;
-    w2l__evolve_opts o = {{0, 0}, 1};
+    w2l__evolve_opts o = {{0, 0}, 1, 0};
     ck_assert_ok(alter(&s, &last, "ALTER TABLE t DROP PRIMARY KEY, ADD PRIMARY KEY (id, qty)", &o,
                        &err), err);
     char got[1024];
@@ -559,6 +582,7 @@ Suite *suite_schema_evolve(void)
     TCase *edge = tcase_create("edge");
     tcase_add_test(edge, create_table_errors);
     tcase_add_test(edge, alter_forbidden);
+    tcase_add_test(edge, alter_replayed);
     suite_add_tcase(s, edge);
     TCase *faults = tcase_create("faults");
     tcase_add_test(faults, evolve_survives_every_alloc_failure);

@@ -21,9 +21,28 @@ extern "C" {
 typedef struct w2l_source w2l_source;
 
 #define W2L_SOURCE_METHODS_V1 1
+#define W2L_SOURCE_METHODS_V2 2 /* adds shared, attach and checkpoint_done */
+
+/* What the pipeline tells a shared source about the lake (V2; w2l_source_methods(3)).
+ * A shared source's position has the form {"NAME":{"STREAM":{"PART":NEXT,...},...}}: the
+ * next offset of every partition read, so the pipeline can merge the positions of the
+ * processes that share the source per table. */
+typedef struct w2l_source_lake {
+    void *ctx;
+    /* *next: the offset of stream/part below which db.table holds every change in the lake
+     * (-1: none recorded). The source skips what is below it. rows: the message holds row
+     * changes (not DDL only): a table's rows must come from one partition, and rows from
+     * another are W2L_CONFIG. Source thread only. */
+    w2l_rc (*committed)(void *ctx, const char *db, const char *table, const char *stream,
+                        int32_t part, int rows, int64_t *next, w2l_error *err);
+    /* stream/part became this process's: committed() reads it from the lake again. */
+    void (*assigned)(void *ctx, const char *stream, int32_t part);
+    /* Asks for a checkpoint at the next transaction end. */
+    void (*checkpoint_soon)(void *ctx);
+} w2l_source_lake;
 
 typedef struct w2l_source_methods {
-    int version;      /* W2L_SOURCE_METHODS_V1 */
+    int version;      /* W2L_SOURCE_METHODS_V1 or _V2 */
     const char *name; /* registry key and URI scheme: "mysql", "file", "kafka" */
     size_t size;      /* sizeof impl struct; the core allocates and zeroes it */
     void *app_data;   /* for the implementer; the core never reads it */
@@ -45,6 +64,17 @@ typedef struct w2l_source_methods {
      * Called from any thread. */
     int64_t (*lag_ms)(w2l_source *self);
     void (*close)(w2l_source *self); /* cannot fail */
+    /* ---- V2 (version >= W2L_SOURCE_METHODS_V2); each may be NULL ---- */
+    /* Non-zero when uri makes this process one of several that read the source together
+     * (members of a consumer group), each a share of its partitions. The pipeline then
+     * keeps each table's position in the lake, merged over the members, and calls attach()
+     * after open() (restored is always NULL). */
+    int (*shared)(const w2l_conf *conf, const char *uri);
+    void (*attach)(w2l_source *self, const w2l_source_lake *lake);
+    /* Called instead of checkpoint_complete() when set, with the checkpoint's position
+     * (NULL when not known). */
+    w2l_rc (*checkpoint_done)(w2l_source *self, uint64_t ckpt, const char *position,
+                              w2l_error *err);
 } w2l_source_methods;
 struct w2l_source { const w2l_source_methods *methods; };
 

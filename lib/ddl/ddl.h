@@ -272,6 +272,10 @@ typedef struct w2l__evolve_opts {
      * primary key over NULLs, but an "incompatible" change in Iceberg's terms). A column
      * added by the same ALTER stays optional either way, so that case always fails. */
     int require_pk_columns;
+    /* A statement the table shows already: ADD COLUMN of a column there with the same
+     * type or one it widens to, DROP COLUMN of one not there. 0 (default): W2L_SCHEMA; 1: no
+     * change. Set when a source may replay DDL the lake has applied (a shared source, ledger.h). */
+    int replayed_ok;
 } w2l__evolve_opts;
 
 typedef enum w2l__change_kind {

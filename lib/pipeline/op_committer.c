@@ -41,6 +41,7 @@
 
 #include "../event/emit.h"
 #include "ops.h"
+#include "ledger.h"
 #include "maintenance.h"
 #include "owner.h"
 
@@ -95,6 +96,7 @@ typedef struct committer {
     w2l__owner *owner;
     uint64_t generation;      /* the owner's count of applied operations our handles know */
     w2l__maint *maint;        /* NULL: no maintenance (w2l recover, tests) */
+    w2l__ledger *ledger;      /* a shared source: positions per table (ledger.h); else NULL */
 } committer;
 
 /* ------------------------------------------------------------------- job id ------- */
@@ -655,10 +657,12 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
     char ck[24], ep[24];
     snprintf(ck, sizeof ck, "%llu", (unsigned long long)p->ckpt);
     snprintf(ep, sizeof ep, "%llu", (unsigned long long)c->epoch);
-    w2l__ice_kv summary[4] = { { "w2l.job-id", c->job_id },
+    w2l__ice_kv summary[5] = { { "w2l.job-id", c->job_id },
                                { "w2l.epoch", ep },
                                { "w2l.checkpoint-id", ck },
-                               { "w2l.source-position", (char *)(pos ? pos : "") } };
+                               { "w2l.source-position", (char *)(pos ? pos : "") },
+                               { "w2l.row-partition", "" } };
+    char *merged = NULL, *rows = NULL;
     int truncate = 0;
     if (w2l__json_bool(w2l__json_get(j, "truncate"), &truncate) != 0) truncate = 0;
     if (nstale) {
@@ -678,8 +682,28 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
         ch.summary = summary;
         ch.nsummary = pos ? 4 : 3;
         for (int attempt = 0;; attempt++) {
+            if (c->ledger && pos) { /* the table's position, merged with ours (ledger.h) */
+                w2l__free(merged);
+                w2l__free(rows);
+                merged = rows = NULL;
+                const w2l__ice_snapshot *s =
+                    w2l__ice_meta_newest_checkpoint(h->t->meta, NULL, &rc, err);
+                const w2l__ice_props *sp = s ? &s->summary : NULL;
+                if (rc == W2L_OK)
+                    rc = w2l__ledger_merge(
+                        c->ledger, p->ns, p->table, h->t->meta->uuid,
+                        sp ? w2l__ice_props_get(sp, "w2l.source-position") : NULL,
+                        sp ? w2l__ice_props_get(sp, "w2l.row-partition") : NULL, pos, &merged,
+                        &rows, err);
+                if (rc != W2L_OK) break;
+                summary[3].value = merged;
+                summary[4].value = rows;
+                ch.nsummary = *rows ? 5 : 4;
+            }
             rc = w2l__ice_table_try_commit(h->t, &ch, err);
             if (rc == W2L_OK) {
+                if (merged)
+                    w2l__ledger_done(c->ledger, p->ns, p->table, h->t->meta->uuid, pos, merged);
                 h->max_ckpt = p->ckpt;
                 w2l__log(
                     W2L_LOG_DEBUG,
@@ -709,6 +733,8 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
     /* manifests of a failed commit stay: an ambiguous failure may have published them */
     w2l__ice_change_release(&ch, h->t->io, 0);
     w2l__json_free(j);
+    w2l__free(merged);
+    w2l__free(rows);
     if (rc == W2L_NOTFOUND) {
         w2l__log(W2L_LOG_WARN,
                  "committer %u: table %s.%s was dropped before checkpoint %llu committed; skipped",
@@ -825,6 +851,7 @@ static w2l_rc cm_open(const w2l_operator_methods *m, const w2l_conf *conf, unsig
     c->epoch = 1;
     c->owner = w2l__owner_current();
     c->maint = w2l__maint_current();
+    c->ledger = w2l__ledger_current();
     if (c->owner) c->generation = w2l__owner_generation(c->owner);
     int64_t v;
     W2L_TRY(w2l_conf_get_int(conf, "commit-retries", &v, err));

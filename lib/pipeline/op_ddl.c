@@ -53,6 +53,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "ledger.h"
 #include "op_ddl_int.h"
 #include "../io/io.h"
 
@@ -291,6 +292,7 @@ static w2l_rc open_op(const w2l_conf *conf, unsigned index, unsigned n, w2l_stat
         op->eo.types.tinyint1_as_boolean = (int)v;
     if (w2l_conf_get_int(conf, "source.time-as-string", &v, NULL) == W2L_OK)
         op->eo.types.time_as_string = (int)v;
+    op->eo.replayed_ok = w2l__ledger_current() != NULL; /* a shared source replays DDL */
     W2L_TRY(w2l__fileio_open_for(conf, op->warehouse, &op->io, err));
     W2L_TRY(w2l__catalog_open(cat, conf, op->warehouse, op->io, &op->cat, err));
     op->owner = w2l__owner_current();

@@ -33,6 +33,7 @@ struct w2l__owner {
     opset *sets;              /* not yet applied */
     uint64_t generation;
     int aborted;
+    int shared;
     /* the last operation applied, also on disk (applied_path): never applied again */
     uint64_t a_ckpt;
     unsigned a_handler, a_index;
@@ -73,6 +74,8 @@ static void opset_free(opset *s)
     w2l__free(s->ops);
     w2l__free(s);
 }
+
+void w2l__owner_set_shared(w2l__owner *o) { o->shared = 1; }
 
 void w2l__owner_free(w2l__owner *o)
 {
@@ -314,7 +317,7 @@ static w2l_rc apply_set(w2l__owner *o, const opset *s, w2l_error *err)
     W2L_TRY(open_lake(o, err));
     int64_t retries = 0;
     W2L_TRY(w2l_conf_get_int(o->conf, "commit-retries", &retries, err));
-    w2l__tops_ctx c = {o->cat, o->io, o->job_id, (int)retries};
+    w2l__tops_ctx c = {o->cat, o->io, o->job_id, (int)retries, o->shared};
     w2l__json *j;
     W2L_TRY(w2l__json_parse(s->ops, s->len, &j, err));
     w2l_rc rc = W2L_OK;

@@ -37,6 +37,9 @@ typedef struct w2l__owner w2l__owner;
 /* conf is borrowed for the owner's life (its catalog, file IO, commit-retries); ncommit
  * committers; restored = the sealed checkpoint the pipeline restarts from (0: fresh). */
 w2l__owner *w2l__owner_new(const w2l_conf *conf, unsigned ncommit, uint64_t restored);
+/* The pipeline's source is shared (ledger.h): a table another member created or changed
+ * meanwhile fails the operation with W2L_CONFLICT (table_ops.h). */
+void w2l__owner_set_shared(w2l__owner *o);
 void w2l__owner_free(w2l__owner *o); /* NULL is a no-op */
 
 /* After a restart (and in w2l recover): the job id and the operations not yet applied

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../event/emit.h"
 #include "pipeline_int.h"
@@ -300,8 +301,15 @@ static void tell_source(w2l_pipeline *p)
     while (p->src && p->src_completed < committed) {
         w2l_error err;
         w2l_error_clear(&err);
-        if (w2l__source_checkpoint_complete(p->src, ++p->src_completed, &err) != W2L_OK)
+        uint64_t ck = ++p->src_completed;
+        w2l_buf pos = {0}; /* the checkpoint's position, when the state still has it */
+        if (w2l_state_get(p->st, ck, "source/position", &pos, &err) != W2L_OK ||
+            w2l__buf_cstr(&pos, &err) != W2L_OK)
+            w2l_buf_release(&pos);
+        w2l_error_clear(&err);
+        if (w2l__source_checkpoint_complete(p->src, ck, (const char *)pos.data, &err) != W2L_OK)
             w2l__log(W2L_LOG_WARN, "pipeline: %s", err.msg);
+        w2l_buf_release(&pos);
     }
 }
 
@@ -356,6 +364,56 @@ static int source_main(void *arg)
 
 /* ---------------------------------------------------------------------- lifecycle --- */
 
+/* A source that several processes read together (w2l_source_methods(3), V2): each table's
+ * position is kept in the lake, merged over the processes (ledger.h). A process has nothing
+ * of its own to restore, so its checkpoint state is the mem store, and it commits under a
+ * job id of its own (the shared one plus a member tag), so that the processes' checkpoint
+ * ids, which are each process's own, never meet in one job's ancestry. */
+static w2l_rc shared_setup(w2l_pipeline *p, const char **state_uri, w2l_error *err)
+{
+    if (w2l_conf_is_set(p->conf, "state") && strcmp(*state_uri, "mem") != 0)
+        return w2l__fail(err, W2L_CONFIG,
+                         "the source is shared by the members of a consumer group: each "
+                         "table's position is kept in the lake and no checkpoint state store "
+                         "is used; leave 'state' unset");
+    *state_uri = "mem";
+    char *base = w2l__ops_job_id(p->conf);
+    W2L_NOMEM_IF(!base, err);
+    struct {
+        int64_t ns, ms;
+        long pid;
+        const void *at;
+    } seed = {w2l__mono_ns(), w2l__now_ms(), (long)getpid(), (const void *)p};
+    uint64_t tag = w2l__hash64(&seed, sizeof seed, 0x6d656d);
+    char *id = w2l__asprintf("%s-m%012llx", base, (unsigned long long)(tag >> 16));
+    w2l__free(base);
+    W2L_NOMEM_IF(!id, err);
+    w2l_rc rc = w2l_conf_set(p->conf, "job-id", id, err);
+    if (rc == W2L_OK) w2l__log(W2L_LOG_INFO, "pipeline: shared source; this member is %s", id);
+    w2l__free(id);
+    W2L_TRY(rc);
+    p->ledger = w2l__ledger_new(p->conf);
+    W2L_NOMEM_IF(!p->ledger, err);
+    return W2L_OK;
+}
+
+static w2l_rc lake_committed(void *ctx, const char *db, const char *table, const char *stream,
+                             int32_t part, int rows, int64_t *next, w2l_error *err)
+{
+    return w2l__ledger_committed(((w2l_pipeline *)ctx)->ledger, db, table, stream, part, rows,
+                                 next, err);
+}
+
+static void lake_assigned(void *ctx, const char *stream, int32_t part)
+{
+    w2l__ledger_assigned(((w2l_pipeline *)ctx)->ledger, stream, part);
+}
+
+static void lake_checkpoint_soon(void *ctx)
+{
+    atomic_store(&((w2l_pipeline *)ctx)->ckpt_requested, 1);
+}
+
 static w2l_rc conf_uint(const w2l_conf *c, const char *key, unsigned *out, w2l_error *err)
 {
     int64_t v;
@@ -392,6 +450,8 @@ w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err
     const char *state_uri = NULL, *source_uri = NULL;
     if (rc == W2L_OK) rc = w2l_conf_get(p->conf, "state", &state_uri, err);
     if (rc == W2L_OK) rc = w2l_conf_get(p->conf, "source", &source_uri, err);
+    if (rc == W2L_OK && source_uri && w2l__source_shared(source_uri, p->conf))
+        rc = shared_setup(p, &state_uri, err);
     if (rc == W2L_OK) rc = w2l_state_open(state_uri, p->conf, &p->st, err);
     if (rc == W2L_OK) {
         uint64_t latest = 0;
@@ -406,6 +466,7 @@ w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err
     p->acks_needed = 0;
     if (rc == W2L_OK) {
         p->owner = w2l__owner_new(p->conf, p->ncommit, p->restored);
+        if (p->owner && p->ledger) w2l__owner_set_shared(p->owner);
         rc = p->owner ? w2l__owner_restore(p->owner, p->st, err)
                       : w2l__fail(err, W2L_NOMEM, "out of memory");
     }
@@ -435,6 +496,10 @@ w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err
             rc = w2l__source_open(source_uri, p->conf, pos.len ? (const char *)pos.data : NULL,
                                   &p->src, err);
         w2l_buf_release(&pos);
+        if (rc == W2L_OK && p->ledger) {
+            w2l_source_lake lake = {p, lake_committed, lake_assigned, lake_checkpoint_soon};
+            w2l__source_attach(p->src, &lake);
+        }
         /* the source hears of checkpoints from the first one this run commits: after a
          * restart, the restored checkpoint once its re-commit is done */
         p->src_completed = p->committed;
@@ -590,6 +655,7 @@ void w2l_pipeline_free(w2l_pipeline *p)
     w2l__maint_free(p->maint);
     w2l__emitter_free(p->em);
     w2l__source_close(p->src);
+    w2l__ledger_free(p->ledger);
     w2l_state_close(p->st);
     w2l_conf_free(p->conf);
     w2l__metrics_free(p->metrics);

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 
 #include "../event/emit.h"
+#include "ledger.h"
 #include "metrics.h"
 #include "ops.h"
 #include "maintenance.h"
@@ -89,6 +90,7 @@ struct w2l_pipeline {
     unsigned acks_needed;
     int64_t last_trigger_ms;
     atomic_int ckpt_requested;
+    w2l__ledger *ledger;        /* a shared source (ledger.h): table positions; else NULL */
     atomic_int stop;
     atomic_int failed;
     w2l_error first_err;

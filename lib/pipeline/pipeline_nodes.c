@@ -513,6 +513,7 @@ int w2l__node_main(void *arg)
     w2l__owner_set_current(p->owner);
     w2l__maint_set_current(p->maint);
     w2l__metrics_set_current(p->metrics);
+    w2l__ledger_set_current(p->ledger);
     w2l_rc rc = n->m->open(n->m, p->conf, n->index,
                            n->kind == W2L_OPERATOR_DDL      ? p->nddl
                            : n->kind == W2L_OPERATOR_WRITER ? p->nwriter

@@ -104,16 +104,18 @@ static w2l_rc apply_create(w2l__tops_ctx *c, const char *ns, const char *table, 
     w2l_rc rc = load(c, ns, table, &t, err);
     if (rc == W2L_OK && t) {
         if (strcmp(t->meta->uuid, m->uuid) != 0)
-            rc = w2l__fail(err, W2L_EXISTS,
+            rc = w2l__fail(err, c->shared ? W2L_CONFLICT : W2L_EXISTS,
                            "the lake holds another table under this name (uuid %s) than the one "
-                           "this job created (uuid %s)",
-                           t->meta->uuid, m->uuid);
+                           "this job created (uuid %s)%s",
+                           t->meta->uuid, m->uuid,
+                           c->shared ? ": another member created it first" : "");
         else
             w2l__log(W2L_LOG_DEBUG, "owner: %s.%s exists already (uuid %s)", ns, table, m->uuid);
     } else if (rc == W2L_OK) {
         w2l_buf loc = {0};
         rc = w2l__catalog_commit(c->cat, ns, table, NULL, meta, strlen(meta), &loc, err);
         w2l_buf_release(&loc);
+        if (c->shared && rc == W2L_EXISTS) rc = W2L_CONFLICT; /* another member, just now */
         if (rc == W2L_OK) w2l__log(W2L_LOG_INFO, "owner: created table %s.%s", ns, table);
     }
     w2l__ice_table_free(t);
@@ -149,6 +151,12 @@ static w2l_rc apply_schema(w2l__tops_ctx *c, const char *ns, const char *table, 
     w2l__ice_table *t;
     w2l_rc rc = load(c, ns, table, &t, err);
     for (int attempt = 0; rc == W2L_OK; attempt++) {
+        if (t && c->shared && strcmp(t->meta->uuid, uuid) != 0) {
+            rc = w2l__fail(err, W2L_CONFLICT,
+                           "schema %d is for table uuid %s; the lake holds %s (another member "
+                           "created it)", (int)sid, uuid, t->meta->uuid);
+            break;
+        }
         if (!t || strcmp(t->meta->uuid, uuid) != 0) {
             w2l__log(W2L_LOG_INFO,
                      "owner: %s.%s: schema %d is for a table no longer under this name (uuid %s); "
@@ -163,7 +171,7 @@ static w2l_rc apply_schema(w2l__tops_ctx *c, const char *ns, const char *table, 
         }
         rc = w2l__ice_meta_set_schema(t->meta, s, err);
         if (rc == W2L_OK && t->meta->current_schema_id != (int32_t)sid)
-            rc = w2l__fail(err, W2L_SCHEMA,
+            rc = w2l__fail(err, c->shared ? W2L_CONFLICT : W2L_SCHEMA,
                            "the table's schema became id %d, the DDL handler computed %d (was "
                            "the table changed by another writer?)",
                            (int)t->meta->current_schema_id, (int)sid);

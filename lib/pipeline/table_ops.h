@@ -41,6 +41,8 @@ typedef struct w2l__tops_ctx {
     w2l_fileio *io;
     const char *job_id;
     int retries;
+    int shared;  /* a shared source (ledger.h): a table another member created or changed
+                  * meanwhile is W2L_CONFLICT, and the pipeline starts again from the lake */
 } w2l__tops_ctx;
 
 w2l_rc w2l__tops_apply(w2l__tops_ctx *c, uint64_t ckpt, unsigned handler, unsigned index,

@@ -65,6 +65,7 @@ typedef struct kpart {
     int32_t part;
     int64_t next;  /* the position: next offset to decode; -1 unknown */
     int assigned;
+    int revoking;  /* a group took it away: released once a checkpoint holds what was read */
     int eof;       /* at the end of its log at the last look */
     int paused;    /* fetching stopped: its queue is full */
     kmsg *q;       /* waiting messages, in offset order: q[qh..qn) */
@@ -97,6 +98,11 @@ typedef struct kafka_source {
     int commit_warned;
     atomic_int at_end; /* every partition read to its end at the last look (for lag_ms) */
     w2l__cdc_where batch_end; /* the last message decoded */
+    /* a member of a group (w2l_source_methods(3), V2 shared) */
+    w2l_source_lake lake;  /* the pipeline's view of the lake; lake.committed NULL: none */
+    int cooperative;       /* the group's rebalance protocol is incremental */
+    rd_kafka_topic_partition_list_t *revoking; /* taken away, not yet released */
+    uint64_t replayed;     /* messages skipped: their table has them in the lake */
 } kafka_source;
 
 /* ---- URI ---- */
@@ -204,8 +210,11 @@ static w2l_rc position(kafka_source *ks, w2l_buf *out, w2l_error *err)
     kpart **v = w2l__malloc((ks->nparts ? ks->nparts : 1) * sizeof *v);
     W2L_NOMEM_IF(!v, err);
     size_t n = 0;
-    for (size_t i = 0; i < ks->nparts; i++)
-        if (ks->parts[i].next >= 0) v[n++] = &ks->parts[i];
+    for (size_t i = 0; i < ks->nparts; i++) {
+        const kpart *k = &ks->parts[i];
+        /* a member's position names only its partitions: the lake's say the rest */
+        if (k->next >= 0 && (!ks->in_group || k->assigned || k->revoking)) v[n++] = &ks->parts[i];
+    }
     qsort(v, n, sizeof *v, cmp_part);
     w2l_rc rc = w2l__buf_printf(out, err, "{\"kafka\":{");
     const char *cur = NULL;
@@ -426,25 +435,82 @@ static void start_offsets(kafka_source *ks, rd_kafka_topic_partition_list_t *lis
     ks->brokers_down = 0;
 }
 
+/* A member's partitions, when they change (on the polling thread, in next()).
+ *
+ * Given partitions start at the offsets the group committed for them: a member commits a
+ * partition's offset only once a checkpoint holding everything before it committed to every
+ * table (ks_checkpoint_done), so nothing below it is missing from the lake. What some tables
+ * hold beyond it (a member that died between two tables' commits) is skipped per message,
+ * by the lake's positions (take()). Without a committed offset: the log's beginning.
+ *
+ * Partitions taken away are released only once a checkpoint holds what was read from them:
+ * they stop, a checkpoint is asked for, and ks_checkpoint_done() releases them (the group
+ * waits meanwhile), so their next owner finds every table where this member left it. A
+ * member whose partitions were lost instead (it missed its session) may hold what another
+ * member now reads: it fails with W2L_CONFLICT and commits nothing more. */
 static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t why,
                          rd_kafka_topic_partition_list_t *list, void *opaque)
 {
     kafka_source *ks = opaque;
     ks->joined = 1;
+    ks->cooperative = !strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE");
+    rd_kafka_error_t *ke = NULL;
     if (why == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+        if (ks->lake.committed) {
+            rd_kafka_resp_err_t e = rd_kafka_committed(rk, list, 10000);
+            if (e) w2l__log(W2L_LOG_WARN, "kafka %s: group %s: committed offsets: %s; reading "
+                            "from the beginning (what the lake holds is skipped)",
+                            ks->brokers, ks->group, rd_kafka_err2str(e));
+            for (int i = 0; i < list->cnt; i++) {
+                rd_kafka_topic_partition_t *tp = &list->elems[i];
+                kpart *k = part_find(ks, tp->topic, tp->partition, 1);
+                if (k) k->next = !e && tp->offset >= 0 ? tp->offset : -1;
+                ks->lake.assigned(ks->lake.ctx, tp->topic, tp->partition);
+            }
+        }
         start_offsets(ks, list);
-        rd_kafka_assign(rk, list);
+        if (ks->cooperative) ke = rd_kafka_incremental_assign(rk, list);
+        else rd_kafka_assign(rk, list);
     } else {
-        /* revoked: what was read but not decoded is read again by the next owner */
+        int lost = ks->lake.committed && rd_kafka_assignment_lost(rk);
         for (int i = 0; i < list->cnt; i++) {
             kpart *k = part_find(ks, list->elems[i].topic, list->elems[i].partition, 0);
             if (!k) continue;
             if (k->assigned) ks->nassigned--;
             k->assigned = 0;
-            part_drop_queue(k);
-            w2l__log(W2L_LOG_INFO, "kafka: revoked %s [%d]", k->topic, (int)k->part);
+            part_drop_queue(k); /* read again by the next owner */
+            if (ks->lake.committed && !lost && !k->revoking) {
+                k->revoking = 1;
+                part_pause(ks, k, 1);
+            }
+            w2l__log(W2L_LOG_INFO, "kafka: %s %s [%d]", lost ? "lost" : "revoked", k->topic,
+                     (int)k->part);
         }
-        rd_kafka_assign(rk, NULL);
+        if (lost && !ks->cb_failed) {
+            ks->cb_failed = 1;
+            w2l__fail(&ks->cb_err, W2L_CONFLICT,
+                      "kafka %s: group %s: this member lost its partitions (did it miss its "
+                      "session timeout?); another member may read them now, so it commits "
+                      "nothing more",
+                      ks->brokers, ks->group);
+        }
+        if (ks->lake.committed && !lost) {
+            /* released by ks_checkpoint_done() */
+            if (!ks->revoking) ks->revoking = rd_kafka_topic_partition_list_copy(list);
+            else
+                for (int i = 0; i < list->cnt; i++)
+                    rd_kafka_topic_partition_list_add(ks->revoking, list->elems[i].topic,
+                                                      list->elems[i].partition);
+            ks->lake.checkpoint_soon(ks->lake.ctx);
+            return;
+        }
+        if (ks->cooperative) ke = rd_kafka_incremental_unassign(rk, list);
+        else rd_kafka_assign(rk, NULL);
+    }
+    if (ke) {
+        w2l__log(W2L_LOG_WARN, "kafka %s: group %s: %s", ks->brokers, ks->group,
+                 rd_kafka_error_string(ke));
+        rd_kafka_error_destroy(ke);
     }
 }
 
@@ -764,6 +830,54 @@ static w2l_rc commit_position(kafka_source *ks, w2l_emitter *em, size_t *count,
     return rc;
 }
 
+/* Copies the JSON string at [vs, ve) without its quotes; 0 when absent, escaped or long. */
+static int plain_string(const char *vs, const char *ve, char *out, size_t size)
+{
+    if (!vs || ve - vs < 2 || *vs != '"' || ve[-1] != '"' || (size_t)(ve - vs - 2) >= size ||
+        memchr(vs + 1, '\\', (size_t)(ve - vs - 2)))
+        return 0;
+    memcpy(out, vs + 1, (size_t)(ve - vs - 2));
+    out[ve - vs - 2] = 0;
+    return 1;
+}
+
+/* The database and table a message is about, read without parsing it whole, and whether it
+ * holds row changes (*rows; not DDL); 0 when it names no table (a database DDL, say). */
+static int table_of(const kafka_source *ks, const char *t, size_t len, char *db, char *tb,
+                    size_t size, int *rows)
+{
+    const char *e = t + len, *s[2], *x[2], *vs, *ve;
+    if (ks->fmt == W2L__CDC_DEBEZIUM) {
+        if (member(t, e, "payload", &vs, &ve) && *skip_ws(vs, ve) == '{') t = vs, e = ve;
+        *rows = member(t, e, "op", &vs, &ve);
+        if (!member(t, e, "source", &vs, &ve)) return 0;
+        members(vs, ve, "db", "table", s, x);
+    } else if (ks->fmt == W2L__CDC_CANAL) {
+        *rows = !member(t, e, "isDdl", &vs, &ve) || *vs != 't';
+        members(t, e, "database", "table", s, x);
+    } else { /* maxwell: "type":"table-create", "database-drop" ... are DDL */
+        *rows = !member(t, e, "type", &vs, &ve) ||
+                (strncmp(vs, "\"table-", 7) != 0 && strncmp(vs, "\"database-", 10) != 0);
+        members(t, e, "database", "table", s, x);
+    }
+    return plain_string(s[0], x[0], db, size) && plain_string(s[1], x[1], tb, size) && *tb;
+}
+
+/* A member of a group: whether the message's table holds it already (the lake's position of
+ * the table for k is past its offset), so that it is skipped. */
+static w2l_rc in_lake(kafka_source *ks, const kpart *k, const rd_kafka_message_t *m, int *yes,
+                      w2l_error *err)
+{
+    char db[200], tb[200];
+    int64_t next;
+    int rows = 0;
+    *yes = 0;
+    if (!m->payload || !table_of(ks, m->payload, m->len, db, tb, sizeof db, &rows)) return W2L_OK;
+    W2L_TRY(ks->lake.committed(ks->lake.ctx, db, tb, k->topic, k->part, rows, &next, err));
+    *yes = m->offset < next;
+    return W2L_OK;
+}
+
 /* Decodes the message at the head of k; fails naming topic, partition and offset. */
 static w2l_rc take(kafka_source *ks, kpart *k, w2l_emitter *em, size_t *count, w2l_error *err)
 {
@@ -772,7 +886,12 @@ static w2l_rc take(kafka_source *ks, kpart *k, w2l_emitter *em, size_t *count, w
     rd_kafka_message_t *m = q.m;
     w2l__cdc_where w = { .topic = k->topic, .partition = k->part, .n = (uint64_t)m->offset };
     w2l_rc rc = W2L_OK;
-    if (m->payload && m->len) {
+    int replay = 0;
+    if (ks->lake.committed) {
+        rc = in_lake(ks, k, m, &replay, err);
+        ks->replayed += (uint64_t)replay;
+    }
+    if (rc == W2L_OK && !replay && m->payload && m->len) {
         w2l__cdc_step step;
         rc = w2l__cdc_stream_decode(&ks->st, m->payload, m->len, 0, &w, &step, err);
         if (rc == W2L_OK && step == W2L__CDC_BEFORE) {
@@ -780,17 +899,17 @@ static w2l_rc take(kafka_source *ks, kpart *k, w2l_emitter *em, size_t *count, w
             if (rc == W2L_OK)
                 rc = w2l__cdc_stream_decode(&ks->st, m->payload, m->len, 0, &w, &step, err);
         }
-        char where[320];
-        if (rc != W2L_OK) w2l__cdc_where_text(&w, where, sizeof where); /* only on failure */
-        if (rc == W2L_SOURCE && ks->skip_bad) {
-            ks->skipped++;
-            w2l__log(W2L_LOG_WARN, "kafka %s: %s: %s; skipped (source.on-bad-message=skip, %llu "
-                     "so far)", ks->brokers, where, err->msg, (unsigned long long)ks->skipped);
-            w2l_error_clear(err);
-            rc = W2L_OK;
-        } else if (rc != W2L_OK && rc != W2L_NOMEM) {
-            w2l__error_prefix(err, "kafka %s: %s: ", ks->brokers, where);
-        }
+    }
+    char where[320];
+    if (rc != W2L_OK) w2l__cdc_where_text(&w, where, sizeof where); /* only on failure */
+    if (rc == W2L_SOURCE && ks->skip_bad) {
+        ks->skipped++;
+        w2l__log(W2L_LOG_WARN, "kafka %s: %s: %s; skipped (source.on-bad-message=skip, %llu "
+                 "so far)", ks->brokers, where, err->msg, (unsigned long long)ks->skipped);
+        w2l_error_clear(err);
+        rc = W2L_OK;
+    } else if (rc != W2L_OK && rc != W2L_NOMEM) {
+        w2l__error_prefix(err, "kafka %s: %s: ", ks->brokers, where);
     }
     if (rc == W2L_OK) {
         k->next = m->offset + 1;
@@ -898,6 +1017,18 @@ static w2l_rc ks_next(w2l_source *self, w2l_emitter *em, int timeout_ms, w2l_err
 
 /* ---- checkpoints, lag, open, close ---- */
 
+/* Commits offsets to the group: for monitoring and lag tools, and, in a group, where the
+ * next owner of a partition starts (on_rebalance). sync: wait for the answer. */
+static w2l_rc commit_offsets(kafka_source *ks, rd_kafka_topic_partition_list_t *l, int sync,
+                             w2l_error *err)
+{
+    rd_kafka_resp_err_t e = l->cnt ? rd_kafka_commit(ks->rk, l, !sync) : RD_KAFKA_RESP_ERR_NO_ERROR;
+    if (e)
+        return w2l__fail(err, W2L_UNAVAILABLE, "kafka %s: committing offsets of group %s: %s",
+                         ks->brokers, ks->group, rd_kafka_err2str(e));
+    return W2L_OK;
+}
+
 static w2l_rc ks_checkpoint_complete(w2l_source *self, uint64_t ckpt, w2l_error *err)
 {
     (void)ckpt;
@@ -908,12 +1039,62 @@ static w2l_rc ks_checkpoint_complete(w2l_source *self, uint64_t ckpt, w2l_error 
         if (ks->parts[i].assigned && ks->parts[i].next >= 0)
             rd_kafka_topic_partition_list_add(l, ks->parts[i].topic, ks->parts[i].part)->offset =
                 ks->parts[i].next;
-    rd_kafka_resp_err_t e = l->cnt ? rd_kafka_commit(ks->rk, l, 1) : RD_KAFKA_RESP_ERR_NO_ERROR;
+    w2l_rc rc = commit_offsets(ks, l, 0, err);
     rd_kafka_topic_partition_list_destroy(l);
-    if (e)
-        return w2l__fail(err, W2L_UNAVAILABLE, "kafka %s: committing offsets of group %s: %s",
-                         ks->brokers, ks->group, rd_kafka_err2str(e));
-    return W2L_OK;
+    return rc;
+}
+
+/* Checkpoint ckpt committed to every table, at position: its offsets go to the group, and
+ * partitions taken away are released once it holds everything read from them. */
+static w2l_rc ks_checkpoint_done(w2l_source *self, uint64_t ckpt, const char *position,
+                                 w2l_error *err)
+{
+    kafka_source *ks = (kafka_source *)self;
+    /* a member's committed offsets are where the next owner starts: only ever a checkpoint's
+     * (what was read since may not be in the lake) */
+    if (!position) return ks->lake.committed ? W2L_OK : ks_checkpoint_complete(self, ckpt, err);
+    w2l__json *j = NULL;
+    W2L_TRY(w2l__json_parse(position, strlen(position), &j, err));
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new((int)ks->nparts);
+    int covered = 1; /* every partition being released is in the checkpoint up to its end */
+    for (size_t i = 0; l && i < ks->nparts; i++) {
+        const kpart *k = &ks->parts[i];
+        if (!k->assigned && !k->revoking) continue;
+        char pk[16];
+        snprintf(pk, sizeof pk, "%d", (int)k->part);
+        int64_t off;
+        const w2l__json *o = w2l__json_get(w2l__json_get(w2l__json_get(j, "kafka"), k->topic), pk);
+        if (!o || w2l__json_int64(o, &off)) off = -1;
+        if (off >= 0) rd_kafka_topic_partition_list_add(l, k->topic, k->part)->offset = off;
+        if (k->revoking && k->next >= 0 && off < k->next) covered = 0;
+    }
+    w2l__json_free(j);
+    W2L_NOMEM_IF(!l, err);
+    int release = ks->revoking && covered;
+    w2l_rc rc = commit_offsets(ks, l, release, err);
+    rd_kafka_topic_partition_list_destroy(l);
+    if (release) {
+        rd_kafka_error_t *ke = NULL;
+        if (ks->cooperative) ke = rd_kafka_incremental_unassign(ks->rk, ks->revoking);
+        else rd_kafka_assign(ks->rk, NULL);
+        if (ke) {
+            w2l__log(W2L_LOG_WARN, "kafka %s: group %s: releasing partitions: %s", ks->brokers,
+                     ks->group, rd_kafka_error_string(ke));
+            rd_kafka_error_destroy(ke);
+        }
+        for (size_t i = 0; i < ks->nparts; i++)
+            if (ks->parts[i].revoking) {
+                ks->parts[i].revoking = ks->parts[i].paused = 0;
+                w2l__log(W2L_LOG_INFO, "kafka: released %s [%d] at offset %lld (checkpoint %llu)",
+                         ks->parts[i].topic, (int)ks->parts[i].part,
+                         (long long)ks->parts[i].next, (unsigned long long)ckpt);
+            }
+        rd_kafka_topic_partition_list_destroy(ks->revoking);
+        ks->revoking = NULL;
+    } else if (ks->revoking) {
+        ks->lake.checkpoint_soon(ks->lake.ctx);
+    }
+    return rc;
 }
 
 static int64_t ks_lag_ms(w2l_source *self)
@@ -935,6 +1116,13 @@ static void ks_close(w2l_source *self)
     w2l__free(ks->parts);
     ks->parts = NULL;
     ks->nparts = 0;
+    if (ks->replayed)
+        w2l__log(W2L_LOG_INFO, "kafka %s: %llu messages skipped: their tables held them already",
+                 ks->brokers, (unsigned long long)ks->replayed);
+    if (ks->revoking) rd_kafka_topic_partition_list_destroy(ks->revoking);
+    ks->revoking = NULL;
+    /* leaving: what is committed is committed, the rest is read again by the next owner */
+    ks->lake.committed = NULL;
     if (ks->rk) {
         rd_kafka_consumer_close(ks->rk); /* leaves the group: a rebalance, not a timeout */
         rd_kafka_destroy(ks->rk);
@@ -976,8 +1164,25 @@ static w2l_rc ks_open(const w2l_source_methods *m, const w2l_conf *conf, const c
     return rc;
 }
 
+/* group=G: this process is one of the group's members (V2 shared). */
+static int ks_shared(const w2l_conf *conf, const char *uri)
+{
+    (void)conf;
+    const char *q = uri ? strchr(uri, '?') : NULL;
+    for (; q && *q; q = strchr(q + 1, '&'))
+        if (!strncmp(q + 1, "group=", 6) && q[7] && q[7] != '&') return 1;
+    return 0;
+}
+
+static void ks_attach(w2l_source *self, const w2l_source_lake *lake)
+{
+    kafka_source *ks = (kafka_source *)self;
+    if (ks->in_group && lake && lake->committed && lake->assigned && lake->checkpoint_soon)
+        ks->lake = *lake;
+}
+
 const w2l_source_methods w2l__source_kafka = {
-    .version = W2L_SOURCE_METHODS_V1,
+    .version = W2L_SOURCE_METHODS_V2,
     .name = "kafka",
     .size = sizeof(kafka_source),
     .open = ks_open,
@@ -985,4 +1190,7 @@ const w2l_source_methods w2l__source_kafka = {
     .checkpoint_complete = ks_checkpoint_complete,
     .lag_ms = ks_lag_ms,
     .close = ks_close,
+    .shared = ks_shared,
+    .attach = ks_attach,
+    .checkpoint_done = ks_checkpoint_done,
 };

@@ -41,17 +41,24 @@ const w2l_source_methods *w2l_source_find(const char *name)
     return w2l__registry_find(&w2l__source_registry, name);
 }
 
+static const w2l_source_methods *find_for(const char *uri)
+{
+    char scheme[32];
+    size_t sl = strcspn(uri, ":");
+    if (sl >= sizeof scheme) sl = sizeof scheme - 1;
+    snprintf(scheme, sizeof scheme, "%.*s", (int)sl, uri);
+    return w2l_source_find(scheme);
+}
+
 w2l_rc w2l__source_open(const char *uri, const w2l_conf *conf, const char *restored,
                         w2l_source **out, w2l_error *err)
 {
     *out = NULL;
     if (!uri || !*uri) return w2l__fail(err, W2L_MISUSE, "source: no URI");
-    char scheme[32];
-    size_t sl = strcspn(uri, ":");
-    if (sl >= sizeof scheme) sl = sizeof scheme - 1;
-    snprintf(scheme, sizeof scheme, "%.*s", (int)sl, uri);
-    const w2l_source_methods *m = w2l_source_find(scheme);
+    const w2l_source_methods *m = find_for(uri);
     if (!m) {
+        char scheme[32];
+        snprintf(scheme, sizeof scheme, "%.*s", (int)W2L_MIN(strcspn(uri, ":"), 31), uri);
         char known[256];
         w2l__registry_names(&w2l__source_registry, known, sizeof known);
         return w2l__fail(err, W2L_CONFIG, "source: unknown kind '%s' (known: %s)", scheme, known);
@@ -88,7 +95,20 @@ w2l_rc w2l__source_next(w2l_source *src, w2l_emitter *em, int timeout_ms, w2l_er
     return rc;
 }
 
-w2l_rc w2l__source_checkpoint_complete(w2l_source *src, uint64_t ckpt, w2l_error *err)
+int w2l__source_shared(const char *uri, const w2l_conf *conf)
+{
+    const w2l_source_methods *m = uri && *uri ? find_for(uri) : NULL;
+    return m && m->version >= W2L_SOURCE_METHODS_V2 && m->shared && m->shared(conf, uri);
+}
+
+void w2l__source_attach(w2l_source *src, const w2l_source_lake *lake)
+{
+    if (src && src->methods->version >= W2L_SOURCE_METHODS_V2 && src->methods->attach)
+        src->methods->attach(src, lake);
+}
+
+w2l_rc w2l__source_checkpoint_complete(w2l_source *src, uint64_t ckpt, const char *position,
+                                       w2l_error *err)
 {
     if (!src) return w2l__fail(err, W2L_MISUSE, "source checkpoint complete: bad argument");
     source_box *box = box_of(src);
@@ -98,7 +118,10 @@ w2l_rc w2l__source_checkpoint_complete(w2l_source *src, uint64_t ckpt, w2l_error
                          src->methods->name, (unsigned long long)ckpt,
                          (unsigned long long)box->completed);
     box->completed = ckpt; /* told, whatever the outcome: the next call covers it too */
-    w2l_rc rc = src->methods->checkpoint_complete(src, ckpt, err);
+    const w2l_source_methods *m = src->methods;
+    w2l_rc rc = m->version >= W2L_SOURCE_METHODS_V2 && m->checkpoint_done
+                    ? m->checkpoint_done(src, ckpt, position, err)
+                    : m->checkpoint_complete(src, ckpt, err);
     if (rc != W2L_OK) {
         if (err && !err->msg[0]) w2l__fail(err, rc, "failed (%s)", w2l_rc_name(rc));
         w2l__error_prefix(err, "source %s: checkpoint %llu complete: ", src->methods->name,

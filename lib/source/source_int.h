@@ -16,7 +16,11 @@ w2l_rc w2l__source_open(const char *uri, const w2l_conf *conf, const char *resto
 w2l_rc w2l__source_next(w2l_source *src, w2l_emitter *em, int timeout_ms, w2l_error *err);
 /* checkpoint_complete(): ids strictly increasing (W2L_MISUSE otherwise); errors are
  * prefixed "source NAME: checkpoint N complete: ". Called on the thread that calls next(). */
-w2l_rc w2l__source_checkpoint_complete(w2l_source *src, uint64_t ckpt, w2l_error *err);
+w2l_rc w2l__source_checkpoint_complete(w2l_source *src, uint64_t ckpt, const char *position,
+                                       w2l_error *err);
+/* Whether uri names a source this process reads with others (w2l_source_methods(3), V2). */
+int w2l__source_shared(const char *uri, const w2l_conf *conf);
+void w2l__source_attach(w2l_source *src, const w2l_source_lake *lake);
 /* lag_ms(), 0 when the plug-in has none. Any thread. */
 int64_t w2l__source_lag_ms(w2l_source *src);
 /* close(), then frees the instance. NULL: no-op. */

@@ -18,9 +18,12 @@
 //   f. a message that is not JSON fails the run naming topic, partition and offset; with
 //      source.on-bad-message=skip it and one of an unknown shape (another topic) are
 //      skipped; tombstones are skipped.
-// The mock's first join of a consumer group waits 3 s: each run uses a group of its own (the
-// source keeps its positions in the checkpoint state, not in the group's offsets), and the
-// runs are few. Skipped only when the mock program is not built.
+//   g. three members of one consumer group (the same command line), a topic partitioned by
+//      table: one member SIGKILLed and one added mid-stream, one stopped past its session and
+//      woken up: nothing lost or doubled (positions per table in the lake, w2l-kafka(7)).
+// Tests a, b, d, e and f read without group= (one process reads every partition, its
+// positions in its checkpoint state), as a topic partitioned by key must be read; c and g
+// are groups. The mock's first join of a consumer group waits 3 s, so the group runs are few. Skipped only when the mock program is not built.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
@@ -57,7 +60,7 @@ after(async () => {
   await kafka?.stop()
 })
 
-const source = (topics, format, group) => `kafka://${kafka.bootstrap}/${topics}?format=${format}&group=${group}`
+const source = (topics, format, group) => `kafka://${kafka.bootstrap}/${topics}?format=${format}${group ? `&group=${group}` : ''}`
 
 // The lines of w2l's stderr worth showing (warnings, errors, the last lines), for failures.
 function tail (stderr) {
@@ -84,8 +87,8 @@ async function syncCaughtUp (src, wh, extra = [], opts) {
   return res
 }
 
-async function assertLake (wh, g, what) {
-  const problems = await checkLake(wh, g, { duckdb: duck })
+async function assertLake (wh, g, what, opts = {}) {
+  const problems = await checkLake(wh, g, { duckdb: duck, ...opts })
   assert.deepEqual(problems, [], `${what}: the lake differs from the model (${g.stream.lines.length} messages of ${g.stream.db})`)
 }
 
@@ -102,7 +105,7 @@ test('a. canal-json, 4 partitions by primary key, DDL on partition 0: the lake e
   await topics([['canal-a', 4]])
   assert.equal(await kafka.produce(recs), recs.length)
   const wh = path.join(top, 'a')
-  await syncCaughtUp(source('canal-a', 'canal-json', 'w2l-a'), wh)
+  await syncCaughtUp(source('canal-a', 'canal-json'), wh)
   await assertLake(wh, g, 'canal-json')
 })
 
@@ -114,7 +117,7 @@ test('b. debezium-json, a topic per table keyed by primary key, subscribed by re
   await topics(names.map(t => [t, t === 'dbz' ? 1 : 3]))
   assert.equal(await kafka.produce(recs), recs.length)
   const wh = path.join(top, 'b')
-  await syncCaughtUp(source('~^dbz.*', 'debezium-json', 'w2l-b'), wh)
+  await syncCaughtUp(source('~^dbz.*', 'debezium-json'), wh)
   await assertLake(wh, g, 'debezium-json')
 })
 
@@ -149,7 +152,7 @@ test('d. SIGKILL at random moments while messages are produced, then --until-cau
     // before the group's first join (3 s), while fetching, or after a few checkpoints
     const killAfter = 500 + Math.floor(r() * 5000)
     let timer, produced
-    const res = await run(['run', '--source', source('canal-d', 'canal-json', `w2l-d${k}`), '--warehouse', wh, '--checkpoint-interval', '200ms'], {
+    const res = await run(['run', '--source', source('canal-d', 'canal-json'), '--warehouse', wh, '--checkpoint-interval', '200ms'], {
       onSpawn: child => {
         // more messages while it runs; the kill timer starts once they are in
         produced = kafka.produce(parts[k]).then(() => { timer = setTimeout(() => child.kill('SIGKILL'), killAfter) },
@@ -161,8 +164,56 @@ test('d. SIGKILL at random moments while messages are produced, then --until-cau
     await produced
     assert.equal(res.code, 'SIGKILL', `run ${k} (to be killed after ${killAfter} ms) ended by itself: ${res.code}:\n${tail(res.stderr)}`)
   }
-  await syncCaughtUp(source('canal-d', 'canal-json', 'w2l-d-final'), wh)
+  await syncCaughtUp(source('canal-d', 'canal-json'), wh)
   await assertLake(wh, g, 'after 3 SIGKILLs and a final run')
+})
+
+// Starts `w2l run` as a long-running member; returns { child, done (resolves { code,
+// stderr }) }.
+function member (args) {
+  let child
+  const done = run(args, { timeout: 120000, onSpawn: c => { child = c } })
+  return { child, done }
+}
+
+test('g. three members of one group, one killed and one added mid-stream, one stopped past its session: nothing lost or doubled', { skip, timeout: 150000 }, async () => {
+  const g = stream(17, 6000)
+  const recs = canalRecords(g.stream.lines, 'canal-grp', 6, { by: 'table' })
+  const q = Math.ceil(recs.length / 4)
+  await topics([['canal-grp', 6]])
+  await kafka.produce(recs.slice(0, q))
+  const wh = path.join(top, 'g')
+  // the same command line for every member: no per-process flag
+  const args = ['run', '--source', source('canal-grp', 'canal-json', 'w2l-g'), '--warehouse', wh, '--checkpoint-interval', '200ms']
+  const wait = ms => new Promise(resolve => setTimeout(resolve, ms))
+  const a = member(args); const b = member(args); const c = member(args)
+  await wait(5000) // the group's first join (3 s), then some checkpoints
+  await kafka.produce(recs.slice(q, 2 * q))
+  await wait(1000)
+  b.child.kill('SIGKILL') // its partitions move once its session (10 s) ends
+  const d = member(args) // a rebalance while b's partitions are still its
+  await kafka.produce(recs.slice(2 * q, 3 * q))
+  await wait(3000)
+  // c stopped past its session: the group gives its partitions away; when it wakes up, it
+  // must not commit what it read under them
+  c.child.kill('SIGSTOP')
+  await kafka.produce(recs.slice(3 * q))
+  await wait(14000)
+  c.child.kill('SIGCONT')
+  await wait(3000)
+  for (const m of [a, c, d]) m.child.kill('SIGTERM')
+  const ended = await Promise.all([a, b, c, d].map(m => m.done))
+  assert.equal(ended[1].code, 'SIGKILL')
+  for (const [i, r] of [[0, ended[0]], [2, ended[2]], [3, ended[3]]])
+    assert.ok(r.code === 0 || r.code === 130 || r.code === 1, `member ${'abcd'[i]} ended with ${r.code}:\n${tail(r.stderr)}`)
+  // the partitions were shared, and moved: every member read some, and a member gave some
+  // up only once a checkpoint held what it had read from them
+  const readers = ended.filter(r => /kafka: reading canal-grp \[\d\]/.test(r.stderr))
+  assert.ok(readers.length >= 3, `${readers.length} of the 4 members read partitions`)
+  assert.ok(ended.some(r => /kafka: released canal-grp/.test(r.stderr)), 'a member released partitions')
+  // whatever is left, by one more member of the group
+  await syncCaughtUp(source('canal-grp', 'canal-json', 'w2l-g'), wh)
+  await assertLake(wh, g, 'three members, one killed, one added, one stopped', { anyColumnOrder: true })
 })
 
 test('e. retriable Fetch errors and a broker down and up during a run: the lake equals the model', { skip, timeout: 90000 }, async () => {
@@ -175,7 +226,7 @@ test('e. retriable Fetch errors and a broker down and up during a run: the lake 
   await kafka.ok('errors 1 12 6 -195 6')
   const wh = path.join(top, 'e')
   let upped
-  await syncCaughtUp(source('canal-e', 'canal-json', 'w2l-e'), wh, [], {
+  await syncCaughtUp(source('canal-e', 'canal-json'), wh, [], {
     onSpawn: () => {
       // broker 2 (the leader of some partitions) down from the start, up after the
       // group's first join (3 s) has passed
@@ -220,7 +271,7 @@ test('f. a message that is not JSON: fail names topic, partition and offset; ski
   const got = await kafka.ok('consume canal-f')
   assert.match(got, /^ok 0:\d+:1:0:\d+ 1:\d+:0:0:\d+$/, 'one tombstone, in partition 0')
 
-  const failed = await run(['run', '--source', source('canal-f', 'canal-json', 'w2l-f1'), '--warehouse', path.join(top, 'f1'), '--until-caught-up'])
+  const failed = await run(['run', '--source', source('canal-f', 'canal-json'), '--warehouse', path.join(top, 'f1'), '--until-caught-up'])
   assert.ok(failed.code !== 0 && failed.code !== 'SIGKILL', `the run fails by itself (${failed.code}):\n${tail(failed.stderr)}`)
   const err = tail(failed.stderr)
   assert.match(err, /canal-f/, `the error names the topic:\n${err}`)
@@ -230,7 +281,7 @@ test('f. a message that is not JSON: fail names topic, partition and offset; ski
   const conf = path.join(top, 'skip.json')
   fs.writeFileSync(conf, JSON.stringify({ 'source.on-bad-message': 'skip' }))
   const wh = path.join(top, 'f2')
-  const ok = await syncCaughtUp(source('canal-f,canal-g', 'canal-json', 'w2l-f2'), wh, ['--config', conf])
+  const ok = await syncCaughtUp(source('canal-f,canal-g', 'canal-json'), wh, ['--config', conf])
   assert.match(ok.stderr, /skip/i, `the skipped messages are logged:\n${tail(ok.stderr)}`)
   const t = await readTable(path.join(wh, 'shop', 'items'))
   const d = diffRows(s.tables.items, t.rows, s.expected('items'))
