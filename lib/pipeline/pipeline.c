@@ -303,8 +303,9 @@ static void tell_source(w2l_pipeline *p)
         w2l_error_clear(&err);
         uint64_t ck = ++p->src_completed;
         w2l_buf pos = {0}; /* the checkpoint's position, when the state still has it */
-        if (w2l_state_get(p->st, ck, "source/position", &pos, &err) != W2L_OK ||
-            w2l__buf_cstr(&pos, &err) != W2L_OK)
+        if (w2l__source_wants_position(p->src) &&
+            (w2l_state_get(p->st, ck, "source/position", &pos, &err) != W2L_OK ||
+             w2l__buf_cstr(&pos, &err) != W2L_OK))
             w2l_buf_release(&pos);
         w2l_error_clear(&err);
         if (w2l__source_checkpoint_complete(p->src, ck, (const char *)pos.data, &err) != W2L_OK)

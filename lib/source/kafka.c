@@ -16,11 +16,13 @@
  *
  * Positions, exactly once. The position is the next offset of every partition read,
  * {"kafka":{"TOPIC":{"P":NEXT,...},...}}, carried by each w2l_emit_commit() into the
- * checkpoint state and the snapshots' w2l.source-position. On (re)assignment a partition
+ * checkpoint state and the snapshots' w2l.source-position. Without a group a partition
  * starts at its restored offset, and a partition the position does not know at the
- * beginning of its log (kafka.auto.offset.reset=latest: at its end) — never at the offsets
- * committed to Kafka. Those are committed after each completed checkpoint, for monitoring
- * and lag tools only (they may be one poll batch ahead of the checkpoint).
+ * beginning of its log (kafka.auto.offset.reset=latest: at its end); the offsets of each
+ * completed checkpoint are committed to Kafka for monitoring and lag tools only. A member
+ * of a group (V2 shared, on_rebalance) keeps no position of its own: each table's lives in
+ * the lake (lib/pipeline/ledger.h), and the group's committed offsets say where a partition
+ * it is given starts.
  *
  * Order across partitions. Canal sends a table's DDL to partition 0 and its rows to other
  * partitions; Debezium and Maxwell spread keys. The source therefore merges its partitions
@@ -1057,13 +1059,14 @@ static w2l_rc ks_checkpoint_done(w2l_source *self, uint64_t ckpt, const char *po
     W2L_TRY(w2l__json_parse(position, strlen(position), &j, err));
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new((int)ks->nparts);
     int covered = 1; /* every partition being released is in the checkpoint up to its end */
+    const w2l__json *topics = w2l__json_get(j, "kafka");
     for (size_t i = 0; l && i < ks->nparts; i++) {
         const kpart *k = &ks->parts[i];
         if (!k->assigned && !k->revoking) continue;
         char pk[16];
         snprintf(pk, sizeof pk, "%d", (int)k->part);
         int64_t off;
-        const w2l__json *o = w2l__json_get(w2l__json_get(w2l__json_get(j, "kafka"), k->topic), pk);
+        const w2l__json *o = w2l__json_get(w2l__json_get(topics, k->topic), pk);
         if (!o || w2l__json_int64(o, &off)) off = -1;
         if (off >= 0) rd_kafka_topic_partition_list_add(l, k->topic, k->part)->offset = off;
         if (k->revoking && k->next >= 0 && off < k->next) covered = 0;

@@ -41,12 +41,12 @@ const w2l_source_methods *w2l_source_find(const char *name)
     return w2l__registry_find(&w2l__source_registry, name);
 }
 
-static const w2l_source_methods *find_for(const char *uri)
+/* The plug-in of uri's scheme (copied into scheme, for messages), or NULL. */
+static const w2l_source_methods *find_for(const char *uri, char scheme[32])
 {
-    char scheme[32];
     size_t sl = strcspn(uri, ":");
-    if (sl >= sizeof scheme) sl = sizeof scheme - 1;
-    snprintf(scheme, sizeof scheme, "%.*s", (int)sl, uri);
+    if (sl >= 32) sl = 31;
+    snprintf(scheme, 32, "%.*s", (int)sl, uri);
     return w2l_source_find(scheme);
 }
 
@@ -55,10 +55,9 @@ w2l_rc w2l__source_open(const char *uri, const w2l_conf *conf, const char *resto
 {
     *out = NULL;
     if (!uri || !*uri) return w2l__fail(err, W2L_MISUSE, "source: no URI");
-    const w2l_source_methods *m = find_for(uri);
+    char scheme[32];
+    const w2l_source_methods *m = find_for(uri, scheme);
     if (!m) {
-        char scheme[32];
-        snprintf(scheme, sizeof scheme, "%.*s", (int)W2L_MIN(strcspn(uri, ":"), 31), uri);
         char known[256];
         w2l__registry_names(&w2l__source_registry, known, sizeof known);
         return w2l__fail(err, W2L_CONFIG, "source: unknown kind '%s' (known: %s)", scheme, known);
@@ -97,8 +96,15 @@ w2l_rc w2l__source_next(w2l_source *src, w2l_emitter *em, int timeout_ms, w2l_er
 
 int w2l__source_shared(const char *uri, const w2l_conf *conf)
 {
-    const w2l_source_methods *m = uri && *uri ? find_for(uri) : NULL;
+    char scheme[32];
+    const w2l_source_methods *m = uri && *uri ? find_for(uri, scheme) : NULL;
     return m && m->version >= W2L_SOURCE_METHODS_V2 && m->shared && m->shared(conf, uri);
+}
+
+int w2l__source_wants_position(const w2l_source *src)
+{
+    return src && src->methods->version >= W2L_SOURCE_METHODS_V2 &&
+           src->methods->checkpoint_done;
 }
 
 void w2l__source_attach(w2l_source *src, const w2l_source_lake *lake)

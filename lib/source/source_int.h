@@ -21,6 +21,9 @@ w2l_rc w2l__source_checkpoint_complete(w2l_source *src, uint64_t ckpt, const cha
 /* Whether uri names a source this process reads with others (w2l_source_methods(3), V2). */
 int w2l__source_shared(const char *uri, const w2l_conf *conf);
 void w2l__source_attach(w2l_source *src, const w2l_source_lake *lake);
+/* Whether checkpoint_complete() passes the position on (V2 checkpoint_done): else the
+ * caller need not look it up. */
+int w2l__source_wants_position(const w2l_source *src);
 /* lag_ms(), 0 when the plug-in has none. Any thread. */
 int64_t w2l__source_lag_ms(w2l_source *src);
 /* close(), then frees the instance. NULL: no-op. */
