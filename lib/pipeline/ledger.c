@@ -296,8 +296,9 @@ w2l_rc w2l__ledger_merge(w2l__ledger *l, const char *ns, const char *table, cons
             int32_t pn = (int32_t)strtol(w2l__json_key(p), NULL, 10);
             int64_t v, have = offset_in(bs, sn, pn);
             if (w2l__json_int64(p, &v)) continue;
-            entry *e = known && make_key(&k, 'P', ns, table, sn, pn) ? find(l, &k, 0) : NULL;
-            if (e && e->gen >= assign_gen(l, sn, pn) && e->next != have) {
+            entry *e = make_key(&k, 'P', ns, table, sn, pn) ? find(l, &k, 0) : NULL;
+            if (!e) continue; /* none of the table's changes come from it: the lake's stands */
+            if (known && e->gen >= assign_gen(l, sn, pn) && e->next != have) {
                 rc = w2l__fail(err, W2L_CONFLICT,
                                "table %s.%s: %s partition %d was committed through offset %lld "
                                "by another process (this one read %lld): it took the partition "
@@ -349,8 +350,8 @@ void w2l__ledger_done(w2l__ledger *l, const char *ns, const char *table, const c
     for (const w2l__json *st = ms ? w2l__json_first(ms) : NULL; st; st = w2l__json_next(st))
         for (const w2l__json *p = w2l__json_first(st); p; p = w2l__json_next(p)) {
             int32_t pn = (int32_t)strtol(w2l__json_key(p), NULL, 10);
-            entry *e = make_key(&k, 'P', ns, table, w2l__json_key(st), pn) ? find(l, &k, 1) : NULL;
-            if (!e) continue; /* out of memory: asked again, read from the lake */
+            entry *e = make_key(&k, 'P', ns, table, w2l__json_key(st), pn) ? find(l, &k, 0) : NULL;
+            if (!e) continue; /* not one of the table's partitions (merge() left it out) */
             e->next = offset_in(gs, w2l__json_key(st), pn);
             e->gen = assign_gen(l, w2l__json_key(st), pn);
         }

@@ -6,8 +6,10 @@
  * A table's position is the newest w2l snapshot's w2l.source-position, and in this mode it is
  * the table's own: {"NAME":{"STREAM":{"PART":NEXT}}} says that for every partition named, the
  * table holds every change below NEXT. Each commit writes the table's position merged with the
- * committing process's (per partition the larger offset), so the newest snapshot alone tells
- * every partition, whoever read it last.
+ * committing process's offsets of the partitions it read the table's changes from (per
+ * partition the larger offset), so the newest snapshot alone tells every partition the table
+ * has changes in, whoever read it last, and a table names only those (not every partition of
+ * every process: a thousand tables, one partition each, stay small).
  *
  *   - The source asks committed() before decoding a message of table T from partition P at
  *     offset o, and skips it when o is below T's NEXT for P: a partition that moved from a

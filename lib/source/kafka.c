@@ -92,7 +92,8 @@ typedef struct kafka_source {
     int brokers_down;      /* librdkafka reported every broker down */
     int64_t open_ms;       /* when opened: no assignment within the timeout is an error */
     int64_t connect_timeout_ms;
-    int restored;   /* a restored position to announce */
+    int announce;   /* a position to emit even without a message: the restored one, or one
+                     * that covers partitions being released */
     int failed, done;
     w2l_error ferr;
     w2l_error cb_err; /* a fatal error seen in a callback */
@@ -497,7 +498,9 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t why,
                       ks->brokers, ks->group);
         }
         if (ks->lake.committed && !lost) {
-            /* released by ks_checkpoint_done() */
+            /* released by ks_checkpoint_done(), once a checkpoint holds their position
+             * (announced even when nothing was read from them since) */
+            ks->announce = 1;
             if (!ks->revoking) ks->revoking = rd_kafka_topic_partition_list_copy(list);
             else
                 for (int i = 0; i < list->cnt; i++)
@@ -921,6 +924,17 @@ static w2l_rc take(kafka_source *ks, kpart *k, w2l_emitter *em, size_t *count, w
     return rc;
 }
 
+/* Emits the position as it stands, with no message: checkpoints after it hold it. */
+static w2l_rc announce(kafka_source *ks, w2l_emitter *em, w2l_error *err)
+{
+    w2l_buf pos = { 0 };
+    w2l_rc rc = position(ks, &pos, err);
+    if (rc == W2L_OK) rc = w2l_emit_commit(em, (const char *)pos.data, pos.len, err);
+    w2l_buf_release(&pos);
+    if (rc == W2L_OK) ks->announce = 0;
+    return rc;
+}
+
 static int all_caught_up(const kafka_source *ks)
 {
     if (!ks->assigned_once) return 0;
@@ -942,16 +956,9 @@ static w2l_rc ks_next(w2l_source *self, w2l_emitter *em, int timeout_ms, w2l_err
     if (ks->done) return W2L_DONE;
     w2l_rc rc = W2L_OK;
     size_t count = 0;
-    if (ks->restored) {
-        /* the restored position is this run's until a message follows (as the file
-         * source does), so an early checkpoint still records where to resume */
-        w2l_buf pos = { 0 };
-        rc = position(ks, &pos, err);
-        if (rc == W2L_OK) rc = w2l_emit_commit(em, (const char *)pos.data, pos.len, err);
-        w2l_buf_release(&pos);
-        if (rc != W2L_OK) return rc;
-        ks->restored = 0;
-    }
+    /* the restored position is this run's until a message follows (as the file source
+     * does), so an early checkpoint still records where to resume */
+    if (ks->announce) W2L_TRY(announce(ks, em, err));
     if (!ks->in_group) {
         int64_t since = w2l__now_ms() - ks->metadata_ms;
         if (since >= (ks->assigned_once ? METADATA_EVERY_MS : 500)) rc = assign_all(ks, err);
@@ -983,6 +990,8 @@ static w2l_rc ks_next(w2l_source *self, w2l_emitter *em, int timeout_ms, w2l_err
         if (!got && (decoded || left <= 0)) break;
     }
     if (rc == W2L_OK && decoded) rc = commit_position(ks, em, &count, err);
+    else if (rc == W2L_OK && ks->announce && (rc = announce(ks, em, err)) == W2L_OK)
+        count++; /* partitions revoked: their position goes out */
     if (rc != W2L_OK) {
         w2l__cdc_clear(ks->st.dec);
         ks->failed = 1;
@@ -1054,7 +1063,11 @@ static w2l_rc ks_checkpoint_done(w2l_source *self, uint64_t ckpt, const char *po
     kafka_source *ks = (kafka_source *)self;
     /* a member's committed offsets are where the next owner starts: only ever a checkpoint's
      * (what was read since may not be in the lake) */
-    if (!position) return ks->lake.committed ? W2L_OK : ks_checkpoint_complete(self, ckpt, err);
+    if (!position && !ks->lake.committed) return ks_checkpoint_complete(self, ckpt, err);
+    if (!position) { /* nothing emitted before it: the next one holds the announced position */
+        if (ks->revoking) ks->lake.checkpoint_soon(ks->lake.ctx);
+        return W2L_OK;
+    }
     w2l__json *j = NULL;
     W2L_TRY(w2l__json_parse(position, strlen(position), &j, err));
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new((int)ks->nparts);
@@ -1160,7 +1173,7 @@ static w2l_rc ks_open(const w2l_source_methods *m, const w2l_conf *conf, const c
     }
     if (rc == W2L_OK && restored) {
         rc = parse_position(ks, restored, err);
-        ks->restored = rc == W2L_OK;
+        ks->announce = rc == W2L_OK;
     }
     if (rc == W2L_OK) rc = make_consumer(ks, conf, err);
     if (rc != W2L_OK) ks_close(self);
