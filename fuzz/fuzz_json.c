@@ -151,14 +151,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 /* ---- the standalone driver ---- */
 
-static uint64_t rng;
-static uint32_t rnd(uint32_t below)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return below ? (uint32_t)(rng % below) : 0;
-}
+#include "fuzz_rng.h"
 
 static const char tokens[] = "{}[]\",:\\u0123456789-+.eE \t\nntfrlasd\x01\xff";
 

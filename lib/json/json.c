@@ -308,6 +308,15 @@ w2l__json *w2l__json_dup(const w2l__json *j)
     return d;
 }
 
+/* v's member name becomes k (heap, owned by v from now on). */
+static void take_key(w2l__json *v, char *k)
+{
+    if (v->flags & JF_KEYHEAP) w2l__free(v->key);
+    v->key = k;
+    v->klen = strlen(k);
+    v->flags |= JF_KEYHEAP;
+}
+
 int w2l__json_add(w2l__json *obj, const char *key, w2l__json *v)
 {
     if (!v) return -1;
@@ -316,10 +325,7 @@ int w2l__json_add(w2l__json *obj, const char *key, w2l__json *v)
         free_node(v);
         return -1;
     }
-    if (v->flags & JF_KEYHEAP) w2l__free(v->key);
-    v->key = k;
-    v->klen = strlen(k);
-    v->flags |= JF_KEYHEAP;
+    take_key(v, k);
     v->next = NULL;
     linking_into(obj);
     if (obj->last) obj->last->next = v;
@@ -363,10 +369,7 @@ int w2l__json_set(w2l__json *obj, const char *key, w2l__json *v)
         free_node(v);
         return -1;
     }
-    if (v->flags & JF_KEYHEAP) w2l__free(v->key);
-    v->key = k;
-    v->klen = strlen(k);
-    v->flags |= JF_KEYHEAP;
+    take_key(v, k);
     linking_into(obj);
     v->next = prev ? prev->next : obj->child;
     if (prev) prev->next = v;
