@@ -69,6 +69,18 @@ static inline void skip_ws(parser *ps)
 #define ONES 0x0101010101010101ull
 #define HIGHS 0x8080808080808080ull
 
+/* bytes before the first flagged one in a word of HIGHS flags read from memory; on a
+ * big-endian machine or another compiler 0 (the byte loop after it finds the rest) */
+static unsigned first_flag(uint64_t hit)
+{
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return (unsigned)__builtin_ctzll(hit) / 8;
+#else
+    (void)hit;
+    return 0;
+#endif
+}
+
 static int hex4(const char *p, unsigned *out)
 {
     unsigned v = 0;
@@ -105,30 +117,11 @@ static char *put_utf8(char *o, unsigned cp)
     return o;
 }
 
-/* The string whose opening quote is at ps->p, unescaped in place (the decoded text is
- * never longer than the escaped one) and NUL-terminated over its closing quote. */
-static int parse_string(parser *ps, char **out, size_t *outlen)
+/* The rest of a string from its first backslash at bs (b: its first byte), unescaped in
+ * place: out of line, as producers rarely escape. */
+static int unescape(parser *ps, char *b, char *bs, char **out, size_t *outlen)
 {
-    char *b = ps->p + 1, *e = ps->e, *q = b;
-    /* eight bytes at a time to the first '"' or '\\' (the copy ends in SENTINEL '"'s) */
-    for (;; q += 8) {
-        uint64_t w;
-        memcpy(&w, q, 8);
-        uint64_t x = w ^ ONES * '"', y = w ^ ONES * '\\';
-        if (((x - ONES) & ~x & HIGHS) | ((y - ONES) & ~y & HIGHS)) break;
-    }
-    while (*q != '"' && *q != '\\') q++;
-    if (q >= e) return fail(ps, ps->p, "unterminated string");
-    char *bs = q;
-    if (*q == '"') { /* no escapes */
-        *q = '\0';
-        *out = b;
-        *outlen = (size_t)(q - b);
-        ps->p = q + 1;
-        return 0;
-    }
-    char *o = bs;
-    q = bs;
+    char *e = ps->e, *o = bs, *q = bs;
     for (;;) {
         if (q >= e) return fail(ps, ps->p, "unterminated string");
         if (*q == '"') break;
@@ -170,6 +163,32 @@ static int parse_string(parser *ps, char **out, size_t *outlen)
     *o = '\0';
     *out = b;
     *outlen = (size_t)(o - b);
+    ps->p = q + 1;
+    return 0;
+}
+
+/* The string whose opening quote is at ps->p, unescaped in place (the decoded text is
+ * never longer than the escaped one) and NUL-terminated over its closing quote. */
+static inline int parse_string(parser *ps, char **out, size_t *outlen)
+{
+    char *b = ps->p + 1, *q = b;
+    /* eight bytes at a time to the first '"' or '\\' (the copy ends in SENTINEL '"'s) */
+    for (;; q += 8) {
+        uint64_t w;
+        memcpy(&w, q, 8);
+        uint64_t x = w ^ ONES * '"', y = w ^ ONES * '\\';
+        uint64_t hit = ((x - ONES) & ~x & HIGHS) | ((y - ONES) & ~y & HIGHS);
+        if (hit) { /* the lowest flag is exact (a borrow only flags bytes above a match) */
+            q += first_flag(hit);
+            break;
+        }
+    }
+    while (*q != '"' && *q != '\\') q++;
+    if (q >= ps->e) return fail(ps, ps->p, "unterminated string");
+    if (*q == '\\') return unescape(ps, b, q, out, outlen);
+    *q = '\0';
+    *out = b;
+    *outlen = (size_t)(q - b);
     ps->p = q + 1;
     return 0;
 }
