@@ -64,6 +64,25 @@ typedef struct w2l__ice_spec {
     w2l__ice_pfield *fields;
 } w2l__ice_spec;
 
+/* Parses a partition-by clause as Spark and Trino DDL write it (w2l-config(5),
+ * "partition-by"): a comma list of `col`, `bucket(N, col)`, `truncate(W, col)` (either
+ * argument order, as Spark and Trino differ), `year(col)`, `month(col)`, `day(col)`,
+ * `hour(col)`, the plural forms years/months/days/hours, and Spark's date(col) (day) and
+ * date_hour(col) (hour); names bare or in backquotes or double quotes, matched without
+ * regard to case. With schema, each field is resolved against it (source_id and result
+ * type; a transform that does not apply to the column's type is an error naming both);
+ * without (NULL), only the syntax is checked and source ids are 0. Field ids are 1000 up,
+ * in order (w2l__ice_meta_set_spec assigns a table's); names follow Iceberg's (col,
+ * col_bucket, col_trunc, col_year, col_month, col_day, col_hour). The same column under two
+ * time transforms, or a field twice, is an error. Errors quote the clause and the place.
+ * "" or blanks: an unpartitioned spec (no fields). Release out with w2l__ice_spec_release. */
+w2l_rc w2l__ice_spec_parse(const char *text, const w2l_schema *schema, w2l__ice_spec *out,
+                           w2l_error *err);
+void w2l__ice_spec_release(w2l__ice_spec *s); /* frees fields and names; s itself is not freed */
+/* 1 when a and b partition alike: the same source ids and transforms in the same order
+ * (ids and names aside). */
+int w2l__ice_spec_same(const w2l__ice_spec *a, const w2l__ice_spec *b);
+
 /* Partition directory of one data file: "a=1/b_day=2024-01-02" (the Hive-style path Spark
  * writes; values URL-escaped). "" for an unpartitioned spec. Fresh memory. */
 char *w2l__ice_partition_path(const w2l__ice_spec *spec, const w2l_value *values);
@@ -96,7 +115,8 @@ typedef struct w2l__ice_data_file {
     int content;              /* W2L_ICE_DATA, _POS_DELETES, _EQ_DELETES */
     const char *path;         /* absolute */
     const char *format;       /* "PARQUET" */
-    int32_t spec_id;          /* spec of partition (from the manifest) */
+    int32_t spec_id;          /* spec of partition (from the manifest); in a change, -1: the
+                                 table's default spec, which must then be unpartitioned */
     size_t npart;
     w2l_value *partition;     /* one value per spec field (result types) */
     int64_t record_count, file_size;
@@ -112,8 +132,8 @@ typedef struct w2l__ice_data_file {
     w2l__ice_bytes key_metadata;      /* ptr NULL: absent */
 } w2l__ice_data_file;
 
-/* Fills df from what the Parquet writer reported. stats and path are borrowed; arrays are
- * allocated in a. equality_ids (content 2) are copied. */
+/* Fills df from what the Parquet writer reported (spec_id -1, no partition values). stats
+ * and path are borrowed; arrays are allocated in a. equality_ids (content 2) are copied. */
 w2l_rc w2l__ice_data_file_from_stats(w2l__arena *a, int content, const char *path,
                                      const w2l__file_stats *stats, const int32_t *eq_ids,
                                      size_t neq, w2l__ice_data_file *df, w2l_error *err);
@@ -256,6 +276,13 @@ const w2l_schema *w2l__ice_meta_current_schema(const w2l__ice_meta *m);
 /* Adds a copy of schema (borrowed) with the next schema id unless an equal schema
  * exists, and makes it current. last-column-id rises to its largest field id. */
 w2l_rc w2l__ice_meta_set_schema(w2l__ice_meta *m, w2l_schema *schema, w2l_error *err);
+/* Makes a spec partitioning like spec (borrowed; source ids of the current schema) the
+ * default: an existing one when there is (w2l__ice_spec_same), else a new one with the
+ * next spec id, whose fields keep the ids of earlier specs' fields with the same source
+ * and transform and take new ones above last-partition-id otherwise (Iceberg's spec
+ * evolution). *changed: whether the default spec changed. */
+w2l_rc w2l__ice_meta_set_spec(w2l__ice_meta *m, const w2l__ice_spec *spec, int *changed,
+                              w2l_error *err);
 /* Resolves the result types of every spec against the schemas (after parse or change). */
 w2l_rc w2l__ice_meta_resolve_specs(w2l__ice_meta *m, w2l_error *err);
 
@@ -445,12 +472,12 @@ typedef struct w2l__ice_change {
     size_t merged_manifests;           /* manifests the commit merged (manifest merging) */
 
     /* Filled by the first attempt and reused by retries (the manifests of the new files
-     * are written once): release with w2l__ice_change_release(). */
+     * are written once, one per content class and partition spec): release with
+     * w2l__ice_change_release(). */
     w2l__arena arena;
     int have_manifests;
-    w2l__ice_manifest data_manifest, delete_manifest;
-    int has_data_manifest, has_delete_manifest;
-    int32_t manifest_spec_id;
+    w2l__ice_manifest *own;
+    size_t nown;
 } w2l__ice_change;
 
 void w2l__ice_change_init(w2l__ice_change *c, w2l__ice_op op);

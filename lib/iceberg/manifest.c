@@ -21,6 +21,7 @@ w2l_rc w2l__ice_data_file_from_stats(w2l__arena *a, int content, const char *pat
 {
     memset(df, 0, sizeof *df);
     df->content = content;
+    df->spec_id = -1;
     df->path = path;
     df->format = "PARQUET";
     df->record_count = (int64_t)st->record_count;

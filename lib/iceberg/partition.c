@@ -220,6 +220,28 @@ w2l_rc w2l__ice_transform_apply(w2l__ice_transform t, w2l_type src, const w2l_va
     return W2L_OK;
 }
 
+void w2l__ice_spec_release(w2l__ice_spec *s)
+{
+    if (!s) return;
+    for (size_t i = 0; i < s->nfields; i++) w2l__free(s->fields[i].name);
+    w2l__free(s->fields);
+    s->fields = NULL;
+    s->nfields = 0;
+}
+
+int w2l__ice_spec_same(const w2l__ice_spec *a, const w2l__ice_spec *b)
+{
+    size_t na = a ? a->nfields : 0, nb = b ? b->nfields : 0;
+    if (na != nb) return 0;
+    for (size_t i = 0; i < na; i++) {
+        const w2l__ice_pfield *x = &a->fields[i], *y = &b->fields[i];
+        if (x->source_id != y->source_id || x->transform.kind != y->transform.kind ||
+            x->transform.param != y->transform.param)
+            return 0;
+    }
+    return 1;
+}
+
 /* Human-readable partition value, as Spark/Java name partition directories. */
 static size_t format_pvalue(const w2l__ice_pfield *f, const w2l_value *v, char *buf, size_t size)
 {

@@ -40,11 +40,12 @@ void w2l__ice_change_release(w2l__ice_change *c, w2l_fileio *io, int remove_file
 {
     if (remove_files && io) {
         w2l_error e2;
-        if (c->has_data_manifest) w2l_fileio_remove(io, c->data_manifest.path, &e2);
-        if (c->has_delete_manifest) w2l_fileio_remove(io, c->delete_manifest.path, &e2);
+        for (size_t i = 0; i < c->nown; i++) w2l_fileio_remove(io, c->own[i].path, &e2);
     }
     w2l__arena_release(&c->arena);
-    c->have_manifests = c->has_data_manifest = c->has_delete_manifest = 0;
+    c->have_manifests = 0;
+    c->own = NULL;
+    c->nown = 0;
 }
 
 char *w2l__ice_new_data_path(const w2l__ice_table *t, const char *partition_path,
@@ -305,36 +306,76 @@ static w2l_rc put_num(w2l__ice_props *p, const char *key, int64_t v, int always,
     return w2l__ice_props_set(p, key, b, err);
 }
 
+/* The spec a change's file is written in: its own, or (-1) the default one, and its
+ * partition tuple must have one value per field of it. */
+static w2l_rc file_spec(const w2l__ice_meta *m, const w2l__ice_data_file *f,
+                        const w2l__ice_spec **out, w2l_error *err)
+{
+    const w2l__ice_spec *spec = w2l__ice_meta_spec(m, f->spec_id < 0 ? m->default_spec_id
+                                                                     : f->spec_id);
+    if (!spec)
+        return w2l__fail(err, W2L_SCHEMA, "file %s: partition spec %d is not the table's", f->path,
+                         (int)(f->spec_id < 0 ? m->default_spec_id : f->spec_id));
+    if (spec->nfields != f->npart)
+        return w2l__fail(err, W2L_SCHEMA,
+                         "file %s: %zu partition values for partition spec %d of %zu fields",
+                         f->path, f->npart, (int)spec->spec_id, spec->nfields);
+    *out = spec;
+    return W2L_OK;
+}
+
+/* Writes the change's files into manifests, one per content class and partition spec. */
 static w2l_rc write_own_manifests(w2l__ice_table *t, w2l__ice_change *c, int64_t sid,
-                                  const w2l__ice_spec *spec, w2l_error *err)
+                                  w2l_error *err)
 {
     const w2l__ice_data_file *lists[2] = {c->files, c->deletes};
     size_t counts[2] = {c->nfiles, c->ndeletes};
-    for (int k = 0; k < 2; k++) {
-        if (!counts[k]) continue;
-        w2l__ice_entry *e = w2l__arena_alloc(&c->arena, counts[k] * sizeof *e);
-        W2L_NOMEM_IF(!e, err);
-        for (size_t i = 0; i < counts[k]; i++) {
-            e[i] = (w2l__ice_entry){ W2L_ICE_ADDED, sid, c->data_seq > 0 ? c->data_seq : -1, -1,
-                                     lists[k][i] };
-            e[i].file.spec_id = spec->spec_id;
+    c->own = w2l__arena_alloc(&c->arena, (c->nfiles + c->ndeletes + 1) * sizeof *c->own);
+    w2l__ice_entry *e = w2l__arena_alloc(&c->arena, (c->nfiles + c->ndeletes + 1) * sizeof *e);
+    const w2l__ice_spec **specs =
+        w2l__malloc((c->nfiles + c->ndeletes + 1) * sizeof *specs);
+    w2l_rc rc = c->own && e && specs ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
+    c->nown = 0;
+    for (int k = 0; rc == W2L_OK && k < 2; k++) {
+        for (size_t i = 0; rc == W2L_OK && i < counts[k]; i++) {
             if ((k == 0) != (lists[k][i].content == W2L_ICE_DATA))
-                return w2l__fail(err, W2L_MISUSE, "file %s: content %d in the %s list",
-                                 lists[k][i].path, lists[k][i].content, k ? "delete" : "data");
+                rc = w2l__fail(err, W2L_MISUSE, "file %s: content %d in the %s list",
+                               lists[k][i].path, lists[k][i].content, k ? "delete" : "data");
+            else rc = file_spec(t->meta, &lists[k][i], &specs[i], err);
         }
-        char *path = metadata_file(t->meta, k ? "%lld-%s-m1.avro" : "%lld-%s-m0.avro", sid);
-        W2L_NOMEM_IF(!path, err);
-        char *apath = w2l__arena_strndup(&c->arena, path, strlen(path));
-        w2l__free(path);
-        W2L_NOMEM_IF(!apath, err);
-        w2l__ice_manifest *out = k ? &c->delete_manifest : &c->data_manifest;
-        W2L_TRY(w2l__ice_manifest_write(t->io, apath, t->meta, spec,
-                                        k ? W2L_ICE_MANIFEST_DELETES : W2L_ICE_MANIFEST_DATA, sid,
-                                        e, counts[k], &c->arena, out, err));
-        if (k) c->has_delete_manifest = 1;
-        else c->has_data_manifest = 1;
+        /* one manifest per spec, in the order the specs first appear */
+        for (size_t i = 0; rc == W2L_OK && i < counts[k]; i++) {
+            size_t first = 0, n = 0;
+            while (first < i && specs[first] != specs[i]) first++;
+            if (first < i) continue; /* its spec's manifest is written */
+            for (size_t j = i; j < counts[k]; j++) {
+                if (specs[j] != specs[i]) continue;
+                e[n] = (w2l__ice_entry){ W2L_ICE_ADDED, sid, c->data_seq > 0 ? c->data_seq : -1,
+                                         -1, lists[k][j] };
+                e[n++].file.spec_id = specs[i]->spec_id;
+            }
+            char name[64];
+            snprintf(name, sizeof name, "%%lld-%%s-m%zu.avro", c->nown);
+            char *path = metadata_file(t->meta, name, sid);
+            char *apath = path ? w2l__arena_strndup(&c->arena, path, strlen(path)) : NULL;
+            w2l__free(path);
+            if (!apath) {
+                rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                break;
+            }
+            rc = w2l__ice_manifest_write(t->io, apath, t->meta, specs[i],
+                                         k ? W2L_ICE_MANIFEST_DELETES : W2L_ICE_MANIFEST_DATA, sid,
+                                         e, n, &c->arena, &c->own[c->nown], err);
+            if (rc == W2L_OK) c->nown++;
+        }
     }
-    c->manifest_spec_id = spec->spec_id;
+    w2l__free(specs);
+    if (rc != W2L_OK) {
+        w2l_error e2;
+        for (size_t i = 0; i < c->nown; i++) w2l_fileio_remove(t->io, c->own[i].path, &e2);
+        c->nown = 0;
+        return rc;
+    }
     c->have_manifests = 1;
     return W2L_OK;
 }
@@ -499,15 +540,20 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
     w2l__ice_meta *m = t->meta;
     if (m->format_version != 2)
         return w2l__fail(err, W2L_MISUSE, "commits need a format version 2 table");
-    const w2l__ice_spec *spec = w2l__ice_meta_spec(m, m->default_spec_id);
-    if (!spec) return w2l__fail(err, W2L_CORRUPT, "default-spec-id names no spec");
+    if (!w2l__ice_meta_spec(m, m->default_spec_id))
+        return w2l__fail(err, W2L_CORRUPT, "default-spec-id names no spec");
     if (!c->snapshot_id) c->snapshot_id = w2l__ice_random_id();
     const int64_t sid = c->snapshot_id, seq = m->last_seq + 1;
     if (w2l__ice_meta_snapshot(m, sid))
         return w2l__fail(err, W2L_EXISTS, "snapshot %lld exists", (long long)sid);
-    if (!c->have_manifests) W2L_TRY(write_own_manifests(t, c, sid, spec, err));
-    else if (c->manifest_spec_id != spec->spec_id)
-        return w2l__fail(err, W2L_SCHEMA, "the default partition spec changed under the change");
+    if (!c->have_manifests) {
+        W2L_TRY(write_own_manifests(t, c, sid, err));
+    } else { /* a retry: the specs the manifests were written in must still be there */
+        for (size_t i = 0; i < c->nown; i++)
+            if (!w2l__ice_meta_spec(m, c->own[i].spec_id))
+                return w2l__fail(err, W2L_SCHEMA, "partition spec %d vanished under the change",
+                                 (int)c->own[i].spec_id);
+    }
 
     const w2l__ice_snapshot *parent =
         m->current_snapshot_id != -1 ? w2l__ice_meta_snapshot(m, m->current_snapshot_id) : NULL;
@@ -520,11 +566,10 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
     totals tot, added = {0}, removed = {0};
     if (rc == W2L_OK) rc = parent_totals(t->io, m, parent, pl, npl, &a, &tot, err);
 
-    size_t cap = npl + 2, nl = 0;
+    size_t cap = npl + c->nown + 1, nl = 0;
     w2l__ice_manifest *list = w2l__arena_alloc(&a, cap * sizeof *list);
     if (rc == W2L_OK && !list) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
-    if (rc == W2L_OK && c->has_data_manifest) list[nl++] = c->data_manifest;
-    if (rc == W2L_OK && c->has_delete_manifest) list[nl++] = c->delete_manifest;
+    for (size_t i = 0; rc == W2L_OK && i < c->nown; i++) list[nl++] = c->own[i];
     for (size_t i = 0; i < c->nfiles; i++) account(&added, &c->files[i], 1);
     for (size_t i = 0; i < c->ndeletes; i++) account(&added, &c->deletes[i], 1);
 
@@ -604,7 +649,7 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
     for (size_t i = 0; rc == W2L_OK && rm && i < c->nremoved; i++)
         if (!rm_hit[i])
             rc = w2l__fail(err, W2L_CONFLICT, "replace: %s is no longer live in the table", rm[i]);
-    size_t nown = (size_t)c->has_data_manifest + (size_t)c->has_delete_manifest;
+    size_t nown = c->nown;
     c->merged_manifests = 0;
     if (rc == W2L_OK)
         rc = merge_manifests(t, sid, seq, list, &nl, nown, at, &a, &c->merged_manifests, err);

@@ -117,11 +117,7 @@ void w2l__ice_props_clear(w2l__ice_props *p)
 
 /* ---- free ---- */
 
-static void spec_clear(w2l__ice_spec *s)
-{
-    for (size_t i = 0; i < s->nfields; i++) w2l__free(s->fields[i].name);
-    w2l__free(s->fields);
-}
+static void spec_clear(w2l__ice_spec *s) { w2l__ice_spec_release(s); }
 
 void w2l__ice_meta_free(w2l__ice_meta *m)
 {
@@ -259,6 +255,56 @@ static int find_field_type(const w2l__ice_meta *m, int32_t id, w2l_type *out)
         }
     }
     return 0;
+}
+
+w2l_rc w2l__ice_meta_set_spec(w2l__ice_meta *m, const w2l__ice_spec *spec, int *changed,
+                              w2l_error *err)
+{
+    *changed = 0;
+    int32_t max_id = -1;
+    for (size_t i = 0; i < m->nspecs; i++) {
+        max_id = W2L_MAX(max_id, m->specs[i].spec_id);
+        if (w2l__ice_spec_same(&m->specs[i], spec)) {
+            *changed = m->default_spec_id != m->specs[i].spec_id;
+            m->default_spec_id = m->specs[i].spec_id;
+            return W2L_OK;
+        }
+    }
+    w2l__ice_spec *ns = w2l__realloc(m->specs, (m->nspecs + 1) * sizeof *ns);
+    W2L_NOMEM_IF(!ns, err);
+    m->specs = ns;
+    w2l__ice_spec *n = &ns[m->nspecs];
+    memset(n, 0, sizeof *n);
+    n->spec_id = max_id + 1;
+    n->fields = w2l__calloc(spec->nfields + 1, sizeof *n->fields);
+    W2L_NOMEM_IF(!n->fields, err);
+    int32_t last = m->last_partition_id;
+    for (size_t i = 0; i < spec->nfields; i++) {
+        w2l__ice_pfield *f = &n->fields[i];
+        *f = spec->fields[i];
+        f->name = w2l__strdup(spec->fields[i].name);
+        if (!f->name) {
+            w2l__ice_spec_release(n);
+            return w2l__fail(err, W2L_NOMEM, "out of memory");
+        }
+        n->nfields++;
+        f->field_id = 0;
+        for (size_t s = 0; s < m->nspecs && !f->field_id; s++)
+            for (size_t k = 0; k < m->specs[s].nfields; k++) {
+                const w2l__ice_pfield *o = &m->specs[s].fields[k];
+                if (o->source_id == f->source_id && o->transform.kind == f->transform.kind &&
+                    o->transform.param == f->transform.param) {
+                    f->field_id = o->field_id;
+                    break;
+                }
+            }
+        if (!f->field_id) f->field_id = ++last;
+    }
+    m->nspecs++;
+    m->last_partition_id = last;
+    m->default_spec_id = n->spec_id;
+    *changed = 1;
+    return w2l__ice_meta_resolve_specs(m, err);
 }
 
 w2l_rc w2l__ice_meta_resolve_specs(w2l__ice_meta *m, w2l_error *err)
