@@ -110,6 +110,17 @@ const w2l_conf_prop w2l__conf_props[] = {
     /* ---- writers ---- */
     { "writer.target-file-bytes", W2L_CONF_SIZE, "128MiB", 64 * K, 1LL << 40, NULL,
       W2L_CONF_F_PER_TABLE, "A data file is completed once it reaches about this size." },
+    { "writer.open-partitions", W2L_CONF_INT, "64", 1, 100000, NULL, W2L_CONF_F_PER_TABLE,
+      "Partitions of one table a writer keeps files open for; past it the least recently used "
+      "one's files are completed." },
+    { "partition-by", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_PER_TABLE,
+      "Partition spec of a table, as Spark/Trino DDL write it: a comma list of col, bucket(N, "
+      "col), truncate(W, col), year/month/day/hour(col). Set for one table (table.DB.T."
+      "partition-by) or for all (then partition-by.tables may narrow them); '' is "
+      "unpartitioned; unset: the table keeps its spec. Checked against the table's columns." },
+    { "partition-by.tables", W2L_CONF_STRING, NULL, NOLIM, NULL, 0,
+      "Regular expression (POSIX extended, whole name) over DB.TABLE: the tables the global "
+      "partition-by applies to (default: all)." },
     { "writer.memory-budget", W2L_CONF_SIZE, "512MiB", 1 << 20, 1LL << 42, NULL, 0,
       "Memory all writers may hold in open row groups; past it the largest idle writers complete "
       "their files and are evicted." },

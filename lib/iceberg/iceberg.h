@@ -283,6 +283,10 @@ w2l_rc w2l__ice_meta_set_schema(w2l__ice_meta *m, w2l_schema *schema, w2l_error 
  * evolution). *changed: whether the default spec changed. */
 w2l_rc w2l__ice_meta_set_spec(w2l__ice_meta *m, const w2l__ice_spec *spec, int *changed,
                               w2l_error *err);
+/* A spec as table metadata writes it ({"spec-id":..,"fields":[..]}; NULL: out of memory),
+ * and back (result types not resolved; release out with w2l__ice_spec_release). */
+w2l__json *w2l__ice_spec_to_json(const w2l__ice_spec *s);
+w2l_rc w2l__ice_spec_from_json(const w2l__json *j, w2l__ice_spec *out, w2l_error *err);
 /* Resolves the result types of every spec against the schemas (after parse or change). */
 w2l_rc w2l__ice_meta_resolve_specs(w2l__ice_meta *m, w2l_error *err);
 

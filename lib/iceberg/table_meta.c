@@ -446,6 +446,13 @@ static w2l_rc parse_spec(const w2l__json *js, w2l__ice_spec *s, w2l_error *err)
     return W2L_OK;
 }
 
+w2l_rc w2l__ice_spec_from_json(const w2l__json *j, w2l__ice_spec *out, w2l_error *err)
+{
+    w2l_rc rc = parse_spec(j, out, err);
+    if (rc != W2L_OK) w2l__ice_spec_release(out);
+    return rc;
+}
+
 static w2l_rc parse_snapshot(const w2l__json *js, w2l__ice_snapshot *s, w2l_error *err)
 {
     memset(s, 0, sizeof *s);
@@ -647,7 +654,7 @@ static w2l__json *props_json(const w2l__ice_props *p)
     return o;
 }
 
-static w2l__json *spec_json(const w2l__ice_spec *s)
+w2l__json *w2l__ice_spec_to_json(const w2l__ice_spec *s)
 {
     w2l__json *o = w2l__json_new_object(), *fields = w2l__json_new_array();
     int bad = !o || w2l__json_add(o, "spec-id", w2l__json_new_int64(s->spec_id)) ||
@@ -691,7 +698,7 @@ static w2l__json *build(const w2l__ice_meta *m)
     a = w2l__json_new_array();
     ADD("partition-specs", a);
     for (size_t i = 0; !bad && i < m->nspecs; i++)
-        bad = w2l__json_append(a, spec_json(&m->specs[i]));
+        bad = w2l__json_append(a, w2l__ice_spec_to_json(&m->specs[i]));
     ADD("default-spec-id", w2l__json_new_int64(m->default_spec_id));
     ADD("last-partition-id", w2l__json_new_int64(m->last_partition_id));
     ADD("sort-orders", w2l__json_dup(m->sort_orders));

@@ -35,6 +35,7 @@
 
 #include "op_writer_int.h"
 #include "../io/io.h"
+#include "../model/model.h"
 
 /* ------------------------------------------------------------------ small helpers --- */
 
@@ -89,7 +90,8 @@ static void json_hex(w2l_buf *b, const unsigned char *p, size_t n, w2l_rc *rc, w
     } while (0)
 
 w2l_rc w2l__ops_file_json(w2l_buf *b, int content, const char *path, const w2l__file_stats *st,
-                          const int32_t *eq_ids, size_t neq, int32_t schema_id, w2l_error *err)
+                          const int32_t *eq_ids, size_t neq, int32_t schema_id,
+                          const w2l__ice_spec *spec, const w2l_value *part, w2l_error *err)
 {
     w2l_rc rc = W2L_OK;
     PR("{\"content\":%d,\"path\":", content);
@@ -120,6 +122,24 @@ w2l_rc w2l__ops_file_json(w2l_buf *b, int content, const char *path, const w2l__
         for (size_t i = 0; i < neq; i++) PR("%s%d", i ? "," : "", (int)eq_ids[i]);
         PR("]");
     }
+    if (spec && spec->nfields && part) {
+        PR(",\"spec-id\":%d,\"partition\":[", (int)spec->spec_id);
+        for (size_t i = 0; rc == W2L_OK && i < spec->nfields; i++) {
+            if (i) PR(",");
+            if (part[i].is_null) {
+                PR("null");
+                continue;
+            }
+            unsigned char small[16];
+            size_t n = w2l__value_to_bytes(spec->fields[i].type, &part[i], small, sizeof small);
+            if (n <= sizeof small) {
+                json_hex(b, small, n, &rc, err);
+            } else { /* a string or binary value longer than 16 bytes */
+                json_hex(b, (const unsigned char *)part[i].v.bytes.ptr, part[i].v.bytes.len, &rc, err);
+            }
+        }
+        PR("]");
+    }
     PR("}");
     return rc;
 }
@@ -137,12 +157,17 @@ static void keymap_clear(tstate *t)
     w2l__arena_init(&t->karena, 1 << 14);
 }
 
+/* Forgets the checkpoint's data file paths and partitions (their files are completed or
+ * aborted). */
 static void paths_clear(tstate *t)
 {
     for (size_t i = 0; i < t->npaths; i++) w2l__free(t->paths[i]);
     w2l__free(t->paths);
+    w2l__free(t->path_part);
     t->paths = NULL;
+    t->path_part = NULL;
     t->npaths = t->pcap = 0;
+    w2l__wr_parts_clear(t);
 }
 
 static void eq_clear(tstate *t)
@@ -159,10 +184,8 @@ static void eq_clear(tstate *t)
 static void tstate_free(tstate *t)
 {
     if (!t) return;
-    w2l__pq_writer_abort(t->dw);
-    w2l__pq_writer_abort(t->ew);
-    w2l__free(t->epath);
-    paths_clear(t);
+    paths_clear(t); /* open files are aborted */
+    w2l__wr_parts_free(t);
     w2l__free(t->ks);
     w2l__free(t->ke);
     w2l__arena_release(&t->karena);
@@ -217,11 +240,13 @@ static w2l_rc get_table(writer *w, const char *ns, const char *table, tstate **o
     t->table = w2l__strdup(table);
     t->fq = w2l__asprintf("%s.%s", ns, table);
     w2l__arena_init(&t->karena, 1 << 14);
+    w2l__arena_init(&t->parena, 1 << 12);
     if (!t->ns || !t->table || !t->fq) {
         tstate_free(t);
         return w2l__fail(err, W2L_NOMEM, "out of memory");
     }
     t->target = conf_size_for(w->conf, t->fq, "writer.target-file-bytes", 128u << 20);
+    t->max_open = (size_t)conf_size_for(w->conf, t->fq, "writer.open-partitions", 64);
     size_t k = h & (w->tcap - 1);
     while (w->tabs[k]) k = (k + 1) & (w->tcap - 1);
     w->tabs[k] = t;
@@ -318,45 +343,72 @@ static w2l_rc set_schema(writer *w, tstate *t, const w2l_schema *s, w2l_error *e
     w2l_schema *ref = w2l_schema_ref((w2l_schema *)s);
     w2l_schema_unref(t->schema);
     t->schema = ref;
-    return W2L_OK;
+    return w2l__wr_bind_spec(t, err);
 }
 
 /* ------------------------------------------------------------------- changes ------- */
 
-static w2l_rc flush_data(writer *w, tstate *t, w2l_error *err)
+/* Hands partition p's pending rows to its data file, in chunks gathered into w->dbuf;
+ * rolls the file once it is large (the rows' positions were taken in it). */
+static w2l_rc flush_rows(writer *w, tstate *t, wpart *p, w2l_error *err)
 {
-    if (!w->dn) return W2L_OK;
-    size_t n = w->dn;
-    w->dn = 0;
-    w2l_rc rc = w2l__pq_write_rows(t->dw, w->dbuf, n, err);
-    if (rc != W2L_OK) {
-        w2l__error_prefix(err, "table %s: file %s: ", t->fq, t->paths[t->npaths - 1]);
-        return rc;
+    size_t nf = w2l_schema_field_count(t->schema);
+    for (size_t i = 0; i < p->nrows; i += CHUNK_ROWS) {
+        size_t n = W2L_MIN((size_t)CHUNK_ROWS, p->nrows - i);
+        for (size_t k = 0; k < n; k++)
+            memcpy(&w->dbuf[k * nf], w->changes[p->rows[i + k]].row, nf * sizeof *w->dbuf);
+        w2l_rc rc = w2l__pq_write_rows(p->dw, w->dbuf, n, err);
+        if (rc != W2L_OK) {
+            p->nrows = 0;
+            w2l__error_prefix(err, "table %s: file %s: ", t->fq, t->paths[p->dpath]);
+            return rc;
+        }
+        p->drows += n;
     }
-    t->drows += n;
-    if (w2l__pq_writer_bytes(t->dw) >= t->target) W2L_TRY(w2l__wr_complete_data(t, err));
+    p->nrows = 0;
+    if (p->dw && w2l__pq_writer_bytes(p->dw) >= t->target) W2L_TRY(w2l__wr_complete_data(t, p, err));
     return W2L_OK;
 }
 
-static w2l_rc flush_eq(writer *w, tstate *t, w2l_error *err)
+/* ... and its pending equality deletes to its equality-delete file. */
+static w2l_rc flush_dels(writer *w, tstate *t, wpart *p, w2l_error *err)
 {
-    if (!w->en) return W2L_OK;
-    size_t n = w->en;
-    w->en = 0;
-    if (!t->ew) W2L_TRY(w2l__wr_open_file(w, t, t->eq_schema, "eq-delete", &t->epath, &t->ew, err));
-    w2l_rc rc = w2l__pq_write_rows(t->ew, w->ebuf, n, err);
-    if (rc != W2L_OK) {
-        w2l__error_prefix(err, "table %s: file %s: ", t->fq, t->epath);
-        return rc;
+    for (size_t i = 0; i < p->ndels; i += CHUNK_ROWS) {
+        size_t n = W2L_MIN((size_t)CHUNK_ROWS, p->ndels - i);
+        for (size_t k = 0; k < n; k++) {
+            const w2l_change *c = &w->changes[p->dels[i + k]];
+            w2l_value *o = &w->ebuf[k * t->neq];
+            for (size_t e = 0; e < t->neq; e++) {
+                o[e] = c->row[t->eq_idx[e]];
+                if (c->present && !(c->present[t->eq_idx[e] >> 3] >> (t->eq_idx[e] & 7) & 1))
+                    o[e].is_null = 1;
+            }
+        }
+        w2l_rc rc = w2l__pq_write_rows(p->ew, w->ebuf, n, err);
+        if (rc != W2L_OK) {
+            p->ndels = 0;
+            w2l__error_prefix(err, "table %s: file %s: ", t->fq, p->epath);
+            return rc;
+        }
     }
-    if (w2l__pq_writer_bytes(t->ew) >= t->target) W2L_TRY(w2l__wr_complete_eq(t, err));
+    p->ndels = 0;
+    if (p->ew && w2l__pq_writer_bytes(p->ew) >= t->target) W2L_TRY(w2l__wr_complete_eq(t, p, err));
     return W2L_OK;
 }
 
+/* Hands every pending change of the table to its files. */
 static w2l_rc flush_all(writer *w, tstate *t, w2l_error *err)
 {
-    W2L_TRY(flush_data(w, t, err));
-    return flush_eq(w, t, err);
+    w2l_rc rc = W2L_OK;
+    for (size_t i = 0; i < t->ntouched; i++) {
+        wpart *p = t->parts[t->touched[i]];
+        p->touched = 0;
+        if (rc == W2L_OK && p->nrows) rc = flush_rows(w, t, p, err);
+        if (rc == W2L_OK && p->ndels) rc = flush_dels(w, t, p, err);
+        p->nrows = p->ndels = 0;
+    }
+    t->ntouched = 0;
+    return rc;
 }
 
 static int present(const w2l_change *c, long i)
@@ -573,7 +625,74 @@ static w2l_rc ensure_capacity(writer *w, size_t nf, size_t neq, w2l_error *err)
     return W2L_OK;
 }
 
-static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, w2l_error *err)
+/* Queues change ci on partition p: a data row, or (del) an equality delete. */
+static w2l_rc queue(tstate *t, wpart *p, uint32_t ci, int del, w2l_error *err)
+{
+    uint32_t **v = del ? &p->dels : &p->rows;
+    size_t *n = del ? &p->ndels : &p->nrows, *cap = del ? &p->dcap : &p->rcap;
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 64;
+        uint32_t *nv = w2l__realloc(*v, ncap * sizeof *nv);
+        W2L_NOMEM_IF(!nv, err);
+        *v = nv;
+        *cap = ncap;
+    }
+    (*v)[(*n)++] = ci;
+    if (!p->touched) {
+        if (t->ntouched == t->tcap) {
+            size_t ncap = t->tcap ? t->tcap * 2 : 16;
+            uint32_t *nt = w2l__realloc(t->touched, ncap * sizeof *nt);
+            W2L_NOMEM_IF(!nt, err);
+            t->touched = nt;
+            t->tcap = ncap;
+        }
+        t->touched[t->ntouched++] = p->idx;
+        p->touched = 1;
+    }
+    return W2L_OK;
+}
+
+/* Opens partition p's data file (or, eq, its equality-delete file). A table whose
+ * writer.open-partitions partitions hold open files first completes the files of the one
+ * it used least recently. */
+static w2l_rc open_part_file(writer *w, tstate *t, wpart *p, int eq, w2l_error *err)
+{
+    if (!p->dw && !p->ew && t->nopen >= t->max_open) {
+        W2L_TRY(flush_all(w, t, err)); /* every queued change goes where it was placed */
+        wpart *lru = NULL;
+        for (size_t i = 0; i < t->nparts; i++) {
+            wpart *q = t->parts[i];
+            if (q != p && (q->dw || q->ew) && (!lru || q->used < lru->used)) lru = q;
+        }
+        if (lru) W2L_TRY(w2l__wr_complete_part(w, t, lru, err));
+    }
+    if (eq ? p->ew != NULL : p->dw != NULL) return W2L_OK;
+    int was_open = p->dw || p->ew;
+    if (eq) {
+        W2L_TRY(w2l__wr_open_file(w, t, p, t->eq_schema, "eq-delete", &p->epath, &p->ew, err));
+    } else {
+        if (t->npaths == t->pcap) {
+            size_t ncap = t->pcap ? t->pcap * 2 : 8;
+            char **np = w2l__realloc(t->paths, ncap * sizeof *np);
+            W2L_NOMEM_IF(!np, err);
+            t->paths = np;
+            uint32_t *pp = w2l__realloc(t->path_part, ncap * sizeof *pp);
+            W2L_NOMEM_IF(!pp, err);
+            t->path_part = pp;
+            t->pcap = ncap;
+        }
+        char *path = NULL;
+        W2L_TRY(w2l__wr_open_file(w, t, p, t->schema, "data", &path, &p->dw, err));
+        t->paths[t->npaths] = path;
+        t->path_part[t->npaths] = p->idx;
+        p->dpath = (uint32_t)t->npaths++;
+        p->drows = 0;
+    }
+    if (!was_open) t->nopen++;
+    return W2L_OK;
+}
+
+static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, uint32_t ci, w2l_error *err)
 {
     size_t nf = w2l_schema_field_count(t->schema);
     int is_delete = c->op == W2L_OP_DELETE || c->op == W2L_OP_UPDATE_BEFORE;
@@ -584,6 +703,7 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, w2l_error *er
         return w2l__fail(err, W2L_SCHEMA,
                          "table %s: a change of %zu values for a schema of %zu columns", t->fq,
                          c->ncols, nf);
+    wpart *p;
     if (is_delete) {
         if (t->policy == POL_APPEND_ONLY) return W2L_OK; /* append-only: deletes dropped */
         /* without a primary key, a column absent from the image (one the source does not
@@ -604,14 +724,12 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, w2l_error *er
             s->head = e->next;
             return W2L_OK;
         }
-        if (w->en == CHUNK_ROWS) W2L_TRY(flush_eq(w, t, err));
-        w2l_value *o = &w->ebuf[w->en * t->neq];
-        for (size_t i = 0; i < t->neq; i++) {
-            o[i] = c->row[t->eq_idx[i]];
-            if (!present(c, t->eq_idx[i])) o[i].is_null = 1;
-        }
-        w->en++;
-        return W2L_OK;
+        /* an equality delete in the partition of the before image: where the row lives */
+        W2L_TRY(w2l__wr_part_of(w, t, c, &p, err));
+        p->used = ++t->clock;
+        if (!p->ew) W2L_TRY(open_part_file(w, t, p, 1, err));
+        W2L_TRY(queue(t, p, ci, 1, err));
+        return p->ndels == CHUNK_ROWS ? flush_dels(w, t, p, err) : W2L_OK;
     }
     if (c->present)
         for (size_t i = 0; i < nf; i++)
@@ -619,20 +737,9 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, w2l_error *er
                 return w2l__fail(err, W2L_SCHEMA, "table %s: an %s image without column %s", t->fq,
                                  c->op == W2L_OP_INSERT ? "insert" : "update-after",
                                  w2l_schema_field(t->schema, i)->name);
-    if (w->dn == CHUNK_ROWS) W2L_TRY(flush_data(w, t, err));
-    if (!t->dw) {
-        if (t->npaths == t->pcap) {
-            size_t ncap = t->pcap ? t->pcap * 2 : 8;
-            char **np = w2l__realloc(t->paths, ncap * sizeof *np);
-            W2L_NOMEM_IF(!np, err);
-            t->paths = np;
-            t->pcap = ncap;
-        }
-        char *path = NULL;
-        W2L_TRY(w2l__wr_open_file(w, t, t->schema, "data", &path, &t->dw, err));
-        t->paths[t->npaths++] = path;
-        t->drows = 0;
-    }
+    W2L_TRY(w2l__wr_part_of(w, t, c, &p, err));
+    p->used = ++t->clock;
+    if (!p->dw) W2L_TRY(open_part_file(w, t, p, 0, err));
     if (t->policy != POL_APPEND_ONLY) {
         W2L_TRY(encode_key(w, t, c, err));
         kslot *s = key_slot(w, t, 1, err);
@@ -644,12 +751,11 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, w2l_error *er
         }
         W2L_TRY(add_entry(t, s, t->policy == POL_FULL_ROW, err));
         kent *e = &t->ke[s->head];
-        e->file = (uint32_t)(t->npaths - 1);
-        e->pos = (int64_t)(t->drows + w->dn);
+        e->file = p->dpath;
+        e->pos = (int64_t)(p->drows + p->nrows);
     }
-    memcpy(&w->dbuf[w->dn * nf], c->row, nf * sizeof *c->row);
-    w->dn++;
-    return W2L_OK;
+    W2L_TRY(queue(t, p, ci, 0, err));
+    return p->nrows == CHUNK_ROWS ? flush_rows(w, t, p, err) : W2L_OK;
 }
 
 static w2l_rc evict(writer *w, tstate *busy, w2l_error *err)
@@ -671,7 +777,7 @@ static w2l_rc on_changes(writer *w, const w2l_element *e, w2l_error *err)
     tstate *t;
     W2L_TRY(get_table(w, e->ns, e->table, &t, err));
     mark_dirty(w, t);
-    w->dn = w->en = 0;
+    w->changes = e->changes;
     w2l_rc rc = W2L_OK;
     for (size_t i = 0; rc == W2L_OK && i < e->nchanges; i++) {
         const w2l_change *c = &e->changes[i];
@@ -687,10 +793,19 @@ static w2l_rc on_changes(writer *w, const w2l_element *e, w2l_error *err)
         }
         if ((rc = ensure_capacity(w, w2l_schema_field_count(t->schema), t->neq, err)) != W2L_OK)
             break;
-        rc = on_change(w, t, c, err);
+        rc = on_change(w, t, c, (uint32_t)i, err);
     }
-    if (rc == W2L_OK) rc = flush_all(w, t, err);
-    w->dn = w->en = 0;
+    if (rc == W2L_OK) {
+        rc = flush_all(w, t, err);
+    } else { /* the job fails: what was queued goes nowhere */
+        for (size_t i = 0; i < t->ntouched; i++) {
+            wpart *p = t->parts[t->touched[i]];
+            p->nrows = p->ndels = 0;
+            p->touched = 0;
+        }
+        t->ntouched = 0;
+    }
+    w->changes = NULL;
     w2l__wr_account(w, t);
     if (rc == W2L_OK && w->mem > w->budget) rc = evict(w, t, err);
     return rc;
@@ -744,11 +859,17 @@ static w2l_rc on_schema(writer *w, const w2l_element *e, w2l_error *err)
             }
         }
         set_incarnation(w, t, w2l__json_str(w2l__json_get(j, "table-uuid")));
+        int changed = 0;
+        if (rc == W2L_OK) rc = w2l__wr_set_spec(t, w2l__json_get(j, "spec"), &changed, err);
+        if (rc == W2L_OK && changed && t->nopen) { /* files of the old spec are complete */
+            mark_dirty(w, t);
+            rc = w2l__wr_complete_all(w, t, err);
+        }
         w2l__json_free(j);
         W2L_TRY(rc);
     }
     if (t->schema == e->schema) return W2L_OK;
-    if (t->schema && (t->dw || t->ew) && w2l_schema_id(t->schema) != w2l_schema_id(e->schema)) {
+    if (t->schema && t->nopen && w2l_schema_id(t->schema) != w2l_schema_id(e->schema)) {
         mark_dirty(w, t);
         W2L_TRY(w2l__wr_complete_all(w, t, err));
     }
@@ -759,12 +880,7 @@ static w2l_rc on_schema(writer *w, const w2l_element *e, w2l_error *err)
  * orphans. */
 static void drop_checkpoint(writer *w, tstate *t)
 {
-    w2l__pq_writer_abort(t->dw);
-    w2l__pq_writer_abort(t->ew);
-    t->dw = t->ew = NULL;
-    w2l__free(t->epath);
-    t->epath = NULL;
-    t->drows = 0;
+    w2l__wr_abort_all(t);
     t->npd = 0;
     w2l_buf_release(&t->results);
     t->nresults = 0;
@@ -803,8 +919,10 @@ static void move_keys(tstate *t, tstate *nt)
     nt->ke = t->ke, nt->nke = t->nke, nt->kecap = t->kecap;
     t->ks = NULL, t->ke = NULL;
     t->kcap = t->kcount = t->nke = t->kecap = 0;
-    nt->paths = t->paths, nt->npaths = t->npaths, nt->pcap = t->pcap;
-    t->paths = NULL, t->npaths = t->pcap = 0;
+    nt->paths = t->paths, nt->path_part = t->path_part, nt->npaths = t->npaths,
+    nt->pcap = t->pcap;
+    t->paths = NULL, t->path_part = NULL, t->npaths = t->pcap = 0;
+    w2l__wr_parts_move(t, nt);
     nt->schema = t->schema, nt->eq_schema = t->eq_schema, nt->eq_ids = t->eq_ids,
     nt->eq_idx = t->eq_idx;
     nt->neq = t->neq, nt->policy = t->policy;
@@ -987,6 +1105,8 @@ static void wr_close(w2l_operator *self)
     w2l__free(w->dbuf);
     w2l__free(w->ebuf);
     w2l_buf_release(&w->key);
+    w2l_buf_release(&w->pkey);
+    w2l__free(w->pvals);
     w2l_schema_unref(w->pos_schema);
     w2l__catalog_close(w->cat);
     w2l_fileio_close(w->io);

@@ -27,7 +27,7 @@ static w2l_rc ensure_location(writer *w, tstate *t, w2l_error *err)
     return W2L_OK;
 }
 
-static char *new_path(const tstate *t, const char *prefix)
+static char *new_path(const tstate *t, const wpart *p, const char *prefix)
 {
     w2l__ice_meta m;
     memset(&m, 0, sizeof m);
@@ -35,14 +35,15 @@ static char *new_path(const tstate *t, const char *prefix)
     w2l__ice_table it;
     memset(&it, 0, sizeof it);
     it.meta = &m;
-    return w2l__ice_new_data_path(&it, NULL, prefix);
+    return w2l__ice_new_data_path(&it, p ? p->dir : NULL, prefix);
 }
 
-w2l_rc w2l__wr_open_file(writer *w, tstate *t, const w2l_schema *s, const char *prefix,
-                         char **path_out, w2l__pq_writer **out, w2l_error *err)
+w2l_rc w2l__wr_open_file(writer *w, tstate *t, const wpart *p, const w2l_schema *s,
+                         const char *prefix, char **path_out, w2l__pq_writer **out,
+                         w2l_error *err)
 {
     W2L_TRY(ensure_location(w, t, err));
-    char *path = new_path(t, prefix);
+    char *path = new_path(t, p, prefix);
     W2L_NOMEM_IF(!path, err);
     w2l_rc rc = w2l__pq_writer_open(w->io, path, W2L_CREATE_EXCL, s, &w->pq, NULL, 0, out, err);
     if (rc != W2L_OK) {
@@ -54,53 +55,69 @@ w2l_rc w2l__wr_open_file(writer *w, tstate *t, const w2l_schema *s, const char *
     return W2L_OK;
 }
 
-static w2l_rc add_result(tstate *t, int content, const char *path, const w2l__file_stats *st,
-                         w2l_error *err)
+static w2l_rc add_result(tstate *t, const wpart *p, int content, const char *path,
+                         const w2l__file_stats *st, w2l_error *err)
 {
     if (t->nresults) W2L_TRY(w2l_buf_append(&t->results, ",", 1, err));
     int32_t sid = w2l_schema_id(t->schema);
-    W2L_TRY(w2l__ops_file_json(&t->results, content, path, st, t->eq_ids, t->neq, sid, err));
+    W2L_TRY(w2l__ops_file_json(&t->results, content, path, st, t->eq_ids, t->neq, sid, p->spec,
+                               p->vals, err));
     t->nresults++;
     t->results_schema = sid;
     return W2L_OK;
 }
 
-static w2l_rc close_file(tstate *t, int content, const char *path, w2l__pq_writer *pw,
-                         w2l_error *err)
+static w2l_rc close_file(tstate *t, const wpart *p, int content, const char *path,
+                         w2l__pq_writer *pw, w2l_error *err)
 {
     w2l__file_stats st;
     memset(&st, 0, sizeof st);
     w2l_rc rc = w2l__pq_writer_close(pw, &st, err);
-    if (rc == W2L_OK) rc = add_result(t, content, path, &st, err);
+    if (rc == W2L_OK) rc = add_result(t, p, content, path, &st, err);
     else w2l__error_prefix(err, "table %s: file %s: ", t->fq, path);
     w2l__file_stats_release(&st);
     return rc;
 }
 
-w2l_rc w2l__wr_complete_data(tstate *t, w2l_error *err)
+static void closed_one(tstate *t, const wpart *p)
 {
-    if (!t->dw) return W2L_OK;
-    w2l__pq_writer *pw = t->dw;
-    t->dw = NULL;
-    t->drows = 0;
-    return close_file(t, W2L_ICE_DATA, t->paths[t->npaths - 1], pw, err);
+    if (!p->dw && !p->ew && t->nopen) t->nopen--;
 }
 
-w2l_rc w2l__wr_complete_eq(tstate *t, w2l_error *err)
+w2l_rc w2l__wr_complete_data(tstate *t, wpart *p, w2l_error *err)
 {
-    if (!t->ew) return W2L_OK;
-    w2l__pq_writer *pw = t->ew;
-    char *path = t->epath;
-    t->ew = NULL;
-    t->epath = NULL;
-    w2l_rc rc = close_file(t, W2L_ICE_EQ_DELETES, path, pw, err);
+    if (!p->dw) return W2L_OK;
+    w2l__pq_writer *pw = p->dw;
+    p->dw = NULL;
+    p->drows = 0;
+    closed_one(t, p);
+    return close_file(t, p, W2L_ICE_DATA, t->paths[p->dpath], pw, err);
+}
+
+w2l_rc w2l__wr_complete_eq(tstate *t, wpart *p, w2l_error *err)
+{
+    if (!p->ew) return W2L_OK;
+    w2l__pq_writer *pw = p->ew;
+    char *path = p->epath;
+    p->ew = NULL;
+    p->epath = NULL;
+    closed_one(t, p);
+    w2l_rc rc = close_file(t, p, W2L_ICE_EQ_DELETES, path, pw, err);
     w2l__free(path);
     return rc;
 }
 
-static int pdel_cmp(const void *a, const void *b)
+/* position deletes in the order of their files' partitions, then paths, then positions
+ * (file holds the path's rank while sorting; part its partition) */
+typedef struct pdsort {
+    uint32_t part, file;
+    int64_t pos;
+} pdsort;
+
+static int pdsort_cmp(const void *a, const void *b)
 {
-    const pdel *x = a, *y = b;
+    const pdsort *x = a, *y = b;
+    if (x->part != y->part) return x->part < y->part ? -1 : 1;
     if (x->file != y->file) return x->file < y->file ? -1 : 1;
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
@@ -112,48 +129,62 @@ static int path_idx_cmp(const void *a, const void *b)
     return strcmp(tl_paths[*(const uint32_t *)a], tl_paths[*(const uint32_t *)b]);
 }
 
-/* Writes the table's position deletes, sorted by data file path then position (the spec's
- * order for position-delete files). */
+/* Writes one position-delete file of sorted deletes d[0..n) of partition p. */
+static w2l_rc write_pos(writer *w, tstate *t, const wpart *p, const pdsort *d, size_t n,
+                        const uint32_t *order, w2l_value *rows, w2l_error *err)
+{
+    char *path = NULL;
+    w2l__pq_writer *pw = NULL;
+    w2l_rc rc = w2l__wr_open_file(w, t, p, w->pos_schema, "pos-delete", &path, &pw, err);
+    for (size_t i = 0; rc == W2L_OK && i < n; i += CHUNK_ROWS) {
+        size_t m = W2L_MIN((size_t)CHUNK_ROWS, n - i);
+        for (size_t k = 0; k < m; k++) {
+            const char *fp = t->paths[order[d[i + k].file]];
+            memset(&rows[2 * k], 0, 2 * sizeof *rows);
+            rows[2 * k].v.bytes.ptr = fp;
+            rows[2 * k].v.bytes.len = strlen(fp);
+            rows[2 * k + 1].v.i64 = d[i + k].pos;
+        }
+        rc = w2l__pq_write_rows(pw, rows, m, err);
+        if (rc != W2L_OK) w2l__error_prefix(err, "table %s: file %s: ", t->fq, path);
+    }
+    if (rc == W2L_OK) {
+        rc = close_file(t, p, W2L_ICE_POS_DELETES, path, pw, err);
+        pw = NULL;
+    }
+    w2l__pq_writer_abort(pw);
+    w2l__free(path);
+    return rc;
+}
+
+/* Writes the table's position deletes, one file per partition of the data files they
+ * point into, sorted by data file path then position (the spec's order for
+ * position-delete files). */
 static w2l_rc complete_pos(writer *w, tstate *t, w2l_error *err)
 {
     if (!t->npd) return W2L_OK;
     uint32_t *order = w2l__malloc(t->npaths * sizeof *order);
     uint32_t *rank = w2l__malloc(t->npaths * sizeof *rank);
+    pdsort *d = w2l__malloc(t->npd * sizeof *d);
     w2l_value *rows = w2l__malloc(2 * CHUNK_ROWS * sizeof *rows);
-    if (!order || !rank || !rows) {
-        w2l__free(order), w2l__free(rank), w2l__free(rows);
-        return w2l__fail(err, W2L_NOMEM, "out of memory");
-    }
-    for (uint32_t i = 0; i < t->npaths; i++) order[i] = i;
-    tl_paths = (const char *const *)t->paths;
-    qsort(order, t->npaths, sizeof *order, path_idx_cmp);
-    tl_paths = NULL;
-    for (uint32_t i = 0; i < t->npaths; i++) rank[order[i]] = i;
-    for (size_t i = 0; i < t->npd; i++) t->pd[i].file = rank[t->pd[i].file];
-    qsort(t->pd, t->npd, sizeof *t->pd, pdel_cmp);
-    char *path = NULL;
-    w2l__pq_writer *pw = NULL;
-    w2l_rc rc = w2l__wr_open_file(w, t, w->pos_schema, "pos-delete", &path, &pw, err);
-    for (size_t i = 0; rc == W2L_OK && i < t->npd; i += CHUNK_ROWS) {
-        size_t n = W2L_MIN((size_t)CHUNK_ROWS, t->npd - i);
-        for (size_t k = 0; k < n; k++) {
-            const char *p = t->paths[order[t->pd[i + k].file]];
-            memset(&rows[2 * k], 0, 2 * sizeof *rows);
-            rows[2 * k].v.bytes.ptr = p;
-            rows[2 * k].v.bytes.len = strlen(p);
-            rows[2 * k + 1].v.i64 = t->pd[i + k].pos;
-        }
-        rc = w2l__pq_write_rows(pw, rows, n, err);
-        if (rc != W2L_OK) w2l__error_prefix(err, "table %s: file %s: ", t->fq, path);
-    }
+    w2l_rc rc = order && rank && d && rows ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
     if (rc == W2L_OK) {
-        rc = close_file(t, W2L_ICE_POS_DELETES, path, pw, err);
-        pw = NULL;
+        for (uint32_t i = 0; i < t->npaths; i++) order[i] = i;
+        tl_paths = (const char *const *)t->paths;
+        qsort(order, t->npaths, sizeof *order, path_idx_cmp);
+        tl_paths = NULL;
+        for (uint32_t i = 0; i < t->npaths; i++) rank[order[i]] = i;
+        for (size_t i = 0; i < t->npd; i++)
+            d[i] = (pdsort){t->path_part[t->pd[i].file], rank[t->pd[i].file], t->pd[i].pos};
+        qsort(d, t->npd, sizeof *d, pdsort_cmp);
     }
-    w2l__pq_writer_abort(pw);
-    w2l__free(path);
+    for (size_t i = 0, j; rc == W2L_OK && i < t->npd; i = j) {
+        for (j = i + 1; j < t->npd && d[j].part == d[i].part;) j++;
+        rc = write_pos(w, t, t->parts[d[i].part], &d[i], j - i, order, rows, err);
+    }
     w2l__free(order);
     w2l__free(rank);
+    w2l__free(d);
     w2l__free(rows);
     w2l__free(t->pd);
     t->pd = NULL;
@@ -164,8 +195,11 @@ static w2l_rc complete_pos(writer *w, tstate *t, w2l_error *err)
 static uint64_t table_mem(const writer *w, const tstate *t)
 {
     uint64_t rg = w->pq.row_group_bytes, m = t->npd * sizeof(pdel);
-    if (t->dw) m += W2L_MIN(w2l__pq_writer_bytes(t->dw), rg);
-    if (t->ew) m += W2L_MIN(w2l__pq_writer_bytes(t->ew), rg);
+    for (size_t i = 0; i < t->nparts; i++) {
+        const wpart *p = t->parts[i];
+        if (p->dw) m += W2L_MIN(w2l__pq_writer_bytes(p->dw), rg);
+        if (p->ew) m += W2L_MIN(w2l__pq_writer_bytes(p->ew), rg);
+    }
     return m;
 }
 
@@ -176,12 +210,35 @@ void w2l__wr_account(writer *w, tstate *t)
     t->mem = m;
 }
 
+w2l_rc w2l__wr_complete_part(writer *w, tstate *t, wpart *p, w2l_error *err)
+{
+    (void)w;
+    W2L_TRY(w2l__wr_complete_data(t, p, err));
+    return w2l__wr_complete_eq(t, p, err);
+}
+
 /* Completes every open file of the table (the buffers are empty between elements). */
 w2l_rc w2l__wr_complete_all(writer *w, tstate *t, w2l_error *err)
 {
-    w2l_rc rc = w2l__wr_complete_data(t, err);
-    if (rc == W2L_OK) rc = w2l__wr_complete_eq(t, err);
+    w2l_rc rc = W2L_OK;
+    for (size_t i = 0; rc == W2L_OK && i < t->nparts; i++)
+        rc = w2l__wr_complete_part(w, t, t->parts[i], err);
     if (rc == W2L_OK) rc = complete_pos(w, t, err);
     w2l__wr_account(w, t);
     return rc;
+}
+
+void w2l__wr_abort_all(tstate *t)
+{
+    for (size_t i = 0; i < t->nparts; i++) {
+        wpart *p = t->parts[i];
+        w2l__pq_writer_abort(p->dw);
+        w2l__pq_writer_abort(p->ew);
+        p->dw = p->ew = NULL;
+        w2l__free(p->epath);
+        p->epath = NULL;
+        p->drows = 0;
+        p->nrows = p->ndels = 0;
+    }
+    t->nopen = 0;
 }

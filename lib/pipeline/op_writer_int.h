@@ -31,6 +31,28 @@ typedef struct pdel {
     int64_t pos;
 } pdel;
 
+/* One partition of a table in this checkpoint (op_writer_parts.c): its values, its open
+ * files, and the changes of the current element waiting for them. An unpartitioned table
+ * has one, with no values. */
+typedef struct wpart {
+    const w2l__ice_spec *spec; /* the spec it is a partition of (the table's, or retired) */
+    int stale;                /* of a retired spec: not found by lookups any more */
+    w2l_value *vals;          /* one per spec field (result types); bytes in the part arena */
+    char *dir;                /* "a=1/b_day=2024-01-02"; "" unpartitioned (part arena) */
+    const unsigned char *key; /* the values encoded (part arena), for lookups */
+    size_t klen;
+    uint64_t h;
+    w2l__pq_writer *dw, *ew;
+    char *epath;              /* ew's path (malloc'd) */
+    uint32_t dpath;           /* dw's file: index into the table's paths */
+    uint64_t drows;           /* rows already handed to dw */
+    uint32_t *rows, *dels;    /* pending: indices into the element's changes */
+    size_t nrows, ndels, rcap, dcap;
+    uint32_t idx;             /* its index in the table's parts */
+    uint64_t used;            /* the table's clock when a change last went to it */
+    int touched;              /* in the table's touched list */
+} wpart;
+
 typedef struct tstate {
     char *ns, *table, *fq;    /* fq: "ns.table" for messages and per-table conf */
     uint64_t h;
@@ -43,12 +65,25 @@ typedef struct tstate {
     size_t neq;
     int policy;
     uint64_t target;
-    /* open files */
-    w2l__pq_writer *dw, *ew;
-    char *epath;
-    uint64_t drows;           /* rows already handed to dw */
+    /* partitioning (op_writer_parts.c) */
+    w2l__ice_spec *spec;      /* the table's default spec (SCHEMA); no fields: unpartitioned */
+    w2l__ice_spec **retired;  /* specs replaced in this checkpoint, kept for their parts */
+    size_t nretired;
+    long *psrc;               /* each spec field's source column (index in schema) */
+    size_t max_open;          /* partitions with open files at most (writer.open-partitions) */
     /* this checkpoint */
+    wpart **parts;            /* its partitions */
+    size_t nparts, partcap;
+    uint32_t *pslots;         /* hash slots: index into parts + 1; 0 empty */
+    size_t pscap;
+    w2l__arena parena;
+    wpart *last;              /* the partition the last change went to */
+    uint32_t *touched;        /* partitions with pending changes */
+    size_t ntouched, tcap;
+    size_t nopen;             /* partitions with an open file */
+    uint64_t clock;
     char **paths;             /* data files written since the last barrier */
+    uint32_t *path_part;      /* the partition of each (index into parts) */
     size_t npaths, pcap;
     kslot *ks;
     size_t kcap, kcount;
@@ -78,19 +113,45 @@ typedef struct writer {
     size_t tcap, tcount;
     tstate *dirty;
     w2l_schema *pos_schema;
-    /* per-element buffers of the current table */
+    /* the element being processed and the row buffers its changes are gathered in */
+    const w2l_change *changes;
     w2l_value *dbuf, *ebuf;
-    size_t dn, en, dcap, ecap;
-    w2l_buf key;
+    size_t dcap, ecap;
+    w2l_buf key;              /* scratch: a change's key (op_writer.c) */
+    w2l_buf pkey;             /* scratch: a change's partition, encoded */
+    w2l_value *pvals;         /* scratch: a change's partition values */
+    size_t npvals;
 } writer;
+
+/* ---- op_writer_parts.c ---- */
+
+/* Takes the spec a SCHEMA payload names ({"spec-id":1,"fields":[{"source-id":..,
+ * "field-id":..,"name":..,"transform":"day"}]}; NULL: unpartitioned) and binds it to the
+ * table's schema. *changed: it differs from the one the table had. */
+w2l_rc w2l__wr_set_spec(tstate *t, const w2l__json *spec, int *changed, w2l_error *err);
+/* Finds each spec field's source column in the table's (new) schema. */
+w2l_rc w2l__wr_bind_spec(tstate *t, w2l_error *err);
+/* The partition change c (a whole row image) belongs to, created when new. */
+w2l_rc w2l__wr_part_of(writer *w, tstate *t, const w2l_change *c, wpart **out, w2l_error *err);
+/* Forgets the checkpoint's partitions (their files are completed or aborted). */
+void w2l__wr_parts_clear(tstate *t);
+void w2l__wr_parts_free(tstate *t);
+/* Moves the partitions (and spec) of from, whose files are complete, to to (a RENAME). */
+void w2l__wr_parts_move(tstate *from, tstate *to);
 
 /* ---- op_writer_files.c ---- */
 
-w2l_rc w2l__wr_open_file(writer *w, tstate *t, const w2l_schema *s, const char *prefix,
-                         char **path_out, w2l__pq_writer **out, w2l_error *err);
-w2l_rc w2l__wr_complete_data(tstate *t, w2l_error *err);
-w2l_rc w2l__wr_complete_eq(tstate *t, w2l_error *err);
+w2l_rc w2l__wr_open_file(writer *w, tstate *t, const wpart *p, const w2l_schema *s,
+                         const char *prefix, char **path_out, w2l__pq_writer **out,
+                         w2l_error *err);
+w2l_rc w2l__wr_complete_data(tstate *t, wpart *p, w2l_error *err);
+w2l_rc w2l__wr_complete_eq(tstate *t, wpart *p, w2l_error *err);
 void w2l__wr_account(writer *w, tstate *t);
+/* Completes the open files of one partition / of every partition and the position
+ * deletes (the pending buffers must be empty). */
+w2l_rc w2l__wr_complete_part(writer *w, tstate *t, wpart *p, w2l_error *err);
 w2l_rc w2l__wr_complete_all(writer *w, tstate *t, w2l_error *err);
+/* Aborts every open file of the table (nothing of them is reported). */
+void w2l__wr_abort_all(tstate *t);
 
 #endif

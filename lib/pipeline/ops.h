@@ -23,7 +23,11 @@
  *                                      bounds: Iceberg single-value bytes as lowercase
  *                                      hex; absent when every value is null
  *       "split-offsets": [4],
- *       "equality-ids": [1]}]}         content 2 only
+ *       "equality-ids": [1],           content 2 only
+ *       "spec-id": 1,                  partitioned tables only: the partition spec, and
+ *       "partition": ["4e4d0000", null]}]}   one value per spec field (single-value bytes
+ *                                      as hex, null for NULL); absent: the table's default
+ *                                      spec, which is then unpartitioned
  *
  * After a TRUNCATE of the table in that checkpoint the payload also has "truncate": true
  * and its files are only those written after the truncate: the committer then replaces
@@ -31,8 +35,7 @@
  * so rows before the truncate never reappear, even after a crash and a replay.
  *
  * Every field of an Iceberg DataFile that w2l__ice_data_file_from_stats() fills is there,
- * so the committer rebuilds the data file without reading the Parquet footer. Tables are
- * unpartitioned (the built-in writer does not partition yet).
+ * so the committer rebuilds the data file without reading the Parquet footer.
  *
  * Committer state, per sealed checkpoint N (w2l_state keys, byte order = commit order):
  *   "committer/epoch"          decimal epoch of the run that sealed N (bumped on restart)
@@ -75,7 +78,8 @@ extern const w2l_operator_methods w2l__op_committer;
 /* Appends the JSON object of one completed file (the "files" member format above) to b. */
 w2l_rc w2l__ops_file_json(w2l_buf *b, int content, const char *path,
                           const w2l__file_stats *st, const int32_t *eq_ids, size_t neq,
-                          int32_t schema_id, w2l_error *err);
+                          int32_t schema_id, const w2l__ice_spec *spec, const w2l_value *part,
+                          w2l_error *err);
 
 /* Parses one file object into df; strings and arrays are allocated in a. */
 w2l_rc w2l__ops_file_parse(const w2l__json *j, w2l__arena *a, w2l__ice_data_file *df,

@@ -1,0 +1,286 @@
+/*
+ * The writer operator's partitions (op_writer_int.h): the partition spec a table's SCHEMA
+ * names, and the partitions of the current checkpoint. A change's partition comes from its
+ * row image through the spec's transforms (Iceberg spec, "Partition Transforms"): the
+ * after image for inserts, the before image for deletes, so a delete reaches the partition
+ * its row lives in and an update that changes a partition column moves the row. Partitions
+ * are found by their encoded values in a hash table; the last one used is tried first,
+ * since consecutive rows mostly share one (a day of an event time).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "op_writer_int.h"
+#include "../model/model.h"
+
+static int present(const w2l_change *c, long i)
+{
+    return !c->present || (c->present[i >> 3] >> (i & 7) & 1);
+}
+
+w2l_rc w2l__wr_bind_spec(tstate *t, w2l_error *err)
+{
+    if (!t->spec || !t->spec->nfields || !t->schema) return W2L_OK;
+    long *src = w2l__realloc(t->psrc, t->spec->nfields * sizeof *src);
+    W2L_NOMEM_IF(!src, err);
+    t->psrc = src;
+    for (size_t i = 0; i < t->spec->nfields; i++) {
+        w2l__ice_pfield *f = &t->spec->fields[i];
+        src[i] = w2l_schema_index_of_id(t->schema, f->source_id);
+        if (src[i] < 0)
+            return w2l__fail(err, W2L_SCHEMA,
+                             "table %s: partition field %s: its source column (field %d) is not "
+                             "in schema %d",
+                             t->fq, f->name, (int)f->source_id, (int)w2l_schema_id(t->schema));
+        w2l_rc rc = w2l__ice_transform_result(
+            f->transform, w2l_schema_field(t->schema, (size_t)src[i])->type, &f->type, err);
+        if (rc != W2L_OK) {
+            w2l__error_prefix(err, "table %s: partition field %s: ", t->fq, f->name);
+            return rc;
+        }
+    }
+    return W2L_OK;
+}
+
+static void spec_free(w2l__ice_spec *s)
+{
+    w2l__ice_spec_release(s);
+    w2l__free(s);
+}
+
+w2l_rc w2l__wr_set_spec(tstate *t, const w2l__json *spec, int *changed, w2l_error *err)
+{
+    *changed = 0;
+    w2l__ice_spec *ns = w2l__calloc(1, sizeof *ns);
+    W2L_NOMEM_IF(!ns, err);
+    if (spec) {
+        w2l_rc rc = w2l__ice_spec_from_json(spec, ns, err);
+        if (rc != W2L_OK) {
+            w2l__free(ns);
+            w2l__error_prefix(err, "table %s: SCHEMA's partition spec: ", t->fq);
+            return rc;
+        }
+    }
+    if (t->spec && ns->spec_id == t->spec->spec_id && w2l__ice_spec_same(ns, t->spec)) {
+        spec_free(ns);
+        return W2L_OK;
+    }
+    if (t->spec && t->nparts) {
+        /* this checkpoint's partitions of the old spec stay for the files they name, but
+         * no row finds them any more */
+        w2l__ice_spec **r = w2l__realloc(t->retired, (t->nretired + 1) * sizeof *r);
+        if (!r) {
+            spec_free(ns);
+            return w2l__fail(err, W2L_NOMEM, "out of memory");
+        }
+        t->retired = r;
+        t->retired[t->nretired++] = t->spec;
+        for (size_t i = 0; i < t->nparts; i++) t->parts[i]->stale = 1;
+        memset(t->pslots, 0, t->pscap * sizeof *t->pslots);
+        t->last = NULL;
+    } else if (t->spec) {
+        spec_free(t->spec);
+    }
+    t->spec = ns;
+    *changed = 1;
+    return w2l__wr_bind_spec(t, err);
+}
+
+void w2l__wr_parts_clear(tstate *t)
+{
+    for (size_t i = 0; i < t->nparts; i++) {
+        wpart *p = t->parts[i];
+        w2l__pq_writer_abort(p->dw);
+        w2l__pq_writer_abort(p->ew);
+        w2l__free(p->epath);
+        w2l__free(p->rows);
+        w2l__free(p->dels);
+    }
+    t->nparts = t->ntouched = t->nopen = 0;
+    for (size_t i = 0; i < t->nretired; i++) spec_free(t->retired[i]);
+    w2l__free(t->retired);
+    t->retired = NULL;
+    t->nretired = 0;
+    if (t->pslots) memset(t->pslots, 0, t->pscap * sizeof *t->pslots);
+    t->last = NULL;
+    w2l__arena_release(&t->parena);
+    w2l__arena_init(&t->parena, 1 << 12);
+}
+
+void w2l__wr_parts_free(tstate *t)
+{
+    w2l__wr_parts_clear(t);
+    w2l__arena_release(&t->parena);
+    w2l__free(t->parts);
+    w2l__free(t->pslots);
+    w2l__free(t->touched);
+    w2l__free(t->psrc);
+    if (t->spec) spec_free(t->spec);
+    t->spec = NULL;
+}
+
+/* The partition values of change c in w->pvals and their encoding in w->pkey: per value a
+ * 0xff byte for NULL, else 0x00, a 4-byte length and the single-value bytes. */
+static w2l_rc values_of(writer *w, tstate *t, const w2l_change *c, w2l_error *err)
+{
+    size_t n = t->spec->nfields;
+    if (w->npvals < n) {
+        w2l_value *v = w2l__realloc(w->pvals, n * sizeof *v);
+        W2L_NOMEM_IF(!v, err);
+        w->pvals = v;
+        w->npvals = n;
+    }
+    w->pkey.len = 0;
+    for (size_t i = 0; i < n; i++) {
+        const w2l__ice_pfield *f = &t->spec->fields[i];
+        long at = t->psrc[i];
+        const w2l_field *src = w2l_schema_field(t->schema, (size_t)at);
+        if (!present(c, at))
+            return w2l__fail(err, W2L_SCHEMA,
+                             "table %s: a %s image without column %s, which the table is "
+                             "partitioned by (%s): the row's partition is unknown (a source "
+                             "that sends whole row images is needed, e.g. binlog_row_image=FULL)",
+                             t->fq,
+                             c->op == W2L_OP_DELETE          ? "delete"
+                             : c->op == W2L_OP_UPDATE_BEFORE ? "update-before"
+                                                             : "row",
+                             src->name, f->name);
+        W2L_TRY(w2l__ice_transform_apply(f->transform, src->type, &c->row[at], &w->pvals[i], err));
+        const w2l_value *v = &w->pvals[i];
+        if (v->is_null) {
+            W2L_TRY(w2l_buf_append(&w->pkey, "\xff", 1, err));
+            continue;
+        }
+        size_t need = w2l__value_to_bytes(f->type, v, NULL, 0);
+        W2L_TRY(w2l__buf_reserve(&w->pkey, need + 5, err));
+        unsigned char *o = w->pkey.data + w->pkey.len;
+        uint32_t len = (uint32_t)need;
+        o[0] = 0;
+        memcpy(o + 1, &len, 4);
+        w2l__value_to_bytes(f->type, v, o + 5, need);
+        w->pkey.len += need + 5;
+    }
+    return W2L_OK;
+}
+
+static int same_key(const wpart *p, const w2l_buf *k)
+{
+    return p->klen == k->len && (k->len == 0 || memcmp(p->key, k->data, k->len) == 0);
+}
+
+static w2l_rc slots_grow(tstate *t, w2l_error *err)
+{
+    size_t ncap = t->pscap ? t->pscap * 2 : 64;
+    uint32_t *ns = w2l__calloc(ncap, sizeof *ns);
+    W2L_NOMEM_IF(!ns, err);
+    for (size_t i = 0; i < t->nparts; i++) {
+        if (t->parts[i]->stale) continue;
+        size_t k = t->parts[i]->h & (ncap - 1);
+        while (ns[k]) k = (k + 1) & (ncap - 1);
+        ns[k] = (uint32_t)i + 1;
+    }
+    w2l__free(t->pslots);
+    t->pslots = ns;
+    t->pscap = ncap;
+    return W2L_OK;
+}
+
+/* A new partition of the values in w->pvals / w->pkey. */
+static w2l_rc add_part(writer *w, tstate *t, uint64_t h, wpart **out, w2l_error *err)
+{
+    if (t->nparts == t->partcap) {
+        size_t ncap = t->partcap ? t->partcap * 2 : 8;
+        wpart **np = w2l__realloc(t->parts, ncap * sizeof *np);
+        W2L_NOMEM_IF(!np, err);
+        t->parts = np;
+        t->partcap = ncap;
+    }
+    if ((t->nparts + 1) * 2 > t->pscap) W2L_TRY(slots_grow(t, err));
+    size_t n = t->spec ? t->spec->nfields : 0;
+    wpart *p = w2l__arena_alloc(&t->parena, sizeof *p);
+    w2l_value *vals = w2l__arena_alloc(&t->parena, (n ? n : 1) * sizeof *vals);
+    unsigned char *key = w2l__arena_alloc(&t->parena, w->pkey.len + 1);
+    char *dir = n ? w2l__ice_partition_path(t->spec, w->pvals) : NULL;
+    char *adir = n ? (dir ? w2l__arena_strndup(&t->parena, dir, strlen(dir)) : NULL)
+                   : w2l__arena_strndup(&t->parena, "", 0);
+    w2l__free(dir);
+    W2L_NOMEM_IF(!p || !vals || !key || !adir, err);
+    memset(p, 0, sizeof *p);
+    for (size_t i = 0; i < n; i++) {
+        vals[i] = w->pvals[i];
+        w2l_type_id ty = t->spec->fields[i].type.id;
+        if (!vals[i].is_null && (ty == W2L_TYPE_STRING || ty == W2L_TYPE_BINARY)) {
+            size_t len = vals[i].v.bytes.len;
+            char *b = w2l__arena_alloc(&t->parena, len + 1);
+            W2L_NOMEM_IF(!b, err);
+            if (len) memcpy(b, vals[i].v.bytes.ptr, len);
+            b[len] = '\0';
+            vals[i].v.bytes.ptr = b;
+        }
+    }
+    if (w->pkey.len) memcpy(key, w->pkey.data, w->pkey.len);
+    p->spec = t->spec;
+    p->vals = vals;
+    p->key = key;
+    p->klen = w->pkey.len;
+    p->h = h;
+    p->dir = adir;
+    p->idx = (uint32_t)t->nparts;
+    t->parts[t->nparts++] = p;
+    size_t k = h & (t->pscap - 1);
+    while (t->pslots[k]) k = (k + 1) & (t->pscap - 1);
+    t->pslots[k] = (uint32_t)t->nparts;
+    *out = p;
+    return W2L_OK;
+}
+
+w2l_rc w2l__wr_part_of(writer *w, tstate *t, const w2l_change *c, wpart **out, w2l_error *err)
+{
+    if (!t->spec || !t->spec->nfields) { /* unpartitioned: one partition */
+        if (t->last) {
+            *out = t->last;
+            return W2L_OK;
+        }
+        w->pkey.len = 0;
+        W2L_TRY(add_part(w, t, 0, &t->last, err));
+        *out = t->last;
+        return W2L_OK;
+    }
+    W2L_TRY(values_of(w, t, c, err));
+    if (t->last && same_key(t->last, &w->pkey)) {
+        *out = t->last;
+        return W2L_OK;
+    }
+    uint64_t h = w2l__hash64(w->pkey.data, w->pkey.len, 0x70617274);
+    for (size_t k = t->pscap ? h & (t->pscap - 1) : 0; t->pscap && t->pslots[k];
+         k = (k + 1) & (t->pscap - 1)) {
+        wpart *p = t->parts[t->pslots[k] - 1];
+        if (p->h == h && same_key(p, &w->pkey)) {
+            *out = t->last = p;
+            return W2L_OK;
+        }
+    }
+    W2L_TRY(add_part(w, t, h, &t->last, err));
+    *out = t->last;
+    return W2L_OK;
+}
+
+void w2l__wr_parts_move(tstate *from, tstate *to)
+{
+    w2l__wr_parts_free(to);
+    to->spec = from->spec, to->retired = from->retired, to->nretired = from->nretired;
+    to->psrc = from->psrc;
+    to->parts = from->parts, to->nparts = from->nparts, to->partcap = from->partcap;
+    to->pslots = from->pslots, to->pscap = from->pscap;
+    to->parena = from->parena;
+    to->last = from->last;
+    to->touched = from->touched, to->ntouched = from->ntouched, to->tcap = from->tcap;
+    to->nopen = from->nopen, to->clock = from->clock;
+    from->spec = NULL, from->retired = NULL, from->nretired = 0, from->psrc = NULL;
+    from->parts = NULL, from->nparts = from->partcap = 0;
+    from->pslots = NULL, from->pscap = 0;
+    w2l__arena_init(&from->parena, 1 << 12);
+    from->last = NULL;
+    from->touched = NULL, from->ntouched = from->tcap = 0;
+    from->nopen = 0;
+}
