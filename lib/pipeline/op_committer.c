@@ -44,6 +44,7 @@
 #include "ledger.h"
 #include "maintenance.h"
 #include "owner.h"
+#include "../model/model.h"
 
 #define HANDLE_CACHE_MAX 256
 
@@ -162,10 +163,51 @@ static int get_i64(const w2l__json *o, const char *k, int64_t *v)
     return w2l__json_int64(w2l__json_get(o, k), v);
 }
 
-w2l_rc w2l__ops_file_parse(const w2l__json *j, w2l__arena *a, w2l__ice_data_file *df,
-                           w2l_error *err)
+/* The partition tuple of a file object: "spec-id" and "partition" (ops.h), decoded with
+ * the types of that spec of meta. */
+static w2l_rc parse_partition(const w2l__json *j, const w2l__ice_meta *meta, w2l__arena *a,
+                              w2l__ice_data_file *df, w2l_error *err)
+{
+    int64_t sid;
+    if (w2l__json_int64(w2l__json_get(j, "spec-id"), &sid) != 0) return W2L_OK; /* default */
+    const w2l__ice_spec *spec = meta ? w2l__ice_meta_spec(meta, (int32_t)sid) : NULL;
+    if (!spec)
+        return w2l__fail(err, W2L_SCHEMA, "%s: partition spec %lld is not the table's", df->path,
+                         (long long)sid);
+    const w2l__json *pv = w2l__json_get(j, "partition");
+    if (w2l__json_size(pv) != spec->nfields)
+        return w2l__fail(err, W2L_CORRUPT, "%s: %zu partition values for spec %d of %zu fields",
+                         df->path, w2l__json_size(pv), (int)spec->spec_id, spec->nfields);
+    df->spec_id = spec->spec_id;
+    df->npart = spec->nfields;
+    df->partition = w2l__arena_alloc(a, (spec->nfields + 1) * sizeof *df->partition);
+    W2L_NOMEM_IF(!df->partition, err);
+    size_t i = 0;
+    for (const w2l__json *v = w2l__json_first(pv); v; v = w2l__json_next(v), i++) {
+        w2l_value *o = &df->partition[i];
+        memset(o, 0, sizeof *o);
+        if (w2l__json_type(v) == W2L_JSON_NULL) {
+            o->is_null = 1;
+            continue;
+        }
+        const char *hex = w2l__json_str(v);
+        w2l__ice_bytes b;
+        if (!hex) return w2l__fail(err, W2L_CORRUPT, "%s: bad partition value", df->path);
+        W2L_TRY(unhex(hex, a, &b, err));
+        w2l_rc rc = w2l__value_from_bytes(spec->fields[i].type, b.ptr, b.len, o, err);
+        if (rc != W2L_OK) {
+            w2l__error_prefix(err, "%s: partition field %s: ", df->path, spec->fields[i].name);
+            return rc;
+        }
+    }
+    return W2L_OK;
+}
+
+w2l_rc w2l__ops_file_parse(const w2l__json *j, const w2l__ice_meta *meta, w2l__arena *a,
+                           w2l__ice_data_file *df, w2l_error *err)
 {
     memset(df, 0, sizeof *df);
+    df->spec_id = -1;
     int64_t content, v;
     const char *path = w2l__json_str(w2l__json_get(j, "path"));
     if (!path || get_i64(j, "content", &content) || content < 0 || content > 2 ||
@@ -223,6 +265,7 @@ w2l_rc w2l__ops_file_parse(const w2l__json *j, w2l__arena *a, w2l__ice_data_file
             df->equality_ids[i] = (int32_t)v;
         }
     }
+    W2L_TRY(parse_partition(j, meta, a, df, err));
     return W2L_OK;
 }
 
@@ -623,12 +666,6 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
                  (unsigned long long)h->max_ckpt);
         return W2L_OK;
     }
-    const w2l__ice_spec *spec = w2l__ice_meta_spec(h->t->meta, h->t->meta->default_spec_id);
-    if (spec && spec->nfields)
-        return w2l__fail(
-            err, W2L_SCHEMA,
-            "the table is partitioned; the built-in writer writes unpartitioned files");
-
     w2l__json *j;
     W2L_TRY(w2l__json_parse(p->value, p->len, &j, err));
     w2l__ice_change ch;
@@ -648,7 +685,7 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
             continue;
         }
         w2l__ice_data_file df;
-        rc = w2l__ops_file_parse(f, &ch.arena, &df, err);
+        rc = w2l__ops_file_parse(f, h->t->meta, &ch.arena, &df, err);
         if (rc != W2L_OK) break;
         if (df.content == W2L_ICE_DATA) data[nd++] = df;
         else dels[nx++] = df;

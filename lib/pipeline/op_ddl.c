@@ -279,6 +279,7 @@ static w2l_rc open_op(const w2l_conf *conf, unsigned index, unsigned n, w2l_stat
     op->warehouse = w2l__strdup(wh);
     W2L_NOMEM_IF(!op->warehouse, err);
     W2L_TRY(w2l_conf_get(conf, "catalog", &cat, err));
+    W2L_TRY(w2l__ddlop_check_specs(conf, err));
     W2L_TRY(w2l_conf_get_int(conf, "parallelism", &v, err));
     op->nwriters = v > 0 ? (unsigned)v : 1;
     W2L_TRY(w2l_conf_get_int(conf, "ddl.fence-timeout", &op->fence_timeout_ms, err));

@@ -126,6 +126,18 @@ typedef struct load_ctx {
     w2l_error *err;
 } load_ctx;
 
+/* ---- op_ddl_spec.c ---- */
+
+/* The syntax of every partition-by key and the partition-by.tables expression (at open). */
+w2l_rc w2l__ddlop_check_specs(const w2l_conf *conf, w2l_error *err);
+/* The spec the configuration asks for ns.table, resolved against schema; *set 0 when it
+ * asks for none (the table keeps its own). W2L_CONFIG names the key. */
+w2l_rc w2l__ddlop_spec_of(const ddl_op *op, const char *ns, const char *table,
+                          const w2l_schema *schema, w2l__ice_spec *out, int *set,
+                          w2l_error *err);
+/* A loaded table whose default spec is not the one asked for gets it (for the owner). */
+w2l_rc w2l__ddlop_tbl_spec(ddl_op *op, tbl *t, w2l_error *err);
+
 /* ---- op_ddl_table.c ---- */
 
 long w2l__ddlop_index_of_name(const w2l_schema *s, const char *name);

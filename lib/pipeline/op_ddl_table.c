@@ -194,6 +194,7 @@ w2l_rc w2l__ddlop_tbl_load(ddl_op *op, tbl *t, w2l_error *err)
     if (t->gone) return w2l__fail(err, W2L_NOTFOUND, "table %s.%s was dropped", t->ns, t->name);
     w2l_rc rc = w2l__ice_table_load(op->cat, op->io, t->ns, t->name, &t->ice, err);
     if (rc != W2L_OK) return rc;
+    W2L_TRY(w2l__ddlop_tbl_spec(op, t, err));
     W2L_TRY(w2l__ddlop_tbl_sync(t, 1, err));
     tbl_restore_view(t);
     return W2L_OK;
@@ -213,8 +214,13 @@ w2l_rc w2l__ddlop_tbl_create(ddl_op *op, tbl *t, w2l_schema *schema, w2l_error *
     w2l__ice_kv kv[2] = {{"write.metadata.delete-after-commit.enabled", "true"},
                          {"write.metadata.previous-versions-max", kb}};
     w2l__ice_props props = {2, kv};
-    w2l_rc rc = w2l__ice_table_new(op->cat, op->io, loc, t->ns, t->name, schema, NULL, &props,
-                                   &t->ice, err);
+    w2l__ice_spec spec;
+    int set;
+    w2l_rc rc = w2l__ddlop_spec_of(op, t->ns, t->name, schema, &spec, &set, err);
+    if (rc == W2L_OK)
+        rc = w2l__ice_table_new(op->cat, op->io, loc, t->ns, t->name, schema, &spec, &props,
+                                &t->ice, err);
+    w2l__ice_spec_release(&spec);
     w2l__free(loc);
     if (rc == W2L_OK) rc = w2l__tops_create(&op->ops, t->ice, err);
     if (rc != W2L_OK) {
@@ -384,6 +390,11 @@ w2l_rc w2l__ddlop_announce(tbl *t, w2l_collector *out, w2l_error *err)
                       w2l__json_new_string(t->ice->meta->location ? t->ice->meta->location : "")) ||
         w2l__json_add(j, "schema-id", w2l__json_new_int64(w2l_schema_id(t->schema))) ||
         w2l__json_add(j, "table-uuid", w2l__json_new_string(t->ice->meta->uuid));
+    const w2l__ice_spec *spec = w2l__ice_meta_spec(t->ice->meta, t->ice->meta->default_spec_id);
+    if (!bad && spec && spec->nfields) {
+        w2l__json *sj = w2l__ice_spec_to_json(spec);
+        bad = !sj || w2l__json_add(j, "spec", sj);
+    }
     char *text = bad ? NULL : w2l__json_print(j, 0);
     w2l__json_free(j);
     W2L_NOMEM_IF(!text, err);

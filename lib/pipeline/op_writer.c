@@ -135,7 +135,8 @@ w2l_rc w2l__ops_file_json(w2l_buf *b, int content, const char *path, const w2l__
             if (n <= sizeof small) {
                 json_hex(b, small, n, &rc, err);
             } else { /* a string or binary value longer than 16 bytes */
-                json_hex(b, (const unsigned char *)part[i].v.bytes.ptr, part[i].v.bytes.len, &rc, err);
+                const unsigned char *pb = (const unsigned char *)part[i].v.bytes.ptr;
+                json_hex(b, pb, part[i].v.bytes.len, &rc, err);
             }
         }
         PR("]");
@@ -366,7 +367,8 @@ static w2l_rc flush_rows(writer *w, tstate *t, wpart *p, w2l_error *err)
         p->drows += n;
     }
     p->nrows = 0;
-    if (p->dw && w2l__pq_writer_bytes(p->dw) >= t->target) W2L_TRY(w2l__wr_complete_data(t, p, err));
+    if (p->dw && w2l__pq_writer_bytes(p->dw) >= t->target)
+        W2L_TRY(w2l__wr_complete_data(t, p, err));
     return W2L_OK;
 }
 

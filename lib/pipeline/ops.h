@@ -81,9 +81,10 @@ w2l_rc w2l__ops_file_json(w2l_buf *b, int content, const char *path,
                           int32_t schema_id, const w2l__ice_spec *spec, const w2l_value *part,
                           w2l_error *err);
 
-/* Parses one file object into df; strings and arrays are allocated in a. */
-w2l_rc w2l__ops_file_parse(const w2l__json *j, w2l__arena *a, w2l__ice_data_file *df,
-                           w2l_error *err);
+/* Parses one file object into df; strings and arrays are allocated in a. meta: the
+ * table's metadata, whose specs give partition values their types. */
+w2l_rc w2l__ops_file_parse(const w2l__json *j, const w2l__ice_meta *meta, w2l__arena *a,
+                           w2l__ice_data_file *df, w2l_error *err);
 
 /* The job id: conf "job-id", else "w2l-" + 16 hex digits of a hash of the warehouse and
  * the source URI. Fresh memory. */

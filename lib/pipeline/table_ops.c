@@ -59,6 +59,23 @@ w2l_rc w2l__tops_schema(w2l_buf *ops, const w2l__ice_table *t, w2l_error *err)
     return put(ops, o, bad, err);
 }
 
+w2l_rc w2l__tops_spec(w2l_buf *ops, const w2l__ice_table *t, w2l_error *err)
+{
+    const w2l__ice_spec *spec = w2l__ice_meta_spec(t->meta, t->meta->default_spec_id);
+    if (!spec) return w2l__fail(err, W2L_CORRUPT, "table %s.%s: no default spec", t->ns, t->name);
+    w2l__json *sj = w2l__ice_spec_to_json(spec);
+    char *text = sj ? w2l__json_print(sj, 0) : NULL;
+    w2l__json_free(sj);
+    W2L_NOMEM_IF(!text, err);
+    int bad;
+    w2l__json *o = head("spec", t->ns, t->name, &bad);
+    bad = bad || w2l__json_add(o, "uuid", w2l__json_new_string(t->meta->uuid)) ||
+          w2l__json_add(o, "spec-id", w2l__json_new_int64(spec->spec_id)) ||
+          w2l__json_add(o, "spec", w2l__json_new_string(text));
+    w2l__free(text);
+    return put(ops, o, bad, err);
+}
+
 w2l_rc w2l__tops_rename(w2l_buf *ops, const w2l__ice_table *t, const char *to_ns,
                         const char *to_table, w2l_error *err)
 {
@@ -136,16 +153,15 @@ static int marker_cmp(const char *a, const char *job, uint64_t ck, unsigned h, u
     return ai < i ? -1 : ai > i;
 }
 
-static w2l_rc apply_schema(w2l__tops_ctx *c, const char *ns, const char *table, const w2l__json *o,
-                           uint64_t ck, unsigned h, unsigned idx, w2l_error *err)
+/* A change of the metadata of the table incarnation uuid (a schema, a spec), marked as the
+ * index-th operation of handler h for checkpoint ck: fn changes t->meta and checks the
+ * outcome; then one commit, retried on a conflict. what names it in messages. */
+typedef w2l_rc (*meta_fn)(void *ctx, w2l__ice_meta *m, w2l_error *err);
+
+static w2l_rc apply_meta(w2l__tops_ctx *c, const char *ns, const char *table, const char *uuid,
+                         const char *what, uint64_t ck, unsigned h, unsigned idx, meta_fn fn,
+                         void *ctx, w2l_error *err)
 {
-    const char *uuid = w2l__json_str(w2l__json_get(o, "uuid"));
-    const char *text = w2l__json_str(w2l__json_get(o, "schema"));
-    int64_t sid;
-    if (!uuid || !text || w2l__json_int64(w2l__json_get(o, "schema-id"), &sid))
-        return w2l__fail(err, W2L_CORRUPT, "schema change without uuid, schema or schema-id");
-    w2l_schema *s;
-    W2L_TRY(w2l_schema_from_json(text, strlen(text), &s, err));
     char marker[200];
     snprintf(marker, sizeof marker, "%s/%llu/%u/%u", c->job_id, (unsigned long long)ck, h, idx);
     w2l__ice_table *t;
@@ -153,28 +169,23 @@ static w2l_rc apply_schema(w2l__tops_ctx *c, const char *ns, const char *table, 
     for (int attempt = 0; rc == W2L_OK; attempt++) {
         if (t && c->shared && strcmp(t->meta->uuid, uuid) != 0) {
             rc = w2l__fail(err, W2L_CONFLICT,
-                           "schema %d is for table uuid %s; the lake holds %s (another member "
-                           "created it)", (int)sid, uuid, t->meta->uuid);
+                           "%s is for table uuid %s; the lake holds %s (another member "
+                           "created it)", what, uuid, t->meta->uuid);
             break;
         }
         if (!t || strcmp(t->meta->uuid, uuid) != 0) {
             w2l__log(W2L_LOG_INFO,
-                     "owner: %s.%s: schema %d is for a table no longer under this name (uuid %s); "
+                     "owner: %s.%s: %s is for a table no longer under this name (uuid %s); "
                      "skipped",
-                     ns, table, (int)sid, uuid);
+                     ns, table, what, uuid);
             break;
         }
         if (marker_cmp(w2l__ice_props_get(&t->meta->props, MARKER_KEY), c->job_id, ck, h, idx) >=
             0) {
-            w2l__log(W2L_LOG_DEBUG, "owner: %s.%s: schema %d applied already", ns, table, (int)sid);
+            w2l__log(W2L_LOG_DEBUG, "owner: %s.%s: %s applied already", ns, table, what);
             break;
         }
-        rc = w2l__ice_meta_set_schema(t->meta, s, err);
-        if (rc == W2L_OK && t->meta->current_schema_id != (int32_t)sid)
-            rc = w2l__fail(err, c->shared ? W2L_CONFLICT : W2L_SCHEMA,
-                           "the table's schema became id %d, the DDL handler computed %d (was "
-                           "the table changed by another writer?)",
-                           (int)t->meta->current_schema_id, (int)sid);
+        rc = fn(ctx, t->meta, err);
         if (rc == W2L_OK) rc = w2l__ice_props_set(&t->meta->props, MARKER_KEY, marker, err);
         if (rc != W2L_OK) break;
         w2l__ice_change ch;
@@ -182,7 +193,7 @@ static w2l_rc apply_schema(w2l__tops_ctx *c, const char *ns, const char *table, 
         rc = w2l__ice_table_try_commit(t, &ch, err);
         w2l__ice_change_release(&ch, c->io, rc != W2L_OK);
         if (rc == W2L_OK) {
-            w2l__log(W2L_LOG_INFO, "owner: %s.%s: schema %d", ns, table, (int)sid);
+            w2l__log(W2L_LOG_INFO, "owner: %s.%s: %s", ns, table, what);
             break;
         }
         if (rc != W2L_CONFLICT || attempt >= c->retries) break;
@@ -193,7 +204,77 @@ static w2l_rc apply_schema(w2l__tops_ctx *c, const char *ns, const char *table, 
         rc = W2L_OK;
     }
     w2l__ice_table_free(t);
+    return rc;
+}
+
+typedef struct set_ctx {
+    w2l__tops_ctx *c;
+    const void *what; /* the schema or spec */
+    int64_t id;       /* the id the DDL handler computed for it */
+} set_ctx;
+
+static w2l_rc set_schema(void *ctx, w2l__ice_meta *m, w2l_error *err)
+{
+    set_ctx *x = ctx;
+    W2L_TRY(w2l__ice_meta_set_schema(m, (w2l_schema *)x->what, err));
+    if (m->current_schema_id != (int32_t)x->id)
+        return w2l__fail(err, x->c->shared ? W2L_CONFLICT : W2L_SCHEMA,
+                         "the table's schema became id %d, the DDL handler computed %d (was "
+                         "the table changed by another writer?)",
+                         (int)m->current_schema_id, (int)x->id);
+    return W2L_OK;
+}
+
+static w2l_rc set_spec(void *ctx, w2l__ice_meta *m, w2l_error *err)
+{
+    set_ctx *x = ctx;
+    int changed;
+    W2L_TRY(w2l__ice_meta_set_spec(m, x->what, &changed, err));
+    if (m->default_spec_id != (int32_t)x->id)
+        return w2l__fail(err, x->c->shared ? W2L_CONFLICT : W2L_SCHEMA,
+                         "the table's partition spec became id %d, the DDL handler computed %d "
+                         "(was the table changed by another writer?)",
+                         (int)m->default_spec_id, (int)x->id);
+    return W2L_OK;
+}
+
+static w2l_rc apply_schema(w2l__tops_ctx *c, const char *ns, const char *table, const w2l__json *o,
+                           uint64_t ck, unsigned h, unsigned idx, w2l_error *err)
+{
+    const char *uuid = w2l__json_str(w2l__json_get(o, "uuid"));
+    const char *text = w2l__json_str(w2l__json_get(o, "schema"));
+    int64_t sid;
+    if (!uuid || !text || w2l__json_int64(w2l__json_get(o, "schema-id"), &sid))
+        return w2l__fail(err, W2L_CORRUPT, "schema change without uuid, schema or schema-id");
+    w2l_schema *s;
+    W2L_TRY(w2l_schema_from_json(text, strlen(text), &s, err));
+    char what[48];
+    snprintf(what, sizeof what, "schema %d", (int)sid);
+    set_ctx x = {c, s, sid};
+    w2l_rc rc = apply_meta(c, ns, table, uuid, what, ck, h, idx, set_schema, &x, err);
     w2l_schema_unref(s);
+    return rc;
+}
+
+static w2l_rc apply_spec(w2l__tops_ctx *c, const char *ns, const char *table, const w2l__json *o,
+                         uint64_t ck, unsigned h, unsigned idx, w2l_error *err)
+{
+    const char *uuid = w2l__json_str(w2l__json_get(o, "uuid"));
+    const char *text = w2l__json_str(w2l__json_get(o, "spec"));
+    int64_t sid;
+    if (!uuid || !text || w2l__json_int64(w2l__json_get(o, "spec-id"), &sid))
+        return w2l__fail(err, W2L_CORRUPT, "spec change without uuid, spec or spec-id");
+    w2l__json *j;
+    W2L_TRY(w2l__json_parse(text, strlen(text), &j, err));
+    w2l__ice_spec spec;
+    w2l_rc rc = w2l__ice_spec_from_json(j, &spec, err);
+    w2l__json_free(j);
+    W2L_TRY(rc);
+    char what[48];
+    snprintf(what, sizeof what, "partition spec %d", (int)sid);
+    set_ctx x = {c, &spec, sid};
+    rc = apply_meta(c, ns, table, uuid, what, ck, h, idx, set_spec, &x, err);
+    w2l__ice_spec_release(&spec);
     return rc;
 }
 
@@ -259,6 +340,7 @@ w2l_rc w2l__tops_apply(w2l__tops_ctx *c, uint64_t ckpt, unsigned handler, unsign
         rc = w2l__fail(err, W2L_CORRUPT, "an operation without op, ns or table");
     else if (!strcmp(op, "create")) rc = apply_create(c, ns, table, o, err);
     else if (!strcmp(op, "schema")) rc = apply_schema(c, ns, table, o, ckpt, handler, index, err);
+    else if (!strcmp(op, "spec")) rc = apply_spec(c, ns, table, o, ckpt, handler, index, err);
     else if (!strcmp(op, "rename")) rc = apply_rename(c, ns, table, o, err);
     else if (!strcmp(op, "drop")) rc = apply_drop(c, ns, table, o, err);
     else rc = w2l__fail(err, W2L_CORRUPT, "unknown operation '%s'", op);

@@ -13,6 +13,9 @@
  *       when the name holds another incarnation or none. The table property
  *       "w2l.ddl-op" = "<job-id>/<checkpoint>/<handler>/<index>" records the newest
  *       operation applied, so a replay of an older one is skipped.
+ *   {"op":"spec","ns":"db","table":"t","uuid":"...","spec-id":1,"spec":"<JSON>"}
+ *       makes a spec partitioning like this one the default (an existing one, else a new
+ *       one: w2l__ice_meta_set_spec); skipped like "schema", marked with the same property.
  *   {"op":"rename","ns":"db","table":"a","to-ns":"db","to-table":"b","uuid":"..."}
  *       renames when "a" holds the uuid (and drops "a" when "b" holds it too: a rename
  *       cut short); done when "a" does not hold it.
@@ -30,6 +33,7 @@
  * checkpoint's array). */
 w2l_rc w2l__tops_create(w2l_buf *ops, const w2l__ice_table *t, w2l_error *err);
 w2l_rc w2l__tops_schema(w2l_buf *ops, const w2l__ice_table *t, w2l_error *err);
+w2l_rc w2l__tops_spec(w2l_buf *ops, const w2l__ice_table *t, w2l_error *err);
 w2l_rc w2l__tops_rename(w2l_buf *ops, const w2l__ice_table *t, const char *to_ns,
                         const char *to_table, w2l_error *err);
 w2l_rc w2l__tops_drop(w2l_buf *ops, const char *ns, const char *table, const char *uuid,
