@@ -24,6 +24,7 @@
 
 static char wh[600];
 static w2l_error err;
+static char spec_member[1024]; /* ",\"spec\":{...}" of partitioned tests' SCHEMA, or "" */
 
 /* The test DDL operator: SCHEMA before a table's first changes, then the changes. */
 typedef struct t_ddl {
@@ -49,9 +50,9 @@ static w2l_rc td_process(w2l_operator *self, const w2l_element *el, w2l_collecto
     for (int i = 0; i < d->nseen && !known; i++) known = strcmp(d->seen[i], name) == 0;
     if (!known) {
         char *loc = w2l__ice_table_dir(wh, el->ns, el->table);
-        char payload[800];
-        int n = snprintf(payload, sizeof payload, "{\"location\":\"%s\",\"schema-id\":%d}", loc,
-                         (int)w2l_schema_id(el->changes[0].schema));
+        char payload[2048];
+        int n = snprintf(payload, sizeof payload, "{\"location\":\"%s\",\"schema-id\":%d%s}", loc,
+                         (int)w2l_schema_id(el->changes[0].schema), spec_member);
         w2l__free(loc);
         w2l_element s = {0};
         s.kind = W2L_ELEM_SCHEMA;
@@ -104,6 +105,7 @@ static void create_table(const char *ns, const char *name, w2l_schema *s)
 
 static void setup(void)
 {
+    spec_member[0] = '\0';
     snprintf(wh, sizeof wh, "%s", tmpdir_make("opw"));
     ck_assert_int_eq(w2l_operator_register(&t_ops_ddl), W2L_OK);
     w2l_error_clear(&err);
@@ -657,6 +659,150 @@ START_TEST(failed_file_write_names_table_and_file)
 }
 END_TEST
 
+/* ---- partitioned tables ---- */
+
+/* Creates db.name partitioned by clause and makes the test DDL operator name its spec. */
+static void create_partitioned(tbl *t, const char *name, const char *clause)
+{
+    memset(t, 0, sizeof *t);
+    t->name = name;
+    t->schema = pk_schema();
+    w2l__ice_spec spec;
+    ck_assert_ok(w2l__ice_spec_parse(clause, t->schema, &spec, &err), err);
+    w2l_fileio *io;
+    w2l_catalog *cat;
+    ck_assert_ok(w2l_fileio_open("local", NULL, &io, &err), err);
+    ck_assert_ok(w2l__catalog_open(NULL, NULL, wh, io, &cat, &err), err);
+    char *loc = w2l__ice_table_dir(wh, "db", name);
+    w2l__ice_table *it;
+    ck_assert_ok(w2l__ice_table_create(cat, io, loc, "db", name, t->schema, &spec, NULL, &it, &err),
+                 err);
+    w2l__json *sj = w2l__ice_spec_to_json(w2l__ice_meta_spec(it->meta, it->meta->default_spec_id));
+    char *text = w2l__json_print(sj, 0);
+    snprintf(spec_member, sizeof spec_member, ",\"spec\":%s", text);
+    w2l__free(text);
+    w2l__json_free(sj);
+    w2l__free(loc);
+    w2l__ice_spec_release(&spec);
+    w2l__ice_table_free(it);
+    w2l__catalog_close(cat);
+    w2l_fileio_close(io);
+}
+
+typedef struct pcheck {
+    const w2l__ice_spec *spec;
+    const w2l__ice_data_file *file;
+    const w2l_schema *schema;
+    long rows, bad;
+} pcheck;
+
+static int pcheck_row(void *ctx, const w2l_value *row, size_t n)
+{
+    pcheck *pc = ctx;
+    (void)n;
+    pc->rows++;
+    for (size_t i = 0; i < pc->spec->nfields; i++) {
+        const w2l__ice_pfield *f = &pc->spec->fields[i];
+        long at = w2l_schema_index_of_id(pc->schema, f->source_id);
+        w2l_value v;
+        ck_assert_ok(w2l__ice_transform_apply(f->transform, w2l_schema_field(pc->schema, (size_t)at)->type,
+                                              &row[at], &v, &err),
+                     err);
+        if (w2l_value_compare(f->type, &v, &pc->file->partition[i]) != 0) pc->bad++;
+    }
+    return 0;
+}
+
+/* Every live data file's partition tuple is the one of each row it holds. */
+static void assert_partitions_hold(const char *name, size_t *nfiles)
+{
+    w2l_fileio *io;
+    w2l_catalog *cat;
+    w2l__ice_table *t = load_table("db", name, &io, &cat);
+    w2l__ice_scan *s;
+    ck_assert_ok(w2l__ice_scan_plan(io, t->meta, -1, NULL, NULL, &s, &err), err);
+    for (size_t i = 0; i < s->ntasks; i++) {
+        const w2l__ice_data_file *f = s->tasks[i].file;
+        const w2l__ice_spec *spec = w2l__ice_meta_spec(t->meta, f->spec_id);
+        ck_assert_ptr_nonnull(spec);
+        ck_assert_uint_eq(f->npart, spec->nfields);
+        pcheck pc = {spec, f, s->schema, 0, 0};
+        /* the rows of the file, deletes aside: read it as the only task */
+        size_t nd = s->tasks[i].ndeletes;
+        s->tasks[i].ndeletes = 0;
+        ck_assert_ok(w2l__ice_scan_read_task(io, s, i, pcheck_row, &pc, &err), err);
+        s->tasks[i].ndeletes = nd;
+        ck_assert_msg(pc.bad == 0, "%s: %ld of %ld rows outside their file's partition", f->path,
+                      pc.bad, pc.rows);
+        ck_assert_int_eq(pc.rows, f->record_count);
+    }
+    *nfiles = s->ntasks;
+    w2l__ice_scan_free(s);
+    unload_table(t, io, cat);
+}
+
+START_TEST(partitioned_rows_move_between_partitions)
+{
+    /* n changes with most updates, so rows move between partitions, within a checkpoint
+     * (position deletes) and across (equality deletes in the before image's partition);
+     * _i == 1 keeps at most two partitions open (the least recently used complete) */
+    tbl t;
+    create_partitioned(&t, "pt", _i == 2 ? "bucket(4, id), truncate(250, n)" : "truncate(100, n)");
+    w2l_conf *c = make_conf(1, 1, 1);
+    if (_i == 1) ck_assert_ok(w2l_conf_set(c, "writer.open-partitions", "2", &err), err);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    for (int s = 0; s < 6000; s++) {
+        random_step(p, &t, 300);
+        if (s % 7 == 6) commit_txn(p);
+        if (s % 1505 == 1504) ckpt_wait(p); /* right after a commit */
+    }
+    commit_txn(p);
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+    w2l_pipeline_free(p);
+    assert_table_matches(&t);
+    size_t nfiles;
+    assert_partitions_hold("pt", &nfiles);
+    ck_assert_uint_gt(nfiles, _i == 2 ? 16 : 8); /* several partitions, and checkpoints */
+    w2l_conf_free(c);
+    w2l_schema_unref(t.schema);
+}
+END_TEST
+
+START_TEST(partitioned_delete_needs_its_partition_column)
+{
+    /* a delete image without the partition column (a minimal before image): its partition is
+     * unknown, so the checkpoint fails naming the table and the column, nothing committed */
+    tbl t;
+    create_partitioned(&t, "pd", "truncate(10, n)");
+    w2l_conf *c = make_conf(1, 1, 1);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    m_insert(p, &t, 1, "a", 5);
+    commit_txn(p);
+    ckpt_wait(p);
+    w2l_value row[3];
+    memset(row, 0, sizeof row);
+    row[0].v.i64 = 1;
+    row[1].is_null = row[2].is_null = 1;
+    uint8_t present = 1; /* id only */
+    w2l_change ch = {"db", "pd", t.schema, W2L_OP_DELETE, row, 3, &present, 0};
+    ck_assert_ok(w2l_emit_change(w2l_pipeline_emitter(p), &ch, &err), err);
+    commit_txn(p);
+    uint64_t id;
+    ck_assert_int_ne(w2l_pipeline_checkpoint(p, 1, &id, &err), W2L_OK);
+    ck_assert_msg(strstr(err.msg, "db.pd") && strstr(err.msg, "without column n") &&
+                      strstr(err.msg, "partitioned by"),
+                  "%s", err.msg);
+    ck_assert_int_ne(w2l_pipeline_finish(p, &err), W2L_OK);
+    w2l_pipeline_free(p);
+    size_t total;
+    ck_assert_int_eq(snapshots_of_ckpt("pd", 2, &total), 0);
+    w2l_conf_free(c);
+    w2l_schema_unref(t.schema);
+}
+END_TEST
+
 Suite *suite_op_writer(void)
 {
     Suite *s = suite_create("op_writer");
@@ -675,6 +821,12 @@ Suite *suite_op_writer(void)
     tcase_add_test(edge, failed_file_write_names_table_and_file);
     tcase_set_timeout(edge, 120);
     suite_add_tcase(s, edge);
+    TCase *part = tcase_create("partitioned");
+    tcase_add_checked_fixture(part, setup, teardown);
+    tcase_add_loop_test(part, partitioned_rows_move_between_partitions, 0, 3);
+    tcase_add_test(part, partitioned_delete_needs_its_partition_column);
+    tcase_set_timeout(part, 120);
+    suite_add_tcase(s, part);
     return s;
 }
 #endif /* OPS_HARNESS_ONLY */

@@ -627,6 +627,11 @@ typedef struct w2l__ice_scan {
 w2l_rc w2l__ice_scan_plan(w2l_fileio *io, const w2l__ice_meta *meta, int64_t snapshot_id,
                           const char *relocate_from, const char *relocate_to,
                           w2l__ice_scan **out, w2l_error *err);
+/* The ids of the partition specs other than the default one that live data files of the
+ * current snapshot are written in (one manifest list read; none when the table has one
+ * spec). Fresh array. */
+w2l_rc w2l__ice_older_data_specs(w2l_fileio *io, const w2l__ice_meta *m, int32_t **ids,
+                                 size_t *n, w2l_error *err);
 /* Reads the rows of task i (as w2l__ice_scan_read does for all). */
 w2l_rc w2l__ice_scan_read_task(w2l_fileio *io, w2l__ice_scan *scan, size_t i,
                                int (*fn)(void *ctx, const w2l_value *row, size_t n), void *ctx,

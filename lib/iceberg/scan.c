@@ -58,6 +58,41 @@ static int delete_applies(const live *d, const live *f)
     return ds > fs;
 }
 
+w2l_rc w2l__ice_older_data_specs(w2l_fileio *io, const w2l__ice_meta *m, int32_t **ids,
+                                 size_t *n, w2l_error *err)
+{
+    *ids = NULL;
+    *n = 0;
+    const w2l__ice_snapshot *cur =
+        m->current_snapshot_id != -1 ? w2l__ice_meta_snapshot(m, m->current_snapshot_id) : NULL;
+    if (!cur || m->nspecs < 2) return W2L_OK;
+    w2l__arena a;
+    w2l__arena_init(&a, 1 << 14);
+    w2l__ice_manifest *ml;
+    size_t nml;
+    w2l_rc rc = w2l__ice_manifest_list_read(io, cur->manifest_list, &a, &ml, &nml, err);
+    int32_t *v = rc == W2L_OK ? w2l__malloc((nml + 1) * sizeof *v) : NULL;
+    if (rc == W2L_OK && !v) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    size_t k = 0;
+    for (size_t i = 0; rc == W2L_OK && i < nml; i++) {
+        const w2l__ice_manifest *mf = &ml[i];
+        if (mf->content != W2L_ICE_MANIFEST_DATA || mf->spec_id == m->default_spec_id ||
+            mf->added_files + mf->existing_files == 0)
+            continue;
+        size_t j = 0;
+        while (j < k && v[j] != mf->spec_id) j++;
+        if (j == k) v[k++] = mf->spec_id;
+    }
+    w2l__arena_release(&a);
+    if (rc != W2L_OK) {
+        w2l__free(v);
+        return rc;
+    }
+    *ids = v;
+    *n = k;
+    return W2L_OK;
+}
+
 w2l_rc w2l__ice_scan_plan(w2l_fileio *io, const w2l__ice_meta *meta, int64_t snapshot_id,
                           const char *relocate_from, const char *relocate_to,
                           w2l__ice_scan **out, w2l_error *err)

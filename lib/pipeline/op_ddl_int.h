@@ -73,6 +73,8 @@ typedef struct tbl {
     w2l_schema *view;        /* the Iceberg schema as of the stream position: the current
                                 one, or an older one while a restart replays statements
                                 the table already has (a reference) */
+    int32_t *older_specs;    /* specs other than the default with data files (at load) */
+    size_t nolder_specs;
     int announced;           /* SCHEMA sent for schema */
     int dirty;               /* DML forwarded since the last barrier or fence */
     int quarantined;

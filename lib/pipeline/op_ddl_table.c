@@ -110,6 +110,7 @@ void w2l__ddlop_tbl_free(tbl *t)
     if (!t) return;
     w2l__ddlop_queue_clear(t);
     w2l__ddlop_smaps_free(t->maps);
+    w2l__free(t->older_specs);
     w2l_schema_unref(t->schema);
     w2l_schema_unref(t->view);
     w2l__ice_table_free(t->ice);
@@ -195,6 +196,15 @@ w2l_rc w2l__ddlop_tbl_load(ddl_op *op, tbl *t, w2l_error *err)
     w2l_rc rc = w2l__ice_table_load(op->cat, op->io, t->ns, t->name, &t->ice, err);
     if (rc != W2L_OK) return rc;
     W2L_TRY(w2l__ddlop_tbl_spec(op, t, err));
+    /* read once: later snapshots only add files of the default spec, and maintenance may
+     * expire the snapshot this copy of the table names */
+    w2l__free(t->older_specs);
+    t->older_specs = NULL;
+    rc = w2l__ice_older_data_specs(op->io, t->ice->meta, &t->older_specs, &t->nolder_specs, err);
+    if (rc != W2L_OK) {
+        w2l__error_prefix(err, "table %s.%s: ", t->ns, t->name);
+        return rc;
+    }
     W2L_TRY(w2l__ddlop_tbl_sync(t, 1, err));
     tbl_restore_view(t);
     return W2L_OK;
@@ -230,6 +240,9 @@ w2l_rc w2l__ddlop_tbl_create(ddl_op *op, tbl *t, w2l_schema *schema, w2l_error *
         return rc;
     }
     t->gone = 0;
+    w2l__free(t->older_specs);
+    t->older_specs = NULL;
+    t->nolder_specs = 0;
     w2l__log(W2L_LOG_INFO, "ddl: created table %s.%s (uuid %s)", t->ns, t->name,
              t->ice->meta->uuid);
     return w2l__ddlop_tbl_sync(t, 1, err);
@@ -390,10 +403,21 @@ w2l_rc w2l__ddlop_announce(tbl *t, w2l_collector *out, w2l_error *err)
                       w2l__json_new_string(t->ice->meta->location ? t->ice->meta->location : "")) ||
         w2l__json_add(j, "schema-id", w2l__json_new_int64(w2l_schema_id(t->schema))) ||
         w2l__json_add(j, "table-uuid", w2l__json_new_string(t->ice->meta->uuid));
-    const w2l__ice_spec *spec = w2l__ice_meta_spec(t->ice->meta, t->ice->meta->default_spec_id);
+    const w2l__ice_meta *m = t->ice->meta;
+    const w2l__ice_spec *spec = w2l__ice_meta_spec(m, m->default_spec_id);
     if (!bad && spec && spec->nfields) {
         w2l__json *sj = w2l__ice_spec_to_json(spec);
         bad = !sj || w2l__json_add(j, "spec", sj);
+    }
+    /* older specs that still hold data: an equality delete goes into each of them too,
+     * since it applies only within its own spec and partition (Iceberg "Scan Planning") */
+    if (!bad && t->nolder_specs) {
+        w2l__json *a = w2l__json_new_array();
+        bad = !a || w2l__json_add(j, "delete-specs", a);
+        for (size_t i = 0; !bad && i < t->nolder_specs; i++) {
+            const w2l__ice_spec *os = w2l__ice_meta_spec(m, t->older_specs[i]);
+            bad = os && w2l__json_append(a, w2l__ice_spec_to_json(os));
+        }
     }
     char *text = bad ? NULL : w2l__json_print(j, 0);
     w2l__json_free(j);

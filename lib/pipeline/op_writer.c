@@ -122,7 +122,7 @@ w2l_rc w2l__ops_file_json(w2l_buf *b, int content, const char *path, const w2l__
         for (size_t i = 0; i < neq; i++) PR("%s%d", i ? "," : "", (int)eq_ids[i]);
         PR("]");
     }
-    if (spec && spec->nfields && part) {
+    if (spec) { /* absent: the table's default spec, unpartitioned */
         PR(",\"spec-id\":%d,\"partition\":[", (int)spec->spec_id);
         for (size_t i = 0; rc == W2L_OK && i < spec->nfields; i++) {
             if (i) PR(",");
@@ -344,7 +344,7 @@ static w2l_rc set_schema(writer *w, tstate *t, const w2l_schema *s, w2l_error *e
     w2l_schema *ref = w2l_schema_ref((w2l_schema *)s);
     w2l_schema_unref(t->schema);
     t->schema = ref;
-    return w2l__wr_bind_spec(t, err);
+    return w2l__wr_bind_specs(t, err);
 }
 
 /* ------------------------------------------------------------------- changes ------- */
@@ -726,12 +726,17 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, uint32_t ci, 
             s->head = e->next;
             return W2L_OK;
         }
-        /* an equality delete in the partition of the before image: where the row lives */
-        W2L_TRY(w2l__wr_part_of(w, t, c, &p, err));
-        p->used = ++t->clock;
-        if (!p->ew) W2L_TRY(open_part_file(w, t, p, 1, err));
-        W2L_TRY(queue(t, p, ci, 1, err));
-        return p->ndels == CHUNK_ROWS ? flush_dels(w, t, p, err) : W2L_OK;
+        /* an equality delete in the partition of the before image, where the row lives,
+         * and in its partition of each older spec that holds data files: a delete applies
+         * only within its own spec and partition */
+        for (size_t k = 0; k <= t->ndspecs; k++) {
+            W2L_TRY(w2l__wr_part_of(w, t, k ? &t->dspecs[k - 1] : &t->spec, c, &p, err));
+            p->used = ++t->clock;
+            if (!p->ew) W2L_TRY(open_part_file(w, t, p, 1, err));
+            W2L_TRY(queue(t, p, ci, 1, err));
+            if (p->ndels == CHUNK_ROWS) W2L_TRY(flush_dels(w, t, p, err));
+        }
+        return W2L_OK;
     }
     if (c->present)
         for (size_t i = 0; i < nf; i++)
@@ -739,7 +744,7 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, uint32_t ci, 
                 return w2l__fail(err, W2L_SCHEMA, "table %s: an %s image without column %s", t->fq,
                                  c->op == W2L_OP_INSERT ? "insert" : "update-after",
                                  w2l_schema_field(t->schema, i)->name);
-    W2L_TRY(w2l__wr_part_of(w, t, c, &p, err));
+    W2L_TRY(w2l__wr_part_of(w, t, &t->spec, c, &p, err));
     p->used = ++t->clock;
     if (!p->dw) W2L_TRY(open_part_file(w, t, p, 0, err));
     if (t->policy != POL_APPEND_ONLY) {
@@ -862,7 +867,7 @@ static w2l_rc on_schema(writer *w, const w2l_element *e, w2l_error *err)
         }
         set_incarnation(w, t, w2l__json_str(w2l__json_get(j, "table-uuid")));
         int changed = 0;
-        if (rc == W2L_OK) rc = w2l__wr_set_spec(t, w2l__json_get(j, "spec"), &changed, err);
+        if (rc == W2L_OK) rc = w2l__wr_set_specs(t, j, &changed, err);
         if (rc == W2L_OK && changed && t->nopen) { /* files of the old spec are complete */
             mark_dirty(w, t);
             rc = w2l__wr_complete_all(w, t, err);

@@ -34,9 +34,14 @@ typedef struct pdel {
 /* One partition of a table in this checkpoint (op_writer_parts.c): its values, its open
  * files, and the changes of the current element waiting for them. An unpartitioned table
  * has one, with no values. */
+/* A partition spec with its fields' source columns in the table's schema. */
+typedef struct wspec {
+    w2l__ice_spec *spec;      /* NULL: unpartitioned (no SCHEMA named a spec) */
+    long *src;                /* index in schema of each field's source column; -1: gone */
+} wspec;
+
 typedef struct wpart {
-    const w2l__ice_spec *spec; /* the spec it is a partition of (the table's, or retired) */
-    int stale;                /* of a retired spec: not found by lookups any more */
+    const w2l__ice_spec *spec; /* the spec it is a partition of; NULL: unpartitioned */
     w2l_value *vals;          /* one per spec field (result types); bytes in the part arena */
     char *dir;                /* "a=1/b_day=2024-01-02"; "" unpartitioned (part arena) */
     const unsigned char *key; /* the values encoded (part arena), for lookups */
@@ -66,10 +71,11 @@ typedef struct tstate {
     int policy;
     uint64_t target;
     /* partitioning (op_writer_parts.c) */
-    w2l__ice_spec *spec;      /* the table's default spec (SCHEMA); no fields: unpartitioned */
+    wspec spec;               /* the table's default spec (SCHEMA) */
+    wspec *dspecs;            /* older specs holding data: equality deletes go there too */
+    size_t ndspecs;
     w2l__ice_spec **retired;  /* specs replaced in this checkpoint, kept for their parts */
     size_t nretired;
-    long *psrc;               /* each spec field's source column (index in schema) */
     size_t max_open;          /* partitions with open files at most (writer.open-partitions) */
     /* this checkpoint */
     wpart **parts;            /* its partitions */
@@ -125,14 +131,17 @@ typedef struct writer {
 
 /* ---- op_writer_parts.c ---- */
 
-/* Takes the spec a SCHEMA payload names ({"spec-id":1,"fields":[{"source-id":..,
- * "field-id":..,"name":..,"transform":"day"}]}; NULL: unpartitioned) and binds it to the
- * table's schema. *changed: it differs from the one the table had. */
-w2l_rc w2l__wr_set_spec(tstate *t, const w2l__json *spec, int *changed, w2l_error *err);
+/* Takes the specs a SCHEMA payload names: "spec" ({"spec-id":1,"fields":[{"source-id":..,
+ * "field-id":..,"name":..,"transform":"day"}]}; absent: unpartitioned) and "delete-specs"
+ * (older specs with data files), bound to the table's schema. *changed: the default spec
+ * differs from the one the table had. */
+w2l_rc w2l__wr_set_specs(tstate *t, const w2l__json *payload, int *changed, w2l_error *err);
 /* Finds each spec field's source column in the table's (new) schema. */
-w2l_rc w2l__wr_bind_spec(tstate *t, w2l_error *err);
-/* The partition change c (a whole row image) belongs to, created when new. */
-w2l_rc w2l__wr_part_of(writer *w, tstate *t, const w2l_change *c, wpart **out, w2l_error *err);
+w2l_rc w2l__wr_bind_specs(tstate *t, w2l_error *err);
+/* The partition of spec s (t->spec, or one of t->dspecs) that change c (a whole row image)
+ * belongs to, created when new. */
+w2l_rc w2l__wr_part_of(writer *w, tstate *t, const wspec *s, const w2l_change *c, wpart **out,
+                       w2l_error *err);
 /* Forgets the checkpoint's partitions (their files are completed or aborted). */
 void w2l__wr_parts_clear(tstate *t);
 void w2l__wr_parts_free(tstate *t);

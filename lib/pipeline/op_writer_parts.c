@@ -18,20 +18,22 @@ static int present(const w2l_change *c, long i)
     return !c->present || (c->present[i >> 3] >> (i & 7) & 1);
 }
 
-w2l_rc w2l__wr_bind_spec(tstate *t, w2l_error *err)
+static w2l_rc bind(tstate *t, wspec *s, int dflt, w2l_error *err)
 {
-    if (!t->spec || !t->spec->nfields || !t->schema) return W2L_OK;
-    long *src = w2l__realloc(t->psrc, t->spec->nfields * sizeof *src);
+    if (!s->spec || !s->spec->nfields || !t->schema) return W2L_OK;
+    long *src = w2l__realloc(s->src, s->spec->nfields * sizeof *src);
     W2L_NOMEM_IF(!src, err);
-    t->psrc = src;
-    for (size_t i = 0; i < t->spec->nfields; i++) {
-        w2l__ice_pfield *f = &t->spec->fields[i];
+    s->src = src;
+    for (size_t i = 0; i < s->spec->nfields; i++) {
+        w2l__ice_pfield *f = &s->spec->fields[i];
         src[i] = w2l_schema_index_of_id(t->schema, f->source_id);
-        if (src[i] < 0)
+        if (src[i] < 0) {
+            if (!dflt) continue; /* an older spec: an error only if a delete needs it */
             return w2l__fail(err, W2L_SCHEMA,
-                             "table %s: partition field %s: its source column (field %d) is not "
-                             "in schema %d",
+                             "table %s: partition field %s: its source column (field %d) is "
+                             "not in schema %d",
                              t->fq, f->name, (int)f->source_id, (int)w2l_schema_id(t->schema));
+        }
         w2l_rc rc = w2l__ice_transform_result(
             f->transform, w2l_schema_field(t->schema, (size_t)src[i])->type, &f->type, err);
         if (rc != W2L_OK) {
@@ -42,48 +44,88 @@ w2l_rc w2l__wr_bind_spec(tstate *t, w2l_error *err)
     return W2L_OK;
 }
 
+w2l_rc w2l__wr_bind_specs(tstate *t, w2l_error *err)
+{
+    W2L_TRY(bind(t, &t->spec, 1, err));
+    for (size_t i = 0; i < t->ndspecs; i++) W2L_TRY(bind(t, &t->dspecs[i], 0, err));
+    return W2L_OK;
+}
+
 static void spec_free(w2l__ice_spec *s)
 {
     w2l__ice_spec_release(s);
     w2l__free(s);
 }
 
-w2l_rc w2l__wr_set_spec(tstate *t, const w2l__json *spec, int *changed, w2l_error *err)
+/* Gives up s's spec: kept until the checkpoint ends when partitions name it. */
+static w2l_rc retire(tstate *t, wspec *s, w2l_error *err)
 {
-    *changed = 0;
-    w2l__ice_spec *ns = w2l__calloc(1, sizeof *ns);
-    W2L_NOMEM_IF(!ns, err);
-    if (spec) {
-        w2l_rc rc = w2l__ice_spec_from_json(spec, ns, err);
-        if (rc != W2L_OK) {
-            w2l__free(ns);
-            w2l__error_prefix(err, "table %s: SCHEMA's partition spec: ", t->fq);
-            return rc;
-        }
-    }
-    if (t->spec && ns->spec_id == t->spec->spec_id && w2l__ice_spec_same(ns, t->spec)) {
-        spec_free(ns);
+    w2l__free(s->src);
+    s->src = NULL;
+    if (!s->spec) return W2L_OK;
+    w2l__ice_spec *old = s->spec;
+    s->spec = NULL;
+    if (!t->nparts) {
+        spec_free(old);
         return W2L_OK;
     }
-    if (t->spec && t->nparts) {
-        /* this checkpoint's partitions of the old spec stay for the files they name, but
-         * no row finds them any more */
-        w2l__ice_spec **r = w2l__realloc(t->retired, (t->nretired + 1) * sizeof *r);
-        if (!r) {
-            spec_free(ns);
-            return w2l__fail(err, W2L_NOMEM, "out of memory");
-        }
-        t->retired = r;
-        t->retired[t->nretired++] = t->spec;
-        for (size_t i = 0; i < t->nparts; i++) t->parts[i]->stale = 1;
-        memset(t->pslots, 0, t->pscap * sizeof *t->pslots);
-        t->last = NULL;
-    } else if (t->spec) {
-        spec_free(t->spec);
+    w2l__ice_spec **r = w2l__realloc(t->retired, (t->nretired + 1) * sizeof *r);
+    if (!r) {
+        spec_free(old);
+        return w2l__fail(err, W2L_NOMEM, "out of memory");
     }
-    t->spec = ns;
-    *changed = 1;
-    return w2l__wr_bind_spec(t, err);
+    t->retired = r;
+    t->retired[t->nretired++] = old;
+    return W2L_OK;
+}
+
+static w2l_rc spec_from(tstate *t, const w2l__json *j, w2l__ice_spec **out, w2l_error *err)
+{
+    w2l__ice_spec *ns = w2l__calloc(1, sizeof *ns);
+    W2L_NOMEM_IF(!ns, err);
+    w2l_rc rc = w2l__ice_spec_from_json(j, ns, err);
+    if (rc != W2L_OK) {
+        w2l__free(ns);
+        w2l__error_prefix(err, "table %s: SCHEMA's partition spec: ", t->fq);
+        return rc;
+    }
+    *out = ns;
+    return W2L_OK;
+}
+
+w2l_rc w2l__wr_set_specs(tstate *t, const w2l__json *payload, int *changed, w2l_error *err)
+{
+    *changed = 0;
+    const w2l__json *js = w2l__json_get(payload, "spec");
+    const w2l__json *jd = w2l__json_get(payload, "delete-specs");
+    w2l__ice_spec *ns = NULL;
+    if (js) W2L_TRY(spec_from(t, js, &ns, err));
+    const w2l__ice_spec *cur = t->spec.spec;
+    int same = ns ? cur && ns->spec_id == cur->spec_id && w2l__ice_spec_same(ns, cur)
+                  : !cur || !cur->nfields;
+    w2l_rc rc = W2L_OK;
+    if (same) {
+        if (ns) spec_free(ns);
+    } else {
+        rc = retire(t, &t->spec, err);
+        if (rc == W2L_OK) t->spec.spec = ns;
+        else if (ns) spec_free(ns);
+        *changed = 1;
+    }
+    for (size_t i = 0; rc == W2L_OK && i < t->ndspecs; i++) rc = retire(t, &t->dspecs[i], err);
+    w2l__free(t->dspecs);
+    t->dspecs = NULL;
+    t->ndspecs = 0;
+    size_t nd = w2l__json_size(jd);
+    if (rc == W2L_OK && nd) {
+        t->dspecs = w2l__calloc(nd, sizeof *t->dspecs);
+        if (!t->dspecs) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        for (const w2l__json *d = w2l__json_first(jd); rc == W2L_OK && d; d = w2l__json_next(d)) {
+            rc = spec_from(t, d, &t->dspecs[t->ndspecs].spec, err);
+            if (rc == W2L_OK) t->ndspecs++;
+        }
+    }
+    return rc == W2L_OK ? w2l__wr_bind_specs(t, err) : rc;
 }
 
 void w2l__wr_parts_clear(tstate *t)
@@ -114,26 +156,39 @@ void w2l__wr_parts_free(tstate *t)
     w2l__free(t->parts);
     w2l__free(t->pslots);
     w2l__free(t->touched);
-    w2l__free(t->psrc);
-    if (t->spec) spec_free(t->spec);
-    t->spec = NULL;
+    w2l_error e;
+    retire(t, &t->spec, &e); /* no partitions left: freed */
+    for (size_t i = 0; i < t->ndspecs; i++) retire(t, &t->dspecs[i], &e);
+    w2l__free(t->dspecs);
+    t->dspecs = NULL;
+    t->ndspecs = 0;
 }
 
-/* The partition values of change c in w->pvals and their encoding in w->pkey: per value a
- * 0xff byte for NULL, else 0x00, a 4-byte length and the single-value bytes. */
-static w2l_rc values_of(writer *w, tstate *t, const w2l_change *c, w2l_error *err)
+/* The partition values of change c under s in w->pvals and their encoding in w->pkey: the
+ * spec id (4 bytes; -1 unpartitioned), then per value a 0xff byte for NULL, else 0x00, a
+ * 4-byte length and the single-value bytes. */
+static w2l_rc values_of(writer *w, tstate *t, const wspec *s, const w2l_change *c,
+                        w2l_error *err)
 {
-    size_t n = t->spec->nfields;
+    size_t n = s->spec ? s->spec->nfields : 0;
     if (w->npvals < n) {
         w2l_value *v = w2l__realloc(w->pvals, n * sizeof *v);
         W2L_NOMEM_IF(!v, err);
         w->pvals = v;
         w->npvals = n;
     }
+    int32_t sid = s->spec ? s->spec->spec_id : -1;
     w->pkey.len = 0;
+    W2L_TRY(w2l_buf_append(&w->pkey, &sid, 4, err));
     for (size_t i = 0; i < n; i++) {
-        const w2l__ice_pfield *f = &t->spec->fields[i];
-        long at = t->psrc[i];
+        const w2l__ice_pfield *f = &s->spec->fields[i];
+        long at = s->src[i];
+        if (at < 0)
+            return w2l__fail(err, W2L_SCHEMA,
+                             "table %s: partition spec %d still holds data files, but the source "
+                             "column of its field %s is gone: equality deletes cannot reach "
+                             "them (compact the table with w2l maintain first)",
+                             t->fq, (int)sid, f->name);
         const w2l_field *src = w2l_schema_field(t->schema, (size_t)at);
         if (!present(c, at))
             return w2l__fail(err, W2L_SCHEMA,
@@ -174,7 +229,6 @@ static w2l_rc slots_grow(tstate *t, w2l_error *err)
     uint32_t *ns = w2l__calloc(ncap, sizeof *ns);
     W2L_NOMEM_IF(!ns, err);
     for (size_t i = 0; i < t->nparts; i++) {
-        if (t->parts[i]->stale) continue;
         size_t k = t->parts[i]->h & (ncap - 1);
         while (ns[k]) k = (k + 1) & (ncap - 1);
         ns[k] = (uint32_t)i + 1;
@@ -185,8 +239,9 @@ static w2l_rc slots_grow(tstate *t, w2l_error *err)
     return W2L_OK;
 }
 
-/* A new partition of the values in w->pvals / w->pkey. */
-static w2l_rc add_part(writer *w, tstate *t, uint64_t h, wpart **out, w2l_error *err)
+/* A new partition of spec s, of the values in w->pvals / w->pkey. */
+static w2l_rc add_part(writer *w, tstate *t, const wspec *s, uint64_t h, wpart **out,
+                       w2l_error *err)
 {
     if (t->nparts == t->partcap) {
         size_t ncap = t->partcap ? t->partcap * 2 : 8;
@@ -196,11 +251,11 @@ static w2l_rc add_part(writer *w, tstate *t, uint64_t h, wpart **out, w2l_error 
         t->partcap = ncap;
     }
     if ((t->nparts + 1) * 2 > t->pscap) W2L_TRY(slots_grow(t, err));
-    size_t n = t->spec ? t->spec->nfields : 0;
+    size_t n = s->spec ? s->spec->nfields : 0;
     wpart *p = w2l__arena_alloc(&t->parena, sizeof *p);
     w2l_value *vals = w2l__arena_alloc(&t->parena, (n ? n : 1) * sizeof *vals);
     unsigned char *key = w2l__arena_alloc(&t->parena, w->pkey.len + 1);
-    char *dir = n ? w2l__ice_partition_path(t->spec, w->pvals) : NULL;
+    char *dir = n ? w2l__ice_partition_path(s->spec, w->pvals) : NULL;
     char *adir = n ? (dir ? w2l__arena_strndup(&t->parena, dir, strlen(dir)) : NULL)
                    : w2l__arena_strndup(&t->parena, "", 0);
     w2l__free(dir);
@@ -208,7 +263,7 @@ static w2l_rc add_part(writer *w, tstate *t, uint64_t h, wpart **out, w2l_error 
     memset(p, 0, sizeof *p);
     for (size_t i = 0; i < n; i++) {
         vals[i] = w->pvals[i];
-        w2l_type_id ty = t->spec->fields[i].type.id;
+        w2l_type_id ty = s->spec->fields[i].type.id;
         if (!vals[i].is_null && (ty == W2L_TYPE_STRING || ty == W2L_TYPE_BINARY)) {
             size_t len = vals[i].v.bytes.len;
             char *b = w2l__arena_alloc(&t->parena, len + 1);
@@ -219,7 +274,7 @@ static w2l_rc add_part(writer *w, tstate *t, uint64_t h, wpart **out, w2l_error 
         }
     }
     if (w->pkey.len) memcpy(key, w->pkey.data, w->pkey.len);
-    p->spec = t->spec;
+    p->spec = s->spec;
     p->vals = vals;
     p->key = key;
     p->klen = w->pkey.len;
@@ -234,19 +289,10 @@ static w2l_rc add_part(writer *w, tstate *t, uint64_t h, wpart **out, w2l_error 
     return W2L_OK;
 }
 
-w2l_rc w2l__wr_part_of(writer *w, tstate *t, const w2l_change *c, wpart **out, w2l_error *err)
+w2l_rc w2l__wr_part_of(writer *w, tstate *t, const wspec *s, const w2l_change *c, wpart **out,
+                       w2l_error *err)
 {
-    if (!t->spec || !t->spec->nfields) { /* unpartitioned: one partition */
-        if (t->last) {
-            *out = t->last;
-            return W2L_OK;
-        }
-        w->pkey.len = 0;
-        W2L_TRY(add_part(w, t, 0, &t->last, err));
-        *out = t->last;
-        return W2L_OK;
-    }
-    W2L_TRY(values_of(w, t, c, err));
+    W2L_TRY(values_of(w, t, s, c, err));
     if (t->last && same_key(t->last, &w->pkey)) {
         *out = t->last;
         return W2L_OK;
@@ -260,7 +306,7 @@ w2l_rc w2l__wr_part_of(writer *w, tstate *t, const w2l_change *c, wpart **out, w
             return W2L_OK;
         }
     }
-    W2L_TRY(add_part(w, t, h, &t->last, err));
+    W2L_TRY(add_part(w, t, s, h, &t->last, err));
     *out = t->last;
     return W2L_OK;
 }
@@ -269,14 +315,15 @@ void w2l__wr_parts_move(tstate *from, tstate *to)
 {
     w2l__wr_parts_free(to);
     to->spec = from->spec, to->retired = from->retired, to->nretired = from->nretired;
-    to->psrc = from->psrc;
+    to->dspecs = from->dspecs, to->ndspecs = from->ndspecs;
     to->parts = from->parts, to->nparts = from->nparts, to->partcap = from->partcap;
     to->pslots = from->pslots, to->pscap = from->pscap;
     to->parena = from->parena;
     to->last = from->last;
     to->touched = from->touched, to->ntouched = from->ntouched, to->tcap = from->tcap;
     to->nopen = from->nopen, to->clock = from->clock;
-    from->spec = NULL, from->retired = NULL, from->nretired = 0, from->psrc = NULL;
+    from->spec = (wspec){NULL, NULL}, from->retired = NULL, from->nretired = 0;
+    from->dspecs = NULL, from->ndspecs = 0;
     from->parts = NULL, from->nparts = from->partcap = 0;
     from->pslots = NULL, from->pscap = 0;
     w2l__arena_init(&from->parena, 1 << 12);

@@ -24,10 +24,10 @@
  *                                      hex; absent when every value is null
  *       "split-offsets": [4],
  *       "equality-ids": [1],           content 2 only
- *       "spec-id": 1,                  partitioned tables only: the partition spec, and
+ *       "spec-id": 1,                  the partition spec (absent: the table's default,
+ *                                      which is then unpartitioned), and
  *       "partition": ["4e4d0000", null]}]}   one value per spec field (single-value bytes
- *                                      as hex, null for NULL); absent: the table's default
- *                                      spec, which is then unpartitioned
+ *                                      as hex, null for NULL)
  *
  * After a TRUNCATE of the table in that checkpoint the payload also has "truncate": true
  * and its files are only those written after the truncate: the committer then replaces
