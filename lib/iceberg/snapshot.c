@@ -142,7 +142,10 @@ static w2l_rc apply_schema(w2l__ice_meta *m, const w2l__ice_change *c, w2l_error
                     if (m->specs[s].spec_id == m->default_spec_id &&
                         m->specs[s].fields[p].source_id == f[at].id)
                         rc = w2l__fail(err, W2L_SCHEMA,
-                                       "drop column %s: the table is partitioned by it", sc->name);
+                                       "drop column %s: the table is partitioned by it (field "
+                                       "%s); partition it without the column first "
+                                       "(partition-by)",
+                                       sc->name, m->specs[s].fields[p].name);
             if (rc == W2L_OK) {
                 memmove(&f[at], &f[at + 1], (n - (size_t)at - 1) * sizeof *f);
                 n--;

@@ -194,7 +194,19 @@ static w2l_rc parse_partition(const w2l__json *j, const w2l__ice_meta *meta, w2l
         w2l__ice_bytes b;
         if (!hex) return w2l__fail(err, W2L_CORRUPT, "%s: bad partition value", df->path);
         W2L_TRY(unhex(hex, a, &b, err));
-        w2l_rc rc = w2l__value_from_bytes(spec->fields[i].type, b.ptr, b.len, o, err);
+        /* a file written before its partition column was widened (int -> long, float ->
+         * double) in the same checkpoint holds the narrower value */
+        w2l_type ty = spec->fields[i].type;
+        w2l_rc rc;
+        if ((ty.id == W2L_TYPE_LONG || ty.id == W2L_TYPE_DOUBLE) && b.len == 4) {
+            w2l_value narrow;
+            w2l_type nt = {ty.id == W2L_TYPE_LONG ? W2L_TYPE_INT : W2L_TYPE_FLOAT, 0, 0};
+            rc = w2l__value_from_bytes(nt, b.ptr, b.len, &narrow, err);
+            if (ty.id == W2L_TYPE_LONG) o->v.i64 = narrow.v.i32;
+            else o->v.f64 = narrow.v.f32;
+        } else {
+            rc = w2l__value_from_bytes(ty, b.ptr, b.len, o, err);
+        }
         if (rc != W2L_OK) {
             w2l__error_prefix(err, "%s: partition field %s: ", df->path, spec->fields[i].name);
             return rc;
