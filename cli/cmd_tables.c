@@ -2,7 +2,9 @@
  * w2l tables: one line per table of the lake — snapshots, records (total-records: before
  * deletes, which is why `w2l cat` may show fewer rows), data and delete files, bytes, the
  * last checkpoint committed to it, its schema id, the manifests of its current snapshot and
- * the age of its last compaction — from each table's current metadata (w2l_lake_tables(3)),
+ * the age of its last compaction, its partitioning (the partition-by clause without blanks,
+ * - when none) —
+ * from each table's current metadata (w2l_lake_tables(3)),
  * in aligned columns. New columns go at the end, so scripts indexing columns keep working.
  */
 #include <inttypes.h>
@@ -11,7 +13,7 @@
 
 #include "cmd.h"
 
-enum { NCOLS = 10 };
+enum { NCOLS = 11 };
 
 typedef struct grid {
     char *(*cells)[NCOLS];
@@ -53,7 +55,14 @@ static int on_table(void *ctx, const w2l_table_info *t)
     snprintf(schema, sizeof schema, "%d", (int)t->schema_id);
     snprintf(mf, sizeof mf, "%" PRIu64, t->manifests);
     cli_age(comp, sizeof comp, t->last_compaction_ms, g->now_ms);
-    const char *v[NCOLS] = {name, snaps, rows, files, dels, bytes, ckpt, schema, mf, comp};
+    /* the clause without blanks, so that the line splits into columns at blanks */
+    char part[256];
+    size_t k = 0;
+    for (const char *p = t->partition_by ? t->partition_by : ""; *p && k + 1 < sizeof part; p++)
+        if (*p != ' ') part[k++] = *p;
+    part[k] = '\0';
+    if (!k) snprintf(part, sizeof part, "-");
+    const char *v[NCOLS] = {name, snaps, rows, files, dels, bytes, ckpt, schema, mf, comp, part};
     return add_row(g, v);
 }
 
@@ -66,7 +75,7 @@ int cmd_tables(int argc, char **argv)
     static const char *const head[NCOLS] = { "TABLE",          "SNAPSHOTS",    "RECORDS",
                                              "DATA-FILES",     "DELETE-FILES", "BYTES",
                                              "CHECKPOINT",     "SCHEMA",       "MANIFESTS",
-                                             "LAST-COMPACTION" };
+                                             "LAST-COMPACTION", "PARTITION-BY" };
     grid g = {0};
     g.now_ms = cli_now_ms();
     add_row(&g, head);
@@ -80,7 +89,7 @@ int cmd_tables(int argc, char **argv)
         for (size_t i = 0; i < g.n; i++)
             for (int c = 0; c < NCOLS; c++)
                 if (strlen(g.cells[i][c]) > w[c]) w[c] = strlen(g.cells[i][c]);
-        /* the name left-aligned, numbers right-aligned */
+        /* the name left-aligned, the rest right-aligned */
         for (size_t i = 0; i < g.n; i++) {
             printf("%-*s", (int)w[0], g.cells[i][0]);
             for (int c = 1; c < NCOLS; c++) printf("  %*s", (int)w[c], g.cells[i][c]);

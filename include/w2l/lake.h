@@ -55,6 +55,10 @@ typedef struct w2l_table_info {
                                     total-position-deletes of the current snapshot */
     int64_t last_compaction_ms;  /* timestamp of the newest snapshot whose operation is
                                     "replace" (a compaction); -1: none */
+    /* appended with partitioned tables: */
+    int32_t spec_id;             /* the default partition spec */
+    const char *partition_by;    /* it as a partition-by clause ("day(ts), bucket(16, id)");
+                                    "" unpartitioned */
 } w2l_table_info;
 
 /* Calls fn for every table of the catalog, ordered by namespace then name; fn returning

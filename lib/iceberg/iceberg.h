@@ -79,6 +79,10 @@ typedef struct w2l__ice_spec {
 w2l_rc w2l__ice_spec_parse(const char *text, const w2l_schema *schema, w2l__ice_spec *out,
                            w2l_error *err);
 void w2l__ice_spec_release(w2l__ice_spec *s); /* frees fields and names; s itself is not freed */
+/* spec as a partition-by clause ("day(ts), bucket(16, id)"; "" unpartitioned), its source
+ * columns named from schema (a field id when schema lacks one). Fresh memory; NULL: out of
+ * memory. */
+char *w2l__ice_spec_format(const w2l__ice_spec *spec, const w2l_schema *schema);
 /* 1 when a and b partition alike: the same source ids and transforms in the same order
  * (ids and names aside). */
 int w2l__ice_spec_same(const w2l__ice_spec *a, const w2l__ice_spec *b);

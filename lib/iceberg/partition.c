@@ -251,6 +251,34 @@ void w2l__ice_spec_release(w2l__ice_spec *s)
     s->nfields = 0;
 }
 
+char *w2l__ice_spec_format(const w2l__ice_spec *spec, const w2l_schema *schema)
+{
+    static const char *names[] = {"identity", "bucket", "truncate", "year", "month", "day",
+                                  "hour", "void"};
+    w2l_buf b = {0};
+    w2l_error e;
+    for (size_t i = 0; spec && i < spec->nfields; i++) {
+        const w2l__ice_pfield *f = &spec->fields[i];
+        long at = schema ? w2l_schema_index_of_id(schema, f->source_id) : -1;
+        char id[24];
+        snprintf(id, sizeof id, "%d", (int)f->source_id);
+        const char *col = at >= 0 ? w2l_schema_field(schema, (size_t)at)->name : id;
+        w2l__ice_tkind k = f->transform.kind;
+        w2l_rc rc = i ? w2l_buf_append(&b, ", ", 2, &e) : W2L_OK;
+        if (rc != W2L_OK) break;
+        if (k == W2L_ICE_T_IDENTITY) rc = w2l__buf_printf(&b, &e, "%s", col);
+        else if (k == W2L_ICE_T_BUCKET || k == W2L_ICE_T_TRUNCATE)
+            rc = w2l__buf_printf(&b, &e, "%s(%d, %s)", names[k], (int)f->transform.param, col);
+        else rc = w2l__buf_printf(&b, &e, "%s(%s)", names[k], col);
+        if (rc != W2L_OK) break;
+    }
+    if (w2l__buf_cstr(&b, &e) != W2L_OK) {
+        w2l_buf_release(&b);
+        return NULL;
+    }
+    return b.data ? (char *)b.data : w2l__strdup("");
+}
+
 int w2l__ice_spec_same(const w2l__ice_spec *a, const w2l__ice_spec *b)
 {
     size_t na = a ? a->nfields : 0, nb = b ? b->nfields : 0;

@@ -232,11 +232,17 @@ w2l_rc w2l_lake_tables(w2l_lake *l, int (*fn)(void *ctx, const w2l_table_info *i
         info.equality_deletes = sum_u64(cur, "total-equality-deletes");
         info.position_deletes = sum_u64(cur, "total-position-deletes");
         info.last_compaction_ms = last_compaction(m);
+        info.spec_id = m->default_spec_id;
+        char *pby = w2l__ice_spec_format(w2l__ice_meta_spec(m, m->default_spec_id),
+                                         w2l__ice_meta_current_schema(m));
+        if (!pby && rc == W2L_OK) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        info.partition_by = pby;
         if (rc == W2L_OK) {
             rc = count_manifests(l->io, cur, &info.manifests, err);
             if (rc != W2L_OK) w2l__error_prefix(err, "table %s.%s: ", t->ns, t->name);
         }
         int stop = rc == W2L_OK ? fn(ctx, &info) : 0;
+        w2l__free(pby);
         w2l__ice_table_free(t);
         if (stop) break;
     }

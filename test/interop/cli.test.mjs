@@ -76,7 +76,7 @@ test('w2l run, then tables, cat and status show what landed', () => {
   assert.equal(t.code, 0, t.err)
   const rows = tableRows(t.out)
   assert.deepEqual(rows[0], ['TABLE', 'SNAPSHOTS', 'RECORDS', 'DATA-FILES', 'DELETE-FILES', 'BYTES', 'CHECKPOINT', 'SCHEMA',
-    'MANIFESTS', 'LAST-COMPACTION'])
+    'MANIFESTS', 'LAST-COMPACTION', 'PARTITION-BY'])
   assert.equal(rows.length, 3)
   assert.equal(rows[1][0], 'shop.items')
   assert.equal(rows[2][0], 'shop.tags')
@@ -88,6 +88,7 @@ test('w2l run, then tables, cat and status show what landed', () => {
     assert.ok(Number(r[5]) > 0, 'bytes')
     assert.match(r[8], /^[1-9][0-9]*$/, 'manifests')
     assert.equal(r[9], '-', 'no compaction yet')
+    assert.equal(r[10], '-', 'unpartitioned')
   }
   // aligned: every line has the columns at the same offsets
   const ls = t.out.trimEnd().split('\n')
@@ -184,7 +185,7 @@ test('w2l maintain: a dry run changes nothing; a forced compaction applies the d
   assert.equal(items[0], 'shop.items')
   assert.equal(items[2], '2', 'records after compaction: the rows')
   assert.equal(items[4], '0', 'no delete files after compaction')
-  assert.match(items.slice(9).join(' '), /^[0-9]+s ago$/, 'a compaction just now')
+  assert.match(items.slice(9, 11).join(' '), /^[0-9]+s ago$/, 'a compaction just now')
   const got = w2l('cat', 'shop.items', '--warehouse', copy).out
   assert.deepEqual(got.trimEnd().split('\n').map(l => JSON.parse(l)).sort((a, b) => a.id - b.id).map(r => r.name),
     ['renamed', 'quote " back \\ nl \n tab \t ünï ✓'])
