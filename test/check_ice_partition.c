@@ -603,6 +603,36 @@ START_TEST(parse_spark_and_trino_forms)
 }
 END_TEST
 
+START_TEST(format_round_trips)
+{
+    /* the clause w2l tables prints parses back to the same spec */
+    static const char *const clauses[] = {"day(ts), bucket(16, id), Name", "truncate(4, Name)",
+                                          "hour(tz), month(d), year(ts)", ""};
+    static const char *const formatted[] = {"day(ts), bucket(16, id), Name", "truncate(4, Name)",
+                                            "hour(tz), month(d), year(ts)", ""};
+    w2l_error err;
+    for (size_t i = 0; i < sizeof clauses / sizeof *clauses; i++) {
+        w2l__ice_spec a, b;
+        ck_assert_ok(w2l__ice_spec_parse(clauses[i], schema, &a, &err), err);
+        char *text = w2l__ice_spec_format(&a, schema);
+        ck_assert_ptr_nonnull(text);
+        ck_assert_str_eq(text, formatted[i]);
+        ck_assert_ok(w2l__ice_spec_parse(text, schema, &b, &err), err);
+        ck_assert(w2l__ice_spec_same(&a, &b));
+        w2l__free(text);
+        w2l__ice_spec_release(&a);
+        w2l__ice_spec_release(&b);
+    }
+    /* without a schema, source columns are named by field id */
+    w2l__ice_spec c;
+    ck_assert_ok(w2l__ice_spec_parse("bucket(8, id)", schema, &c, &err), err);
+    char *text = w2l__ice_spec_format(&c, NULL);
+    ck_assert_str_eq(text, "bucket(8, 1)");
+    w2l__free(text);
+    w2l__ice_spec_release(&c);
+}
+END_TEST
+
 START_TEST(parse_names_and_blanks)
 {
     /* names match without regard to case and take the schema's spelling */
@@ -932,6 +962,7 @@ Suite *suite_ice_partition(void)
     tcase_add_checked_fixture(parse_tc, schema_setup, schema_teardown);
     tcase_add_test(parse_tc, parse_spark_and_trino_forms);
     tcase_add_test(parse_tc, parse_names_and_blanks);
+    tcase_add_test(parse_tc, format_round_trips);
     tcase_add_test(parse_tc, parse_errors);
     tcase_add_test(parse_tc, parse_error_long_clause);
     tcase_add_test(parse_tc, parse_out_of_memory);
