@@ -292,6 +292,10 @@ static w2l_rc add_part(writer *w, tstate *t, const wspec *s, uint64_t h, wpart *
 w2l_rc w2l__wr_part_of(writer *w, tstate *t, const wspec *s, const w2l_change *c, wpart **out,
                        w2l_error *err)
 {
+    if ((!s->spec || !s->spec->nfields) && t->last && t->last->spec == s->spec) {
+        *out = t->last; /* unpartitioned: its one partition */
+        return W2L_OK;
+    }
     W2L_TRY(values_of(w, t, s, c, err));
     if (t->last && same_key(t->last, &w->pkey)) {
         *out = t->last;
