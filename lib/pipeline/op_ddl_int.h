@@ -130,8 +130,10 @@ typedef struct load_ctx {
 
 /* ---- op_ddl_spec.c ---- */
 
-/* The syntax of every partition-by key and the partition-by.tables expression (at open). */
-w2l_rc w2l__ddlop_check_specs(const w2l_conf *conf, w2l_error *err);
+/* The syntax of every partition-by key and the partition-by.tables expression (at open);
+ * with op (its catalog open), also each table.DB.T.partition-by against the columns of the
+ * table when the lake holds it. */
+w2l_rc w2l__ddlop_check_specs(const w2l_conf *conf, const ddl_op *op, w2l_error *err);
 /* The spec the configuration asks for ns.table, resolved against schema; *set 0 when it
  * asks for none (the table keeps its own). W2L_CONFIG names the key. */
 w2l_rc w2l__ddlop_spec_of(const ddl_op *op, const char *ns, const char *table,

@@ -13,9 +13,32 @@
 #include "op_ddl_int.h"
 
 typedef struct check_ctx {
+    const ddl_op *op; /* NULL: syntax only */
     w2l_rc rc;
     w2l_error *err;
 } check_ctx;
+
+/* A table the lake holds already: its columns and types (the schema of a table that does
+ * not exist yet is checked when it is created). */
+static w2l_rc check_table(const ddl_op *op, const char *key, const char *value, w2l_error *err)
+{
+    size_t n = strlen(key) - strlen(".partition-by") - strlen("table.");
+    char name[512];
+    if (n >= sizeof name) return W2L_OK;
+    memcpy(name, key + strlen("table."), n);
+    name[n] = '\0';
+    char *dot = strchr(name, '.');
+    if (!dot) return W2L_OK;
+    *dot = '\0';
+    w2l__ice_table *t;
+    w2l_error e2;
+    if (w2l__ice_table_load(op->cat, op->io, name, dot + 1, &t, &e2) != W2L_OK) return W2L_OK;
+    w2l__ice_spec s;
+    w2l_rc rc = w2l__ice_spec_parse(value, w2l__ice_meta_current_schema(t->meta), &s, err);
+    w2l__ice_table_free(t);
+    if (rc == W2L_OK) w2l__ice_spec_release(&s);
+    return rc;
+}
 
 static int check_key(void *ctx, const char *key, const char *value)
 {
@@ -25,18 +48,22 @@ static int check_key(void *ctx, const char *key, const char *value)
         return 0;
     w2l__ice_spec s;
     c->rc = w2l__ice_spec_parse(value, NULL, &s, c->err);
+    if (c->rc == W2L_OK) {
+        w2l__ice_spec_release(&s);
+        if (c->op && n > k && strncmp(key, "table.", 6) == 0)
+            c->rc = check_table(c->op, key, value, c->err);
+    }
     if (c->rc != W2L_OK) {
         w2l__error_prefix(c->err, "%s: ", key);
         c->err->code = c->rc = W2L_CONFIG;
         return 1;
     }
-    w2l__ice_spec_release(&s);
     return 0;
 }
 
-w2l_rc w2l__ddlop_check_specs(const w2l_conf *conf, w2l_error *err)
+w2l_rc w2l__ddlop_check_specs(const w2l_conf *conf, const ddl_op *op, w2l_error *err)
 {
-    check_ctx c = {W2L_OK, err};
+    check_ctx c = {op, W2L_OK, err};
     w2l_conf_foreach(conf, check_key, &c);
     if (c.rc != W2L_OK) return c.rc;
     const char *re = NULL;
