@@ -566,11 +566,14 @@ int w2l__ice_compact_due(const w2l__ice_meta *m, const w2l__ice_policy *p);
 
 typedef struct w2l__ice_compaction w2l__ice_compaction;
 struct w2l__pq_options;
-/* Plans and writes a compaction of m's current snapshot (the base): small data files and
- * files with deleted rows are rewritten into files of about target size with every delete
- * applied; large files with few deleted rows get one position delete file; every delete
- * file of the base goes. New files go under the table's data directory. *out NULL when
- * there is nothing to do. Memory: the base's deletes plus one output row group. */
+/* Plans and writes a compaction of m's current snapshot (the base), one partition of one
+ * spec at a time: small data files and files with deleted rows are rewritten within their
+ * partition into files of about target size with every delete applied (a partition's lone
+ * small file without deletes stays); large files with few deleted rows get one position
+ * delete file per partition; a delete file of the base goes once every data file it
+ * applies to is handled. New files go under their partition's data directory, in their
+ * spec. *out NULL when there is nothing to do. Memory: the base's deletes plus one output
+ * row group. */
 w2l_rc w2l__ice_compact_prepare(w2l_fileio *io, const w2l__ice_meta *m,
                                 const w2l__ice_policy *p, const struct w2l__pq_options *pq,
                                 w2l__ice_compaction **out, w2l_error *err);

@@ -8,11 +8,13 @@
  *               every manifest list, manifest, data and delete file that no retained
  *               snapshot reaches. Reachability is computed from what remains, so a file is
  *               removed only when no retained snapshot lists it as live.
- *   compaction  from a base snapshot (sequence number n): small data files and files with
- *               many deleted rows are rewritten with every delete applied, large files with
- *               a few deleted rows get their positions in one position delete file, and
- *               every delete file of the base goes. The new files keep data sequence number
- *               n (Iceberg's starting-sequence-number rule), so equality deletes committed
+ *   compaction  from a base snapshot (sequence number n), one partition of one spec after
+ *               another: small data files and files with many deleted rows are rewritten
+ *               with every delete applied into files of that partition, large files with a
+ *               few deleted rows get their positions in one position delete file of that
+ *               partition, and a delete file of the base goes once every data file it
+ *               applies to is dealt with. The new files keep data sequence number n
+ *               (Iceberg's starting-sequence-number rule), so equality deletes committed
  *               after the base (n+1 and later) still apply to them; nothing older than the
  *               compaction needs an equality delete any more.
  *   orphans     files under the table's data/ and metadata/ that no snapshot and no
@@ -394,11 +396,15 @@ int w2l__ice_compact_due(const w2l__ice_meta *m, const w2l__ice_policy *p)
     return small >= p->compact_small_files && sum_i64(s, "total-data-files") >= 2;
 }
 
+typedef struct filevec {
+    w2l__ice_data_file *v;
+    size_t n, cap;
+} filevec;
+
 struct w2l__ice_compaction {
     w2l__arena arena;
     int64_t base_id, base_seq;
-    w2l__ice_data_file *out;   /* new files: data, then the position delete file */
-    size_t nout, capout;
+    filevec data, dels;        /* new files: data files, position delete files */
     const char **removed;      /* data and delete files of the base that go */
     size_t nremoved, capremoved;
     w2l__ice_maint_stats st;
@@ -406,14 +412,15 @@ struct w2l__ice_compaction {
 
 static w2l_rc push_out(w2l__ice_compaction *k, const w2l__ice_data_file *df, w2l_error *err)
 {
-    if (k->nout == k->capout) {
-        size_t cap = k->capout ? k->capout * 2 : 8;
-        w2l__ice_data_file *nv = w2l__realloc(k->out, cap * sizeof *nv);
+    filevec *o = df->content == W2L_ICE_DATA ? &k->data : &k->dels;
+    if (o->n == o->cap) {
+        size_t cap = o->cap ? o->cap * 2 : 8;
+        w2l__ice_data_file *nv = w2l__realloc(o->v, cap * sizeof *nv);
         W2L_NOMEM_IF(!nv, err);
-        k->out = nv;
-        k->capout = cap;
+        o->v = nv;
+        o->cap = cap;
     }
-    k->out[k->nout++] = *df;
+    o->v[o->n++] = *df;
     return W2L_OK;
 }
 
@@ -437,11 +444,14 @@ static w2l_rc push_removed(w2l__ice_compaction *k, const w2l__ice_data_file *f, 
 void w2l__ice_compaction_free(w2l__ice_compaction *k, w2l_fileio *io, int remove_outputs)
 {
     if (!k) return;
-    for (size_t i = 0; remove_outputs && io && i < k->nout; i++) {
-        w2l_error e2;
-        w2l_fileio_remove(io, w2l__ice_local_path(k->out[i].path), &e2);
-    }
-    w2l__free(k->out);
+    const filevec *o[2] = {&k->data, &k->dels};
+    for (int j = 0; j < 2; j++)
+        for (size_t i = 0; remove_outputs && io && i < o[j]->n; i++) {
+            w2l_error e2;
+            w2l_fileio_remove(io, w2l__ice_local_path(o[j]->v[i].path), &e2);
+        }
+    w2l__free(k->data.v);
+    w2l__free(k->dels.v);
     w2l__free(k->removed);
     w2l__arena_release(&k->arena);
     w2l__free(k);
@@ -449,13 +459,11 @@ void w2l__ice_compaction_free(w2l__ice_compaction *k, w2l_fileio *io, int remove
 
 void w2l__ice_compaction_change(const w2l__ice_compaction *k, w2l__ice_change *c)
 {
-    size_t nd = 0;
-    while (nd < k->nout && k->out[nd].content == W2L_ICE_DATA) nd++;
     c->op = W2L_ICE_OP_REPLACE;
-    c->files = k->out;
-    c->nfiles = nd;
-    c->deletes = k->out + nd;
-    c->ndeletes = k->nout - nd;
+    c->files = k->data.v;
+    c->nfiles = k->data.n;
+    c->deletes = k->dels.v;
+    c->ndeletes = k->dels.n;
     c->data_seq = k->base_seq;
     c->removed = k->removed;
     c->nremoved = k->nremoved;
@@ -467,7 +475,77 @@ const w2l__ice_maint_stats *w2l__ice_compaction_stats(const w2l__ice_compaction 
 }
 int64_t w2l__ice_compaction_base(const w2l__ice_compaction *k) { return k->base_id; }
 
-/* The rewriting side: one output file at a time, rolled at the target size. */
+/* One partition of one spec: the files compacted together, and what their outputs are
+ * stamped with (values in the compaction's arena; dir: the partition's directory under
+ * data/, "" when unpartitioned). */
+typedef struct group {
+    int32_t spec_id;
+    size_t npart;
+    w2l_value *values;
+    char *dir;
+} group;
+
+/* The group of f (of spec, whose fields it has values for): its values copied. */
+static w2l_rc group_open(w2l__ice_compaction *k, const w2l__ice_spec *spec,
+                         const w2l__ice_data_file *f, group *g, w2l_error *err)
+{
+    memset(g, 0, sizeof *g);
+    g->spec_id = spec->spec_id;
+    g->npart = spec->nfields;
+    g->values = w2l__arena_alloc(&k->arena, (g->npart ? g->npart : 1) * sizeof *g->values);
+    W2L_NOMEM_IF(!g->values, err);
+    for (size_t i = 0; i < g->npart; i++) {
+        w2l_value *v = &g->values[i];
+        *v = f->partition[i];
+        w2l_type_id t = spec->fields[i].type.id;
+        if (v->is_null || (t != W2L_TYPE_STRING && t != W2L_TYPE_BINARY)) continue;
+        char *b = w2l__arena_alloc(&k->arena, v->v.bytes.len + 1);
+        W2L_NOMEM_IF(!b, err);
+        if (v->v.bytes.len) memcpy(b, v->v.bytes.ptr, v->v.bytes.len);
+        v->v.bytes.ptr = b;
+    }
+    g->dir = w2l__ice_partition_path(spec, g->values);
+    W2L_NOMEM_IF(!g->dir, err);
+    return W2L_OK;
+}
+
+static void stamp(w2l__ice_data_file *df, const group *g)
+{
+    df->spec_id = g->spec_id;
+    df->npart = g->npart;
+    df->partition = g->values;
+}
+
+/* A candidate file: its task and spec. Sorted by spec id, then partition values ("Scan
+ * Planning": a partitioned delete applies within one spec and partition), then task. */
+typedef struct member {
+    size_t task;
+    const w2l__ice_data_file *f;
+    const w2l__ice_spec *spec;
+} member;
+
+/* Orders the partitions of files of one spec id (same spec: same field types). */
+static int cmp_partition(const member *a, const member *b)
+{
+    if (a->f->spec_id != b->f->spec_id) return a->f->spec_id < b->f->spec_id ? -1 : 1;
+    for (size_t i = 0; i < a->spec->nfields; i++) {
+        int c = w2l_value_compare(a->spec->fields[i].type, &a->f->partition[i],
+                                  &b->f->partition[i]);
+        if (c) return c;
+    }
+    return 0;
+}
+
+static int cmp_member(const void *x, const void *y)
+{
+    const member *a = x, *b = y;
+    int c = cmp_partition(a, b);
+    if (c) return c;
+    return a->task < b->task ? -1 : a->task > b->task;
+}
+
+/* The rewriting side: one output file at a time, rolled at the target size, in the
+ * partition of the group at hand. */
 typedef struct rewriter {
     w2l__ice_compaction *k;
     w2l_fileio *io;
@@ -475,12 +553,13 @@ typedef struct rewriter {
     const w2l_schema *schema;
     const w2l__pq_options *pq;
     int64_t target;
+    const group *g;
     w2l__pq_writer *w;
     char *path;
     /* pass 1 of a large file: which positions survive */
     unsigned char *alive;
     int64_t nalive_cap;
-    const w2l__ice_scan *scan;
+    w2l__ice_scan *scan;
     w2l_rc rc;
     w2l_error *err;
 } rewriter;
@@ -502,21 +581,33 @@ static w2l_rc rw_close(rewriter *r)
         rc = ap ? w2l__ice_data_file_from_stats(&r->k->arena, W2L_ICE_DATA, ap, &fst, NULL, 0, &df,
                                                 r->err)
                 : w2l__fail(r->err, W2L_NOMEM, "out of memory");
-        if (rc == W2L_OK) rc = push_out(r->k, &df, r->err);
+        if (rc == W2L_OK) {
+            stamp(&df, r->g);
+            rc = push_out(r->k, &df, r->err);
+        }
         if (rc == W2L_OK) {
             r->k->st.files_out++;
             r->k->st.bytes_out += (int64_t)fst.file_size;
         } else {
             w2l_error e2;
-            w2l_fileio_remove(r->io, path, &e2);
+            w2l_fileio_remove(r->io, w2l__ice_local_path(path), &e2);
         }
     } else if (rc == W2L_OK) { /* nothing written: the empty file goes */
         w2l_error e2;
-        w2l_fileio_remove(r->io, path, &e2);
+        w2l_fileio_remove(r->io, w2l__ice_local_path(path), &e2);
     }
     w2l__file_stats_release(&fst);
     w2l__free(path);
     return rc;
+}
+
+static void rw_abort(rewriter *r)
+{
+    if (!r->w) return;
+    w2l__pq_writer_abort(r->w);
+    r->w = NULL;
+    w2l__free(r->path);
+    r->path = NULL;
 }
 
 static int rw_row(void *ctx, const w2l_value *row, size_t n)
@@ -527,7 +618,7 @@ static int rw_row(void *ctx, const w2l_value *row, size_t n)
         w2l__ice_table t;
         memset(&t, 0, sizeof t);
         t.meta = (w2l__ice_meta *)r->m;
-        r->path = w2l__ice_new_data_path(&t, NULL, "compacted");
+        r->path = w2l__ice_new_data_path(&t, r->g->dir, "compacted");
         if (!r->path) {
             r->rc = w2l__fail(r->err, W2L_NOMEM, "out of memory");
             return 1;
@@ -569,6 +660,8 @@ static int cmp_posdel(const void *a, const void *b)
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
+/* The position delete file of the group at hand: its partition is that of the data files
+ * it names ("Position Delete Files"; applied within one partition, "Scan Planning"). */
 static w2l_rc write_posdeletes(rewriter *r, posdel *pd, size_t n)
 {
     if (!n) return W2L_OK;
@@ -583,7 +676,8 @@ static w2l_rc write_posdeletes(rewriter *r, posdel *pd, size_t n)
     w2l__ice_table t;
     memset(&t, 0, sizeof t);
     t.meta = (w2l__ice_meta *)r->m;
-    char *path = rc == W2L_OK ? w2l__ice_new_data_path(&t, NULL, "compacted-pos-delete") : NULL;
+    char *path =
+        rc == W2L_OK ? w2l__ice_new_data_path(&t, r->g->dir, "compacted-pos-delete") : NULL;
     if (rc == W2L_OK && !path) rc = w2l__fail(r->err, W2L_NOMEM, "out of memory");
     w2l__pq_writer *w = NULL;
     if (rc == W2L_OK)
@@ -610,6 +704,16 @@ static w2l_rc write_posdeletes(rewriter *r, posdel *pd, size_t n)
         rc = ap ? w2l__ice_data_file_from_stats(&r->k->arena, W2L_ICE_POS_DELETES, ap, &fst, NULL,
                                                 0, &df, r->err)
                 : w2l__fail(r->err, W2L_NOMEM, "out of memory");
+        if (rc == W2L_OK) {
+            stamp(&df, r->g);
+            /* positions of one data file name it ("Manifests", referenced_data_file): the
+             * file then applies to that data file alone */
+            if (strcmp(pd[0].path, pd[n - 1].path) == 0) {
+                df.referenced_data_file =
+                    w2l__arena_strndup(&r->k->arena, pd[0].path, strlen(pd[0].path));
+                if (!df.referenced_data_file) rc = w2l__fail(r->err, W2L_NOMEM, "out of memory");
+            }
+        }
         if (rc == W2L_OK) rc = push_out(r->k, &df, r->err);
         if (rc == W2L_OK) {
             r->k->st.files_out++;
@@ -626,6 +730,106 @@ static w2l_rc write_posdeletes(rewriter *r, posdel *pd, size_t n)
     return rc;
 }
 
+/* The positions pass 1 found deleted in f, added to the group's position deletes. */
+static w2l_rc add_posdeletes(const w2l__ice_data_file *f, const unsigned char *alive,
+                             int64_t nrec, posdel **pd, size_t *npd, size_t *cap,
+                             w2l_error *err)
+{
+    for (int64_t q = 0; q < nrec; q++) {
+        if (alive[q]) continue;
+        if (*npd == *cap) {
+            size_t nc = *cap ? *cap * 2 : 1024;
+            posdel *nv = w2l__realloc(*pd, nc * sizeof *nv);
+            W2L_NOMEM_IF(!nv, err);
+            *pd = nv;
+            *cap = nc;
+        }
+        (*pd)[(*npd)++] = (posdel){f->path, q};
+    }
+    return W2L_OK;
+}
+
+/* Whether t's only delete is a position delete file that names t's file alone. */
+static int own_posdeletes_only(const w2l__ice_task *t)
+{
+    const w2l__ice_data_file *d = t->ndeletes == 1 ? t->deletes[0] : NULL;
+    return d && d->content == W2L_ICE_POS_DELETES && d->referenced_data_file &&
+           strcmp(w2l__ice_local_path(d->referenced_data_file),
+                  w2l__ice_local_path(t->file->path)) == 0;
+}
+
+/* Compacts the files mv[0..n) of one group. handled[task]: the file's deletes are dealt
+ * with (its rows rewritten without them, its deleted positions written, or none of its
+ * rows deleted). pd: the group's position deletes (scratch, kept across groups). */
+static w2l_rc compact_group(rewriter *r, const w2l__ice_policy *p, const member *mv, size_t n,
+                            unsigned char *handled, posdel **pd, size_t *cappd)
+{
+    w2l__ice_scan *scan = r->scan;
+    const int64_t small_below = r->target / W2L_ICE_SMALL_FILE_RATIO;
+    size_t nsmall = 0, nwith = 0;
+    for (size_t q = 0; q < n; q++) {
+        nsmall += mv[q].f->file_size < small_below;
+        nwith += scan->tasks[mv[q].task].ndeletes > 0;
+    }
+    if (nsmall < 2 && !nwith) return W2L_OK; /* a lone small file, or large ones: as they are */
+    group g;
+    w2l_rc rc = group_open(r->k, mv[0].spec, mv[0].f, &g, r->err);
+    r->g = &g;
+    size_t npd = 0;
+    for (size_t q = 0; rc == W2L_OK && q < n; q++) {
+        size_t i = mv[q].task;
+        const w2l__ice_task *t = &scan->tasks[i];
+        const w2l__ice_data_file *f = t->file;
+        int small = f->file_size < small_below;
+        /* nothing deletes from it, and it is large or the group's only small file: stays */
+        if (!t->ndeletes && (!small || nsmall < 2)) continue;
+        /* a large file whose only delete is a position delete file of its own (as this
+         * writes them) is as compact as it gets: it stays, and so does that file */
+        if (!small && own_posdeletes_only(t)) continue;
+        if (!small) {
+            /* pass 1: which rows survive the deletes */
+            int64_t nrec = f->record_count > 0 ? f->record_count : 0;
+            unsigned char *alive = w2l__calloc((size_t)nrec + 1, 1);
+            if (!alive) {
+                rc = w2l__fail(r->err, W2L_NOMEM, "out of memory");
+                break;
+            }
+            r->alive = alive;
+            r->nalive_cap = nrec;
+            rc = w2l__ice_scan_read_task(r->io, scan, i, mark_alive, r, r->err);
+            r->alive = NULL;
+            int64_t dead = 0;
+            for (int64_t x = 0; x < nrec; x++) dead += !alive[x];
+            if (rc == W2L_OK && dead == 0) { /* the deletes match nothing in it */
+                handled[i] = 1;
+                w2l__free(alive);
+                continue;
+            }
+            if (rc == W2L_OK && (double)dead < p->rewrite_delete_ratio * (double)nrec) {
+                /* a few rows gone: their positions, and the file stays */
+                rc = add_posdeletes(f, alive, nrec, pd, &npd, cappd, r->err);
+                handled[i] = rc == W2L_OK;
+                w2l__free(alive);
+                continue;
+            }
+            w2l__free(alive);
+            if (rc != W2L_OK) break;
+        }
+        /* rewritten: its surviving rows go to the group's output, the file goes */
+        rc = w2l__ice_scan_read_task(r->io, scan, i, rw_row, r, r->err);
+        if (rc == W2L_CANCELLED) rc = r->rc;
+        if (rc == W2L_OK) rc = push_removed(r->k, f, r->err);
+        handled[i] = rc == W2L_OK;
+    }
+    /* the group's outputs are complete before the next group starts */
+    if (rc == W2L_OK) rc = rw_close(r);
+    else rw_abort(r);
+    if (rc == W2L_OK) rc = write_posdeletes(r, *pd, npd);
+    w2l__free(g.dir);
+    r->g = NULL;
+    return rc;
+}
+
 w2l_rc w2l__ice_compact_prepare(w2l_fileio *io, const w2l__ice_meta *m,
                                 const w2l__ice_policy *p, const struct w2l__pq_options *pq,
                                 w2l__ice_compaction **out, w2l_error *err)
@@ -634,102 +838,71 @@ w2l_rc w2l__ice_compact_prepare(w2l_fileio *io, const w2l__ice_meta *m,
     const w2l__ice_snapshot *base =
         m->current_snapshot_id != -1 ? w2l__ice_meta_snapshot(m, m->current_snapshot_id) : NULL;
     if (!base) return W2L_OK;
-    const w2l__ice_spec *spec = w2l__ice_meta_spec(m, m->default_spec_id);
-    if (spec && spec->nfields) {
-        w2l__log(W2L_LOG_DEBUG, "compaction of %s: partitioned tables are not compacted yet",
-                 m->location);
-        return W2L_OK;
-    }
     int64_t t0 = w2l__now_ms();
     w2l__ice_scan *scan;
     W2L_TRY(w2l__ice_scan_plan(io, m, -1, NULL, NULL, &scan, err));
-    w2l_rc rc = W2L_OK;
-    /* anything in another spec (older partitioned data) is left alone, and so is the table */
-    for (size_t i = 0; i < scan->ntasks; i++)
-        if (scan->tasks[i].file->npart) {
-            w2l__ice_scan_free(scan);
-            return W2L_OK;
-        }
     const int64_t target = p->target_file_bytes > 0 ? p->target_file_bytes : 128LL << 20;
-    size_t nsmall = 0, nwith = 0;
-    for (size_t i = 0; i < scan->ntasks; i++) {
+    size_t nsmall = 0;
+    for (size_t i = 0; i < scan->ntasks; i++)
         nsmall += scan->tasks[i].file->file_size < target / W2L_ICE_SMALL_FILE_RATIO;
-        nwith += scan->tasks[i].ndeletes > 0;
-    }
     if (scan->ndelete_files == 0 && nsmall < 2) {
         w2l__ice_scan_free(scan);
         return W2L_OK;
     }
     w2l__ice_compaction *k = w2l__calloc(1, sizeof *k);
-    if (!k) {
+    member *mv = w2l__malloc((scan->ntasks + 1) * sizeof *mv);
+    unsigned char *handled = w2l__calloc(scan->ntasks + 1, 1);
+    unsigned char *keep = w2l__calloc(scan->ndelete_files + 1, 1);
+    if (!k || !mv || !handled || !keep) {
+        w2l__free(k);
+        w2l__free(mv);
+        w2l__free(handled);
+        w2l__free(keep);
         w2l__ice_scan_free(scan);
         return w2l__fail(err, W2L_NOMEM, "out of memory");
     }
     w2l__arena_init(&k->arena, 1 << 14);
     k->base_id = base->snapshot_id;
     k->base_seq = base->seq;
-    rewriter r = {k, io, m, scan->schema, pq, target, NULL, NULL, NULL, 0, scan, W2L_OK, err};
+    /* files of every spec are compacted within their own spec and partition (files written
+     * under an older spec keep it: "Partition Evolution"); a file whose spec the metadata
+     * lacks, or whose partition does not fit its spec, stays */
+    size_t nm = 0;
+    for (size_t i = 0; i < scan->ntasks; i++) {
+        const w2l__ice_data_file *f = scan->tasks[i].file;
+        const w2l__ice_spec *spec = w2l__ice_meta_spec(m, f->spec_id);
+        if (spec && spec->nfields == f->npart) mv[nm++] = (member){i, f, spec};
+        else
+            w2l__log(W2L_LOG_DEBUG, "compaction of %s: %s (spec %d) stays", m->location, f->path,
+                     (int)f->spec_id);
+    }
+    qsort(mv, nm, sizeof *mv, cmp_member);
+    rewriter r = {k, io, m, scan->schema, pq, target, NULL, NULL, NULL, NULL, 0, scan, W2L_OK, err};
     posdel *pd = NULL;
-    size_t npd = 0, cappd = 0;
+    size_t cappd = 0;
+    w2l_rc rc = W2L_OK;
+    for (size_t g0 = 0, g1; rc == W2L_OK && g0 < nm; g0 = g1) {
+        g1 = g0 + 1;
+        while (g1 < nm && cmp_partition(&mv[g0], &mv[g1]) == 0) g1++;
+        rc = compact_group(&r, p, mv + g0, g1 - g0, handled, &pd, &cappd);
+    }
+    w2l__free(pd);
+    /* a delete file goes when every data file it applies to is handled: its rows are gone
+     * from the rewritten files, its positions are in a new position delete file, or it
+     * matched nothing. With deletes scoped to a partition ("Scan Planning"), every file
+     * with deletes is handled in its group; a file that stays keeps its deletes. */
     for (size_t i = 0; rc == W2L_OK && i < scan->ntasks; i++) {
         const w2l__ice_task *t = &scan->tasks[i];
-        const w2l__ice_data_file *f = t->file;
-        int small = f->file_size < target / W2L_ICE_SMALL_FILE_RATIO;
-        if (!small && !t->ndeletes) continue; /* a large file nothing deletes from: stays */
-        if (!small) {
-            /* pass 1: which rows survive the deletes */
-            int64_t nrec = f->record_count > 0 ? f->record_count : 0;
-            unsigned char *alive = w2l__calloc((size_t)nrec + 1, 1);
-            if (!alive) {
-                rc = w2l__fail(err, W2L_NOMEM, "out of memory");
-                break;
-            }
-            r.alive = alive;
-            r.nalive_cap = nrec;
-            rc = w2l__ice_scan_read_task(io, scan, i, mark_alive, &r, err);
-            int64_t dead = 0;
-            for (int64_t q = 0; q < nrec; q++) dead += !alive[q];
-            if (rc == W2L_OK && dead == 0) {
-                w2l__free(alive);
-                continue; /* the deletes match nothing in it */
-            }
-            if (rc == W2L_OK && (double)dead < p->rewrite_delete_ratio * (double)nrec) {
-                /* a few rows gone: their positions, and the file stays */
-                for (int64_t q = 0; rc == W2L_OK && q < nrec; q++) {
-                    if (alive[q]) continue;
-                    if (npd == cappd) {
-                        cappd = cappd ? cappd * 2 : 1024;
-                        posdel *nv = w2l__realloc(pd, cappd * sizeof *nv);
-                        if (!nv) {
-                            rc = w2l__fail(err, W2L_NOMEM, "out of memory");
-                            break;
-                        }
-                        pd = nv;
-                    }
-                    pd[npd++] = (posdel){f->path, q};
-                }
-                w2l__free(alive);
-                continue;
-            }
-            w2l__free(alive);
-            if (rc != W2L_OK) break;
-        }
-        /* rewritten: its surviving rows go to the output, the file goes */
-        rc = w2l__ice_scan_read_task(io, scan, i, rw_row, &r, err);
-        if (rc == W2L_CANCELLED) rc = r.rc;
-        if (rc == W2L_OK) rc = push_removed(k, f, err);
+        if (handled[i]) continue;
+        for (size_t d = 0; d < t->ndeletes; d++)
+            for (size_t x = 0; x < scan->ndelete_files; x++)
+                if (scan->delete_files[x] == t->deletes[d]) keep[x] = 1;
     }
-    if (rc == W2L_OK) rc = rw_close(&r);
-    else if (r.w) {
-        w2l__pq_writer_abort(r.w);
-        w2l__free(r.path);
-    }
-    if (rc == W2L_OK) rc = write_posdeletes(&r, pd, npd);
-    w2l__free(pd);
-    /* every delete file of the base goes: its rows are gone from the rewritten files, its
-     * positions are in the new position delete file, or it matched nothing */
     for (size_t d = 0; rc == W2L_OK && d < scan->ndelete_files; d++)
-        rc = push_removed(k, scan->delete_files[d], err);
+        if (!keep[d]) rc = push_removed(k, scan->delete_files[d], err);
+    w2l__free(mv);
+    w2l__free(handled);
+    w2l__free(keep);
     w2l__ice_scan_free(scan);
     if (rc == W2L_OK && !k->nremoved) { /* nothing changed after all */
         w2l__ice_compaction_free(k, io, 1);
