@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "support/support.h"
 
@@ -494,6 +495,72 @@ START_TEST(quarantine_on_an_unsupported_schema_change)
 }
 END_TEST
 
+/* ---- partitioned tables ---- */
+
+/* a is partitioned by v; v is renamed to w; an update moves row 1 to another partition. */
+static const char *const r_part1 =
+    MX_CREATE("a")
+    MX_ROW("a", "insert", 1, "", "{\"id\":1,\"v\":11}", "")
+    MX_ROW("a", "insert", 1, LAST, "{\"id\":2,\"v\":25}", "")
+    "{\"type\":\"table-alter\",\"database\":\"db\",\"table\":\"a\",\"def\":{\"database\":\"db\",\"table\":\"a\","
+    "\"primary-key\":[\"id\"],\"columns\":[{\"type\":\"int\",\"name\":\"id\",\"signed\":true},"
+    "{\"type\":\"int\",\"name\":\"w\",\"signed\":true}]},\"ts\":1700000002,\"sql\":\"ALTER TABLE a RENAME "
+    "COLUMN v TO w\"}\n"
+    MX_ROW("a", "insert", 2, LAST, "{\"id\":3,\"w\":37}", "");
+static const char *const r_part2 =
+    MX_ROW("a", "update", 3, LAST, "{\"id\":1,\"w\":42}", ",\"old\":{\"w\":11}")
+    MX_ROW("a", "delete", 4, LAST, "{\"id\":2,\"w\":25}", "");
+static const char *const r_conf[] = {"table.db.a.partition-by", "truncate(10, v)", NULL};
+
+static int on_table_spec(void *ctx, const w2l_table_info *t)
+{
+    if (!strcmp(t->table, "a"))
+        snprintf(ctx, 64, "%d:%s", (int)t->spec_id, t->partition_by ? t->partition_by : "?");
+    return 0;
+}
+
+START_TEST(partition_column_renamed_between_runs)
+{
+    /* the second run starts with the partition-by written before the rename: the column is
+     * found under its new name (same field id), the spec stays, and a partition-moving update
+     * and a delete of a row written before the rename reach their rows */
+    write_text("w", r_part1);
+    ck_assert_ok(run_with("maxwell-json", r_conf, &err), err);
+    write_text("a", r_part2);
+    ck_assert_ok(run_with("maxwell-json", r_conf, &err), err);
+    ck_assert_str_eq(table_rows("a"), "1|42 3|37");
+    w2l_conf *c = w2l_conf_new();
+    ck_assert_ok(w2l_conf_set(c, "warehouse", wh, &err), err);
+    w2l_lake *l;
+    ck_assert_ok(w2l_lake_open(c, &l, &err), err);
+    char spec[64] = "";
+    ck_assert_ok(w2l_lake_tables(l, on_table_spec, spec, &err), err);
+    w2l_lake_close(l);
+    w2l_conf_free(c);
+    ck_assert_str_eq(spec, "0:truncate(10, w)"); /* the first spec still, on the new name */
+}
+END_TEST
+
+START_TEST(partition_by_errors_name_the_key)
+{
+    static const char *const bad[][3] = {
+        {"table.db.a.partition-by", "day(v)", "day does not apply to column 'v'"},
+        {"table.db.a.partition-by", "bucket(0, id)", "not a positive 32-bit integer"},
+        {"partition-by", "truncate(4, nope)", "unknown column 'nope'"},
+    };
+    write_text("w", r_part1);
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const char *kv[] = {bad[i][0], bad[i][1], NULL};
+        ck_assert_int_eq(run_with("maxwell-json", kv, &err), W2L_CONFIG);
+        ck_assert_msg(strstr(err.msg, bad[i][0]) && strstr(err.msg, bad[i][2]), "%s", err.msg);
+    }
+    /* the table does not exist: checked when it is created, before anything is committed */
+    char tables[800];
+    snprintf(tables, sizeof tables, "%s/db/a", wh);
+    ck_assert_int_ne(access(tables, F_OK), 0);
+}
+END_TEST
+
 Suite *suite_pipeline_cdc(void)
 {
     Suite *s = suite_create("pipeline_cdc");
@@ -509,6 +576,12 @@ Suite *suite_pipeline_cdc(void)
     tcase_add_test(tc, value_the_source_cannot_convert_fails_under_policy_fail);
     tcase_add_test(tc, quarantine_on_a_row_the_pipeline_refuses);
     tcase_add_loop_test(tc, quarantine_on_an_unsupported_schema_change, 0, 2);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("partitioned");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, partition_column_renamed_between_runs);
+    tcase_add_test(tc, partition_by_errors_name_the_key);
     suite_add_tcase(s, tc);
     return s;
 }

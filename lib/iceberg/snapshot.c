@@ -28,6 +28,7 @@
 #include <stdlib.h>
 
 #include "iceberg.h"
+#include "../model/model.h"
 
 void w2l__ice_change_init(w2l__ice_change *c, w2l__ice_op op)
 {
@@ -383,6 +384,52 @@ static w2l_rc write_own_manifests(w2l__ice_table *t, w2l__ice_change *c, int64_t
     return W2L_OK;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The hashes of the partitions (spec and values) a snapshot adds or removes files in, to
+ * count them for changed-partition-count. */
+typedef struct phashes {
+    uint64_t *v;
+    size_t n, cap;
+} phashes;
+
+static void phash_add(phashes *h, const w2l__ice_meta *m, const w2l__ice_data_file *f,
+                      int32_t sid)
+{
+    const w2l__ice_spec *spec = w2l__ice_meta_spec(m, sid);
+    uint64_t x = w2l__hash64(&sid, sizeof sid, 0x63707274);
+    for (size_t j = 0; spec && j < f->npart && j < spec->nfields; j++) {
+        unsigned char b[32];
+        size_t len = 0;
+        if (!f->partition[j].is_null) {
+            len = w2l__value_to_bytes(spec->fields[j].type, &f->partition[j], b, sizeof b);
+            if (len > sizeof b) /* a long string or binary: its own bytes */
+                x = w2l__hash64(f->partition[j].v.bytes.ptr, f->partition[j].v.bytes.len, x);
+        }
+        x = w2l__hash64(b, W2L_MIN(len, sizeof b), x ^ (f->partition[j].is_null ? 1 : 2));
+    }
+    if (h->n == h->cap) { /* a summary figure: no room is not worth failing the commit */
+        size_t cap = h->cap ? h->cap * 2 : 64;
+        uint64_t *nv = w2l__realloc(h->v, cap * sizeof *nv);
+        if (!nv) return;
+        h->v = nv;
+        h->cap = cap;
+    }
+    h->v[h->n++] = x;
+}
+
+static int64_t phash_distinct(phashes *h)
+{
+    qsort(h->v, h->n, sizeof *h->v, cmp_u64);
+    int64_t d = 0;
+    for (size_t i = 0; i < h->n; i++) d += i == 0 || h->v[i] != h->v[i - 1];
+    return d;
+}
+
 typedef struct attempt {
     char **files; /* manifests and the list written for this attempt only */
     size_t n, cap;
@@ -573,8 +620,12 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
     w2l__ice_manifest *list = w2l__arena_alloc(&a, cap * sizeof *list);
     if (rc == W2L_OK && !list) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
     for (size_t i = 0; rc == W2L_OK && i < c->nown; i++) list[nl++] = c->own[i];
-    for (size_t i = 0; i < c->nfiles; i++) account(&added, &c->files[i], 1);
-    for (size_t i = 0; i < c->ndeletes; i++) account(&added, &c->deletes[i], 1);
+    phashes parts = {0};
+    for (size_t i = 0; i < c->nfiles + c->ndeletes; i++) {
+        const w2l__ice_data_file *f = i < c->nfiles ? &c->files[i] : &c->deletes[i - c->nfiles];
+        account(&added, f, 1);
+        phash_add(&parts, m, f, f->spec_id < 0 ? m->default_spec_id : f->spec_id);
+    }
 
     /* replace: the removed paths, sorted, and which of them were found live */
     const char **rm = NULL;
@@ -619,6 +670,7 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
                 x.status = W2L_ICE_DELETED;
                 x.snapshot_id = sid;
                 account(&removed, &x.file, 1);
+                phash_add(&parts, m, &x.file, pm->spec_id);
                 hits++;
             } else {
                 x.status = W2L_ICE_EXISTING;
@@ -705,7 +757,7 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
         {"removed-delete-files", removed.delete_files, 0},
         {"removed-equality-deletes", removed.eq_deletes, 0},
         {"removed-position-deletes", removed.pos_deletes, 0},
-        {"changed-partition-count", (c->nfiles + c->ndeletes) ? 1 : 0, 0},
+        {"changed-partition-count", phash_distinct(&parts), 0},
         {"total-records", tot.records + added.records - removed.records, 1},
         {"total-files-size", tot.files_size + added.files_size - removed.files_size, 1},
         {"total-data-files", tot.data_files + added.data_files - removed.data_files, 1},
@@ -741,8 +793,10 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
         w2l__free(s.manifest_list);
         w2l__ice_props_clear(&s.summary);
         w2l__arena_release(&a);
+        w2l__free(parts.v);
         return rc;
     }
+    w2l__free(parts.v);
     m->snapshots[m->nsnapshots++] = s;
     m->snap_log[m->nsnap_log++] = (w2l__ice_log_entry){s.timestamp_ms, sid, NULL};
     m->current_snapshot_id = sid;

@@ -134,11 +134,12 @@ typedef struct load_ctx {
  * with op (its catalog open), also each table.DB.T.partition-by against the columns of the
  * table when the lake holds it. */
 w2l_rc w2l__ddlop_check_specs(const w2l_conf *conf, const ddl_op *op, w2l_error *err);
-/* The spec the configuration asks for ns.table, resolved against schema; *set 0 when it
- * asks for none (the table keeps its own). W2L_CONFIG names the key. */
+/* The spec the configuration asks for ns.table, resolved against schema (or, given the
+ * table's metadata, its current schema, columns renamed since found by their old names);
+ * *set 0 when it asks for none (the table keeps its own). W2L_CONFIG names the key. */
 w2l_rc w2l__ddlop_spec_of(const ddl_op *op, const char *ns, const char *table,
-                          const w2l_schema *schema, w2l__ice_spec *out, int *set,
-                          w2l_error *err);
+                          const w2l_schema *schema, const w2l__ice_meta *meta,
+                          w2l__ice_spec *out, int *set, w2l_error *err);
 /* A loaded table whose default spec is not the one asked for gets it (for the owner). */
 w2l_rc w2l__ddlop_tbl_spec(ddl_op *op, tbl *t, w2l_error *err);
 

@@ -12,6 +12,42 @@
 
 #include "op_ddl_int.h"
 
+/* text over the current schema of meta; when a column it names is not there, over the
+ * table's older schemas (newest first): a column renamed since keeps its field id, so the
+ * spec still means it (a restart with the partition-by of before the rename must not
+ * fail). The fields are then bound to the current schema. */
+static w2l_rc parse_for_table(const char *text, const w2l__ice_meta *meta, w2l__ice_spec *out,
+                              w2l_error *err)
+{
+    const w2l_schema *cur = w2l__ice_meta_current_schema(meta);
+    w2l_rc rc = w2l__ice_spec_parse(text, cur, out, err);
+    if (rc != W2L_SCHEMA || !cur) return rc;
+    for (size_t k = meta->nschemas; k-- > 0;) {
+        const w2l_schema *old = meta->schemas[k].schema;
+        w2l__ice_spec s;
+        w2l_error e2;
+        if (!old || old == cur || w2l__ice_spec_parse(text, old, &s, &e2) != W2L_OK) continue;
+        int ok = 1;
+        for (size_t i = 0; ok && i < s.nfields; i++) {
+            long at = w2l_schema_index_of_id(cur, s.fields[i].source_id);
+            ok = at >= 0 && w2l__ice_transform_result(s.fields[i].transform,
+                                                      w2l_schema_field(cur, (size_t)at)->type,
+                                                      &s.fields[i].type, &e2) == W2L_OK;
+        }
+        if (!ok) {
+            w2l__ice_spec_release(&s);
+            continue;
+        }
+        w2l__log(W2L_LOG_WARN,
+                 "partition-by '%s' names columns of schema %d that were renamed since; they "
+                 "are taken as their new names (set partition-by to them)",
+                 text, (int)meta->schemas[k].schema_id);
+        *out = s;
+        return W2L_OK;
+    }
+    return rc;
+}
+
 typedef struct check_ctx {
     const ddl_op *op; /* NULL: syntax only */
     w2l_rc rc;
@@ -34,7 +70,7 @@ static w2l_rc check_table(const ddl_op *op, const char *key, const char *value, 
     w2l_error e2;
     if (w2l__ice_table_load(op->cat, op->io, name, dot + 1, &t, &e2) != W2L_OK) return W2L_OK;
     w2l__ice_spec s;
-    w2l_rc rc = w2l__ice_spec_parse(value, w2l__ice_meta_current_schema(t->meta), &s, err);
+    w2l_rc rc = parse_for_table(value, t->meta, &s, err);
     w2l__ice_table_free(t);
     if (rc == W2L_OK) w2l__ice_spec_release(&s);
     return rc;
@@ -92,7 +128,8 @@ static int matches(const char *re, const char *name)
 }
 
 w2l_rc w2l__ddlop_spec_of(const ddl_op *op, const char *ns, const char *table,
-                          const w2l_schema *schema, w2l__ice_spec *out, int *set, w2l_error *err)
+                          const w2l_schema *schema, const w2l__ice_meta *meta, w2l__ice_spec *out,
+                          int *set, w2l_error *err)
 {
     memset(out, 0, sizeof *out);
     *set = 0;
@@ -106,7 +143,8 @@ w2l_rc w2l__ddlop_spec_of(const ddl_op *op, const char *ns, const char *table,
         w2l_conf_get(op->conf, "partition-by.tables", &re, NULL);
         if (re && *re && !matches(re, name)) return W2L_OK;
     }
-    w2l_rc rc = w2l__ice_spec_parse(v, schema, out, err);
+    w2l_rc rc =
+        meta ? parse_for_table(v, meta, out, err) : w2l__ice_spec_parse(v, schema, out, err);
     if (rc != W2L_OK) {
         if (v == global) w2l__error_prefix(err, "partition-by (table %s): ", name);
         else w2l__error_prefix(err, "table.%s.partition-by: ", name);
@@ -123,7 +161,7 @@ w2l_rc w2l__ddlop_tbl_spec(ddl_op *op, tbl *t, w2l_error *err)
     if (!cur) return W2L_OK;
     w2l__ice_spec want;
     int set;
-    W2L_TRY(w2l__ddlop_spec_of(op, t->ns, t->name, cur, &want, &set, err));
+    W2L_TRY(w2l__ddlop_spec_of(op, t->ns, t->name, cur, t->ice->meta, &want, &set, err));
     const w2l__ice_meta *m = t->ice->meta;
     const w2l__ice_spec *have = w2l__ice_meta_spec(m, m->default_spec_id);
     if (!set || w2l__ice_spec_same(&want, have)) {

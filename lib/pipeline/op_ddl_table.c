@@ -226,7 +226,7 @@ w2l_rc w2l__ddlop_tbl_create(ddl_op *op, tbl *t, w2l_schema *schema, w2l_error *
     w2l__ice_props props = {2, kv};
     w2l__ice_spec spec;
     int set;
-    w2l_rc rc = w2l__ddlop_spec_of(op, t->ns, t->name, schema, &spec, &set, err);
+    w2l_rc rc = w2l__ddlop_spec_of(op, t->ns, t->name, schema, NULL, &spec, &set, err);
     if (rc == W2L_OK)
         rc = w2l__ice_table_new(op->cat, op->io, loc, t->ns, t->name, schema, &spec, &props,
                                 &t->ice, err);

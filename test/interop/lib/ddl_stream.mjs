@@ -32,7 +32,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { Stream, rng, datetimeText } from './canal.mjs'
-import { decText, readTable, sortedLines, withLocalFetch } from './lake.mjs'
+import { decText, readTable, samePartition, sortedLines, withLocalFetch } from './lake.mjs'
 
 export const ICEBERG_TYPE = { 'int(11)': 'int', 'bigint(20)': 'long', 'decimal(10,2)': 'decimal(10,2)', 'datetime(6)': 'timestamp' }
 export const icebergType = mysql => ICEBERG_TYPE[mysql] ?? (mysql.startsWith('varchar(') ? 'string' : null)
@@ -469,30 +469,34 @@ export function diffRows (t, got, want, fate = () => null) {
   return out.join('\n')
 }
 
-const DUCK_TYPE = { int: 'INTEGER', long: 'BIGINT', string: 'VARCHAR', timestamp: 'TIMESTAMP' }
+const DUCK_TYPE = { int: 'INTEGER', long: 'BIGINT', string: 'VARCHAR', timestamp: 'TIMESTAMP', timestamptz: 'TIMESTAMPTZ', date: 'DATE' }
 const duckType = t => DUCK_TYPE[t] ?? (t.startsWith('decimal') ? t.toUpperCase() : null)
 const duckExpr = (f, col) => f.type === 'int' || f.type === 'string' ? col
-  : f.type === 'timestamp' ? `epoch_us(${col})::VARCHAR` : `${col}::VARCHAR`
+  : f.type === 'timestamp' || f.type === 'timestamptz' ? `epoch_us(${col})::VARCHAR`
+    : f.type === 'date' ? `(${col} - DATE '1970-01-01')::INTEGER` : `${col}::VARCHAR`
 const sqlStr = s => `'${s.replaceAll("'", "''")}'`
 
-// The table's rows as DuckDB decodes its live files (file lists from the manifests).
+// The table's rows as DuckDB decodes its live files (file lists from the manifests); the
+// spec's delete rules applied here (sequence numbers, and partitions: a delete reaches only
+// data files of its own spec and partition values, an unpartitioned equality delete every
+// one: lib/lake.mjs samePartition over the files' specId and pkey from readTable).
 export async function duckRows (con, tbl) {
   const typeOf = {}
   for (const s of tbl.meta.schemas) for (const f of s.fields) typeOf[f.id] = f.type
   for (const f of tbl.schema.fields) typeOf[f.id] = f.type
   const mapOf = ids => 'MAP {' + ids.map(id => `${id}: {name: 'c${id}', type: '${duckType(typeOf[id])}', default_value: NULL}`).join(', ') + '}'
   const list = files => '[' + files.map(f => sqlStr(f.file_path)).join(', ') + ']'
-  const seqOf = new Map([...tbl.dataFiles, ...tbl.deleteFiles].map(f => [f.file_path, f.seq]))
-  const posDel = new Map() // data path -> [{pos, seq}]
+  const fileOf = new Map([...tbl.dataFiles, ...tbl.deleteFiles].map(f => [f.file_path, f]))
+  const posDel = new Map() // data path -> [{pos, d}]
   const posFiles = tbl.deleteFiles.filter(d => d.content === 1)
   if (posFiles.length) {
     const rows = (await con.runAndReadAll(`SELECT filename, file_path, pos::VARCHAR AS pos FROM read_parquet(${list(posFiles)}, filename=true)`)).getRowObjects()
     for (const r of rows) {
       if (!posDel.has(r.file_path)) posDel.set(r.file_path, [])
-      posDel.get(r.file_path).push({ pos: r.pos, seq: seqOf.get(r.filename) })
+      posDel.get(r.file_path).push({ pos: r.pos, d: fileOf.get(r.filename) })
     }
   }
-  const eqDel = [] // {ids, seq, keys}
+  const eqDel = [] // {ids, d, keys}
   const byIds = new Map()
   for (const d of tbl.deleteFiles.filter(d => d.content === 2)) {
     const k = jsonl(d.equality_ids)
@@ -503,7 +507,7 @@ export async function duckRows (con, tbl) {
     const ids = files[0].equality_ids
     const fields = ids.map(id => ({ id, type: typeOf[id] }))
     const rows = (await con.runAndReadAll(`SELECT ${fields.map(f => duckExpr(f, 'c' + f.id) + ' AS c' + f.id).join(', ')}, filename FROM read_parquet(${list(files)}, filename=true, schema=${mapOf(ids)})`)).getRowObjects()
-    const perFile = new Map(files.map(f => [f.file_path, { ids, seq: f.seq, keys: new Set() }]))
+    const perFile = new Map(files.map(f => [f.file_path, { ids, d: f, keys: new Set() }]))
     for (const r of rows) perFile.get(r.filename).keys.add(jsonl(ids.map(id => r['c' + id])))
     eqDel.push(...perFile.values())
   }
@@ -515,9 +519,9 @@ export async function duckRows (con, tbl) {
   const sel = read.map(id => `${duckExpr({ id, type: typeOf[id] }, 'c' + id)} AS c${id}`).join(', ')
   const rows = (await con.runAndReadAll(`SELECT ${sel}, filename, file_row_number::VARCHAR AS frn FROM read_parquet(${list(tbl.dataFiles)}, filename=true, file_row_number=true, schema=${mapOf(read)})`)).getRowObjects()
   for (const r of rows) {
-    const seq = seqOf.get(r.filename)
-    if ((posDel.get(r.filename) ?? []).some(x => x.pos === r.frn && x.seq >= seq)) continue
-    if (eqDel.some(e => e.seq > seq && e.keys.has(jsonl(e.ids.map(id => r['c' + id]))))) continue
+    const df = fileOf.get(r.filename)
+    if ((posDel.get(r.filename) ?? []).some(x => x.pos === r.frn && x.d.seq >= df.seq && samePartition(x.d, df))) continue
+    if (eqDel.some(e => e.d.seq > df.seq && samePartition(e.d, df) && e.keys.has(jsonl(e.ids.map(id => r['c' + id]))))) continue
     out.push(Object.fromEntries(fields.map(f => [f.name, r['c' + f.id] ?? null])))
   }
   return out

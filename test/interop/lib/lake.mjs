@@ -3,9 +3,13 @@
 // delete files. The read semantics follow the Iceberg spec, not our C code:
 //   current snapshot -> manifest list -> manifests (DELETED entries skipped; null sequence
 //   numbers of ADDED entries inherited from the manifest list) -> live files;
-//   position deletes apply to the data file whose path matches when delete seq >= data seq;
-//   equality deletes apply when delete seq > data seq (unpartitioned tables; partitioned
-//   ones only within the same partition), comparing the equality columns, null = null.
+//   position deletes apply to the data file whose path matches when delete seq >= data seq
+//   and both files are in the same partition; equality deletes apply when delete seq > data
+//   seq and both files are in the same partition, comparing the equality columns, null =
+//   null. "The same partition": the same partition spec id (the manifest list entry's
+//   partition_spec_id, the spec of every file of that manifest) and equal partition values
+//   (data_file.partition); an equality-delete file of an unpartitioned spec (no fields, or
+//   only void ones) applies to every partition of every spec (a global delete).
 // Columns are matched by Parquet field id, never by name, so renamed columns read right.
 // Values come back canonical: int/date numbers, long/time/timestamp(tz) decimal strings of
 // the physical value (micros), decimal exact text, string, binary hex, float/double
@@ -48,7 +52,7 @@ export function currentMetadata (tableDir) {
 
 const hex = u8 => Buffer.from(u8).toString('hex')
 const fnum = n => Number.isNaN(n) ? 'NaN' : n === Infinity ? 'Infinity' : n === -Infinity ? '-Infinity' : n
-function beToBig (u8) {
+export function beToBig (u8) {
   let v = 0n
   for (const b of u8) v = (v << 8n) | BigInt(b)
   if (u8.length && (u8[0] & 0x80)) v -= 1n << BigInt(8 * u8.length)
@@ -82,7 +86,7 @@ export function canon (t, v) {
 }
 
 // Rows of a Parquet file as objects keyed by field id, values physical.
-async function readParquet (file) {
+export async function readParquet (file) {
   const buf = fs.readFileSync(file)
   const ab = buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength)
   const metadata = await parquetMetadataAsync(ab)
@@ -100,10 +104,58 @@ async function readParquet (file) {
   })
 }
 
-const key = vals => JSON.stringify(vals, (k, v) => typeof v === 'bigint' ? v.toString() : v)
+export const key = vals => JSON.stringify(vals, (k, v) => typeof v === 'bigint' ? v.toString() : v)
 
-// Reads the table's current snapshot: { schema, rows: [{name: value}], files: {...} }.
-export async function readTable (tableDir) {
+// A partition spec of the table unpartitioned: no fields, or only void ones.
+export const unpartitioned = spec => !spec || spec.fields.every(f => f.transform === 'void')
+
+// A partition value as a manifest holds it (avsc: int numbers, long BigInt, decimal and
+// fixed bytes) as a canonical value of the field's result type under the current schema
+// (source type for identity and truncate, date for day, int for the others). A manifest
+// written before a type promotion of the source (int -> long, decimal precision) holds the
+// old type's value (an int, a shorter fixed), which equals the promoted one, as readers
+// resolve the old Avro schema to the new type.
+function partitionValue (transform, srcType, v) {
+  if (v === null || v === undefined) return null
+  const t = transform === 'identity' || transform.startsWith('truncate') ? srcType : transform === 'day' ? 'date' : 'int'
+  if (t === 'int' || t === 'date') return Number(v)
+  if (t === 'long' || t === 'time' || t === 'timestamp' || t === 'timestamptz') return BigInt(v).toString()
+  if (t.startsWith('decimal')) return beToBig(v).toString()
+  if (v instanceof Uint8Array) return hex(v)
+  return v
+}
+
+// The partition of a live file (readTable's file objects: specId, partition): JSON of the
+// spec id and the partition values (partitionValue) in the spec's field order, or null
+// when its spec is unpartitioned (its deletes are global).
+export function partitionKey (meta, f) {
+  const spec = meta['partition-specs'].find(s => s['spec-id'] === f.specId)
+  if (!spec) throw new Error(`${f.file_path}: partition spec ${f.specId} is not in the metadata`)
+  if (unpartitioned(spec)) return null
+  const cur = meta.schemas.find(s => s['schema-id'] === meta['current-schema-id'])
+  const typeOf = id => (cur.fields.find(x => x.id === id) ?? meta.schemas.flatMap(s => s.fields).find(x => x.id === id))?.type ?? ''
+  return key([f.specId, spec.fields.map(pf => {
+    if (!f.partition || !(pf.name in f.partition)) throw new Error(`${f.file_path}: no value of partition field ${pf.name} (spec ${f.specId})`)
+    return partitionValue(pf.transform, typeOf(pf['source-id']), f.partition[pf.name])
+  })])
+}
+// Whether delete file d (readTable's file objects) may apply to data file df by partition:
+// the same spec and partition values; an equality delete also when d's spec is
+// unpartitioned (the spec's global deletes; the spec has no such rule for position deletes).
+export const samePartition = (d, df) => (d.content === 2 && d.pkey === null) ||
+  (d.specId === df.specId && d.pkey === df.pkey)
+
+// Reads the table's current snapshot: { meta, schema, rows: [{name: value}], dataFiles,
+// deleteFiles }; each file is its manifest entry's data_file with seq (the data sequence
+// number), snapshotId (the snapshot that added it), specId (the manifest's partition spec
+// id) and pkey (partitionKey). opts.cache: a Map (file path -> readParquet rows) to share
+// the decoded files with a later reader of the same files (Iceberg files never change).
+export async function readTable (tableDir, opts = {}) {
+  const readParquetOnce = async p => {
+    if (!opts.cache) return readParquet(p)
+    if (!opts.cache.has(p)) opts.cache.set(p, await readParquet(p))
+    return opts.cache.get(p)
+  }
   const meta = currentMetadata(tableDir)
   const schema = meta.schemas.find(s => s['schema-id'] === meta['current-schema-id'])
   const snap = (meta.snapshots || []).find(s => s['snapshot-id'] === meta['current-snapshot-id'])
@@ -122,32 +174,33 @@ export async function readTable (tableDir) {
         if (e.status !== 1) throw new Error(`${mf.manifest_path}: non-ADDED entry without a sequence number`)
         seq = mf.sequence_number
       }
-      const df = { ...e.data_file, seq: BigInt(seq) }
+      const df = { ...e.data_file, seq: BigInt(seq), snapshotId: e.snapshot_id ?? mf.added_snapshot_id, specId: mf.partition_spec_id }
+      df.pkey = partitionKey(meta, df)
       if (df.content === 0) out.dataFiles.push(df)
       else out.deleteFiles.push(df)
     }
   }
-  const posDel = new Map() // data path -> [{pos, seq}]
-  const eqDel = [] // {ids, keys: Set, seq}
+  const posDel = new Map() // data path -> [{pos, seq, d}]
+  const eqDel = [] // {ids, keys: Set, seq, d}
   for (const d of out.deleteFiles) {
-    const rows = await readParquet(d.file_path)
+    const rows = await readParquetOnce(d.file_path)
     if (BigInt(rows.length) !== BigInt(d.record_count)) throw new Error(`${d.file_path}: record_count ${d.record_count}, ${rows.length} rows`)
     if (d.content === 1) {
       for (const r of rows) {
         const p = new TextDecoder().decode(r[2147483546])
         if (!posDel.has(p)) posDel.set(p, [])
-        posDel.get(p).push({ pos: BigInt(r[2147483545]), seq: d.seq })
+        posDel.get(p).push({ pos: BigInt(r[2147483545]), seq: d.seq, d })
       }
     } else {
       const ids = d.equality_ids
-      eqDel.push({ ids, seq: d.seq, keys: new Set(rows.map(r => key(ids.map(id => canon(typeOf[id], r[id]))))) })
+      eqDel.push({ ids, seq: d.seq, d, keys: new Set(rows.map(r => key(ids.map(id => canon(typeOf[id], r[id]))))) })
     }
   }
   for (const df of out.dataFiles) {
-    const rows = await readParquet(df.file_path)
+    const rows = await readParquetOnce(df.file_path)
     if (BigInt(rows.length) !== BigInt(df.record_count)) throw new Error(`${df.file_path}: record_count ${df.record_count}, ${rows.length} rows`)
-    const dels = new Set((posDel.get(df.file_path) || []).filter(x => x.seq >= df.seq).map(x => x.pos))
-    const eqs = eqDel.filter(x => x.seq > df.seq)
+    const dels = new Set((posDel.get(df.file_path) || []).filter(x => x.seq >= df.seq && samePartition(x.d, df)).map(x => x.pos))
+    const eqs = eqDel.filter(x => x.seq > df.seq && samePartition(x.d, df))
     rows.forEach((r, i) => {
       if (dels.has(BigInt(i))) return
       for (const e of eqs) if (e.keys.has(key(e.ids.map(id => canon(typeOf[id], r[id]))))) return
