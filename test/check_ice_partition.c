@@ -16,19 +16,8 @@
 #include "iceberg/iceberg.h"
 #include "model/model.h"
 #include "support/support.h"
+#include "support/types.h"
 
-static const w2l_type T_BOOL = {W2L_TYPE_BOOLEAN, 0, 0}, T_INT = {W2L_TYPE_INT, 0, 0},
-                      T_LONG = {W2L_TYPE_LONG, 0, 0}, T_FLOAT = {W2L_TYPE_FLOAT, 0, 0},
-                      T_DOUBLE = {W2L_TYPE_DOUBLE, 0, 0}, T_DATE = {W2L_TYPE_DATE, 0, 0},
-                      T_TIME = {W2L_TYPE_TIME, 0, 0}, T_TS = {W2L_TYPE_TIMESTAMP, 0, 0},
-                      T_TSTZ = {W2L_TYPE_TIMESTAMPTZ, 0, 0}, T_STRING = {W2L_TYPE_STRING, 0, 0},
-                      T_BINARY = {W2L_TYPE_BINARY, 0, 0};
-
-static w2l_type dec(unsigned p, unsigned s)
-{
-    w2l_type t = {W2L_TYPE_DECIMAL, (uint8_t)p, (uint8_t)s};
-    return t;
-}
 
 static w2l__ice_transform tr(w2l__ice_tkind k, int32_t param)
 {

@@ -130,13 +130,10 @@ w2l_rc w2l__wr_set_specs(tstate *t, const w2l__json *payload, int *changed, w2l_
 
 void w2l__wr_parts_clear(tstate *t)
 {
+    w2l__wr_abort_all(t);
     for (size_t i = 0; i < t->nparts; i++) {
-        wpart *p = t->parts[i];
-        w2l__pq_writer_abort(p->dw);
-        w2l__pq_writer_abort(p->ew);
-        w2l__free(p->epath);
-        w2l__free(p->rows);
-        w2l__free(p->dels);
+        w2l__free(t->parts[i]->rows);
+        w2l__free(t->parts[i]->dels);
     }
     t->nparts = t->ntouched = t->nopen = 0;
     for (size_t i = 0; i < t->nretired; i++) spec_free(t->retired[i]);
