@@ -43,6 +43,7 @@ import { DuckDBInstance } from '@duckdb/node-api'
 import { rng } from './lib/canal.mjs'
 import { checkLake } from './lib/ddl_stream.mjs'
 import { makeMaintainStream, walkTable, filesUnder } from './lib/maintain_stream.mjs'
+import { followFile } from './lib/follow.mjs'
 
 const SEED = 1 // the stream's seed: same seed, same stream
 const EVENTS = 20000 // canal messages: a few seconds of 50 ms checkpoints
@@ -175,38 +176,9 @@ function maintain (...flags) {
 
 // The run of the stream's tail (messages HEAD+1 on): see the first test.
 async function tailRun (run) {
-  const child = spawn(w2l, runArgs.filter(x => x !== '--until-caught-up'), { stdio: ['ignore', 'ignore', 'pipe'] })
-  let stderr = ''
-  let have = HEAD
-  let appendedAt = -1 // the newest checkpoint committed when the last chunk was added
-  let termed = false
-  const append = ckpt => {
-    const next = Math.min(lines.length, have + TAIL_CHUNK)
-    fs.appendFileSync(src, lines.slice(have, next).join('\n') + '\n')
-    have = next
-    appendedAt = ckpt
-  }
-  append(-1)
-  // a run that commits nothing for 30 s is stuck: killed, and the test fails below
-  let watchdog = null
-  const arm = () => { clearTimeout(watchdog); watchdog = setTimeout(() => child.kill('SIGKILL'), 30000) }
-  arm()
-  let scanned = 0
-  child.stderr.on('data', d => {
-    stderr += d
-    const re = / debug committer \d+: \S+ checkpoint (\d+) committed \(/g
-    re.lastIndex = scanned
-    for (let m; (m = re.exec(stderr));) {
-      scanned = re.lastIndex
-      const ckpt = Number(m[1])
-      if (ckpt <= appendedAt || termed) continue
-      arm()
-      if (have < lines.length) append(ckpt)
-      else { termed = true; child.kill('SIGTERM') }
-    }
+  const { code, stderr, termed, have } = await followFile({
+    w2l, args: runArgs.filter(x => x !== '--until-caught-up'), file: src, lines, from: HEAD, to: lines.length, chunk: TAIL_CHUNK
   })
-  const code = await new Promise(resolve => child.on('close', (c, sig) => resolve(sig ?? c)))
-  clearTimeout(watchdog)
   fs.appendFileSync(errLog, `---- w2l run #${run} (messages ${HEAD + 1}-${lines.length} added ${TAIL_CHUNK} at a time, then SIGTERM): ${code}\n${stderr}`)
   assert.deepEqual(stderr.split('\n').filter(l => /lost a race|committed first/.test(l)), [], `w2l run #${run}: a commit lost a race inside one pipeline (${where()})`)
   assert.ok(termed, `w2l run #${run} (the stream's tail): no commit for 30 s or an early end (${code}) with messages ${have} of ${lines.length} in the file (${where()}):\n${stderrTail(stderr)}`)

@@ -60,7 +60,7 @@
 // failure messages); W2L_TEST_SEED picks another stream.
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -72,6 +72,7 @@ import { murmur3, bucketBytes, applyTransform, checkPartitions, checkSpecIds } f
 import { makePartitionStream, config, expectedSpecs } from './lib/partition_stream.mjs'
 import { privateMariadb } from './lib/mariadb.mjs'
 import { rng } from './lib/canal.mjs'
+import { followFile } from './lib/follow.mjs'
 
 const SEED = Number(process.env.W2L_TEST_SEED ?? 1) // the stream's seed: same seed, same stream
 const EVENTS = 4000 // canal messages
@@ -120,34 +121,7 @@ const noRace = (stderr, what) => assert.deepEqual(stderr.split('\n').filter(l =>
 // Messages [from, to) by a run that follows the file (a chunk more each time a checkpoint
 // commits; SIGTERM once all are in), then a run --until-caught-up for what is left.
 async function syncRange (run, from, to) {
-  const child = spawn(w2l, runArgs(run), { stdio: ['ignore', 'ignore', 'pipe'] })
-  let stderr = ''; let have = from; let appendedAt = -1; let termed = false; let commits = 0
-  const append = ckpt => {
-    const next = Math.min(to, have + CHUNK)
-    fs.appendFileSync(src, lines.slice(have, next).join('\n') + '\n')
-    have = next; appendedAt = ckpt
-  }
-  append(-1)
-  let watchdog = null // a run that commits nothing for 30 s is stuck
-  const arm = () => { clearTimeout(watchdog); watchdog = setTimeout(() => child.kill('SIGKILL'), 30000) }
-  arm()
-  let scanned = 0
-  child.stderr.on('data', d => {
-    stderr += d
-    const re = / debug committer \d+: \S+ checkpoint (\d+) committed \(/g
-    re.lastIndex = scanned
-    for (let m; (m = re.exec(stderr));) {
-      scanned = re.lastIndex
-      const ckpt = Number(m[1])
-      if (ckpt <= appendedAt || termed) continue
-      commits++
-      arm()
-      if (have < to) append(ckpt)
-      else { termed = true; child.kill('SIGTERM') }
-    }
-  })
-  const code = await new Promise(resolve => child.on('close', (c, sig) => resolve(sig ?? c)))
-  clearTimeout(watchdog)
+  const { code, stderr, termed, commits, have } = await followFile({ w2l, args: runArgs(run), file: src, lines, from, to, chunk: CHUNK })
   fs.appendFileSync(errLog, `---- run ${run}: follow, messages ${from + 1}-${to}: ${code}\n${stderr}`)
   noRace(stderr, `run ${run} (following)`)
   assert.ok(termed, `run ${run}: no commit for 30 s or an early end (${code}) with ${have} of ${to} messages in the file (${where()}):\n${stderrTail(stderr)}`)
