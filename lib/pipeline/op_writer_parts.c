@@ -18,7 +18,9 @@ static int present(const w2l_change *c, long i)
     return !c->present || (c->present[i >> 3] >> (i & 7) & 1);
 }
 
-static w2l_rc bind(tstate *t, wspec *s, int dflt, w2l_error *err)
+/* A source column missing from the schema is -1: an error only when a change needs it
+ * (a SCHEMA element names its spec before the writer takes its schema). */
+static w2l_rc bind(tstate *t, wspec *s, w2l_error *err)
 {
     if (!s->spec || !s->spec->nfields || !t->schema) return W2L_OK;
     long *src = w2l__realloc(s->src, s->spec->nfields * sizeof *src);
@@ -27,13 +29,7 @@ static w2l_rc bind(tstate *t, wspec *s, int dflt, w2l_error *err)
     for (size_t i = 0; i < s->spec->nfields; i++) {
         w2l__ice_pfield *f = &s->spec->fields[i];
         src[i] = w2l_schema_index_of_id(t->schema, f->source_id);
-        if (src[i] < 0) {
-            if (!dflt) continue; /* an older spec: an error only if a delete needs it */
-            return w2l__fail(err, W2L_SCHEMA,
-                             "table %s: partition field %s: its source column (field %d) is "
-                             "not in schema %d",
-                             t->fq, f->name, (int)f->source_id, (int)w2l_schema_id(t->schema));
-        }
+        if (src[i] < 0) continue;
         w2l_rc rc = w2l__ice_transform_result(
             f->transform, w2l_schema_field(t->schema, (size_t)src[i])->type, &f->type, err);
         if (rc != W2L_OK) {
@@ -46,8 +42,8 @@ static w2l_rc bind(tstate *t, wspec *s, int dflt, w2l_error *err)
 
 w2l_rc w2l__wr_bind_specs(tstate *t, w2l_error *err)
 {
-    W2L_TRY(bind(t, &t->spec, 1, err));
-    for (size_t i = 0; i < t->ndspecs; i++) W2L_TRY(bind(t, &t->dspecs[i], 0, err));
+    W2L_TRY(bind(t, &t->spec, err));
+    for (size_t i = 0; i < t->ndspecs; i++) W2L_TRY(bind(t, &t->dspecs[i], err));
     return W2L_OK;
 }
 
@@ -180,6 +176,11 @@ static w2l_rc values_of(writer *w, tstate *t, const wspec *s, const w2l_change *
     for (size_t i = 0; i < n; i++) {
         const w2l__ice_pfield *f = &s->spec->fields[i];
         long at = s->src[i];
+        if (at < 0 && s == &t->spec)
+            return w2l__fail(err, W2L_SCHEMA,
+                             "table %s: partition field %s: its source column (field %d) is "
+                             "not in schema %d",
+                             t->fq, f->name, (int)f->source_id, (int)w2l_schema_id(t->schema));
         if (at < 0)
             return w2l__fail(err, W2L_SCHEMA,
                              "table %s: partition spec %d still holds data files, but the source "
