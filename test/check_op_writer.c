@@ -769,6 +769,38 @@ START_TEST(partitioned_rows_move_between_partitions)
 }
 END_TEST
 
+START_TEST(partitioned_memory_budget_completes_partitions)
+{
+    /* one busy table with wide rows over 10 partitions and a 1 MiB budget: past the budget
+     * its least recently used partitions complete their files (no other table to evict),
+     * so partitions get several files; nothing is lost */
+    tbl t;
+    create_partitioned(&t, "pm", "truncate(100, n)");
+    w2l_conf *c = make_conf(1, 1, 1);
+    ck_assert_ok(w2l_conf_set(c, "writer.memory-budget", "1MiB", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "parquet.compression", "uncompressed", &err), err);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    static char wide[3000];
+    for (int id = 0; id < 1500; id++) {
+        snprintf(wide, sizeof wide, "w%04d-", id);
+        memset(wide + 6, 'a' + id % 26, sizeof wide - 7);
+        wide[sizeof wide - 1] = '\0';
+        m_insert(p, &t, id, wide, (id * 37) % 1000);
+        if (id % 5 == 4) commit_txn(p);
+    }
+    commit_txn(p);
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+    w2l_pipeline_free(p);
+    assert_table_matches(&t);
+    size_t nfiles;
+    assert_partitions_hold("pm", &nfiles);
+    ck_assert_uint_gt(nfiles, 10); /* 10 partitions, one checkpoint: evicted ones reopened */
+    w2l_conf_free(c);
+    w2l_schema_unref(t.schema);
+}
+END_TEST
+
 START_TEST(partitioned_delete_needs_its_partition_column)
 {
     /* a delete image without the partition column (a minimal before image): its partition is
@@ -824,6 +856,7 @@ Suite *suite_op_writer(void)
     TCase *part = tcase_create("partitioned");
     tcase_add_checked_fixture(part, setup, teardown);
     tcase_add_loop_test(part, partitioned_rows_move_between_partitions, 0, 3);
+    tcase_add_test(part, partitioned_memory_budget_completes_partitions);
     tcase_add_test(part, partitioned_delete_needs_its_partition_column);
     tcase_set_timeout(part, 120);
     suite_add_tcase(s, part);

@@ -765,16 +765,30 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, uint32_t ci, 
     return p->nrows == CHUNK_ROWS ? flush_rows(w, t, p, err) : W2L_OK;
 }
 
+/* Over the memory budget (between elements, nothing queued): the largest idle tables
+ * complete their files; then the busy table's least recently used partitions, all but the
+ * one it wrote last. */
 static w2l_rc evict(writer *w, tstate *busy, w2l_error *err)
 {
     while (w->mem > w->budget) {
         tstate *big = NULL;
         for (tstate *t = w->dirty; t; t = t->next_dirty)
             if (t != busy && t->mem && (!big || t->mem > big->mem)) big = t;
-        if (!big) break;
-        w2l__log(W2L_LOG_DEBUG, "writer %u: memory budget: completing the files of %s (%llu bytes)",
-                 w->index, big->fq, (unsigned long long)big->mem);
-        W2L_TRY(w2l__wr_complete_all(w, big, err));
+        if (big) {
+            w2l__log(W2L_LOG_DEBUG,
+                     "writer %u: memory budget: completing the files of %s (%llu bytes)",
+                     w->index, big->fq, (unsigned long long)big->mem);
+            W2L_TRY(w2l__wr_complete_all(w, big, err));
+            continue;
+        }
+        wpart *lru = NULL;
+        for (size_t i = 0; busy && i < busy->nparts; i++) {
+            wpart *q = busy->parts[i];
+            if (q != busy->last && (q->dw || q->ew) && (!lru || q->used < lru->used)) lru = q;
+        }
+        if (!lru) break;
+        W2L_TRY(w2l__wr_complete_part(w, busy, lru, err));
+        w2l__wr_account(w, busy);
     }
     return W2L_OK;
 }
