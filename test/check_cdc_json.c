@@ -220,7 +220,7 @@ START_TEST(canal_types_schema)
     fx f;
     fx_init(&f, 1);
     w2l_error err;
-    w2l__cdc_opts o = {1, 0, 0, ""};
+    w2l__cdc_opts o = {1, 0, 0, "", NULL};
     w2l__cdc *d = w2l__cdc_new(W2L__CDC_CANAL, &o);
     FILE *fp = fopen(W2L_TEST_DATA "canal_types.jsonl", "r");
     ck_assert_ptr_nonnull(fp);

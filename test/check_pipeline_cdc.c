@@ -561,6 +561,72 @@ START_TEST(partition_by_errors_name_the_key)
 }
 END_TEST
 
+/* ---- include / exclude ---- */
+
+/* test/data/cdc/<name> copied to the stream file. */
+static void stream_from_data(const char *name)
+{
+    const char *sd = getenv("W2L_SRCDIR");
+    char path[900];
+    snprintf(path, sizeof path, "%s/test/data/cdc/%s", sd ? sd : ".", name);
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "%s (set W2L_SRCDIR)", path);
+    static char text[1 << 20];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    write_text("w", text);
+}
+
+/* Each format's sample stream with one table left out, by exclude and by include: the
+ * other table holds exactly what the unfiltered run put there, the excluded one nothing
+ * (not even its CREATE), and a value the excluded table's column cannot take (it is never
+ * read) does not stop the run. */
+START_TEST(include_exclude_tables)
+{
+    static const struct { const char *file, *fmt, *db, *kept, *left; int lasts; } c[] = {
+        {"canal.jsonl", "canal-json", "shop", "orders", "customers", 1},
+        {"debezium.jsonl", "debezium-json", "inventory", "orders", "customers", 1},
+        {"maxwell.jsonl", "maxwell-json", "shop", "items", "events", 0}, /* events is dropped */
+    };
+    char want[4096], re[128], other[128];
+    stream_from_data(c[_i].file);
+    ck_assert_ok(run_with(c[_i].fmt, NULL, &err), err);
+    snprintf(want, sizeof want, "%s", lake_rows(wh, c[_i].db, c[_i].kept));
+    ck_assert_str_ne(want, "(none)");
+    if (c[_i].lasts) ck_assert_str_ne(lake_rows(wh, c[_i].db, c[_i].left), "(none)");
+    for (int k = 0; k < 2; k++) {
+        tmpdir_remove(wh);
+        snprintf(re, sizeof re, "%s\\.%s", c[_i].db, c[_i].left);
+        snprintf(other, sizeof other, "%s\\.(%s|nothing)", c[_i].db, c[_i].kept);
+        const char *kv[] = {k ? "include" : "exclude", k ? other : re, NULL};
+        ck_assert_ok(run_with(c[_i].fmt, kv, &err), err);
+        ck_assert_str_eq(lake_rows(wh, c[_i].db, c[_i].kept), want);
+        ck_assert_str_eq(lake_rows(wh, c[_i].db, c[_i].left), "(none)");
+    }
+    /* a bad expression names its key */
+    const char *bad[] = {"exclude", "(", NULL};
+    ck_assert_int_eq(run_with(c[_i].fmt, bad, &err), W2L_CONFIG);
+    ck_assert_msg(strstr(err.msg, "exclude") && strstr(err.msg, "regular expression"), "%s",
+                  err.msg);
+}
+END_TEST
+
+START_TEST(excluded_table_is_not_read)
+{
+    /* b's row cannot be converted ("ten" for an INT): excluded, it is never read */
+    write_text("w", MX_CREATE("a") MX_CREATE("b")
+               MX_ROW("a", "insert", 1, "", "{\"id\":1,\"v\":10}", "")
+               MX_ROW("b", "insert", 1, LAST, "{\"id\":2,\"v\":\"ten\"}", ""));
+    const char *kv[] = {"exclude", "db\\.b", NULL};
+    ck_assert_ok(run_with("maxwell-json", kv, &err), err);
+    ck_assert_str_eq(table_rows("a"), "1|10");
+    ck_assert_str_eq(table_rows("b"), "(none)");
+    tmpdir_remove(wh);
+    ck_assert_int_ne(run_with("maxwell-json", NULL, &err), W2L_OK); /* unfiltered: it fails */
+}
+END_TEST
+
 Suite *suite_pipeline_cdc(void)
 {
     Suite *s = suite_create("pipeline_cdc");
@@ -582,6 +648,12 @@ Suite *suite_pipeline_cdc(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, partition_column_renamed_between_runs);
     tcase_add_test(tc, partition_by_errors_name_the_key);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("filter");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, include_exclude_tables, 0, 3);
+    tcase_add_test(tc, excluded_table_is_not_read);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -113,6 +113,12 @@ const w2l_conf_prop w2l__conf_props[] = {
     { "writer.open-partitions", W2L_CONF_INT, "64", 1, 100000, NULL, W2L_CONF_F_PER_TABLE,
       "Partitions of one table a writer keeps files open for; past it the least recently used "
       "one's files are completed." },
+    { "include", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
+      "Regular expression (POSIX extended, whole name) over DB.TABLE: only the tables it "
+      "matches are synced (every source; default: all). Applied before any work for a table." },
+    { "exclude", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
+      "Regular expression over DB.TABLE: the tables it matches are not synced, even when "
+      "include matches them." },
     { "partition-by", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_PER_TABLE,
       "Partition spec of a table, as Spark/Trino DDL write it: a comma list of col, bucket(N, "
       "col), truncate(W, col), year/month/day/hour(col). Set for one table (table.DB.T."

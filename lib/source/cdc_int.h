@@ -87,6 +87,8 @@ typedef struct table {
                            order, each NUL-terminated, then an empty one; or NULL (cdc_maxwell.c) */
     char *dbz_types;    /* debezium: "column\0MySQL type\0"... "\0" from the table's last
                            tableChanges, or NULL (cdc_debezium.c) */
+    int filtered;       /* the include / exclude filter was asked */
+    int excluded;       /* ... and left it out: its messages are consumed unread */
     int skip;           /* quarantined (w2l__cdc_skip_table): rows are dropped unconverted */
     uint64_t skipped;   /* rows dropped so, not yet taken by w2l__cdc_take_skipped() */
 } table;
@@ -210,6 +212,9 @@ enum tx { TX_OWN, TX_PART, TX_LAST, TX_BEGIN, TX_END, TX_NONE };
 /* The formats. */
 w2l_rc w2l__cdc_canal_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err);
 w2l_rc w2l__cdc_dbz_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err);
+/* The payload of a debezium message (the envelope itself when it has no schema part) and
+ * its schema (NULL without); payload NULL for a tombstone. */
+void w2l__cdc_dbz_parts(const w2l__json *msg, const w2l__json **schema, const w2l__json **payload);
 enum tx w2l__cdc_dbz_txn(const w2l__json *msg, char *key, size_t size);
 w2l_rc w2l__cdc_maxwell_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err);
 enum tx w2l__cdc_maxwell_txn(const w2l__json *msg, char *key, size_t size);

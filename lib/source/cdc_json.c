@@ -53,6 +53,7 @@
 #include <stdlib.h>
 
 #include "cdc_int.h"
+#include "table_filter.h"
 
 /* ---- chunks ---- */
 
@@ -825,6 +826,35 @@ static enum tx txn_of(const w2l__cdc *d, const w2l__json *msg, char *key, size_t
 
 /* ---- dispatch ---- */
 
+/* Whether the include / exclude filter leaves out the table msg is about (a message that
+ * names no single table is kept). Asked once per table: the answer stays on its entry. */
+static w2l_rc filtered_out(w2l__cdc *d, const w2l__json *msg, int *out, w2l_error *err)
+{
+    *out = 0;
+    if (!d->opts.filter) return W2L_OK;
+    const char *db, *tn;
+    if (d->fmt == W2L__CDC_DEBEZIUM) {
+        const w2l__json *schema, *payload;
+        w2l__cdc_dbz_parts(msg, &schema, &payload);
+        const w2l__json *source = w2l__json_get(payload, "source");
+        db = w2l__cdc_str(payload, "databaseName");
+        if (!db) db = w2l__cdc_str(source, "db");
+        tn = w2l__cdc_str(source, "table");
+    } else {
+        db = w2l__cdc_str(msg, "database");
+        tn = w2l__cdc_str(msg, "table");
+    }
+    if (!db || !tn || !*tn || strchr(tn, ',')) return W2L_OK;
+    table *t;
+    W2L_TRY(w2l__cdc_table_get(d, db, tn, 1, &t, err));
+    if (!t->filtered) {
+        t->filtered = 1;
+        t->excluded = !w2l__tfilter_ok(d->opts.filter, db, tn);
+    }
+    *out = t->excluded;
+    return W2L_OK;
+}
+
 w2l_rc w2l__cdc_decode(w2l__cdc *d, const char *text, size_t len, int replay, w2l__cdc_step *step,
                        w2l_error *err)
 {
@@ -872,12 +902,20 @@ w2l_rc w2l__cdc_decode(w2l__cdc *d, const char *text, size_t len, int replay, w2
         w2l__json_free(msg);
         return W2L_OK;
     }
+    int excluded;
+    w2l_rc rc = filtered_out(d, msg, &excluded, err);
+    if (rc != W2L_OK) {
+        w2l__json_free(msg);
+        return rc;
+    }
     d->replay = replay;
-    w2l_rc rc;
-    switch (d->fmt) {
-    case W2L__CDC_CANAL: rc = w2l__cdc_canal_decode(d, msg, err); break;
-    case W2L__CDC_DEBEZIUM: rc = w2l__cdc_dbz_decode(d, msg, err); break;
-    default: rc = w2l__cdc_maxwell_decode(d, msg, err); break;
+    if (excluded) { /* consumed unread: it only takes part in its transaction */
+    } else if (d->fmt == W2L__CDC_CANAL) {
+        rc = w2l__cdc_canal_decode(d, msg, err);
+    } else if (d->fmt == W2L__CDC_DEBEZIUM) {
+        rc = w2l__cdc_dbz_decode(d, msg, err);
+    } else {
+        rc = w2l__cdc_maxwell_decode(d, msg, err);
     }
     d->replay = 0;
     if (rc != W2L_OK || replay) {

@@ -33,6 +33,7 @@ typedef struct w2l__cdc_opts {
     int32_t tz_offset_s;     /* source.timezone as a fixed offset east of UTC, seconds */
     char maxwell_database[65]; /* source.maxwell-database: maxwell-json rows and DDL of this
                                   database (Maxwell's own bookkeeping) are dropped; "" keeps all */
+    const struct w2l__tfilter *filter; /* include / exclude (borrowed); NULL: every table */
 } w2l__cdc_opts;
 
 /* Parses a fixed zone: "UTC", "GMT", "Z", "+08:00", "-0530", "+08". W2L_CONFIG otherwise

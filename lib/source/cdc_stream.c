@@ -50,6 +50,8 @@ w2l_rc w2l__cdc_stream_init(w2l__cdc_stream *st, w2l__cdc_format fmt, const w2l_
     st->fmt = fmt;
     w2l__cdc_opts o;
     W2L_TRY(read_opts(conf, &o, &st->until_caught_up, err));
+    W2L_TRY(w2l__tfilter_init(&st->filter, conf, err));
+    if (st->filter.has_include || st->filter.has_exclude) o.filter = &st->filter;
     st->conf = conf ? w2l_conf_dup(conf) : w2l_conf_new();
     st->origin = w2l__strdup(origin);
     st->dec = w2l__cdc_new(fmt, &o);
@@ -63,6 +65,7 @@ w2l_rc w2l__cdc_stream_init(w2l__cdc_stream *st, w2l__cdc_format fmt, const w2l_
 void w2l__cdc_stream_free(w2l__cdc_stream *st)
 {
     w2l__cdc_free(st->dec);
+    w2l__tfilter_free(&st->filter);
     for (size_t i = 0; i < st->nq; i++) {
         w2l__free(st->q[i].db);
         w2l__free(st->q[i].table);

@@ -20,6 +20,7 @@
 #ifndef W2L_CDC_STREAM_H
 #define W2L_CDC_STREAM_H
 
+#include "table_filter.h"
 #include "cdc_json.h"
 
 /* Where a message or transaction came from, put into words only when something fails
@@ -47,6 +48,7 @@ typedef struct w2l__cdc_stream {
     } *q;
     size_t nq;
     int64_t last_ts_ms; /* source time of the last transaction emitted */
+    w2l__tfilter filter; /* include / exclude, which the decoder borrows */
 } w2l__cdc_stream;
 
 /* Reads the source.* options of conf (NULL: defaults) and makes the decoder. */

@@ -209,6 +209,7 @@ w2l_rc w2l__ms_parse_uri(mysql_source *ms, const w2l_conf *conf, const char *uri
             else ms->cfg.have_regex = 1;
         }
     }
+    if (rc == W2L_OK) rc = w2l__tfilter_init(&ms->cfg.filter, conf, err);
     ms->cfg.startup = startup ? startup : w2l__strdup("initial");
     startup = NULL;
     if (rc == W2L_OK && !ms->cfg.startup) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
@@ -250,6 +251,7 @@ int w2l__ms_table_selected(const mysql_source *ms, const char *db, const char *t
     w2l__osc_kind k = w2l__osc_classify(table, base, sizeof base);
     if (k == W2L_OSC_GHOST_CHANGELOG || k == W2L_OSC_GHOST_OLD || k == W2L_OSC_PTOSC_OLD) return 0;
     if (k != W2L_OSC_NONE) name = base;
+    if (!w2l__tfilter_ok(&ms->cfg.filter, db, name)) return 0;
     if (!ms->cfg.have_regex) return 1;
     char full[600];
     snprintf(full, sizeof full, "%s.%s", db, name);

@@ -288,6 +288,7 @@ static void ms_close(w2l_source *self)
     ms->cfg.dbs = NULL;
     if (ms->cfg.have_regex) regfree(&ms->cfg.re);
     ms->cfg.have_regex = 0;
+    w2l__tfilter_free(&ms->cfg.filter);
     w2l__free(ms->cfg.startup);
     w2l__free(ms->cfg.params.host);
     w2l__free(ms->cfg.params.user);

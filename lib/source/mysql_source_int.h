@@ -11,6 +11,7 @@
 #include <regex.h>
 #include <stdatomic.h>
 
+#include "table_filter.h"
 #include "mysql_int.h"
 #include "source_int.h"
 #include "../model/model.h"
@@ -95,6 +96,7 @@ typedef struct mysql_source {
         size_t ndbs;
         int have_regex;
         regex_t re;
+        w2l__tfilter filter;  /* include / exclude */
         char *startup;
         int until_caught_up;
         w2l__type_opts topts;
