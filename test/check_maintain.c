@@ -1436,6 +1436,55 @@ START_TEST(a_lone_small_file_per_partition_stays)
 }
 END_TEST
 
+/* Appends a snapshot (child of the current one) with the given summary to m. */
+static void add_summary_snapshot(w2l__ice_meta *m, const char *op, const char *added_deletes,
+                                 const char *total_deletes)
+{
+    w2l__ice_snapshot *v = w2l__realloc(m->snapshots, (m->nsnapshots + 1) * sizeof *v);
+    ck_assert_ptr_nonnull(v);
+    m->snapshots = v;
+    w2l__ice_snapshot *x = &v[m->nsnapshots++];
+    memset(x, 0, sizeof *x);
+    x->snapshot_id = (int64_t)m->nsnapshots;
+    x->parent_id = m->current_snapshot_id;
+    x->seq = (int64_t)m->nsnapshots;
+    x->manifest_list = w2l__strdup("unused.avro");
+    x->schema_id = 0;
+    w2l_error e;
+    ck_assert_ok(w2l__ice_props_set(&x->summary, "operation", op, &e), e);
+    ck_assert_ok(w2l__ice_props_set(&x->summary, "added-delete-files", added_deletes, &e), e);
+    ck_assert_ok(w2l__ice_props_set(&x->summary, "total-delete-files", total_deletes, &e), e);
+    ck_assert_ok(w2l__ice_props_set(&x->summary, "total-data-files", "40", &e), e);
+    m->current_snapshot_id = x->snapshot_id;
+}
+
+START_TEST(delete_files_a_compaction_leaves_do_not_make_it_due)
+{
+    /* a partitioned table keeps a position delete file per partition after a compaction:
+     * only the delete files added since count toward maintenance.compact-delete-files */
+    w2l_schema *sc = w2l_schema_new(0);
+    w2l_error e;
+    ck_assert_ok(w2l_schema_add_field(sc, 1, "id", (w2l_type){W2L_TYPE_LONG, 0, 0}, 1, &e), e);
+    w2l__ice_meta *m;
+    ck_assert_ok(w2l__ice_meta_new("/nowhere", sc, NULL, NULL, &m, &e), e);
+    w2l__ice_policy pol;
+    w2l__ice_policy_default(&pol);
+    pol.compact_small_files = 1000000;
+    pol.compact_delete_files = 16;
+    pol.compact_delete_ratio = 0;
+    add_summary_snapshot(m, "delete", "20", "20"); /* no compaction yet: the total counts */
+    ck_assert_int_eq(w2l__ice_compact_due(m, &pol), 1);
+    add_summary_snapshot(m, "replace", "12", "12"); /* it left 12 position delete files */
+    ck_assert_int_eq(w2l__ice_compact_due(m, &pol), 0);
+    add_summary_snapshot(m, "delete", "10", "22");
+    ck_assert_int_eq(w2l__ice_compact_due(m, &pol), 0); /* 10 since */
+    add_summary_snapshot(m, "delete", "6", "28");
+    ck_assert_int_eq(w2l__ice_compact_due(m, &pol), 1); /* 16 since */
+    w2l__ice_meta_free(m);
+    w2l_schema_unref(sc);
+}
+END_TEST
+
 Suite *suite_maintain(void)
 {
     Suite *s = suite_create("maintain");
@@ -1449,6 +1498,7 @@ Suite *suite_maintain(void)
     tcase_add_test(tc, orphans_go_but_not_what_recover_needs);
     tcase_add_test(tc, a_fault_at_any_write_of_maintenance_leaves_the_table_whole);
     tcase_add_test(tc, large_files_get_position_deletes);
+    tcase_add_test(tc, delete_files_a_compaction_leaves_do_not_make_it_due);
     tcase_add_test(tc, a_renamed_tables_old_metadata_is_not_the_new_tables);
     tcase_add_test(tc, partitions_are_compacted_apart);
     tcase_add_test(tc, files_of_an_older_spec_keep_it);

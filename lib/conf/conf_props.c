@@ -158,7 +158,8 @@ const w2l_conf_prop w2l__conf_props[] = {
       "Compact a table once this many data files were added since its last compaction (files "
       "under an eighth of writer.target-file-bytes are rewritten) ..." },
     { "maintenance.compact-delete-files", W2L_CONF_INT, "16", 1, 1000000, NULL,
-      W2L_CONF_F_PER_TABLE, "... or this many delete files ..." },
+      W2L_CONF_F_PER_TABLE, "... or this many delete files were added since (those a compaction "
+      "leaves do not count) ..." },
     { "maintenance.compact-delete-percent", W2L_CONF_INT, "10", 0, 100, NULL, W2L_CONF_F_PER_TABLE,
       "... or deleted rows at this share (percent) of its records, once there are at least "
       "10,000 (0: off)." },

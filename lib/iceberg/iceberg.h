@@ -521,7 +521,7 @@ typedef struct w2l__ice_policy {
     int64_t target_file_bytes;     /* compaction output files; under an eighth: small */
     int64_t compact_small_files;   /* compact at this many data files added since the last
                                       compaction, */
-    int64_t compact_delete_files;  /* or this many delete files, */
+    int64_t compact_delete_files;  /* or this many delete files added since, */
     double compact_delete_ratio;   /* or deletes/records at or above this (0: off), with
                                       at least W2L_ICE_COMPACT_MIN_DELETES deletes */
     double rewrite_delete_ratio;   /* a large file is rewritten at this share of deleted

@@ -359,18 +359,20 @@ static int64_t sum_i64(const w2l__ice_props *p, const char *key)
     return v ? strtoll(v, NULL, 10) : 0;
 }
 
-typedef struct small_ctx {
-    int64_t added;
+/* What the snapshots since the last compaction added, along the current history. */
+typedef struct since_ctx {
+    int64_t added, added_deletes;
     int reached_replace;
-} small_ctx;
+} since_ctx;
 
-static int small_step(void *ctx, const w2l__ice_snapshot *x, size_t depth)
+static int since_step(void *ctx, const w2l__ice_snapshot *x, size_t depth)
 {
     (void)depth;
-    small_ctx *c = ctx;
+    since_ctx *c = ctx;
     const char *op = w2l__ice_props_get(&x->summary, "operation");
     if (op && strcmp(op, "replace") == 0) return c->reached_replace = 1;
     c->added += sum_i64(&x->summary, "added-data-files");
+    c->added_deletes += sum_i64(&x->summary, "added-delete-files");
     return 0;
 }
 
@@ -380,7 +382,12 @@ int w2l__ice_compact_due(const w2l__ice_meta *m, const w2l__ice_policy *p)
         m->current_snapshot_id != -1 ? w2l__ice_meta_snapshot(m, m->current_snapshot_id) : NULL;
     if (!cur) return 0;
     const w2l__ice_props *s = &cur->summary;
-    int64_t deletes = sum_i64(s, "total-delete-files");
+    since_ctx c = {0, 0, 0};
+    if (w2l__ice_meta_ancestry(m, since_step, &c, NULL) != W2L_OK) return 0;
+    /* delete files added since the last compaction: the position delete files a compaction
+     * leaves (one per partition, for large files with few deleted rows) do not count, or a
+     * partitioned table would be due forever */
+    int64_t deletes = c.reached_replace ? c.added_deletes : sum_i64(s, "total-delete-files");
     if (deletes >= p->compact_delete_files) return 1;
     int64_t records = sum_i64(s, "total-records");
     int64_t deleted = sum_i64(s, "total-equality-deletes") + sum_i64(s, "total-position-deletes");
@@ -389,9 +396,7 @@ int w2l__ice_compact_due(const w2l__ice_meta *m, const w2l__ice_policy *p)
         (double)deleted >= p->compact_delete_ratio * (double)records)
         return 1;
     /* small files: the data files added since the last compaction (its output is at most a
-     * few files), counted along the current history */
-    small_ctx c = {0, 0};
-    if (w2l__ice_meta_ancestry(m, small_step, &c, NULL) != W2L_OK) return 0;
+     * few files) */
     int64_t small = c.reached_replace ? c.added : W2L_MAX(c.added, sum_i64(s, "total-data-files"));
     return small >= p->compact_small_files && sum_i64(s, "total-data-files") >= 2;
 }
