@@ -279,7 +279,6 @@ static w2l_rc open_op(const w2l_conf *conf, unsigned index, unsigned n, w2l_stat
     op->warehouse = w2l__strdup(wh);
     W2L_NOMEM_IF(!op->warehouse, err);
     W2L_TRY(w2l_conf_get(conf, "catalog", &cat, err));
-    W2L_TRY(w2l__ddlop_check_specs(conf, NULL, err));
     W2L_TRY(w2l_conf_get_int(conf, "parallelism", &v, err));
     op->nwriters = v > 0 ? (unsigned)v : 1;
     W2L_TRY(w2l_conf_get_int(conf, "ddl.fence-timeout", &op->fence_timeout_ms, err));
@@ -296,7 +295,8 @@ static w2l_rc open_op(const w2l_conf *conf, unsigned index, unsigned n, w2l_stat
     op->eo.replayed_ok = w2l__ledger_current() != NULL; /* a shared source replays DDL */
     W2L_TRY(w2l__fileio_open_for(conf, op->warehouse, &op->io, err));
     W2L_TRY(w2l__catalog_open(cat, conf, op->warehouse, op->io, &op->cat, err));
-    if (index == 0) W2L_TRY(w2l__ddlop_check_specs(conf, op, err)); /* once per pipeline */
+    /* every handler checks the syntax; the first also the tables the lake holds */
+    W2L_TRY(w2l__ddlop_check_specs(conf, index == 0 ? op : NULL, err));
     op->owner = w2l__owner_current();
     if (!op->owner)
         return w2l__fail(err, W2L_MISUSE, "the built-in DDL handler runs only inside a pipeline");
