@@ -7,7 +7,7 @@
 #include <w2l.h>
 
 /* Exit codes (w2l-design(7) section 7). */
-enum { EXIT_DONE = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
+enum { EXIT_DONE = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_TIMEOUT = 3 /* wait-complete */ };
 
 /* A flag of one command that is not a configuration key (cat's --snapshot, --format). */
 typedef struct cli_extra {
@@ -92,5 +92,6 @@ int cmd_status(int argc, char **argv);
 int cmd_tables(int argc, char **argv);
 int cmd_cat(int argc, char **argv);
 int cmd_maintain(int argc, char **argv);
+int cmd_wait_complete(int argc, char **argv);
 
 #endif

@@ -7,7 +7,8 @@
  * and delete files, and the age of the last compaction; last, the tables set aside under
  * ddl.policy=quarantine, with the changes dropped since and the reason. Read through
  * w2l_lake_checkpoints(3) and w2l_lake_tables(3); nothing is written. Passwords of URIs are
- * never printed.
+ * never printed. With --table NAMESPACE.TABLE only that table's lines, then the source time
+ * through which it is complete (w2l_table_complete_through(3)) and where that comes from.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@ typedef struct status_ctx {
     row *v;
     size_t n, cap;
     int oom;
+    const char *only; /* --table: "ns.table"; NULL: every table */
 } status_ctx;
 
 /* One table's maintenance figures. */
@@ -39,11 +41,51 @@ typedef struct maint_ctx {
     mrow *v;
     size_t n, cap;
     int oom;
+    const char *only;
 } maint_ctx;
+
+/* 1 when ns.table is not the one --table names. */
+static int skip(const char *only, const char *ns, const char *table)
+{
+    size_t n = strlen(ns);
+    return only &&
+           !(strncmp(only, ns, n) == 0 && only[n] == '.' && strcmp(only + n + 1, table) == 0);
+}
+
+/* The completeness lines of --table. */
+static w2l_rc print_complete(w2l_lake *lake, const char *only, w2l_error *err)
+{
+    const char *dot = strchr(only, '.');
+    size_t nl = (size_t)(dot - only);
+    char *ns = malloc(nl + 1);
+    if (!ns) return w2l_error_set(err, W2L_NOMEM, "out of memory");
+    memcpy(ns, only, nl);
+    ns[nl] = '\0';
+    w2l_complete_info ci;
+    w2l_rc r = w2l_table_complete_through(lake, ns, dot + 1, &ci, err);
+    free(ns);
+    if (r != W2L_OK) return r;
+    if (ci.through_ms < 0) {
+        printf("%s complete through: unknown (no snapshot of it carries a mark yet)\n", only);
+        return W2L_OK;
+    }
+    char iso[40];
+    w2l_time_format(ci.through_ms, iso, sizeof iso);
+    printf("%s complete through %s (%" PRId64 " ms)\n", only, iso, ci.through_ms);
+    if (strcmp(ci.source, "job-file") == 0)
+        printf("  from the job file of %s (checkpoint %" PRIu64
+               "; the table's last commit is checkpoint %" PRIu64 ")\n",
+               ci.job_id, ci.job_file_checkpoint, ci.checkpoint);
+    else
+        printf("  from the snapshot summary (checkpoint %" PRIu64 " of job %s)\n", ci.checkpoint,
+               ci.job_id ? ci.job_id : "-");
+    return W2L_OK;
+}
 
 static int on_table(void *ctx, const w2l_table_info *t)
 {
     maint_ctx *m = ctx;
+    if (skip(m->only, t->ns, t->table)) return 0;
     if (m->n == m->cap) {
         size_t cap = m->cap ? 2 * m->cap : 16;
         mrow *v = realloc(m->v, cap * sizeof *v);
@@ -87,6 +129,7 @@ static int on_info(void *ctx, const w2l_checkpoint_info *ck)
         }
         return 0;
     }
+    if (skip(s->only, ck->ns, ck->table)) return 0;
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 16;
         row *v = realloc(s->v, cap * sizeof *v);
@@ -117,10 +160,19 @@ int cmd_status(int argc, char **argv)
 {
     w2l_conf *conf;
     w2l_lake *lake;
-    int rc = cli_open_lake("status", argc, argv, NULL, &conf, &lake);
+    cli_args args;
+    int rc = cli_open_lake("status", argc, argv, &args, &conf, &lake);
     if (rc != EXIT_DONE) return rc;
+    const char *only = args.extra[0];
+    if (only && (!strchr(only, '.') || only[0] == '.' || !strchr(only, '.')[1])) {
+        fprintf(stderr, "w2l status: --table: '%s' is not NAMESPACE.TABLE (see w2l help status)\n",
+                only);
+        cli_finish(conf, lake);
+        return EXIT_USAGE;
+    }
     status_ctx s = {0};
     maint_ctx m = {0};
+    s.only = m.only = only;
     w2l_error err;
     w2l_rc r = w2l_lake_checkpoints(lake, on_info, &s, &err);
     if (r == W2L_OK && s.oom) r = w2l_error_set(&err, W2L_NOMEM, "out of memory");
@@ -166,6 +218,11 @@ int cmd_status(int argc, char **argv)
                 if (s.v[i].quarantined)
                     printf("%-*s  %12" PRIu64 "  %s\n", w, s.v[i].name, s.v[i].rows_quarantined,
                            s.v[i].quarantined);
+        }
+        if (only) {
+            if (s.n || m.n) putchar('\n');
+            r = print_complete(lake, only, &err);
+            if (r != W2L_OK) rc = cli_fail("status", &err, r);
         }
     }
     for (size_t i = 0; i < s.n; i++) {

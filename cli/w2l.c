@@ -19,6 +19,27 @@ static const cli_extra cat_extra[] = {
     { NULL, NULL, NULL }
 };
 
+static const cli_extra status_extra[] = {
+    { "table", "NAMESPACE.TABLE",
+      "Only this table, and how far it is complete in source time (README, Completeness for "
+      "schedulers)." },
+    { NULL, NULL, NULL }
+};
+
+/* In the order of the W_* indexes of cmd_wait.c. */
+static const cli_extra wait_extra[] = {
+    { "table", "NAMESPACE.TABLE", "The table to wait for (required)." },
+    { "through", "TIME",
+      "Wait until every source transaction committed at or before TIME is readable: ms since "
+      "the epoch or ISO-8601 (2024-05-01, 2024-05-01T10:00:00Z, 2024-05-01T12:00+02:00; no "
+      "zone: UTC) (required)." },
+    { "timeout", "DURATION",
+      "Give up after this long and exit 3 (500ms, 30s, 10m, 2h, 1d; a bare number is seconds). "
+      "Default: wait forever." },
+    { "poll", "DURATION", "Time between two reads of the lake (default 1s)." },
+    { NULL, NULL, NULL }
+};
+
 /* In the order of the X_* indexes of cmd_maintain.c. */
 static const cli_extra maintain_extra[] = {
     { "table", "NAMESPACE.TABLE", "Maintain only this table (default: every table of the lake)." },
@@ -56,14 +77,22 @@ static const cli_command commands[] = {
       "committed, without starting a source. Safe to run any number of times.",
       cmd_recover },
     { "status", "show the newest sealed checkpoint and each table's lag", NULL,
-      "warehouse state catalog config log-level" S3_FLAGS, "warehouse", NULL,
+      "warehouse state catalog config log-level" S3_FLAGS, "warehouse", status_extra,
       "Prints the newest sealed checkpoint, the job and source position it holds, and per table "
       "the newest "
       "checkpoint committed to it and how many sealed checkpoints are still to be committed (its "
       "lag); then per "
       "table its maintenance figures: snapshots, manifests, data and delete files, last "
-      "compaction.",
+      "compaction. With --table, only that table, and the source time through which it is "
+      "complete.",
       cmd_status },
+    { "wait-complete", "wait until a table is complete through a time", NULL,
+      "warehouse catalog config log-level" S3_FLAGS, "warehouse", wait_extra,
+      "Exits 0 as soon as the table holds every source transaction committed at or before "
+      "--through, read from the lake's metadata as every reader reads it (a scheduler's "
+      "sensor); 3 when --timeout passed first, 1 on an error such as a missing table, 2 on a "
+      "usage error such as a bad TIME.",
+      cmd_wait_complete },
     { "tables", "list the lake's tables", NULL, "warehouse catalog config log-level" S3_FLAGS,
       "warehouse", NULL,
       "Prints one line per table: snapshots, records (before deletes), data and delete files, "

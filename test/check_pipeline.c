@@ -407,6 +407,56 @@ START_TEST(emitter_batches_by_table_and_validates)
 }
 END_TEST
 
+/* The emitter alone, with hooks that record each batch as "table:v,v": tables of one group
+ * (a route's sources) reach the pipeline in their source order, other tables batch apart. */
+static char em_log[512];
+static w2l_rc log_batch(void *ctx, w2l__batch *b, w2l_error *e)
+{
+    (void)ctx, (void)e;
+    size_t n = strlen(em_log);
+    n += (size_t)snprintf(em_log + n, sizeof em_log - n, "%s%s:", n ? " " : "", b->table);
+    for (size_t i = 0; i < b->n; i++)
+        n += (size_t)snprintf(em_log + n, sizeof em_log - n, "%s%d", i ? "," : "",
+                              (int)b->changes[i].row[0].v.i64);
+    w2l__batch_free(b);
+    return W2L_OK;
+}
+static const char *group_t01(void *ctx, const char *ns, const char *table)
+{
+    (void)ctx, (void)ns;
+    return strcmp(table, "t2") ? "db.merged" : NULL;
+}
+
+START_TEST(emitter_keeps_a_groups_order)
+{
+    for (int grouped = 0; grouped < 2; grouped++) {
+        w2l__emit_hooks h = {log_batch, NULL, NULL, NULL};
+        w2l_emitter *em = w2l__emitter_new(&h, 100);
+        ck_assert_ptr_nonnull(em);
+        if (grouped) w2l__emitter_set_group(em, group_t01);
+        em_log[0] = '\0';
+        static const char *const order[] = {"t0", "t1", "t2", "t0", "t0", "t2", "t1"};
+        for (size_t i = 0; i < W2L_ARRAY_LEN(order); i++) {
+            w2l_value row[2] = {{0}, {0}};
+            row[0].v.i64 = (int64_t)i;
+            row[1].is_null = 1;
+            w2l_change c = {"db", order[i], schema, W2L_OP_INSERT, row, 2, NULL, 0};
+            ck_assert_ok(w2l_emit_change(em, &c, &err), err);
+        }
+        ck_assert_ok(w2l__emitter_flush(em, &err), err);
+        if (grouped) /* t2 is in no group: one batch at the flush, in no set order */
+            ck_assert_msg(!strncmp(em_log, "t0:0 t1:1 t0:3,4 ", 17) && strstr(em_log, " t1:6") &&
+                              strstr(em_log, " t2:2,5"),
+                          "%s", em_log);
+        else
+            ck_assert_msg(strstr(em_log, "t0:0,3,4") && strstr(em_log, "t1:1,6") &&
+                              strstr(em_log, "t2:2,5"),
+                          "%s", em_log);
+        w2l__emitter_free(em);
+    }
+}
+END_TEST
+
 /* ---- a source that records the checkpoints it is told complete (w2l_source_methods(3)) ----
  * next() emits one transaction of 10 rows, txn t holding rows 10t..10t+9, its position
  * {"txn":t+1}; every third transaction asks for a checkpoint, so checkpoints 1..10 fall after
@@ -554,6 +604,7 @@ Suite *suite_pipeline(void)
     tcase_add_test(basic, checkpoint_waits_for_commit);
     tcase_add_test(basic, unknown_operator_is_a_config_error);
     tcase_add_test(basic, emitter_batches_by_table_and_validates);
+    tcase_add_test(basic, emitter_keeps_a_groups_order);
     tcase_add_test(basic, source_hears_each_committed_checkpoint_once);
     tcase_set_timeout(basic, 60);
     suite_add_tcase(s, basic);

@@ -627,6 +627,101 @@ START_TEST(excluded_table_is_not_read)
 }
 END_TEST
 
+/* ---- routes ---- */
+
+static int on_table_schema(void *ctx, const w2l_table_info *t)
+{
+    if (!strcmp(t->table, "userinfo")) *(int32_t *)ctx = t->schema_id;
+    return 0;
+}
+
+static int32_t schema_id_of_userinfo(void)
+{
+    w2l_conf *c = w2l_conf_new();
+    ck_assert_ok(w2l_conf_set(c, "warehouse", wh, &err), err);
+    w2l_lake *l;
+    ck_assert_ok(w2l_lake_open(c, &l, &err), err);
+    int32_t id = -1;
+    ck_assert_ok(w2l_lake_tables(l, on_table_schema, &id, &err), err);
+    w2l_lake_close(l);
+    w2l_conf_free(c);
+    return id;
+}
+
+/* Four shards in two databases merge into app.userinfo (test/data/cdc/README): colliding
+ * ids stay apart under key-with-source, the same ADD COLUMN on two shards changes the
+ * target once, a widening on one shard widens it, a DROP COLUMN and a TRUNCATE on one
+ * shard leave it as it is, a delete and a key update reach only their shard's rows; with
+ * ddl-parallelism 3 too (every shard reaches the target's handler). */
+START_TEST(route_merges_shards)
+{
+    stream_from_data("canal_shards.jsonl");
+    const char *kv[] = {"route.u.source", "d[0-9]\\.(userinfo)[0-9]+", "route.u.target", "app.$1",
+                        "route.u.key-with-source", "true", "metadata-columns", "op",
+                        "ddl-parallelism", _i ? "3" : "1", "parallelism", _i ? "2" : "1", NULL};
+    ck_assert_ok(run_with("canal-json", kv, &err), err);
+    /* id|name|age|_source_db|_source_table|_op|email */
+    ck_assert_str_eq(lake_rows(wh, "app", "userinfo"),
+                     "1|d00a|10|d0|userinfo000|INSERT|- "
+                     "1|d10a|10|d1|userinfo000|UPDATE|a@d10 "
+                     "1|d11a|5000000000|d1|userinfo001|UPDATE|- "
+                     "2|d00b|11|d0|userinfo000|INSERT|- "
+                     "2|d10b|11|d1|userinfo000|INSERT|- "
+                     "2|d11b|11|d1|userinfo001|INSERT|- "
+                     "3|d00c|12|d0|userinfo000|INSERT|c@d00 "
+                     "7|d01a|10|d0|userinfo001|UPDATE|- "
+                     "9|d11i|-|d1|userinfo001|INSERT|-");
+    ck_assert_str_eq(lake_rows(wh, "d0", "plain"), "1|p|INSERT");
+    ck_assert_str_eq(lake_rows(wh, "d0", "userinfo000"), "(none)");
+    ck_assert_int_eq(schema_id_of_userinfo(), 2); /* created, + email, + age bigint */
+}
+END_TEST
+
+/* Without key-with-source, keyed rows of a second shard stop the run before anything of
+ * the target is committed; with key-with-source=false the keys are trusted. */
+START_TEST(route_keys_must_be_stated)
+{
+    stream_from_data("canal_shards.jsonl");
+    const char *kv[] = {"route.u.source", "d[0-9]\\.(userinfo)[0-9]+", "route.u.target",
+                        "app.$1", NULL};
+    ck_assert_int_eq(run_with("canal-json", kv, &err), W2L_CONFIG);
+    ck_assert_msg(strstr(err.msg, "route.u.key-with-source=true") &&
+                      strstr(err.msg, "d0.userinfo000") && strstr(err.msg, "d0.userinfo001"),
+                  "%s", err.msg);
+    ck_assert_str_eq(lake_rows(wh, "app", "userinfo"), "(none)");
+    const char *kv2[] = {"route.u.source", "d[0-9]\\.(userinfo)[0-9]+", "route.u.target",
+                         "app.$1", "route.u.key-with-source", "false", NULL};
+    ck_assert_ok(run_with("canal-json", kv2, &err), err);
+    /* one row per id, in the order of the stream across shards: d0.userinfo001's delete of
+     * id 2 and its key update 1 -> 7 come after every shard wrote ids 1 and 2 */
+    ck_assert_str_eq(lake_rows(wh, "app", "userinfo"), "3|d00c|12|c@d00 7|d01a|10|- 9|d11i|-|-");
+}
+END_TEST
+
+/* A type no promotion joins (INT on one shard, VARCHAR on another) fails under
+ * ddl.policy=fail, naming both types; metadata-columns names a bad word. */
+START_TEST(route_type_conflict_and_bad_keys)
+{
+    write_text("w", "{\"data\":[{\"id\":\"1\",\"v\":\"1\"}],\"database\":\"d0\",\"es\":1,"
+                    "\"id\":1,\"isDdl\":false,\"mysqlType\":{\"id\":\"int(11)\",\"v\":"
+                    "\"int(11)\"},\"pkNames\":[\"id\"],\"table\":\"t0\",\"type\":\"INSERT\"}\n"
+                    "{\"data\":[{\"id\":\"2\",\"v\":\"x\"}],\"database\":\"d0\",\"es\":2,"
+                    "\"id\":2,\"isDdl\":false,\"mysqlType\":{\"id\":\"int(11)\",\"v\":"
+                    "\"varchar(3)\"},\"pkNames\":[\"id\"],\"table\":\"t1\",\"type\":"
+                    "\"INSERT\"}\n");
+    const char *kv[] = {"route.r.source", "d0\\.t[0-9]", "route.r.target", "m.t",
+                        "route.r.key-with-source", "true", NULL};
+    ck_assert_int_eq(run_with("canal-json", kv, &err), W2L_SCHEMA);
+    ck_assert_msg(strstr(err.msg, "m.t") && strstr(err.msg, "'v'") && strstr(err.msg, "string") &&
+                      strstr(err.msg, "int"),
+                  "%s", err.msg);
+    const char *bad[] = {"metadata-columns", "op, when", NULL};
+    ck_assert_int_eq(run_with("canal-json", bad, &err), W2L_CONFIG);
+    ck_assert_str_eq(err.msg, "ddl 0: metadata-columns: 'when' is not a metadata column (op_ts, "
+                              "source_db, source_table, op)");
+}
+END_TEST
+
 Suite *suite_pipeline_cdc(void)
 {
     Suite *s = suite_create("pipeline_cdc");
@@ -654,6 +749,13 @@ Suite *suite_pipeline_cdc(void)
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, include_exclude_tables, 0, 3);
     tcase_add_test(tc, excluded_table_is_not_read);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("route");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, route_merges_shards, 0, 2);
+    tcase_add_test(tc, route_keys_must_be_stated);
+    tcase_add_test(tc, route_type_conflict_and_bad_keys);
     suite_add_tcase(s, tc);
     return s;
 }

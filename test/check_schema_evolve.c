@@ -78,7 +78,7 @@ START_TEST(create_table_schema)
     w2l_schema_unref(s);
 
     /* inline key, composite key with a nullable column (a key column is required), options */
-    w2l__evolve_opts o = {{1, 1}, 0, 0};
+    w2l__evolve_opts o = {{1, 1}, 0, 0, 0};
     s = create("CREATE TABLE k (a INT, b VARCHAR(3), f TINYINT(1), t TIME, PRIMARY KEY (b, a))", &o,
                &last);
     schema_text(s, last, got, sizeof got);
@@ -322,7 +322,7 @@ START_TEST(alter_replayed)
 {
     int32_t last;
     w2l_schema *s = create(base_sql, NULL, &last);
-    w2l__evolve_opts o = {{0, 0}, 0, 1};
+    w2l__evolve_opts o = {{0, 0}, 0, 1, 0};
     w2l_error err;
     size_t n = w2l_schema_field_count(s);
     const char *same[] = {"ALTER TABLE t ADD qty INT", "ALTER TABLE t ADD qty SMALLINT",
@@ -335,6 +335,50 @@ START_TEST(alter_replayed)
     }
     ck_assert_int_eq(alter(&s, &last, "ALTER TABLE t ADD qty VARCHAR(3)", &o, &err), W2L_SCHEMA);
     ck_assert_str_eq(err.msg, "table shop.t: ADD COLUMN: column 'qty' exists");
+    w2l_schema_unref(s);
+}
+END_TEST
+
+/* A route's target (merge): each source's ALTER changes it only as the union needs. */
+START_TEST(alter_merged)
+{
+    int32_t last;
+    w2l_schema *s = create(base_sql, NULL, &last);
+    w2l__evolve_opts o = {0};
+    o.merge = 1;
+    w2l_error err;
+    char text[600];
+    /* no change: what another source has already, narrower types, drops, keys, moves */
+    const char *same[] = {"ALTER TABLE t ADD qty INT", "ALTER TABLE t ADD qty SMALLINT",
+                          "ALTER TABLE t DROP COLUMN qty", "ALTER TABLE t DROP COLUMN nope",
+                          "ALTER TABLE t MODIFY price DECIMAL(8,2)",
+                          "ALTER TABLE t DROP PRIMARY KEY, ADD PRIMARY KEY (name)",
+                          "ALTER TABLE t MODIFY note TEXT FIRST", "ALTER TABLE t RENAME TO u"};
+    for (size_t i = 0; i < W2L_ARRAY_LEN(same); i++) {
+        w2l_schema *before = s;
+        ck_assert_ok(alter(&s, &last, same[i], &o, &err), err);
+        ck_assert_msg(s == before, "%s changed the schema", same[i]);
+    }
+    /* the first source to add or widen changes the target; the others change nothing */
+    ck_assert_ok(alter(&s, &last,
+                       "ALTER TABLE t ADD email VARCHAR(80) NOT NULL AFTER id, MODIFY qty BIGINT, "
+                       "CHANGE score score2 DOUBLE, RENAME COLUMN note TO memo",
+                       &o, &err),
+                 err);
+    schema_text(s, last, text, sizeof text);
+    ck_assert_str_eq(text, "sid=1 last=9 [1 id long!, 2 name string!, 3 price decimal(10,2), "
+                           "4 qty long, 5 score float, 6 note string, 7 email string, "
+                           "8 score2 double, 9 memo string] pk=[1]");
+    w2l_schema *before = s;
+    ck_assert_ok(alter(&s, &last, "ALTER TABLE t ADD email VARCHAR(10), ADD qty INT", &o, &err),
+                 err);
+    ck_assert_ptr_eq(s, before);
+    /* a type no promotion joins */
+    ck_assert_int_eq(alter(&s, &last, "ALTER TABLE t MODIFY qty VARCHAR(3)", &o, &err),
+                     W2L_SCHEMA);
+    ck_assert_str_eq(err.msg, "table shop.t: column 'qty': one source has string (MySQL "
+                              "varchar(3)), the table merging it long, and neither type holds "
+                              "the other");
     w2l_schema_unref(s);
 }
 END_TEST
@@ -442,7 +486,7 @@ START_TEST(require_pk_columns_option)
     int32_t last;
     w2l_schema *s = create(base_sql, NULL, &last);
     w2l_error err;
-    w2l__evolve_opts o = {{0, 0}, 1, 0};
+    w2l__evolve_opts o = {{0, 0}, 1, 0, 0};
     ck_assert_ok(alter(&s, &last, "ALTER TABLE t DROP PRIMARY KEY, ADD PRIMARY KEY (id, qty)", &o,
                        &err), err);
     char got[1024];
@@ -583,6 +627,7 @@ Suite *suite_schema_evolve(void)
     tcase_add_test(edge, create_table_errors);
     tcase_add_test(edge, alter_forbidden);
     tcase_add_test(edge, alter_replayed);
+    tcase_add_test(edge, alter_merged);
     suite_add_tcase(s, edge);
     TCase *faults = tcase_create("faults");
     tcase_add_test(faults, evolve_survives_every_alloc_failure);

@@ -101,8 +101,14 @@ static void put_keys(void)
             prev = g;
             prev_len = gl;
         }
-        fputs(".TP\n.B ", stdout);
-        put_text(p->name);
+        const char *dot = (p->flags & W2L_CONF_F_NAMED) ? strchr(p->name, '.') : NULL;
+        if (dot) { /* route.source is written route.NAME.source */
+            printf(".TP\n.BI %.*s NAME ", (int)(dot - p->name + 1), p->name);
+            put_text(dot);
+        } else {
+            fputs(".TP\n.B ", stdout);
+            put_text(p->name);
+        }
         fputs("\n", stdout);
         put_text(p->doc ? p->doc : "");
         fputs("\n.RS\n.PD 0\n.TP 12\nType:\n", stdout);

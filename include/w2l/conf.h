@@ -42,7 +42,9 @@ typedef struct w2l_conf_prop {
 enum {
     W2L_CONF_F_CLI = 1u << 0,       /* also a long flag of `w2l run` (--name) */
     W2L_CONF_F_PER_TABLE = 1u << 1, /* may be overridden as table.<db>.<table>.<name> */
-    W2L_CONF_F_SECRET = 1u << 2     /* never printed: shown as "****" */
+    W2L_CONF_F_SECRET = 1u << 2,    /* never printed: shown as "****" */
+    W2L_CONF_F_NAMED = 1u << 3      /* a property of a named group: "route.source" is set
+                                       as route.<name>.source */
 };
 
 /* A new configuration with every property at its default. NULL when out of memory.
@@ -56,7 +58,8 @@ W2L_API void w2l_conf_free(w2l_conf *conf);
 W2L_API w2l_conf *w2l_conf_dup(const w2l_conf *conf);
 
 /* Sets key to value (copied) after checking it. Keys: the property table, per-table
- * overrides "table.<db>.<table>.<name>" of W2L_CONF_F_PER_TABLE properties, free
+ * overrides "table.<db>.<table>.<name>" of W2L_CONF_F_PER_TABLE properties, the
+ * "<group>.<name>.<property>" keys of W2L_CONF_F_NAMED ones (route.<name>.source), free
  * "ext.<anything>" keys for host services and plug-ins, and "kafka.<property>" keys the
  * Kafka source passes to librdkafka (those naming a password, secret, key, token or SASL
  * setting are never printed). Returns W2L_CONFIG with a message

@@ -77,6 +77,13 @@ W2L_API w2l_rc w2l_emit_quarantine(w2l_emitter *em, const char *db, const char *
 W2L_API w2l_rc w2l_emit_commit(w2l_emitter *em, const char *position, size_t len,
                                w2l_error *err);
 
+/* Reports completeness: every source transaction committed at or before through_ms (ms
+ * since the epoch, UTC) has been handed over (its w2l_emit_commit() returned). The emitter
+ * keeps the largest value reported; each checkpoint records it, and the tables committed
+ * for that checkpoint carry it (w2l.complete-through-ms). Call it only between
+ * transactions. W2L_MISUSE for a negative through_ms. See w2l_emit_change(3). */
+W2L_API w2l_rc w2l_emit_progress(w2l_emitter *em, int64_t through_ms, w2l_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -106,6 +106,40 @@ W2L_API w2l_rc w2l_lake_checkpoints(w2l_lake *lake,
                                     int (*fn)(void *ctx, const w2l_checkpoint_info *info),
                                     void *ctx, w2l_error *err);
 
+/* How far a table is complete in source time (w2l_table_complete_through(3)): every source
+ * transaction committed at or before through_ms (ms since the epoch, UTC) is readable in
+ * the table. Strings borrowed until the next call with the lake or its close. */
+typedef struct w2l_complete_info {
+    int64_t through_ms;          /* the larger of the two below; -1: unknown */
+    const char *source;          /* where through_ms comes from: "summary" or "job-file";
+                                    NULL when unknown */
+    int64_t summary_ms;          /* w2l.complete-through-ms of the newest snapshot having
+                                    it; -1: none */
+    int64_t job_file_ms;         /* complete-through-ms of the job file, when it applies to
+                                    the table (its checkpoint >= checkpoint); -1: not */
+    const char *job_id;          /* the job of the table's newest w2l snapshot; NULL: none */
+    uint64_t checkpoint;         /* that snapshot's checkpoint; 0: none */
+    uint64_t job_file_checkpoint; /* the job file's checkpoint; 0: no job file */
+    int64_t snapshot_id;         /* the current snapshot of the metadata read; -1: none */
+} w2l_complete_info;
+
+/* Fills *out for ns.table from its current metadata and its job's completeness file under
+ * WAREHOUSE/_w2l/complete, read in the order that makes the answer safe for any reader
+ * that starts after the call. W2L_NOTFOUND names a missing table. See
+ * w2l_table_complete_through(3). */
+W2L_API w2l_rc w2l_table_complete_through(w2l_lake *lake, const char *ns, const char *table,
+                                          w2l_complete_info *out, w2l_error *err);
+
+/* Parses a time: ms since the epoch (digits only), or ISO-8601 YYYY-MM-DD, optionally
+ * followed by T (or a space) HH:MM[:SS[.fraction]] and Z or an offset +HH[:MM] / -HH[:MM]
+ * (no zone: UTC). *out_ms is set only on W2L_OK; W2L_CONFIG names what is wrong. See
+ * w2l_time_parse(3). */
+W2L_API w2l_rc w2l_time_parse(const char *text, int64_t *out_ms, w2l_error *err);
+
+/* Formats ms since the epoch as "YYYY-MM-DDTHH:MM:SS.mmmZ" into buf (24 bytes suffice).
+ * Returns what snprintf returns. See w2l_time_parse(3). */
+W2L_API int w2l_time_format(int64_t ms, char *buf, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -173,6 +173,16 @@ static const w2l_conf_prop *resolve(const char *key, const char **tpart, size_t 
 {
     const w2l_conf_prop *p = w2l_conf_prop_find(key);
     if (p) return p;
+    /* "<group>.<name>.<property>" of a named property "<group>.<property>" */
+    for (size_t i = 0; i < w2l__conf_nprops; i++) {
+        const w2l_conf_prop *q = &w2l__conf_props[i];
+        const char *dot = q->flags & W2L_CONF_F_NAMED ? strchr(q->name, '.') : NULL;
+        if (!dot) continue;
+        size_t gl = (size_t)(dot - q->name) + 1, pl = strlen(dot), kl = strlen(key);
+        if (kl <= gl + pl || strncmp(key, q->name, gl) != 0 || strcmp(key + kl - pl, dot) != 0)
+            continue;
+        if (!memchr(key + gl, '.', kl - pl - gl)) return q; /* a name without dots */
+    }
     if (strncmp(key, "table.", 6) != 0) return NULL;
     /* the longest per-table property name that ends the key after a '.' */
     for (size_t i = 0; i < w2l__conf_nprops; i++) {

@@ -43,6 +43,14 @@ const w2l_conf_prop w2l__conf_props[] = {
     { "job-id", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
       "Names the job in snapshot summaries (w2l.job-id); default: derived from the source and "
       "warehouse. Two jobs must not share one." },
+    { "on-complete", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
+      "Shell command run once per table of the job and boundary each time the table's "
+      "completeness mark crosses a whole UTC hour or day (on-complete.every), as /bin/sh -c "
+      "COMMAND w2l-on-complete TABLE BOUNDARY, with W2L_TABLE, W2L_BOUNDARY, W2L_BOUNDARY_MS, "
+      "W2L_PERIOD, W2L_COMPLETE_THROUGH_MS and W2L_JOB_ID set; one at a time, on a thread of "
+      "its own, at least once across restarts (README, Completeness for schedulers)." },
+    { "on-complete.every", W2L_CONF_ENUM, "hour", NOLIM, "hour|day", W2L_CONF_F_CLI,
+      "The boundaries on-complete fires at: every whole UTC hour, or every UTC midnight." },
     { "fileio", W2L_CONF_STRING, NULL, NOLIM, NULL, 0,
       "File IO plug-in through which the lake and the file state store are written: local, s3, "
       "mem, or one the host registered (w2l_fileio_register(3)). Unset: s3 for an s3:// "
@@ -119,6 +127,23 @@ const w2l_conf_prop w2l__conf_props[] = {
     { "exclude", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
       "Regular expression over DB.TABLE: the tables it matches are not synced, even when "
       "include matches them." },
+    { "route.source", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_NAMED,
+      "Regular expression (POSIX extended, whole name) over DB.TABLE: the source tables route "
+      "NAME merges into route.NAME.target (w2l-routes(7)). Routes are tried in the order of "
+      "their names; the first that matches a table wins." },
+    { "route.target", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_NAMED,
+      "DB.TABLE the tables of route.NAME.source land in; $1 to $9 are the expression's groups "
+      "(app.$1 from db[0-9]+\\.(userinfo)[0-9]+; $$ is a $)." },
+    { "route.key-with-source", W2L_CONF_ENUM, "unset", NOLIM, "unset|true|false",
+      W2L_CONF_F_NAMED,
+      "true: the target's key is _source_db, _source_table and the source's key, for keys unique "
+      "only per source table (auto-increment ids); false: the source keys are unique across the "
+      "route's tables. unset: rows with a key from a second source table stop the job, naming "
+      "both tables and this key." },
+    { "metadata-columns", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_PER_TABLE,
+      "Comma list of columns added to the tables: op_ts (_op_ts, timestamptz, the source "
+      "commit time), source_db (_source_db, string), source_table (_source_table, string), op "
+      "(_op, string: INSERT or UPDATE, the row's last operation). Unset or '': none." },
     { "partition-by", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_PER_TABLE,
       "Partition spec of a table, as Spark/Trino DDL write it: a comma list of col, bucket(N, "
       "col), truncate(W, col), year/month/day/hour(col). Set for one table (table.DB.T."
@@ -197,6 +222,10 @@ const w2l_conf_prop w2l__conf_props[] = {
       "Zone of zoneless TIMESTAMP text in CDC JSON (e.g. UTC, +08:00). Canal renders TIMESTAMP "
       "columns in the Canal server's zone: set this to that zone. Debezium and Maxwell values "
       "carry their zone or are UTC." },
+    { "source.clock-skew", W2L_CONF_DURATION, "1s", 0, MS_DAY, NULL, 0,
+      "How far the MariaDB server's clock may be ahead of this host's: an idle mysql source "
+      "reports the tables complete through its receive time of a binlog heartbeat minus "
+      "this." },
     { "source.tinyint1-as-boolean", W2L_CONF_BOOL, "false", NOLIM, NULL, 0,
       "Map signed TINYINT(1) to boolean, a value other than 0/1 becoming true (MySQL's rule: "
       "nonzero is TRUE; the mysql source warns once per table and column); off: int, which "

@@ -276,6 +276,13 @@ typedef struct w2l__evolve_opts {
      * type or one it widens to, DROP COLUMN of one not there. 0 (default): W2L_SCHEMA; 1: no
      * change. Set when a source may replay DDL the lake has applied (a shared source, ledger.h). */
     int replayed_ok;
+    /* The table merges several sources (a route's target, w2l-routes(7)) and an ALTER of
+     * one of them changes it only as far as the union of their columns needs: ADD, CHANGE
+     * and MODIFY add a column it lacks (optional) or widen one whose type the statement's
+     * promotes; a narrower or equal type is no change, a type no promotion joins is
+     * W2L_SCHEMA; RENAME COLUMN adds the new name (the old stays); DROP COLUMN, key
+     * changes and moves are no change. */
+    int merge;
 } w2l__evolve_opts;
 
 typedef enum w2l__change_kind {

@@ -313,6 +313,57 @@ static w2l_rc set_pk(work *w, const char *const *names, size_t n)
     return W2L_OK;
 }
 
+/* ---- merge (w2l__evolve_opts.merge): one source of several changed ---- */
+
+/* Column name of type t in the union: added (optional) when missing, widened when t
+ * promotes its type, kept when its type is t or promotes to it. */
+static w2l_rc merge_column(work *w, const char *name, w2l_type t, const char *mysql_text)
+{
+    long i = find(w, name, 0);
+    if (i < 0) {
+        wcol c = {0};
+        c.type = t;
+        c.name = keep(w, name);
+        W2L_NOMEM_IF(!c.name, w->err);
+        c.id = ++w->d->last_column_id;
+        c.added = 1;
+        W2L_TRY(insert_at(w, w->n, &c));
+        return note(w, W2L_CHANGE_ADD, &c, NULL, no_type, c.type);
+    }
+    wcol *c = &w->v[i];
+    if (same_type(c->type, t) || w2l_type_can_promote(t, c->type)) return W2L_OK;
+    if (!w2l_type_can_promote(c->type, t)) {
+        char a[24], b[24];
+        return fail_table(
+            w, w2l__fail(w->err, W2L_SCHEMA,
+                         "column '%.128s': one source has %s%s%.64s%s, the table merging it %s, "
+                         "and neither type holds the other",
+                         c->name, w2l_type_format(t, a, sizeof a), mysql_text ? " (MySQL " : "",
+                         mysql_text ? mysql_text : "", mysql_text ? ")" : "",
+                         w2l_type_format(c->type, b, sizeof b)));
+    }
+    w2l_type from = c->type;
+    c->type = t;
+    return note(w, W2L_CHANGE_WIDEN, c, NULL, from, t);
+}
+
+static w2l_rc merge_clause(work *w, const w2l__ddl_alter *al)
+{
+    w2l_type t;
+    switch (al->kind) {
+    case W2L_ALTER_ADD_COLUMN:
+    case W2L_ALTER_CHANGE_COLUMN:
+    case W2L_ALTER_MODIFY_COLUMN:
+        W2L_TRY(map_col(w, &al->col, &t));
+        return merge_column(w, al->col.name, t, al->col.type_text);
+    case W2L_ALTER_RENAME_COLUMN: {
+        long k = find(w, al->name, 0);
+        return k < 0 ? W2L_OK : merge_column(w, al->new_name, w->v[k].type, NULL);
+    }
+    default: return W2L_OK; /* DROP COLUMN, keys, moves: the other sources keep theirs */
+    }
+}
+
 static w2l_rc work_init(work *w, const w2l_schema *cur, int32_t last_column_id,
                         const char *table, const w2l__evolve_opts *o, w2l__schema_diff **dp,
                         w2l_error *err)
@@ -419,6 +470,10 @@ w2l_rc w2l__schema_apply_alter(const w2l_schema *cur, int32_t last_column_id,
                           &d, err);
     for (size_t i = 0; rc == W2L_OK && i < st->nalters; i++) {
         const w2l__ddl_alter *al = &st->alters[i];
+        if (w.o->merge && al->kind != W2L_ALTER_CONVERT_CHARSET) {
+            rc = merge_clause(&w, al);
+            continue;
+        }
         switch (al->kind) {
         case W2L_ALTER_ADD_COLUMN: rc = add_column(&w, al); break;
         case W2L_ALTER_DROP_COLUMN: rc = drop_column(&w, al->name, al->if_exists); break;

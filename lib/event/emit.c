@@ -7,11 +7,19 @@
 
 #include "emit.h"
 
+/* Tables whose changes keep their order among each other (w2l__emitter_set_group). */
+typedef struct egroup {
+    char *name;
+    const char *last; /* the key of the slot whose batch may be open; NULL none */
+    struct egroup *next;
+} egroup;
+
 typedef struct slot {
     uint64_t hash;
     char *key; /* "ns\0table\0", w2l__malloc */
     size_t klen;
     w2l__batch *open;
+    egroup *group; /* NULL: none */
 } slot;
 
 struct w2l_emitter {
@@ -24,6 +32,9 @@ struct w2l_emitter {
     size_t poslen, poscap;
     uint64_t rows;
     int in_txn;
+    w2l__emit_group_fn group_of;
+    egroup *groups;
+    int64_t progress_ms; /* w2l_emit_progress(): the largest mark; -1 none */
 };
 
 #define TABLE_HASH_SEED 0x5ca1ab1eULL
@@ -62,6 +73,7 @@ w2l_emitter *w2l__emitter_new(const w2l__emit_hooks *hooks, size_t batch_rows)
     if (!em) return NULL;
     em->hooks = *hooks;
     em->batch_rows = batch_rows ? batch_rows : 4096;
+    em->progress_ms = -1;
     em->nslots = 64;
     em->slots = w2l__calloc(em->nslots, sizeof *em->slots);
     if (!em->slots) {
@@ -85,7 +97,39 @@ void w2l__emitter_free(w2l_emitter *em)
     }
     w2l__free(em->slots);
     w2l__free(em->position);
+    while (em->groups) {
+        egroup *g = em->groups;
+        em->groups = g->next;
+        w2l__free(g->name);
+        w2l__free(g);
+    }
     w2l__free(em);
+}
+
+void w2l__emitter_set_group(w2l_emitter *em, w2l__emit_group_fn fn) { em->group_of = fn; }
+
+/* The group of a new slot for ns.table (NULL: none). */
+static w2l_rc group_of(w2l_emitter *em, const char *ns, const char *table, egroup **out,
+                       w2l_error *err)
+{
+    *out = NULL;
+    const char *name = em->group_of ? em->group_of(em->hooks.ctx, ns, table) : NULL;
+    if (!name) return W2L_OK;
+    egroup *g = em->groups;
+    while (g && strcmp(g->name, name)) g = g->next;
+    if (!g) {
+        g = w2l__calloc(1, sizeof *g);
+        char *copy = g ? w2l__strdup(name) : NULL;
+        if (!copy) {
+            w2l__free(g);
+            return w2l__fail(err, W2L_NOMEM, "out of memory");
+        }
+        g->name = copy;
+        g->next = em->groups;
+        em->groups = g;
+    }
+    *out = g;
+    return W2L_OK;
 }
 
 static w2l_rc grow_map(w2l_emitter *em, w2l_error *err)
@@ -135,6 +179,12 @@ static w2l_rc find_slot(w2l_emitter *em, const char *ns, const char *table, slot
         i = h & (em->nslots - 1);
         while (em->slots[i].key) i = (i + 1) & (em->nslots - 1);
     }
+    egroup *g;
+    w2l_rc rc = group_of(em, ns, table, &g, err);
+    if (rc != W2L_OK) {
+        if (key != stackkey) w2l__free(key);
+        return rc;
+    }
     char *owned = key != stackkey ? key : w2l__malloc(kl);
     W2L_NOMEM_IF(!owned, err);
     if (owned != key) memcpy(owned, key, kl);
@@ -142,6 +192,7 @@ static w2l_rc find_slot(w2l_emitter *em, const char *ns, const char *table, slot
     em->slots[i].key = owned;
     em->slots[i].klen = kl;
     em->slots[i].open = NULL;
+    em->slots[i].group = g;
     em->used++;
     *out = &em->slots[i];
     return W2L_OK;
@@ -172,6 +223,23 @@ static w2l_rc new_batch(slot *s, const w2l_schema *schema, w2l_error *err)
     b->table_hash = s->hash;
     atomic_init(&b->refs, 1);
     s->open = b;
+    return W2L_OK;
+}
+
+/* s takes its group's turn: the batch another table of the group holds open goes first,
+ * so the group's changes reach the pipeline in their source order. */
+static w2l_rc group_turn(w2l_emitter *em, slot *s, w2l_error *err)
+{
+    egroup *g = s->group;
+    if (!g || g->last == s->key) return W2L_OK;
+    if (g->last) {
+        const char *ns = g->last, *table = ns + strlen(ns) + 1;
+        slot *o;
+        W2L_TRY(find_slot(em, ns, table, &o, err));
+        g->last = NULL;
+        W2L_TRY(hand_over(em, o, err));
+    }
+    g->last = s->key;
     return W2L_OK;
 }
 
@@ -206,6 +274,7 @@ w2l_rc w2l_emit_change(w2l_emitter *em, const w2l_change *c, w2l_error *err)
     W2L_TRY(check_change(c, err));
     slot *s;
     W2L_TRY(find_slot(em, c->db, c->table, &s, err));
+    W2L_TRY(group_turn(em, s, err));
     if (s->open && s->open->schema != c->schema)
         W2L_TRY(hand_over(em, s, err)); /* schema changed */
     if (!s->open) W2L_TRY(new_batch(s, c->schema, err));
@@ -281,7 +350,8 @@ w2l_rc w2l_emit_quarantine(w2l_emitter *em, const char *db, const char *table, c
                          db, table);
     slot *s;
     W2L_TRY(find_slot(em, db, table, &s, err));
-    W2L_TRY(hand_over(em, s, err)); /* its changes so far go first */
+    W2L_TRY(group_turn(em, s, err)); /* its changes (and its group's) so far go first */
+    W2L_TRY(hand_over(em, s, err));
     em->in_txn = 1;
     return em->quarantine(em->hooks.ctx, db, table, reason, rows, err);
 }
@@ -318,3 +388,15 @@ const char *w2l__emitter_position(const w2l_emitter *em, size_t *len)
 
 uint64_t w2l__emitter_rows(const w2l_emitter *em) { return em->rows; }
 int w2l__emitter_in_txn(const w2l_emitter *em) { return em->in_txn; }
+
+w2l_rc w2l_emit_progress(w2l_emitter *em, int64_t through_ms, w2l_error *err)
+{
+    if (!em) return w2l__fail(err, W2L_MISUSE, "w2l_emit_progress: NULL emitter");
+    if (through_ms < 0)
+        return w2l__fail(err, W2L_MISUSE, "w2l_emit_progress: negative time %lld",
+                         (long long)through_ms);
+    if (through_ms > em->progress_ms) em->progress_ms = through_ms;
+    return W2L_OK;
+}
+
+int64_t w2l__emitter_progress(const w2l_emitter *em) { return em->progress_ms; }

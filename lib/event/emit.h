@@ -5,7 +5,8 @@
  * so a channel operation and an allocation are paid per batch, not per row.
  *
  * Ordering: within one table, changes and DDL keep their source order (a DDL first hands
- * over the table's open batch). Across tables there is no order. Transaction ends are
+ * over every open batch). Across tables there is no order, except within a group
+ * (w2l__emitter_set_group). Transaction ends are
  * reported to the owner (hooks.commit) with the resume position; the owner places
  * checkpoint barriers there after w2l__emitter_flush().
  */
@@ -60,6 +61,13 @@ w2l_emitter *w2l__emitter_new(const w2l__emit_hooks *hooks, size_t batch_rows);
 void w2l__emitter_free(w2l_emitter *em); /* drops open batches */
 void w2l__emitter_set_quarantine(w2l_emitter *em, w2l__emit_quarantine_fn fn);
 
+/* Tables whose changes must reach the pipeline in their source order among each other,
+ * not only within each table (the source tables a route merges, route.h): fn (called with
+ * the hooks' ctx, once per table) names the group of ns.table, NULL for none. A group
+ * holds at most one open batch: a change of another of its tables hands it over first. */
+typedef const char *(*w2l__emit_group_fn)(void *ctx, const char *ns, const char *table);
+void w2l__emitter_set_group(w2l_emitter *em, w2l__emit_group_fn fn);
+
 /* Hands over every open batch (before a checkpoint barrier, at end of stream). */
 w2l_rc w2l__emitter_flush(w2l_emitter *em, w2l_error *err);
 
@@ -69,5 +77,7 @@ const char *w2l__emitter_position(const w2l_emitter *em, size_t *len);
 uint64_t w2l__emitter_rows(const w2l_emitter *em);
 /* 1 while a transaction is open (a change or DDL since the last commit). */
 int w2l__emitter_in_txn(const w2l_emitter *em);
+/* The largest w2l_emit_progress() mark so far; -1 before the first. */
+int64_t w2l__emitter_progress(const w2l_emitter *em);
 
 #endif

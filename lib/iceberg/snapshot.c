@@ -768,10 +768,12 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
     for (size_t i = 0; rc == W2L_OK && i < W2L_ARRAY_LEN(kv); i++)
         rc = put_num(sum, kv[i].k, kv[i].v, kv[i].always, err);
     /* a maintenance commit carries the w2l.* keys forward: restore finds the job's last
-     * checkpoint in the newest snapshot that has them */
+     * checkpoint in the newest snapshot that has them (and a scheduler reading the current
+     * snapshot's completeness mark still finds it, Kafka Connect's key included) */
     for (size_t i = 0;
          rc == W2L_OK && c->op == W2L_ICE_OP_REPLACE && parent && i < parent->summary.n; i++)
-        if (strncmp(parent->summary.kv[i].key, "w2l.", 4) == 0)
+        if (strncmp(parent->summary.kv[i].key, "w2l.", 4) == 0 ||
+            strcmp(parent->summary.kv[i].key, "kafka.connect.valid-through-ts") == 0)
             rc = w2l__ice_props_set(sum, parent->summary.kv[i].key, parent->summary.kv[i].value,
                                     err);
     if (rc == W2L_OK && c->merged_manifests)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "complete.h"
 #include "ops.h"
 #include "../io/io.h"
 
@@ -20,6 +21,7 @@ struct w2l_lake {
     char *warehouse;
     w2l_fileio *io;
     w2l_catalog *cat;
+    char *complete_job; /* w2l_complete_info.job_id of the last w2l_table_complete_through() */
 };
 
 w2l_rc w2l_lake_open(const w2l_conf *conf, w2l_lake **out, w2l_error *err)
@@ -65,6 +67,7 @@ void w2l_lake_close(w2l_lake *l)
     w2l__catalog_close(l->cat);
     w2l_fileio_close(l->io);
     w2l__free(l->warehouse);
+    w2l__free(l->complete_job);
     w2l_conf_free(l->conf);
     w2l__free(l);
 }
@@ -491,4 +494,23 @@ w2l_rc w2l_lake_checkpoints(w2l_lake *l, int (*fn)(void *ctx, const w2l_checkpoi
     w2l__free(pos);
     w2l_state_close(st);
     return rc;
+}
+
+/* ------------------------------------------------------------------ completeness ---- */
+
+w2l_rc w2l_table_complete_through(w2l_lake *l, const char *ns, const char *table,
+                                  w2l_complete_info *out, w2l_error *err)
+{
+    if (!l || !ns || !table || !out)
+        return w2l__fail(err, W2L_MISUSE, "w2l_table_complete_through: NULL argument");
+    w2l__free(l->complete_job);
+    l->complete_job = NULL;
+    w2l_rc rc =
+        w2l__complete_of_table(l->cat, l->io, l->warehouse, ns, table, out, &l->complete_job, err);
+    if (rc != W2L_OK) {
+        w2l__error_prefix(err, "table %s.%s: ", ns, table);
+        return rc;
+    }
+    out->job_id = l->complete_job;
+    return W2L_OK;
 }

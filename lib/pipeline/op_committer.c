@@ -41,6 +41,7 @@
 
 #include "../event/emit.h"
 #include "ops.h"
+#include "complete.h"
 #include "ledger.h"
 #include "maintenance.h"
 #include "owner.h"
@@ -496,6 +497,17 @@ static w2l_rc on_barrier(committer *c, uint64_t ckpt, w2l_error *err)
     if (rc == W2L_OK && pos.len) posj = w2l__json_new_stringn((const char *)pos.data, pos.len);
     char *pos_text = posj ? w2l__json_print(posj, 0) : NULL;
     if (rc == W2L_OK && pos.len && !pos_text) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    /* the checkpoint's completeness mark, for the summaries (complete.h) */
+    char mark[48] = "";
+    if (rc == W2L_OK) {
+        w2l_buf mb = { 0 };
+        w2l_rc r = w2l_state_get(c->st, ckpt, W2L_COMPLETE_STATE_KEY, &mb, err);
+        if (r == W2L_OK && (r = w2l__buf_cstr(&mb, err)) == W2L_OK)
+            snprintf(mark, sizeof mark, "\"complete-through-ms\":%lld,",
+                     strtoll((const char *)mb.data, NULL, 10));
+        w2l_buf_release(&mb);
+        if (r != W2L_OK && r != W2L_NOTFOUND) rc = r;
+    }
     /* this checkpoint's tables join the pending list */
     for (size_t i = 0; rc == W2L_OK && i < c->an; i++) {
         acc *a = c->alist[i];
@@ -510,9 +522,9 @@ static w2l_rc on_barrier(committer *c, uint64_t ckpt, w2l_error *err)
             rc = w2l__buf_printf(
                 &v, err,
                 "{\"ns\":%s,\"table\":%s,\"checkpoint\":%llu,\"source-position\":%s,"
-                "\"schema-id\":%d,%s\"files\":[%.*s]}",
+                "\"schema-id\":%d,%s%s\"files\":[%.*s]}",
                 nst, tbt, (unsigned long long)ckpt, pos_text ? pos_text : "null", (int)a->schema_id,
-                a->truncate ? "\"truncate\":true," : "", (int)a->files.len,
+                mark, a->truncate ? "\"truncate\":true," : "", (int)a->files.len,
                 a->files.data ? (const char *)a->files.data : "");
         w2l__free(nst);
         w2l__free(tbt);
@@ -703,6 +715,8 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
         else dels[nx++] = df;
     }
     const char *pos = w2l__json_str(w2l__json_get(j, "source-position"));
+    int64_t mark_ms = -1;
+    int have_mark = w2l__json_int64(w2l__json_get(j, "complete-through-ms"), &mark_ms) == 0;
     char ck[24], ep[24];
     snprintf(ck, sizeof ck, "%llu", (unsigned long long)p->ckpt);
     snprintf(ep, sizeof ep, "%llu", (unsigned long long)c->epoch);
@@ -749,7 +763,26 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
                 summary[4].value = rows;
                 ch.nsummary = *rows ? 5 : 4;
             }
+            /* the completeness mark, never below the table's last one (a replay after a
+             * crash, another job): on every snapshot committed anyway (complete.h) */
+            w2l__ice_kv sum[7];
+            size_t ns = ch.nsummary;
+            memcpy(sum, summary, ns * sizeof *sum);
+            int64_t m = w2l__complete_summary_mark(h->t->meta);
+            if (have_mark && mark_ms > m) m = mark_ms;
+            char mtext[24], kc[40];
+            if (m >= 0) {
+                snprintf(mtext, sizeof mtext, "%lld", (long long)m);
+                w2l__time_format_kc(m, kc, sizeof kc);
+                sum[ns++] = (w2l__ice_kv){ W2L_COMPLETE_KEY, mtext };
+                sum[ns++] = (w2l__ice_kv){ W2L_COMPLETE_KC_KEY, kc };
+            }
+            size_t base_n = ch.nsummary;
+            ch.summary = sum;
+            ch.nsummary = ns;
             rc = w2l__ice_table_try_commit(h->t, &ch, err);
+            ch.summary = summary;
+            ch.nsummary = base_n;
             if (rc == W2L_OK) {
                 if (merged)
                     w2l__ledger_done(c->ledger, p->ns, p->table, h->t->meta->uuid, pos, merged);

@@ -30,6 +30,9 @@
  *     tables keep flowing) until every writer answered, or ddl.fence-timeout passed, or
  *     the next checkpoint barrier arrives (see fence_at_barrier); then the change is
  *     applied, SCHEMA is sent and the buffered changes are released.
+ *   - Routes and metadata columns (op_ddl_route.c, w2l-routes(7)): the source tables a
+ *     route merges are handled as their target, whose schema is the union of theirs; the
+ *     handler fills _op_ts, _source_db, _source_table and _op when configured.
  *   - Quarantine (ddl.policy=quarantine, or a QUARANTINE element from the source,
  *     w2l_emit_quarantine(3)): the table's buffered and later changes are dropped and
  *     counted (w2l_table_metrics.rows_quarantined); the reason and the count are kept in
@@ -55,6 +58,7 @@
 
 #include "ledger.h"
 #include "op_ddl_int.h"
+#include "route.h"
 #include "../io/io.h"
 
 /* ------------------------------------------------------------ process ---------------- */
@@ -72,7 +76,7 @@ static w2l_rc ddl_unit(ddl_op *op, const w2l_ddl *d, const w2l__ddl_stmt *st, si
     if (sub != SUB_SWAP && w2l__ddlop_is_shadow(op, ns, name, 1, base, sizeof base))
         return w2l__ddlop_shadow_stmt(op, st, sub, ns, name, base, err);
     tbl *t, *to = NULL;
-    W2L_TRY(w2l__ddlop_tbl_get(op, ns, name, &t, err));
+    W2L_TRY(w2l__ddlop_tbl_source(op, ns, name, &t, err));
     if (t->quarantined) return W2L_OK;
     /* a resend (file header): statement text, default database, source time and its place
      * in the text identify it */
@@ -96,8 +100,8 @@ static w2l_rc ddl_unit(ddl_op *op, const w2l_ddl *d, const w2l__ddl_stmt *st, si
             if (st->alters[i].kind == W2L_ALTER_RENAME_TABLE && st->alters[i].new_table.name)
                 to_db = st->alters[i].new_table.db, to_name = st->alters[i].new_table.name;
     }
-    if (to_name) {
-        W2L_TRY(w2l__ddlop_tbl_get(op, to_db ? to_db : ns, to_name, &to, err));
+    if (to_name && !t->route) {
+        W2L_TRY(w2l__ddlop_tbl_source(op, to_db ? to_db : ns, to_name, &to, err));
         if (to == t) to = NULL;
         else to->last_key = 0;
     }
@@ -147,7 +151,7 @@ static w2l_rc on_ddl(ddl_op *op, const w2l_element *e, w2l_collector *out, w2l_e
         const char *ns = d->db && *d->db ? d->db : e->ns;
         if (d->table && *d->table && ns && *ns) {
             tbl *t;
-            W2L_TRY(w2l__ddlop_tbl_get(op, ns, d->table, &t, err));
+            W2L_TRY(w2l__ddlop_tbl_source(op, ns, d->table, &t, err));
             return w2l__ddlop_unsupported(op, t, rc, what, err);
         }
         char reason[sizeof err->msg];
@@ -197,7 +201,7 @@ static w2l_rc on_changes(ddl_op *op, const w2l_element *e, w2l_collector *out, w
     char base[256];
     if (w2l__ddlop_is_shadow(op, e->ns, e->table, 0, base, sizeof base)) return W2L_OK;
     tbl *t;
-    W2L_TRY(w2l__ddlop_tbl_get(op, e->ns, e->table, &t, err));
+    W2L_TRY(w2l__ddlop_tbl_source(op, e->ns, e->table, &t, err));
     if (t->quarantined) {
         w2l__ddlop_count_dropped(t, e->nchanges);
         return W2L_OK;
@@ -234,7 +238,7 @@ static w2l_rc on_quarantine(ddl_op *op, const w2l_element *e, w2l_error *err)
     int64_t rows = 0;
     w2l__json_int64(w2l__json_get(j, "rows"), &rows);
     tbl *t;
-    w2l_rc rc = w2l__ddlop_tbl_get(op, e->ns, e->table, &t, err);
+    w2l_rc rc = w2l__ddlop_tbl_source(op, e->ns, e->table, &t, err);
     if (rc == W2L_OK && !t->quarantined) {
         w2l__log(
             W2L_LOG_ERROR,
@@ -297,6 +301,8 @@ static w2l_rc open_op(const w2l_conf *conf, unsigned index, unsigned n, w2l_stat
     W2L_TRY(w2l__catalog_open(cat, conf, op->warehouse, op->io, &op->cat, err));
     /* every handler checks the syntax; the first also the tables the lake holds */
     W2L_TRY(w2l__ddlop_check_specs(conf, index == 0 ? op : NULL, err));
+    W2L_TRY(w2l__ddlop_check_extras(conf, err));
+    W2L_TRY(w2l__routes_new(conf, &op->routes, err));
     op->owner = w2l__owner_current();
     if (!op->owner)
         return w2l__fail(err, W2L_MISUSE, "the built-in DDL handler runs only inside a pipeline");
@@ -360,6 +366,7 @@ static void d_close(w2l_operator *self)
         w2l__ddlop_tbl_free(t);
     }
     while (op->shadows) w2l__ddlop_shadow_drop(op, op->shadows->ns, op->shadows->name);
+    w2l__routes_free(op->routes);
     w2l__catalog_close(op->cat);
     w2l_fileio_close(op->io);
     w2l__free(op->warehouse);

@@ -132,7 +132,12 @@ static w2l_rc commit_target(ddl_op *op, tbl *t, const w2l_schema *target, w2l_er
     w2l__ice_schema_change *ops = NULL;
     size_t n = 0;
     w2l_rc rc = w2l__ddlop_ops_by_id(t->schema, target, &a, &ops, &n, err);
-    if (rc == W2L_OK) rc = w2l__ddlop_commit_ops(op, t, ops, n, err);
+    /* the metadata columns stay whatever schema the table takes */
+    size_t k = 0;
+    for (size_t i = 0; rc == W2L_OK && i < n; i++)
+        if (ops[i].op != W2L_ICE_DROP_COLUMN || !w2l__ddlop_is_extra_name(t, ops[i].name))
+            ops[k++] = ops[i];
+    if (rc == W2L_OK) rc = w2l__ddlop_commit_ops(op, t, ops, k, err);
     w2l__arena_release(&a);
     return rc;
 }
@@ -244,8 +249,9 @@ static w2l_rc apply_create(ddl_op *op, tbl *t, const w2l__ddl_stmt *st, const ch
         w2l_schema_unref(s);
         return rc;
     }
-    /* the table exists: a replay of this CREATE, or a lake table from before */
-    w2l_schema *hit = find_match(t, s, -1);
+    /* the table exists: a replay of this CREATE, or a lake table from before; a route's
+     * target merges each source's CREATE into its columns */
+    w2l_schema *hit = t->route ? NULL : find_match(t, s, -1);
     if (hit) {
         set_view(t, hit);
         w2l_schema_unref(s);
@@ -298,7 +304,9 @@ static w2l_rc apply_alter(ddl_op *op, tbl *t, const w2l__ddl_stmt *st, const cha
     }
     W2L_TRY(rc);
     w2l__schema_diff *d = NULL;
-    if (t->view && t->view != t->schema) {
+    w2l__evolve_opts eo = op->eo;
+    eo.merge = t->route != NULL; /* a route's target: the union of its sources */
+    if (t->view && t->view != t->schema && !eo.merge) {
         /* replay after a restart: the table may have this change already */
         rc = w2l__schema_apply_alter(t->view, t->ice->meta->last_column_id, st, &op->eo, &d, err);
         w2l_schema *hit =
@@ -317,7 +325,7 @@ static w2l_rc apply_alter(ddl_op *op, tbl *t, const w2l__ddl_stmt *st, const cha
                  (int)w2l_schema_id(t->view));
         set_view(t, t->schema);
     }
-    rc = w2l__schema_apply_alter(t->schema, t->ice->meta->last_column_id, st, &op->eo, &d, err);
+    rc = w2l__schema_apply_alter(t->schema, t->ice->meta->last_column_id, st, &eo, &d, err);
     if (rc == W2L_OK && d->changed) rc = commit_target(op, t, d->schema, err);
     int changed = rc == W2L_OK && d->changed;
     w2l__schema_diff_free(d);
@@ -331,9 +339,12 @@ static w2l_rc apply_alter(ddl_op *op, tbl *t, const w2l__ddl_stmt *st, const cha
         W2L_TRY(w2l__ddlop_announce(t, out, err));
     }
 rename:
-    for (size_t i = 0; i < st->nalters; i++) {
+    for (size_t i = 0; i < st->nalters && !t->route; i++) {
         const w2l__ddl_alter *al = &st->alters[i];
         if (al->kind != W2L_ALTER_RENAME_TABLE || !al->new_table.name) continue;
+        if (w2l__ddlop_route_onto(op, t, al->new_table.db ? al->new_table.db : t->ns,
+                                  al->new_table.name))
+            break;
         W2L_TRY(rename_table(op, t, al->new_table.db ? al->new_table.db : t->ns, al->new_table.name,
                              out, err));
         break;
@@ -388,7 +399,12 @@ static w2l_rc apply_swap(ddl_op *op, tbl *t, const w2l__osc_swap *sw, const char
     }
     w2l_rc rc = w2l__ddlop_tbl_load(op, t, err);
     if (rc == W2L_NOTFOUND) rc = w2l__ddlop_tbl_create(op, t, sh->schema, err);
-    else if (rc == W2L_OK) {
+    else if (rc == W2L_OK && t->route) {
+        /* one source of a route's target took a new schema: merged like its rows' */
+        rc = w2l__ddlop_evolve_to_source(op, t, sh->schema, out, err);
+        w2l__ddlop_shadow_drop(op, sns, sw->shadow.name);
+        return rc;
+    } else if (rc == W2L_OK) {
         rc = commit_target(op, t, sh->schema, err);
         if (rc != W2L_OK) rc = w2l__ddlop_unsupported(op, t, rc, what, err);
     }
@@ -407,6 +423,7 @@ w2l_rc w2l__ddlop_apply_unit(ddl_op *op, tbl *t, const w2l__ddl_stmt *st, size_t
     char what[300], text[240];
     w2l__ddlop_stmt_text(st->text, st->text_len, text, sizeof text);
     snprintf(what, sizeof what, "DDL '%s'", text);
+    if (w2l__ddlop_route_skips(t, st, sub)) return W2L_OK;
     switch (st->kind) {
     case W2L_DDL_CREATE_TABLE:
     case W2L_DDL_CREATE_TABLE_LIKE:
@@ -430,6 +447,7 @@ w2l_rc w2l__ddlop_apply_unit(ddl_op *op, tbl *t, const w2l__ddl_stmt *st, size_t
                      t->ns, t->name);
             return W2L_OK;
         }
+        if (w2l__ddlop_route_onto(op, t, to_ns, r->to.name)) return W2L_OK;
         return rename_table(op, t, to_ns, r->to.name, out, err);
     }
     default: return W2L_OK;

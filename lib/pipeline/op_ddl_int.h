@@ -1,7 +1,8 @@
 /*
  * The DDL handler operator's insides (op_ddl.c holds the operator and describes it): its
  * tables, mappings and queue, and what its pieces share: op_ddl_table.c (tables, schema
- * commits), op_ddl_rows.c (row mapping, policy, the queue), op_ddl_shadow.c
+ * commits), op_ddl_rows.c (row mapping, policy, the queue), op_ddl_route.c (routes,
+ * metadata columns), op_ddl_shadow.c
  * (online-schema-change shadows), op_ddl_apply.c (fences, statements), op_ddl_state.c
  * (checkpointed state).
  */
@@ -24,6 +25,7 @@
     ((size_t)-1) /* the `sub` of a shadow cut-over swap (not a DROP/RENAME list index) */
 
 enum { POL_FAIL = 0, POL_IGNORE = 1, POL_QUARANTINE = 2 };
+#define W2L__DDL_NEXTRA 4 /* metadata columns: _op_ts, _source_db, _source_table, _op */
 enum { IT_CHANGES = 1, IT_DDL, IT_EVOLVE, IT_WAIT };
 
 /* One source schema version mapped onto a table: per source column, the Iceberg field id
@@ -37,6 +39,7 @@ typedef struct smap {
     int identity;            /* zero copy possible */
     int evolve;              /* the source brings columns or types the table lacks */
     int settled;             /* an evolution of it was refused under policy ignore */
+    const char *collide;     /* a source column named like a metadata column, not reported */
     struct smap *next;
 } smap;
 
@@ -88,6 +91,13 @@ typedef struct tbl {
     uint64_t fence_id;       /* 0: none pending */
     unsigned fence_need, fence_got;
     int64_t fence_deadline;
+    /* routes and metadata columns (op_ddl_route.c) */
+    const struct w2l__route *route; /* the route whose target this table is; NULL */
+    char *shard;             /* key-with-source unset: the first keyed source table seen */
+    unsigned xwant;          /* the metadata columns it carries (bit k: xcols[k]) */
+    int xknown;              /* xwant computed */
+    long xidx[W2L__DDL_NEXTRA]; /* their indices in schema (-1 none), for xfor */
+    const w2l_schema *xfor;
     struct tbl *next;
 } tbl;
 
@@ -117,6 +127,7 @@ typedef struct ddl_op {
     unsigned nfences;        /* tables with a fence pending */
     w2l__arena scratch;      /* converted rows of one process() call */
     w2l__owner *owner;       /* applies the table operations (owner.h) */
+    struct w2l__routes *routes; /* route.* (route.h); NULL: none */
     w2l_buf ops;             /* this checkpoint's table operations, comma-separated */
 } ddl_op;
 
@@ -142,6 +153,38 @@ w2l_rc w2l__ddlop_spec_of(const ddl_op *op, const char *ns, const char *table,
                           w2l__ice_spec *out, int *set, w2l_error *err);
 /* A loaded table whose default spec is not the one asked for gets it (for the owner). */
 w2l_rc w2l__ddlop_tbl_spec(ddl_op *op, tbl *t, w2l_error *err);
+
+/* ---- op_ddl_route.c ---- */
+
+/* The table source table db.table lands in: its route's target (then t->route is set),
+ * else itself. */
+w2l_rc w2l__ddlop_tbl_source(ddl_op *op, const char *db, const char *table, tbl **out,
+                             w2l_error *err);
+/* The syntax of metadata-columns (at open). */
+w2l_rc w2l__ddlop_check_extras(const w2l_conf *conf, w2l_error *err);
+/* s (a new table's first schema) with t's metadata columns added, and for key-with-source
+ * its key prefixed by _source_db, _source_table; a new reference in *out. */
+w2l_rc w2l__ddlop_with_extras(ddl_op *op, tbl *t, w2l_schema *s, w2l_schema **out,
+                              w2l_error *err);
+/* A loaded table lacking metadata columns it should carry gets them (optional). */
+w2l_rc w2l__ddlop_tbl_extras(ddl_op *op, tbl *t, w2l_error *err);
+/* 1 when name is one of the metadata columns t carries. */
+int w2l__ddlop_is_extra_name(const tbl *t, const char *name);
+/* 1 when t's current schema has metadata columns / when id is one of them. */
+int w2l__ddlop_has_extras(tbl *t);
+int w2l__ddlop_is_extra_id(tbl *t, int32_t id);
+/* Fills the metadata columns of row (t's current schema) for change c, marking them in
+ * present when it is not NULL. */
+void w2l__ddlop_fill_extras(tbl *t, const w2l_change *c, w2l_value *row, uint8_t *present);
+/* Rows of c's source table reach routed t: W2L_CONFIG when key-with-source is unset and
+ * keyed rows of a second source table arrive. */
+w2l_rc w2l__ddlop_route_rows(ddl_op *op, tbl *t, const w2l_change *c, w2l_error *err);
+/* 1 (logged) when st's sub-th unit is a TRUNCATE, DROP or RENAME of one of routed t's
+ * source tables, which the target does not follow. */
+int w2l__ddlop_route_skips(const tbl *t, const w2l__ddl_stmt *st, size_t sub);
+/* 1 (logged) when ns.name, the new name of a RENAME of t, is one of a route's source
+ * tables: t stays as it is in the lake. */
+int w2l__ddlop_route_onto(ddl_op *op, const tbl *t, const char *ns, const char *name);
 
 /* ---- op_ddl_table.c ---- */
 

@@ -39,7 +39,12 @@ static w2l_rc smap_get(tbl *t, const w2l_schema *src, smap **out, w2l_error *err
     m->ice_id = -1;
     const w2l_schema *view = t->view ? t->view : t->schema;
     for (size_t i = 0; i < n; i++) {
-        long k = w2l__ddlop_index_of_name(view, w2l_schema_field(src, i)->name);
+        const char *name = w2l_schema_field(src, i)->name;
+        if (w2l__ddlop_is_extra_name(t, name)) { /* never a source's column */
+            m->collide = m->collide ? m->collide : name;
+            continue;
+        }
+        long k = w2l__ddlop_index_of_name(view, name);
         m->ids[i] = k >= 0 ? w2l_schema_field(view, (size_t)k)->id : 0;
     }
     m->next = t->maps;
@@ -76,6 +81,11 @@ static void smap_resolve(tbl *t, smap *m)
     m->evolve = 0;
     for (size_t i = 0; i < n; i++) {
         const w2l_field *s = w2l_schema_field(m->src, i);
+        if (m->collide && w2l__ddlop_is_extra_name(t, s->name)) {
+            m->idx[i] = -1; /* a metadata column's name: the value is discarded */
+            m->identity = 0;
+            continue;
+        }
         if (!m->ids[i]) { /* a column the table lacks: maybe added since the map was made */
             long k = w2l__ddlop_index_of_name(t->schema, s->name);
             if (k >= 0 && t->view == t->schema)
@@ -125,6 +135,9 @@ static w2l_rc convert_rows(ddl_op *op, tbl *t, smap *m, const w2l_change *in, si
     memset(covered, 0, nc + 1);
     for (size_t i = 0; i < ns; i++)
         if (m->idx[i] >= 0) covered[m->idx[i]] = 1;
+    int extras = w2l__ddlop_has_extras(t);
+    for (size_t k = 0; extras && k < nc; k++)
+        covered[k] |= w2l__ddlop_is_extra_id(t, w2l_schema_field(t->schema, k)->id);
     int partial = 0;
     for (size_t k = 0; k < nc; k++) partial |= !covered[k];
     for (size_t r = 0; r < n; r++) {
@@ -151,6 +164,7 @@ static w2l_rc convert_rows(ddl_op *op, tbl *t, smap *m, const w2l_change *in, si
             row[k] = convert_value(&c->row[i], w2l_schema_field(m->src, i)->type,
                                    w2l_schema_field(t->schema, (size_t)k)->type);
         }
+        if (extras) w2l__ddlop_fill_extras(t, c, row, pr);
         cs[r] = *c;
         cs[r].db = t->ns;
         cs[r].table = t->name;
@@ -169,7 +183,7 @@ static const char *missing_key(const tbl *t, const smap *m)
     size_t nid, ns = w2l_schema_field_count(m->src);
     const int32_t *ids = w2l_schema_identifier(t->schema, &nid);
     for (size_t k = 0; k < nid; k++) {
-        int found = 0;
+        int found = w2l__ddlop_is_extra_id((tbl *)t, ids[k]); /* filled by the handler */
         for (size_t i = 0; i < ns && !found; i++) found = m->ids[i] == ids[k];
         if (!found) {
             long x = w2l_schema_index_of_id(t->schema, ids[k]);
@@ -362,6 +376,19 @@ w2l_rc w2l__ddlop_forward(ddl_op *op, tbl *t, w2l_change *changes, size_t n, int
         *need_evolve = 1;
         return W2L_OK;
     }
+    W2L_TRY(w2l__ddlop_route_rows(op, t, &changes[0], err));
+    if (m->collide) {
+        w2l__fail(err, W2L_SCHEMA,
+                  "the source's column '%s' has the name of a metadata column (metadata-columns, "
+                  "route key-with-source); its values are not written",
+                  m->collide);
+        m->collide = NULL;
+        W2L_TRY(w2l__ddlop_unsupported(op, t, W2L_SCHEMA, "rows", err));
+        if (t->quarantined) {
+            w2l__ddlop_count_dropped(t, n);
+            return W2L_OK;
+        }
+    }
     const char *mk = missing_key(t, m);
     if (mk) {
         w2l__fail(err, W2L_SCHEMA, "the source's rows lack the key column '%s'", mk);
@@ -432,11 +459,21 @@ w2l_rc w2l__ddlop_item_changes(const w2l_change *in, size_t n, item **out, w2l_e
     it->n = n;
     w2l_rc rc = it->changes ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
     if (rc == W2L_OK && n) it->src = w2l_schema_ref((w2l_schema *)in[0].schema);
+    /* the source table, for routes and metadata columns: one copy for all */
+    char *db = rc == W2L_OK && n && in[0].db
+                   ? w2l__arena_strndup(&it->arena, in[0].db, strlen(in[0].db))
+                   : NULL,
+         *table = rc == W2L_OK && n && in[0].table
+                      ? w2l__arena_strndup(&it->arena, in[0].table, strlen(in[0].table))
+                      : NULL;
+    if (n && ((in[0].db && !db) || (in[0].table && !table)))
+        rc = w2l__fail(err, W2L_NOMEM, "out of memory");
     for (size_t i = 0; rc == W2L_OK && i < n; i++) {
         const w2l_change *c = &in[i];
         w2l_change *d = &it->changes[i];
         *d = *c;
-        d->db = d->table = NULL;
+        d->db = db;
+        d->table = table;
         w2l_value *row = w2l__arena_alloc(&it->arena, c->ncols * sizeof *row + 1);
         if (!row) {
             rc = w2l__fail(err, W2L_NOMEM, "out of memory");

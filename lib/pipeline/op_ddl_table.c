@@ -115,6 +115,7 @@ void w2l__ddlop_tbl_free(tbl *t)
     w2l_schema_unref(t->view);
     w2l__ice_table_free(t->ice);
     w2l__free(t->reason);
+    w2l__free(t->shard);
     w2l__free(t->ns);
     w2l__free(t->name);
     w2l__free(t);
@@ -196,6 +197,12 @@ w2l_rc w2l__ddlop_tbl_load(ddl_op *op, tbl *t, w2l_error *err)
     w2l_rc rc = w2l__ice_table_load(op->cat, op->io, t->ns, t->name, &t->ice, err);
     if (rc != W2L_OK) return rc;
     W2L_TRY(w2l__ddlop_tbl_spec(op, t, err));
+    rc = w2l__ddlop_tbl_extras(op, t, err);
+    if (rc != W2L_OK) {
+        w2l__ice_table_free(t->ice);
+        t->ice = NULL;
+        return rc;
+    }
     /* read once: later snapshots only add files of the default spec, and maintenance may
      * expire the snapshot this copy of the table names */
     w2l__free(t->older_specs);
@@ -210,9 +217,20 @@ w2l_rc w2l__ddlop_tbl_load(ddl_op *op, tbl *t, w2l_error *err)
     return W2L_OK;
 }
 
+static w2l_rc create_as(ddl_op *op, tbl *t, w2l_schema *schema, w2l_error *err);
+
 /* Creates t (known not to be in the lake, or dropped in this run) in the handler's copy;
  * the owner creates it in the catalog with the checkpoint. */
 w2l_rc w2l__ddlop_tbl_create(ddl_op *op, tbl *t, w2l_schema *schema, w2l_error *err)
+{
+    w2l_schema *x;
+    W2L_TRY(w2l__ddlop_with_extras(op, t, schema, &x, err));
+    w2l_rc rc = create_as(op, t, x, err);
+    w2l_schema_unref(x);
+    return rc;
+}
+
+static w2l_rc create_as(ddl_op *op, tbl *t, w2l_schema *schema, w2l_error *err)
 {
     char *loc = w2l__ice_table_dir(op->warehouse, t->ns, t->name);
     W2L_NOMEM_IF(!loc, err);

@@ -30,7 +30,9 @@
 #include <unistd.h>
 
 #include "../event/emit.h"
+#include "complete.h"
 #include "pipeline_int.h"
+#include "route.h"
 
 /* Adds the calling thread's CPU time to stage k (0 source, else the operator kind). */
 void w2l__pipeline_account_cpu(w2l_pipeline *p, int k)
@@ -129,6 +131,14 @@ void w2l__pipeline_commit_done(w2l_pipeline *p, node *n, uint64_t id)
         if (p->committer[i].notified < low) low = p->committer[i].notified;
     if (low > p->committed) {
         p->committed = low;
+        /* `low` is in every table it touched: its completeness mark goes to the job file */
+        int64_t mark = -1;
+        size_t k = 0;
+        for (; k < p->nmarks && p->marks[k].id <= low; k++)
+            if (p->marks[k].ms > mark) mark = p->marks[k].ms;
+        memmove(p->marks, p->marks + k, (p->nmarks - k) * sizeof *p->marks);
+        p->nmarks -= k;
+        w2l__completer_post(p->completer, low, mark);
         w2l__log(W2L_LOG_DEBUG, "checkpoint %llu committed", (unsigned long long)low);
         /* every table has what `low` holds: keep the newest `retain` checkpoints */
         if (low > p->retain) prune_below = low - p->retain + 1;
@@ -142,6 +152,45 @@ void w2l__pipeline_commit_done(w2l_pipeline *p, node *n, uint64_t id)
 }
 
 /* ---------------------------------------------------------------- source side ------- */
+
+/* Remembers checkpoint id's completeness mark until id is committed (under p->mtx). */
+static w2l_rc mark_add(w2l_pipeline *p, uint64_t id, int64_t ms, w2l_error *err)
+{
+    if (p->nmarks == p->capmarks) {
+        size_t cap = p->capmarks ? 2 * p->capmarks : 16;
+        struct w2l__ckpt_mark *v = w2l__realloc(p->marks, cap * sizeof *v);
+        W2L_NOMEM_IF(!v, err);
+        p->marks = v;
+        p->capmarks = cap;
+    }
+    p->marks[p->nmarks++] = (struct w2l__ckpt_mark){ id, ms };
+    return W2L_OK;
+}
+
+/* The completeness mark the restored checkpoint recorded, given to the emitter (marks
+ * never go back over a restart: everything it covered is in that checkpoint), and the
+ * completer under the job id the committers commit under. A consumer group's members
+ * write no job file (README, Completeness for schedulers). */
+static w2l_rc complete_setup(w2l_pipeline *p, w2l_error *err)
+{
+    int64_t mark = -1;
+    if (p->restored) {
+        w2l_buf b = { 0 };
+        w2l_rc rc = w2l_state_get(p->st, p->restored, W2L_COMPLETE_STATE_KEY, &b, err);
+        if (rc == W2L_OK && (rc = w2l__buf_cstr(&b, err)) == W2L_OK)
+            mark = strtoll((const char *)b.data, NULL, 10);
+        w2l_buf_release(&b);
+        if (rc != W2L_OK && rc != W2L_NOTFOUND) return rc;
+        if (mark >= 0) W2L_TRY(w2l_emit_progress(p->em, mark, err));
+        W2L_TRY(mark_add(p, p->restored, mark, err));
+    }
+    if (p->ledger) return W2L_OK;
+    char *job = NULL;
+    W2L_TRY(w2l__ops_job_restored(p->conf, p->st, p->restored, &job, err));
+    w2l_rc rc = w2l__completer_new(p->conf, job, &p->completer, err);
+    w2l__free(job);
+    return rc;
+}
 
 /* Places checkpoint barrier `id` after the current transaction end. */
 static w2l_rc place_barrier(w2l_pipeline *p, uint64_t *out_id, w2l_error *err)
@@ -158,7 +207,15 @@ static w2l_rc place_barrier(w2l_pipeline *p, uint64_t *out_id, w2l_error *err)
     p->fl[p->nfl].acks = 0;
     p->nfl++;
     p->last_trigger_ms = w2l__now_ms();
+    int64_t mark = w2l__emitter_progress(p->em);
+    w2l_rc mrc = mark_add(p, id, mark, err);
     mtx_unlock(&p->mtx);
+    W2L_TRY(mrc);
+    if (mark >= 0) { /* recorded with the position: survives a restart (complete.h) */
+        char t[24];
+        int tl = snprintf(t, sizeof t, "%lld", (long long)mark);
+        W2L_TRY(w2l_state_put(p->st, id, W2L_COMPLETE_STATE_KEY, t, (size_t)tl, err));
+    }
     size_t len;
     const char *pos = w2l__emitter_position(p->em, &len);
     if (!pos && p->restored_pos) { /* nothing new since the restart: still there */
@@ -175,6 +232,32 @@ static w2l_rc place_barrier(w2l_pipeline *p, uint64_t *out_id, w2l_error *err)
     w2l__pipeline_ack(p, id); /* the source's part: its position is in the state */
     if (out_id) *out_id = id;
     return W2L_OK;
+}
+
+/* The DDL handler of source table ns.table (hash: its w2l__table_hash): its route's
+ * target's, so one handler sees every table a route merges. */
+static unsigned ddl_of(w2l_pipeline *p, const char *ns, const char *table, uint64_t hash)
+{
+    if (p->nddl == 1) return 0;
+    const char *tns, *tname;
+    const w2l__route *r = NULL;
+    /* a target that is not DB.TABLE fails in the DDL handler, which names it */
+    if (p->routes && w2l__routes_map(p->routes, ns, table, &tns, &tname, &r, NULL) == W2L_OK && r)
+        hash = w2l__table_hash(tns, tname);
+    return (unsigned)(hash % p->nddl);
+}
+
+/* The emitter's group of a source table: its route's target, whose sources' changes keep
+ * their order among each other (a key may move from one source table to another). */
+static const char *group_of(void *ctx, const char *ns, const char *table)
+{
+    w2l_pipeline *p = ctx;
+    const char *tns, *tname;
+    const w2l__route *r = NULL;
+    if (w2l__routes_map(p->routes, ns, table, &tns, &tname, &r, NULL) != W2L_OK || !r)
+        return NULL;
+    snprintf(p->group_buf, sizeof p->group_buf, "%s.%s", tns, tname);
+    return p->group_buf;
 }
 
 static w2l_rc hook_batch(void *ctx, w2l__batch *b, w2l_error *err)
@@ -200,7 +283,7 @@ static w2l_rc hook_batch(void *ctx, w2l__batch *b, w2l_error *err)
     m->e.table = b->table;
     m->e.changes = b->changes;
     m->e.nchanges = b->n;
-    return w2l__msg_send(p, &p->ddl[b->table_hash % p->nddl], m, err);
+    return w2l__msg_send(p, &p->ddl[ddl_of(p, b->ns, b->table, b->table_hash)], m, err);
 }
 
 static w2l_rc hook_ddl(void *ctx, w2l__ddl_elem *d, w2l_error *err)
@@ -225,7 +308,8 @@ static w2l_rc hook_ddl(void *ctx, w2l__ddl_elem *d, w2l_error *err)
     m->e.ddl = &d->ddl;
     /* a statement without a known table goes to handler 0, which parses it */
     unsigned target = d->ddl.db && d->ddl.table
-                          ? (unsigned)(w2l__table_hash(d->ddl.db, d->ddl.table) % p->nddl)
+                          ? ddl_of(p, d->ddl.db, d->ddl.table,
+                                   w2l__table_hash(d->ddl.db, d->ddl.table))
                           : 0;
     return w2l__msg_send(p, &p->ddl[target], m, err);
 }
@@ -255,7 +339,7 @@ static w2l_rc hook_quarantine(void *ctx, const char *ns, const char *table, cons
     w2l_rc rc = w2l__msg_from_element(&e, 0, &m, err);
     w2l__free(text);
     W2L_TRY(rc);
-    return w2l__msg_send(p, &p->ddl[w2l__table_hash(ns, table) % p->nddl], m, err);
+    return w2l__msg_send(p, &p->ddl[ddl_of(p, ns, table, w2l__table_hash(ns, table))], m, err);
 }
 
 static w2l_rc hook_commit(void *ctx, const char *position, size_t len, w2l_error *err)
@@ -472,6 +556,7 @@ w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err
                       : w2l__fail(err, W2L_NOMEM, "out of memory");
     }
     if (rc == W2L_OK) rc = w2l__maint_new(p->conf, p->metrics, p->ncommit, &p->maint, err);
+    if (rc == W2L_OK) rc = w2l__routes_new(p->conf, &p->routes, err);
     if (rc == W2L_OK) {
         p->acks_needed = 1 + p->nddl + p->nwriter + p->ncommit;
         rc = w2l__nodes_make(p, err);
@@ -481,7 +566,9 @@ w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err
         p->em = w2l__emitter_new(&hooks, p->batch_rows);
         if (!p->em) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
         else w2l__emitter_set_quarantine(p->em, hook_quarantine);
+        if (p->em && p->routes) w2l__emitter_set_group(p->em, group_of);
     }
+    if (rc == W2L_OK) rc = complete_setup(p, err);
     if (rc == W2L_OK && source_uri && *source_uri) {
         w2l_buf pos = {0};
         if (p->restored) {
@@ -652,9 +739,12 @@ void w2l_pipeline_free(w2l_pipeline *p)
         w2l__pipeline_fail(p, &e);
         join_all(p, NULL);
     }
+    w2l__completer_free(p->completer); /* after the last commit: its job file is written */
+    w2l__free(p->marks);
     w2l__nodes_free(p);
     w2l__maint_free(p->maint);
     w2l__emitter_free(p->em);
+    w2l__routes_free(p->routes);
     w2l__source_close(p->src);
     w2l__ledger_free(p->ledger);
     w2l_state_close(p->st);

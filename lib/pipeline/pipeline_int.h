@@ -71,6 +71,8 @@ struct w2l_pipeline {
     w2l_source *src;            /* NULL: the host pushes (push) */
     uint64_t src_completed;     /* newest checkpoint the source was told complete (its thread) */
     w2l_emitter *em;
+    struct w2l__routes *routes; /* route.* (route.h), for the DDL handler a table goes to */
+    char group_buf[600];        /* group_of()'s answer (source thread) */
     unsigned nddl, nwriter, ncommit;
     node *nodes; /* ddl, then writers, then committers */
     node *ddl, *writer, *committer;
@@ -105,6 +107,10 @@ struct w2l_pipeline {
     char *restored_pos;         /* the source position of the restored checkpoint, or NULL */
     w2l__owner *owner;          /* orders table operations and commits (owner.h) */
     w2l__maint *maint;          /* table maintenance beside ingestion (maintenance.h) */
+    /* completeness (complete.h): each placed checkpoint's mark until it is committed */
+    struct w2l__ckpt_mark { uint64_t id; int64_t ms; } *marks;
+    size_t nmarks, capmarks;    /* under mtx */
+    struct w2l__completer *completer; /* writes the job file; NULL: none */
 };
 
 /* pipeline.c: failure, the coordinator, CPU accounting */

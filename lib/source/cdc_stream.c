@@ -236,6 +236,10 @@ w2l_rc w2l__cdc_stream_emit(w2l__cdc_stream *st, w2l_emitter *em, const char *po
     w2l__cdc_clear(st->dec);
     if (st->nq) W2L_TRY(report_quarantines(st, em, &told, err)); /* the rows dropped above */
     W2L_TRY(w2l_emit_commit(em, pos, pl, err));
+    /* completeness: the producer's time of the transaction (canal es, debezium
+     * source.ts_ms, maxwell ts in seconds, all in ms here) is at or before its commit, and
+     * messages come in commit order, so everything committed before it is in */
+    if (ts > 0) W2L_TRY(w2l_emit_progress(em, ts - 1, err));
     if (ts) st->last_ts_ms = ts;
     *emitted = n ? n : 1;
     return W2L_OK;

@@ -313,6 +313,9 @@ static w2l_rc ms_open_inner(mysql_source *ms, const w2l_conf *conf, const char *
     if (conf) {
         if (w2l_conf_get_int(conf, "until-caught-up", &v, NULL) == W2L_OK)
             ms->cfg.until_caught_up = v != 0;
+        ms->cfg.clock_skew_ms = 1000;
+        if (w2l_conf_get_int(conf, "source.clock-skew", &v, NULL) == W2L_OK && v >= 0)
+            ms->cfg.clock_skew_ms = v;
         if (w2l_conf_get_int(conf, "source.tinyint1-as-boolean", &v, NULL) == W2L_OK)
             ms->cfg.topts.tinyint1_as_boolean = v != 0;
         if (w2l_conf_get_int(conf, "source.time-as-string", &v, NULL) == W2L_OK)

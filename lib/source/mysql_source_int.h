@@ -99,6 +99,7 @@ typedef struct mysql_source {
         w2l__tfilter filter;  /* include / exclude */
         char *startup;
         int until_caught_up;
+        int64_t clock_skew_ms; /* source.clock-skew: heartbeat marks stay this far back */
         w2l__type_opts topts;
         size_t chunk_rows;
     } cfg;

@@ -172,7 +172,8 @@ static int query_is(const char *sql, size_t n, const char *word)
            (n == l || sql[l] == ' ' || sql[l] == ';' || sql[l] == '\n');
 }
 
-static w2l_rc commit_txn(mysql_source *ms, w2l_emitter *em, uint64_t log_pos, w2l_error *err)
+static w2l_rc commit_txn_pos(mysql_source *ms, w2l_emitter *em, uint64_t log_pos,
+                             w2l_error *err)
 {
     if (log_pos) ms->at.pos = log_pos;
     if (ms->txn.has_gtid) {
@@ -204,6 +205,26 @@ static w2l_rc commit_txn(mysql_source *ms, w2l_emitter *em, uint64_t log_pos, w2
         return W2L_OK;
     }
     return w2l__ms_emit_commit(ms, em, err);
+}
+
+/* Completeness (w2l_emit_progress()): the binlog is in commit order and a transaction's
+ * header time (whole seconds) is at or before its commit, so once a transaction stamped S
+ * is handed over, every transaction committed before second S is too: S*1000-1. Caught up
+ * (a heartbeat: the server sent everything it had), everything committed before the
+ * heartbeat is in: this host's receive time minus source.clock-skew, which assumes the
+ * server's clock is at most that far ahead of ours. No mark while a resumed snapshot's
+ * windows or replayed XA transactions are still being read. */
+static w2l_rc progress(mysql_source *ms, w2l_emitter *em, int64_t through_ms, w2l_error *err)
+{
+    if (through_ms < 0 || ms->snap.nsegs || ms->xa.replaying) return W2L_OK;
+    return w2l_emit_progress(em, through_ms, err);
+}
+
+static w2l_rc commit_txn(mysql_source *ms, w2l_emitter *em, uint64_t log_pos, w2l_error *err)
+{
+    int64_t txn_ms = ms->txn.ts_ms;
+    W2L_TRY(commit_txn_pos(ms, em, log_pos, err));
+    return txn_ms > 0 ? progress(ms, em, txn_ms - 1, err) : W2L_OK;
 }
 
 static w2l_rc on_query(mysql_source *ms, w2l_emitter *em, const w2l__bl_event *ev, size_t *count,
@@ -376,6 +397,7 @@ static w2l_rc handle_event(mysql_source *ms, w2l_emitter *em, const w2l__bl_even
             ms->at.file[ev->file_len] = '\0';
             if (ev->log_pos) ms->at.pos = ev->log_pos;
             atomic_store(&ms->caught_up, 1);
+            return progress(ms, em, w2l__now_ms() - ms->cfg.clock_skew_ms, err);
         }
         return W2L_OK;
     default:

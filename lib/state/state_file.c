@@ -8,7 +8,9 @@
  *   DIR/LATEST           the decimal id of the newest sealed checkpoint, replaced
  *                        atomically (temp, fsync, rename) AFTER ckpt-<N>.state is durable
  * So a checkpoint is sealed exactly when LATEST names it; a crash between the two leaves an
- * orphan ckpt file, removed when the store is next opened. Until seal, puts stay in memory.
+ * orphan ckpt file, removed at the next run's first seal (not at open: a reader such as
+ * `w2l status` opens the store beside a running job, whose ckpt file of the checkpoint it
+ * is sealing is newer than LATEST for a moment). Until seal, puts stay in memory.
  *
  * File grammar (all integers little-endian):
  *   "W2LSTATE" u32 version=1  u64 ckpt  u32 count
@@ -38,6 +40,7 @@ typedef struct file_state {
     table sealed;             /* entries of `latest`, loaded */
     w2l__kv_pending pending;  /* unsealed checkpoints */
     table cache;              /* entries of an older sealed checkpoint last read */
+    int swept;                /* orphans above LATEST removed (at the first seal) */
 } file_state;
 
 static char *ckpt_path(const file_state *fs, uint64_t ckpt)
@@ -163,7 +166,7 @@ typedef struct scan_ctx {
     w2l_error *err;
 } scan_ctx;
 
-/* Removes orphans above latest (open) or checkpoints below keep_from (prune). */
+/* Removes orphans above latest (first seal) or checkpoints below keep_from (prune). */
 static int scan_one(void *p, const char *name)
 {
     scan_ctx *c = p;
@@ -206,7 +209,10 @@ static w2l_rc fs_open(const w2l_state_methods *m, const w2l_conf *conf, const ch
     }
     w2l_rc rc = fs->dir ? w2l__fileio_open_for(conf, fs->dir, &fs->io, err)
                         : w2l__fail(err, W2L_NOMEM, "out of memory");
-    if (rc == W2L_OK) {
+    /* a reader beside a running job: the checkpoint LATEST names may be pruned before it
+     * is read, when newer ones were sealed meanwhile; LATEST is then read again */
+    for (int attempt = 0; rc == W2L_OK; attempt++) {
+        fs->latest = 0;
         char *latest = w2l__path_join(fs->dir, "LATEST");
         void *data = NULL;
         size_t len = 0;
@@ -225,12 +231,10 @@ static w2l_rc fs_open(const w2l_state_methods *m, const w2l_conf *conf, const ch
         }
         w2l__free(data);
         w2l__free(latest);
-    }
-    if (rc == W2L_OK && fs->latest) rc = load_ckpt(fs, fs->latest, &fs->sealed, err);
-    if (rc == W2L_OK) {
-        scan_ctx c = {fs, 0, fs->latest, 1, 0, W2L_OK, err};
-        rc = w2l_fileio_list(fs->io, fs->dir, scan_one, &c, err);
-        if (rc == W2L_OK) rc = c.rc;
+        if (rc != W2L_OK || !fs->latest) break;
+        rc = load_ckpt(fs, fs->latest, &fs->sealed, err);
+        if (rc != W2L_NOTFOUND || attempt >= 20) break;
+        rc = W2L_OK;
     }
     if (rc != W2L_OK) {
         w2l__error_prefix(err, "state %s: ", fs->dir ? fs->dir : "");
@@ -328,6 +332,12 @@ static w2l_rc fs_seal(w2l_state *self, uint64_t ckpt, w2l_error *err)
     char num[32];
     int nl = snprintf(num, sizeof num, "%llu\n", (unsigned long long)ckpt);
     w2l_rc rc = path && latest ? encode(t, &b, err) : w2l__fail(err, W2L_NOMEM, "out of memory");
+    if (rc == W2L_OK && !fs->swept) { /* leftovers of a crashed earlier run */
+        scan_ctx c = {fs, 0, fs->latest, 1, 0, W2L_OK, err};
+        rc = w2l_fileio_list(fs->io, fs->dir, scan_one, &c, err);
+        if (rc == W2L_OK) rc = c.rc;
+        fs->swept = rc == W2L_OK;
+    }
     /* a leftover of a crashed earlier run with this id is not sealed: replace it */
     if (rc == W2L_OK)
         rc = w2l_fileio_write_all(fs->io, path, W2L_CREATE_REPLACE, b.data, b.len, err);
