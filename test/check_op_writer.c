@@ -381,6 +381,41 @@ START_TEST(upserts_and_key_changes_across_checkpoints)
 }
 END_TEST
 
+static void create_partitioned(tbl *t, const char *name, const char *clause);
+
+/* SCHEMA "upsert" (a route's target): an INSERT of a key an earlier checkpoint wrote
+ * replaces that row (an equality delete beside it); without it the key would be there twice.
+ * _i = 1: partitioned by bucket of the key, the delete in the row's partition. */
+START_TEST(upsert_inserts_replace_earlier_checkpoints)
+{
+    tbl t;
+    if (_i) create_partitioned(&t, "up", "bucket(4, id)");
+    else tbl_init(&t, "up");
+    size_t n = strlen(spec_member);
+    snprintf(spec_member + n, sizeof spec_member - n, ",\"upsert\":true");
+    w2l_conf *c = make_conf(1, 1, 1);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    for (long i = 0; i < 10; i++) m_insert(p, &t, i, "first", (int)i);
+    commit_txn(p);
+    ckpt_wait(p);
+    for (long i = 5; i < 15; i++) {
+        if (t.m.live[i]) { /* the source writes the key again without a delete */
+            t.m.live[i] = 0;
+            t.m.count--;
+        }
+        m_insert(p, &t, i, "again", (int)(100 + i));
+    }
+    m_delete(p, &t, 6); /* in the checkpoint that wrote it again: by position */
+    commit_txn(p);
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+    w2l_pipeline_free(p);
+    assert_table_matches(&t);
+    w2l_conf_free(c);
+    w2l_schema_unref(t.schema);
+}
+END_TEST
+
 START_TEST(same_key_many_times_in_one_checkpoint)
 {
     tbl t;
@@ -842,6 +877,7 @@ Suite *suite_op_writer(void)
     tcase_add_checked_fixture(basic, setup, teardown);
     tcase_add_test(basic, upserts_and_key_changes_across_checkpoints);
     tcase_add_test(basic, same_key_many_times_in_one_checkpoint);
+    tcase_add_loop_test(basic, upsert_inserts_replace_earlier_checkpoints, 0, 2);
     tcase_add_loop_test(basic, random_workload_several_tables, 0, 3);
     tcase_add_test(basic, files_roll_and_position_deletes_span_them);
     tcase_set_timeout(basic, 120);

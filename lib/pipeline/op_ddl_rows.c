@@ -272,6 +272,7 @@ w2l_rc w2l__ddlop_evolve_to_source(ddl_op *op, tbl *t, const w2l_schema *src, w2
     w2l_rc rc = W2L_OK;
     for (size_t i = 0; rc == W2L_OK && i < n; i++) {
         const w2l_field *s = w2l_schema_field(src, i);
+        if (!m->ids[i] && w2l__ddlop_is_extra_name(t, s->name)) continue; /* the handler's */
         if (!m->ids[i]) {
             ops[nops++] = (w2l__ice_schema_change){W2L_ICE_ADD_COLUMN, s->name, NULL, s->type, 0};
             continue;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "op_ddl_int.h"
+#include "route.h"
 
 /* ------------------------------------------------------------ shadows (OSC) ---------- */
 
@@ -62,6 +63,10 @@ int w2l__ddlop_is_shadow(ddl_op *op, const char *ns, const char *name, int check
 {
     if (w2l__osc_classify(name, base, size) == W2L_OSC_NONE) return 0;
     if (w2l__ddlop_shadow_find(op, ns, name) || w2l__ddlop_tbl_find(op, ns, base)) return 1;
+    const char *tns, *tname;
+    const w2l__route *r = NULL;
+    if (w2l__routes_map(op->routes, ns, base, &tns, &tname, &r, NULL) == W2L_OK && r)
+        return 1; /* the base is one of a route's sources */
     if (!check_catalog) return 0;
     w2l_buf loc = {0};
     w2l_error e;
@@ -84,9 +89,10 @@ int w2l__ddlop_shadow_pending_for(ddl_op *op, const char *ns, const char *base)
 /* The largest field id the base table has used, for a shadow's new columns. */
 static int32_t base_last_id(ddl_op *op, const char *ns, const char *base)
 {
-    tbl *b = w2l__ddlop_tbl_find(op, ns, base);
+    tbl *b = NULL;
+    w2l_error e;
+    w2l__ddlop_tbl_source(op, ns, base, &b, &e); /* a route's source: its target */
     if (b && !b->ice) {
-        w2l_error e;
         w2l__ddlop_tbl_load(op, b, &e);
     }
     return b && b->ice ? b->ice->meta->last_column_id : 0;
@@ -99,9 +105,8 @@ w2l_rc w2l__ddlop_shadow_stmt(ddl_op *op, const w2l__ddl_stmt *st, size_t sub, c
     shadow *sh = w2l__ddlop_shadow_find(op, ns, name);
     switch (st->kind) {
     case W2L_DDL_CREATE_TABLE_LIKE: {
-        tbl *b = w2l__ddlop_tbl_find(op, st->like.db ? st->like.db : ns, st->like.name);
-        if (!b)
-            W2L_TRY(w2l__ddlop_tbl_get(op, st->like.db ? st->like.db : ns, st->like.name, &b, err));
+        tbl *b;
+        W2L_TRY(w2l__ddlop_tbl_source(op, st->like.db ? st->like.db : ns, st->like.name, &b, err));
         w2l_rc rc = w2l__ddlop_tbl_load(op, b, err);
         if (rc != W2L_OK && rc != W2L_NOTFOUND) return rc;
         return w2l__ddlop_shadow_put(op, ns, name, base,
@@ -112,7 +117,8 @@ w2l_rc w2l__ddlop_shadow_stmt(ddl_op *op, const w2l__ddl_stmt *st, size_t sub, c
         int32_t last;
         w2l_rc rc = w2l__schema_from_create(st, &op->eo, 0, &s, &last, err);
         if (rc == W2L_NOMEM) return rc;
-        tbl *b = w2l__ddlop_tbl_find(op, ns, base);
+        tbl *b = NULL;
+        if (rc == W2L_OK) rc = w2l__ddlop_tbl_source(op, ns, base, &b, err);
         if (rc == W2L_OK && b && (b->ice || w2l__ddlop_tbl_load(op, b, err) == W2L_OK)) {
             /* the base table's ids for the same names */
             size_t n = w2l_schema_field_count(s), nid;

@@ -420,7 +420,8 @@ w2l_rc w2l__ddlop_announce(tbl *t, w2l_collector *out, w2l_error *err)
         w2l__json_add(j, "location",
                       w2l__json_new_string(t->ice->meta->location ? t->ice->meta->location : "")) ||
         w2l__json_add(j, "schema-id", w2l__json_new_int64(w2l_schema_id(t->schema))) ||
-        w2l__json_add(j, "table-uuid", w2l__json_new_string(t->ice->meta->uuid));
+        w2l__json_add(j, "table-uuid", w2l__json_new_string(t->ice->meta->uuid)) ||
+        (t->route && w2l__json_add(j, "upsert", w2l__json_new_bool(1)));
     const w2l__ice_meta *m = t->ice->meta;
     const w2l__ice_spec *spec = w2l__ice_meta_spec(m, m->default_spec_id);
     if (!bad && spec && spec->nfields) {

@@ -15,7 +15,10 @@
  * position; a row of an earlier checkpoint only by equality. The map holds exactly the rows
  * written since the last barrier, and survives fences and file rolls (a position delete may
  * point at a file completed earlier in the same checkpoint). An INSERT of a key already in
- * the map replaces that row (position delete first): upsert semantics for replays. Without
+ * the map replaces that row (position delete first): upsert semantics for replays. A table
+ * whose SCHEMA says "upsert" (a route's target: its sources may write a key again, after a
+ * TRUNCATE of one, or another source the same key) also writes an equality delete for an
+ * INSERT of a key not in the map, in the new row's partition. Without
  * a primary key (full-row) identical rows chain in the map and a DELETE removes one of them.
  * The map's keys are the non-NULL values of the equality columns by field id (encode_key),
  * so a full-row table's rows written before an ADD or DROP COLUMN, a widening or a column
@@ -755,6 +758,12 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, uint32_t ci, 
             /* the key is live in this checkpoint already: the new row replaces it */
             W2L_TRY(add_pos_delete(t, &t->ke[s->head], err));
             s->head = t->ke[s->head].next;
+        } else if (t->upsert && t->policy == POL_PK && c->op == W2L_OP_INSERT) {
+            /* it may live in an earlier checkpoint: an equality delete of the key, in the
+             * new row's partition (same sequence number: the new row stays) */
+            if (!p->ew) W2L_TRY(open_part_file(w, t, p, 1, err));
+            W2L_TRY(queue(t, p, ci, 1, err));
+            if (p->ndels == CHUNK_ROWS) W2L_TRY(flush_dels(w, t, p, err));
         }
         W2L_TRY(add_entry(t, s, t->policy == POL_FULL_ROW, err));
         kent *e = &t->ke[s->head];
@@ -880,6 +889,8 @@ static w2l_rc on_schema(writer *w, const w2l_element *e, w2l_error *err)
             }
         }
         set_incarnation(w, t, w2l__json_str(w2l__json_get(j, "table-uuid")));
+        int up = 0;
+        t->upsert = w2l__json_bool(w2l__json_get(j, "upsert"), &up) == 0 && up;
         int changed = 0;
         if (rc == W2L_OK) rc = w2l__wr_set_specs(t, j, &changed, err);
         if (rc == W2L_OK && changed && t->nopen) { /* files of the old spec are complete */

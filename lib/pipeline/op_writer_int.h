@@ -69,6 +69,8 @@ typedef struct tstate {
     long *eq_idx;             /* index of each equality column in schema */
     size_t neq;
     int policy;
+    int upsert;               /* an INSERT also deletes its key's older rows (SCHEMA "upsert":
+                                 a route's target, whose sources may write a key again) */
     uint64_t target;
     /* partitioning (op_writer_parts.c) */
     wspec spec;               /* the table's default spec (SCHEMA) */

@@ -32,10 +32,10 @@
 //    alone): the default ddl.policy fails naming the column and both types; with
 //    table.app_all.userinfo.ddl.policy=ignore the run goes on (see the test for what the
 //    lake then holds).
-// 4. Todo (known bugs, see there): a shard's TRUNCATE keeps its rows in the target, but an id
-//    the shard uses again after it (MySQL's AUTO_INCREMENT starts over) adds a second row of
-//    the same key; with key-with-source=false a key another shard wrote in an earlier
-//    checkpoint is not replaced either; gh-ost on one shard stops the run at the swap.
+// 4. Keys written again: an id a shard uses again after its TRUNCATE (the target kept its
+//    rows) replaces the kept row; with key-with-source=false a key another shard wrote in
+//    an earlier checkpoint is replaced; gh-ost on one shard (shadow, ADD COLUMN, swap)
+//    evolves the target once.
 // 5. MariaDB: a private server, 3 databases x 8 shards by CREATE TABLE, rows by SQL, a
 //    snapshot run, then binlog runs with ADD COLUMN on one shard (and later on the others),
 //    a BIGINT widening with values beyond 2^31, key updates and deletes, TRUNCATE and DROP
@@ -341,18 +341,14 @@ test('file source: INT on one shard, VARCHAR on another fails by default naming 
   if (problems.length) assert.fail(`ddl.policy=ignore:\n${problems.join('\n')}`)
 })
 
-// ------------------------------------------------ 4. known bugs (todo)
-// BUG (todo until fixed): the target keeps a truncated shard's rows, but the writer treats
-// an INSERT as a new key (an equality delete only for keys written in the same
-// checkpoint), so when the shard uses an id again after its TRUNCATE (MySQL starts
-// AUTO_INCREMENT over), the target holds two rows of one identifier (_source_db,
-// _source_table, id): input below, expected the re-inserted row replacing the kept one.
-// The same holds for key-with-source=false when another shard inserts a key that one shard
-// wrote in an earlier checkpoint (w2l-config(5) says the keys must then be unique across the
-// route's tables; the target then has two rows of one key).
+// ------------------------------------------------ 4. keys written again
+// A route's target writes every INSERT as an upsert (an equality delete of its key beside
+// the row), because its sources may write a key the target holds from an earlier
+// checkpoint: a shard whose TRUNCATE the target does not follow uses its ids again (MySQL
+// starts AUTO_INCREMENT over), and with key-with-source=false another shard may write the
+// same key. The row written last replaces the kept one, by both readers.
 test('file source: an id used again after a shard\'s TRUNCATE replaces the kept row', {
-  timeout: 60000,
-  todo: 'known bug: the target gets a second row of the same key (an INSERT of a key committed in an earlier checkpoint is appended, not upserted)'
+  timeout: 60000
 }, async () => {
   const dir = path.join(top, 'reuse')
   fs.mkdirSync(dir)
@@ -384,8 +380,7 @@ test('file source: an id used again after a shard\'s TRUNCATE replaces the kept 
 })
 
 test('file source: key-with-source=false, a key another shard wrote in an earlier checkpoint is replaced', {
-  timeout: 60000,
-  todo: 'known limitation or bug: the target gets a second row of the same key (see the comment above the previous test)'
+  timeout: 60000
 }, async () => {
   const dir = path.join(top, 'false-collide')
   fs.mkdirSync(dir)
@@ -406,18 +401,15 @@ test('file source: key-with-source=false, a key another shard wrote in an earlie
   if (problems.length) assert.fail(problems.join('\n'))
 })
 
-// BUG (todo until fixed): an online schema change (gh-ost) on ONE shard stops the job. The
-// shadow table _userinfo000_gho is created LIKE the shard, altered, filled with the shard's
-// rows and swapped in by RENAME TABLE userinfo000 TO _userinfo000_del, _userinfo000_gho TO
-// userinfo000. Without a route w2l follows this (the table takes the shadow's schema, the
-// copy's rows are not written twice); with the shard routed the run exits 1 at the swap:
-// "online schema change swap: the schema of app0._userinfo000_gho is unknown" (the shadow is
-// looked up as a shadow of app0.userinfo000, which has no lake table of its own). Expected:
-// the target gains the shadow's new column (optional) once, the shard's rows stay as they
-// are, no lake table for the shadow, exit 0.
+// An online schema change (gh-ost) on ONE shard: the shadow table _userinfo000_gho is created
+// LIKE the shard, altered, filled with the shard's rows and swapped in by RENAME TABLE
+// userinfo000 TO _userinfo000_del, _userinfo000_gho TO userinfo000. The shadow of a route's
+// source is followed in memory like any shadow (its base has no lake table of its own: the
+// target stands for it); at the swap the target gains the shadow's new column (optional)
+// once, the shard's rows stay as they are, the copy's rows are not written, and no lake table
+// appears for the shadow.
 test('file source: gh-ost on one shard (shadow table, ADD COLUMN, swap) evolves the target', {
-  timeout: 60000,
-  todo: 'known bug: the run stops at the swap ("online schema change swap: the schema of app0._userinfo000_gho is unknown")'
+  timeout: 60000
 }, async () => {
   const dir = path.join(top, 'ghost')
   fs.mkdirSync(dir)
