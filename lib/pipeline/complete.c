@@ -25,34 +25,11 @@
 #include "../common/thread.h"
 #include "../io/io.h"
 #include "../json/json.h"
+#include "../model/model.h"
 
 extern char **environ;
 
 /* ------------------------------------------------------------------- time ---------- */
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil). */
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    unsigned yoe = (unsigned)(y - era * 400);
-    unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + (int64_t)doe - 719468;
-}
-
-static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
-{
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    unsigned doe = (unsigned)(z - era * 146097);
-    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    unsigned mp = (5 * doy + 2) / 153;
-    *d = doy - (153 * mp + 2) / 5 + 1;
-    *m = mp < 10 ? mp + 3 : mp - 9;
-    *y = (int64_t)yoe + era * 400 + (*m <= 2);
-}
 
 /* n digits at *p into *v; advances *p. 0 when there are not n digits. */
 static int digits(const char **p, int n, int *v)
@@ -114,7 +91,7 @@ w2l_rc w2l_time_parse(const char *text, int64_t *out_ms, w2l_error *err)
         }
     }
     if (*p) goto bad;
-    *out_ms = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400000 + (int64_t)h * 3600000 +
+    *out_ms = w2l__days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400000 + (int64_t)h * 3600000 +
               (int64_t)mi * 60000 + (int64_t)s * 1000 + ms - offset_ms;
     return W2L_OK;
 bad:
@@ -130,7 +107,7 @@ static void split(int64_t ms, int64_t *y, unsigned *mo, unsigned *d, int *h, int
 {
     int64_t days = ms >= 0 ? ms / 86400000 : -((-ms + 86399999) / 86400000);
     int64_t rest = ms - days * 86400000;
-    civil_from_days(days, y, mo, d);
+    w2l__civil_from_days(days, y, mo, d);
     *h = (int)(rest / 3600000);
     *mi = (int)(rest / 60000 % 60);
     *s = (int)(rest / 1000 % 60);
