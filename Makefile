@@ -18,7 +18,7 @@ VERSION := $(shell sed -n 's/^\#define W2L_VERSION_STRING "\(.*\)"/\1/p' include
 
 B        ?= build
 CC       ?= cc
-DEPS_PC  := libzstd zlib libcurl libmariadb avro-c rdkafka
+DEPS_PC  := libzstd zlib libcurl libmariadb avro-c rdkafka libmicrohttpd
 WARN     := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS = -std=c11 $(WARN) -fvisibility=hidden -fPIC -D_POSIX_C_SOURCE=200809L \

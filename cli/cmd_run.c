@@ -3,7 +3,9 @@
  * the source has nothing more), and w2l recover: commit checkpoints that were sealed but
  * not committed. SIGINT/SIGTERM finish the checkpoint in flight and exit 0; a second
  * signal exits at once (the state stays recoverable). A failed job says why in one line,
- * its last on stderr: "w2l run: <error>".
+ * its last on stderr: "w2l run: <error>". With --log-format json every stderr line is a
+ * JSON object: the library's lines as w2l_log_format_line() makes them (with the table it
+ * attached), the command's own (progress, the closing error) with component "run".
  */
 #include <pthread.h>
 #include <signal.h>
@@ -17,6 +19,7 @@
 static w2l_pipeline *volatile running;
 static volatile sig_atomic_t signals_seen;
 static int progress_tty;          /* a live progress line is on the terminal */
+static int log_json;              /* --log-format json: every stderr line a JSON object */
 static pthread_mutex_t out_mtx = PTHREAD_MUTEX_INITIALIZER;
 
 static void on_signal(int sig)
@@ -34,7 +37,15 @@ static void log_line(void *opaque, w2l_log_level level, const char *line)
     (void)opaque;
     if (level == W2L_LOG_ERROR && strncmp(line, "pipeline: ", 10) == 0) return;
     pthread_mutex_lock(&out_mtx);
-    cli_log_write(level, line, progress_tty);
+    if (log_json) {
+        /* the library's JSON object, with the table it attached when it logged line */
+        char buf[8192];
+        size_t n = w2l_log_format_line(buf, sizeof buf, level, line);
+        buf[n] = '\n';
+        fwrite(buf, 1, n + 1, stderr);
+    } else {
+        cli_log_write(level, line, progress_tty);
+    }
     pthread_mutex_unlock(&out_mtx);
 }
 
@@ -103,6 +114,13 @@ static void *progress_main(void *arg)
 
 static int fail_with(const char *cmd, const w2l_error *err, w2l_rc rc)
 {
+    if (log_json) { /* the same line as an object: {"component":"run","message":...} */
+        char line[sizeof err->msg + 32];
+        snprintf(line, sizeof line, "%s: %s", cmd, err && err->msg[0] ? err->msg : w2l_rc_name(rc));
+        cli_redact(line, sizeof line);
+        log_line(NULL, W2L_LOG_ERROR, line);
+        return rc == W2L_CONFIG || rc == W2L_MISUSE ? EXIT_USAGE : EXIT_RUNTIME;
+    }
     return cli_fail(cmd, err, rc); /* one line, passwords masked */
 }
 
@@ -123,6 +141,10 @@ static int start(const char *cmd, int argc, char **argv, w2l_conf **out)
     if (rc == EXIT_DONE && w2l_conf_get(conf, "log-level", &level, NULL) == W2L_OK && level &&
         w2l_log_level_parse(level, &l) == 0)
         w2l_log_set_level(l);
+    const char *format = NULL;
+    if (rc == EXIT_DONE && w2l_conf_get(conf, "log-format", &format, NULL) == W2L_OK && format)
+        log_json = strcmp(format, "json") == 0;
+    w2l_log_set_format(log_json ? W2L_LOG_FORMAT_JSON : W2L_LOG_FORMAT_TEXT);
     if (rc != EXIT_DONE) {
         w2l_conf_free(conf);
         return rc;
@@ -150,7 +172,7 @@ static w2l_rc run_once(w2l_conf *conf, w2l_error *err)
         pthread_t progress;
         progress_done = 0;
         int with_progress = !quiet && pthread_create(&progress, NULL, progress_main, p) == 0;
-        progress_tty = with_progress && isatty(STDERR_FILENO);
+        progress_tty = with_progress && !log_json && isatty(STDERR_FILENO);
         r = w2l_pipeline_run(p, err);
         progress_done = 1;
         if (with_progress) pthread_join(progress, NULL);
@@ -178,7 +200,11 @@ int cmd_run(int argc, char **argv)
         if (r != W2L_CONFLICT || signals_seen) break;
         conflicts = (int64_t)time(NULL) - began > 300 ? 1 : conflicts + 1;
         if (conflicts > 10) break;
-        fprintf(stderr, "w2l run: %s; starting again from the lake\n", err.msg);
+        char again[sizeof err.msg + 48];
+        snprintf(again, sizeof again, "run: %s; starting again from the lake", err.msg);
+        cli_redact(again, sizeof again);
+        if (log_json) log_line(NULL, W2L_LOG_WARN, again);
+        else fprintf(stderr, "w2l %s\n", again);
         w2l_error_clear(&err);
         r = W2L_OK;
     }

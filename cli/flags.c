@@ -72,6 +72,8 @@ int cli_parse(const char *cmd, int argc, char **argv, w2l_conf *conf, cli_args *
         if (kl >= sizeof key) return usage_error(cmd, "flag too long");
         memcpy(key, a + 2, kl);
         key[kl] = '\0';
+        if (strcmp(key, "metrics-listen") == 0) /* the usual spelling of metrics.listen */
+            snprintf(key, sizeof key, "metrics.listen");
         int x = args ? extra_index(c, key) : -1;
         const w2l_conf_prop *p = x < 0 ? w2l_conf_prop_find(key) : NULL;
         if (x < 0 && (!p || !(p->flags & W2L_CONF_F_CLI))) {

@@ -10,6 +10,7 @@
 #include "common/chan.h"
 #include "common/common.h"
 #include "common/thread.h"
+#include "json/json.h"
 #include "support/support.h"
 
 START_TEST(error_set_formats_and_truncates)
@@ -232,6 +233,193 @@ START_TEST(log_levels_and_callback)
 }
 END_TEST
 
+/* Parses a JSON log line: one object, no newline inside, only valid UTF-8; returns it. */
+static w2l__json *parse_log_line(const char *line, size_t len)
+{
+    ck_assert_uint_eq(strlen(line), len);
+    ck_assert_ptr_null(memchr(line, '\n', len));
+    for (size_t i = 0; i < len; i++) ck_assert_uint_ge((unsigned char)line[i], 0x20);
+    w2l__json *j = NULL;
+    w2l_error err;
+    ck_assert_msg(w2l__json_parse(line, len, &j, &err) == W2L_OK, "%s: %s", line, err.msg);
+    ck_assert_int_eq(w2l__json_type(j), W2L_JSON_OBJECT);
+    ck_assert_ptr_nonnull(w2l__json_str(w2l__json_get(j, "time")));
+    ck_assert_ptr_nonnull(w2l__json_str(w2l__json_get(j, "level")));
+    ck_assert_ptr_nonnull(w2l__json_get(j, "component"));
+    ck_assert_ptr_nonnull(w2l__json_get(j, "table"));
+    ck_assert_ptr_nonnull(w2l__json_str(w2l__json_get(j, "message")));
+    return j;
+}
+
+static const char *jstr(const w2l__json *j, const char *key)
+{
+    return w2l__json_str(w2l__json_get(j, key));
+}
+
+START_TEST(log_json_members_and_escaping)
+{
+    char buf[8192];
+    /* 2026-11-29T15:40:17.123Z */
+    int64_t t = 1795966817123LL;
+    size_t n = w2l__log_json(buf, sizeof buf, t, W2L_LOG_WARN, "committer: orders: slow", 0, NULL);
+    w2l__json *j = parse_log_line(buf, n);
+    ck_assert_str_eq(jstr(j, "time"), "2026-11-29T15:40:17.123Z");
+    ck_assert_str_eq(jstr(j, "level"), "warn");
+    ck_assert_str_eq(jstr(j, "component"), "committer");
+    ck_assert_int_eq(w2l__json_type(w2l__json_get(j, "table")), W2L_JSON_NULL);
+    ck_assert_str_eq(jstr(j, "message"), "orders: slow");
+    ck_assert_ptr_null(w2l__json_get(j, "fields"));
+    ck_assert_ptr_null(w2l__json_get(j, "truncated"));
+    w2l__json_free(j);
+
+    /* every level's name */
+    for (int l = W2L_LOG_ERROR; l <= W2L_LOG_TRACE; l++) {
+        n = w2l__log_json(buf, sizeof buf, t, (w2l_log_level)l, "x", 0, NULL);
+        j = parse_log_line(buf, n);
+        ck_assert_str_eq(jstr(j, "level"), w2l_log_level_name((w2l_log_level)l));
+        ck_assert_int_eq(w2l__json_type(w2l__json_get(j, "component")), W2L_JSON_NULL);
+        w2l__json_free(j);
+    }
+
+    /* "word N: " -> the component and fields.instance; no prefix -> null */
+    n = w2l__log_json(buf, sizeof buf, t, W2L_LOG_INFO, "committer 3: job x", 0, NULL);
+    j = parse_log_line(buf, n);
+    ck_assert_str_eq(jstr(j, "component"), "committer");
+    ck_assert_str_eq(jstr(j, "message"), "job x");
+    int64_t inst = -1;
+    ck_assert_int_eq(w2l__json_int64(w2l__json_get(w2l__json_get(j, "fields"), "instance"), &inst),
+                     0);
+    ck_assert_int_eq(inst, 3);
+    w2l__json_free(j);
+    const char *no_prefix[] = {"Checkpoint: x", "mysql source: x", "a:b", ": x", "x 12a: y"};
+    for (size_t i = 0; i < W2L_ARRAY_LEN(no_prefix); i++) {
+        n = w2l__log_json(buf, sizeof buf, t, W2L_LOG_INFO, no_prefix[i], 0, NULL);
+        j = parse_log_line(buf, n);
+        ck_assert_int_eq(w2l__json_type(w2l__json_get(j, "component")), W2L_JSON_NULL);
+        ck_assert_str_eq(jstr(j, "message"), no_prefix[i]);
+        w2l__json_free(j);
+    }
+
+    /* control characters, quotes, backslashes, a message of several lines */
+    const char *nasty = "ddl: a\"b\\c\nsecond line\r\t\x01\x1f\x7f end";
+    n = w2l__log_json(buf, sizeof buf, t, W2L_LOG_ERROR, nasty, 0, NULL);
+    j = parse_log_line(buf, n);
+    ck_assert_str_eq(jstr(j, "message"), nasty + 5);
+    w2l__json_free(j);
+    ck_assert_ptr_nonnull(strstr(buf, "\\u0001"));
+    ck_assert_ptr_nonnull(strstr(buf, "\\u007f"));
+
+    /* bytes that are not UTF-8 (a lone continuation byte, a cut sequence, an overlong form,
+     * a surrogate) each become U+FFFD; valid multi-byte text stays as it is */
+    const char *bad = "x \x80 \xc3 \xc0\xaf \xed\xa0\x80 \xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80";
+    n = w2l__log_json(buf, sizeof buf, t, W2L_LOG_INFO, bad, 0, NULL);
+    j = parse_log_line(buf, n);
+    ck_assert_str_eq(jstr(j, "message"),
+                     "x \xef\xbf\xbd \xef\xbf\xbd \xef\xbf\xbd\xef\xbf\xbd "
+                     "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd \xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
+    w2l__json_free(j);
+}
+END_TEST
+
+START_TEST(log_json_table_fields_and_bounds)
+{
+    char buf[8192];
+    int64_t t = 0;
+    w2l__log_field f[] = {{"checkpoint", NULL, 42}, {"file", "a\"b.parquet", 0}};
+    w2l__log_meta m = {.db = "shop", .table = "orders", .fields = f, .nfields = 2};
+    size_t n = w2l__log_json(buf, sizeof buf, t, W2L_LOG_INFO, "ddl: table shop.orders: x", 0, &m);
+    w2l__json *j = parse_log_line(buf, n);
+    ck_assert_str_eq(jstr(j, "time"), "1970-01-01T00:00:00.000Z");
+    ck_assert_str_eq(jstr(j, "component"), "ddl");
+    ck_assert_str_eq(jstr(j, "table"), "shop.orders");
+    w2l__json *fl = w2l__json_get(j, "fields");
+    int64_t ck = 0;
+    ck_assert_int_eq(w2l__json_int64(w2l__json_get(fl, "checkpoint"), &ck), 0);
+    ck_assert_int_eq(ck, 42);
+    ck_assert_str_eq(jstr(fl, "file"), "a\"b.parquet");
+    w2l__json_free(j);
+
+    /* a component the caller names: stripped from the message when it leads it */
+    w2l__log_meta mc = {.component = "mysql source", .table = "t"};
+    n = w2l__log_json(buf, sizeof buf, t, W2L_LOG_INFO, "mysql source: retrying", 0, &mc);
+    j = parse_log_line(buf, n);
+    ck_assert_str_eq(jstr(j, "component"), "mysql source");
+    ck_assert_str_eq(jstr(j, "table"), "t");
+    ck_assert_str_eq(jstr(j, "message"), "retrying");
+    w2l__json_free(j);
+
+    /* long messages: the worst escaping (6 bytes a byte) of what w2l__log keeps (1023
+     * bytes) fits the sink's 8 KiB; in a small buffer the object is cut, still valid,
+     * marked "truncated" */
+    char msg[1024];
+    memset(msg, 0x01, sizeof msg - 1);
+    msg[sizeof msg - 1] = '\0';
+    n = w2l__log_json(buf, sizeof buf, t, W2L_LOG_INFO, msg, 0, &m);
+    j = parse_log_line(buf, n);
+    ck_assert_uint_eq(strlen(jstr(j, "message")), 1023);
+    ck_assert_ptr_null(w2l__json_get(j, "truncated"));
+    w2l__json_free(j);
+    n = w2l__log_json(buf, sizeof buf, t, W2L_LOG_INFO, msg, 1, NULL); /* the text was cut */
+    j = parse_log_line(buf, n);
+    int b = 0;
+    ck_assert_int_eq(w2l__json_bool(w2l__json_get(j, "truncated"), &b), 0);
+    ck_assert_int_eq(b, 1);
+    w2l__json_free(j);
+    for (size_t size = 256; size <= 1200; size += 37) {
+        char small[1200];
+        memset(msg, 'x', 900);
+        msg[0] = '\xe2', msg[1] = '\x82', msg[2] = '\xac', msg[899] = '\x02';
+        n = w2l__log_json(small, size, t, W2L_LOG_INFO, msg, 0, &m);
+        ck_assert_uint_lt(n, size);
+        j = parse_log_line(small, n);
+        ck_assert_int_eq(w2l__json_bool(w2l__json_get(j, "truncated"), &b), 0);
+        w2l__json_free(j);
+    }
+    ck_assert_uint_eq(w2l__log_json(buf, 255, t, W2L_LOG_INFO, "x", 0, NULL), 0);
+    ck_assert_str_eq(buf, "");
+}
+END_TEST
+
+static char json_seen[8192];
+static void capture_json(void *opaque, w2l_log_level level, const char *line)
+{
+    (void)opaque;
+    w2l_log_format_line(json_seen, sizeof json_seen, level, line);
+}
+
+START_TEST(log_format_line_in_a_callback)
+{
+    /* a callback still gets the bare text; w2l_log_format_line() on the line it was given
+     * returns the object with the table the library attached */
+    w2l_log_set_level(W2L_LOG_INFO);
+    w2l_log_set_callback(capture, NULL);
+    w2l_log_set_format(W2L_LOG_FORMAT_JSON);
+    ck_assert_int_eq(w2l_log_get_format(), W2L_LOG_FORMAT_JSON);
+    w2l__log_table(W2L_LOG_WARN, "shop", "orders", "ddl: table %s.%s: %s", "shop", "orders", "x");
+    ck_assert_str_eq(last_line, "ddl: table shop.orders: x");
+    w2l_log_set_callback(capture_json, NULL);
+    w2l__log_table(W2L_LOG_WARN, "shop", "orders", "ddl: table %s.%s: %s", "shop", "orders", "x");
+    w2l__json *j = parse_log_line(json_seen, strlen(json_seen));
+    ck_assert_str_eq(jstr(j, "table"), "shop.orders");
+    ck_assert_str_eq(jstr(j, "message"), "table shop.orders: x");
+    w2l__json_free(j);
+    /* outside a callback, another text: no table */
+    size_t n = w2l_log_format_line(json_seen, sizeof json_seen, W2L_LOG_INFO, "run: done");
+    j = parse_log_line(json_seen, n);
+    ck_assert_str_eq(jstr(j, "component"), "run");
+    ck_assert_int_eq(w2l__json_type(w2l__json_get(j, "table")), W2L_JSON_NULL);
+    w2l__json_free(j);
+    /* text: "TIME LEVEL line" */
+    w2l_log_set_format(W2L_LOG_FORMAT_TEXT);
+    n = w2l_log_format_line(json_seen, sizeof json_seen, W2L_LOG_WARN, "run: done");
+    ck_assert_uint_eq(n, strlen(json_seen));
+    ck_assert_str_eq(json_seen + 24, " warn  run: done");
+    w2l_log_set_format((w2l_log_format)7); /* ignored */
+    ck_assert_int_eq(w2l_log_get_format(), W2L_LOG_FORMAT_TEXT);
+    w2l_log_set_callback(NULL, NULL);
+}
+END_TEST
+
 START_TEST(allocator_hook_fails_cleanly)
 {
     fail_alloc_install();
@@ -263,6 +451,9 @@ Suite *suite_common(void)
     tcase_add_test(basic, registry_rejects_and_finds);
     tcase_add_test(basic, hash_is_stable_and_spreads);
     tcase_add_test(basic, log_levels_and_callback);
+    tcase_add_test(basic, log_json_members_and_escaping);
+    tcase_add_test(basic, log_json_table_fields_and_bounds);
+    tcase_add_test(basic, log_format_line_in_a_callback);
     suite_add_tcase(s, basic);
     TCase *edge = tcase_create("edge");
     tcase_add_test(edge, chan_many_producers_blocking);

@@ -545,6 +545,12 @@ START_TEST(redact_masks_secrets)
         {"/*!80000 CREATE USER u IDENTIFIED BY 'a' */", "/*!80000 CREATE USER u IDENTIFIED BY '***' */"},
         {"CREATE TABLE t (password VARCHAR(10) DEFAULT 'x')", "CREATE TABLE t (password VARCHAR(10) DEFAULT '***')"},
         {"ALTER TABLE t ADD c INT COMMENT 'no secret'", "ALTER TABLE t ADD c INT COMMENT 'no secret'"},
+        {"CREATE TABLE f (id INT) ENGINE=FEDERATED CONNECTION='mysql://fed:pw@h:3306/db/t'",
+         "CREATE TABLE f (id INT) ENGINE=FEDERATED CONNECTION='***'"},
+        {"ALTER TABLE c CONNECTION = \"mysql://u:pw@h/db/t\" COMMENT 'c'",
+         "ALTER TABLE c CONNECTION = '***' COMMENT '***'"},
+        {"CREATE TABLE c (id INT) ENGINE=CONNECT TABLE_TYPE=MYSQL OPTION_LIST='user=u,password=pw'",
+         "CREATE TABLE c (id INT) ENGINE=CONNECT TABLE_TYPE=MYSQL OPTION_LIST='***'"},
         {"", ""},
     };
     for (size_t i = 0; i < W2L_ARRAY_LEN(cases); i++) {
@@ -552,6 +558,15 @@ START_TEST(redact_masks_secrets)
         ck_assert_ptr_nonnull(r);
         ck_assert_msg(strcmp(r, cases[i].out) == 0, "#%zu\n got: %s\nwant: %s", i, r, cases[i].out);
         w2l__free(r);
+    }
+    /* parsed statements carry the redacted text (a table's CONNECTION too) */
+    {
+        w2l__ddl_list *fl = parse_ok(
+            "CREATE TABLE f (id INT) ENGINE=FEDERATED CONNECTION='mysql://fed:pw@h/db/t'", "d");
+        ck_assert_uint_eq(fl->n, 1);
+        ck_assert_int_eq(fl->stmts[0].sensitive, 1);
+        ck_assert_ptr_null(strstr(fl->stmts[0].text, "pw"));
+        w2l__ddl_list_free(fl);
     }
     /* parsed statements carry the redacted text */
     w2l__ddl_list *l = parse_ok("CREATE USER 'app' IDENTIFIED BY 'hunter2'; DROP TABLE t", NULL);

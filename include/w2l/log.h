@@ -1,10 +1,12 @@
 /*
  * Logging with levels. By default lines go to stderr as
- * "2026-11-29T15:40:17.123Z warn  committer: orders: ...". A host routes them elsewhere
- * with w2l_log_set_callback().
+ * "2026-11-29T15:40:17.123Z warn  committer: orders: ...", or, with w2l_log_set_format(),
+ * as one JSON object per line. A host routes them elsewhere with w2l_log_set_callback().
  */
 #ifndef W2L_LOG_H
 #define W2L_LOG_H
+
+#include <stddef.h>
 
 #include "version.h"
 
@@ -34,6 +36,22 @@ W2L_API int w2l_log_level_parse(const char *name, w2l_log_level *out);
 
 /* The name of a level ("warn"). Static. See w2l_log_set_level(3). */
 W2L_API const char *w2l_log_level_name(w2l_log_level level);
+
+typedef enum w2l_log_format { W2L_LOG_FORMAT_TEXT = 0, W2L_LOG_FORMAT_JSON = 1 } w2l_log_format;
+
+/* The format of the lines the default sink writes and w2l_log_format_line() returns
+ * (default text); a callback still receives the bare message. Thread-safe.
+ * See w2l_log_set_format(3). */
+W2L_API void w2l_log_set_format(w2l_log_format format);
+W2L_API w2l_log_format w2l_log_get_format(void);
+
+/* Writes into buf (size bytes, NUL-terminated, no newline) the line the default sink would
+ * write for a message: "TIME LEVEL line" or a JSON object, which carries the table and
+ * fields the library attached when called inside a callback with the line it received.
+ * Returns the length written (0 when size < 256 in the JSON format). Thread-safe.
+ * See w2l_log_set_format(3). */
+W2L_API size_t w2l_log_format_line(char *buf, size_t size, w2l_log_level level,
+                                   const char *line);
 
 #ifdef __cplusplus
 }

@@ -67,6 +67,11 @@ W2L_API void w2l_pipeline_stop(w2l_pipeline *p);
 /* Stops (if running) and frees. NULL is a no-op. See w2l_pipeline_new(3). */
 W2L_API void w2l_pipeline_free(w2l_pipeline *p);
 
+/* Upper bounds (seconds) of the latency histograms' buckets (commit latency, checkpoint
+ * duration). Fixed forever: the arrays below are ABI. */
+#define W2L_LATENCY_BUCKETS 14
+#define W2L_LATENCY_BOUNDS 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120
+
 /* Per-table metrics, as of the call. */
 typedef struct w2l_table_metrics {
     const char *ns, *table;       /* borrowed for the callback */
@@ -84,6 +89,18 @@ typedef struct w2l_table_metrics {
     int quarantined;              /* set aside in this run (w2l_emit_quarantine(3), or an
                                      unsupported schema change) */
     uint64_t rows_quarantined;    /* its changes dropped since, in this run */
+    /* appended with the operations endpoint (metrics.listen, w2l_pipeline_endpoint(3)): */
+    uint64_t rows_inserted, rows_updated, rows_deleted; /* rows_in by operation (an update
+                                     counts once, its before and after images together) */
+    uint64_t rows_committed;      /* rows_in that a committed checkpoint holds */
+    uint64_t schema_changes;      /* schemas its DDL handler sent (a new table's first too) */
+    uint64_t pending_checkpoints; /* checkpoints with its files, not committed yet */
+    uint64_t commit_latency[W2L_LATENCY_BUCKETS + 1]; /* commits by how long the commit
+                                     took: [i]: at most the i-th of W2L_LATENCY_BOUNDS s,
+                                     not cumulative; the last one above them all */
+    double commit_latency_sum;    /* seconds, over all of them */
+    int64_t complete_through_ms;  /* the completeness mark committed to it (w2l_emit_progress(3));
+                                     -1 none (or quarantined) */
 } w2l_table_metrics;
 
 /* Calls fn for every table the pipeline has seen (on the calling thread, with a copy taken
@@ -91,6 +108,44 @@ typedef struct w2l_table_metrics {
 W2L_API w2l_rc w2l_pipeline_metrics(w2l_pipeline *p,
                                     int (*fn)(void *ctx, const w2l_table_metrics *m),
                                     void *ctx, w2l_error *err);
+
+/* The figures of the whole pipeline, as of the call (w2l_pipeline_stats(3)). New members
+ * only ever go at the end: callers pass sizeof, and the library fills what both know. */
+typedef struct w2l_pipeline_info {
+    uint64_t sealed, committed;      /* newest checkpoint sealed; committed to every table */
+    uint64_t checkpoints_completed;  /* committed in this run */
+    uint64_t checkpoints_failed;     /* seal or commit failures (each stops the run) */
+    uint64_t checkpoint_duration[W2L_LATENCY_BUCKETS + 1]; /* barrier placed -> sealed, as
+                                        w2l_table_metrics.commit_latency */
+    double checkpoint_duration_sum;
+    int64_t source_lag_ms;           /* the source's lag_ms(): position time vs now */
+    int source_snapshot;             /* 1 while the source takes its initial snapshot */
+    uint64_t source_reconnects;
+    uint64_t rows_in, rows_committed; /* all tables; the difference is "events behind" */
+    uint64_t tables, tables_quarantined;
+    uint64_t compactions, snapshots_expired, files_removed; /* maintenance, all tables */
+    int64_t complete_through_ms;     /* committed completeness mark; -1 none */
+    int healthy, ready;              /* what /healthz and /readyz answer (1: 200) */
+    double max_stall_secs;           /* longest a running stage went without progress now */
+    int failed;                      /* the pipeline stopped on an error */
+    int http_port;                   /* metrics.listen's bound port; 0: not serving */
+    uint64_t process_rss_bytes;
+    double process_cpu_secs;         /* user + system, the whole process */
+} w2l_pipeline_info;
+
+/* Fills *out (size: sizeof *out as the caller knows it). Safe from any thread while the
+ * pipeline lives. See w2l_pipeline_stats(3). */
+W2L_API w2l_rc w2l_pipeline_stats(w2l_pipeline *p, w2l_pipeline_info *out, size_t size,
+                                  w2l_error *err);
+
+/* Answers one request of the operations endpoint as metrics.listen serves it: GET (or HEAD)
+ * of /metrics (Prometheus text format 0.0.4), /healthz, /readyz, /status (JSON); *status
+ * gets 200, 503 (not healthy, not ready), 404 or 405; *content_type a static string; body
+ * (caller-owned, appended to) the text. For an embedder's own HTTP server. Safe from any
+ * thread while the pipeline lives. See w2l_pipeline_endpoint(3). */
+W2L_API w2l_rc w2l_pipeline_endpoint(w2l_pipeline *p, const char *method, const char *path,
+                                     int *status, const char **content_type, w2l_buf *body,
+                                     w2l_error *err);
 
 /* w2l recover: from the newest sealed checkpoint, commits every table's checkpoints not yet
  * committed, without a source. Safe to run twice. See w2l_recover(3). */

@@ -52,6 +52,29 @@ void w2l__error_prefix(w2l_error *err, const char *fmt, ...)
 /* ---- logging (log.c) ---- */
 void w2l__log(w2l_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int w2l__log_enabled(w2l_log_level level);
+/* What a line is about, beside its text (which stays as the format makes it): the JSON
+ * format's "component" (NULL: the line's leading "word: " or "word N: ", if any), "table"
+ * (db.table when table is set) and "fields" (str NULL: the number num). */
+typedef struct w2l__log_field {
+    const char *key;
+    const char *str;
+    long long num;
+} w2l__log_field;
+typedef struct w2l__log_meta {
+    const char *component;
+    const char *db, *table;
+    const w2l__log_field *fields;
+    size_t nfields;
+} w2l__log_meta;
+void w2l__log_ex(w2l_log_level level, const w2l__log_meta *meta, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A line about table db.table (db may be NULL). */
+#define w2l__log_table(level, db_, table_, ...)                                                \
+    w2l__log_ex((level), &(w2l__log_meta){.db = (db_), .table = (table_)}, __VA_ARGS__)
+/* The JSON object of one line into buf (no newline); truncated: the text was cut. Returns
+ * its length, 0 when size < 256. For tests and w2l_log_format_line(). */
+size_t w2l__log_json(char *buf, size_t size, int64_t time_ms, w2l_log_level level,
+                     const char *line, int truncated, const w2l__log_meta *meta);
 
 /* ---- byte buffers (buf.c): the public w2l_buf plus internal helpers ---- */
 w2l_rc w2l__buf_reserve(w2l_buf *b, size_t extra, w2l_error *err);

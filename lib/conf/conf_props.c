@@ -40,6 +40,24 @@ const w2l_conf_prop w2l__conf_props[] = {
       "No progress line on a terminal; log lines only." },
     { "log-level", W2L_CONF_ENUM, "info", NOLIM, "error|warn|info|debug|trace", W2L_CONF_F_CLI,
       "Lines above this level are dropped." },
+    { "log-format", W2L_CONF_ENUM, "text", NOLIM, "text|json", W2L_CONF_F_CLI,
+      "Log lines as text (TIME LEVEL MESSAGE) or as one JSON object per line (time, level, "
+      "component, table, message, fields) for log shippers." },
+    /* ---- the operations endpoint (lib/pipeline/endpoint.c) ---- */
+    { "metrics.listen", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
+      "HOST:PORT (e.g. 127.0.0.1:9464; port 0 picks a free one) where the run serves "
+      "/metrics (Prometheus text format), /healthz, /readyz and /status (JSON) over HTTP; "
+      "unset (the default): no endpoint. No TLS or authentication: bind a loopback or pod "
+      "address." },
+    { "metrics.max-tables", W2L_CONF_INT, "100", 1, 1000000, NULL, W2L_CONF_F_CLI,
+      "Tables with their own table label in /metrics: the first this many seen; the rest are "
+      "summed under table=\"other\"." },
+    { "readyz.max-lag", W2L_CONF_DURATION, "30s", 0, MS_DAY, NULL, W2L_CONF_F_CLI,
+      "/readyz answers 200 once the initial snapshot is done, a checkpoint of the run is "
+      "committed and the source lag is at most this." },
+    { "healthz.deadline", W2L_CONF_DURATION, "2m", 100, MS_DAY, NULL, W2L_CONF_F_CLI,
+      "/healthz answers 503 when a stage (the source, a DDL handler, writer or committer) has "
+      "been inside one call for longer than this, or the run failed." },
     { "job-id", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
       "Names the job in snapshot summaries (w2l.job-id); default: derived from the source and "
       "warehouse. Two jobs must not share one." },

@@ -916,7 +916,9 @@ static int sensitive_words(const char *sql, const w2l__ddl_toks *t, size_t from,
 {
     for (size_t i = from; i < to; i++)
         if (word_is(sql, &t->v[i], "IDENTIFIED") || word_is(sql, &t->v[i], "PASSWORD") ||
-            word_is(sql, &t->v[i], "MASTER_PASSWORD") || word_is(sql, &t->v[i], "SOURCE_PASSWORD"))
+            word_is(sql, &t->v[i], "MASTER_PASSWORD") ||
+            word_is(sql, &t->v[i], "SOURCE_PASSWORD") || word_is(sql, &t->v[i], "CONNECTION") ||
+            word_is(sql, &t->v[i], "OPTION_LIST"))
             return 1;
     return 0;
 }

@@ -3,12 +3,14 @@
  * put in error messages: CREATE USER / ALTER USER / GRANT ... IDENTIFIED BY 'pw',
  * IDENTIFIED WITH plugin AS 'hash', SET PASSWORD ... = 'pw', CHANGE MASTER TO
  * MASTER_PASSWORD='pw', CREATE SERVER ... OPTIONS (PASSWORD 'pw'), table option
- * PASSWORD='pw'.
+ * PASSWORD='pw', and the table options CONNECTION='mysql://user:pw@host/db/t' (FEDERATED,
+ * CONNECT) and OPTION_LIST='user=u,password=pw' (CONNECT), which the DDL handler would
+ * otherwise print in its messages and schema history.
  *
  * A byte scanner rather than the lexer, so that it also works on text the lexer rejects:
- * once a statement has shown one of the words IDENTIFIED, PASSWORD, MASTER_PASSWORD or
- * SOURCE_PASSWORD, every later string literal of that statement (quoted, N'..', X'..')
- * becomes '***', and a string left open swallows the rest of the text. Over-masking
+ * once a statement has shown one of the words IDENTIFIED, PASSWORD, MASTER_PASSWORD,
+ * SOURCE_PASSWORD, CONNECTION or OPTION_LIST, every later string literal of that statement (quoted,
+ * N'..', X'..') becomes '***', and a string left open swallows the rest of the text. Over-masking
  * (a user name after PASSWORD FOR) is the accepted price of never leaking.
  */
 #include "ddl_int.h"
@@ -22,7 +24,8 @@ static int word_byte(unsigned char ch)
 static int is_secret_word(const char *s, size_t n)
 {
     return w2l__ddl_word_eq(s, n, "IDENTIFIED") || w2l__ddl_word_eq(s, n, "PASSWORD") ||
-           w2l__ddl_word_eq(s, n, "MASTER_PASSWORD") || w2l__ddl_word_eq(s, n, "SOURCE_PASSWORD");
+           w2l__ddl_word_eq(s, n, "MASTER_PASSWORD") || w2l__ddl_word_eq(s, n, "SOURCE_PASSWORD") ||
+           w2l__ddl_word_eq(s, n, "CONNECTION") || w2l__ddl_word_eq(s, n, "OPTION_LIST");
 }
 
 char *w2l__ddl_redact(const char *sql, size_t len)

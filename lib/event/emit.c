@@ -35,6 +35,8 @@ struct w2l_emitter {
     w2l__emit_group_fn group_of;
     egroup *groups;
     int64_t progress_ms; /* w2l_emit_progress(): the largest mark; -1 none */
+    atomic_int snapshot;         /* w2l__emitter_set_snapshot() */
+    atomic_ullong reconnects;    /* w2l__emitter_reconnected() */
 };
 
 #define TABLE_HASH_SEED 0x5ca1ab1eULL
@@ -400,3 +402,23 @@ w2l_rc w2l_emit_progress(w2l_emitter *em, int64_t through_ms, w2l_error *err)
 }
 
 int64_t w2l__emitter_progress(const w2l_emitter *em) { return em->progress_ms; }
+
+void w2l__emitter_set_snapshot(w2l_emitter *em, int on)
+{
+    if (em) atomic_store(&em->snapshot, on != 0);
+}
+
+int w2l__emitter_snapshot(const w2l_emitter *em)
+{
+    return em ? atomic_load(&((w2l_emitter *)em)->snapshot) : 0;
+}
+
+void w2l__emitter_reconnected(w2l_emitter *em)
+{
+    if (em) atomic_fetch_add(&em->reconnects, 1);
+}
+
+uint64_t w2l__emitter_reconnects(const w2l_emitter *em)
+{
+    return em ? atomic_load(&((w2l_emitter *)em)->reconnects) : 0;
+}

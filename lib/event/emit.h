@@ -77,6 +77,13 @@ const char *w2l__emitter_position(const w2l_emitter *em, size_t *len);
 uint64_t w2l__emitter_rows(const w2l_emitter *em);
 /* 1 while a transaction is open (a change or DDL since the last commit). */
 int w2l__emitter_in_txn(const w2l_emitter *em);
+/* The source's phase and connection, for the operations endpoint: a built-in source sets
+ * the snapshot flag while it takes its initial snapshot and counts its reconnects; any
+ * thread reads them. */
+void w2l__emitter_set_snapshot(w2l_emitter *em, int on);
+int w2l__emitter_snapshot(const w2l_emitter *em);
+void w2l__emitter_reconnected(w2l_emitter *em);
+uint64_t w2l__emitter_reconnects(const w2l_emitter *em);
 /* The largest w2l_emit_progress() mark so far; -1 before the first. */
 int64_t w2l__emitter_progress(const w2l_emitter *em);
 

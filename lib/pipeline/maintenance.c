@@ -379,21 +379,24 @@ static void push_job(w2l__maint *m, job *j)
 static void log_stats(const char *fq, const char *what, const w2l__ice_maint_stats *st)
 {
     if (strcmp(what, "compact") == 0)
-        w2l__log(W2L_LOG_INFO,
-                 "maintenance: %s compact: %lld files (%lld bytes) -> %lld files (%lld bytes), "
-                 "%lld rows, %lld positions deleted, %lld ms",
-                 fq, (long long)st->files_in, (long long)st->bytes_in, (long long)st->files_out,
-                 (long long)st->bytes_out, (long long)st->rows_out, (long long)st->deletes_out,
-                 (long long)st->ms);
+        w2l__log_table(
+            W2L_LOG_INFO, NULL, fq,
+            "maintenance: %s compact: %lld files (%lld bytes) -> %lld files (%lld bytes), "
+            "%lld rows, %lld positions deleted, %lld ms",
+            fq, (long long)st->files_in, (long long)st->bytes_in, (long long)st->files_out,
+            (long long)st->bytes_out, (long long)st->rows_out, (long long)st->deletes_out,
+            (long long)st->ms);
     else if (strcmp(what, "expire") == 0)
-        w2l__log(W2L_LOG_INFO,
-                 "maintenance: %s expire: %lld snapshots, %lld files (%lld bytes) removed, %lld ms",
-                 fq, (long long)st->snapshots_expired, (long long)st->files_removed,
-                 (long long)st->bytes_removed, (long long)st->ms);
+        w2l__log_table(
+            W2L_LOG_INFO, NULL, fq,
+            "maintenance: %s expire: %lld snapshots, %lld files (%lld bytes) removed, %lld ms", fq,
+            (long long)st->snapshots_expired, (long long)st->files_removed,
+            (long long)st->bytes_removed, (long long)st->ms);
     else
-        w2l__log(W2L_LOG_INFO, "maintenance: %s %s: %lld files (%lld bytes) removed, %lld ms", fq,
-                 what, (long long)st->files_removed, (long long)st->bytes_removed,
-                 (long long)st->ms);
+        w2l__log_table(W2L_LOG_INFO, NULL, fq,
+                       "maintenance: %s %s: %lld files (%lld bytes) removed, %lld ms", fq, what,
+                       (long long)st->files_removed, (long long)st->bytes_removed,
+                       (long long)st->ms);
 }
 
 static void orphan_report(void *ctx, const char *ns, const char *table,
@@ -440,10 +443,11 @@ static void run_job(w2l__maint *m, w2l_catalog *cat, w2l_fileio *io, job *j)
             w2l__metrics_maint(m->metrics, j->ns, j->table, 0, 0, (uint64_t)j->expired,
                                (uint64_t)st.files_removed);
         } else if (rc != W2L_NOTFOUND) {
-            w2l__log(W2L_LOG_WARN,
-                     "maintenance: %s: removing the files of expired snapshots: %s (orphan removal "
-                     "takes what is left)",
-                     fq, e.msg);
+            w2l__log_table(
+                W2L_LOG_WARN, NULL, fq,
+                "maintenance: %s: removing the files of expired snapshots: %s (orphan removal "
+                "takes what is left)",
+                fq, e.msg);
         }
         w2l__ice_table_free(t);
         return;
@@ -473,7 +477,7 @@ static void run_job(w2l__maint *m, w2l_catalog *cat, w2l_fileio *io, job *j)
         rc = w2l__fail(&e, W2L_NOMEM, "out of memory");
     }
     if (rc != W2L_OK && rc != W2L_NOTFOUND)
-        w2l__log(W2L_LOG_WARN, "maintenance: %s compact: %s", fq, e.msg);
+        w2l__log_table(W2L_LOG_WARN, NULL, fq, "maintenance: %s compact: %s", fq, e.msg);
     done_compaction(m, fq);
 }
 
@@ -649,10 +653,11 @@ static w2l_rc expire_now(w2l__maint *m, w2l__ice_table *t, const char *fq, const
             push_job(m, j);
         } else {
             job_free(j);
-            w2l__log(W2L_LOG_WARN,
-                     "maintenance: %s: out of memory; the files of %zu expired snapshots stay for "
-                     "orphan removal",
-                     fq, ch.nexpired_lists);
+            w2l__log_table(
+                W2L_LOG_WARN, NULL, fq,
+                "maintenance: %s: out of memory; the files of %zu expired snapshots stay for "
+                "orphan removal",
+                fq, ch.nexpired_lists);
         }
     }
     w2l__ice_change_release(&ch, t->io, 0);
@@ -677,8 +682,8 @@ int w2l__maint_committed(w2l__maint *m, unsigned committer, w2l__ice_table *t)
     if (rc == W2L_OK && n >= (size_t)m->expire_every) rc = expire_now(m, t, fq, &p, ids, n, &e);
     w2l__free(ids);
     if (rc != W2L_OK) {
-        w2l__log(W2L_LOG_WARN, "maintenance: %s expire: %s (tried again after the next commit)", fq,
-                 e.msg);
+        w2l__log_table(W2L_LOG_WARN, NULL, fq,
+                       "maintenance: %s expire: %s (tried again after the next commit)", fq, e.msg);
         return 1;
     }
     if (!w2l__ice_compact_due(t->meta, &p)) return 0;
@@ -721,8 +726,8 @@ void w2l__maint_drop(w2l__maint *m, w2l__maint_result *r)
 {
     char fq[512];
     snprintf(fq, sizeof fq, "%s.%s", r->ns, r->table);
-    w2l__log(W2L_LOG_INFO, "maintenance: %s compact: the table is gone; its compaction is dropped",
-             fq);
+    w2l__log_table(W2L_LOG_INFO, NULL, fq,
+                   "maintenance: %s compact: the table is gone; its compaction is dropped", fq);
     w2l_fileio *io = open_io(m->conf);
     result_free(r, io, 1);
     w2l_fileio_close(io);
@@ -752,8 +757,9 @@ static w2l_rc commit_compaction(w2l__ice_table *t, const w2l__ice_compaction *k,
         if (rc != W2L_CONFLICT || attempt >= retries) break;
     }
     if (rc == W2L_CONFLICT) { /* its input changed: dropped, never forced */
-        w2l__log(W2L_LOG_INFO, "maintenance: %s.%s compact: %s; compaction dropped", t->ns, t->name,
-                 e1.msg);
+        w2l__log_table(W2L_LOG_INFO, t->ns, t->name,
+                       "maintenance: %s.%s compact: %s; compaction dropped", t->ns, t->name,
+                       e1.msg);
         *dropped = 1;
         rc = W2L_OK;
     } else if (rc != W2L_OK && err) {
@@ -772,8 +778,8 @@ w2l_rc w2l__maint_commit(w2l__maint *m, w2l__maint_result *r, w2l__ice_table *t,
     int dropped = 0;
     if (strcmp(t->meta->uuid, r->uuid) != 0) {
         dropped = 1;
-        w2l__log(W2L_LOG_INFO,
-                 "maintenance: %s compact: the table was re-created; compaction dropped", fq);
+        w2l__log_table(W2L_LOG_INFO, NULL, fq,
+                       "maintenance: %s compact: the table was re-created; compaction dropped", fq);
     } else {
         rc = commit_compaction(t, r->k, retries, &dropped, err);
     }

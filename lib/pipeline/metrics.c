@@ -1,16 +1,30 @@
-/* Per-table metrics (metrics.h): a list of tables found through a small hash index. */
+/* Per-table metrics (metrics.h): a list of tables found through a small hash index, and
+ * the pipeline-wide checkpoint figures. */
 #include "metrics.h"
 #include "../event/emit.h"
 #include "../common/thread.h"
 #include "../json/json.h"
+
+const double w2l__latency_bounds[W2L_LATENCY_BUCKETS] = {W2L_LATENCY_BOUNDS};
+
+unsigned w2l__latency_bucket(double secs)
+{
+    unsigned i = 0;
+    while (i < W2L_LATENCY_BUCKETS && secs > w2l__latency_bounds[i]) i++;
+    return i;
+}
+
+typedef struct rows_mark { uint64_t id, rows; } rows_mark;
 
 typedef struct tm_entry {
     char *ns, *table;
     uint64_t h;
     unsigned committer;
     w2l_table_metrics m;
-    uint64_t pending_min, pending_max; /* checkpoints with results not yet committed */
-    unsigned pending_n;
+    uint64_t *pend;                    /* checkpoints with results not yet committed, rising */
+    size_t npend, cappend;
+    rows_mark *marks;                  /* rows_in at barriers not yet committed, rising */
+    size_t nmarks, capmarks;
     int64_t last_commit_ms;            /* 0: none */
     int64_t last_compaction_ms;        /* 0: none */
     struct tm_entry *chain, *next;
@@ -21,12 +35,20 @@ struct w2l__metrics {
     tm_entry *head, *tail;
     tm_entry **idx;
     size_t cap, n;
+    /* pipeline-wide */
+    uint64_t ckpt_hist[W2L_LATENCY_BUCKETS + 1];
+    double ckpt_sum;
+    uint64_t ckpt_completed, ckpt_failed;
+    int64_t complete_ms;               /* -1: none */
 };
 
 w2l__metrics *w2l__metrics_new(void)
 {
     w2l__metrics *m = w2l__calloc(1, sizeof *m);
-    if (m) mtx_init(&m->mtx, mtx_plain);
+    if (m) {
+        mtx_init(&m->mtx, mtx_plain);
+        m->complete_ms = -1;
+    }
     return m;
 }
 
@@ -37,6 +59,8 @@ void w2l__metrics_free(w2l__metrics *m)
         tm_entry *n = e->next;
         w2l__free(e->ns);
         w2l__free(e->table);
+        w2l__free(e->pend);
+        w2l__free(e->marks);
         w2l__free(e);
         e = n;
     }
@@ -82,12 +106,33 @@ static tm_entry *entry(w2l__metrics *m, const char *ns, const char *table)
     return e;
 }
 
-void w2l__metrics_rows(w2l__metrics *m, const char *ns, const char *table, uint64_t n)
+void w2l__metrics_rows(w2l__metrics *m, const char *ns, const char *table,
+                       const w2l_change *changes, size_t n)
+{
+    if (!m) return;
+    uint64_t ins = 0, upd = 0, del = 0;
+    for (size_t i = 0; changes && i < n; i++) {
+        ins += changes[i].op == W2L_OP_INSERT;
+        upd += changes[i].op == W2L_OP_UPDATE_AFTER;
+        del += changes[i].op == W2L_OP_DELETE;
+    }
+    mtx_lock(&m->mtx);
+    tm_entry *e = entry(m, ns, table);
+    if (e) {
+        e->m.rows_in += n;
+        e->m.rows_inserted += ins;
+        e->m.rows_updated += upd;
+        e->m.rows_deleted += del;
+    }
+    mtx_unlock(&m->mtx);
+}
+
+void w2l__metrics_schema(w2l__metrics *m, const char *ns, const char *table)
 {
     if (!m) return;
     mtx_lock(&m->mtx);
     tm_entry *e = entry(m, ns, table);
-    if (e) e->m.rows_in += n;
+    if (e) e->m.schema_changes++;
     mtx_unlock(&m->mtx);
 }
 
@@ -131,32 +176,89 @@ void w2l__metrics_result(w2l__metrics *m, const char *ns, const char *table, uin
         e->committer = committer;
         e->m.files_written += files;
         e->m.bytes_written += bytes;
-        if (ckpt != e->pending_max) e->pending_n++;
-        if (!e->pending_min || ckpt < e->pending_min) e->pending_min = ckpt;
-        if (ckpt > e->pending_max) e->pending_max = ckpt;
+        if (!e->npend || e->pend[e->npend - 1] < ckpt) {
+            if (e->npend == e->cappend) {
+                size_t cap = e->cappend ? 2 * e->cappend : 4;
+                uint64_t *v = w2l__realloc(e->pend, cap * sizeof *v);
+                if (v) e->pend = v, e->cappend = cap;
+            }
+            if (e->npend < e->cappend) e->pend[e->npend++] = ckpt;
+        }
     }
     mtx_unlock(&m->mtx);
 }
 
-void w2l__metrics_committed(w2l__metrics *m, unsigned committer, uint64_t ckpt)
+void w2l__metrics_committed(w2l__metrics *m, unsigned committer, uint64_t ckpt, double secs)
 {
     if (!m) return;
     int64_t now = w2l__now_ms();
+    unsigned b = w2l__latency_bucket(secs);
     mtx_lock(&m->mtx);
     for (tm_entry *e = m->head; e; e = e->next) {
-        if (e->committer != committer || !e->pending_min || e->pending_min > ckpt) continue;
-        if (e->pending_max <= ckpt) {
-            e->m.commits += e->pending_n;
-            e->m.last_committed_ckpt = e->pending_max;
-            e->pending_min = e->pending_max = 0;
-            e->pending_n = 0;
-        } else { /* later checkpoints still pending: one of them went */
-            e->m.commits++;
-            e->m.last_committed_ckpt = ckpt;
-            e->pending_min = ckpt + 1;
-            if (e->pending_n > 1) e->pending_n--;
-        }
+        if (e->committer != committer || !e->npend || e->pend[0] > ckpt) continue;
+        size_t k = 0;
+        while (k < e->npend && e->pend[k] <= ckpt) k++;
+        e->m.commits += k; /* one commit per checkpoint with its files */
+        e->m.last_committed_ckpt = e->pend[k - 1];
+        e->m.commit_latency[b] += k;
+        e->m.commit_latency_sum += secs * (double)k;
+        memmove(e->pend, e->pend + k, (e->npend - k) * sizeof *e->pend);
+        e->npend -= k;
         e->last_commit_ms = now;
+    }
+    mtx_unlock(&m->mtx);
+}
+
+void w2l__metrics_barrier(w2l__metrics *m, uint64_t id)
+{
+    if (!m) return;
+    mtx_lock(&m->mtx);
+    for (tm_entry *e = m->head; e; e = e->next) {
+        uint64_t last = e->nmarks ? e->marks[e->nmarks - 1].rows : e->m.rows_committed;
+        if (e->m.rows_in == last) continue;
+        if (e->nmarks == e->capmarks) {
+            size_t cap = e->capmarks ? 2 * e->capmarks : 4;
+            rows_mark *v = w2l__realloc(e->marks, cap * sizeof *v);
+            if (!v) continue;
+            e->marks = v;
+            e->capmarks = cap;
+        }
+        e->marks[e->nmarks++] = (rows_mark){id, e->m.rows_in};
+    }
+    mtx_unlock(&m->mtx);
+}
+
+void w2l__metrics_sealed(w2l__metrics *m, uint64_t id, double secs)
+{
+    (void)id;
+    if (!m) return;
+    mtx_lock(&m->mtx);
+    m->ckpt_hist[w2l__latency_bucket(secs)]++;
+    m->ckpt_sum += secs;
+    mtx_unlock(&m->mtx);
+}
+
+void w2l__metrics_ckpt_failed(w2l__metrics *m)
+{
+    if (!m) return;
+    mtx_lock(&m->mtx);
+    m->ckpt_failed++;
+    mtx_unlock(&m->mtx);
+}
+
+void w2l__metrics_all_committed(w2l__metrics *m, uint64_t id, int64_t mark_ms)
+{
+    if (!m) return;
+    mtx_lock(&m->mtx);
+    m->ckpt_completed++;
+    if (mark_ms > m->complete_ms) m->complete_ms = mark_ms;
+    for (tm_entry *e = m->head; e; e = e->next) {
+        size_t k = 0;
+        while (k < e->nmarks && e->marks[k].id <= id) k++;
+        if (!k) continue;
+        e->m.rows_committed = e->marks[k - 1].rows;
+        memmove(e->marks, e->marks + k, (e->nmarks - k) * sizeof *e->marks);
+        e->nmarks -= k;
     }
     mtx_unlock(&m->mtx);
 }
@@ -196,6 +298,8 @@ w2l_rc w2l__metrics_each(w2l__metrics *m, int64_t lag_ms,
         copy[i].source_lag_ms = lag_ms;
         copy[i].secs_since_compaction =
             e->last_compaction_ms ? (double)(now - e->last_compaction_ms) / 1000.0 : -1;
+        copy[i].pending_checkpoints = e->npend;
+        copy[i].complete_through_ms = e->m.quarantined ? -1 : m->complete_ms;
         names[2 * i] = w2l__strdup(e->ns);
         names[2 * i + 1] = w2l__strdup(e->table);
         ok = names[2 * i] && names[2 * i + 1];
@@ -211,4 +315,25 @@ w2l_rc w2l__metrics_each(w2l__metrics *m, int64_t lag_ms,
     w2l__free(names);
     w2l__free(copy);
     return rc;
+}
+
+void w2l__metrics_totals(w2l__metrics *m, w2l_pipeline_info *info)
+{
+    if (!m) return;
+    mtx_lock(&m->mtx);
+    memcpy(info->checkpoint_duration, m->ckpt_hist, sizeof m->ckpt_hist);
+    info->checkpoint_duration_sum = m->ckpt_sum;
+    info->checkpoints_completed = m->ckpt_completed;
+    info->checkpoints_failed = m->ckpt_failed;
+    info->complete_through_ms = m->complete_ms;
+    for (tm_entry *e = m->head; e; e = e->next) {
+        info->tables++;
+        info->tables_quarantined += e->m.quarantined != 0;
+        info->rows_in += e->m.rows_in;
+        info->rows_committed += e->m.quarantined ? e->m.rows_in : e->m.rows_committed;
+        info->compactions += e->m.compactions;
+        info->snapshots_expired += e->m.snapshots_expired;
+        info->files_removed += e->m.files_removed;
+    }
+    mtx_unlock(&m->mtx);
 }

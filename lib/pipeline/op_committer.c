@@ -676,18 +676,19 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
     handle *h = NULL;
     w2l_rc rc = handle_get(c, p->ns, p->table, &h, err);
     if (rc == W2L_NOTFOUND) {
-        w2l__log(
-            W2L_LOG_INFO,
+        w2l__log_table(
+            W2L_LOG_INFO, p->ns, p->table,
             "committer %u: table %s.%s was dropped; its files of checkpoint %llu are discarded",
             c->index, p->ns, p->table, (unsigned long long)p->ckpt);
         return W2L_OK;
     }
     W2L_TRY(rc);
     if (h->max_ckpt >= p->ckpt) {
-        w2l__log(W2L_LOG_INFO,
-                 "committer %u: %s.%s has checkpoint %llu of job %s already (up to %llu); skipped",
-                 c->index, p->ns, p->table, (unsigned long long)p->ckpt, c->job_id,
-                 (unsigned long long)h->max_ckpt);
+        w2l__log_table(
+            W2L_LOG_INFO, p->ns, p->table,
+            "committer %u: %s.%s has checkpoint %llu of job %s already (up to %llu); skipped",
+            c->index, p->ns, p->table, (unsigned long long)p->ckpt, c->job_id,
+            (unsigned long long)h->max_ckpt);
         return W2L_OK;
     }
     w2l__json *j;
@@ -729,10 +730,11 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
     int truncate = 0;
     if (w2l__json_bool(w2l__json_get(j, "truncate"), &truncate) != 0) truncate = 0;
     if (nstale) {
-        w2l__log(W2L_LOG_INFO,
-                 "committer %u: %s.%s checkpoint %llu: %zu files of a dropped table of that name "
-                 "discarded",
-                 c->index, p->ns, p->table, (unsigned long long)p->ckpt, nstale);
+        w2l__log_table(
+            W2L_LOG_INFO, p->ns, p->table,
+            "committer %u: %s.%s checkpoint %llu: %zu files of a dropped table of that name "
+            "discarded",
+            c->index, p->ns, p->table, (unsigned long long)p->ckpt, nstale);
         if (!nd && !nx) truncate = 0; /* the truncate was the old table's */
     }
     if (rc == W2L_OK && (nd + nx > 0 || truncate)) {
@@ -787,8 +789,12 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
                 if (merged)
                     w2l__ledger_done(c->ledger, p->ns, p->table, h->t->meta->uuid, pos, merged);
                 h->max_ckpt = p->ckpt;
-                w2l__log(
+                w2l__log_field fl[] = {{"checkpoint", NULL, (long long)p->ckpt},
+                                       {"data_files", NULL, (long long)nd},
+                                       {"delete_files", NULL, (long long)nx}};
+                w2l__log_ex(
                     W2L_LOG_DEBUG,
+                    &(w2l__log_meta){.db = p->ns, .table = p->table, .fields = fl, .nfields = 3},
                     "committer %u: %s.%s checkpoint %llu committed (%zu data, %zu delete files)",
                     c->index, p->ns, p->table, (unsigned long long)p->ckpt, nd, nx);
                 stale = w2l__maint_committed(c->maint, c->index, h->t);
@@ -807,9 +813,9 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
                 break;
             }
             if (attempt >= c->retries) break;
-            w2l__log(W2L_LOG_INFO,
-                     "committer %u: %s.%s checkpoint %llu lost a race (attempt %d); retrying",
-                     c->index, p->ns, p->table, (unsigned long long)p->ckpt, attempt + 1);
+            w2l__log_table(W2L_LOG_INFO, p->ns, p->table,
+                           "committer %u: %s.%s checkpoint %llu lost a race (attempt %d); retrying",
+                           c->index, p->ns, p->table, (unsigned long long)p->ckpt, attempt + 1);
         }
     }
     /* manifests of a failed commit stay: an ambiguous failure may have published them */
@@ -818,9 +824,10 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
     w2l__free(merged);
     w2l__free(rows);
     if (rc == W2L_NOTFOUND) {
-        w2l__log(W2L_LOG_WARN,
-                 "committer %u: table %s.%s was dropped before checkpoint %llu committed; skipped",
-                 c->index, p->ns, p->table, (unsigned long long)p->ckpt);
+        w2l__log_table(
+            W2L_LOG_WARN, p->ns, p->table,
+            "committer %u: table %s.%s was dropped before checkpoint %llu committed; skipped",
+            c->index, p->ns, p->table, (unsigned long long)p->ckpt);
         handle_drop(c, h);
         return W2L_OK;
     }

@@ -87,7 +87,8 @@ static w2l_rc ddl_unit(ddl_op *op, const w2l_ddl *d, const w2l__ddl_stmt *st, si
         uint64_t pos[2] = {k, sub};
         key = w2l__hash64(pos, sizeof pos, key);
         if (key == t->last_key) {
-            w2l__log(W2L_LOG_INFO, "ddl: %s.%s: the statement just seen, again: dropped", ns, name);
+            w2l__log_table(W2L_LOG_INFO, ns, name,
+                           "ddl: %s.%s: the statement just seen, again: dropped", ns, name);
             return W2L_OK;
         }
     }
@@ -240,8 +241,8 @@ static w2l_rc on_quarantine(ddl_op *op, const w2l_element *e, w2l_error *err)
     tbl *t;
     w2l_rc rc = w2l__ddlop_tbl_source(op, e->ns, e->table, &t, err);
     if (rc == W2L_OK && !t->quarantined) {
-        w2l__log(
-            W2L_LOG_ERROR,
+        w2l__log_table(
+            W2L_LOG_ERROR, t->ns, t->name,
             "ddl: table %s.%s QUARANTINED by the source: %s; its changes are dropped from here "
             "on (ddl.policy=quarantine)",
             t->ns, t->name, reason ? reason : "(no reason given)");
@@ -257,8 +258,8 @@ static w2l_rc on_answer(ddl_op *op, const w2l_element *e, w2l_collector *out, w2
     tbl *t = w2l__ddlop_tbl_find(op, e->ns, e->table);
     if (!t || !t->fence_id || t->fence_id != e->ddl_id) return W2L_OK; /* late: resolved already */
     if (++t->fence_got < t->fence_need) return W2L_OK;
-    w2l__log(W2L_LOG_DEBUG, "ddl: table %s.%s: fence %llu complete", t->ns, t->name,
-             (unsigned long long)e->ddl_id);
+    w2l__log_table(W2L_LOG_DEBUG, t->ns, t->name, "ddl: table %s.%s: fence %llu complete", t->ns,
+                   t->name, (unsigned long long)e->ddl_id);
     return w2l__ddlop_fence_done(op, t, out, err);
 }
 

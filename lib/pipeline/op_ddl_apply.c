@@ -21,8 +21,8 @@ static w2l_rc fence_start(ddl_op *op, tbl *t, w2l_collector *out, w2l_error *err
     e.ns = t->ns;
     e.table = t->name;
     e.ddl_id = t->fence_id;
-    w2l__log(W2L_LOG_DEBUG, "ddl: table %s.%s: fence %llu to %u writer(s)", t->ns, t->name,
-             (unsigned long long)t->fence_id, t->fence_need);
+    w2l__log_table(W2L_LOG_DEBUG, t->ns, t->name, "ddl: table %s.%s: fence %llu to %u writer(s)",
+                   t->ns, t->name, (unsigned long long)t->fence_id, t->fence_need);
     return w2l_collect(out, &e, err);
 }
 
@@ -73,9 +73,10 @@ w2l_rc w2l__ddlop_fence_at_barrier(ddl_op *op, w2l_collector *out, w2l_error *er
         tbl *t = op->tables;
         while (t && !t->fence_id) t = t->next;
         if (!t) break;
-        w2l__log(W2L_LOG_DEBUG,
-                 "ddl: table %s.%s: fence %llu resolved at the barrier (%u of %u answered)", t->ns,
-                 t->name, (unsigned long long)t->fence_id, t->fence_got, t->fence_need);
+        w2l__log_table(W2L_LOG_DEBUG, t->ns, t->name,
+                       "ddl: table %s.%s: fence %llu resolved at the barrier (%u of %u answered)",
+                       t->ns, t->name, (unsigned long long)t->fence_id, t->fence_got,
+                       t->fence_need);
         W2L_TRY(w2l__ddlop_fence_done(op, t, out, err));
     }
     return W2L_OK;
@@ -162,7 +163,8 @@ static w2l_rc rename_table(ddl_op *op, tbl *t, const char *to_ns, const char *to
     if (!strcmp(t->ns, to_ns) && !strcmp(t->name, to_name)) return W2L_OK;
     w2l_rc rc = w2l__ddlop_tbl_load(op, t, err);
     if (rc == W2L_NOTFOUND) {
-        w2l__log(W2L_LOG_DEBUG, "ddl: rename %s.%s: not in the lake", t->ns, t->name);
+        w2l__log_table(W2L_LOG_DEBUG, t->ns, t->name, "ddl: rename %s.%s: not in the lake", t->ns,
+                       t->name);
         return W2L_OK;
     }
     W2L_TRY(rc);
@@ -171,7 +173,8 @@ static w2l_rc rename_table(ddl_op *op, tbl *t, const char *to_ns, const char *to
         w2l__error_prefix(err, "rename %s.%s to %s.%s: ", t->ns, t->name, to_ns, to_name);
         return rc;
     }
-    w2l__log(W2L_LOG_INFO, "ddl: renamed %s.%s to %s.%s", t->ns, t->name, to_ns, to_name);
+    w2l__log_table(W2L_LOG_INFO, t->ns, t->name, "ddl: renamed %s.%s to %s.%s", t->ns, t->name,
+                   to_ns, to_name);
     /* the writers report what they wrote of the table in this checkpoint under the new
      * name (ops.h), so the committer finds the renamed table */
     w2l__json *m = w2l__json_new_object(), *to = w2l__json_new_object();
@@ -215,9 +218,9 @@ static w2l_rc apply_create(ddl_op *op, tbl *t, const w2l__ddl_stmt *st, const ch
     w2l_schema *s = NULL;
     w2l_rc rc;
     if (st->kind == W2L_DDL_CREATE_TABLE_SELECT) {
-        w2l__log(W2L_LOG_INFO,
-                 "ddl: %s.%s: CREATE TABLE ... SELECT: the table is created from its rows", t->ns,
-                 t->name);
+        w2l__log_table(W2L_LOG_INFO, t->ns, t->name,
+                       "ddl: %s.%s: CREATE TABLE ... SELECT: the table is created from its rows",
+                       t->ns, t->name);
         return W2L_OK;
     }
     if (st->kind == W2L_DDL_CREATE_TABLE_LIKE) {
@@ -226,10 +229,11 @@ static w2l_rc apply_create(ddl_op *op, tbl *t, const w2l__ddl_stmt *st, const ch
             w2l__ddlop_tbl_get(op, st->like.db ? st->like.db : t->ns, st->like.name, &like, err));
         rc = w2l__ddlop_tbl_load(op, like, err);
         if (rc == W2L_NOTFOUND) {
-            w2l__log(W2L_LOG_INFO,
-                     "ddl: %s.%s: CREATE TABLE ... LIKE %s: not in the lake; the table is created "
-                     "from its rows",
-                     t->ns, t->name, st->like.name);
+            w2l__log_table(
+                W2L_LOG_INFO, t->ns, t->name,
+                "ddl: %s.%s: CREATE TABLE ... LIKE %s: not in the lake; the table is created "
+                "from its rows",
+                t->ns, t->name, st->like.name);
             return W2L_OK;
         }
         W2L_TRY(rc);
@@ -256,9 +260,9 @@ static w2l_rc apply_create(ddl_op *op, tbl *t, const w2l__ddl_stmt *st, const ch
         set_view(t, hit);
         w2l_schema_unref(s);
         if (hit != t->schema)
-            w2l__log(W2L_LOG_INFO,
-                     "ddl: %s.%s: CREATE TABLE matches schema %d; replaying from there", t->ns,
-                     t->name, (int)w2l_schema_id(hit));
+            w2l__log_table(W2L_LOG_INFO, t->ns, t->name,
+                           "ddl: %s.%s: CREATE TABLE matches schema %d; replaying from there",
+                           t->ns, t->name, (int)w2l_schema_id(hit));
         return t->announced ? W2L_OK : w2l__ddlop_announce(t, out, err);
     }
     /* reconcile, additively: new columns, wider types (columns the lake has more stay) */
@@ -296,9 +300,10 @@ static w2l_rc apply_alter(ddl_op *op, tbl *t, const w2l__ddl_stmt *st, const cha
 {
     w2l_rc rc = w2l__ddlop_tbl_load(op, t, err);
     if (rc == W2L_NOTFOUND) {
-        w2l__log(W2L_LOG_INFO,
-                 "ddl: %s.%s: ALTER TABLE of a table not in the lake; it is created from its rows",
-                 t->ns, t->name);
+        w2l__log_table(
+            W2L_LOG_INFO, t->ns, t->name,
+            "ddl: %s.%s: ALTER TABLE of a table not in the lake; it is created from its rows",
+            t->ns, t->name);
         rc = W2L_OK;
         goto rename;
     }
@@ -317,12 +322,13 @@ static w2l_rc apply_alter(ddl_op *op, tbl *t, const w2l__ddl_stmt *st, const cha
         if (rc == W2L_NOMEM) return rc;
         if (hit) {
             set_view(t, hit);
-            w2l__log(W2L_LOG_INFO, "ddl: %s.%s: %s: already applied (schema %d), skipped", t->ns,
-                     t->name, what, (int)w2l_schema_id(hit));
+            w2l__log_table(W2L_LOG_INFO, t->ns, t->name,
+                           "ddl: %s.%s: %s: already applied (schema %d), skipped", t->ns, t->name,
+                           what, (int)w2l_schema_id(hit));
             goto rename;
         }
-        w2l__log(W2L_LOG_INFO, "ddl: %s.%s: replay ends at schema %d", t->ns, t->name,
-                 (int)w2l_schema_id(t->view));
+        w2l__log_table(W2L_LOG_INFO, t->ns, t->name, "ddl: %s.%s: replay ends at schema %d", t->ns,
+                       t->name, (int)w2l_schema_id(t->view));
         set_view(t, t->schema);
     }
     rc = w2l__schema_apply_alter(t->schema, t->ice->meta->last_column_id, st, &eo, &d, err);
@@ -334,8 +340,8 @@ static w2l_rc apply_alter(ddl_op *op, tbl *t, const w2l__ddl_stmt *st, const cha
         if (t->quarantined) return W2L_OK;
     }
     if (changed) {
-        w2l__log(W2L_LOG_INFO, "ddl: %s.%s: %s: schema %d", t->ns, t->name, what,
-                 (int)w2l_schema_id(t->schema));
+        w2l__log_table(W2L_LOG_INFO, t->ns, t->name, "ddl: %s.%s: %s: schema %d", t->ns, t->name,
+                       what, (int)w2l_schema_id(t->schema));
         W2L_TRY(w2l__ddlop_announce(t, out, err));
     }
 rename:
@@ -358,7 +364,8 @@ rename:
  * rows before it, replayed after a crash, or still in flight, come back. */
 static w2l_rc apply_truncate(tbl *t, w2l_collector *out, w2l_error *err)
 {
-    w2l__log(W2L_LOG_INFO, "ddl: %s.%s is truncated with the next commit", t->ns, t->name);
+    w2l__log_table(W2L_LOG_INFO, t->ns, t->name, "ddl: %s.%s is truncated with the next commit",
+                   t->ns, t->name);
     return send_marker(t, W2L_OPS_TRUNCATE_FENCE, out, err);
 }
 
@@ -366,8 +373,9 @@ static w2l_rc apply_drop(ddl_op *op, tbl *t, w2l_error *err)
 {
     if (w2l__ddlop_shadow_pending_for(op, t->ns, t->name)) {
         /* pt-osc drop_swap: the shadow takes the name next; keep the table */
-        w2l__log(W2L_LOG_INFO, "ddl: %s.%s: DROP TABLE before an online schema change swap: kept",
-                 t->ns, t->name);
+        w2l__log_table(W2L_LOG_INFO, t->ns, t->name,
+                       "ddl: %s.%s: DROP TABLE before an online schema change swap: kept", t->ns,
+                       t->name);
         return W2L_OK;
     }
     /* the owner drops the table with the checkpoint; what the writers hold of it is
@@ -378,7 +386,8 @@ static w2l_rc apply_drop(ddl_op *op, tbl *t, w2l_error *err)
         w2l__error_prefix(err, "drop %s.%s: ", t->ns, t->name);
         return rc;
     }
-    if (rc == W2L_OK) w2l__log(W2L_LOG_INFO, "ddl: dropped %s.%s", t->ns, t->name);
+    if (rc == W2L_OK)
+        w2l__log_table(W2L_LOG_INFO, t->ns, t->name, "ddl: dropped %s.%s", t->ns, t->name);
     tbl_reset(t);
     t->gone = 1;
     t->dirty = 0;
@@ -411,8 +420,8 @@ static w2l_rc apply_swap(ddl_op *op, tbl *t, const w2l__osc_swap *sw, const char
     w2l__ddlop_shadow_drop(op, sns, sw->shadow.name);
     W2L_TRY(rc);
     if (t->quarantined) return W2L_OK;
-    w2l__log(W2L_LOG_INFO, "ddl: %s.%s takes the schema of %s (schema %d)", t->ns, t->name,
-             sw->shadow.name, (int)w2l_schema_id(t->schema));
+    w2l__log_table(W2L_LOG_INFO, t->ns, t->name, "ddl: %s.%s takes the schema of %s (schema %d)",
+                   t->ns, t->name, sw->shadow.name, (int)w2l_schema_id(t->schema));
     return w2l__ddlop_announce(t, out, err);
 }
 
@@ -443,8 +452,9 @@ w2l_rc w2l__ddlop_apply_unit(ddl_op *op, tbl *t, const w2l__ddl_stmt *st, size_t
         char base[256];
         if (w2l__osc_classify(r->to.name, base, sizeof base) != W2L_OSC_NONE &&
             !strcmp(base, t->name) && w2l__ddlop_shadow_pending_for(op, t->ns, t->name)) {
-            w2l__log(W2L_LOG_INFO, "ddl: %s.%s moves aside for an online schema change: kept",
-                     t->ns, t->name);
+            w2l__log_table(W2L_LOG_INFO, t->ns, t->name,
+                           "ddl: %s.%s moves aside for an online schema change: kept", t->ns,
+                           t->name);
             return W2L_OK;
         }
         if (w2l__ddlop_route_onto(op, t, to_ns, r->to.name)) return W2L_OK;

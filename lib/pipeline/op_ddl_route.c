@@ -190,8 +190,8 @@ w2l_rc w2l__ddlop_tbl_extras(ddl_op *op, tbl *t, w2l_error *err)
                              t->route->name, t->ns, t->name);
     }
     if (!nops) return W2L_OK;
-    w2l__log(W2L_LOG_INFO, "ddl: table %s.%s: adding %zu metadata column(s)", t->ns, t->name,
-             nops);
+    w2l__log_table(W2L_LOG_INFO, t->ns, t->name, "ddl: table %s.%s: adding %zu metadata column(s)",
+                   t->ns, t->name, nops);
     /* the handler's copy is not synced yet: commit_ops syncs it */
     return w2l__ddlop_commit_ops(op, t, ops, nops, err);
 }
@@ -323,9 +323,10 @@ int w2l__ddlop_route_onto(ddl_op *op, const tbl *t, const char *ns, const char *
     const char *tns, *tname;
     const w2l__route *r = NULL;
     if (w2l__routes_map(op->routes, ns, name, &tns, &tname, &r, NULL) != W2L_OK || !r) return 0;
-    w2l__log(W2L_LOG_WARN,
-             "ddl: RENAME of %s.%s to %s.%s, one of the tables route %s merges into %s.%s: the "
-             "lake table %s.%s stays as it is, and the rows of %s.%s go to %s.%s",
-             t->ns, t->name, ns, name, r->name, tns, tname, t->ns, t->name, ns, name, tns, tname);
+    w2l__log_table(
+        W2L_LOG_WARN, t->ns, t->name,
+        "ddl: RENAME of %s.%s to %s.%s, one of the tables route %s merges into %s.%s: the "
+        "lake table %s.%s stays as it is, and the rows of %s.%s go to %s.%s",
+        t->ns, t->name, ns, name, r->name, tns, tname, t->ns, t->name, ns, name, tns, tname);
     return 1;
 }

@@ -232,16 +232,17 @@ w2l_rc w2l__ddlop_unsupported(ddl_op *op, tbl *t, w2l_rc rc, const char *what, w
     snprintf(reason, sizeof reason, "%s", err->msg);
     switch (w2l__ddlop_policy_of(op, t->ns, t->name)) {
     case POL_IGNORE:
-        w2l__log(W2L_LOG_WARN,
-                 "ddl: table %s.%s: %s: %s; ignored (ddl.policy=ignore), the table keeps schema %d",
-                 t->ns, t->name, what, reason, t->schema ? (int)w2l_schema_id(t->schema) : -1);
+        w2l__log_table(
+            W2L_LOG_WARN, t->ns, t->name,
+            "ddl: table %s.%s: %s: %s; ignored (ddl.policy=ignore), the table keeps schema %d",
+            t->ns, t->name, what, reason, t->schema ? (int)w2l_schema_id(t->schema) : -1);
         w2l_error_clear(err);
         return W2L_OK;
     case POL_QUARANTINE:
-        w2l__log(W2L_LOG_ERROR,
-                 "ddl: table %s.%s QUARANTINED: %s: %s; its changes are dropped from here on "
-                 "(ddl.policy=quarantine)",
-                 t->ns, t->name, what, reason);
+        w2l__log_table(W2L_LOG_ERROR, t->ns, t->name,
+                       "ddl: table %s.%s QUARANTINED: %s: %s; its changes are dropped from here on "
+                       "(ddl.policy=quarantine)",
+                       t->ns, t->name, what, reason);
         {
             char full[sizeof err->msg + 320];
             snprintf(full, sizeof full, "%s: %s", what, reason);
@@ -323,8 +324,9 @@ w2l_rc w2l__ddlop_evolve_to_source(ddl_op *op, tbl *t, const w2l_schema *src, w2
             }
             x->ice_id = -1;
         }
-        w2l__log(W2L_LOG_INFO, "ddl: table %s.%s follows its source schema (now schema %d)", t->ns,
-                 t->name, (int)w2l_schema_id(t->schema));
+        w2l__log_table(W2L_LOG_INFO, t->ns, t->name,
+                       "ddl: table %s.%s follows its source schema (now schema %d)", t->ns, t->name,
+                       (int)w2l_schema_id(t->schema));
         return w2l__ddlop_announce(t, out, err);
     }
     if (rc == W2L_NOMEM || rc == W2L_IO || rc == W2L_CONFLICT) return rc;

@@ -149,8 +149,9 @@ w2l_rc w2l__ddlop_shadow_stmt(ddl_op *op, const w2l__ddl_stmt *st, size_t sub, c
                 w2l_schema_unref(s);
                 return rc;
             }
-            w2l__log(W2L_LOG_WARN, "ddl: shadow table %s.%s: %s (its schema is unknown)", ns, name,
-                     err->msg);
+            w2l__log_table(W2L_LOG_WARN, ns, name,
+                           "ddl: shadow table %s.%s: %s (its schema is unknown)", ns, name,
+                           err->msg);
             w2l_schema_unref(s);
             s = NULL;
         }
@@ -167,8 +168,9 @@ w2l_rc w2l__ddlop_shadow_stmt(ddl_op *op, const w2l__ddl_stmt *st, size_t sub, c
         sh->schema = NULL;
         if (rc == W2L_OK) sh->schema = w2l_schema_ref(d->schema);
         else
-            w2l__log(W2L_LOG_WARN, "ddl: shadow table %s.%s: %s (its schema is unknown)", ns, name,
-                     err->msg);
+            w2l__log_table(W2L_LOG_WARN, ns, name,
+                           "ddl: shadow table %s.%s: %s (its schema is unknown)", ns, name,
+                           err->msg);
         w2l__schema_diff_free(d);
         return W2L_OK;
     }

@@ -176,7 +176,8 @@ w2l_rc w2l__ddlop_tbl_spec(ddl_op *op, tbl *t, w2l_error *err)
         w2l__error_prefix(err, "table %s.%s: partition spec: ", t->ns, t->name);
         return rc;
     }
-    w2l__log(W2L_LOG_INFO, "ddl: table %s.%s: partition spec %d is the default now", t->ns,
-             t->name, (int)t->ice->meta->default_spec_id);
+    w2l__log_table(W2L_LOG_INFO, t->ns, t->name,
+                   "ddl: table %s.%s: partition spec %d is the default now", t->ns, t->name,
+                   (int)t->ice->meta->default_spec_id);
     return W2L_OK;
 }

@@ -118,8 +118,8 @@ static w2l_rc load_one(ddl_op *op, const char *text, size_t len, w2l_error *err)
                 rc = w2l__ddlop_quarantine(op, t, reason ? reason : "quarantined before a restart",
                                            err);
                 t->rows_quarantined = dropped > 0 ? (uint64_t)dropped : 0;
-                w2l__log(W2L_LOG_WARN, "ddl: table %s.%s stays quarantined: %s", ns, name,
-                         t->reason);
+                w2l__log_table(W2L_LOG_WARN, ns, name, "ddl: table %s.%s stays quarantined: %s", ns,
+                               name, t->reason);
             }
         }
     }

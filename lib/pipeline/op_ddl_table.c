@@ -186,8 +186,9 @@ static void tbl_restore_view(tbl *t)
     if (!old) return;
     w2l_schema_unref(t->view);
     t->view = w2l_schema_ref(old);
-    w2l__log(W2L_LOG_INFO, "ddl: table %s.%s: replaying from schema %d (the table has %d)", t->ns,
-             t->name, (int)t->ckpt_schema_id, (int)w2l_schema_id(t->schema));
+    w2l__log_table(W2L_LOG_INFO, t->ns, t->name,
+                   "ddl: table %s.%s: replaying from schema %d (the table has %d)", t->ns, t->name,
+                   (int)t->ckpt_schema_id, (int)w2l_schema_id(t->schema));
 }
 
 w2l_rc w2l__ddlop_tbl_load(ddl_op *op, tbl *t, w2l_error *err)
@@ -261,8 +262,8 @@ static w2l_rc create_as(ddl_op *op, tbl *t, w2l_schema *schema, w2l_error *err)
     w2l__free(t->older_specs);
     t->older_specs = NULL;
     t->nolder_specs = 0;
-    w2l__log(W2L_LOG_INFO, "ddl: created table %s.%s (uuid %s)", t->ns, t->name,
-             t->ice->meta->uuid);
+    w2l__log_table(W2L_LOG_INFO, t->ns, t->name, "ddl: created table %s.%s (uuid %s)", t->ns,
+                   t->name, t->ice->meta->uuid);
     return w2l__ddlop_tbl_sync(t, 1, err);
 }
 

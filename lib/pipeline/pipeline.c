@@ -101,6 +101,7 @@ void w2l__pipeline_ack(w2l_pipeline *p, uint64_t id)
         w2l_rc rc = w2l_state_seal(p->st, ck, &err);
         if (rc != W2L_OK) {
             mtx_unlock(&p->mtx);
+            w2l__metrics_ckpt_failed(p->metrics);
             w2l__error_prefix(&err, "checkpoint %llu: ", (unsigned long long)ck);
             w2l__pipeline_fail(p, &err);
             return;
@@ -108,6 +109,7 @@ void w2l__pipeline_ack(w2l_pipeline *p, uint64_t id)
         w2l__log(W2L_LOG_DEBUG, "checkpoint %llu sealed", (unsigned long long)ck);
         p->sealed = ck;
         atomic_store(&p->sealed_pub, ck);
+        w2l__metrics_sealed(p->metrics, ck, (double)(w2l__mono_ns() - p->fl[0].placed_ns) / 1e9);
         sealed_any = 1;
         memmove(&p->fl[0], &p->fl[1], (p->nfl - 1) * sizeof p->fl[0]);
         p->nfl--;
@@ -120,9 +122,9 @@ void w2l__pipeline_ack(w2l_pipeline *p, uint64_t id)
 /* Committer `committer` finished notify_complete(id). A checkpoint is committed when every
  * committer is past it: the minimum of what each has notified (they run independently, so
  * one may be a checkpoint ahead of another). */
-void w2l__pipeline_commit_done(w2l_pipeline *p, node *n, uint64_t id)
+void w2l__pipeline_commit_done(w2l_pipeline *p, node *n, uint64_t id, double secs)
 {
-    w2l__metrics_committed(p->metrics, n->index, id);
+    w2l__metrics_committed(p->metrics, n->index, id, secs);
     uint64_t prune_below = 0;
     mtx_lock(&p->mtx);
     n->notified = id;
@@ -139,6 +141,7 @@ void w2l__pipeline_commit_done(w2l_pipeline *p, node *n, uint64_t id)
         memmove(p->marks, p->marks + k, (p->nmarks - k) * sizeof *p->marks);
         p->nmarks -= k;
         w2l__completer_post(p->completer, low, mark);
+        w2l__metrics_all_committed(p->metrics, low, mark);
         w2l__log(W2L_LOG_DEBUG, "checkpoint %llu committed", (unsigned long long)low);
         /* every table has what `low` holds: keep the newest `retain` checkpoints */
         if (low > p->retain) prune_below = low - p->retain + 1;
@@ -205,7 +208,9 @@ static w2l_rc place_barrier(w2l_pipeline *p, uint64_t *out_id, w2l_error *err)
     uint64_t id = p->next_ckpt++;
     p->fl[p->nfl].id = id;
     p->fl[p->nfl].acks = 0;
+    p->fl[p->nfl].placed_ns = w2l__mono_ns();
     p->nfl++;
+    w2l__metrics_barrier(p->metrics, id);
     p->last_trigger_ms = w2l__now_ms();
     int64_t mark = w2l__emitter_progress(p->em);
     w2l_rc mrc = mark_add(p, id, mark, err);
@@ -276,7 +281,11 @@ static w2l_rc hook_batch(void *ctx, w2l__batch *b, w2l_error *err)
         w2l__batch_free(b);
         return w2l__fail(err, W2L_NOMEM, "out of memory");
     }
-    w2l__metrics_rows(p->metrics, b->ns, b->table, b->n);
+    const char *mns = b->ns, *mtable = b->table; /* a route's source counts for its target */
+    const w2l__route *r = NULL;
+    if (p->routes && w2l__routes_map(p->routes, b->ns, b->table, &mns, &mtable, &r, NULL) != W2L_OK)
+        mns = b->ns, mtable = b->table;
+    w2l__metrics_rows(p->metrics, mns, mtable, b->changes, b->n);
     m->batch = b;
     m->e.kind = W2L_ELEM_CHANGES;
     m->e.ns = b->ns;
@@ -405,6 +414,7 @@ static int source_main(void *arg)
     w2l_error_clear(&err);
     w2l_rc rc = W2L_OK;
     while (!atomic_load(&p->failed)) {
+        atomic_store(&p->src_beat_ms, w2l__now_ms());
         if (atomic_load(&p->stop)) break;
         tell_source(p);
         if (!w2l__emitter_in_txn(p->em) && (atomic_load(&p->ckpt_requested) ||
@@ -413,6 +423,7 @@ static int source_main(void *arg)
             if ((rc = place_barrier(p, NULL, &err)) != W2L_OK) break;
         }
         rc = w2l__source_next(p->src, p->em, 100, &err);
+        atomic_fetch_add(&p->src_polls, 1);
         if (rc == W2L_AGAIN) {
             rc = W2L_OK;
             continue;
@@ -442,6 +453,7 @@ static int source_main(void *arg)
      * p->committed counts only checkpoints every committer committed) */
     tell_source(p);
     if (rc != W2L_OK && rc != W2L_CANCELLED) w2l__pipeline_fail(p, &err);
+    atomic_store(&p->src_beat_ms, 0);
     p->src_rc = rc;
     w2l__pipeline_account_cpu(p, 0);
     return 0;
@@ -569,6 +581,7 @@ w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err
         if (p->em && p->routes) w2l__emitter_set_group(p->em, group_of);
     }
     if (rc == W2L_OK) rc = complete_setup(p, err);
+    if (rc == W2L_OK) rc = w2l__endpoint_start(p, err);
     if (rc == W2L_OK && source_uri && *source_uri) {
         w2l_buf pos = {0};
         if (p->restored) {
@@ -733,6 +746,7 @@ w2l_rc w2l_pipeline_metrics(w2l_pipeline *p, int (*fn)(void *, const w2l_table_m
 void w2l_pipeline_free(w2l_pipeline *p)
 {
     if (!p) return;
+    w2l__endpoint_stop(p); /* first: its handler reads the pipeline */
     if (p->started && !p->done) {
         w2l_error e;
         w2l__fail(&e, W2L_CANCELLED, "pipeline freed while running");

@@ -54,11 +54,13 @@ typedef struct node {
     /* committers: checkpoints completed (notified) so far */
     uint64_t notified;
     uint64_t last_barrier; /* newest checkpoint this instance acknowledged */
+    atomic_llong beat_ms;  /* wall ms of its loop's last turn; 0: not running (healthz) */
     msg *cur; /* the message being processed */
 } node;
 
 typedef struct inflight {
     uint64_t id;
+    int64_t placed_ns;          /* when its barrier was placed (w2l__mono_ns) */
     unsigned acks;
     int sealed;
 } inflight;
@@ -111,6 +113,12 @@ struct w2l_pipeline {
     struct w2l__ckpt_mark { uint64_t id; int64_t ms; } *marks;
     size_t nmarks, capmarks;    /* under mtx */
     struct w2l__completer *completer; /* writes the job file; NULL: none */
+    /* the operations endpoint (endpoint.c) */
+    atomic_llong src_beat_ms;   /* the source thread's last loop turn; 0: not running */
+    atomic_ullong src_polls;    /* next() calls that returned */
+    struct w2l__http_server *http; /* metrics.listen; NULL: not serving */
+    int64_t readyz_max_lag_ms, healthz_deadline_ms;
+    size_t max_tables;          /* metrics.max-tables */
 };
 
 /* pipeline.c: failure, the coordinator, CPU accounting */
@@ -122,8 +130,8 @@ void w2l__pipeline_fail(w2l_pipeline *p, const w2l_error *e);
 w2l_rc w2l__pipeline_first_error(w2l_pipeline *p, w2l_error *err);
 /* One participant finished checkpoint id; the last one seals it and wakes the committers. */
 void w2l__pipeline_ack(w2l_pipeline *p, uint64_t id);
-/* Committer n committed checkpoint id (notify_complete returned W2L_OK). */
-void w2l__pipeline_commit_done(w2l_pipeline *p, node *n, uint64_t id);
+/* Committer n committed checkpoint id (notify_complete returned W2L_OK after secs). */
+void w2l__pipeline_commit_done(w2l_pipeline *p, node *n, uint64_t id, double secs);
 /* Adds the calling thread's CPU time to stage k (0 source, else the operator kind). */
 void w2l__pipeline_account_cpu(w2l_pipeline *p, int k);
 
@@ -143,5 +151,12 @@ w2l_rc w2l__node_commit_sealed(node *n, w2l_error *err);
  * built). */
 w2l_rc w2l__nodes_make(w2l_pipeline *p, w2l_error *err);
 void w2l__nodes_free(w2l_pipeline *p);
+
+/* endpoint.c: the operations endpoint (metrics.listen) */
+
+/* Reads the metrics.*, readyz.*, healthz.* keys and, when metrics.listen is set, serves. */
+w2l_rc w2l__endpoint_start(w2l_pipeline *p, w2l_error *err);
+/* Stops serving (before anything the handler reads goes). */
+void w2l__endpoint_stop(w2l_pipeline *p);
 
 #endif

@@ -323,6 +323,7 @@ w2l_rc w2l_collect(w2l_collector *out, const w2l_element *e, w2l_error *err)
                 W2L_TRY(w2l__msg_send(p, &p->writer[(base + t) % p->nwriter], m, err));
             }
             if (e->kind == W2L_ELEM_SCHEMA) {
+                w2l__metrics_schema(p->metrics, e->ns, e->table);
                 W2L_TRY(w2l__msg_from_element(e, from->index, &m, err));
                 m->from = UINT32_MAX; /* not a data input of the committer: never held */
                 side_push(&p->committer[w2l__table_hash(e->ns, e->table) % p->ncommit], m);
@@ -490,16 +491,19 @@ w2l_rc w2l__node_commit_sealed(node *n, w2l_error *err)
         /* the table operations of ck come after every commit of ck - 1 and before any of
          * ck (owner.h) */
         w2l_rc rc = w2l__owner_before_commit(p->owner, n->index, ck, err);
+        int64_t t0 = w2l__mono_ns();
         if (rc == W2L_OK) rc = n->m->notify_complete(n->op, ck, err);
+        double secs = (double)(w2l__mono_ns() - t0) / 1e9;
         if (rc == W2L_OK) w2l__owner_data_done(p->owner, n->index, ck);
         if (rc == W2L_CANCELLED) return rc;
         if (rc != W2L_OK) {
+            w2l__metrics_ckpt_failed(p->metrics);
             /* the check-commit sink: loud, and it stops the job */
             w2l__error_prefix(err, "commit of checkpoint %llu failed: ", (unsigned long long)ck);
             w2l__log(W2L_LOG_ERROR, "check-commit: %s", err->msg);
             return rc;
         }
-        w2l__pipeline_commit_done(p, n, ck);
+        w2l__pipeline_commit_done(p, n, ck, secs);
     }
     return W2L_OK;
 }
@@ -521,6 +525,7 @@ int w2l__node_main(void *arg)
                            p->st, p->restored, n->op, &err);
     int opened = rc == W2L_OK;
     while (rc == W2L_OK) {
+        atomic_store(&n->beat_ms, w2l__now_ms());
         msg *s;
         while (rc == W2L_OK && (s = side_pop(n)) != NULL) {
             rc = call_process(n, s, &err);
@@ -555,6 +560,7 @@ int w2l__node_main(void *arg)
         w2l__error_prefix(&err, "%s %u: ", kind, n->index);
         w2l__pipeline_fail(p, &err);
     }
+    atomic_store(&n->beat_ms, 0);
     if (opened) n->m->close(n->op);
     w2l__pipeline_account_cpu(p, (int)n->kind);
     return 0;

@@ -127,13 +127,15 @@ static w2l_rc apply_create(w2l__tops_ctx *c, const char *ns, const char *table, 
                            t->meta->uuid, m->uuid,
                            c->shared ? ": another member created it first" : "");
         else
-            w2l__log(W2L_LOG_DEBUG, "owner: %s.%s exists already (uuid %s)", ns, table, m->uuid);
+            w2l__log_table(W2L_LOG_DEBUG, ns, table, "owner: %s.%s exists already (uuid %s)", ns,
+                           table, m->uuid);
     } else if (rc == W2L_OK) {
         w2l_buf loc = {0};
         rc = w2l__catalog_commit(c->cat, ns, table, NULL, meta, strlen(meta), &loc, err);
         w2l_buf_release(&loc);
         if (c->shared && rc == W2L_EXISTS) rc = W2L_CONFLICT; /* another member, just now */
-        if (rc == W2L_OK) w2l__log(W2L_LOG_INFO, "owner: created table %s.%s", ns, table);
+        if (rc == W2L_OK)
+            w2l__log_table(W2L_LOG_INFO, ns, table, "owner: created table %s.%s", ns, table);
     }
     w2l__ice_table_free(t);
     w2l__ice_meta_free(m);
@@ -174,15 +176,16 @@ static w2l_rc apply_meta(w2l__tops_ctx *c, const char *ns, const char *table, co
             break;
         }
         if (!t || strcmp(t->meta->uuid, uuid) != 0) {
-            w2l__log(W2L_LOG_INFO,
-                     "owner: %s.%s: %s is for a table no longer under this name (uuid %s); "
-                     "skipped",
-                     ns, table, what, uuid);
+            w2l__log_table(W2L_LOG_INFO, ns, table,
+                           "owner: %s.%s: %s is for a table no longer under this name (uuid %s); "
+                           "skipped",
+                           ns, table, what, uuid);
             break;
         }
         if (marker_cmp(w2l__ice_props_get(&t->meta->props, MARKER_KEY), c->job_id, ck, h, idx) >=
             0) {
-            w2l__log(W2L_LOG_DEBUG, "owner: %s.%s: %s applied already", ns, table, what);
+            w2l__log_table(W2L_LOG_DEBUG, ns, table, "owner: %s.%s: %s applied already", ns, table,
+                           what);
             break;
         }
         rc = fn(ctx, t->meta, err);
@@ -193,14 +196,14 @@ static w2l_rc apply_meta(w2l__tops_ctx *c, const char *ns, const char *table, co
         rc = w2l__ice_table_try_commit(t, &ch, err);
         w2l__ice_change_release(&ch, c->io, rc != W2L_OK);
         if (rc == W2L_OK) {
-            w2l__log(W2L_LOG_INFO, "owner: %s.%s: %s", ns, table, what);
+            w2l__log_table(W2L_LOG_INFO, ns, table, "owner: %s.%s: %s", ns, table, what);
             break;
         }
         if (rc != W2L_CONFLICT || attempt >= c->retries) break;
         /* another process moved the table (t holds its metadata now): check again */
-        w2l__log(W2L_LOG_INFO,
-                 "owner: %s.%s: another process committed first (attempt %d); retrying", ns, table,
-                 attempt + 1);
+        w2l__log_table(W2L_LOG_INFO, ns, table,
+                       "owner: %s.%s: another process committed first (attempt %d); retrying", ns,
+                       table, attempt + 1);
         rc = W2L_OK;
     }
     w2l__ice_table_free(t);
@@ -289,7 +292,8 @@ static w2l_rc apply_rename(w2l__tops_ctx *c, const char *ns, const char *table, 
     w2l_rc rc = load(c, ns, table, &t, err);
     if (rc == W2L_OK && (!t || strcmp(t->meta->uuid, uuid) != 0)) {
         /* renamed already (or dropped since) */
-        w2l__log(W2L_LOG_DEBUG, "owner: rename %s.%s to %s.%s: done already", ns, table, to_ns, to);
+        w2l__log_table(W2L_LOG_DEBUG, ns, table, "owner: rename %s.%s to %s.%s: done already", ns,
+                       table, to_ns, to);
     } else if (rc == W2L_OK) {
         rc = load(c, to_ns, to, &dst, err);
         if (rc == W2L_OK && dst && strcmp(dst->meta->uuid, uuid) == 0) {
@@ -304,7 +308,8 @@ static w2l_rc apply_rename(w2l__tops_ctx *c, const char *ns, const char *table, 
             rc = w2l__catalog_rename(c->cat, ns, table, to_ns, to, err);
         }
         if (rc == W2L_OK)
-            w2l__log(W2L_LOG_INFO, "owner: renamed %s.%s to %s.%s", ns, table, to_ns, to);
+            w2l__log_table(W2L_LOG_INFO, ns, table, "owner: renamed %s.%s to %s.%s", ns, table,
+                           to_ns, to);
     }
     w2l__ice_table_free(t);
     w2l__ice_table_free(dst);
@@ -321,9 +326,11 @@ static w2l_rc apply_drop(w2l__tops_ctx *c, const char *ns, const char *table, co
     if (rc == W2L_OK && t && strcmp(t->meta->uuid, uuid) == 0) {
         rc = w2l__catalog_drop(c->cat, ns, table, 0, err);
         if (rc == W2L_NOTFOUND) rc = W2L_OK;
-        if (rc == W2L_OK) w2l__log(W2L_LOG_INFO, "owner: dropped %s.%s", ns, table);
+        if (rc == W2L_OK)
+            w2l__log_table(W2L_LOG_INFO, ns, table, "owner: dropped %s.%s", ns, table);
     } else if (rc == W2L_OK) {
-        w2l__log(W2L_LOG_DEBUG, "owner: %s.%s (uuid %s) dropped already", ns, table, uuid);
+        w2l__log_table(W2L_LOG_DEBUG, ns, table, "owner: %s.%s (uuid %s) dropped already", ns,
+                       table, uuid);
     }
     w2l__ice_table_free(t);
     return rc;

@@ -96,8 +96,10 @@ static w2l_rc ms_next(w2l_source *self, w2l_emitter *em, int timeout_ms, w2l_err
     }
     w2l_rc rc;
     if (ms->state == ST_DONE) return W2L_DONE;
+    w2l__emitter_set_snapshot(em, ms->state == ST_SNAPSHOT);
     if (ms->state == ST_SNAPSHOT) rc = w2l__ms_snapshot_next(ms, em, err);
     else rc = w2l__ms_binlog_next(ms, em, timeout_ms, err);
+    if (ms->state != ST_SNAPSHOT) w2l__emitter_set_snapshot(em, 0);
     if (rc == W2L_DONE) ms->state = ST_DONE;
     if (rc != W2L_OK && rc != W2L_AGAIN && rc != W2L_DONE) {
         ms->failed = 1;

@@ -14,6 +14,7 @@
 #include "table_filter.h"
 #include "mysql_int.h"
 #include "source_int.h"
+#include "../event/emit.h"
 #include "../model/model.h"
 
 #define HEARTBEAT_MS 250

@@ -449,6 +449,7 @@ w2l_rc w2l__ms_binlog_next(mysql_source *ms, w2l_emitter *em, int timeout_ms, w2
         if (rc == W2L_UNAVAILABLE) {
             w2l__log(W2L_LOG_WARN, "%s; reconnecting", err->msg);
             W2L_TRY(reconnect(ms, err));
+            w2l__emitter_reconnected(em);
             continue;
         }
         W2L_TRY(rc);
