@@ -31,7 +31,11 @@
  * when writer.memory-budget is exceeded (the largest idle table first). A table with no open
  * file holds no buffer; everything of a checkpoint is dropped once its WRITE_RESULT is sent.
  * Rows are buffered per element and handed to the Parquet writer in column passes
- * (w2l__pq_write_rows), not one call per row.
+ * (w2l__pq_write_rows), not one call per row. The key map is 8-byte slots (hash tag and
+ * key index) over an array of keys; it outgrows the caches within a checkpoint, so each
+ * change's key is encoded and hashed KEY_AHEAD changes early and its slot prefetched
+ * (key_ahead), and the values of the change after that are prefetched too: the misses
+ * overlap the work on the changes between instead of stalling each lookup.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,11 +156,13 @@ w2l_rc w2l__ops_file_json(w2l_buf *b, int content, const char *path, const w2l__
 
 static void keymap_clear(tstate *t)
 {
+    w2l__free(t->kslots);
     w2l__free(t->ks);
     w2l__free(t->ke);
+    t->kslots = NULL;
     t->ks = NULL;
     t->ke = NULL;
-    t->kcap = t->kcount = t->nke = t->kecap = 0;
+    t->kcap = t->kcount = t->kscap = t->nke = t->kecap = 0;
     w2l__arena_release(&t->karena);
     w2l__arena_init(&t->karena, 1 << 14);
 }
@@ -179,6 +185,8 @@ static void eq_clear(tstate *t)
     w2l_schema_unref(t->eq_schema);
     w2l__free(t->eq_ids);
     w2l__free(t->eq_idx);
+    w2l__free(t->eq_type);
+    t->eq_type = NULL;
     t->eq_schema = NULL;
     t->eq_ids = NULL;
     t->eq_idx = NULL;
@@ -190,6 +198,7 @@ static void tstate_free(tstate *t)
     if (!t) return;
     paths_clear(t); /* open files are aborted */
     w2l__wr_parts_free(t);
+    w2l__free(t->kslots);
     w2l__free(t->ks);
     w2l__free(t->ke);
     w2l__arena_release(&t->karena);
@@ -291,9 +300,11 @@ static w2l_rc set_schema(writer *w, tstate *t, const w2l_schema *s, w2l_error *e
     size_t neq = policy == POL_PK ? nid : policy == POL_FULL_ROW ? nf : 0;
     int32_t *eq_ids = w2l__calloc(neq + 1, sizeof *eq_ids);
     long *eq_idx = w2l__calloc(neq + 1, sizeof *eq_idx);
+    w2l_type_id *eq_type = w2l__calloc(neq + 1, sizeof *eq_type);
     w2l_schema *es = neq ? w2l_schema_new(w2l_schema_id(s)) : NULL;
-    w2l_rc rc =
-        eq_ids && eq_idx && (es || !neq) ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
+    w2l_rc rc = eq_ids && eq_idx && eq_type && (es || !neq)
+                    ? W2L_OK
+                    : w2l__fail(err, W2L_NOMEM, "out of memory");
     for (size_t i = 0; rc == W2L_OK && i < neq; i++) {
         long at = policy == POL_PK ? w2l_schema_index_of_id(s, ids[i]) : (long)i;
         if (at < 0) {
@@ -315,6 +326,7 @@ static w2l_rc set_schema(writer *w, tstate *t, const w2l_schema *s, w2l_error *e
         }
     for (size_t i = 0; rc == W2L_OK && i < neq; i++) {
         const w2l_field *f = w2l_schema_field(s, (size_t)eq_idx[i]);
+        eq_type[i] = f->type.id;
         rc = w2l_schema_add_field(es, f->id, f->name, f->type, f->required, err);
     }
     /* The map's keys hold the non-null values of the equality columns by field id, so a key
@@ -328,6 +340,7 @@ static w2l_rc set_schema(writer *w, tstate *t, const w2l_schema *s, w2l_error *e
     if (rc != W2L_OK) {
         w2l__free(eq_ids);
         w2l__free(eq_idx);
+        w2l__free(eq_type);
         w2l_schema_unref(es);
         return rc;
     }
@@ -342,6 +355,7 @@ static w2l_rc set_schema(writer *w, tstate *t, const w2l_schema *s, w2l_error *e
     t->eq_schema = es;
     t->eq_ids = eq_ids;
     t->eq_idx = eq_idx;
+    t->eq_type = eq_type;
     t->neq = neq;
     t->policy = policy;
     w2l_schema *ref = w2l_schema_ref((w2l_schema *)s);
@@ -428,43 +442,57 @@ static int present(const w2l_change *c, long i)
  * NULL values (and, in a row without primary key, columns absent from the image) are left
  * out, so a row written before a column was added has the key of the same row with the
  * new column NULL. value_len() reads an entry back. */
-static w2l_rc encode_key(writer *w, const tstate *t, const w2l_change *c, w2l_error *err)
+static w2l_rc encode_key(w2l_buf *b, const tstate *t, const w2l_change *c, w2l_error *err)
 {
-    w2l_buf *b = &w->key;
+    size_t need = 0; /* at most: 4 + 16 a value, or 8 + its bytes */
+    for (size_t i = 0; i < t->neq; i++) {
+        const w2l_value *v = &c->row[t->eq_idx[i]];
+        int var = t->eq_type[i] == W2L_TYPE_STRING || t->eq_type[i] == W2L_TYPE_BINARY;
+        need += v->is_null ? 0 : 20 + (var ? v->v.bytes.len : 0);
+    }
     b->len = 0;
+    W2L_TRY(w2l__buf_reserve(b, need, err));
+    unsigned char *o = b->data;
     for (size_t i = 0; i < t->neq; i++) {
         const w2l_value *v = &c->row[t->eq_idx[i]];
         if (v->is_null || !present(c, t->eq_idx[i])) continue;
-        w2l_type_id ty = w2l_schema_field(t->schema, (size_t)t->eq_idx[i])->type.id;
         int64_t i64;
         double d;
         uint32_t len;
-        W2L_TRY(w2l_buf_append(b, &t->eq_ids[i], 4, err));
-        switch (ty) {
+        memcpy(o, &t->eq_ids[i], 4);
+        o += 4;
+        switch (t->eq_type[i]) {
         case W2L_TYPE_BOOLEAN: case W2L_TYPE_INT: case W2L_TYPE_DATE:
             i64 = v->v.i32;
-            W2L_TRY(w2l_buf_append(b, &i64, 8, err));
+            memcpy(o, &i64, 8);
+            o += 8;
             break;
         case W2L_TYPE_FLOAT:
             d = v->v.f32;
-            W2L_TRY(w2l_buf_append(b, &d, 8, err));
+            memcpy(o, &d, 8);
+            o += 8;
             break;
         case W2L_TYPE_DOUBLE:
-            W2L_TRY(w2l_buf_append(b, &v->v.f64, 8, err));
+            memcpy(o, &v->v.f64, 8);
+            o += 8;
             break;
         case W2L_TYPE_DECIMAL:
-            W2L_TRY(w2l_buf_append(b, &v->v.dec.lo, 8, err));
-            W2L_TRY(w2l_buf_append(b, &v->v.dec.hi, 8, err));
+            memcpy(o, &v->v.dec.lo, 8);
+            memcpy(o + 8, &v->v.dec.hi, 8);
+            o += 16;
             break;
         case W2L_TYPE_STRING: case W2L_TYPE_BINARY:
             len = (uint32_t)v->v.bytes.len;
-            W2L_TRY(w2l_buf_append(b, &len, 4, err));
-            if (len) W2L_TRY(w2l_buf_append(b, v->v.bytes.ptr, len, err));
+            memcpy(o, &len, 4);
+            if (len) memcpy(o + 4, v->v.bytes.ptr, len);
+            o += 4 + (size_t)len;
             break;
         default:
-            W2L_TRY(w2l_buf_append(b, &v->v.i64, 8, err));
+            memcpy(o, &v->v.i64, 8);
+            o += 8;
         }
     }
+    b->len = (size_t)(o - b->data);
     return W2L_OK;
 }
 
@@ -488,36 +516,85 @@ static int has_id(const int32_t *ids, size_t n, int32_t id)
     return 0;
 }
 
-/* The slot of the current key (w->key); with add, inserts it (copied) when absent. NULL
- * when absent (or out of memory with add: *err set). */
-static kslot *key_slot(writer *w, tstate *t, int add, w2l_error *err)
+static uint64_t key_hash(const w2l_buf *b)
 {
-    uint64_t h = w2l__hash64(w->key.data, w->key.len, 0x6b6d6170);
+    return w2l__hash64(b->data, b->len, 0x6b6d6170);
+}
+
+/* The key map is far larger than the caches once a checkpoint holds many rows, and a
+ * lookup is one cache miss on its slot: on_changes encodes and hashes the key of the change
+ * KEY_AHEAD places ahead and prefetches its slot (key_ahead), so the miss overlaps the work
+ * on the changes between. The hashes are kept for on_change (ahead_hash): the same key
+ * bytes, so the same hash, as long as the table's key columns did not change in between
+ * (on_changes forgets them when they do). */
+static void key_ahead(writer *w, const tstate *t, const w2l_change *c, uint32_t ci)
+{
+    size_t k = ci % KEY_AHEAD;
+    w->ahead_ci[k] = 0;
+    w2l_error e; /* only out of memory; on_change meets it again */
+    if (encode_key(&w->akey, t, c, &e) != W2L_OK) return;
+    uint64_t h = key_hash(&w->akey);
+    w->ahead_h[k] = h;
+    w->ahead_ci[k] = (uint64_t)ci + 1;
+#if defined(__GNUC__) || defined(__clang__)
+    if (t->kcap) __builtin_prefetch(&t->kslots[(h >> 32) & (t->kcap - 1)]);
+#endif
+}
+
+/* The hash of change ci's key, now in w->key. */
+static uint64_t ahead_hash(const writer *w, uint32_t ci)
+{
+    size_t k = ci % KEY_AHEAD;
+    return w->ahead_ci[k] == (uint64_t)ci + 1 ? w->ahead_h[k] : key_hash(&w->key);
+}
+
+/* The entry of the current key (w->key, hash h); with add, inserts it (copied) when absent.
+ * NULL when absent (or out of memory with add: *err set). The slot index and the tag are the
+ * hash's upper 32 bits. */
+static kslot *key_slot(writer *w, tstate *t, uint64_t h, int add, w2l_error *err)
+{
+    uint32_t h32 = (uint32_t)(h >> 32);
     if (t->kcap) {
-        for (size_t i = h & (t->kcap - 1);; i = (i + 1) & (t->kcap - 1)) {
-            kslot *s = &t->ks[i];
-            if (!s->key) break;
-            if (s->h == h && s->len == w->key.len && memcmp(s->key, w->key.data, s->len) == 0)
-                return s;
+        for (size_t i = h32 & (t->kcap - 1);; i = (i + 1) & (t->kcap - 1)) {
+            uint64_t e = t->kslots[i];
+            if (!e) break;
+            if ((uint32_t)(e >> 32) != h32) continue;
+            kslot *s = &t->ks[(uint32_t)e - 1];
+            if (s->len == w->key.len && memcmp(s->key, w->key.data, s->len) == 0) return s;
         }
     }
     if (!add) return NULL;
+    if (t->kcount >= INT32_MAX) {
+        w2l__fail(err, W2L_ERROR, "table %s: too many keys in one checkpoint", t->fq);
+        return NULL;
+    }
     if ((t->kcount + 1) * 2 > t->kcap) {
         size_t ncap = t->kcap ? t->kcap * 2 : 256;
-        kslot *ns = w2l__calloc(ncap, sizeof *ns);
+        uint64_t *ns = w2l__calloc(ncap, sizeof *ns);
         if (!ns) {
             w2l__fail(err, W2L_NOMEM, "out of memory");
             return NULL;
         }
         for (size_t i = 0; i < t->kcap; i++) {
-            if (!t->ks[i].key) continue;
-            size_t k = t->ks[i].h & (ncap - 1);
-            while (ns[k].key) k = (k + 1) & (ncap - 1);
-            ns[k] = t->ks[i];
+            uint64_t e = t->kslots[i];
+            if (!e) continue;
+            size_t k = (size_t)(e >> 32) & (ncap - 1);
+            while (ns[k]) k = (k + 1) & (ncap - 1);
+            ns[k] = e;
         }
-        w2l__free(t->ks);
-        t->ks = ns;
+        w2l__free(t->kslots);
+        t->kslots = ns;
         t->kcap = ncap;
+    }
+    if (t->kcount == t->kscap) {
+        size_t ncap = t->kscap ? t->kscap * 2 : 128;
+        kslot *nk = w2l__realloc(t->ks, ncap * sizeof *nk);
+        if (!nk) {
+            w2l__fail(err, W2L_NOMEM, "out of memory");
+            return NULL;
+        }
+        t->ks = nk;
+        t->kscap = ncap;
     }
     unsigned char *copy = w2l__arena_alloc(&t->karena, w->key.len + 1);
     if (!copy) {
@@ -525,11 +602,11 @@ static kslot *key_slot(writer *w, tstate *t, int add, w2l_error *err)
         return NULL;
     }
     if (w->key.len) memcpy(copy, w->key.data, w->key.len);
-    size_t k = h & (t->kcap - 1);
-    while (t->ks[k].key) k = (k + 1) & (t->kcap - 1);
-    t->ks[k] = (kslot){h, copy, (uint32_t)w->key.len, -1};
-    t->kcount++;
-    return &t->ks[k];
+    size_t k = h32 & (t->kcap - 1);
+    while (t->kslots[k]) k = (k + 1) & (t->kcap - 1);
+    t->kslots[k] = (uint64_t)h32 << 32 | (uint64_t)(t->kcount + 1);
+    t->ks[t->kcount] = (kslot){copy, (uint32_t)w->key.len, -1};
+    return &t->ks[t->kcount++];
 }
 
 static w2l_rc add_pos_delete(tstate *t, const kent *e, w2l_error *err)
@@ -570,15 +647,17 @@ static w2l_rc rekey(writer *w, tstate *t, const int32_t *ids, size_t nids, w2l_e
     for (size_t i = 0; i < t->neq && !dropped; i++) dropped = !has_id(ids, nids, t->eq_ids[i]);
     if (!dropped) return W2L_OK; /* every key is valid as it is */
     kslot *old = t->ks;
-    size_t ocap = t->kcap;
+    size_t nold = t->kcount;
     w2l__arena oarena = t->karena;
+    w2l__free(t->kslots);
+    t->kslots = NULL;
     t->ks = NULL;
-    t->kcap = t->kcount = 0;
+    t->kcap = t->kcount = t->kscap = 0;
     w2l__arena_init(&t->karena, 1 << 14);
     w2l_rc rc = W2L_OK;
-    for (size_t i = 0; rc == W2L_OK && i < ocap; i++) {
+    for (size_t i = 0; rc == W2L_OK && i < nold; i++) {
         const kslot *o = &old[i];
-        if (!o->key || o->head < 0) continue;
+        if (o->head < 0) continue;
         w->key.len = 0;
         for (size_t p = 0; rc == W2L_OK && p < o->len;) {
             int32_t id;
@@ -596,7 +675,7 @@ static w2l_rc rekey(writer *w, tstate *t, const int32_t *ids, size_t nids, w2l_e
             if (has_id(ids, nids, id)) rc = w2l_buf_append(&w->key, o->key + p, n, err);
             p += n;
         }
-        kslot *s = rc == W2L_OK ? key_slot(w, t, 1, err) : NULL;
+        kslot *s = rc == W2L_OK ? key_slot(w, t, key_hash(&w->key), 1, err) : NULL;
         if (!s) {
             if (rc == W2L_OK) rc = W2L_NOMEM;
             break;
@@ -720,8 +799,8 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, uint32_t ci, 
                                  "match on",
                                  t->fq, c->op == W2L_OP_DELETE ? "delete" : "update-before",
                                  w2l_schema_field(t->schema, (size_t)t->eq_idx[i])->name);
-        W2L_TRY(encode_key(w, t, c, err));
-        kslot *s = key_slot(w, t, 0, err);
+        W2L_TRY(encode_key(&w->key, t, c, err));
+        kslot *s = key_slot(w, t, ahead_hash(w, ci), 0, err);
         if (s && s->head >= 0) {
             /* written in this checkpoint: only a position delete reaches it */
             kent *e = &t->ke[s->head];
@@ -751,8 +830,8 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, uint32_t ci, 
     p->used = ++t->clock;
     if (!p->dw) W2L_TRY(open_part_file(w, t, p, 0, err));
     if (t->policy != POL_APPEND_ONLY) {
-        W2L_TRY(encode_key(w, t, c, err));
-        kslot *s = key_slot(w, t, 1, err);
+        W2L_TRY(encode_key(&w->key, t, c, err));
+        kslot *s = key_slot(w, t, ahead_hash(w, ci), 1, err);
         if (!s) return W2L_NOMEM;
         if (t->policy == POL_PK && s->head >= 0) {
             /* the key is live in this checkpoint already: the new row replaces it */
@@ -809,6 +888,8 @@ static w2l_rc on_changes(writer *w, const w2l_element *e, w2l_error *err)
     mark_dirty(w, t);
     w->changes = e->changes;
     w2l_rc rc = W2L_OK;
+    size_t ahead = 0; /* changes [0, ahead) had their keys looked ahead (key_ahead) */
+    memset(w->ahead_ci, 0, sizeof w->ahead_ci);
     for (size_t i = 0; rc == W2L_OK && i < e->nchanges; i++) {
         const w2l_change *c = &e->changes[i];
         if (c->schema != t->schema) {
@@ -818,9 +899,25 @@ static w2l_rc on_changes(writer *w, const w2l_element *e, w2l_error *err)
                 rc = flush_all(w, t, err);
                 if (rc == W2L_OK && t->schema) rc = w2l__wr_complete_all(w, t, err);
                 if (rc == W2L_OK) rc = set_schema(w, t, c->schema, err);
+                /* the key columns may differ now: the hashes looked ahead are forgotten */
+                memset(w->ahead_ci, 0, sizeof w->ahead_ci);
+                ahead = i;
             }
             if (rc != W2L_OK) break;
         }
+        if (t->policy == POL_PK || t->policy == POL_FULL_ROW) {
+            size_t end = W2L_MIN(i + KEY_AHEAD, e->nchanges);
+            for (ahead = W2L_MAX(ahead, i); ahead < end; ahead++)
+                if (e->changes[ahead].ncols == w2l_schema_field_count(t->schema))
+                    key_ahead(w, t, &e->changes[ahead], (uint32_t)ahead);
+        }
+#if defined(__GNUC__) || defined(__clang__)
+        if (i + 2 * KEY_AHEAD < e->nchanges) { /* the values of a change the source wrote */
+            const w2l_change *f = &e->changes[i + 2 * KEY_AHEAD];
+            const char *r = (const char *)f->row;
+            for (size_t o = 0; o < f->ncols * sizeof *f->row; o += 64) __builtin_prefetch(r + o);
+        }
+#endif
         if ((rc = ensure_capacity(w, w2l_schema_field_count(t->schema), t->neq, err)) != W2L_OK)
             break;
         rc = on_change(w, t, c, (uint32_t)i, err);
@@ -947,18 +1044,23 @@ static void move_keys(tstate *t, tstate *nt)
     w2l__arena_release(&nt->karena);
     nt->karena = t->karena;
     w2l__arena_init(&t->karena, 1 << 14);
-    nt->ks = t->ks, nt->kcap = t->kcap, nt->kcount = t->kcount;
+    w2l__free(nt->kslots);
+    w2l__free(nt->ks);
+    w2l__free(nt->ke);
+    nt->kslots = t->kslots, nt->ks = t->ks, nt->kcap = t->kcap, nt->kcount = t->kcount;
+    nt->kscap = t->kscap;
     nt->ke = t->ke, nt->nke = t->nke, nt->kecap = t->kecap;
-    t->ks = NULL, t->ke = NULL;
-    t->kcap = t->kcount = t->nke = t->kecap = 0;
+    t->kslots = NULL, t->ks = NULL, t->ke = NULL;
+    t->kcap = t->kcount = t->kscap = t->nke = t->kecap = 0;
     nt->paths = t->paths, nt->path_part = t->path_part, nt->npaths = t->npaths,
     nt->pcap = t->pcap;
     t->paths = NULL, t->path_part = NULL, t->npaths = t->pcap = 0;
     w2l__wr_parts_move(t, nt);
     nt->schema = t->schema, nt->eq_schema = t->eq_schema, nt->eq_ids = t->eq_ids,
-    nt->eq_idx = t->eq_idx;
+    nt->eq_idx = t->eq_idx, nt->eq_type = t->eq_type;
     nt->neq = t->neq, nt->policy = t->policy;
     t->schema = NULL, t->eq_schema = NULL, t->eq_ids = NULL, t->eq_idx = NULL, t->neq = 0;
+    t->eq_type = NULL;
 }
 
 /* RENAME TABLE: the files this writer completed for the table in this checkpoint are
@@ -1137,6 +1239,7 @@ static void wr_close(w2l_operator *self)
     w2l__free(w->dbuf);
     w2l__free(w->ebuf);
     w2l_buf_release(&w->key);
+    w2l_buf_release(&w->akey);
     w2l_buf_release(&w->pkey);
     w2l__free(w->pvals);
     w2l_schema_unref(w->pos_schema);

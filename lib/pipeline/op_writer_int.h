@@ -12,10 +12,13 @@
 
 enum { POL_PK = 0, POL_FULL_ROW, POL_APPEND_ONLY, POL_FAIL };
 #define CHUNK_ROWS 2048
+#define KEY_AHEAD 8 /* changes looked ahead in the key map (op_writer.c, key_ahead) */
 
+/* The key map (op_writer.c, key_slot): open addressing, linear probing, load at most 1/2;
+ * a slot is the key's 32-bit hash << 32 | its index in ks + 1 (0: empty), so a probe reads
+ * one 8-byte word and compares keys only on a hash match. */
 typedef struct kslot {
-    uint64_t h;
-    const unsigned char *key; /* in the table's key arena; NULL: empty slot */
+    const unsigned char *key; /* in the table's key arena */
     uint32_t len;
     int32_t head;             /* newest live row with this key (index into ke), -1: none */
 } kslot;
@@ -67,6 +70,7 @@ typedef struct tstate {
     w2l_schema *eq_schema;    /* the equality columns, same field ids */
     int32_t *eq_ids;
     long *eq_idx;             /* index of each equality column in schema */
+    w2l_type_id *eq_type;     /* the type of each (encode_key) */
     size_t neq;
     int policy;
     int upsert;               /* an INSERT also deletes its key's older rows (SCHEMA "upsert":
@@ -93,8 +97,9 @@ typedef struct tstate {
     char **paths;             /* data files written since the last barrier */
     uint32_t *path_part;      /* the partition of each (index into parts) */
     size_t npaths, pcap;
-    kslot *ks;
-    size_t kcap, kcount;
+    uint64_t *kslots;         /* kcap slots */
+    kslot *ks;                /* kcount keys, in the order they came */
+    size_t kcap, kcount, kscap;
     kent *ke;
     size_t nke, kecap;
     w2l__arena karena;
@@ -126,6 +131,9 @@ typedef struct writer {
     w2l_value *dbuf, *ebuf;
     size_t dcap, ecap;
     w2l_buf key;              /* scratch: a change's key (op_writer.c) */
+    w2l_buf akey;             /* scratch: the key of a change further on (key_ahead) */
+    uint64_t ahead_h[KEY_AHEAD];  /* hashes of the keys of changes further on ... */
+    uint64_t ahead_ci[KEY_AHEAD]; /* ... of change ahead_ci - 1 (at ahead_ci % KEY_AHEAD); 0 */
     w2l_buf pkey;             /* scratch: a change's partition, encoded */
     w2l_value *pvals;         /* scratch: a change's partition values */
     size_t npvals;

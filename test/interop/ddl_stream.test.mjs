@@ -73,11 +73,15 @@ function assertNoRace (stderr) {
   assert.deepEqual(race, [], 'a commit lost a race inside one pipeline')
 }
 
+let syncMs = 0 // how long the whole stream took without kills, 50 ms checkpoints
+
 function syncOnce (tag, interval) {
   const wh = path.join(top, tag)
+  const t0 = Date.now()
   const res = spawnSync(w2l, [...args(wh), '--checkpoint-interval', interval], { encoding: 'utf8', timeout: 120000, maxBuffer: 64 << 20 })
   assert.equal(res.status, 0, `w2l run --checkpoint-interval ${interval} exited ${res.status ?? res.signal} (${where}${keep ? `; warehouse ${wh}` : ''}):\n${stderrTail(res.stderr ?? '')}`)
   assertNoRace(res.stderr)
+  if (interval === '50ms') syncMs = Date.now() - t0
   return wh
 }
 
@@ -88,6 +92,10 @@ test('DDL stream, 50 ms checkpoints: every table equals its current incarnation,
 
 test('DDL stream, 50 ms checkpoints, SIGKILL at random moments and restart: the lake equals the model', { timeout: 300000 }, async () => {
   const wh = path.join(top, 'sigkill')
+  // kill delays scale with the stream's own duration here (a faster build or machine must
+  // not finish the job before the kills happen): a run lives at most a tenth of it (at most 1 s)
+  if (!syncMs) syncOnce('timing', '50ms')
+  const span = Math.min(1000, Math.max(200, Math.floor(syncMs / 10)))
   const r = rng(KILL_SEED)
   let kills = 0; let done = false; let runs = 0
   for (let attempt = 0; attempt < 200 && !done; attempt++) {
@@ -97,7 +105,7 @@ test('DDL stream, 50 ms checkpoints, SIGKILL at random moments and restart: the 
     child.stderr.on('data', d => { stderr += d })
     // half the kills early (start, restore, replay of the statements the lake has), half
     // later (mid-stream: statements applied, checkpoints being committed)
-    const killAfter = kills >= 20 ? 1e9 : r() < 0.5 ? 20 + Math.floor(r() * 130) : 150 + Math.floor(r() * 850)
+    const killAfter = kills >= 20 ? 1e9 : r() < 0.5 ? 20 + Math.floor(r() * 130) : 150 + Math.floor(r() * (span - 150))
     const timer = setTimeout(() => { child.kill('SIGKILL') }, killAfter)
     const code = await new Promise(resolve => child.on('exit', (c, sig) => resolve(sig ?? c)))
     clearTimeout(timer)
