@@ -48,4 +48,5 @@ void w2l__builtins_unregister(void)
     w2l__registry_clear(&w2l__source_registry);
     w2l__registry_clear(&w2l__catalog_registry);
     w2l__operator_registry_clear();
+    w2l__avro_cache_clear();
 }

@@ -113,8 +113,9 @@ const w2l_conf_prop w2l__conf_props[] = {
       "over http, not over https (TLS protects the body)." },
     /* ---- pipeline ---- */
     { "ddl-parallelism", W2L_CONF_INT, "1", 1, 256, NULL, 0, "DDL handler threads." },
-    { "committer-parallelism", W2L_CONF_INT, "1", 1, 256, NULL, 0,
-      "Committer threads; tables are hashed onto them." },
+    { "committer-parallelism", W2L_CONF_INT, NULL, 1, 256, NULL, 0,
+      "Committer threads; tables are hashed onto them, and commit in parallel. Unset (the "
+      "default), a pipeline uses one per online CPU, at most 8." },
     { "table-parallelism", W2L_CONF_INT, "1", 1, 1024, NULL, W2L_CONF_F_PER_TABLE,
       "Writers one table's rows are spread over by primary-key hash (at most parallelism)." },
     { "operator.ddl", W2L_CONF_STRING, "default", NOLIM, NULL, 0,

@@ -3,9 +3,10 @@
  * specification, "Object Container Files"), the one place besides manifest*.c that uses
  * avro-c. avro-c's file writer cannot put user metadata into the header, which Iceberg needs
  * (schema, partition-spec, partition-spec-id, format-version, content), so the container is
- * framed here and avro-c encodes each record. Reading goes through avro-c's file reader over
- * the bytes in memory (it knows the deflate codec other writers use); the header metadata is
- * parsed here.
+ * framed here and avro-c encodes each record. Reading: the header metadata is parsed here;
+ * uncompressed files (w2l's own) are decoded block by block here with avro-c's datum reader
+ * and a cached schema, others go through avro-c's file reader over the bytes in memory (it
+ * knows the deflate codec other writers use). Parsed schemas are cached by their JSON text.
  *
  * Byte grammar:  file   = "Obj" 0x01, meta, sync[16], block*
  *                meta   = map<bytes> = (count:long (key:string value:bytes){count})* 0:long
@@ -19,6 +20,7 @@
 #include <avro.h>
 
 #include "avro_int.h"
+#include "../common/thread.h"
 
 #define BLOCK_RECORDS 4096
 
@@ -68,16 +70,87 @@ static w2l_rc avro_fail(w2l_error *err, w2l_rc code, const char *what)
     return w2l__fail(err, code, "avro: %s: %s", what, avro_strerror());
 }
 
+/* ---- parsed schemas, by their JSON text ----
+ * Parsing a manifest's schema (JSON, then avro-c's schema and value class) cost more than
+ * the rest of a small commit; a job writes the same few schemas (one per partition type)
+ * over and over. Schemas and classes are immutable once built and their reference counts
+ * are atomic, so committer threads share them; the cache holds one reference to each. */
+#define SCHEMA_CACHE 32
+
+typedef struct cached_schema {
+    char *json;
+    avro_schema_t schema;
+    avro_value_iface_t *iface;
+} cached_schema;
+
+static cached_schema cache[SCHEMA_CACHE];
+static size_t cache_n, cache_next;
+static mtx_t cache_mtx;
+static once_flag cache_once = ONCE_FLAG_INIT;
+
+static void cache_init(void)
+{
+    mtx_init(&cache_mtx, mtx_plain);
+}
+
+static void cached_release(cached_schema *c)
+{
+    avro_value_iface_decref(c->iface);
+    avro_schema_decref(c->schema);
+    w2l__free(c->json);
+    memset(c, 0, sizeof *c);
+}
+
+void w2l__avro_cache_clear(void)
+{
+    call_once(&cache_once, cache_init);
+    mtx_lock(&cache_mtx);
+    for (size_t i = 0; i < cache_n; i++) cached_release(&cache[i]);
+    cache_n = cache_next = 0;
+    mtx_unlock(&cache_mtx);
+}
+
+/* The schema and value class of json (len bytes), each with a reference for the caller. */
+static w2l_rc schema_get(const char *json, size_t len, avro_schema_t *schema,
+                         avro_value_iface_t **iface, w2l_error *err)
+{
+    call_once(&cache_once, cache_init);
+    mtx_lock(&cache_mtx);
+    for (size_t i = 0; i < cache_n; i++)
+        if (strlen(cache[i].json) == len && memcmp(cache[i].json, json, len) == 0) {
+            *schema = avro_schema_incref(cache[i].schema);
+            *iface = avro_value_iface_incref(cache[i].iface);
+            mtx_unlock(&cache_mtx);
+            return W2L_OK;
+        }
+    mtx_unlock(&cache_mtx);
+    avro_schema_t s;
+    if (avro_schema_from_json_length(json, len, &s) != 0)
+        return avro_fail(err, W2L_ERROR, "schema");
+    avro_value_iface_t *c = avro_generic_class_from_schema(s);
+    if (!c) {
+        avro_schema_decref(s);
+        return avro_fail(err, W2L_NOMEM, "value class");
+    }
+    *schema = s;
+    *iface = c;
+    char *copy = w2l__strndup(json, len);
+    if (!copy) return W2L_OK; /* not cached: only slower */
+    mtx_lock(&cache_mtx);
+    cached_schema *slot = &cache[cache_n < SCHEMA_CACHE ? cache_n++ : cache_next++ % SCHEMA_CACHE];
+    if (slot->json) cached_release(slot);
+    slot->json = copy;
+    slot->schema = avro_schema_incref(s);
+    slot->iface = avro_value_iface_incref(c);
+    mtx_unlock(&cache_mtx);
+    return W2L_OK;
+}
+
 w2l_rc w2l__avro_out_begin(w2l__avro_out *o, const char *schema_json, const w2l__ice_kv *meta,
                            size_t nmeta, w2l_error *err)
 {
     memset(o, 0, sizeof *o);
-    if (avro_schema_from_json_length(schema_json, strlen(schema_json), &o->schema) != 0) {
-        o->schema = NULL;
-        return avro_fail(err, W2L_ERROR, "schema");
-    }
-    o->iface = avro_generic_class_from_schema(o->schema);
-    if (!o->iface) return avro_fail(err, W2L_NOMEM, "value class");
+    W2L_TRY(schema_get(schema_json, strlen(schema_json), &o->schema, &o->iface, err));
     if (avro_generic_value_new(o->iface, &o->value) != 0) return avro_fail(err, W2L_NOMEM, "value");
     o->have_value = 1;
     /* 16 random bytes for the sync marker */
@@ -213,6 +286,7 @@ static w2l_rc parse_header(w2l__avro_in *in, const char *path, w2l_error *err)
             in->nmeta++;
         }
     }
+    in->pos = pos;
     return W2L_OK;
 bad:
     return w2l__fail(err, W2L_CORRUPT, "%s: truncated Avro header", path);
@@ -224,24 +298,78 @@ w2l_rc w2l__avro_in_open(w2l__avro_in *in, w2l_fileio *io, const char *path, w2l
     w2l_rc rc = w2l_fileio_read_all(io, path, &in->data, &in->len, err);
     if (rc != W2L_OK) return rc;
     W2L_TRY(parse_header(in, path, err));
-    in->fp = fmemopen(in->data, in->len, "rb");
-    if (!in->fp)
-        return w2l__fail_errno(err, errno == ENOMEM ? W2L_NOMEM : W2L_IO, errno, "%s: fmemopen",
-                               path);
-    if (avro_file_reader_fp(in->fp, path, 0, &in->reader) != 0)
-        return w2l__fail(err, W2L_CORRUPT, "%s: %s", path, avro_strerror());
-    in->have_reader = 1;
-    in->schema = avro_file_reader_get_writer_schema(in->reader);
-    in->iface = avro_generic_class_from_schema(in->schema);
-    if (!in->iface) return w2l__fail(err, W2L_CORRUPT, "%s: %s", path, avro_strerror());
+    const char *codec = w2l__avro_in_meta(in, "avro.codec");
+    const char *json = w2l__avro_in_meta(in, "avro.schema");
+    if (json && (!codec || strcmp(codec, "null") == 0)) {
+        /* uncompressed (what w2l writes): blocks decoded here with the cached schema, no
+         * second parse of the header */
+        if (in->len - in->pos < 16)
+            return w2l__fail(err, W2L_CORRUPT, "%s: truncated Avro header", path);
+        memcpy(in->sync, (const unsigned char *)in->data + in->pos, 16);
+        in->pos += 16;
+        W2L_TRY(schema_get(json, strlen(json), &in->schema, &in->iface, err));
+        in->mem = avro_reader_memory("", 0);
+        in->path = w2l__strdup(path);
+        W2L_NOMEM_IF(!in->mem || !in->path, err);
+    } else {
+        in->fp = fmemopen(in->data, in->len, "rb");
+        if (!in->fp)
+            return w2l__fail_errno(err, errno == ENOMEM ? W2L_NOMEM : W2L_IO, errno,
+                                   "%s: fmemopen", path);
+        if (avro_file_reader_fp(in->fp, path, 0, &in->reader) != 0)
+            return w2l__fail(err, W2L_CORRUPT, "%s: %s", path, avro_strerror());
+        in->have_reader = 1;
+        in->schema = avro_file_reader_get_writer_schema(in->reader);
+        in->iface = avro_generic_class_from_schema(in->schema);
+        if (!in->iface) return w2l__fail(err, W2L_CORRUPT, "%s: %s", path, avro_strerror());
+    }
     if (avro_generic_value_new(in->iface, &in->value) != 0) return avro_fail(err, W2L_NOMEM, path);
     in->have_value = 1;
     return W2L_OK;
 }
 
+/* The next record of an uncompressed file: 1, 0 at the end, -1 on a malformed block. */
+static int next_own(w2l__avro_in *in, w2l_error *err)
+{
+    const unsigned char *p = in->data;
+    while (in->left == 0) {
+        if (in->block_end) { /* the block's sync marker */
+            if (in->pos != in->block_end || in->len - in->pos < 16 ||
+                memcmp(p + in->pos, in->sync, 16) != 0)
+                goto bad;
+            in->pos += 16;
+            in->block_end = 0;
+        }
+        if (in->pos == in->len) return 0;
+        int64_t count, size;
+        if (get_long(p, in->len, &in->pos, &count) != 0 || count < 0 ||
+            get_long(p, in->len, &in->pos, &size) != 0 || size < 0 ||
+            (uint64_t)size > in->len - in->pos)
+            goto bad;
+        avro_reader_memory_set_source(in->mem, (const char *)p + in->pos, size);
+        in->pos += (size_t)size;
+        in->block_end = in->pos;
+        in->left = count;
+    }
+    if (avro_value_read(in->mem, &in->value) != 0) {
+        w2l__fail(err, W2L_CORRUPT, "avro: %s: read record: %s", in->path, avro_strerror());
+        return -1;
+    }
+    in->left--;
+    return 1;
+bad:
+    w2l__fail(err, W2L_CORRUPT, "avro: %s: malformed data block", in->path);
+    return -1;
+}
+
 int w2l__avro_in_next(w2l__avro_in *in, avro_value_t **rec, w2l_error *err)
 {
     avro_value_reset(&in->value);
+    if (in->mem) {
+        int r = next_own(in, err);
+        if (r == 1) *rec = &in->value;
+        return r;
+    }
     int rc = avro_file_reader_read_value(in->reader, &in->value);
     if (rc == EOF) return 0;
     if (rc != 0) {
@@ -265,6 +393,8 @@ void w2l__avro_in_close(w2l__avro_in *in)
     if (in->iface) avro_value_iface_decref(in->iface);
     if (in->schema) avro_schema_decref(in->schema); /* get_writer_schema took a reference */
     if (in->have_reader) avro_file_reader_close(in->reader);
+    if (in->mem) avro_reader_free(in->mem);
+    w2l__free(in->path);
     if (in->fp) fclose(in->fp);
     for (size_t i = 0; i < in->nmeta; i++) {
         w2l__free(in->meta[i].key);

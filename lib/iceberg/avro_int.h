@@ -47,6 +47,13 @@ typedef struct w2l__avro_in {
     avro_value_iface_t *iface;
     avro_value_t value;
     int have_value, have_reader;
+    /* uncompressed files are decoded here, not by avro-c's file reader (fp, reader) */
+    avro_reader_t mem;      /* over the current block */
+    char *path;             /* for messages */
+    unsigned char sync[16];
+    size_t pos;             /* next byte of data: after the header, then after each block */
+    size_t block_end;       /* end of the current block (its sync marker follows); 0: none */
+    int64_t left;           /* records left in the current block */
 } w2l__avro_in;
 
 w2l_rc w2l__avro_in_open(w2l__avro_in *in, w2l_fileio *io, const char *path, w2l_error *err);

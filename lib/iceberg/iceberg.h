@@ -338,6 +338,8 @@ typedef struct w2l__avro_value w2l__avro_value; /* an avro_value_t, opaque outsi
 /* Routes avro-c's allocations through w2l__realloc / w2l__free (so the allocator hook
  * sees them). Called once by w2l_global_init(), before any Avro object exists. */
 void w2l__avro_use_allocator(void);
+/* Drops the parsed Avro schemas avro.c keeps by their JSON text (w2l_global_cleanup()). */
+void w2l__avro_cache_clear(void);
 
 /* ================================================================================= */
 /* Catalogs (catalog.c)                                                              */

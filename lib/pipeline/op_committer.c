@@ -47,7 +47,14 @@
 #include "owner.h"
 #include "../model/model.h"
 
-#define HANDLE_CACHE_MAX 256
+/* Loaded tables kept by all committers together (each keeps its share, at least 256). A
+ * handle is the table's metadata (a few KiB for a table whose snapshots maintenance
+ * expires); one dropped is loaded again at its next commit (version hint, metadata JSON,
+ * ancestry), which cost more than the commit itself when a thousand tables cycled through
+ * 256 handles: tables commit in the same order every checkpoint, so an LRU smaller than
+ * the committer's tables keeps none of them. */
+#define HANDLE_CACHE_TOTAL 16384
+#define HANDLE_CACHE_MAX(c) W2L_MAX(256, HANDLE_CACHE_TOTAL / (c)->n)
 
 typedef struct pend {         /* one table's files of one checkpoint, not yet committed */
     uint64_t ckpt;
@@ -635,14 +642,15 @@ static w2l_rc handle_get(committer *c, const char *ns, const char *table, handle
     }
     W2L_TRY(ensure_catalog(c, err));
     if (!c->hcap) {
-        c->hcap = 2 * HANDLE_CACHE_MAX;
+        c->hcap = 512; /* a power of two (bucket_of), at least twice the handles */
+        while (c->hcap < 2 * (size_t)HANDLE_CACHE_MAX(c)) c->hcap *= 2;
         c->hbuckets = w2l__calloc(c->hcap, sizeof *c->hbuckets);
         if (!c->hbuckets) {
             c->hcap = 0;
             return w2l__fail(err, W2L_NOMEM, "out of memory");
         }
     }
-    while (c->hcount >= HANDLE_CACHE_MAX) handle_drop(c, c->lru_tail);
+    while (c->hcount >= (size_t)HANDLE_CACHE_MAX(c)) handle_drop(c, c->lru_tail);
     w2l__ice_table *t;
     W2L_TRY(w2l__ice_table_load(c->cat, c->io, ns, table, &t, err));
     h = w2l__calloc(1, sizeof *h);
