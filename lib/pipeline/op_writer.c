@@ -1028,13 +1028,16 @@ static void discard_checkpoint(writer *w, tstate *t)
     t->truncated = 1;
 }
 
-/* 1 when this writer is the only one that receives the table's rows. */
-static int sole_writer(const writer *w, const char *ns, const char *table)
+/* After a RENAME TABLE of ns.table to nns.ntable, the runtime routes the new name's changes
+ * to the old name's writers until the barrier (pipeline_nodes.c, writers_for) when one DDL
+ * handler sees both names: then this writer gets the changes of the rows it wrote. */
+static int renamed_here(const writer *w, const char *ns, const char *table, const char *nns,
+                        const char *ntable)
 {
-    char fq[512];
-    snprintf(fq, sizeof fq, "%s.%s", ns, table);
-    uint64_t par = conf_size_for(w->conf, fq, "table-parallelism", 1);
-    return (par == 1 || w->n == 1) && w2l__table_hash(ns, table) % w->n == w->index;
+    int64_t nddl = 1;
+    w2l_conf_get_int(w->conf, "ddl-parallelism", &nddl, NULL);
+    return nddl <= 1 || w2l__table_hash(ns, table) % (uint64_t)nddl ==
+                            w2l__table_hash(nns, ntable) % (uint64_t)nddl;
 }
 
 /* Moves what the writer knows of the checkpoint's rows (the key map, the data file paths
@@ -1093,12 +1096,13 @@ static w2l_rc rename_results(writer *w, tstate *t, const char *payload, w2l_erro
             w2l_buf_release(&t->results);
             t->nresults = 0;
             if (nt->kcount == 0 && nt->npaths == 0 && !nt->schema &&
-                sole_writer(w, t->ns, t->table) && sole_writer(w, ns, table)) {
+                renamed_here(w, t->ns, t->table, ns, table)) {
                 move_keys(t, nt); /* later changes to rows written before the rename find them */
             } else {
-                /* the new name's rows go to other writers: changes there to rows written
-                 * here before the rename become equality deletes, which miss them until the
-                 * next checkpoint (documented limitation) */
+                /* the new name's rows go to other writers (another DDL handler routes
+                 * them, or the new name had rows here already): changes there to rows
+                 * written here before the rename become equality deletes, which miss them
+                 * until the next checkpoint (documented limitation) */
                 keymap_clear(t);
                 paths_clear(t);
             }

@@ -523,10 +523,7 @@ static w2l_rc conf_uint(const w2l_conf *c, const char *key, unsigned *out, w2l_e
  * (more threads than that on a small lake only add buffers). Set in the pipeline's own
  * conf, so every operator reads the same value. For committer-parallelism: tables are
  * hashed onto committers and each restores its own tables' keys, so the count may differ
- * from run to run. Not for parallelism (writers) yet: a RENAME TABLE in the middle of a
- * checkpoint routes the new name to another writer than the rows written under the old
- * one, and a later change of such a row is then an equality delete that cannot apply to
- * them (test/interop pipeline.test.mjs, "RENAME TABLE mid-checkpoint"). */
+ * from run to run. */
 #define CORES_MAX 8
 
 static w2l_rc default_to_cores(w2l_conf *c, const char *key, w2l_error *err)

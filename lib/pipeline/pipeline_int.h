@@ -56,6 +56,9 @@ typedef struct node {
     uint64_t last_barrier; /* newest checkpoint this instance acknowledged */
     atomic_llong beat_ms;  /* wall ms of its loop's last turn; 0: not running (healthz) */
     msg *cur; /* the message being processed */
+    /* DDL handlers: tables renamed in this checkpoint keep the writers of their old name
+     * until the barrier (pipeline_nodes.c, writers_for) */
+    struct ralias *aliases;
 } node;
 
 typedef struct inflight {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "../event/emit.h"
+#include "../json/json.h"
 #include "pipeline_int.h"
 
 /* ---------------------------------------------------------------------- messages ---- */
@@ -222,14 +223,84 @@ static w2l_rc copy_changes(msg *m, const w2l_change *const *src, size_t n, w2l_e
     return W2L_OK;
 }
 
+/* The writers that hold a table's rows. */
+static void table_writers(w2l_pipeline *p, const char *ns, const char *table, unsigned *base,
+                          unsigned *par)
+{
+    *par = table_parallelism(p, ns, table);
+    *base = (unsigned)(w2l__table_hash(ns, table) % p->nwriter);
+}
+
+/* A table renamed in this checkpoint: its changes still go to the writers of the name its
+ * rows of this checkpoint were written under, which hold their positions (a change of such
+ * a row must be a position delete there: an equality delete in another writer cannot reach
+ * a row of the same checkpoint). Forgotten at the barrier, when the writers start over. */
+typedef struct ralias {
+    char *ns, *table;
+    unsigned base, par;
+    struct ralias *next;
+} ralias;
+
+static void writers_for(node *from, const char *ns, const char *table, unsigned *base,
+                        unsigned *par)
+{
+    for (ralias *a = from->aliases; a; a = a->next)
+        if (!strcmp(a->ns, ns) && !strcmp(a->table, table)) {
+            *base = a->base;
+            *par = a->par;
+            return;
+        }
+    table_writers(from->p, ns, table, base, par);
+}
+
+static void aliases_clear(node *n)
+{
+    while (n->aliases) {
+        ralias *a = n->aliases;
+        n->aliases = a->next;
+        w2l__free(a->ns);
+        w2l__free(a->table);
+        w2l__free(a);
+    }
+}
+
+/* RENAME marker of table ns.table (payload {"rename":{"ns":..,"table":..}}): the new name
+ * keeps the writers of the old one for the rest of the checkpoint. */
+static w2l_rc alias_rename(node *from, const w2l_element *e, w2l_error *err)
+{
+    w2l__json *j = NULL;
+    W2L_TRY(w2l__json_parse(e->payload, e->payload_len, &j, err));
+    const w2l__json *to = w2l__json_get(j, "rename");
+    const char *tns = w2l__json_str(w2l__json_get(to, "ns")),
+               *ttable = w2l__json_str(w2l__json_get(to, "table"));
+    w2l_rc rc = W2L_OK;
+    if (tns && ttable) {
+        ralias *a = w2l__calloc(1, sizeof *a);
+        if (a) {
+            writers_for(from, e->ns, e->table, &a->base, &a->par);
+            a->ns = w2l__strdup(tns);
+            a->table = w2l__strdup(ttable);
+        }
+        if (!a || !a->ns || !a->table) {
+            if (a) w2l__free(a->ns), w2l__free(a->table);
+            w2l__free(a);
+            rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        } else {
+            a->next = from->aliases;
+            from->aliases = a;
+        }
+    }
+    w2l__json_free(j);
+    return rc;
+}
+
 /* Routes a CHANGES element of node `from` to the writers. */
 static w2l_rc route_changes(node *from, const w2l_element *e, w2l_error *err)
 {
     w2l_pipeline *p = from->p;
     if (e->nchanges == 0) return W2L_OK;
-    uint64_t th = w2l__table_hash(e->ns, e->table);
-    unsigned par = table_parallelism(p, e->ns, e->table);
-    unsigned base = (unsigned)(th % p->nwriter);
+    unsigned base, par;
+    writers_for(from, e->ns, e->table, &base, &par);
     w2l__batch *src = from->cur ? from->cur->batch : NULL;
     int in_batch =
         src && e->changes >= src->changes && e->changes + e->nchanges <= src->changes + src->n;
@@ -284,13 +355,6 @@ static w2l_rc route_changes(node *from, const w2l_element *e, w2l_error *err)
     return rc;
 }
 
-/* The writers that hold a table's rows. */
-static void table_writers(w2l_pipeline *p, const char *ns, const char *table, unsigned *base,
-                          unsigned *par)
-{
-    *par = table_parallelism(p, ns, table);
-    *base = (unsigned)(w2l__table_hash(ns, table) % p->nwriter);
-}
 
 w2l_rc w2l_collect(w2l_collector *out, const w2l_element *e, w2l_error *err)
 {
@@ -309,10 +373,11 @@ w2l_rc w2l_collect(w2l_collector *out, const w2l_element *e, w2l_error *err)
     case W2L_OPERATOR_DDL:
         if (e->kind == W2L_ELEM_CHANGES) return route_changes(from, e, err);
         if (e->kind == W2L_ELEM_WRITER_COMMIT || e->kind == W2L_ELEM_SCHEMA) {
-            table_writers(p, e->ns, e->table, &base, &par);
+            writers_for(from, e->ns, e->table, &base, &par);
             if (e->kind == W2L_ELEM_WRITER_COMMIT && e->payload &&
                 !strncmp(e->payload, W2L_OPS_RENAME_FENCE_HEAD,
                          strlen(W2L_OPS_RENAME_FENCE_HEAD))) {
+                W2L_TRY(alias_rename(from, e, err));
                 /* a rename reaches every writer: one may hold files of the table under this
                  * name that an earlier rename in the checkpoint moved to it (ops.h) */
                 base = 0;
@@ -321,6 +386,17 @@ w2l_rc w2l_collect(w2l_collector *out, const w2l_element *e, w2l_error *err)
             for (unsigned t = 0; t < par; t++) {
                 W2L_TRY(w2l__msg_from_element(e, from->index, &m, err));
                 W2L_TRY(w2l__msg_send(p, &p->writer[(base + t) % p->nwriter], m, err));
+            }
+            unsigned nbase, npar;
+            table_writers(p, e->ns, e->table, &nbase, &npar);
+            for (unsigned t = 0; e->kind == W2L_ELEM_SCHEMA && t < npar; t++) {
+                /* renamed in this checkpoint: its own writers get the schema too, for its
+                 * rows after the barrier (the handler announces a schema once) */
+                unsigned wi = (nbase + t) % p->nwriter, dup = 0;
+                for (unsigned k = 0; k < par && !dup; k++) dup = (base + k) % p->nwriter == wi;
+                if (dup) continue;
+                W2L_TRY(w2l__msg_from_element(e, from->index, &m, err));
+                W2L_TRY(w2l__msg_send(p, &p->writer[wi], m, err));
             }
             if (e->kind == W2L_ELEM_SCHEMA) {
                 w2l__metrics_schema(p->metrics, e->ns, e->table);
@@ -423,6 +499,7 @@ static w2l_rc on_barrier_aligned(node *n, uint64_t ckpt, w2l_error *err)
         return rc;
     }
     W2L_TRY(forward_control(p, n, M_BARRIER, ckpt, err));
+    aliases_clear(n); /* the writers start the next checkpoint over */
     n->last_barrier = ckpt;
     w2l__pipeline_ack(p, ckpt);
     return W2L_OK;
@@ -598,6 +675,7 @@ void w2l__nodes_free(w2l_pipeline *p)
         msg *s;
         while ((s = side_pop(n)) != NULL) w2l__msg_free(s);
         mtx_destroy(&n->side_mtx);
+        aliases_clear(n);
         w2l__free(n->blocked);
         w2l__free(n->held_head);
         w2l__free(n->held_tail);

@@ -255,10 +255,11 @@ test('TRUNCATE TABLE mid-checkpoint', { timeout: 60000 }, async () => {
 })
 
 // RENAME TABLE in the middle of a checkpoint: the rows written before it land in the
-// renamed table too
-for (const changeOld of [false, true]) {
-test(changeOld ? 'RENAME TABLE mid-checkpoint, then an update of a row written before it'
-  : 'RENAME TABLE mid-checkpoint keeps the rows written before it',
+// renamed table too; a change of one of them replaces it, also with several writers (the
+// new name keeps the old one's writers until the barrier)
+for (const [changeOld, writers] of [[false, 1], [true, 1], [true, 3]]) {
+test((changeOld ? 'RENAME TABLE mid-checkpoint, then an update of a row written before it'
+  : 'RENAME TABLE mid-checkpoint keeps the rows written before it') + (writers > 1 ? `, ${writers} writers` : ''),
 { timeout: 60000 }, async () => {
   const s = new Stream('shop')
   const cols = [{ name: 'id', mysql: 'int(11)', canon: v => Number(v) }, { name: 'v', mysql: 'varchar(10)', canon: v => v }]
@@ -269,7 +270,7 @@ test(changeOld ? 'RENAME TABLE mid-checkpoint, then an update of a row written b
   s.tables.new_name.rows = s.tables.old_name.rows
   for (let i = 4; i < 6; i++) s.insert('new_name', { id: String(i), v: 'after' })
   if (changeOld) s.update('new_name', { id: '1', v: 'before' }, { id: '1', v: 'changed' })
-  const wh = syncStream(s, 'rename', ['--checkpoint-interval', '10s'])
+  const wh = syncStream(s, `rename-${changeOld}-${writers}`, ['--checkpoint-interval', '10s', '--parallelism', String(writers)])
   await assertLakeEquals(wh, s, ['new_name'])
   assert.ok(!fs.existsSync(path.join(wh, 'shop', 'old_name', 'metadata', 'version-hint.text')), 'old name gone')
 })
