@@ -241,15 +241,35 @@ static w2l_rc place_barrier(w2l_pipeline *p, uint64_t *out_id, w2l_error *err)
 
 /* The DDL handler of source table ns.table (hash: its w2l__table_hash): its route's
  * target's, so one handler sees every table a route merges. */
+/* Where source table ns.table lands: its route's target (1), else itself (0). A target
+ * that is not DB.TABLE counts as itself here: the DDL handler fails on it, naming it. */
+static int target_of(w2l_pipeline *p, const char *ns, const char *table, const char **tns,
+                     const char **tname)
+{
+    const w2l__route *r = NULL;
+    if (!p->routes || w2l__routes_map(p->routes, ns, table, tns, tname, &r, NULL) != W2L_OK || !r) {
+        *tns = ns, *tname = table;
+        return 0;
+    }
+    return 1;
+}
+
+/* The DDL handler of a table landing in tns.tname (hash: the source table's
+ * w2l__table_hash, routed: 1 when tns.tname is a route's target), so one handler sees every
+ * table a route merges. */
+static unsigned ddl_index(const w2l_pipeline *p, int routed, const char *tns, const char *tname,
+                          uint64_t hash)
+{
+    if (p->nddl == 1) return 0;
+    return (unsigned)((routed ? w2l__table_hash(tns, tname) : hash) % p->nddl);
+}
+
 static unsigned ddl_of(w2l_pipeline *p, const char *ns, const char *table, uint64_t hash)
 {
     if (p->nddl == 1) return 0;
     const char *tns, *tname;
-    const w2l__route *r = NULL;
-    /* a target that is not DB.TABLE fails in the DDL handler, which names it */
-    if (p->routes && w2l__routes_map(p->routes, ns, table, &tns, &tname, &r, NULL) == W2L_OK && r)
-        hash = w2l__table_hash(tns, tname);
-    return (unsigned)(hash % p->nddl);
+    int routed = target_of(p, ns, table, &tns, &tname);
+    return ddl_index(p, routed, tns, tname, hash);
 }
 
 /* The emitter's group of a source table: its route's target, whose sources' changes keep
@@ -258,9 +278,7 @@ static const char *group_of(void *ctx, const char *ns, const char *table)
 {
     w2l_pipeline *p = ctx;
     const char *tns, *tname;
-    const w2l__route *r = NULL;
-    if (w2l__routes_map(p->routes, ns, table, &tns, &tname, &r, NULL) != W2L_OK || !r)
-        return NULL;
+    if (!target_of(p, ns, table, &tns, &tname)) return NULL;
     snprintf(p->group_buf, sizeof p->group_buf, "%s.%s", tns, tname);
     return p->group_buf;
 }
@@ -281,18 +299,16 @@ static w2l_rc hook_batch(void *ctx, w2l__batch *b, w2l_error *err)
         w2l__batch_free(b);
         return w2l__fail(err, W2L_NOMEM, "out of memory");
     }
-    const char *mns = b->ns, *mtable = b->table; /* a route's source counts for its target */
-    const w2l__route *r = NULL;
-    if (p->routes && w2l__routes_map(p->routes, b->ns, b->table, &mns, &mtable, &r, NULL) != W2L_OK)
-        mns = b->ns, mtable = b->table;
-    w2l__metrics_rows(p->metrics, mns, mtable, b->changes, b->n);
+    const char *tns, *tname; /* a route's source counts for its target */
+    int routed = target_of(p, b->ns, b->table, &tns, &tname);
+    w2l__metrics_rows(p->metrics, tns, tname, b->changes, b->n);
     m->batch = b;
     m->e.kind = W2L_ELEM_CHANGES;
     m->e.ns = b->ns;
     m->e.table = b->table;
     m->e.changes = b->changes;
     m->e.nchanges = b->n;
-    return w2l__msg_send(p, &p->ddl[ddl_of(p, b->ns, b->table, b->table_hash)], m, err);
+    return w2l__msg_send(p, &p->ddl[ddl_index(p, routed, tns, tname, b->table_hash)], m, err);
 }
 
 static w2l_rc hook_ddl(void *ctx, w2l__ddl_elem *d, w2l_error *err)
