@@ -151,12 +151,16 @@ async function assertLakeEqualsSource (what) {
   }
 }
 
+let phaseAms = 0 // how long the uninterrupted run of phase A took
+
 test('MariaDB DDL mix, one run until caught up (50 ms checkpoints): the lake equals SELECT', { timeout: 120000 }, async () => {
   assert.ok(enough(MIX.A) && enough(MIX.B), `the statement mix: ${where}`)
   apply(stmts.slice(0, SPLIT))
+  const t0 = Date.now()
   const res = spawnSync(w2l, args(), { encoding: 'utf8', timeout: 120000, maxBuffer: 256 << 20 })
   assert.equal(res.status, 0, `w2l run exited ${res.status ?? res.signal} (${where}):\n${stderrTail(res.stderr ?? '')}`)
   assertNoRace(res.stderr)
+  phaseAms = Date.now() - t0
   await assertLakeEqualsSource('phase A, one run')
 })
 
@@ -167,6 +171,9 @@ test('MariaDB DDL mix, SIGKILL at random moments and restart: the lake equals SE
   assert.deepEqual(Object.keys(src).sort(), g.alive, 'MariaDB tables = the model\'s')
   for (const t of g.alive) assert.deepEqual(sortedLines(src[t].rows), sortedLines(g.stream.expected(t)), `${t}: SELECT = the model`)
 
+  // kill delays scale with this machine's and build's speed (phase A's run): with fixed
+  // delays a fast run finished phase B after 2 kills; a run lives at most a sixth of it
+  const span = Math.min(600, Math.max(200, Math.floor((phaseAms || 3000) / 6)))
   const r = rng(KILL_SEED)
   let kills = 0; let runs = 0; let done = false
   for (let attempt = 0; attempt < 100 && !done; attempt++) {
@@ -175,7 +182,7 @@ test('MariaDB DDL mix, SIGKILL at random moments and restart: the lake equals SE
     let stderr = ''
     child.stderr.on('data', d => { stderr += d })
     // early kills (start, restore, replay) and later ones (statements applied, commits)
-    const killAfter = kills >= MIN_KILLS + 2 ? 1e9 : r() < 0.5 ? 20 + Math.floor(r() * 130) : 150 + Math.floor(r() * 450)
+    const killAfter = kills >= MIN_KILLS + 2 ? 1e9 : r() < 0.5 ? 20 + Math.floor(r() * 130) : 150 + Math.floor(r() * (span - 150))
     const timer = setTimeout(() => { child.kill('SIGKILL') }, killAfter)
     let code
     try {
