@@ -49,7 +49,7 @@ const SEED = 1 // the stream's seed: same seed, same stream
 const EVENTS = 20000 // canal messages: a few seconds of 50 ms checkpoints
 const FIRST = 2000 // the messages in the file for the first run
 const CHUNK = 800 // the messages added to the file after each run ...
-const HEAD = 14000 // ... up to these; the rest comes after the kills, for one run not killed,
+const HEAD = 17000 // ... while runs are killed, up to these at most; the rest comes after the kills, for one run not killed,
 const TAIL_CHUNK = 500 // ... these many at a time
 const KILL_SEED = Number(process.env.W2L_TEST_KILL_SEED ?? 29) // the moments of SIGKILL
 const KILLS = 15 // SIGKILLs before the runs are let finish
@@ -174,12 +174,12 @@ function maintain (...flags) {
   return res
 }
 
-// The run of the stream's tail (messages HEAD+1 on): see the first test.
-async function tailRun (run) {
+// The run of the stream's tail (messages from+1 on): see the first test.
+async function tailRun (run, from) {
   const { code, stderr, termed, have } = await followFile({
-    w2l, args: runArgs.filter(x => x !== '--until-caught-up'), file: src, lines, from: HEAD, to: lines.length, chunk: TAIL_CHUNK
+    w2l, args: runArgs.filter(x => x !== '--until-caught-up'), file: src, lines, from, to: lines.length, chunk: TAIL_CHUNK
   })
-  fs.appendFileSync(errLog, `---- w2l run #${run} (messages ${HEAD + 1}-${lines.length} added ${TAIL_CHUNK} at a time, then SIGTERM): ${code}\n${stderr}`)
+  fs.appendFileSync(errLog, `---- w2l run #${run} (messages ${from + 1}-${lines.length} added ${TAIL_CHUNK} at a time, then SIGTERM): ${code}\n${stderr}`)
   assert.deepEqual(stderr.split('\n').filter(l => /lost a race|committed first/.test(l)), [], `w2l run #${run}: a commit lost a race inside one pipeline (${where()})`)
   assert.ok(termed, `w2l run #${run} (the stream's tail): no commit for 30 s or an early end (${code}) with messages ${have} of ${lines.length} in the file (${where()}):\n${stderrTail(stderr)}`)
   assert.equal(code, 0, `w2l run #${run} (the stream's tail) exited ${code} after SIGTERM (${where()}):\n${stderrTail(stderr)}`)
@@ -194,10 +194,12 @@ test('eager maintenance while syncing, SIGKILL at random moments and restart: co
   let kills = 0; let runs = 0; let all = ''
   fs.writeFileSync(errLog, '')
   // Each run gets new messages: the file starts with FIRST messages and grows by CHUNK
-  // after every run (never while one reads it) up to HEAD, so every run has work to be
-  // killed in, however fast the machine; runs are killed until KILLS, then the last
-  // runs finish the backlog
+  // after every run (never while one reads it) until KILLS runs were killed (at most up
+  // to HEAD), so every run has work to be killed in, however fast the machine; then the
+  // last runs finish the backlog. A run that ends before its kill caps the delays after
+  // the start at most of its own duration.
   let have = FIRST
+  let span = 150 // the longest delay after the start
   fs.writeFileSync(src, lines.slice(0, have).join('\n') + '\n')
   for (;;) {
     assert.ok(runs < 100, `the job does not finish (${runs} runs, ${kills} SIGKILLs; ${where()})`)
@@ -211,9 +213,10 @@ test('eager maintenance while syncing, SIGKILL at random moments and restart: co
     let kill = null
     if (kills < KILLS) {
       const x = r()
-      const after = x < 1 / 3 ? 20 + Math.floor(r() * 130) : Math.floor(r() * 30)
+      const after = x < 1 / 3 ? 20 + Math.floor(r() * (span - 20)) : Math.floor(r() * 30)
       kill = x < 1 / 3 ? { after } : { after, on: KILL_ON[Math.floor(r() * KILL_ON.length)] }
     }
+    const t0 = Date.now()
     const child = spawn(w2l, runArgs, { stdio: ['ignore', 'ignore', 'pipe'] })
     let stderr = ''
     let timer = null; let how = ''
@@ -233,7 +236,8 @@ test('eager maintenance while syncing, SIGKILL at random moments and restart: co
     assert.deepEqual(race, [], `w2l run #${runs}: a commit lost a race inside one pipeline (${where()})`)
     if (code === 'SIGKILL') kills++
     else assert.equal(code, 0, `w2l run #${runs} (after ${kills} SIGKILLs) exited ${code} (${where()}):\n${stderrTail(stderr)}`)
-    if (have < HEAD) {
+    if (kill && code === 0) span = Math.max(40, Math.min(span, Math.floor((Date.now() - t0) * 0.7)))
+    if (kills < KILLS && have < HEAD) {
       const next = Math.min(HEAD, have + CHUNK)
       fs.appendFileSync(src, lines.slice(have, next).join('\n') + '\n')
       have = next
@@ -247,7 +251,7 @@ test('eager maintenance while syncing, SIGKILL at random moments and restart: co
   // short never reaches). SIGTERM once the last chunk is in (the checkpoint in flight
   // finishes, exit 0), then a run --until-caught-up commits what is left.
   runs++
-  const tail = await tailRun(runs)
+  const tail = await tailRun(runs, have)
   all += tail.stderr
   runs++
   const res = spawnSync(w2l, runArgs, { encoding: 'utf8', timeout: 120000, maxBuffer: 64 << 20 })

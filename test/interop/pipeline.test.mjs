@@ -154,7 +154,7 @@ test('DuckDB reads every live data and delete file; icebird reads the tables', a
   assert.deepEqual(ids, s.expected('orders').map(r => r.id).sort(), 'icebird: live order ids')
 })
 
-test('SIGKILL at random moments and restart: no row lost or doubled', { timeout: 300000 }, async () => {
+test('SIGKILL at random moments and restart: no row lost or doubled', { timeout: 300000 }, async (t) => {
   const s = makeStream(60000, 23)
   const dir = fs.mkdtempSync(path.join(top, 'crash-'))
   const src = path.join(dir, 'stream.jsonl')
@@ -163,8 +163,9 @@ test('SIGKILL at random moments and restart: no row lost or doubled', { timeout:
   const args = ['run', '--source', `file:${src}?format=canal-json`, '--warehouse', wh, '--until-caught-up',
     '--checkpoint-interval', '80ms', '--quiet']
   const r = rng(99)
-  let kills = 0; let done = false
+  let kills = 0; let done = false; let lastMs = 0
   for (let attempt = 0; attempt < 200 && !done; attempt++) {
+    const t0 = Date.now()
     const child = spawn(w2l, args, { stdio: ['ignore', 'ignore', 'pipe'] })
     let stderr = ''
     child.stderr.on('data', d => { stderr += d })
@@ -174,9 +175,11 @@ test('SIGKILL at random moments and restart: no row lost or doubled', { timeout:
     clearTimeout(timer)
     if (code === 'SIGKILL') { kills++; continue }
     assert.equal(code, 0, `w2l run exited ${code}: ${stderr}`)
+    lastMs = Date.now() - t0
     done = true
   }
   assert.ok(done, 'the job finished')
+  t.diagnostic(`${kills} SIGKILLs, last run ${lastMs} ms`)
   assert.ok(kills >= 20, `killed ${kills} times`)
   await assertLakeEquals(wh, s, ['orders', 'items', 'events'])
 })
