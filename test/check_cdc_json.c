@@ -1094,6 +1094,59 @@ START_TEST(inferred_shape_warnings)
 }
 END_TEST
 
+/* canal DOUBLE text: a short plain decimal takes a fast exact path, every other text
+ * strtod; either way the value is strtod's, bit for bit (random texts of 1 to 17 digits,
+ * signs, leading zeros, up to 22 fraction digits, and edge cases). */
+START_TEST(canal_double_text_exact)
+{
+    static const char *fixed[] = {"0", "-0", "0.0", "-0.000", "1", "9007199254740991",
+                                  "9007199254740992", "9007199254740993", "0.1", "0.3",
+                                  "513.3961163221494", "694.17757432106112", "1e3", "-2.5E-3",
+                                  ".5", "5.", "000123.4500", "1.7976931348623157e308",
+                                  "0.0000000000000000000001", "0.00000000000000000000001",
+                                  "4.9e-324", "123456789012345678901234567890"};
+    uint64_t seed = 0x9e3779b97f4a7c15u;
+    w2l__cdc_opts o;
+    memset(&o, 0, sizeof o);
+    w2l__cdc *d = w2l__cdc_new(W2L__CDC_CANAL, &o);
+    ck_assert_ptr_nonnull(d);
+    for (int i = 0; i < 4000; i++) {
+        char num[64], msg[512];
+        if (i < (int)W2L_ARRAY_LEN(fixed)) {
+            snprintf(num, sizeof num, "%s", fixed[i]);
+        } else {
+            seed = seed * 6364136223846793005u + 1442695040888963407u;
+            uint64_t r = seed >> 11;
+            int nd = 1 + (int)(r % 17), frac = (int)((r >> 5) % 23), n = 0;
+            if (r >> 10 & 1) num[n++] = '-';
+            for (int k = 0; k < nd; k++) {
+                seed = seed * 6364136223846793005u + 1442695040888963407u;
+                if (k == nd - frac && k) num[n++] = '.';
+                num[n++] = (char)('0' + (seed >> 33) % 10);
+            }
+            num[n] = '\0';
+        }
+        snprintf(msg, sizeof msg,
+                 "{\"data\":[{\"id\":\"1\",\"d\":\"%s\"}],\"database\":\"db\",\"table\":\"t\","
+                 "\"type\":\"INSERT\",\"isDdl\":false,\"mysqlType\":{\"id\":\"int\",\"d\":"
+                 "\"double\"},\"pkNames\":[\"id\"],\"es\":1}",
+                 num);
+        w2l__cdc_step step;
+        w2l_error err;
+        ck_assert_msg(w2l__cdc_decode(d, msg, strlen(msg), 0, &step, &err) == W2L_OK, "%s: %s",
+                      num, err.msg);
+        size_t nev;
+        const w2l__cdc_event *ev = w2l__cdc_events(d, &nev);
+        ck_assert_uint_eq(nev, 1);
+        double want = strtod(num, NULL), got = ev[0].change.row[1].v.f64;
+        ck_assert_msg(memcmp(&want, &got, sizeof want) == 0, "%s: %.17g, strtod %.17g", num, got,
+                      want);
+        w2l__cdc_clear(d);
+    }
+    w2l__cdc_free(d);
+}
+END_TEST
+
 Suite *suite_cdc_json(void)
 {
     Suite *s = suite_create("cdc_json");
@@ -1113,6 +1166,7 @@ Suite *suite_cdc_json(void)
     tcase_add_test(tc, dbz_envelope_takes_ddl_types);
     tcase_add_test(tc, canal_enum_set_geometry_exact);
     tcase_add_test(tc, inferred_shape_warnings);
+    tcase_add_test(tc, canal_double_text_exact);
     suite_add_tcase(s, tc);
     tc = tcase_create("edge");
     tcase_set_timeout(tc, 60);

@@ -334,19 +334,23 @@ w2l_rc w2l__json_parse(const char *text, size_t len, w2l__json **out, w2l_error 
 {
     *out = NULL;
     if (len == 0) return w2l__fail(err, W2L_CORRUPT, "invalid JSON: empty input");
-    /* room for a typical document in one block: nodes are a few times its text */
-    size_t block = len * 4 + 1024;
-    if (block > (size_t)1 << 20) block = (size_t)1 << 20;
+    /* nodes of a typical document take about 8 times its text: a small document's copy,
+     * arena state and nodes are one malloc (the first node block follows the copy) */
+    size_t nodes = len * 8 + 512;
+    if (nodes > (size_t)1 << 20) nodes = (size_t)1 << 20;
     w2l__arena a;
-    w2l__arena_init(&a, block);
+    w2l__arena_init(&a, nodes > NODE_BLOCK ? nodes : NODE_BLOCK);
     parser ps = {text, text + len, NULL, NULL, NULL, NULL, &a, NULL, NULL, 0, 0};
     /* the text is copied once and parsed in place: strings are unescaped and terminated
      * where they are; the copy's block also holds where the arena's state goes */
-    size_t room = (len + SENTINEL + 15) & ~(size_t)15;
-    char *copy = w2l__arena_alloc(&a, room + sizeof(w2l__json_mem));
+    size_t room = (len + SENTINEL + 15) & ~(size_t)15,
+           home = (sizeof(w2l__json_mem) + 15) & ~(size_t)15;
+    char *copy = w2l__arena_alloc(&a, room + home + nodes);
     w2l__json *root = NULL;
     if (copy) {
         ps.home = (w2l__json_mem *)(void *)(copy + room);
+        ps.cur = copy + room + home;
+        ps.lim = ps.cur + nodes;
         memcpy(copy, text, len);
         memset(copy + len, '"', SENTINEL); /* stops the scan of an unterminated string */
         ps.p = copy;

@@ -238,9 +238,46 @@ w2l_rc w2l__time_parse(const char *text, size_t len, int64_t *micros, w2l_error 
     return W2L_OK;
 }
 
+/* "YYYY-MM-DD HH:MM:SS[.f{1,6}]" (or 'T' / 't'), the layout producers write: converted
+ * without the general parser (which takes signs, long years, zones, "HH:MM"). 0 on
+ * success; -1 for any other text or a field out of range (the general parser decides and
+ * names why). */
+static int timestamp_fast(const char *s, size_t len, int64_t *micros)
+{
+    static const unsigned char dpos[14] = {0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18};
+    if (len != 19 && (len < 21 || len > 26 || s[19] != '.')) return -1;
+    if (s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T' && s[10] != 't') ||
+        s[13] != ':' || s[16] != ':')
+        return -1;
+    int v[14];
+    for (int k = 0; k < 14; k++) {
+        unsigned dgt = (unsigned)(s[dpos[k]] - '0');
+        if (dgt > 9) return -1;
+        v[k] = (int)dgt;
+    }
+    int64_t f = 0;
+    size_t i = 20;
+    for (; i < len; i++) {
+        unsigned dgt = (unsigned)(s[i] - '0');
+        if (dgt > 9) return -1;
+        f = f * 10 + dgt;
+    }
+    for (size_t nf = len > 19 ? len - 20 : 0; nf < 6; nf++) f *= 10;
+    int64_t y = v[0] * 1000 + v[1] * 100 + v[2] * 10 + v[3], m = v[4] * 10 + v[5],
+            d = v[6] * 10 + v[7], h = v[8] * 10 + v[9], mi = v[10] * 10 + v[11],
+            sec = v[12] * 10 + v[13];
+    if (m < 1 || m > 12 || d < 1 || d > (int64_t)w2l__days_in_month(y, (unsigned)m) || h > 23 ||
+        mi > 59 || sec > 59)
+        return -1;
+    *micros = w2l__days_from_civil(y, (unsigned)m, (unsigned)d) * W2L_MICROS_PER_DAY +
+              ((h * 60 + mi) * 60 + sec) * 1000000 + f;
+    return 0;
+}
+
 w2l_rc w2l__timestamp_parse(const char *text, size_t len, int utc, int64_t *micros,
                             w2l_error *err)
 {
+    if (timestamp_fast(text, len, micros) == 0) return W2L_OK;
     const char *type = utc ? "timestamptz" : "timestamp";
     cur c = {text, len, 0, NULL};
     int64_t days, tod = 0, off = 0;

@@ -35,12 +35,11 @@ static int same_shape(const table *t, const w2l__json *types, const w2l__json *p
     return s == e;
 }
 
-static w2l_rc canal_describe(w2l__cdc *d, table *t, const w2l__json *msg, w2l_error *err)
+static w2l_rc canal_describe(w2l__cdc *d, table *t, const w2l__json *types,
+                             const w2l__json *pks, w2l_error *err)
 {
-    const w2l__json *types = w2l__json_get(msg, "mysqlType");
     if (!types || w2l__json_type(types) != W2L_JSON_OBJECT)
         return w2l__cdc_missing(d, "mysqlType", err);
-    const w2l__json *pks = w2l__json_get(msg, "pkNames");
     if (same_shape(t, types, pks)) return W2L_OK; /* the common case: no type parsing */
     /* the signature of a canal shape is its raw text (names, MySQL types, key) */
     d->sig.len = 0;
@@ -73,19 +72,75 @@ static w2l_rc canal_describe(w2l__cdc *d, table *t, const w2l__json *msg, w2l_er
     return w2l__cdc_describe_commit(d, t, 0, 1, err);
 }
 
+/* The members a canal message is read by, found in one walk over it (the first of
+ * duplicate names, as w2l__json_get). */
+typedef struct canal_msg {
+    const w2l__json *database, *table, *type, *isddl, *es, *ts, *data, *mysqltype, *pknames,
+        *old, *sql;
+} canal_msg;
+
+static void canal_member(const w2l__json **slot, const w2l__json *m)
+{
+    if (!*slot) *slot = m;
+}
+
+static void canal_members(const w2l__json *msg, canal_msg *cm)
+{
+    memset(cm, 0, sizeof *cm);
+    for (const w2l__json *m = w2l__json_first(msg); m; m = w2l__json_next(m)) {
+        const char *k = w2l__json_key(m);
+        switch (k[0]) {
+        case 'd':
+            if (!strcmp(k, "data")) canal_member(&cm->data, m);
+            else if (!strcmp(k, "database")) canal_member(&cm->database, m);
+            break;
+        case 'e':
+            if (!strcmp(k, "es")) canal_member(&cm->es, m);
+            break;
+        case 'i':
+            if (!strcmp(k, "isDdl")) canal_member(&cm->isddl, m);
+            break;
+        case 'm':
+            if (!strcmp(k, "mysqlType")) canal_member(&cm->mysqltype, m);
+            break;
+        case 'o':
+            if (!strcmp(k, "old")) canal_member(&cm->old, m);
+            break;
+        case 'p':
+            if (!strcmp(k, "pkNames")) canal_member(&cm->pknames, m);
+            break;
+        case 's':
+            if (!strcmp(k, "sql")) canal_member(&cm->sql, m);
+            break;
+        case 't':
+            if (!strcmp(k, "table")) canal_member(&cm->table, m);
+            else if (!strcmp(k, "type")) canal_member(&cm->type, m);
+            else if (!strcmp(k, "ts")) canal_member(&cm->ts, m);
+            break;
+        }
+    }
+}
+
+static int64_t canal_ms(const w2l__json *j)
+{
+    int64_t v = 0;
+    return j && w2l__json_int64(j, &v) == 0 ? v : 0;
+}
+
 w2l_rc w2l__cdc_canal_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err)
 {
-    const char *db = w2l__cdc_str(msg, "database"), *tn = w2l__cdc_str(msg, "table"),
-               *type = w2l__cdc_str(msg, "type");
+    canal_msg cm;
+    canal_members(msg, &cm);
+    const char *db = w2l__json_str(cm.database), *tn = w2l__json_str(cm.table),
+               *type = w2l__json_str(cm.type);
     int isddl = 0;
-    const w2l__json *jd = w2l__json_get(msg, "isDdl");
-    if (jd && w2l__json_bool(jd, &isddl)) return w2l__cdc_missing(d, "isDdl", err);
-    int64_t ts = w2l__cdc_ms(msg, "es", 1);
-    if (!ts) ts = w2l__cdc_ms(msg, "ts", 1);
+    if (cm.isddl && w2l__json_bool(cm.isddl, &isddl)) return w2l__cdc_missing(d, "isDdl", err);
+    int64_t ts = canal_ms(cm.es);
+    if (!ts) ts = canal_ms(cm.ts);
     if (!type) return w2l__cdc_missing(d, "type", err);
     if (!db) return w2l__cdc_missing(d, "database", err);
     if (isddl) {
-        const char *sql = w2l__cdc_str(msg, "sql");
+        const char *sql = w2l__json_str(cm.sql);
         if (!sql || !*sql) return w2l__cdc_missing(d, "sql", err);
         return w2l__cdc_add_ddl(d, db, tn, sql, NULL, ts, err);
     }
@@ -94,22 +149,22 @@ w2l_rc w2l__cdc_canal_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err)
     else if (!strcmp(type, "UPDATE")) op = W2L_OP_UPDATE_AFTER;
     else if (!strcmp(type, "DELETE")) op = W2L_OP_DELETE;
     else {
-        const char *sql = w2l__cdc_str(msg, "sql");
+        const char *sql = w2l__json_str(cm.sql);
         if (sql && *sql)
             return w2l__cdc_add_ddl(d, db, tn, sql, NULL, ts, err); /* a query canal did not flag */
         return w2l__fail(err, W2L_SOURCE, "%s: unknown type \"%s\"", d->what, type);
     }
     if (!tn || !*tn) return w2l__cdc_missing(d, "table", err);
-    const w2l__json *data = w2l__json_get(msg, "data");
+    const w2l__json *data = cm.data;
     if (!data || w2l__json_type(data) != W2L_JSON_ARRAY) return w2l__cdc_missing(d, "data", err);
     table *t;
     W2L_TRY(w2l__cdc_table_get(d, db, tn, 1, &t, err));
     /* canal messages describe themselves; an update or delete of a table that neither
      * this message nor an earlier one describes names the table */
-    if (op != W2L_OP_INSERT && !t->cur.schema && w2l__cdc_null(w2l__json_get(msg, "mysqlType")))
+    if (op != W2L_OP_INSERT && !t->cur.schema && w2l__cdc_null(cm.mysqltype))
         return w2l__cdc_never_described(d, t, err);
-    W2L_TRY(canal_describe(d, t, msg, err));
-    const w2l__json *old = w2l__json_get(msg, "old");
+    W2L_TRY(canal_describe(d, t, cm.mysqltype, cm.pknames, err));
+    const w2l__json *old = cm.old;
     const w2l__json *o = op == W2L_OP_UPDATE_AFTER && old && w2l__json_type(old) == W2L_JSON_ARRAY
                              ? w2l__json_first(old) : NULL;
     if (op == W2L_OP_UPDATE_AFTER && w2l__json_size(old) != w2l__json_size(data))
@@ -123,4 +178,3 @@ w2l_rc w2l__cdc_canal_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err)
     }
     return W2L_OK;
 }
-

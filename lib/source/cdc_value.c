@@ -309,12 +309,48 @@ static w2l_rc latin1_bytes(const vctx *x, const char *s, size_t n, w2l_value *ou
     return W2L_OK;
 }
 
+/* Plain decimal text ("-12.375", "513.3961163221494") whose digits make an integer m
+ * below 2^53 with at most 22 fraction digits, as a double: m and 10^k are exact doubles
+ * then, and one IEEE division is correctly rounded, so this equals strtod's result. 0 on
+ * success; -1 for any other text (strtod decides). */
+static int double_fast(const char *s, size_t n, double *out)
+{
+    static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    size_t i = 0;
+    int neg = 0, frac = -1, nd = 0;
+    uint64_t m = 0;
+    if (i < n && s[i] == '-') neg = 1, i++;
+    for (; i < n; i++) {
+        char c = s[i];
+        if (c >= '0' && c <= '9') {
+            if (++nd > 16) return -1;
+            m = m * 10 + (uint64_t)(c - '0');
+            if (frac >= 0) frac++;
+        } else if (c == '.' && frac < 0) {
+            frac = 0;
+        } else {
+            return -1;
+        }
+    }
+    if (!nd || frac == 0 || frac > 22 || m >= (uint64_t)1 << 53) return -1;
+    double v = (double)m;
+    if (frac > 0) v /= p10[frac];
+    *out = neg ? -v : v;
+    return 0;
+}
+
 /* A float or double from number text, correctly rounded by strtof/strtod. */
 static w2l_rc float_text(const vctx *x, w2l_type t, const char *s, size_t n, w2l_value *out,
                          w2l_error *err)
 {
     char buf[64];
     const char *z = s;
+    if (t.id == W2L_TYPE_DOUBLE && double_fast(s, n, &out->v.f64) == 0) {
+        out->is_null = 0;
+        return W2L_OK;
+    }
     if (n == 0 || isspace((unsigned char)s[0]) || memchr(s, 'x', n) || memchr(s, 'X', n))
         return bad_value(x, s, n, "not a number", err);
     if (s[n] != '\0') { /* not NUL-terminated there: copy (numbers longer than this are
