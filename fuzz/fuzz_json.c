@@ -4,7 +4,8 @@
  * length, number text, int64, double, bool, get by each member's name, size), printed
  * compact and pretty, and both prints are parsed again and must walk the same; a copy
  * (w2l__json_dup) must walk the same too. A rejected input must say why with a located
- * W2L_CORRUPT. A crash, an ASan/UBSan report, a hang or an abort() here is a finding.
+ * W2L_CORRUPT. w2l__json_parse_raw (canal's members kept as text) must agree with the
+ * parser on every input. A crash, an ASan/UBSan report, a hang or an abort() here is a finding.
  *
  * Built two ways by `make fuzz` (Makefile), like fuzz_binlog.c:
  *   - with clang: a libFuzzer target (-DW2L_LIBFUZZER, -fsanitize=fuzzer), with a seed
@@ -120,12 +121,63 @@ static void reparse(const digest *a, const char *text, const char *what)
     w2l__json_free(j);
 }
 
+/* The first canal mysqlType seen, as a known text for w2l__json_parse_raw. */
+static char known_buf[256];
+static size_t known_len;
+
+static size_t known(void *ctx, size_t i, const char *p, size_t avail)
+{
+    (void)ctx;
+    return i == 0 && known_len && known_len <= avail && !memcmp(p, known_buf, known_len)
+               ? known_len
+               : 0;
+}
+
+/* w2l__json_parse_raw (canal's members kept as text, with and without a known text) must
+ * accept and reject what the parser does, with the same message, and each raw member
+ * must parse as the parser's own tree of it prints. */
+static void check_raw(const uint8_t *data, size_t size, w2l_rc want, const char *msg,
+                      const w2l__json *j)
+{
+    static const char *const names[] = {"mysqlType", "pkNames", NULL};
+    for (int k = 0; k < 2; k++) {
+        const w2l__json_rawspec spec = {names, k ? known : NULL, NULL};
+        w2l__json *r = NULL;
+        w2l_error err = {0};
+        w2l_rc rc = w2l__json_parse_raw((const char *)data, size, &spec, &r, &err);
+        check(rc == want, "parse_raw accepts or rejects differently");
+        if (rc != W2L_OK) {
+            check(strcmp(err.msg, msg) == 0, "parse_raw fails with another message");
+            continue;
+        }
+        for (const w2l__json *m = w2l__json_first(r), *n = w2l__json_first(j); m && n;
+             m = w2l__json_next(m), n = w2l__json_next(n)) {
+            size_t len;
+            const char *raw = w2l__json_raw(m, &len);
+            if (!raw) continue;
+            w2l__json *sub = NULL;
+            check(w2l__json_parse(raw, len, &sub, &err) == W2L_OK, "a raw member does not parse");
+            char *a = w2l__json_print(sub, 0), *b = w2l__json_print(n, 0);
+            check(a && b && strcmp(a, b) == 0, "a raw member differs from its tree");
+            if (!known_len && !strcmp(w2l__json_key(m), "mysqlType") && len < sizeof known_buf) {
+                memcpy(known_buf, raw, len);
+                known_len = len;
+            }
+            w2l_free(a);
+            w2l_free(b);
+            w2l__json_free(sub);
+        }
+        w2l__json_free(r);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     w2l__json *j = NULL;
     w2l_error err = {0};
     w2l_rc rc = w2l__json_parse((const char *)data, size, &j, &err);
+    check_raw(data, size, rc, err.msg, j);
     if (rc != W2L_OK) {
         check(rc == W2L_CORRUPT && j == NULL, "a failure other than W2L_CORRUPT");
         check(strstr(err.msg, "invalid JSON") != NULL, "an unlocated error");

@@ -495,6 +495,83 @@ START_TEST(mixed_trees_and_print_format)
 }
 END_TEST
 
+/* A known value for the raw test: the first document's mysqlType. */
+static size_t known_text(void *ctx, size_t i, const char *p, size_t avail)
+{
+    static const char k[] = "{\"id\":\"bigint(20)\",\"s\":\"enum('a','b\\\"c')\"}";
+    (void)ctx;
+    return i == 0 && avail >= sizeof k - 1 && !memcmp(p, k, sizeof k - 1) ? sizeof k - 1 : 0;
+}
+
+/* w2l__json_parse_raw accepts and rejects exactly what w2l__json_parse does (same error
+ * text), and each member kept raw reads back as the parser's own tree of it: on whole
+ * documents, on every truncation of them, and on raw members with escapes, \u escapes
+ * (the skip gives up: parsed whole again), deep nesting and odd white space. */
+START_TEST(raw_members_agree_with_the_parser)
+{
+    static const char *const names[] = {"mysqlType", "pkNames", "deep", NULL};
+    const w2l__json_rawspec raw[2] = {{names, NULL, NULL}, {names, known_text, NULL}};
+    static const char *const docs[] = {
+        "{\"data\":[{\"id\":\"1\"}],\"mysqlType\":{\"id\":\"bigint(20)\",\"s\":\"enum('a','b\\\"c')\"},"
+        "\"pkNames\":[\"id\"],\"old\":null}",
+        "{\"mysqlType\" : { \"a\" : \"int\" , \"b\":[1,-2.5e3,true,false,null,{}] } ,\"pkNames\":[]}",
+        "{\"mysqlType\":{\"u\":\"\\u00e9\\ud83d\\ude00\"},\"pkNames\":null}",
+        "{\"pkNames\":\"id\",\"mysqlType\":\"int\"}",
+        "{\"deep\":[[[[[[[[[[{\"x\":[1]}]]]]]]]]]],\"mysqlType\":{\"t\\\\\":\"\\n\\t\\/\"}}",
+        "{\"mysqlType\":{\"a\":01}}",
+        "{\"mysqlType\":{\"a\":\"\\x\"}}",
+        "{\"mysqlType\":{\"a\" \"b\"}}",
+        "{\"mysqlType\":[1,]}",
+        "{\"mysqlType\":{\"a\":1}} x",
+        "{\"mysqlType\":{\"a\":\"\\ud800\"}}",
+    };
+    for (size_t d = 0; d < W2L_ARRAY_LEN(docs); d++) {
+        size_t full = strlen(docs[d]);
+        for (size_t len = full; len > 0; len--) {
+            char *t = w2l__malloc(len); /* exactly len bytes: ASan sees any overread */
+            memcpy(t, docs[d], len);
+            w2l__json *a = NULL, *b = NULL;
+            w2l_error ea = {0}, eb = {0};
+            w2l_rc ra = w2l__json_parse(t, len, &a, &ea),
+                   rb = w2l__json_parse_raw(t, len, &raw[len == full || len % 2], &b, &eb);
+            ck_assert_msg(ra == rb, "doc %zu len %zu: parse %d, raw %d", d, len, ra, rb);
+            if (ra != W2L_OK) ck_assert_str_eq(ea.msg, eb.msg);
+            for (w2l__json *m = w2l__json_first(b), *n = w2l__json_first(a); m && n;
+                 m = w2l__json_next(m), n = w2l__json_next(n)) {
+                ck_assert_str_eq(w2l__json_key(m), w2l__json_key(n));
+                ck_assert_int_eq(w2l__json_type(m), w2l__json_type(n));
+                size_t rl;
+                const char *rt = w2l__json_raw(m, &rl);
+                w2l__json *sub = NULL;
+                if (rt) ck_assert_ok(w2l__json_parse(rt, rl, &sub, &err), err);
+                char *pm = w2l__json_print(rt ? sub : m, 0), *pn = w2l__json_print(n, 0);
+                ck_assert_str_eq(pm, pn);
+                w2l__free(pm), w2l__free(pn);
+                w2l__json_free(sub);
+            }
+            if (rb == W2L_OK && len == full && d == 0) { /* a raw member is kept as text (here
+                                                          * through the known text) */
+                size_t rl;
+                const char *rt = w2l__json_raw(w2l__json_get(b, "pkNames"), &rl);
+                ck_assert_ptr_nonnull(rt);
+                ck_assert_int_eq((int)rl, 6);
+                ck_assert(!memcmp(rt, "[\"id\"]", 6));
+                ck_assert_ptr_null(w2l__json_raw(w2l__json_get(b, "data"), &rl));
+                w2l__json *c = w2l__json_dup(b);
+                char *pc = w2l__json_print(c, 0), *pb = w2l__json_print(b, 0);
+                ck_assert_str_eq(pc, pb); /* copies and prints keep the text */
+                w2l__free(pc), w2l__free(pb);
+                w2l__json_free(c);
+            }
+            w2l__json_free(a);
+            w2l__json_free(b);
+            w2l__free(t);
+            if (d >= 5) break; /* the bad documents: whole only */
+        }
+    }
+}
+END_TEST
+
 Suite *suite_json(void)
 {
     Suite *s = suite_create("json");
@@ -516,6 +593,7 @@ Suite *suite_json(void)
     tcase_add_test(edge, whitespace_variants);
     tcase_add_test(edge, duplicate_keys);
     tcase_add_test(edge, mixed_trees_and_print_format);
+    tcase_add_test(edge, raw_members_agree_with_the_parser);
     suite_add_tcase(s, edge);
     TCase *faults = tcase_create("faults");
     tcase_add_test(faults, oom_on_every_allocation);

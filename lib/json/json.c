@@ -281,11 +281,19 @@ w2l__json *w2l__json_new_int64(int64_t v)
     return node_text(W2L_JSON_NUMBER, buf, (size_t)n);
 }
 
+const char *w2l__json_raw(const w2l__json *j, size_t *len)
+{
+    if (!j || !(j->flags & JF_RAW)) return NULL;
+    *len = j->n;
+    return j->s;
+}
+
 w2l__json *w2l__json_dup(const w2l__json *j)
 {
     if (!j) return NULL;
     w2l__json *d = j->s || (j->flags & JF_DOUBLE) ? NULL : node((w2l__json_kind)j->kind);
-    if (j->s) d = node_text((w2l__json_kind)j->kind, j->s, j->n);
+    if (j->s && (d = node_text((w2l__json_kind)j->kind, j->s, j->n)) != NULL)
+        d->flags |= j->flags & JF_RAW;
     else if (d) d->d = j->d, d->bval = j->bval, d->flags |= j->flags & JF_DOUBLE;
     else if (j->flags & JF_DOUBLE) d = w2l__json_new_double(j->d);
     if (!d) return NULL;
@@ -491,6 +499,10 @@ static void tabs(out *o, int n)
 
 static void print_value(out *o, const w2l__json *j, int pretty, int depth)
 {
+    if (j->flags & JF_RAW) {
+        put(o, j->s, j->n);
+        return;
+    }
     switch (j->kind) {
     case W2L_JSON_NULL: put(o, "null", 4); break;
     case W2L_JSON_BOOL: j->bval ? put(o, "true", 4) : put(o, "false", 5); break;

@@ -23,6 +23,23 @@ typedef enum w2l__json_kind {
  * and what it is; W2L_NOMEM. */
 w2l_rc w2l__json_parse(const char *text, size_t len, w2l__json **out, w2l_error *err);
 void w2l__json_free(w2l__json *j); /* NULL is a no-op; frees the whole tree below j */
+/* Root members w2l__json_parse_raw keeps as text: names (NULL-terminated); known, when
+ * not NULL, tells the length of a text known to be a valid JSON value (one kept before)
+ * at p (avail bytes there) for member names[i], or 0: such a value is skipped by that
+ * comparison alone. */
+typedef struct w2l__json_rawspec {
+    const char *const *names;
+    size_t (*known)(void *ctx, size_t i, const char *p, size_t avail);
+    void *ctx;
+} w2l__json_rawspec;
+/* As w2l__json_parse, but the object or array values of the root object's members named
+ * in raw are checked and kept as their text instead of nodes: w2l__json_raw gives it,
+ * w2l__json_type their kind; they have no children. A decoder reads such a member only
+ * when it differs from what it saw before (canal's mysqlType). */
+w2l_rc w2l__json_parse_raw(const char *text, size_t len, const w2l__json_rawspec *raw,
+                           w2l__json **out, w2l_error *err);
+/* The text of a member kept raw (not NUL-terminated), or NULL for any other node. */
+const char *w2l__json_raw(const w2l__json *j, size_t *len);
 
 w2l__json_kind w2l__json_type(const w2l__json *j);
 const char *w2l__json_kind_name(w2l__json_kind k);

@@ -20,7 +20,9 @@ enum {
     JF_KEYHEAP = 2, /* key is a w2l__malloc block */
     JF_STRHEAP = 4, /* s is a w2l__malloc block */
     JF_DOUBLE = 8,  /* a number held as d (built with new_double), s NULL */
-    JF_ROOT = 16    /* the root of a parsed tree: frees mem's arena, which holds the node */
+    JF_ROOT = 16,   /* the root of a parsed tree: frees mem's arena, which holds the node */
+    JF_RAW = 32     /* an object or array kept as its text s, n (w2l__json_parse_raw): no
+                       children */
 };
 
 /* A parsed tree's memory, kept in its own arena. mixed: a node built apart was linked into

@@ -23,6 +23,8 @@ typedef struct parser {
     const char *why;         /* the error, at p */
     int nomem;
     int depth;
+    const w2l__json_rawspec *raw; /* w2l__json_parse_raw: the root members kept as text */
+    int unsure;              /* a raw member's check gave up: parse the whole text again */
 } parser;
 
 static int fail(parser *ps, char *at, const char *why)
@@ -250,6 +252,102 @@ static w2l__json *new_node(parser *ps)
 
 static int parse_value(parser *ps, w2l__json *j);
 
+/* ---- raw members: checked, not built ---- */
+
+/* Skips the string at ps->p without changing it. Escapes other than \uXXXX... are plain;
+ * \u (rare in producers' type names) gives up: the whole text is then parsed again, so
+ * the two parsers can never disagree on what is valid. */
+static int skip_string(parser *ps)
+{
+    char *q = ps->p + 1;
+    for (;;) {
+        uint64_t w;
+        memcpy(&w, q, 8);
+        uint64_t x = w ^ ONES * '"', y = w ^ ONES * '\\';
+        uint64_t hit = ((x - ONES) & ~x & HIGHS) | ((y - ONES) & ~y & HIGHS);
+        if (!hit) {
+            q += 8;
+            continue;
+        }
+        q += first_flag(hit);
+        while (*q != '"' && *q != '\\') q++;
+        if (q >= ps->e) return ps->unsure = 1, -1;
+        if (*q == '"') break;
+        if (ps->e - q < 2 || !strchr("\"\\/bfnrt", q[1]) || !q[1]) return ps->unsure = 1, -1;
+        q += 2;
+    }
+    ps->p = q + 1;
+    return 0;
+}
+
+/* Skips the value at ps->p, checking it as parse_value would; -1 (unsure) wherever it
+ * is not plainly valid. */
+static int skip_value(parser *ps)
+{
+    if (ps->p >= ps->e) return ps->unsure = 1, -1;
+    char c = *ps->p;
+    if (c == '"') return skip_string(ps);
+    if (c == 't') return literal(ps, "true", 4) ? (ps->unsure = 1, -1) : 0;
+    if (c == 'f') return literal(ps, "false", 5) ? (ps->unsure = 1, -1) : 0;
+    if (c == 'n') return literal(ps, "null", 4) ? (ps->unsure = 1, -1) : 0;
+    if (c == '-' || is_digit(c)) {
+        w2l__json num; /* its text goes to the node block: a few bytes, never read */
+        return parse_number(ps, &num) ? (ps->unsure = 1, -1) : 0;
+    }
+    if (c != '{' && c != '[') return ps->unsure = 1, -1;
+    const char close = c == '{' ? '}' : ']';
+    if (++ps->depth > W2L_JSON_MAX_DEPTH) return ps->unsure = 1, -1;
+    ps->p++;
+    skip_ws(ps);
+    if (ps->p < ps->e && *ps->p == close) {
+        ps->p++;
+        ps->depth--;
+        return 0;
+    }
+    for (;;) {
+        if (close == '}') {
+            if (ps->p >= ps->e || *ps->p != '"' || skip_string(ps)) return ps->unsure = 1, -1;
+            skip_ws(ps);
+            if (ps->p >= ps->e || *ps->p != ':') return ps->unsure = 1, -1;
+            ps->p++;
+            skip_ws(ps);
+        }
+        if (skip_value(ps)) return -1;
+        skip_ws(ps);
+        if (ps->p >= ps->e) return ps->unsure = 1, -1;
+        if (*ps->p == ',') {
+            ps->p++;
+            skip_ws(ps);
+            continue;
+        }
+        if (*ps->p == close) break;
+        return ps->unsure = 1, -1;
+    }
+    ps->p++;
+    ps->depth--;
+    return 0;
+}
+
+/* A member of the root object named in ps->raw whose value is an object or array: kept
+ * as its text. 1 when it was, 0 when the member is parsed as usual, -1 on failure. */
+static int raw_member(parser *ps, w2l__json *c)
+{
+    if (!ps->raw || ps->depth != 1 || ps->p >= ps->e || (*ps->p != '{' && *ps->p != '['))
+        return 0;
+    size_t i = 0;
+    while (ps->raw->names[i] && strcmp(ps->raw->names[i], c->key)) i++;
+    if (!ps->raw->names[i]) return 0;
+    char *b = ps->p;
+    c->kind = *b == '{' ? W2L_JSON_OBJECT : W2L_JSON_ARRAY;
+    size_t known = ps->raw->known ? ps->raw->known(ps->raw->ctx, i, b, (size_t)(ps->e - b)) : 0;
+    if (known) ps->p += known; /* a whole valid value: it ends there */
+    else if (skip_value(ps)) return -1;
+    c->s = b;
+    c->n = (size_t)(ps->p - b);
+    c->flags |= JF_RAW;
+    return 1;
+}
+
 static void link_child(w2l__json *parent, w2l__json *c)
 {
     if (parent->last) parent->last->next = c;
@@ -283,7 +381,8 @@ static int parse_container(parser *ps, w2l__json *j, int object)
             ps->p++;
             skip_ws(ps);
         }
-        if (parse_value(ps, c)) return -1;
+        int r = object ? raw_member(ps, c) : 0;
+        if (r < 0 || (r == 0 && parse_value(ps, c))) return -1;
         link_child(j, c);
         skip_ws(ps);
         if (ps->p >= ps->e) return fail(ps, ps->p, "unexpected end of input");
@@ -330,7 +429,8 @@ static w2l_rc located(const parser *ps, const char *what, w2l_error *err)
                      col, ps->why);
 }
 
-w2l_rc w2l__json_parse(const char *text, size_t len, w2l__json **out, w2l_error *err)
+static w2l_rc parse_text(const char *text, size_t len, const w2l__json_rawspec *raw,
+                         w2l__json **out, w2l_error *err)
 {
     *out = NULL;
     if (len == 0) return w2l__fail(err, W2L_CORRUPT, "invalid JSON: empty input");
@@ -340,7 +440,7 @@ w2l_rc w2l__json_parse(const char *text, size_t len, w2l__json **out, w2l_error 
     if (nodes > (size_t)1 << 20) nodes = (size_t)1 << 20;
     w2l__arena a;
     w2l__arena_init(&a, nodes > NODE_BLOCK ? nodes : NODE_BLOCK);
-    parser ps = {text, text + len, NULL, NULL, NULL, NULL, &a, NULL, NULL, 0, 0};
+    parser ps = {text, text + len, NULL, NULL, NULL, NULL, &a, NULL, NULL, 0, 0, raw, 0};
     /* the text is copied once and parsed in place: strings are unescaped and terminated
      * where they are; the copy's block also holds where the arena's state goes */
     size_t room = (len + SENTINEL + 15) & ~(size_t)15,
@@ -374,8 +474,23 @@ w2l_rc w2l__json_parse(const char *text, size_t len, w2l__json **out, w2l_error 
         return W2L_OK;
     }
     if (!root) ps.nomem = 1;
+    if (ps.unsure && !ps.nomem) { /* a raw member's check gave up: the parser decides */
+        w2l__arena_release(&a);
+        return parse_text(text, len, NULL, out, err);
+    }
     w2l_rc rc = ps.nomem ? w2l__fail(err, W2L_NOMEM, "out of memory parsing JSON")
                          : located(&ps, "", err);
     w2l__arena_release(&a);
     return rc;
+}
+
+w2l_rc w2l__json_parse(const char *text, size_t len, w2l__json **out, w2l_error *err)
+{
+    return parse_text(text, len, NULL, out, err);
+}
+
+w2l_rc w2l__json_parse_raw(const char *text, size_t len, const w2l__json_rawspec *raw,
+                           w2l__json **out, w2l_error *err)
+{
+    return parse_text(text, len, raw, out, err);
 }

@@ -72,6 +72,82 @@ static w2l_rc canal_describe(w2l__cdc *d, table *t, const w2l__json *types,
     return w2l__cdc_describe_commit(d, t, 0, 1, err);
 }
 
+/* A member the parser kept as text (w2l__json_parse_raw) as a tree of its own, kept with
+ * the message; others as they are. */
+static w2l_rc canal_tree(w2l__cdc *d, const w2l__json *j, const w2l__json **out, w2l_error *err)
+{
+    size_t n;
+    const char *raw = w2l__json_raw(j, &n);
+    *out = j;
+    if (!raw) return W2L_OK;
+    w2l__json *tree;
+    W2L_TRY(w2l__json_parse(raw, n, &tree, err)); /* checked already: only W2L_NOMEM */
+    W2L_TRY(w2l__cdc_keep_tree(d, tree, err));
+    *out = tree;
+    return W2L_OK;
+}
+
+size_t w2l__cdc_canal_known(void *dv, size_t i, const char *p, size_t avail)
+{
+    const w2l__cdc *d = dv;
+    for (size_t k = 0; i < 2 && k < W2L_ARRAY_LEN(d->known[i]) && d->known[i][k].text; k++)
+        if (d->known[i][k].len <= avail && !memcmp(d->known[i][k].text, p, d->known[i][k].len))
+            return d->known[i][k].len;
+    return 0;
+}
+
+/* Makes text (checked JSON) the newest known text of member i. */
+static w2l_rc known_put(w2l__cdc *d, size_t i, const char *text, size_t len, w2l_error *err)
+{
+    size_t n = W2L_ARRAY_LEN(d->known[i]), k = 0;
+    if (d->known[i][0].text && d->known[i][0].len == len && !memcmp(d->known[i][0].text, text, len))
+        return W2L_OK;
+    while (k < n - 1 && d->known[i][k].text &&
+           (d->known[i][k].len != len || memcmp(d->known[i][k].text, text, len)))
+        k++;
+    char *keep = d->known[i][k].text;
+    if (!keep || d->known[i][k].len != len || memcmp(keep, text, len)) { /* new: the oldest goes */
+        keep = w2l__malloc(len ? len : 1);
+        W2L_NOMEM_IF(!keep, err);
+        memcpy(keep, text, len);
+        w2l__free(d->known[i][k].text);
+    }
+    memmove(&d->known[i][1], &d->known[i][0], k * sizeof d->known[i][0]);
+    d->known[i][0].text = keep;
+    d->known[i][0].len = len;
+    return W2L_OK;
+}
+
+/* Makes the message's mysqlType and pkNames the table's shape. When their text is that of
+ * a message the current shape was made or found to be, nothing is read (nearly every
+ * message); else they are parsed and described, and their text kept with the shape. */
+static w2l_rc canal_shape(w2l__cdc *d, table *t, const w2l__json *types, const w2l__json *pks,
+                          w2l_error *err)
+{
+    size_t tl = 0, pl = 0;
+    const char *traw = w2l__json_raw(types, &tl), *praw = w2l__json_raw(pks, &pl);
+    if (traw) W2L_TRY(known_put(d, 0, traw, tl, err));
+    if (praw) W2L_TRY(known_put(d, 1, praw, pl, err));
+    if (traw && praw && t->cur.schema && t->cur.canal_raw && t->cur.canal_rawlen == tl + 1 + pl &&
+        !memcmp(t->cur.canal_raw, traw, tl) && t->cur.canal_raw[tl] == '\x1e' &&
+        !memcmp(t->cur.canal_raw + tl + 1, praw, pl))
+        return W2L_OK;
+    const w2l__json *ty, *pk;
+    W2L_TRY(canal_tree(d, types, &ty, err));
+    W2L_TRY(canal_tree(d, pks, &pk, err));
+    W2L_TRY(canal_describe(d, t, ty, pk, err));
+    if (!traw || !praw) return W2L_OK;
+    char *keep = w2l__malloc(tl + 1 + pl);
+    W2L_NOMEM_IF(!keep, err);
+    memcpy(keep, traw, tl);
+    keep[tl] = '\x1e';
+    memcpy(keep + tl + 1, praw, pl);
+    w2l__free(t->cur.canal_raw);
+    t->cur.canal_raw = keep;
+    t->cur.canal_rawlen = tl + 1 + pl;
+    return W2L_OK;
+}
+
 /* The members a canal message is read by, found in one walk over it (the first of
  * duplicate names, as w2l__json_get). */
 typedef struct canal_msg {
@@ -163,7 +239,7 @@ w2l_rc w2l__cdc_canal_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err)
      * this message nor an earlier one describes names the table */
     if (op != W2L_OP_INSERT && !t->cur.schema && w2l__cdc_null(cm.mysqltype))
         return w2l__cdc_never_described(d, t, err);
-    W2L_TRY(canal_describe(d, t, cm.mysqltype, cm.pknames, err));
+    W2L_TRY(canal_shape(d, t, cm.mysqltype, cm.pknames, err));
     const w2l__json *old = cm.old;
     const w2l__json *o = op == W2L_OP_UPDATE_AFTER && old && w2l__json_type(old) == W2L_JSON_ARRAY
                              ? w2l__json_first(old) : NULL;

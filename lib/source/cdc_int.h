@@ -70,6 +70,9 @@ typedef struct shape {
     char *sig;
     size_t siglen;
     int authoritative;  /* from DDL: rows are mapped onto it by name */
+    char *canal_raw;    /* canal: the raw text of mysqlType, "\x1e", pkNames of a message
+                           this shape was found to be (cdc_canal.c), or NULL */
+    size_t canal_rawlen;
     int warned;         /* a dropped extra column was logged */
 } shape;
 
@@ -128,6 +131,9 @@ struct w2l__cdc {
     w2l_buf sig;
     w2l__arena desc;          /* enum/set members of the columns being described */
     int replay;
+    /* canal: texts of mysqlType (0) and pkNames (1) seen lately, newest first: the parser
+     * skips a message's member by comparing it with them (w2l__cdc_canal_known) */
+    struct { char *text; size_t len; } known[2][8];
     const char *what;         /* message context for errors: "canal-json" */
     const table *last;        /* the table the message being decoded named last (its failure's) */
 };
@@ -136,6 +142,9 @@ struct w2l__cdc {
  * cdc_value.c: types and values; cdc_canal.c, cdc_debezium.c, cdc_maxwell.c) ---- */
 
 void *w2l__cdc_alloc(chunks *cs, size_t n);
+/* Keeps tree j (its strings back the events) until the events are cleared; frees it on
+ * failure. */
+w2l_rc w2l__cdc_keep_tree(w2l__cdc *d, w2l__json *j, w2l_error *err);
 
 /* The table db.name, created when absent (create = 1) or NULL when unknown. */
 w2l_rc w2l__cdc_table_get(w2l__cdc *d, const char *db, const char *name, int create, table **out,
@@ -211,6 +220,9 @@ enum tx { TX_OWN, TX_PART, TX_LAST, TX_BEGIN, TX_END, TX_NONE };
 
 /* The formats. */
 w2l_rc w2l__cdc_canal_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err);
+/* For w2l__json_rawspec.known: the length of a text of member i (0 mysqlType, 1 pkNames)
+ * seen lately at p, or 0. */
+size_t w2l__cdc_canal_known(void *d, size_t i, const char *p, size_t avail);
 w2l_rc w2l__cdc_dbz_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err);
 /* The payload of a debezium message (the envelope itself when it has no schema part) and
  * its schema (NULL without); payload NULL for a tombstone. */

@@ -164,6 +164,7 @@ static void shape_release(shape *s)
     w2l__free(s->aux);
     w2l__free(s->auxmem);
     w2l__free(s->sig);
+    w2l__free(s->canal_raw);
     memset(s, 0, sizeof *s);
 }
 
@@ -283,6 +284,8 @@ void w2l__cdc_free(w2l__cdc *d)
     w2l__free(d->pks);
     w2l_buf_release(&d->sig);
     w2l__arena_release(&d->desc);
+    for (size_t i = 0; i < 2; i++)
+        for (size_t k = 0; k < W2L_ARRAY_LEN(d->known[i]); k++) w2l__free(d->known[i][k].text);
     w2l__free(d);
 }
 
@@ -299,7 +302,7 @@ int w2l__cdc_pending_complete(const w2l__cdc *d)
     return d->fmt != W2L__CDC_MAXWELL;
 }
 
-static w2l_rc keep_tree(w2l__cdc *d, w2l__json *j, w2l_error *err)
+w2l_rc w2l__cdc_keep_tree(w2l__cdc *d, w2l__json *j, w2l_error *err)
 {
     if (d->trees.n == d->trees.cap) {
         size_t cap = d->trees.cap ? d->trees.cap * 2 : 16;
@@ -871,7 +874,12 @@ w2l_rc w2l__cdc_decode(w2l__cdc *d, const char *text, size_t len, int replay, w2
             while (k < len && (text[k] == ' ' || text[k] == '\t' || text[k] == '\r')) k++;
             if (k == len) return W2L_OK; /* tombstone */
         }
-        w2l_rc rc = w2l__json_parse(text, len, &msg, err);
+        /* canal: the table's types and key, the same in nearly every message, are kept as
+         * text and compared as such (cdc_canal.c) */
+        static const char *const canal_raw[] = {"mysqlType", "pkNames", NULL};
+        const w2l__json_rawspec spec = {canal_raw, w2l__cdc_canal_known, d};
+        w2l_rc rc = w2l__json_parse_raw(text, len, d->fmt == W2L__CDC_CANAL ? &spec : NULL, &msg,
+                                        err);
         if (rc == W2L_NOMEM) return rc;
         if (rc != W2L_OK) {
             char why[sizeof err->msg];
@@ -923,7 +931,7 @@ w2l_rc w2l__cdc_decode(w2l__cdc *d, const char *text, size_t len, int replay, w2
         w2l__json_free(msg);
         return rc;
     }
-    W2L_TRY(keep_tree(d, msg, err));
+    W2L_TRY(w2l__cdc_keep_tree(d, msg, err));
     if (tx == TX_PART) {
         d->txn_open = 1;
         snprintf(d->txn_key, sizeof d->txn_key, "%s", key);
