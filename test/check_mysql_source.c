@@ -13,7 +13,10 @@
  * UPDATE before/after; DELETE; restart from a saved position mid-stream (no loss, no
  * duplicate); a snapshot resumed mid-table; DDL interleaved with DML; a GTID start;
  * several databases; a wrong password; a position not on the server; an idle stream;
- * source.tinyint1-as-boolean (nonzero is true, one warning per table and column). The
+ * source.tinyint1-as-boolean (nonzero is true, one warning per table and column); the
+ * snapshot under FLUSH TABLES WITH READ LOCK (source.snapshot-lock=ftwrl) while another
+ * connection writes, and the error of a user without RELOAD; TLS and RSA-key options
+ * (parsing, unreadable or non-PEM key files, ssl-mode=required on a server without TLS). The
  * "decode" TCase runs the row decoder on built images without a server: DECIMAL(65,30)
  * as its exact text, BIT(64) bit patterns, GEOMETRY without its SRID, TINYINT(1) values.
  */
@@ -23,6 +26,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <pthread.h>
 
 #include <mysql.h>
 
@@ -1241,6 +1246,148 @@ START_TEST(tinyint1_as_boolean_warns_once)
 }
 END_TEST
 
+
+/* ---- source.snapshot-lock=ftwrl: the short global read lock ---- */
+
+static const coldef fw_cols[] = {{"id", "INT NOT NULL", K_INT}, {"v", "INT", K_INT}};
+
+typedef struct writer {
+    volatile int stop;
+    int n;
+} writer;
+
+/* Inserts new rows and updates old ones, one autocommit statement at a time, until stop. */
+static void *write_loop(void *arg)
+{
+    writer *w = arg;
+    MYSQL *m = db_connect();
+    for (int i = 0; !w->stop && i < 240; i++) { /* the model holds 256 rows */
+        char q[160];
+        if (i % 2) snprintf(q, sizeof q, "INSERT INTO fw.t VALUES (%d, %d)", 1000 + i, i);
+        else snprintf(q, sizeof q, "UPDATE fw.t SET v = v + 1 WHERE id = %d", 1 + i % 100);
+        if (mysql_query(m, q) != 0) break;
+        w->n++;
+        if (i >= 40) usleep(2000); /* spread over the snapshot's chunks */
+    }
+    mysql_close(m);
+    return NULL;
+}
+
+START_TEST(snapshot_ftwrl_while_writing)
+{
+    MYSQL *my = db_connect();
+    sql(my, "CREATE DATABASE IF NOT EXISTS fw");
+    sql(my, "DROP TABLE IF EXISTS fw.t");
+    sql(my, "CREATE TABLE fw.t (id INT PRIMARY KEY, v INT)");
+    sql(my, "INSERT INTO fw.t SELECT seq, 0 FROM fw.seq_1_to_100");
+    static model m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.table, sizeof m.table, "fw.t");
+    writer w = {0};
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, write_loop, &w), 0);
+    while (w.n < 40) usleep(1000); /* writing before and while the snapshot runs */
+    run r;
+    w2l_error err;
+    run_conf = "source.snapshot-lock=ftwrl";
+    /* chunks of 8: the writer goes on between them; the snapshot's rows are as of the
+     * position read under the lock, so the binlog from there applies on top exactly
+     * (an INSERT seen twice or an UPDATE of a row not there fails the model) */
+    ck_assert_ok(run_open(&r, &m, uri_for("databases=fw&chunk-rows=8"), NULL, 1, &err), err);
+    run_conf = NULL;
+    w2l_rc rc = run_all(&r, &m, 0, &err);
+    ck_assert_msg(rc == W2L_DONE, "%s: %s", w2l_rc_name(rc), err.msg);
+    run_close(&r);
+    ck_assert_int_ge(m.inserts, 100);
+    w.stop = 1;
+    pthread_join(th, NULL);
+    ck_assert_int_gt(w.n, 40);
+    char pos[2048];
+    snprintf(pos, sizeof pos, "%s", m.last_pos);
+    ck_assert_msg(strstr(pos, "\"gtid\":\"0-1-"), "%s", pos);
+    ck_assert_ok(run_open(&r, &m, uri_for("databases=fw"), pos, 1, &err), err);
+    rc = run_all(&r, &m, 0, &err);
+    ck_assert_msg(rc == W2L_DONE, "%s: %s", w2l_rc_name(rc), err.msg);
+    run_close(&r);
+    compare_table(my, &m, "fw.t", fw_cols, 2);
+    model_free(&m);
+
+    /* a user without RELOAD: the error names the privilege */
+    sql(my, "DROP USER IF EXISTS 'norel'@'127.0.0.1'");
+    sql(my, "CREATE USER 'norel'@'127.0.0.1' IDENTIFIED BY 'norelpass'");
+    /* (no grants at all: the test's own user may not grant; the lock is what fails first) */
+    char uri[512];
+    snprintf(uri, sizeof uri,
+             "mysql://norel:norelpass@127.0.0.1:%d/?server-id=%u&databases=fw&snapshot-lock=ftwrl",
+             (int)test_mariadb_port(), next_server_id());
+    rc = run_open(&r, &m, uri, NULL, 0, &err);
+    ck_assert_msg(rc == W2L_CONFIG && strstr(err.msg, "RELOAD privilege") &&
+                      strstr(err.msg, "FLUSH TABLES WITH READ LOCK"),
+                  "%s: %s", w2l_rc_name(rc), err.msg);
+    /* the same user gets past the snapshot's start lock-free (MariaDB's default) */
+    snprintf(uri, sizeof uri, "mysql://norel:norelpass@127.0.0.1:%d/?server-id=%u&databases=fw",
+             (int)test_mariadb_port(), next_server_id());
+    ck_assert_ok(run_open(&r, &m, uri, NULL, 0, &err), err);
+    run_close(&r);
+    mysql_close(my);
+}
+END_TEST
+
+/* TLS and the server's RSA key: parameters parsed, files checked before connecting. */
+START_TEST(auth_options)
+{
+    static model m;
+    memset(&m, 0, sizeof m);
+    run r;
+    w2l_error err;
+    static const struct {
+        const char *params, *says;
+    } bad[] = {
+        {"ssl-mode=sometimes", "ssl-mode 'sometimes' is not disabled, required"},
+        {"get-server-public-key=maybe", "get-server-public-key 'maybe'"},
+        {"snapshot-lock=table", "snapshot-lock 'table' is not auto, none or ftwrl"},
+        {"server-public-key=/nonexistent/server.pem",
+         "server-public-key file /nonexistent/server.pem: No such file"},
+        {"ssl-mode=required&ssl-ca=/nonexistent/ca.pem", "ssl-ca file /nonexistent/ca.pem"},
+        {"ssl-mode=verify-identity", "needs ssl-ca"},
+        {"sslmode=required", "unknown parameter 'sslmode'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        w2l_rc rc = run_open(&r, &m, uri_for(bad[i].params), NULL, 1, &err);
+        ck_assert_msg(rc == W2L_CONFIG && strstr(err.msg, bad[i].says), "%s: %s: %s",
+                      bad[i].params, w2l_rc_name(rc), err.msg);
+    }
+    /* a file that is not a PEM public key */
+    char path[512];
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s", tmpdir_make("mysrc_auth"));
+    snprintf(path, sizeof path, "%s/notakey.pem", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("hello\n", f);
+    fclose(f);
+    char params[700];
+    snprintf(params, sizeof params, "server-public-key=%s", path);
+    w2l_rc rc = run_open(&r, &m, uri_for(params), NULL, 1, &err);
+    ck_assert_msg(rc == W2L_CONFIG && strstr(err.msg, "is not a PEM public key"), "%s", err.msg);
+    tmpdir_remove(dir);
+    /* the conf keys work as the URI parameters do */
+    run_conf = "source.ssl-mode=verify-ca";
+    rc = run_open(&r, &m, uri_for("databases=none"), NULL, 1, &err);
+    run_conf = NULL;
+    ck_assert_msg(rc == W2L_CONFIG && strstr(err.msg, "needs ssl-ca"), "%s", err.msg);
+    /* the test server has no TLS: required fails, naming TLS */
+    rc = run_open(&r, &m, uri_for("ssl-mode=required"), NULL, 1, &err);
+    ck_assert_msg(rc == W2L_CONFIG && strstr(err.msg, "TLS"), "%s: %s", w2l_rc_name(rc), err.msg);
+    /* a native-password user connects with the RSA plugins refused (the default) and with
+     * get-server-public-key=true */
+    ck_assert_ok(run_open(&r, &m, uri_for("databases=none&get-server-public-key=true"), NULL, 1,
+                          &err),
+                 err);
+    run_close(&r);
+}
+END_TEST
+
 Suite *suite_mysql_source(void)
 {
     Suite *s = suite_create("mysql_source");
@@ -1256,6 +1403,8 @@ Suite *suite_mysql_source(void)
     tcase_add_test(tc, xa_held_until_commit_across_restart);
     tcase_add_test(tc, snapshot_resume_window_is_exact);
     tcase_add_test(tc, tinyint1_as_boolean_warns_once);
+    tcase_add_test(tc, snapshot_ftwrl_while_writing);
+    tcase_add_test(tc, auth_options);
     /* last: it restarts the server (a later test's first connection may fail) */
     tcase_add_test(tc, server_restart_mid_stream);
     suite_add_tcase(s, tc);

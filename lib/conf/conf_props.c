@@ -277,6 +277,31 @@ const w2l_conf_prop w2l__conf_props[] = {
       "Memory the mysql source may hold for prepared XA transactions until their XA COMMIT; past "
       "it "
       "the job fails, naming the transaction (nothing is spilled)." },
+    { "source.snapshot-lock", W2L_CONF_ENUM, "auto", NOLIM, "auto|none|ftwrl", 0,
+      "How the mysql source's snapshot learns its binlog position: none (MariaDB only: its "
+      "consistent snapshot reports the position, no lock), ftwrl (FLUSH TABLES WITH READ LOCK "
+      "held while the position is read and the snapshot starts, a few statements; needs the "
+      "RELOAD privilege), auto (none on MariaDB, ftwrl on MySQL). Also snapshot-lock= in its "
+      "URI." },
+    { "source.ssl-mode", W2L_CONF_ENUM, "disabled", NOLIM,
+      "disabled|required|verify-ca|verify-identity", 0,
+      "TLS of the mysql source's connections: required encrypts without checking the server's "
+      "certificate, verify-ca and verify-identity check it against source.ssl-ca (and its host "
+      "name: this client library checks it in both). Also ssl-mode= in its URI." },
+    { "source.ssl-ca", W2L_CONF_STRING, NULL, NOLIM, NULL, 0,
+      "PEM file of the CA that signed the MySQL server's certificate (also ssl-ca=)." },
+    { "source.ssl-cert", W2L_CONF_STRING, NULL, NOLIM, NULL, 0,
+      "PEM client certificate, for servers that require one (also ssl-cert=)." },
+    { "source.ssl-key", W2L_CONF_STRING, NULL, NOLIM, NULL, 0,
+      "PEM key of source.ssl-cert (also ssl-key=)." },
+    { "source.server-public-key", W2L_CONF_STRING, NULL, NOLIM, NULL, 0,
+      "PEM file of the MySQL server's RSA public key (its caching_sha2_password_public_key_path), "
+      "pinned for caching_sha2_password and sha256_password over connections without TLS (also "
+      "server-public-key=)." },
+    { "source.get-server-public-key", W2L_CONF_BOOL, "false", NOLIM, NULL, 0,
+      "Let the mysql source fetch the server's RSA key from the server itself, unverified (a "
+      "man in the middle could read the password); off: caching_sha2_password without TLS "
+      "needs source.server-public-key (also get-server-public-key=)." },
 };
 
 const size_t w2l__conf_nprops = sizeof w2l__conf_props / sizeof w2l__conf_props[0];

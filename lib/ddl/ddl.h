@@ -36,10 +36,10 @@ typedef enum w2l__mysql_class {
     W2L_MYSQL_ENUM,
     W2L_MYSQL_SET,
     W2L_MYSQL_JSON,
-    W2L_MYSQL_BINARY,       /* BINARY, VARBINARY, TINYBLOB .. LONGBLOB, text CHARACTER SET binary */
-    W2L_MYSQL_GEOMETRY,     /* GEOMETRY, POINT, LINESTRING, POLYGON, MULTI*, GEOMETRYCOLLECTION
+    W2L_MYSQL_BINARY,       /* BINARY, VARBINARY, TINYBLOB .. LONGBLOB, text CHARACTER SET binary,
+                               VECTOR */
+    W2L_MYSQL_GEOMETRY      /* GEOMETRY, POINT, LINESTRING, POLYGON, MULTI*, GEOMETRYCOLLECTION
                                (-> binary holding the WKB) */
-    W2L_MYSQL_UNSUPPORTED   /* known, but no Iceberg type: VECTOR */
 } w2l__mysql_class;
 
 /* A parsed MySQL column type, e.g. from "bigint(20) unsigned" or "enum('a','b')". Every

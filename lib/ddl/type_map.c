@@ -25,8 +25,10 @@
  *   GEOMETRY POINT LINESTRING POLYGON MULTIPOINT MULTILINESTRING MULTIPOLYGON
  *     GEOMETRYCOLLECTION -> binary holding the value's WKB (MySQL's stored form is a
  *     4-byte little-endian SRID followed by the WKB; the sources strip the SRID)
- *   VECTOR and unknown names -> W2L_SCHEMA naming type and column (the DDL handler names
- *     the table and applies ddl.policy)
+ *   VECTOR(n) (MySQL 9) -> binary holding its n float32 values as the server stores them
+ *     (4 bytes each, little-endian)
+ *   unknown names -> W2L_SCHEMA naming type and column (the DDL handler names the table and
+ *     applies ddl.policy)
  *
  * REAL is DOUBLE (the REAL_AS_FLOAT sql_mode is not honoured). ZEROFILL implies UNSIGNED,
  * as in MySQL. "X CHARACTER SET binary" is the binary type MySQL turns it into.
@@ -110,7 +112,7 @@ static const type_name names[] = {
     { "MULTIPOLYGON", "multipolygon", W2L_MYSQL_GEOMETRY, 0 },
     { "GEOMETRYCOLLECTION", "geometrycollection", W2L_MYSQL_GEOMETRY, 0 },
     { "GEOMCOLLECTION", "geometrycollection", W2L_MYSQL_GEOMETRY, 0 },
-    { "VECTOR", "vector", W2L_MYSQL_UNSUPPORTED, 0 },
+    { "VECTOR", "vector", W2L_MYSQL_BINARY, 0 },
 };
 
 static void set_name(w2l__mysql_type *t, const char *canon, w2l__mysql_class cls, int bytes)
@@ -274,6 +276,7 @@ void w2l__mysql_type_finish(w2l__mysql_type *t)
             t->max_length = t->len;
         for (size_t i = 0; i < W2L_ARRAY_LEN(fixed); i++)
             if (!strcmp(t->name, fixed[i].n)) t->max_length = t->len > 0 ? t->len : fixed[i].max;
+        if (!strcmp(t->name, "vector")) t->max_length = (t->len < 0 ? 2048 : t->len) * 4;
         if (!strcmp(t->name, "binary")) t->binary_pad = t->max_length;
         break;
     }
@@ -292,7 +295,7 @@ w2l_rc w2l__ddl_read_type(w2l__ddl_cur *c, w2l__mysql_type *t)
         if (t->cls == W2L_MYSQL_ENUM || t->cls == W2L_MYSQL_SET) {
             c->i++;
             W2L_TRY(read_values(c, t));
-        } else if (t->cls == W2L_MYSQL_UNKNOWN || t->cls == W2L_MYSQL_UNSUPPORTED) {
+        } else if (t->cls == W2L_MYSQL_UNKNOWN) {
             W2L_TRY(w2l__ddl_skip_parens(c));
         } else {
             c->i++;
@@ -425,9 +428,6 @@ w2l_rc w2l__mysql_type_map(const w2l__mysql_type *t, const w2l__type_opts *opt,
     case W2L_MYSQL_JSON: r.id = W2L_TYPE_STRING; break;
     case W2L_MYSQL_BINARY:
     case W2L_MYSQL_GEOMETRY: r.id = W2L_TYPE_BINARY; break;
-    case W2L_MYSQL_UNSUPPORTED:
-        return unmappable(err, column, "unsupported MySQL type '%s' (no Iceberg type)", t->name, 0,
-                          0);
     default: return unmappable(err, column, "unknown MySQL type '%s'", t->name, 0, 0);
     }
     *out = r;

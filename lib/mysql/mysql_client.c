@@ -194,9 +194,62 @@ static unsigned use_db(MYSQL *m, const w2l__my_params *p)
     return e;
 }
 
+/* A file the client library will read: readable now, and (a public key) in PEM. */
+static w2l_rc check_file(const char *what, const char *param, const char *path, int pem_key,
+                         w2l_error *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return w2l__fail_errno(err, W2L_CONFIG, errno, "%s: %s file %s", what, param, path);
+    char head[64] = "";
+    size_t n = fread(head, 1, sizeof head - 1, f);
+    head[n] = '\0';
+    fclose(f);
+    if (pem_key && !strstr(head, "-----BEGIN PUBLIC KEY-----") &&
+        !strstr(head, "-----BEGIN RSA PUBLIC KEY-----"))
+        return w2l__fail(err, W2L_CONFIG,
+                         "%s: %s file %s is not a PEM public key (-----BEGIN PUBLIC KEY-----; "
+                         "the server's is its caching_sha2_password_public_key_path)",
+                         what, param, path);
+    return W2L_OK;
+}
+
+/* The plugins a W2L__MY_PIN_RSA_KEY connection allows without TLS or a key: all that
+ * libmariadb has but the two that may fetch the server's RSA key. */
+#define NO_RSA_PLUGINS                                                                         \
+    "mysql_native_password,mysql_old_password,client_ed25519,dialog,mysql_clear_password,"     \
+    "auth_gssapi_client,parsec"
+
+static void set_tls_and_auth(MYSQL *m, const w2l__my_params *p)
+{
+    my_bool yes = 1;
+    if (p->tls != W2L__MY_TLS_OFF) {
+        mysql_optionsv(m, MYSQL_OPT_SSL_ENFORCE, &yes);
+        if (p->tls_ca) mysql_optionsv(m, MYSQL_OPT_SSL_CA, p->tls_ca);
+        if (p->tls_cert) mysql_optionsv(m, MYSQL_OPT_SSL_CERT, p->tls_cert);
+        if (p->tls_key) mysql_optionsv(m, MYSQL_OPT_SSL_KEY, p->tls_key);
+        my_bool verify = p->tls != W2L__MY_TLS_REQUIRED;
+        mysql_optionsv(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
+    }
+    if (p->server_public_key) mysql_optionsv(m, MYSQL_SERVER_PUBLIC_KEY, p->server_public_key);
+    if ((p->flags & W2L__MY_PIN_RSA_KEY) && p->tls == W2L__MY_TLS_OFF && !p->server_public_key &&
+        !p->get_server_public_key)
+        mysql_optionsv(m, MARIADB_OPT_RESTRICTED_AUTH, NO_RSA_PLUGINS);
+}
+
 w2l_rc w2l__my_connect(const w2l__my_params *p, w2l__my **out, w2l_error *err)
 {
     *out = NULL; /* the client library was set up by w2l_global_init (w2l__mariadb_init) */
+    const char *what = p->what ? p->what : "mysql";
+    if (p->tls >= W2L__MY_TLS_VERIFY_CA && !p->tls_ca)
+        return w2l__fail(err, W2L_CONFIG,
+                         "%s: ssl-mode verify-ca / verify-identity needs ssl-ca (the CA "
+                         "certificate that signed the server's)",
+                         what);
+    if (p->server_public_key)
+        W2L_TRY(check_file(what, "server-public-key", p->server_public_key, 1, err));
+    if (p->tls_ca) W2L_TRY(check_file(what, "ssl-ca", p->tls_ca, 0, err));
+    if (p->tls_cert) W2L_TRY(check_file(what, "ssl-cert", p->tls_cert, 0, err));
+    if (p->tls_key) W2L_TRY(check_file(what, "ssl-key", p->tls_key, 0, err));
     w2l__my *c = w2l__calloc(1, sizeof *c);
     W2L_NOMEM_IF(!c, err);
     const char *host = p->host ? p->host : "127.0.0.1";
@@ -221,12 +274,24 @@ w2l_rc w2l__my_connect(const w2l__my_params *p, w2l__my **out, w2l_error *err)
         mysql_optionsv(c->mysql, MYSQL_OPT_RECONNECT, &no);
         mysql_optionsv(c->mysql, MYSQL_SET_CHARSET_NAME, "utf8mb4");
         mysql_optionsv(c->mysql, MYSQL_INIT_COMMAND, "SET time_zone = '+00:00'");
+        set_tls_and_auth(c->mysql, p);
         unsigned long flags = p->flags & W2L__MY_FOUND_ROWS ? CLIENT_FOUND_ROWS : 0;
         const char *step = "";
         unsigned e;
         if (mysql_real_connect(c->mysql, host, p->user, p->pass ? p->pass : "", NULL, port, NULL,
                                flags)) {
             e = p->db && *p->db ? use_db(c->mysql, p) : 0;
+            if (e == 0 && p->tls != W2L__MY_TLS_OFF && !mysql_get_ssl_cipher(c->mysql)) {
+                /* the client library falls back to plain text when the server offers no
+                 * TLS, whatever it was asked */
+                mysql_close(c->mysql);
+                w2l__fail(err, W2L_CONFIG,
+                          "%s: connecting to %s: TLS was required (ssl-mode), the server "
+                          "offers none (have_ssl)",
+                          c->what, c->name);
+                w2l__free(c);
+                return W2L_CONFIG;
+            }
             if (e == 0) {
                 *out = c;
                 return W2L_OK;
@@ -244,7 +309,18 @@ w2l_rc w2l__my_connect(const w2l__my_params *p, w2l__my **out, w2l_error *err)
             w2l_rc code = retriable(e)            ? W2L_UNAVAILABLE
                           : e == CR_OUT_OF_MEMORY ? W2L_NOMEM
                                                   : W2L_CONFIG;
-            const char *hint = e == ER_ACCESS_DENIED_ERROR ? " (wrong user or password?)" : "";
+            const char *hint =
+                e == ER_ACCESS_DENIED_ERROR ? " (wrong user or password?)"
+                : e == CR_PLUGIN_NOT_ALLOWED
+                    ? " (the server asks for an RSA password plugin, caching_sha2_password or "
+                      "sha256_password, which without TLS needs the server's public key: set "
+                      "ssl-mode=required or verify-identity, pin the key with "
+                      "server-public-key=FILE, or allow fetching it unverified with "
+                      "get-server-public-key=true)"
+                : e == CR_SSL_CONNECTION_ERROR ? " (TLS: does the server have TLS enabled, and "
+                                                 "do ssl-ca and the host name match its "
+                                                 "certificate?)"
+                                               : "";
             w2l__fail(err, code, "%s: connecting to %s: %s%s (error %u)%s", c->what, c->name, step,
                       msg, e, hint);
             if (err) {

@@ -46,7 +46,22 @@ void w2l__my_uri_free(w2l__my_uri *u);
 
 enum {
     W2L__MY_FOUND_ROWS = 1 << 0, /* affected rows of an UPDATE count matched rows */
-    W2L__MY_CREATE_DB = 1 << 1   /* create db when it does not exist */
+    W2L__MY_CREATE_DB = 1 << 1,  /* create db when it does not exist */
+    /* Never let the client fetch the server's RSA key unverified: without TLS, a pinned
+     * server_public_key or get_server_public_key, the RSA password plugins of MySQL
+     * (caching_sha2_password, sha256_password) are refused, with a message saying how to
+     * allow them. libmariadb's plugin otherwise asks the server for its key, unpinned,
+     * whenever the server's password cache misses. */
+    W2L__MY_PIN_RSA_KEY = 1 << 2
+};
+
+/* TLS of a connection (libmariadb uses none unless asked). */
+enum {
+    W2L__MY_TLS_OFF = 0,
+    W2L__MY_TLS_REQUIRED,        /* encrypted, the server's certificate not verified */
+    W2L__MY_TLS_VERIFY_CA,       /* and verified against tls_ca; libmariadb then checks the
+                                    host name as well, so this equals VERIFY_IDENTITY */
+    W2L__MY_TLS_VERIFY_IDENTITY  /* and the certificate names the host */
 };
 
 typedef struct w2l__my_params {
@@ -63,6 +78,13 @@ typedef struct w2l__my_params {
     const char *what;         /* who connects, first in messages: "mysql source", "state" */
     const char *label;        /* how messages name the server; NULL: "user@host:port" */
     w2l_rc fail_code;         /* a failed statement that is not a connection loss; 0: W2L_ERROR */
+    int tls;                  /* W2L__MY_TLS_* */
+    const char *tls_ca, *tls_cert, *tls_key; /* PEM files; NULL: none */
+    /* The server's RSA public key (PEM file) for caching_sha2_password / sha256_password
+     * over a connection without TLS; checked before connecting (the client library would
+     * otherwise fall back to fetching it unverified when it cannot read the file). */
+    const char *server_public_key;
+    int get_server_public_key; /* allow fetching the key from the server, unverified */
 } w2l__my_params;
 
 typedef struct w2l__my w2l__my;
@@ -72,7 +94,8 @@ typedef struct w2l__my_stmt w2l__my_stmt;
 /* Connects, retrying retriable failures (server unreachable, too many connections) with
  * exponential backoff p->retries times. Errors: "WHAT: connecting to LABEL: server message
  * (error N)"; W2L_UNAVAILABLE (flagged retriable) when the server could not be reached,
- * otherwise W2L_CONFIG (access denied, unknown host or database). */
+ * otherwise W2L_CONFIG (access denied, unknown host or database, a TLS or key file that
+ * cannot be read, a TLS handshake that failed, an RSA password plugin refused). */
 w2l_rc w2l__my_connect(const w2l__my_params *p, w2l__my **out, w2l_error *err);
 void w2l__my_close(w2l__my *c); /* NULL is a no-op */
 /* The MYSQL handle, for lib/source/binlog.c (replication on a connection of its own). */

@@ -8,6 +8,7 @@
 
 #include "binlog_int.h"
 #include "mysql_int.h"
+#include "mysql_json.h"
 #include "../model/model.h"
 
 __extension__ typedef unsigned __int128 u128;
@@ -33,6 +34,12 @@ void w2l__bl_scratch_free(w2l__bl_scratch *s)
         w2l__free(c);
     }
     s->head = s->cur = NULL;
+    w2l_buf_release(&s->json);
+    w2l__free(s->jdoc);
+    w2l__free(s->jlen);
+    s->jdoc = NULL;
+    s->jlen = NULL;
+    s->jcap = 0;
 }
 
 char *w2l__bl_scratch_alloc(w2l__bl_scratch *s, size_t n)
@@ -138,6 +145,8 @@ static const uint16_t cp1252_hi[32] = {0x20AC, 0x81, 0x201A, 0x192, 0x201E, 0x20
                                        0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014,
                                        0x2DC, 0x2122, 0x161, 0x203A, 0x153, 0x9D, 0x17E, 0x178};
 
+/* Collation ids of MySQL's latin1 (cp1252). utf8mb4_0900_* (255-323, 8.0+) and every other
+ * id are taken as UTF-8 text, as utf8mb4/utf8mb3/ascii are. */
 static int is_latin1(uint32_t cs)
 {
     return cs == 5 || cs == 8 || cs == 15 || cs == 31 || cs == 47 || cs == 48 || cs == 49 ||
@@ -269,12 +278,69 @@ static w2l_rc datetime_value(const w2l__bl_col *c, int64_t y, int64_t mo, int64_
     return W2L_OK;
 }
 
-w2l_rc w2l__bl_decode_row(const w2l__bl_tmap *tm, const uint8_t *bitmap, const uint8_t **pp,
-                          const uint8_t *end, w2l_value *vals, uint8_t *present, uint8_t *coerced,
-                          w2l__bl_scratch *sc, w2l_error *err)
+/* The images of MySQL's PARTIAL_UPDATE_ROWS: a before image whose JSON documents are kept,
+ * and an after image whose JSON columns may be diffs against them. */
+enum { IMG_PLAIN = 0, IMG_PARTIAL_BEFORE = 1, IMG_PARTIAL_AFTER = 2 };
+#define JSON_ABSENT ((size_t)-1)
+
+/* A MySQL JSON column's value as JSON text in scratch: the binary document doc..+n, or,
+ * when diffs is not NULL, the before image's document with the diffs applied. */
+static w2l_rc json_value(const w2l__bl_tmap *tm, size_t i, const uint8_t *doc, size_t n,
+                         const uint8_t *diffs, size_t dlen, w2l_value *v, w2l__bl_scratch *sc,
+                         w2l_error *err)
+{
+    sc->json.len = 0;
+    w2l_rc rc = diffs ? w2l__myjson_apply_diffs(doc, n, diffs, dlen, &sc->json, err)
+                      : w2l__myjson_text(doc, n, &sc->json, err);
+    if (rc != W2L_OK) {
+        w2l__error_prefix(err, "binlog: column '%s' of %s.%s: ", tm->cols[i].name, tm->db,
+                          tm->table);
+        return rc;
+    }
+    char *o = w2l__bl_scratch_alloc(sc, sc->json.len ? sc->json.len : 1);
+    W2L_NOMEM_IF(!o, err);
+    if (sc->json.len) memcpy(o, sc->json.data, sc->json.len);
+    v->v.bytes.ptr = o;
+    v->v.bytes.len = sc->json.len;
+    return W2L_OK;
+}
+
+static w2l_rc decode_image(const w2l__bl_tmap *tm, const uint8_t *bitmap, const uint8_t **pp,
+                           const uint8_t *end, w2l_value *vals, uint8_t *present,
+                           uint8_t *coerced, w2l__bl_scratch *sc, int mode, w2l_error *err)
 {
     const uint8_t *p = *pp;
     size_t n = tm->ncols, npresent = 0;
+    const uint8_t *partial = NULL; /* after image: one bit per JSON column of the table */
+    size_t njson = 0;
+    if (mode != IMG_PLAIN) {
+        if (sc->jcap < n) {
+            size_t cap = n < 16 ? 16 : n;
+            const uint8_t **d = w2l__realloc(sc->jdoc, cap * sizeof *d);
+            if (d) sc->jdoc = d;
+            size_t *l = w2l__realloc(sc->jlen, cap * sizeof *l);
+            if (l) sc->jlen = l;
+            W2L_NOMEM_IF(!d || !l, err);
+            sc->jcap = cap;
+        }
+        if (mode == IMG_PARTIAL_BEFORE)
+            for (size_t i = 0; i < n; i++) sc->jdoc[i] = NULL, sc->jlen[i] = JSON_ABSENT;
+    }
+    if (mode == IMG_PARTIAL_AFTER) { /* value options, then the partial bits */
+        uint64_t opts;
+        if (w2l__bl_lenenc(&p, end, &opts))
+            return w2l__fail(err, W2L_CORRUPT, "binlog: row image of %s.%s truncated", tm->db,
+                             tm->table);
+        for (size_t i = 0; i < n; i++) njson += tm->cols[i].type == BL_JSON;
+        if (opts & 1) { /* PARTIAL_JSON_UPDATES */
+            if ((size_t)(end - p) < (njson + 7) / 8)
+                return w2l__fail(err, W2L_CORRUPT, "binlog: row image of %s.%s truncated",
+                                 tm->db, tm->table);
+            partial = p;
+            p += (njson + 7) / 8;
+        }
+    }
+    size_t kjson = 0; /* index among the table's JSON columns */
     for (size_t i = 0; i < n; i++) npresent += (bitmap[i / 8] >> (i % 8)) & 1;
     size_t nb = (npresent + 7) / 8;
     if ((size_t)(end - p) < nb)
@@ -287,6 +353,11 @@ w2l_rc w2l__bl_decode_row(const w2l__bl_tmap *tm, const uint8_t *bitmap, const u
     for (size_t i = 0; i < n; i++) {
         w2l_value *v = &vals[i];
         memset(v, 0, sizeof *v);
+        int is_partial = 0;
+        if (tm->cols[i].type == BL_JSON) {
+            is_partial = partial && (partial[kjson / 8] >> (kjson % 8) & 1);
+            kjson++;
+        }
         if (!((bitmap[i / 8] >> (i % 8)) & 1)) {
             v->is_null = 1;
             continue;
@@ -296,6 +367,7 @@ w2l_rc w2l__bl_decode_row(const w2l__bl_tmap *tm, const uint8_t *bitmap, const u
         k++;
         if (isnull) {
             v->is_null = 1;
+            if (mode == IMG_PARTIAL_BEFORE) sc->jlen[i] = 0;
             continue;
         }
         const w2l__bl_col *c = &tm->cols[i];
@@ -512,6 +584,7 @@ w2l_rc w2l__bl_decode_row(const w2l__bl_tmap *tm, const uint8_t *bitmap, const u
         case BL_MEDIUM_BLOB:
         case BL_LONG_BLOB:
         case BL_JSON:
+        case BL_VECTOR:
         case BL_GEOMETRY: {
             size_t lb = c->meta >= 1 && c->meta <= 4 ? c->meta : 4;
             NEED(lb);
@@ -525,6 +598,26 @@ w2l_rc w2l__bl_decode_row(const w2l__bl_tmap *tm, const uint8_t *bitmap, const u
                                      c->name, tm->db, tm->table, l);
                 v->v.bytes.ptr = (const char *)p + lb + 4;
                 v->v.bytes.len = l - 4;
+            } else if (c->type == BL_JSON && tm->mysql) { /* binary JSON */
+                if (mode == IMG_PARTIAL_BEFORE) {
+                    sc->jdoc[i] = p + lb;
+                    sc->jlen[i] = l;
+                }
+                if (is_partial) {
+                    if (!sc->jdoc[i] || sc->jlen[i] == JSON_ABSENT)
+                        return w2l__fail(
+                            err, W2L_SOURCE,
+                            "binlog: column '%s' of %s.%s: a partial JSON update (the source "
+                            "runs with binlog_row_value_options=PARTIAL_JSON) whose before "
+                            "image %s the document; set binlog_row_value_options='' (or "
+                            "binlog_row_image=FULL) on the source",
+                            c->name, tm->db, tm->table,
+                            sc->jlen[i] == JSON_ABSENT ? "lacks" : "has NULL for");
+                    W2L_TRY(json_value(tm, i, sc->jdoc[i], sc->jlen[i], p + lb, l, v, sc, err));
+                } else W2L_TRY(json_value(tm, i, p + lb, l, NULL, 0, v, sc, err));
+            } else if (c->type == BL_VECTOR) { /* 4-byte floats, as stored */
+                v->v.bytes.ptr = (const char *)p + lb;
+                v->v.bytes.len = l;
             } else W2L_TRY(text_value(c, p + lb, l, v, sc, err));
             p += lb + l;
             break;
@@ -578,4 +671,24 @@ w2l_rc w2l__bl_decode_row(const w2l__bl_tmap *tm, const uint8_t *bitmap, const u
     }
     *pp = p;
     return W2L_OK;
+}
+
+w2l_rc w2l__bl_decode_row(const w2l__bl_tmap *tm, const uint8_t *bitmap, const uint8_t **pp,
+                          const uint8_t *end, w2l_value *vals, uint8_t *present, uint8_t *coerced,
+                          w2l__bl_scratch *sc, w2l_error *err)
+{
+    return decode_image(tm, bitmap, pp, end, vals, present, coerced, sc, IMG_PLAIN, err);
+}
+
+w2l_rc w2l__bl_decode_image(const w2l__bl_event *ev, int after, const uint8_t **pp,
+                            w2l_value *vals, uint8_t *present, uint8_t *coerced,
+                            w2l__bl_scratch *sc, w2l_error *err)
+{
+    const w2l__bl_tmap *tm = ev->tmap;
+    if (!tm)
+        return w2l__fail(err, W2L_CORRUPT, "binlog: rows event for table id %llu, never mapped",
+                         (unsigned long long)ev->table_id);
+    int mode = !ev->partial_json ? IMG_PLAIN : after ? IMG_PARTIAL_AFTER : IMG_PARTIAL_BEFORE;
+    return decode_image(tm, after ? ev->bitmap2 : ev->bitmap1, pp, ev->end, vals, present,
+                        coerced, sc, mode, err);
 }

@@ -1,6 +1,7 @@
 /*
  * The "mysql" source's URI and configuration: the mysql:// URI and its parameters over
- * the source.* conf keys, and which databases and tables are selected.
+ * the source.* conf keys (among them TLS, the server's RSA key for caching_sha2_password,
+ * and the snapshot's lock), and which databases and tables are selected.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,83 @@ void w2l__ms_free_strv(char **v, size_t n)
 
 /* ---- URI and configuration ---- */
 
+/* The auth and TLS settings, URI parameter or conf key (without "source."). */
+static w2l_rc set_auth(mysql_source *ms, const char *k, const char *val, int *handled,
+                       w2l_error *err)
+{
+    char **dst = NULL;
+    *handled = 1;
+    if (!strcmp(k, "ssl-mode")) {
+        static const char *const modes[] = {"disabled", "required", "verify-ca",
+                                            "verify-identity"};
+        for (int i = 0; i < 4; i++)
+            if (!strcmp(val, modes[i])) {
+                ms->cfg.params.tls = i; /* W2L__MY_TLS_* in this order */
+                return W2L_OK;
+            }
+        return w2l__fail(err, W2L_CONFIG,
+                         "mysql source: ssl-mode '%.40s' is not disabled, required, verify-ca or "
+                         "verify-identity",
+                         val);
+    }
+    if (!strcmp(k, "get-server-public-key")) {
+        int on = !strcmp(val, "true") || !strcmp(val, "1") || !strcmp(val, "yes") ||
+                 !strcmp(val, "on");
+        if (!on && strcmp(val, "false") && strcmp(val, "0") && strcmp(val, "no") &&
+            strcmp(val, "off"))
+            return w2l__fail(err, W2L_CONFIG,
+                             "mysql source: get-server-public-key '%.40s' is not true or false",
+                             val);
+        ms->cfg.params.get_server_public_key = on;
+        return W2L_OK;
+    }
+    if (!strcmp(k, "snapshot-lock")) {
+        if (!strcmp(val, "auto")) ms->cfg.snapshot_lock = SNAP_LOCK_AUTO;
+        else if (!strcmp(val, "none")) ms->cfg.snapshot_lock = SNAP_LOCK_NONE;
+        else if (!strcmp(val, "ftwrl")) ms->cfg.snapshot_lock = SNAP_LOCK_FTWRL;
+        else
+            return w2l__fail(err, W2L_CONFIG,
+                             "mysql source: snapshot-lock '%.40s' is not auto, none or ftwrl", val);
+        return W2L_OK;
+    }
+    if (!strcmp(k, "ssl-ca")) dst = &ms->cfg.ssl_ca;
+    else if (!strcmp(k, "ssl-cert")) dst = &ms->cfg.ssl_cert;
+    else if (!strcmp(k, "ssl-key")) dst = &ms->cfg.ssl_key;
+    else if (!strcmp(k, "server-public-key")) dst = &ms->cfg.server_public_key;
+    if (!dst) {
+        *handled = 0;
+        return W2L_OK;
+    }
+    w2l__free(*dst);
+    *dst = *val ? w2l__strdup(val) : NULL;
+    W2L_NOMEM_IF(*val && !*dst, err);
+    return W2L_OK;
+}
+
+static const char *const auth_keys[] = {"ssl-mode",          "ssl-ca",
+                                        "ssl-cert",          "ssl-key",
+                                        "server-public-key", "get-server-public-key",
+                                        "snapshot-lock"};
+
+/* The source.* conf keys of set_auth; URI parameters given later win. */
+static w2l_rc auth_from_conf(mysql_source *ms, const w2l_conf *conf, w2l_error *err)
+{
+    for (size_t i = 0; conf && i < sizeof auth_keys / sizeof auth_keys[0]; i++) {
+        char key[64];
+        const char *v = NULL;
+        int handled;
+        snprintf(key, sizeof key, "source.%s", auth_keys[i]);
+        if (!w2l_conf_is_set(conf, key)) continue;
+        if (!strcmp(auth_keys[i], "get-server-public-key")) {
+            int64_t b;
+            if (w2l_conf_get_int(conf, key, &b, NULL) == W2L_OK) v = b ? "true" : "false";
+        } else if (w2l_conf_get(conf, key, &v, NULL) != W2L_OK)
+            v = NULL;
+        if (v) W2L_TRY(set_auth(ms, auth_keys[i], v, &handled, err));
+    }
+    return W2L_OK;
+}
+
 static w2l_rc set_param(mysql_source *ms, const char *uri, const char *k, size_t kl, const char *v,
                         size_t vl, char **dbs_text, char **tables, char **startup, int64_t *sid,
                         w2l_error *err)
@@ -69,6 +147,14 @@ static w2l_rc set_param(mysql_source *ms, const char *uri, const char *k, size_t
         *sid = x;
         return W2L_OK;
     }
+    char name[32];
+    if (kl < sizeof name) {
+        int handled;
+        memcpy(name, k, kl);
+        name[kl] = '\0';
+        W2L_TRY(set_auth(ms, name, val, &handled, err));
+        if (handled) return W2L_OK;
+    }
     if (kl == 9 && !memcmp(k, "databases", 9)) dst = dbs_text;
     else if (kl == 6 && !memcmp(k, "tables", 6)) dst = tables;
     else if (kl == 7 && !memcmp(k, "startup", 7)) dst = startup;
@@ -82,7 +168,8 @@ static w2l_rc set_param(mysql_source *ms, const char *uri, const char *k, size_t
         return w2l__fail(
             err, W2L_CONFIG,
             "source URI: unknown parameter '%.*s' (allowed: server-id, databases, tables, startup, "
-            "chunk-rows, connect-timeout)",
+            "chunk-rows, connect-timeout, snapshot-lock, ssl-mode, ssl-ca, ssl-cert, ssl-key, "
+            "server-public-key, get-server-public-key)",
             (int)kl, k);
     (void)uri;
     w2l__free(*dst);
@@ -160,7 +247,7 @@ w2l_rc w2l__ms_parse_uri(mysql_source *ms, const w2l_conf *conf, const char *uri
         int64_t v;
         if (w2l_conf_get_int(conf, "source.server-id", &v, NULL) == W2L_OK) sid = v;
     }
-    w2l_rc rc = W2L_OK;
+    w2l_rc rc = auth_from_conf(ms, conf, err);
     const char *q = strchr(slash, '?');
     while (rc == W2L_OK && q && *q) {
         const char *k = q + 1, *amp = strchr(k, '&'), *end = amp ? amp : k + strlen(k);
@@ -210,6 +297,11 @@ w2l_rc w2l__ms_parse_uri(mysql_source *ms, const w2l_conf *conf, const char *uri
         }
     }
     if (rc == W2L_OK) rc = w2l__tfilter_init(&ms->cfg.filter, conf, err);
+    ms->cfg.params.tls_ca = ms->cfg.ssl_ca;
+    ms->cfg.params.tls_cert = ms->cfg.ssl_cert;
+    ms->cfg.params.tls_key = ms->cfg.ssl_key;
+    ms->cfg.params.server_public_key = ms->cfg.server_public_key;
+    ms->cfg.params.flags |= W2L__MY_PIN_RSA_KEY;
     ms->cfg.startup = startup ? startup : w2l__strdup("initial");
     startup = NULL;
     if (rc == W2L_OK && !ms->cfg.startup) rc = w2l__fail(err, W2L_NOMEM, "out of memory");

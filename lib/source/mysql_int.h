@@ -30,6 +30,7 @@ enum {
     BL_ENUM = 247, BL_SET = 248, BL_TINY_BLOB = 249, BL_MEDIUM_BLOB = 250, BL_LONG_BLOB = 251,
     BL_BLOB = 252, BL_VAR_STRING = 253, BL_STRING = 254, BL_GEOMETRY = 255
 };
+enum { BL_VECTOR = 242 }; /* MySQL 9.0: a blob of 4-byte floats (VECTOR_DIMENSIONALITY) */
 
 /* One column of a TABLE_MAP, decoded from its type, metadata and FULL optional metadata. */
 typedef struct w2l__bl_col {
@@ -47,6 +48,10 @@ typedef struct w2l__bl_col {
     size_t nvalues;
     /* Set by the source before rows are decoded (w2l__bl_decode_row): */
     w2l_type ice;            /* the Iceberg type the value is converted to */
+    /* MySQL's optional metadata (FULL): */
+    uint8_t invisible;       /* COLUMN_VISIBILITY (8.0.23+): an INVISIBLE column */
+    uint32_t geom_type;      /* GEOMETRY_TYPE: 0 geometry, 1 point, 2 linestring, ... */
+    uint32_t vector_dim;     /* VECTOR_DIMENSIONALITY (9.0): elements of a VECTOR column */
 } w2l__bl_col;
 
 /* A decoded TABLE_MAP. Owned by the stream's table cache; valid until the stream closes
@@ -58,7 +63,9 @@ typedef struct w2l__bl_tmap {
     w2l__bl_col *cols;
     size_t *pk;              /* SIMPLE/PREFIXED_PRIMARY_KEY column indexes */
     size_t npk;
-    int has_names;           /* COLUMN_NAME metadata present (binlog_row_metadata=FULL) */
+    int has_names;           /* COLUMN_NAME metadata present (binlog_row_metadata=FULL); 0
+                                under MINIMAL (MySQL's default): the source refuses the table
+                                naming binlog_row_metadata=FULL */
     /* For the source: */
     void *user;              /* per table-map data (mapping, schema); freed by user_free */
     void (*user_free)(void *user);
@@ -66,6 +73,7 @@ typedef struct w2l__bl_tmap {
     uint8_t *raw;
     size_t raw_len;
     w2l__arena arena;
+    int mysql;               /* mapped by a MySQL server: JSON columns are binary JSON */
 } w2l__bl_tmap;
 
 typedef enum w2l__bl_kind {
@@ -80,7 +88,9 @@ typedef enum w2l__bl_kind {
     BL_EV_ROWS,        /* rows_kind, tmap (NULL when the id was never mapped), bitmaps, data */
     BL_EV_HEARTBEAT,   /* file, log_pos */
     BL_EV_XA_PREPARE,
-    BL_EV_STOP
+    BL_EV_STOP,
+    BL_EV_PREVIOUS_GTIDS /* MySQL: the GTID set before this file, encoded in data..end
+                            (w2l__mygtids_decode) */
 } w2l__bl_kind;
 
 enum { BL_ROWS_WRITE = 0, BL_ROWS_UPDATE = 1, BL_ROWS_DELETE = 2 };
@@ -103,8 +113,16 @@ typedef struct w2l__bl_event {
     const char *file;        /* ROTATE, HEARTBEAT */
     size_t file_len;
     uint64_t pos;            /* ROTATE: position in the new file */
-    w2l__bl_gtid gtid;       /* GTID */
+    w2l__bl_gtid gtid;       /* GTID (MariaDB) */
     uint8_t gflags;
+    /* GTID of a MySQL server (GTID_LOG_EVENT, tagged GTID, ANONYMOUS_GTID): kind BL_EV_GTID
+     * with mysql_gtid 1; sid the source UUID's 16 bytes, tag (8.3+, "" when untagged), gno
+     * the transaction number; anonymous 1 (and gno 0) for ANONYMOUS_GTID. */
+    int mysql_gtid, anonymous;
+    uint8_t sid[16];
+    const char *tag;
+    size_t tag_len;
+    int64_t gno;
     const char *xid;         /* GTID with XA flags, XA_PREPARE: the XID bytes */
     size_t xid_len;
     const w2l__bl_gtid *gtids; /* GTID_LIST */
@@ -118,6 +136,11 @@ typedef struct w2l__bl_event {
     size_t rows_ncols;
     const uint8_t *bitmap1, *bitmap2; /* present columns of the (before) / after image */
     const uint8_t *data, *end;        /* row images */
+    /* MySQL: */
+    int partial_json;        /* PARTIAL_UPDATE_ROWS: after images carry JSON diffs (decode the
+                                images with w2l__bl_decode_image) */
+    int in_payload;          /* an event from inside a TRANSACTION_PAYLOAD; its log_pos is
+                                the payload event's (the transaction's end) */
 } w2l__bl_event;
 
 typedef struct w2l__bl_opts {
@@ -125,6 +148,9 @@ typedef struct w2l__bl_opts {
     const char *file;        /* start at file:pos, or */
     uint64_t pos;
     const char *gtid;        /* at this GTID state ("d-s-n,..."); wins when not NULL/empty */
+    int mysql;               /* the server is MySQL (its session variables, events, flags) */
+    const char *mysql_gtids; /* MySQL: at this executed GTID set (w2l__mygtids text), by
+                                COM_BINLOG_DUMP_GTID; wins when not NULL/empty */
     int heartbeat_ms;
     int non_block;           /* the server ends the stream at the end of the binlog */
 } w2l__bl_opts;
@@ -146,6 +172,13 @@ void w2l__bl_stats(const w2l__bl *b, uint64_t *bytes, uint64_t *events);
 /* Memory for derived value bytes, reused row after row (chunks, never moved). */
 typedef struct w2l__bl_scratch {
     struct w2l__bl_chunk *head, *cur;
+    /* MySQL (binlog_rows.c): JSON text is built here, and the before image's binary JSON
+     * documents of a PARTIAL_UPDATE_ROWS row (pointers into the event) are kept here for
+     * its after image; both survive w2l__bl_scratch_reset. */
+    w2l_buf json;
+    const uint8_t **jdoc;
+    size_t *jlen;
+    size_t jcap;
 } w2l__bl_scratch;
 void w2l__bl_scratch_reset(w2l__bl_scratch *s);
 void w2l__bl_scratch_free(w2l__bl_scratch *s);
@@ -161,6 +194,17 @@ void w2l__bl_scratch_free(w2l__bl_scratch *s);
 w2l_rc w2l__bl_decode_row(const w2l__bl_tmap *tm, const uint8_t *bitmap, const uint8_t **p,
                           const uint8_t *end, w2l_value *vals, uint8_t *present,
                           uint8_t *coerced, w2l__bl_scratch *scratch, w2l_error *err);
+
+/* One image of the rows event ev (tmap, bitmaps and end from ev), after = 0 for the
+ * before image (of an UPDATE; the only image of a WRITE or DELETE), 1 for an UPDATE's after
+ * image; otherwise as w2l__bl_decode_row. For a PARTIAL_UPDATE_ROWS event (MySQL,
+ * binlog_row_value_options=PARTIAL_JSON) the before image must be decoded with the same
+ * scratch right before its after image: the after image's JSON diffs are applied to it.
+ * W2L_SOURCE naming binlog_row_value_options and the table when the before image lacks
+ * a column the diffs apply to (binlog_row_image=MINIMAL). */
+w2l_rc w2l__bl_decode_image(const w2l__bl_event *ev, int after, const uint8_t **p,
+                            w2l_value *vals, uint8_t *present, uint8_t *coerced,
+                            w2l__bl_scratch *scratch, w2l_error *err);
 
 /* The MySQL type text of a table-map column ("int unsigned", "decimal(12,2)",
  * "varchar(20)", "binary(4)", "datetime(3)", "enum(...)"), for w2l__mysql_type_map_text. */

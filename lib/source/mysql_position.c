@@ -1,6 +1,7 @@
 /*
- * The "mysql" source's positions (file:pos, GTID state, snapshot resume windows) and its
- * XA transactions, held from their PREPARE group until XA COMMIT or XA ROLLBACK.
+ * The "mysql" source's positions (file:pos, MariaDB's GTID state or MySQL's executed GTID
+ * set, snapshot resume windows) and its XA transactions, held from their PREPARE group
+ * until XA COMMIT or XA ROLLBACK.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,34 +48,73 @@ int w2l__ms_in_window(const mysql_source *ms, const char *db, const char *table,
     return w && w2l__ms_pos_cmp(file, pos, w->file, w->pos) <= 0;
 }
 
-static size_t format_position(const mysql_source *ms, char *buf, size_t size)
+/* JSON string characters of s (positions hold names and GTID texts: no quotes expected,
+ * escaped anyway) */
+static w2l_rc put_str(w2l_buf *b, const char *s, w2l_error *err)
 {
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') W2L_TRY(w2l__buf_printf(b, err, "\\%c", c));
+        else if (c < 0x20) W2L_TRY(w2l__buf_printf(b, err, "\\u%04x", c));
+        else W2L_TRY(w2l_buf_append(b, s, 1, err));
+    }
+    return W2L_OK;
+}
+
+/* The GTID text of the current position: MariaDB's GTID state, or MySQL's executed set
+ * ("" while it is not known). From w2l__malloc; NULL when out of memory. */
+char *w2l__ms_gtid_text(const mysql_source *ms)
+{
+    if (ms->server.mysql)
+        return ms->at.mygtids_known ? w2l__mygtids_format(ms->at.mygtids) : w2l__strdup("");
     char g[1024];
     w2l__gtid_format(ms->at.gtid, ms->at.ngtid, g, sizeof g);
-    size_t n = (size_t)snprintf(buf, size, "{\"file\":\"%s\",\"pos\":%llu,\"gtid\":\"%s\"",
-                                ms->at.file, (unsigned long long)ms->at.pos, g);
-    if (ms->xa.n && n < size) {
-        const xa_txn *x = ms->xa.pending[0];
-        n += (size_t)snprintf(buf + n, size - n,
-                              ",\"xa\":{\"file\":\"%s\",\"pos\":%llu,\"gtid\":\"%s\"}", x->file,
-                              (unsigned long long)x->pos, x->gtid);
-    }
-    if (n < size) n += w2l__ms_format_window(ms, buf + n, size - n);
-    if (n < size) n += (size_t)snprintf(buf + n, size - n, "}");
-    return n;
+    return w2l__strdup(g);
+}
+
+/* The start of a position object, without its closing brace:
+ *   MariaDB: {"file":"binlog.000003","pos":1234,"gtid":"0-1-55"}
+ *   MySQL:   {"file":"binlog.000003","pos":1234,"gtid_set":"3e11fa47-...:1-57"}
+ * (gtid_set left out while the set is not known, gtid the text of either). */
+w2l_rc w2l__ms_position_json(const mysql_source *ms, w2l_buf *b, const char *file, uint64_t pos,
+                             const char *gtid, w2l_error *err)
+{
+    W2L_TRY(w2l__buf_printf(b, err, "{\"file\":\""));
+    W2L_TRY(put_str(b, file, err));
+    W2L_TRY(w2l__buf_printf(b, err, "\",\"pos\":%llu", (unsigned long long)pos));
+    if (ms->server.mysql && !*gtid) return W2L_OK;
+    W2L_TRY(w2l__buf_printf(b, err, ",\"%s\":\"", ms->server.mysql ? "gtid_set" : "gtid"));
+    W2L_TRY(put_str(b, gtid, err));
+    return w2l__buf_printf(b, err, "\"");
 }
 
 w2l_rc w2l__ms_emit_commit(mysql_source *ms, w2l_emitter *em, w2l_error *err)
 {
-    char buf[8192];
-    size_t n = format_position(ms, buf, sizeof buf);
-    if (n >= sizeof buf)
-        return w2l__fail(err, W2L_ERROR, "mysql source: position too long (too many GTID domains)");
-    return w2l_emit_commit(em, buf, n, err);
+    w2l_buf b = {0};
+    char *g = w2l__ms_gtid_text(ms);
+    w2l_rc rc = g ? w2l__ms_position_json(ms, &b, ms->at.file, ms->at.pos, g, err)
+                  : w2l__fail(err, W2L_NOMEM, "out of memory");
+    w2l__free(g);
+    if (rc == W2L_OK && ms->xa.n) {
+        const xa_txn *x = ms->xa.pending[0];
+        rc = w2l__buf_printf(&b, err, ",\"xa\":");
+        if (rc == W2L_OK) rc = w2l__ms_position_json(ms, &b, x->file, x->pos, x->gtid, err);
+        if (rc == W2L_OK) rc = w2l__buf_printf(&b, err, "}");
+    }
+    if (rc == W2L_OK && ms->snap.nsegs) {
+        char win[MAX_WSEGS * 900];
+        size_t n = w2l__ms_format_window(ms, win, sizeof win);
+        rc = w2l_buf_append(&b, win, n < sizeof win ? n : sizeof win - 1, err);
+    }
+    if (rc == W2L_OK) rc = w2l__buf_printf(&b, err, "}");
+    if (rc == W2L_OK) rc = w2l_emit_commit(em, (const char *)b.data, b.len, err);
+    w2l_buf_release(&b);
+    return rc;
 }
 
 w2l_rc w2l__ms_set_gtid_text(mysql_source *ms, const char *s, w2l_error *err)
 {
+    if (ms->server.mysql) return w2l__ms_set_mygtids_text(ms, s, err);
     w2l__bl_gtid *g;
     size_t n;
     W2L_TRY(w2l__gtid_parse(s, &g, &n, err));
@@ -82,6 +122,22 @@ w2l_rc w2l__ms_set_gtid_text(mysql_source *ms, const char *s, w2l_error *err)
     ms->at.gtid = g;
     ms->at.ngtid = n;
     ms->at.gtid_cap = n;
+    return W2L_OK;
+}
+
+/* MySQL: the executed set becomes s ("": not known). */
+w2l_rc w2l__ms_set_mygtids_text(mysql_source *ms, const char *s, w2l_error *err)
+{
+    w2l__mygtids *g = w2l__mygtids_new();
+    W2L_NOMEM_IF(!g, err);
+    w2l_rc rc = w2l__mygtids_parse(g, s, err);
+    if (rc != W2L_OK) {
+        w2l__mygtids_free(g);
+        return rc;
+    }
+    w2l__mygtids_free(ms->at.mygtids);
+    ms->at.mygtids = g;
+    ms->at.mygtids_known = !w2l__mygtids_empty(g);
     return W2L_OK;
 }
 
@@ -122,9 +178,7 @@ w2l_rc w2l__ms_xa_begin(mysql_source *ms, w2l_error *err)
     w2l__arena_init(&x->arena, 16384);
     snprintf(x->file, sizeof x->file, "%s", ms->at.file);
     x->pos = ms->at.pos;
-    char g[1024];
-    w2l__gtid_format(ms->at.gtid, ms->at.ngtid, g, sizeof g);
-    x->gtid = w2l__strdup(g);
+    x->gtid = w2l__ms_gtid_text(ms);
     ms->xa.cur = x;
     W2L_NOMEM_IF(!x->gtid, err);
     return W2L_OK;

@@ -1,6 +1,7 @@
 /*
  * The "mysql" source's snapshot driver: the table plan, the consistent snapshot and its
- * hand-over position, and the chunks read through mysql_snapshot.c.
+ * hand-over position (lock-free on MariaDB, under a short global read lock on MySQL:
+ * source.snapshot-lock), and the chunks read through mysql_snapshot.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,35 +90,52 @@ w2l_rc w2l__ms_snap_plan(mysql_source *ms, w2l_error *err)
     return rc;
 }
 
-w2l_rc w2l__ms_snap_begin(mysql_source *ms, int fresh, w2l_error *err)
+/* The first prepared XA transaction's XID into xid ("" when none). */
+static w2l_rc xa_prepared(mysql_source *ms, char *xid, size_t size, w2l_error *err)
 {
-    W2L_TRY(w2l__my_connect(&ms->cfg.params, &ms->snap.conn, err));
-    W2L_TRY(w2l__my_exec(ms->snap.conn, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
-                         err));
+    w2l__my_res *r;
+    w2l_rc rc = w2l__my_query(ms->snap.conn, "XA RECOVER", 0, &r, err);
+    if (rc != W2L_OK) {
+        if (err && err->sys_errno == 1227) /* MySQL 8.0.19+: a privilege of its own */
+            w2l__error_prefix(err, "the snapshot checks for prepared XA transactions (grant "
+                                   "XA_RECOVER_ADMIN): ");
+        return rc;
+    }
+    char **row;
+    unsigned long *len;
+    xid[0] = '\0';
+    int k = w2l__my_row(r, &row, &len, err);
+    if (k > 0)
+        snprintf(xid, size, "%.*s", (int)(len[3] < 256 ? len[3] : 256), row[3] ? row[3] : "");
+    w2l__my_res_free(r);
+    return k < 0 ? err->code : W2L_OK;
+}
+
+static w2l_rc xa_wait_failed(mysql_source *ms, const char *xid, w2l_error *err)
+{
+    return w2l__fail(
+        err, W2L_SOURCE,
+        "mysql source %s: XA transaction '%s' (and maybe others) is prepared, "
+        "not committed: a snapshot now would miss its changes; XA COMMIT or XA ROLLBACK it "
+        "(XA RECOVER lists them), then start again",
+        w2l__my_name(ms->snap.conn), xid);
+}
+
+/* source.snapshot-lock=none (MariaDB): the consistent snapshot itself reports the binlog
+ * position it sees (binlog_snapshot_file/position), and its GTID state is that of the
+ * position (BINLOG_GTID_POS). No lock is taken. */
+static w2l_rc start_lock_free(mysql_source *ms, int fresh, char *file, size_t fsize,
+                              uint64_t *pos, char *gtid, size_t gsize, w2l_error *err)
+{
     W2L_TRY(w2l__my_exec(ms->snap.conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT", err));
     /* An XA transaction prepared now is not in the snapshot and its PREPARE group lies
      * before the snapshot's binlog position: its XA COMMIT would come without its
      * changes. Wait (up to 10 s) for prepared ones to end, else fail naming one. */
     for (int attempt = 0; fresh; attempt++) {
-        w2l__my_res *r;
-        W2L_TRY(w2l__my_query(ms->snap.conn, "XA RECOVER", 0, &r, err));
-        char **row;
-        unsigned long *len;
-        char xid[300] = "";
-        int k = w2l__my_row(r, &row, &len, err);
-        if (k > 0)
-            snprintf(xid, sizeof xid, "%.*s", (int)(len[3] < 256 ? len[3] : 256),
-                     row[3] ? row[3] : "");
-        w2l__my_res_free(r);
-        if (k < 0) return err->code;
-        if (k == 0) break;
-        if (attempt >= 20)
-            return w2l__fail(
-                err, W2L_SOURCE,
-                "mysql source %s: XA transaction '%s' (and maybe others) is prepared, "
-                "not committed: a snapshot now would miss its changes; XA COMMIT or XA ROLLBACK it "
-                "(XA RECOVER lists them), then start again",
-                w2l__my_name(ms->snap.conn), xid);
+        char xid[300];
+        W2L_TRY(xa_prepared(ms, xid, sizeof xid, err));
+        if (!xid[0]) break;
+        if (attempt >= 20) return xa_wait_failed(ms, xid, err);
         if (attempt == 0)
             w2l__log(
                 W2L_LOG_WARN,
@@ -128,47 +146,154 @@ w2l_rc w2l__ms_snap_begin(mysql_source *ms, int fresh, w2l_error *err)
         w2l__ms_sleep_ms(500);
         W2L_TRY(w2l__my_exec(ms->snap.conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT", err));
     }
-    char file[256], pos[32], gtid[1024];
+    char p[32];
     int null;
     W2L_TRY(w2l__my_value(ms->snap.conn,
                           "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE "
                           "VARIABLE_NAME = 'BINLOG_SNAPSHOT_FILE'",
-                          file, sizeof file, &null, err));
+                          file, fsize, &null, err));
     W2L_TRY(w2l__my_value(ms->snap.conn,
                           "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE "
                           "VARIABLE_NAME = 'BINLOG_SNAPSHOT_POSITION'",
-                          pos, sizeof pos, &null, err));
+                          p, sizeof p, &null, err));
     if (null || !file[0])
         return w2l__fail(err, W2L_CONFIG,
                          "mysql source %s: no binlog snapshot position (is log_bin on?)",
                          w2l__my_name(ms->snap.conn));
+    *pos = strtoull(p, NULL, 10);
     char q[1024], esc[600];
     w2l__my_escape(ms->snap.conn, esc, file, strlen(file));
-    snprintf(q, sizeof q, "SELECT BINLOG_GTID_POS('%s', %s)", esc, pos);
-    W2L_TRY(w2l__my_value(ms->snap.conn, q, gtid, sizeof gtid, &null, err));
+    snprintf(q, sizeof q, "SELECT BINLOG_GTID_POS('%s', %llu)", esc, (unsigned long long)*pos);
+    W2L_TRY(w2l__my_value(ms->snap.conn, q, gtid, gsize, &null, err));
+    if (null) gtid[0] = '\0';
+    return W2L_OK;
+}
+
+/* source.snapshot-lock=ftwrl (MySQL, which reports no position for a snapshot; works on
+ * MariaDB too): FLUSH TABLES WITH READ LOCK stops every commit, so the binlog position and
+ * the GTID set read under it are those of the snapshot started before UNLOCK TABLES. The
+ * lock is held on this connection for those few statements only (lock_wait_timeout bounds
+ * the wait for it: while FTWRL waits for long statements, writers wait too). Needs the
+ * RELOAD privilege. */
+static w2l_rc start_locked(mysql_source *ms, int fresh, char *file, size_t fsize, uint64_t *pos,
+                           char **gtext, w2l_error *err)
+{
+    w2l__my *c = ms->snap.conn;
+    W2L_TRY(w2l__my_exec(c, "SET SESSION lock_wait_timeout = 30", err));
+    for (int attempt = 0;; attempt++) {
+        w2l_rc rc = w2l__my_exec(c, "FLUSH TABLES WITH READ LOCK", err);
+        if (rc != W2L_OK) {
+            if (err && (err->sys_errno == 1227 || err->sys_errno == 1045))
+                return w2l__fail(err, W2L_CONFIG,
+                                 "mysql source %s: the snapshot needs the RELOAD privilege for "
+                                 "FLUSH TABLES WITH READ LOCK (source.snapshot-lock=ftwrl): "
+                                 "GRANT RELOAD ON *.* TO the source's user%s",
+                                 w2l__my_name(c),
+                                 ms->server.mysql ? "" : ", or set source.snapshot-lock=none");
+            return rc;
+        }
+        char xid[300] = "";
+        if (fresh) rc = xa_prepared(ms, xid, sizeof xid, err);
+        if (rc != W2L_OK || !xid[0]) break;
+        W2L_TRY(w2l__my_exec(c, "UNLOCK TABLES", err));
+        if (attempt >= 20) return xa_wait_failed(ms, xid, err);
+        if (attempt == 0)
+            w2l__log(W2L_LOG_WARN,
+                     "mysql source: XA transaction '%s' is prepared; waiting for it to end "
+                     "before the snapshot",
+                     xid);
+        w2l__ms_sleep_ms(500);
+    }
+    /* the lock is held: nothing commits until UNLOCK TABLES */
+    w2l_rc rc = w2l__ms_read_binlog_status(ms, c, file, fsize, pos, err);
+    char g[1024];
+    int null = 1;
+    if (rc == W2L_OK && !ms->server.mysql)
+        rc = w2l__my_value(c, "SELECT @@global.gtid_binlog_pos", g, sizeof g, &null, err);
+    w2l__my_res *r = NULL;
+    if (rc == W2L_OK && ms->server.mysql && ms->server.gtid_mode)
+        rc = w2l__my_query(c, "SELECT @@global.gtid_executed", 0, &r, err);
+    if (rc == W2L_OK && r) {
+        char **row;
+        unsigned long *len;
+        int k = w2l__my_row(r, &row, &len, err);
+        if (k < 0) rc = err->code;
+        else if (k > 0 && row[0]) *gtext = w2l__strndup(row[0], len[0]);
+    } else if (rc == W2L_OK && !ms->server.mysql && !null)
+        *gtext = w2l__strdup(g);
+    w2l__my_res_free(r);
+    if (rc == W2L_OK && !*gtext) *gtext = w2l__strdup("");
+    if (rc == W2L_OK && !*gtext) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    if (rc == W2L_OK)
+        rc = w2l__my_exec(c, "START TRANSACTION WITH CONSISTENT SNAPSHOT", err);
+    w2l_error e2;
+    w2l_rc urc = w2l__my_exec(c, "UNLOCK TABLES", &e2); /* also after a failure */
+    if (rc == W2L_OK && urc != W2L_OK) {
+        *err = e2;
+        rc = urc;
+    }
+    return rc;
+}
+
+w2l_rc w2l__ms_snap_begin(mysql_source *ms, int fresh, w2l_error *err)
+{
+    W2L_TRY(w2l__my_connect(&ms->cfg.params, &ms->snap.conn, err));
+    W2L_TRY(w2l__my_exec(ms->snap.conn, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+                         err));
+    char file[256];
+    uint64_t posv = 0;
+    char *gtid = NULL;
+    w2l_rc rc;
+    if (ms->cfg.snapshot_lock == SNAP_LOCK_FTWRL) {
+        rc = start_locked(ms, fresh, file, sizeof file, &posv, &gtid, err);
+    } else {
+        char g[1024];
+        rc = start_lock_free(ms, fresh, file, sizeof file, &posv, g, sizeof g, err);
+        if (rc == W2L_OK && !(gtid = w2l__strdup(g)))
+            rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    if (rc == W2L_OK && !ms->server.mysql && strlen(gtid) >= sizeof ms->snap.gtid)
+        rc = w2l__fail(err, W2L_SOURCE, "mysql source: GTID state too long (%zu bytes)",
+                       strlen(gtid));
+    if (rc != W2L_OK) {
+        w2l__free(gtid);
+        return rc;
+    }
     if (fresh) {
         snprintf(ms->snap.file, sizeof ms->snap.file, "%s", file);
-        ms->snap.pos = strtoull(pos, NULL, 10);
-        snprintf(ms->snap.gtid, sizeof ms->snap.gtid, "%s", null ? "" : gtid);
+        ms->snap.pos = posv;
+        if (ms->server.mysql) {
+            w2l__free(ms->snap.mygtids);
+            ms->snap.mygtids = gtid;
+            gtid = NULL;
+        } else
+            snprintf(ms->snap.gtid, sizeof ms->snap.gtid, "%s", gtid);
     } else if (ms->snap.idx <
                ms->snap.ntables) { /* tables from the current one on are read at this position */
-        if (ms->snap.nsegs == MAX_WSEGS)
+        if (ms->snap.nsegs == MAX_WSEGS) {
+            w2l__free(gtid);
             return w2l__fail(
                 err, W2L_SOURCE,
                 "mysql source: the snapshot was resumed %d times before it reached the "
                 "binlog; start it again (new warehouse or startup=initial without state)",
                 MAX_WSEGS);
+        }
         wseg *w = &ms->snap.segs[ms->snap.nsegs++];
         snprintf(w->db, sizeof w->db, "%s", ms->snap.tables[ms->snap.idx].db);
         snprintf(w->name, sizeof w->name, "%s", ms->snap.tables[ms->snap.idx].name);
         snprintf(w->file, sizeof w->file, "%s", file);
-        w->pos = strtoull(pos, NULL, 10);
+        w->pos = posv;
         if (ms->snap.key) { /* the table in progress: emptied and read again whole */
             ms->snap.key = NULL;
             ms->snap.key_len = NULL;
             ms->snap.truncate = 1;
         }
     }
+    w2l__log(W2L_LOG_INFO, "mysql source: snapshot at %s:%llu (GTID %s)%s%s", file,
+             (unsigned long long)posv, gtid ? gtid : ms->snap.mygtids ? ms->snap.mygtids : "",
+             fresh ? "" : ", resuming an earlier snapshot",
+             ms->cfg.snapshot_lock == SNAP_LOCK_FTWRL ? ", read under a global read lock" : "");
+    w2l__free(gtid);
     if (fresh) {
         /* the definitions read at open may be older than the snapshot (a DDL in between):
          * read them again now, in the snapshot's session, and plan the snapshot from them,
@@ -178,30 +303,32 @@ w2l_rc w2l__ms_snap_begin(mysql_source *ms, int fresh, w2l_error *err)
         w2l__ms_snap_tables_free(ms);
         W2L_TRY(w2l__ms_snap_plan(ms, err));
     }
-    w2l__log(W2L_LOG_INFO, "mysql source: snapshot at %s:%s (GTID %s)%s", file, pos,
-             null ? "" : gtid, fresh ? "" : ", resuming an earlier snapshot");
     return W2L_OK;
 }
 
-static size_t snap_position(const mysql_source *ms, char *buf, size_t size, const snap_table *t)
+static w2l_rc snap_position(const mysql_source *ms, w2l_buf *b, const snap_table *t,
+                            w2l_error *err)
 {
-    size_t n = (size_t)snprintf(buf, size, "{\"file\":\"%s\",\"pos\":%llu,\"gtid\":\"%s\"",
-                                ms->snap.file, (unsigned long long)ms->snap.pos, ms->snap.gtid);
-    if (t && n < size) {
-        n += (size_t)snprintf(buf + n, size - n,
-                              ",\"snapshot\":{\"index\":%zu,\"table\":\"%s.%s\",\"key\":[",
-                              ms->snap.idx, t->db, t->name);
-        for (size_t k = 0; ms->snap.key && k < t->npk && n < size; k++) {
-            n += (size_t)snprintf(buf + n, size - n, "%s\"", k ? "," : "");
-            for (size_t j = 0; j < ms->snap.key_len[k] && n + 3 < size; j++)
-                n += (size_t)snprintf(buf + n, size - n, "%02x", (unsigned char)ms->snap.key[k][j]);
-            if (n < size) n += (size_t)snprintf(buf + n, size - n, "\"");
+    const char *g = ms->server.mysql ? (ms->snap.mygtids ? ms->snap.mygtids : "") : ms->snap.gtid;
+    W2L_TRY(w2l__ms_position_json(ms, b, ms->snap.file, ms->snap.pos, g, err));
+    if (t) {
+        W2L_TRY(w2l__buf_printf(b, err,
+                                ",\"snapshot\":{\"index\":%zu,\"table\":\"%s.%s\",\"key\":[",
+                                ms->snap.idx, t->db, t->name));
+        for (size_t k = 0; ms->snap.key && k < t->npk; k++) {
+            W2L_TRY(w2l__buf_printf(b, err, "%s\"", k ? "," : ""));
+            for (size_t j = 0; j < ms->snap.key_len[k]; j++)
+                W2L_TRY(w2l__buf_printf(b, err, "%02x", (unsigned char)ms->snap.key[k][j]));
+            W2L_TRY(w2l__buf_printf(b, err, "\""));
         }
-        if (n < size) n += (size_t)snprintf(buf + n, size - n, "]}");
+        W2L_TRY(w2l__buf_printf(b, err, "]}"));
     }
-    if (n < size) n += w2l__ms_format_window(ms, buf + n, size - n);
-    if (n < size) n += (size_t)snprintf(buf + n, size - n, "}");
-    return n;
+    if (ms->snap.nsegs) {
+        char win[MAX_WSEGS * 900];
+        size_t n = w2l__ms_format_window(ms, win, sizeof win);
+        W2L_TRY(w2l_buf_append(b, win, n < sizeof win ? n : sizeof win - 1, err));
+    }
+    return w2l__buf_printf(b, err, "}");
 }
 
 typedef struct snap_ctx {
@@ -283,12 +410,11 @@ w2l_rc w2l__ms_snapshot_next(mysql_source *ms, w2l_emitter *em, w2l_error *err)
             ms->snap.key_len = ll;
         }
         if (nrows == 0 && pt) continue; /* nothing emitted: no transaction */
-        char buf[8192];
-        size_t n = snap_position(ms, buf, sizeof buf, pt);
-        if (n >= sizeof buf)
-            return w2l__fail(err, W2L_ERROR, "snapshot of %s.%s: key too long for a position",
-                             t->db, t->name);
-        W2L_TRY(w2l_emit_commit(em, buf, n, err));
+        w2l_buf pb = {0};
+        rc = snap_position(ms, &pb, pt, err);
+        if (rc == W2L_OK) rc = w2l_emit_commit(em, (const char *)pb.data, pb.len, err);
+        w2l_buf_release(&pb);
+        W2L_TRY(rc);
         if (nrows) return W2L_OK;
     }
     /* snapshot done: hand over to the binlog at the snapshot's position */
@@ -296,7 +422,8 @@ w2l_rc w2l__ms_snapshot_next(mysql_source *ms, w2l_emitter *em, w2l_error *err)
     ms->snap.conn = NULL;
     snprintf(ms->at.file, sizeof ms->at.file, "%s", ms->snap.file);
     ms->at.pos = ms->snap.pos;
-    W2L_TRY(w2l__ms_set_gtid_text(ms, ms->snap.gtid, err));
+    W2L_TRY(w2l__ms_set_gtid_text(
+        ms, ms->server.mysql ? (ms->snap.mygtids ? ms->snap.mygtids : "") : ms->snap.gtid, err));
     ms->state = ST_BINLOG;
     w2l__log(W2L_LOG_INFO,
              "mysql source: snapshot of %zu tables done; streaming the binlog from %s:%llu",

@@ -1,7 +1,10 @@
 /*
- * The "mysql" source plug-in (w2l-design(7) sections 1-4 and 7): a whole MariaDB database,
- * first as a consistent snapshot, then from the binlog exactly where the snapshot (or
- * the last checkpoint) left off.
+ * The "mysql" source plug-in (w2l-design(7) sections 1-4 and 7): a whole MariaDB or MySQL
+ * (8.0 and later) database, first as a consistent snapshot, then from the binlog exactly
+ * where the snapshot (or the last checkpoint) left off. The flavour comes from @@version
+ * (check_server) and switches SQL spellings (SHOW BINARY LOG STATUS on MySQL 8.2+), the
+ * position's GTID form, the snapshot's lock and how transactions are delimited
+ * (mysql_stream.c); the decoder is the same, told by w2l__bl_opts.mysql.
  *
  *   mysql://USER:PASS@HOST:PORT/?server-id=N&databases=a,b&tables=REGEX&startup=MODE
  *
@@ -15,9 +18,12 @@
  * A restored position (a sealed checkpoint) always wins over the mode.
  *
  * Positions (JSON text, saved at checkpoints, which are placed only at our commits):
- *   {"file":"binlog.000003","pos":1234,"gtid":"0-1-55,1-1-7"}
+ *   {"file":"binlog.000003","pos":1234,"gtid":"0-1-55,1-1-7"}            MariaDB
+ *   {"file":"binlog.000003","pos":1234,"gtid_set":"3e11fa47-...:1-57"}  MySQL
  * file:pos is the position after the last whole transaction emitted, gtid the server's
- * GTID state (every domain) after it. A restart resumes by GTID when the state is known
+ * GTID state (every domain) after it, gtid_set MySQL's executed GTID set after it (left
+ * out while not known: gtid_mode not ON, or a start at file:pos until the next file's
+ * PREVIOUS_GTIDS). A restart resumes by GTID when the state is known
  * (it survives server restarts and file renames), else by file:pos. During the snapshot,
  * the position also holds its progress:
  *   {...,"snapshot":{"table":"db.t","index":3,"key":["hex of key text",...]}}
@@ -70,8 +76,8 @@
  * Limits: an XA COMMIT whose PREPARE lies before the start position (startup=latest,
  * gtid:, file:) fails the job with a clear error rather than lose its changes; the
  * initial snapshot waits up to 10 s for prepared XA transactions to end (XA RECOVER),
- * then fails naming one. MySQL 8 sources are not
- * supported yet (the decoder is source-aware: YEAR signedness, V2 rows). A connection
+ * then fails naming one. MySQL's snapshot takes FLUSH TABLES WITH READ LOCK for a few
+ * statements (source.snapshot-lock, mysql_snap_driver.c). A connection
  * lost inside a transaction resumes from the last commit and skips the changes of that
  * transaction already emitted; this assumes the server replays the same transaction,
  * which holds for a binlog (it is append-only).
@@ -108,11 +114,15 @@ static w2l_rc ms_next(w2l_source *self, w2l_emitter *em, int timeout_ms, w2l_err
     return rc;
 }
 
-static w2l_rc read_master_status(w2l__my *c, char *file, size_t fsize, uint64_t *pos,
-                                 w2l_error *err)
+/* The binlog's current end: SHOW BINARY LOG STATUS on MySQL 8.2+ (8.4 removed SHOW MASTER
+ * STATUS), SHOW MASTER STATUS elsewhere. */
+w2l_rc w2l__ms_read_binlog_status(const mysql_source *ms, w2l__my *c, char *file, size_t fsize,
+                                  uint64_t *pos, w2l_error *err)
 {
     w2l__my_res *r;
-    W2L_TRY(w2l__my_query(c, "SHOW MASTER STATUS", 0, &r, err));
+    const char *sql = ms->server.mysql && ms->server.version >= 80200 ? "SHOW BINARY LOG STATUS"
+                                                                      : "SHOW MASTER STATUS";
+    W2L_TRY(w2l__my_query(c, sql, 0, &r, err));
     char **row;
     unsigned long *len;
     int k = w2l__my_row(r, &row, &len, err);
@@ -128,10 +138,53 @@ static w2l_rc read_master_status(w2l__my *c, char *file, size_t fsize, uint64_t 
     return W2L_OK;
 }
 
+/* MySQL: gtid_executed (or gtid_purged) when gtid_mode=ON, else "" (not known). */
+static w2l_rc read_mysql_gtids(mysql_source *ms, w2l__my *c, const char *var, w2l_error *err)
+{
+    if (!ms->server.mysql) return W2L_OK;
+    if (!ms->server.gtid_mode) return w2l__ms_set_mygtids_text(ms, "", err);
+    char q[64];
+    snprintf(q, sizeof q, "SELECT @@global.%s", var);
+    w2l__my_res *r;
+    W2L_TRY(w2l__my_query(c, q, 0, &r, err));
+    char **row;
+    unsigned long *len;
+    int k = w2l__my_row(r, &row, &len, err);
+    char *g = k > 0 ? w2l__strndup(row[0] ? row[0] : "", row[0] ? len[0] : 0) : NULL;
+    w2l__my_res_free(r);
+    if (k < 0) return err->code;
+    W2L_NOMEM_IF(k > 0 && !g, err);
+    w2l_rc rc = w2l__ms_set_mygtids_text(ms, g ? g : "", err);
+    w2l__free(g);
+    return rc;
+}
+
+/* Which server this is: MariaDB ("MariaDB" in its version) or MySQL 8.0 and later. */
+static w2l_rc detect_flavour(mysql_source *ms, w2l__my *c, w2l_error *err)
+{
+    char v[128], comment[128];
+    int null;
+    W2L_TRY(w2l__my_value(c, "SELECT @@version", v, sizeof v, &null, err));
+    W2L_TRY(w2l__my_value(c, "SELECT @@version_comment", comment, sizeof comment, &null, err));
+    unsigned major = 0, minor = 0, patch = 0;
+    sscanf(v, "%u.%u.%u", &major, &minor, &patch);
+    ms->server.version = major * 10000 + minor * 100 + patch;
+    ms->server.mysql = !strstr(v, "MariaDB") && !strstr(comment, "MariaDB");
+    if (ms->server.mysql && major < 8)
+        return w2l__fail(err, W2L_CONFIG,
+                         "mysql source %s: MySQL %s is not supported; MySQL 8.0 or later is "
+                         "required (or MariaDB)",
+                         w2l__my_name(c), v);
+    w2l__log(W2L_LOG_INFO, "mysql source %s: %s %s (%s)", w2l__my_name(c),
+             ms->server.mysql ? "MySQL" : "MariaDB", v, comment);
+    return W2L_OK;
+}
+
 static w2l_rc check_server(mysql_source *ms, w2l__my *c, w2l_error *err)
 {
     char v[64];
     int null;
+    W2L_TRY(detect_flavour(ms, c, err));
     W2L_TRY(w2l__my_value(c, "SELECT @@global.binlog_format", v, sizeof v, &null, err));
     if (null || strcasecmp(v, "ROW"))
         return w2l__fail(err, W2L_CONFIG,
@@ -141,15 +194,33 @@ static w2l_rc check_server(mysql_source *ms, w2l__my *c, w2l_error *err)
     W2L_TRY(w2l__my_value(c, "SELECT @@global.binlog_row_metadata", v, sizeof v, &null, err));
     if (null || strcasecmp(v, "FULL"))
         return w2l__fail(err, W2L_CONFIG,
-                         "mysql source %s: binlog_row_metadata is %s; FULL is required (SET GLOBAL "
-                         "binlog_row_metadata=FULL)",
+                         "mysql source %s: binlog_row_metadata is %s; FULL is required for column "
+                         "names (SET PERSIST binlog_row_metadata=FULL on MySQL, SET GLOBAL "
+                         "binlog_row_metadata=FULL on MariaDB)",
                          w2l__my_name(c), null ? "unset" : v);
-    W2L_TRY(w2l__my_value(c, "SELECT @@version", v, sizeof v, &null, err));
-    if (!strstr(v, "MariaDB"))
-        return w2l__fail(
-            err, W2L_CONFIG,
-            "mysql source %s: server %s is not MariaDB; MySQL sources are not supported yet",
-            w2l__my_name(c), v);
+    if (ms->server.mysql) {
+        W2L_TRY(w2l__my_value(c, "SELECT @@global.binlog_row_image", v, sizeof v, &null, err));
+        if (!null && strcasecmp(v, "FULL"))
+            w2l__log(W2L_LOG_WARN,
+                     "mysql source %s: binlog_row_image is %s: updates and deletes carry only "
+                     "some columns, and the lake keeps the others as they were (FULL is "
+                     "recommended)",
+                     w2l__my_name(c), v);
+        W2L_TRY(w2l__my_value(c, "SELECT @@global.gtid_mode", v, sizeof v, &null, err));
+        ms->server.gtid_mode = !null && !strcasecmp(v, "ON");
+        if (!ms->server.gtid_mode)
+            w2l__log(W2L_LOG_INFO,
+                     "mysql source %s: gtid_mode is %s: positions are binlog file:pos only "
+                     "(gtid_mode=ON makes them GTID sets, which survive a failover)",
+                     w2l__my_name(c), null ? "unset" : v);
+    }
+    if (ms->cfg.snapshot_lock == SNAP_LOCK_AUTO)
+        ms->cfg.snapshot_lock = ms->server.mysql ? SNAP_LOCK_FTWRL : SNAP_LOCK_NONE;
+    if (ms->server.mysql && ms->cfg.snapshot_lock == SNAP_LOCK_NONE)
+        return w2l__fail(err, W2L_CONFIG,
+                         "mysql source %s: source.snapshot-lock=none needs MariaDB (its "
+                         "consistent snapshot reports its binlog position); MySQL needs ftwrl",
+                         w2l__my_name(c));
     /* another replica or CDC stream with our id shows at the dump (error 4052, named) */
     W2L_TRY(w2l__my_value(c, "SELECT @@global.server_id", v, sizeof v, &null, err));
     if (!null && strtoull(v, NULL, 10) == ms->cfg.server_id)
@@ -167,6 +238,7 @@ static w2l_rc parse_restored(mysql_source *ms, const char *restored, w2l_error *
     if (rc == W2L_NOMEM) return rc;
     const char *file = rc == W2L_OK ? w2l__json_str(w2l__json_get(j, "file")) : NULL;
     const char *gtid = rc == W2L_OK ? w2l__json_str(w2l__json_get(j, "gtid")) : NULL;
+    const char *gset = rc == W2L_OK ? w2l__json_str(w2l__json_get(j, "gtid_set")) : NULL;
     int64_t pos = -1;
     if (rc != W2L_OK || !file || w2l__json_int64(w2l__json_get(j, "pos"), &pos) || pos < 0 ||
         strlen(file) >= sizeof ms->at.file) {
@@ -175,6 +247,15 @@ static w2l_rc parse_restored(mysql_source *ms, const char *restored, w2l_error *
             err, W2L_CORRUPT,
             "mysql source: restored position is not {\"file\":..,\"pos\":..,\"gtid\":..}");
     }
+    if ((ms->server.mysql && gtid && *gtid) || (!ms->server.mysql && gset && *gset)) {
+        w2l__json_free(j);
+        return w2l__fail(err, W2L_CONFIG,
+                         "mysql source: the restored position is a %s position (%s), the server "
+                         "is %s: was the source pointed at another server?",
+                         gset ? "MySQL" : "MariaDB", gset ? "gtid_set" : "gtid",
+                         ms->server.mysql ? "MySQL" : "MariaDB");
+    }
+    if (ms->server.mysql) gtid = gset; /* MySQL positions hold the executed set */
     snprintf(ms->at.file, sizeof ms->at.file, "%s", file);
     ms->at.pos = (uint64_t)pos;
     rc = w2l__ms_set_gtid_text(ms, gtid ? gtid : "", err);
@@ -201,7 +282,7 @@ static w2l_rc parse_restored(mysql_source *ms, const char *restored, w2l_error *
     w2l__json *xa = w2l__json_get(j, "xa");
     if (rc == W2L_OK && xa) { /* XA prepared, not committed: read again from its PREPARE group */
         const char *xf = w2l__json_str(w2l__json_get(xa, "file"));
-        const char *xg = w2l__json_str(w2l__json_get(xa, "gtid"));
+        const char *xg = w2l__json_str(w2l__json_get(xa, ms->server.mysql ? "gtid_set" : "gtid"));
         int64_t xp = -1;
         if (!xf || w2l__json_int64(w2l__json_get(xa, "pos"), &xp) || xp < 0 ||
             strlen(xf) >= sizeof ms->at.file) {
@@ -226,6 +307,11 @@ static w2l_rc parse_restored(mysql_source *ms, const char *restored, w2l_error *
         snprintf(ms->snap.file, sizeof ms->snap.file, "%s", file);
         ms->snap.pos = (uint64_t)pos;
         snprintf(ms->snap.gtid, sizeof ms->snap.gtid, "%s", gtid ? gtid : "");
+        if (ms->server.mysql) {
+            w2l__free(ms->snap.mygtids);
+            ms->snap.mygtids = w2l__strdup(gtid ? gtid : "");
+            W2L_NOMEM_IF(!ms->snap.mygtids, err);
+        }
         ms->state = ST_SNAPSHOT;
         const char *tname = w2l__json_str(w2l__json_get(snap, "table"));
         int64_t idx = 0;
@@ -286,6 +372,15 @@ static void ms_close(w2l_source *self)
     w2l__arena_release(&ms->snap.arena[1]);
     w2l__free(ms->at.gtid);
     ms->at.gtid = NULL;
+    w2l__mygtids_free(ms->at.mygtids);
+    ms->at.mygtids = NULL;
+    w2l__free(ms->snap.mygtids);
+    ms->snap.mygtids = NULL;
+    w2l__free(ms->cfg.ssl_ca);
+    w2l__free(ms->cfg.ssl_cert);
+    w2l__free(ms->cfg.ssl_key);
+    w2l__free(ms->cfg.server_public_key);
+    ms->cfg.ssl_ca = ms->cfg.ssl_cert = ms->cfg.ssl_key = ms->cfg.server_public_key = NULL;
     w2l__ms_free_strv(ms->cfg.dbs, ms->cfg.ndbs);
     ms->cfg.dbs = NULL;
     if (ms->cfg.have_regex) regfree(&ms->cfg.re);
@@ -335,7 +430,12 @@ static w2l_rc ms_open_inner(mysql_source *ms, const w2l_conf *conf, const char *
     w2l_rc rc = check_server(ms, c, err);
     if (rc == W2L_OK) rc = w2l__ms_load_definitions(ms, c, err);
     if (rc == W2L_OK && ms->cfg.until_caught_up)
-        rc = read_master_status(c, ms->end.file, sizeof ms->end.file, &ms->end.pos, err);
+        rc = w2l__ms_read_binlog_status(ms, c, ms->end.file, sizeof ms->end.file, &ms->end.pos,
+                                        err);
+    if (rc == W2L_OK && ms->server.mysql) {
+        ms->at.mygtids = w2l__mygtids_new();
+        if (!ms->at.mygtids) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
     ms->state = ST_BINLOG;
     if (rc == W2L_OK && restored) {
         rc = parse_restored(ms, restored, err);
@@ -344,12 +444,16 @@ static w2l_rc ms_open_inner(mysql_source *ms, const w2l_conf *conf, const char *
         if (!strcmp(s, "initial")) {
             ms->state = ST_SNAPSHOT;
         } else if (!strcmp(s, "latest")) {
-            rc = read_master_status(c, ms->at.file, sizeof ms->at.file, &ms->at.pos, err);
+            rc = w2l__ms_read_binlog_status(ms, c, ms->at.file, sizeof ms->at.file, &ms->at.pos,
+                                            err);
             char g[1024];
             int null;
-            if (rc == W2L_OK)
+            if (rc == W2L_OK && ms->server.mysql)
+                rc = read_mysql_gtids(ms, c, "gtid_executed", err);
+            else if (rc == W2L_OK)
                 rc = w2l__my_value(c, "SELECT @@global.gtid_binlog_pos", g, sizeof g, &null, err);
-            if (rc == W2L_OK) rc = w2l__ms_set_gtid_text(ms, null ? "" : g, err);
+            if (rc == W2L_OK && !ms->server.mysql)
+                rc = w2l__ms_set_gtid_text(ms, null ? "" : g, err);
         } else if (!strcmp(s, "earliest")) {
             w2l__my_res *r;
             rc = w2l__my_query(c, "SHOW BINARY LOGS", 0, &r, err);
@@ -364,10 +468,17 @@ static w2l_rc ms_open_inner(mysql_source *ms, const w2l_conf *conf, const char *
                 w2l__my_res_free(r);
             }
             ms->at.pos = 4;
+            /* MySQL: what was purged lies before the oldest file */
+            if (rc == W2L_OK) rc = read_mysql_gtids(ms, c, "gtid_purged", err);
         } else if (!strncmp(s, "gtid:", 5)) {
-            rc = w2l__ms_set_gtid_text(ms, s + 5, err);
-            if (rc == W2L_OK && !ms->at.ngtid)
-                rc = w2l__fail(err, W2L_CONFIG, "mysql source: startup gtid: needs a GTID state");
+            if (ms->server.mysql && !ms->server.gtid_mode)
+                rc = w2l__fail(err, W2L_CONFIG,
+                               "mysql source: startup gtid: needs gtid_mode=ON on a MySQL server");
+            if (rc == W2L_OK) rc = w2l__ms_set_gtid_text(ms, s + 5, err);
+            if (rc == W2L_OK && (ms->server.mysql ? !ms->at.mygtids_known : !ms->at.ngtid))
+                rc = w2l__fail(err, W2L_CONFIG,
+                               "mysql source: startup gtid: needs a GTID %s",
+                               ms->server.mysql ? "set (UUID:N-M,...)" : "state (D-S-N,...)");
         } else { /* file:NAME:POS */
             const char *name = s + 5, *colon = strrchr(name, ':');
             char *e = NULL;
@@ -380,12 +491,14 @@ static w2l_rc ms_open_inner(mysql_source *ms, const w2l_conf *conf, const char *
                 memcpy(ms->at.file, name, (size_t)(colon - name));
                 ms->at.file[colon - name] = '\0';
                 ms->at.pos = pos;
-                /* the GTID state there, so later restarts can resume by GTID */
+                /* the GTID state there, so later restarts can resume by GTID (MySQL has no
+                 * such function: its set is learnt at the next file's PREVIOUS_GTIDS) */
                 char q[1024], esc[600], g[1024];
                 int null;
                 w2l__my_escape(c, esc, ms->at.file, strlen(ms->at.file));
                 snprintf(q, sizeof q, "SELECT BINLOG_GTID_POS('%s', %llu)", esc, pos);
-                if (w2l__my_value(c, q, g, sizeof g, &null, err) == W2L_OK && !null && *g)
+                if (!ms->server.mysql && w2l__my_value(c, q, g, sizeof g, &null, err) == W2L_OK &&
+                    !null && *g)
                     rc = w2l__ms_set_gtid_text(ms, g, err);
             }
         }

@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 
 #include "table_filter.h"
+#include "mysql_gtid.h"
 #include "mysql_int.h"
 #include "source_int.h"
 #include "../event/emit.h"
@@ -50,6 +51,12 @@ typedef struct tmuser {
 } tmuser;
 
 typedef enum { ST_SNAPSHOT = 1, ST_BINLOG, ST_DONE } mstate;
+
+/* source.snapshot-lock: how the snapshot learns its binlog position. NONE: MariaDB's
+ * consistent snapshot reports it (binlog_snapshot_file/position), no lock at all; FTWRL:
+ * FLUSH TABLES WITH READ LOCK for as long as the position is read and the snapshot started
+ * (MySQL, which reports none; also on MariaDB). AUTO: NONE on MariaDB, FTWRL on MySQL. */
+typedef enum { SNAP_LOCK_AUTO = 0, SNAP_LOCK_NONE, SNAP_LOCK_FTWRL } snap_lock;
 
 /* One change of a prepared XA transaction, deep-copied into its transaction's arena. */
 typedef struct xa_change {
@@ -103,7 +110,16 @@ typedef struct mysql_source {
         int64_t clock_skew_ms; /* source.clock-skew: heartbeat marks stay this far back */
         w2l__type_opts topts;
         size_t chunk_rows;
+        snap_lock snapshot_lock;
+        /* TLS and the server's RSA key (caching_sha2_password): paths, owned */
+        char *ssl_ca, *ssl_cert, *ssl_key, *server_public_key;
     } cfg;
+
+    struct {                  /* the server (check_server in mysql_source.c) */
+        int mysql;            /* MySQL, not MariaDB */
+        unsigned version;     /* major * 10000 + minor * 100 + patch */
+        int gtid_mode;        /* MySQL: gtid_mode=ON (positions as GTID sets) */
+    } server;
 
     mstate state;
     w2l__my *conn;            /* binlog connection */
@@ -115,12 +131,23 @@ typedef struct mysql_source {
         uint64_t pos;
         w2l__bl_gtid *gtid;
         size_t ngtid, gtid_cap;
+        /* MySQL: the server's executed GTID set at file:pos; known 0 while it is not
+         * (started from file:pos, gtid_mode not ON): then it is learnt from the next
+         * file's PREVIOUS_GTIDS, and positions hold file:pos alone */
+        w2l__mygtids *mygtids;
+        int mygtids_known;
     } at;
     struct {                  /* the open transaction */
         int open;
         int standalone;
         w2l__bl_gtid gtid;
         int has_gtid;
+        /* MySQL: the transaction's GTID (has_mygtid 0: anonymous) */
+        int has_mygtid;
+        uint8_t sid[16];
+        char tag[33];
+        size_t tag_len;
+        int64_t gno;
         uint64_t emitted;     /* changes emitted in the open transaction */
         uint64_t skip;        /* after a reconnect inside a transaction: changes to skip */
         int64_t ts_ms;
@@ -146,6 +173,7 @@ typedef struct mysql_source {
         char file[256];
         uint64_t pos;
         char gtid[1024];
+        char *mygtids;        /* MySQL: the executed GTID set at file:pos; NULL unknown */
         /* snapshot resume windows (see "Snapshot resume" in mysql_source.c) */
         wseg segs[MAX_WSEGS];
         size_t nsegs;
@@ -208,6 +236,12 @@ int w2l__ms_in_window(const mysql_source *ms, const char *db, const char *table,
                       uint64_t pos);
 w2l_rc w2l__ms_emit_commit(mysql_source *ms, w2l_emitter *em, w2l_error *err);
 w2l_rc w2l__ms_set_gtid_text(mysql_source *ms, const char *s, w2l_error *err);
+w2l_rc w2l__ms_set_mygtids_text(mysql_source *ms, const char *s, w2l_error *err);
+char *w2l__ms_gtid_text(const mysql_source *ms);
+w2l_rc w2l__ms_position_json(const mysql_source *ms, w2l_buf *b, const char *file, uint64_t pos,
+                             const char *gtid, w2l_error *err);
+w2l_rc w2l__ms_read_binlog_status(const mysql_source *ms, w2l__my *c, char *file, size_t fsize,
+                                  uint64_t *pos, w2l_error *err);
 void w2l__ms_xa_free(xa_txn *x);
 void w2l__ms_xa_drop_cur(mysql_source *ms);
 w2l_rc w2l__ms_xa_begin(mysql_source *ms, w2l_error *err);

@@ -1,6 +1,13 @@
 /*
  * The "mysql" source's binlog stream: events to changes, transactions, DDL statements,
  * reconnects and heartbeats.
+ *
+ * Transactions, MariaDB: GTID (flagged standalone for DDL, PREPARED_XA for an XA PREPARE
+ * group), then BEGIN, TABLE_MAP/ROWS..., XID or QUERY "COMMIT"; a standalone group ends
+ * after its QUERY. MySQL: GTID or ANONYMOUS_GTID (no flags), then either one QUERY that is
+ * not BEGIN (DDL, which ends there) or BEGIN / XA START, TABLE_MAP/ROWS..., XID, QUERY
+ * "COMMIT", XA_PREPARE (after XA END) or QUERY "XA COMMIT ... ONE PHASE". The GTID of a
+ * MySQL transaction joins the executed set when it ends; ANONYMOUS_GTID adds nothing.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,12 +31,23 @@ static w2l_rc start_stream(mysql_source *ms, w2l_error *err)
     w2l__bl_opts o = {0};
     o.server_id = ms->cfg.server_id;
     o.heartbeat_ms = HEARTBEAT_MS;
-    if (ms->at.ngtid) o.gtid = g;
+    o.mysql = ms->server.mysql;
+    /* MySQL: by the executed set while it is known and gtid_mode=ON (it survives a
+     * failover and file renames), else by file:pos, as MariaDB by its GTID state */
+    char *set = ms->server.mysql && ms->server.gtid_mode && ms->at.mygtids_known
+                    ? w2l__mygtids_format(ms->at.mygtids)
+                    : NULL;
+    if (ms->server.mysql && ms->server.gtid_mode && ms->at.mygtids_known && !set)
+        return w2l__fail(err, W2L_NOMEM, "out of memory");
+    if (set) o.mysql_gtids = set;
+    else if (!ms->server.mysql && ms->at.ngtid) o.gtid = g;
     else {
         o.file = ms->at.file;
         o.pos = ms->at.pos;
     }
-    return w2l__bl_open(ms->conn, &o, &ms->bl, err);
+    w2l_rc rc = w2l__bl_open(ms->conn, &o, &ms->bl, err);
+    w2l__free(set);
+    return rc;
 }
 
 static int caught_up(const mysql_source *ms)
@@ -138,8 +156,8 @@ static w2l_rc on_rows(mysql_source *ms, w2l_emitter *em, const w2l__bl_event *ev
     ms->txn.open = 1;
     while (p < ev->end) {
         w2l__bl_scratch_reset(&ms->scratch);
-        w2l_rc rc = w2l__bl_decode_row(tm, ev->bitmap1, &p, ev->end, u->vals, u->present,
-                                       u->coerced, &ms->scratch, err);
+        w2l_rc rc = w2l__bl_decode_image(ev, 0, &p, u->vals, u->present, u->coerced,
+                                         &ms->scratch, err);
         if (rc != W2L_OK) {
             w2l__error_prefix(err, "%s.%s at %s:%llu: ", tm->db, tm->table, ms->at.file,
                               (unsigned long long)ms->at.pos);
@@ -149,9 +167,10 @@ static w2l_rc on_rows(mysql_source *ms, w2l_emitter *em, const w2l__bl_event *ev
                     : ev->rows_kind == BL_ROWS_DELETE ? W2L_OP_DELETE : W2L_OP_UPDATE_BEFORE;
         W2L_TRY(emit_row(ms, em, tm, op, err));
         if (ev->rows_kind == BL_ROWS_UPDATE) {
-            w2l__bl_scratch_reset(&ms->scratch);
-            rc = w2l__bl_decode_row(tm, ev->bitmap2, &p, ev->end, u->vals, u->present, u->coerced,
-                                    &ms->scratch, err);
+            /* a partial JSON update's diffs apply to its before image, still in scratch */
+            if (!ev->partial_json) w2l__bl_scratch_reset(&ms->scratch);
+            rc = w2l__bl_decode_image(ev, 1, &p, u->vals, u->present, u->coerced, &ms->scratch,
+                                      err);
             if (rc != W2L_OK) {
                 w2l__error_prefix(err, "%s.%s: ", tm->db, tm->table);
                 return rc;
@@ -181,8 +200,12 @@ static w2l_rc commit_txn_pos(mysql_source *ms, w2l_emitter *em, uint64_t log_pos
         w2l__gtid_set(&ms->at.gtid, &ms->at.ngtid, &ms->at.gtid_cap, &ms->txn.gtid, &oom);
         W2L_NOMEM_IF(oom, err);
     }
+    if (ms->txn.has_mygtid)
+        W2L_TRY(w2l__mygtids_add(ms->at.mygtids, ms->txn.sid, ms->txn.tag, ms->txn.tag_len,
+                                 ms->txn.gno, err));
     ms->txn.open = 0;
     ms->txn.has_gtid = 0;
+    ms->txn.has_mygtid = 0;
     ms->txn.standalone = 0;
     ms->txn.emitted = 0;
     ms->txn.skip = 0;
@@ -242,11 +265,28 @@ static w2l_rc on_query(mysql_source *ms, w2l_emitter *em, const w2l__bl_event *e
         return W2L_OK;
     }
     if (query_is(sql, n, "BEGIN") || query_is(sql, n, "XA START")) {
+        /* MySQL flags no GTID as standalone: its transactions say BEGIN (or XA START), a
+         * DDL statement comes alone after its GTID */
+        if (ms->server.mysql) ms->txn.standalone = 0;
+        /* MySQL flags no GTID as an XA PREPARE group either: it starts at XA START */
+        if (ms->server.mysql && query_is(sql, n, "XA START")) W2L_TRY(w2l__ms_xa_begin(ms, err));
         ms->txn.open = 1;
         return W2L_OK;
     }
     if (query_is(sql, n, "XA COMMIT") || query_is(sql, n, "XA ROLLBACK")) {
-        char *key = w2l__ms_xa_key(sql, n, 2);
+        char *key = NULL;
+        if (ms->server.mysql && ms->xa.cur && ms->xa.cur->key) {
+            /* XA COMMIT ... ONE PHASE: MySQL writes it in the group of XA START, without an
+             * XA_PREPARE: the group's changes are held as prepared, then committed here */
+            key = w2l__strdup(ms->xa.cur->key);
+            W2L_NOMEM_IF(!key, err);
+            w2l_rc prc = w2l__ms_xa_prepared(ms, err);
+            if (prc != W2L_OK) {
+                w2l__free(key);
+                return prc;
+            }
+        } else
+            key = w2l__ms_xa_key(sql, n, 2);
         W2L_NOMEM_IF(!key, err);
         w2l_rc rc = w2l__ms_xa_finish(ms, em, key, query_is(sql, n, "XA COMMIT"), ev->log_pos, err);
         w2l__free(key);
@@ -338,6 +378,59 @@ static w2l_rc on_query(mysql_source *ms, w2l_emitter *em, const w2l__bl_event *e
     return W2L_OK;
 }
 
+/* MySQL's GTID (or ANONYMOUS_GTID) opens a transaction; its GTID joins the executed set
+ * when the transaction commits. Standalone until a BEGIN says otherwise (a DDL statement
+ * is its GTID and one QUERY). */
+static w2l_rc on_mysql_gtid(mysql_source *ms, const w2l__bl_event *ev, w2l_error *err)
+{
+    (void)err;
+    if (ms->txn.open && ms->txn.emitted && !ms->txn.skip)
+        w2l__log(W2L_LOG_WARN,
+                 "mysql source: transaction without its end before a GTID at %s:%llu",
+                 ms->at.file, (unsigned long long)ev->log_pos);
+    ms->txn.has_mygtid = !ev->anonymous && ev->gno > 0;
+    if (ms->txn.has_mygtid) {
+        memcpy(ms->txn.sid, ev->sid, 16);
+        ms->txn.tag_len = ev->tag_len < sizeof ms->txn.tag ? ev->tag_len : sizeof ms->txn.tag - 1;
+        if (ms->txn.tag_len) memcpy(ms->txn.tag, ev->tag, ms->txn.tag_len);
+        ms->txn.tag[ms->txn.tag_len] = '\0';
+        ms->txn.gno = ev->gno;
+    }
+    ms->txn.has_gtid = 1; /* a transaction with its own start: DDL commits after its QUERY */
+    ms->txn.gtid = (w2l__bl_gtid){0, 0, 0};
+    ms->txn.standalone = 1;
+    ms->txn.open = 1;
+    ms->txn.ts_ms = (int64_t)ev->ts * 1000;
+    return W2L_OK;
+}
+
+/* MySQL's PREVIOUS_GTIDS (each file's start): the executed set before the file. While the
+ * source's set is not known (started from file:pos) it becomes that set; once known, a
+ * set that misses part of it is worth a warning (the server's history changed). */
+static w2l_rc on_previous_gtids(mysql_source *ms, const w2l__bl_event *ev, w2l_error *err)
+{
+    if (!ms->server.mysql || ms->txn.open || !ev->data || ev->end < ev->data) return W2L_OK;
+    w2l__mygtids *g = w2l__mygtids_new();
+    W2L_NOMEM_IF(!g, err);
+    w2l_rc rc = w2l__mygtids_decode(g, ev->data, (size_t)(ev->end - ev->data), err);
+    if (rc != W2L_OK) {
+        w2l__mygtids_free(g);
+        w2l__error_prefix(err, "mysql source: PREVIOUS_GTIDS of %s: ", ms->at.file);
+        return rc;
+    }
+    if (!ms->at.mygtids_known && !w2l__mygtids_empty(g)) {
+        w2l__mygtids_free(ms->at.mygtids);
+        ms->at.mygtids = g;
+        ms->at.mygtids_known = 1;
+        w2l__log(W2L_LOG_INFO,
+                 "mysql source: the executed GTID set is known from %s on; positions hold it",
+                 ms->at.file);
+        return W2L_OK;
+    }
+    w2l__mygtids_free(g);
+    return W2L_OK;
+}
+
 static w2l_rc handle_event(mysql_source *ms, w2l_emitter *em, const w2l__bl_event *ev,
                            size_t *count, w2l_error *err)
 {
@@ -365,6 +458,7 @@ static w2l_rc handle_event(mysql_source *ms, w2l_emitter *em, const w2l__bl_even
         }
         return W2L_OK;
     case BL_EV_GTID:
+        if (ev->mysql_gtid) return on_mysql_gtid(ms, ev, err);
         if (ms->txn.open && ms->txn.emitted && !ms->txn.skip)
             w2l__log(W2L_LOG_WARN,
                      "mysql source: transaction without its end before GTID %u-%u-%llu at %s:%llu",
@@ -379,7 +473,20 @@ static w2l_rc handle_event(mysql_source *ms, w2l_emitter *em, const w2l__bl_even
         return W2L_OK;
     case BL_EV_QUERY: return on_query(ms, em, ev, count, err);
     case BL_EV_TABLE_MAP:
+        if (ms->server.mysql && !ev->tmap->has_names &&
+            w2l__ms_table_selected(ms, ev->tmap->db, ev->tmap->table))
+            return w2l__fail(err, W2L_CONFIG,
+                             "mysql source: the TABLE_MAP of %s.%s at %s:%llu has no column names: "
+                             "the server wrote it with binlog_row_metadata=MINIMAL; set "
+                             "binlog_row_metadata=FULL (SET PERSIST) and start from a position "
+                             "after the change",
+                             ev->tmap->db, ev->tmap->table, ms->at.file,
+                             (unsigned long long)ev->log_pos);
         if (!ev->tmap->user) W2L_TRY(w2l__ms_prepare_tmap(ms, ev->tmap, err));
+        return W2L_OK;
+    case BL_EV_PREVIOUS_GTIDS:
+        W2L_TRY(on_previous_gtids(ms, ev, err));
+        if (!ms->txn.open && ev->log_pos) ms->at.pos = ev->log_pos;
         return W2L_OK;
     case BL_EV_ROWS: return on_rows(ms, em, ev, count, err);
     case BL_EV_XID:
@@ -421,6 +528,7 @@ static w2l_rc reconnect(mysql_source *ms, w2l_error *err)
             w2l__ms_xa_drop_cur(ms); /* a PREPARE group cut short is read again */
             ms->txn.open = 0;
             ms->txn.has_gtid = 0;
+            ms->txn.has_mygtid = 0;
             ms->txn.emitted = 0;
             ms->txn.skip = emitted;
             return W2L_OK;
@@ -441,6 +549,9 @@ w2l_rc w2l__ms_binlog_next(mysql_source *ms, w2l_emitter *em, int timeout_ms, w2
 {
     int64_t deadline = w2l__mono_ns() / 1000000 + (timeout_ms > 0 ? timeout_ms : 0);
     size_t count = 0;
+    /* until-caught-up: the call that reached the end returned its changes (W2L_OK); the
+     * stream ends there, not with the transactions written since */
+    if (ms->cfg.until_caught_up && !ms->txn.open && caught_up(ms)) return W2L_DONE;
     if (!ms->bl) W2L_TRY(start_stream(ms, err));
     for (;;) {
         w2l__bl_event ev;
