@@ -106,8 +106,8 @@ END_TEST
 START_TEST(create_table_errors)
 {
     static const struct { const char *sql; w2l_rc rc; const char *msg; } cases[] = {
-        {"CREATE TABLE g (id INT PRIMARY KEY, v VECTOR(3))", W2L_SCHEMA,
-         "table shop.g: column 'v': unsupported MySQL type 'vector' (no Iceberg type)"},
+        {"CREATE TABLE g (id INT PRIMARY KEY, v FROBNICATOR(3))", W2L_SCHEMA,
+         "table shop.g: column 'v': unknown MySQL type 'frobnicator'"},
         {"CREATE TABLE g (id INT PRIMARY KEY, d DECIMAL(66,30))", W2L_SCHEMA,
          "table shop.g: column 'd': invalid MySQL type decimal(66,30)"},
         {"CREATE TABLE g (d DOUBLE PRIMARY KEY)", W2L_SCHEMA,
@@ -288,8 +288,8 @@ static const struct { const char *sql; const char *msg; } forbidden[] = {
      "table shop.t: column 'd': cannot change type from date to timestamp (MySQL datetime)"},
     {"ALTER TABLE t ADD d TIME; ALTER TABLE t MODIFY d VARCHAR(8)",
      "table shop.t: column 'd': cannot change type from time to string (MySQL varchar(8))"},
-    {"ALTER TABLE t ADD v VECTOR(4) AFTER id",
-     "table shop.t: column 'v': unsupported MySQL type 'vector' (no Iceberg type)"},
+    {"ALTER TABLE t ADD v FROBNICATOR(4) AFTER id",
+     "table shop.t: column 'v': unknown MySQL type 'frobnicator'"},
     {"ALTER TABLE t MODIFY price DECIMAL(65,2)",
      "table shop.t: column 'price': cannot change type from decimal(10,2) to string (MySQL decimal(65,2))"},
     {"ALTER TABLE t CONVERT TO CHARACTER SET binary",

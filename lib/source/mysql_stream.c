@@ -550,8 +550,9 @@ w2l_rc w2l__ms_binlog_next(mysql_source *ms, w2l_emitter *em, int timeout_ms, w2
     int64_t deadline = w2l__mono_ns() / 1000000 + (timeout_ms > 0 ? timeout_ms : 0);
     size_t count = 0;
     /* until-caught-up: the call that reached the end returned its changes (W2L_OK); the
-     * stream ends there, not with the transactions written since */
-    if (ms->cfg.until_caught_up && !ms->txn.open && caught_up(ms)) return W2L_DONE;
+     * stream ends there, not with the transactions written since (a stream not started yet
+     * starts: a start position the server lacks is its error) */
+    if (ms->bl && ms->cfg.until_caught_up && !ms->txn.open && caught_up(ms)) return W2L_DONE;
     if (!ms->bl) W2L_TRY(start_stream(ms, err));
     for (;;) {
         w2l__bl_event ev;
