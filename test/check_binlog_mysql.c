@@ -1,5 +1,5 @@
 /*
- * The binlog decoder (lib/source/binlog.c, binlog_rows.c) for a MySQL server, without one:
+ * The binlog decoder (lib/source/binlog_mysql.c, binlog_rows.c) for a MySQL server, without one:
  * binlog files recorded from MySQL 8.0-9.6 by another project (test/data/binlog/mysql8,
  * its README gives their origin, licence and where each expected value comes from) are
  * played by the fake server (test/support/binlog_replay.c) as a MySQL server sends a dump,

@@ -3,8 +3,8 @@
  * mysql state store and the sql catalog: the library's process-wide set-up, URIs,
  * connections with the same options for every caller, errors, escaping, queries, rows and
  * prepared statements. No libmariadb type appears here; mysql_client.c is the one file of
- * the library that sets up connections (lib/source/binlog.c drives replication on one,
- * through w2l__my_handle).
+ * the library that sets up connections (lib/source/binlog.c and binlog_mysql.c drive
+ * replication on one, through w2l__my_handle).
  *
  * Every connection uses the character set utf8mb4 and the session time zone '+00:00' (so
  * TIMESTAMP values read by SELECT are UTC, as the binlog's are), a connect timeout, and no
@@ -98,7 +98,7 @@ typedef struct w2l__my_stmt w2l__my_stmt;
  * cannot be read, a TLS handshake that failed, an RSA password plugin refused). */
 w2l_rc w2l__my_connect(const w2l__my_params *p, w2l__my **out, w2l_error *err);
 void w2l__my_close(w2l__my *c); /* NULL is a no-op */
-/* The MYSQL handle, for lib/source/binlog.c (replication on a connection of its own). */
+/* The MYSQL handle, for lib/source/binlog*.c (replication on a connection of its own). */
 void *w2l__my_handle(w2l__my *c);
 /* The label, for messages. */
 const char *w2l__my_name(const w2l__my *c);

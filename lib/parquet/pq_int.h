@@ -142,7 +142,7 @@ const uint8_t *w2l__pq_dict_get(const w2l__pq_dict *d, uint32_t i, size_t *len);
 /* Dictionary page body size in bytes. */
 static inline size_t w2l__pq_dict_bytes(const w2l__pq_dict *d) { return d->vals.len; }
 
-/* ---- codecs (pq_zstd.c, the only file including zstd.h) ---- */
+/* ---- codecs (pq_zstd.c, over lib/common/zstd.c, the only file including zstd.h) ---- */
 typedef struct w2l__pq_codec w2l__pq_codec; /* reusable contexts */
 w2l_rc w2l__pq_codec_new(w2l__pq_codec **out, w2l_error *err);
 void w2l__pq_codec_free(w2l__pq_codec *c);

@@ -1,35 +1,19 @@
 /*
- * Page codecs: the one file that includes zstd.h (Parquet CompressionCodec ZSTD = 6, one
- * zstd frame per page, content size in the frame header). UNCOMPRESSED is a copy. The codec
- * set stays open: a new codec is a case here and a value in parquet.h.
- * zstd allocates through the library's allocator (ZSTD_customMem), so out-of-memory tests
- * reach it too.
+ * Page codecs, write and read side (Parquet CompressionCodec UNCOMPRESSED = 0 and ZSTD = 6):
+ * one zstd frame per page, with the content size in the frame header, which must agree with
+ * the page header's uncompressed size. zstd itself is wrapped by lib/common/zstd.c (the one
+ * file that includes zstd.h, allocating through the library's allocator); its contexts are
+ * made on first use and reused for every page. UNCOMPRESSED is a copy; GZIP is read by
+ * pq_gzip.c. The codec set stays open: a new codec is a case here and a value in parquet.h.
  */
-#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_customMem, ZSTD_createCCtx_advanced */
-#include <zstd.h>
-#include <zstd_errors.h>
-
 #include "pq_int.h"
+#include "../common/zstd.h"
 
 struct w2l__pq_codec {
-    ZSTD_CCtx *cctx;
-    ZSTD_DCtx *dctx;
+    w2l__zstd_cctx *cctx;
+    w2l__zstd_dctx *dctx;
     int level; /* level cctx is set to, 0 = not yet */
 };
-
-static void *zalloc(void *opaque, size_t n)
-{
-    (void)opaque;
-    return w2l__malloc(n);
-}
-
-static void zfree(void *opaque, void *p)
-{
-    (void)opaque;
-    w2l__free(p);
-}
-
-static const ZSTD_customMem zmem = {zalloc, zfree, NULL};
 
 w2l_rc w2l__pq_codec_new(w2l__pq_codec **out, w2l_error *err)
 {
@@ -42,14 +26,14 @@ w2l_rc w2l__pq_codec_new(w2l__pq_codec **out, w2l_error *err)
 void w2l__pq_codec_free(w2l__pq_codec *c)
 {
     if (!c) return;
-    ZSTD_freeCCtx(c->cctx);
-    ZSTD_freeDCtx(c->dctx);
+    w2l__zstd_cctx_free(c->cctx);
+    w2l__zstd_dctx_free(c->dctx);
     w2l__free(c);
 }
 
 size_t w2l__pq_compress_bound(int codec, size_t n)
 {
-    return codec == W2L_PQ_ZSTD ? ZSTD_compressBound(n) : n;
+    return codec == W2L_PQ_ZSTD ? w2l__zstd_bound(n) : n;
 }
 
 w2l_rc w2l__pq_compress(w2l__pq_codec *c, int codec, int level, const void *src, size_t n,
@@ -59,25 +43,16 @@ w2l_rc w2l__pq_compress(w2l__pq_codec *c, int codec, int level, const void *src,
     if (codec == W2L_PQ_UNCOMPRESSED) return w2l__pq_put(out, src, n, err);
     if (codec != W2L_PQ_ZSTD) return w2l__fail(err, W2L_MISUSE, "codec %d not supported", codec);
     if (!c->cctx) {
-        c->cctx = ZSTD_createCCtx_advanced(zmem);
+        c->cctx = w2l__zstd_cctx_new();
         W2L_NOMEM_IF(!c->cctx, err);
     }
     if (c->level != level) {
-        size_t r = ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, level);
-        if (ZSTD_isError(r))
-            return w2l__fail(err, W2L_MISUSE, "zstd level %d: %s", level, ZSTD_getErrorName(r));
+        W2L_TRY(w2l__zstd_cctx_level(c->cctx, level, err));
         c->level = level;
     }
-    size_t bound = ZSTD_compressBound(n);
+    size_t bound = w2l__zstd_bound(n);
     W2L_TRY(w2l__buf_reserve(out, bound, err));
-    size_t r = ZSTD_compress2(c->cctx, out->data, bound, src, n);
-    if (ZSTD_isError(r)) {
-        if (ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation)
-            return w2l__fail(err, W2L_NOMEM, "zstd: %s", ZSTD_getErrorName(r));
-        return w2l__fail(err, W2L_ERROR, "zstd: %s", ZSTD_getErrorName(r));
-    }
-    out->len = r;
-    return W2L_OK;
+    return w2l__zstd_compress(c->cctx, out->data, bound, src, n, &out->len, err);
 }
 
 w2l_rc w2l__pq_decompress(w2l__pq_codec *c, int codec, const void *src, size_t n, void *dst,
@@ -92,20 +67,16 @@ w2l_rc w2l__pq_decompress(w2l__pq_codec *c, int codec, const void *src, size_t n
     }
     if (codec != W2L_PQ_ZSTD) return w2l__fail(err, W2L_CORRUPT, "unsupported codec %d", codec);
     if (!c->dctx) {
-        c->dctx = ZSTD_createDCtx_advanced(zmem);
+        c->dctx = w2l__zstd_dctx_new();
         W2L_NOMEM_IF(!c->dctx, err);
     }
-    unsigned long long want = ZSTD_getFrameContentSize(src, n);
-    if (want != ZSTD_CONTENTSIZE_UNKNOWN && want != dst_len)
+    uint64_t want;
+    if (w2l__zstd_frame_size(src, n, &want) && want != dst_len)
         return w2l__fail(err, W2L_CORRUPT, "zstd frame holds %llu bytes, page header says %zu",
-                         want, dst_len);
-    size_t r = ZSTD_decompressDCtx(c->dctx, dst, dst_len, src, n);
-    if (ZSTD_isError(r)) {
-        if (ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation)
-            return w2l__fail(err, W2L_NOMEM, "zstd: %s", ZSTD_getErrorName(r));
-        return w2l__fail(err, W2L_CORRUPT, "zstd: %s", ZSTD_getErrorName(r));
-    }
-    if (r != dst_len)
-        return w2l__fail(err, W2L_CORRUPT, "zstd: %zu bytes, page header says %zu", r, dst_len);
+                         (unsigned long long)want, dst_len);
+    size_t got;
+    W2L_TRY(w2l__zstd_decompress(c->dctx, dst, dst_len, src, n, &got, err));
+    if (got != dst_len)
+        return w2l__fail(err, W2L_CORRUPT, "zstd: %zu bytes, page header says %zu", got, dst_len);
     return W2L_OK;
 }

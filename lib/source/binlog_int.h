@@ -1,6 +1,9 @@
 /*
- * What the binlog decoder's two files share: binlog.c (the stream, TABLE_MAP, fetching)
- * and binlog_rows.c (row images and the scratch memory their values live in).
+ * What the binlog decoder's files share: binlog.c (the stream object, TABLE_MAP, the MariaDB
+ * dump through libmariadb's replication API), binlog_mysql.c (a MySQL server's dump, read
+ * and decoded from its packets) and binlog_rows.c (row images and the scratch memory their
+ * values live in). binlog.c and binlog_mysql.c include libmariadb's headers; this one only
+ * names its structs.
  */
 #ifndef W2L_BINLOG_INT_H
 #define W2L_BINLOG_INT_H
@@ -34,6 +37,68 @@ static inline int w2l__bl_lenenc(const uint8_t **pp, const uint8_t *end, uint64_
     *pp = p + 1 + n;
     return 0;
 }
+
+/* ---- the stream (binlog.c; the MySQL part binlog_mysql.c) ---- */
+
+struct st_mysql;             /* MYSQL */
+struct st_mariadb_rpl;       /* MARIADB_RPL */
+struct st_mariadb_rpl_event; /* MARIADB_RPL_EVENT */
+struct w2l__zstd_stream;     /* ../common/zstd.h */
+
+typedef struct w2l__bl_tslot {
+    uint64_t id;
+    w2l__bl_tmap *tm;
+} w2l__bl_tslot;
+
+struct w2l__bl {
+    w2l__my *conn;
+    struct st_mysql *mysql;
+    struct st_mariadb_rpl *rpl;
+    struct st_mariadb_rpl_event *ev;
+    int mariadb; /* source flavour: YEAR has a signedness bit */
+    int non_block;
+    w2l__bl_tslot *slots; /* TABLE_MAP cache: open addressing by table id */
+    size_t nslots, nused;
+    w2l__bl_gtid *gl; /* GTID_LIST copy */
+    size_t gl_cap;
+    uint64_t bytes, events;
+    /* MySQL: the packet stream read and decoded by binlog_mysql.c */
+    int is_mysql;
+    int crc;          /* the current file's events end in a CRC32 (its FDE says so) */
+    uint8_t post[64]; /* the FDE's post-header lengths, by event type - 1 */
+    size_t npost;
+    char file[256]; /* the current binlog file (the last ROTATE), for messages */
+    uint64_t at;    /* where the event being decoded starts, for messages */
+    /* a TRANSACTION_PAYLOAD whose inner events are being handed out */
+    int pl_active, pl_zstd, pl_done;
+    struct w2l__zstd_stream *zd;
+    const uint8_t *pl_in; /* the compressed bytes (in libmariadb's packet buffer) */
+    size_t pl_in_len, pl_in_pos;
+    uint64_t pl_log_pos, pl_at;
+    uint8_t *ib; /* decompressed inner events: [ib_off, ib_len) not handed out */
+    size_t ib_len, ib_off, ib_cap;
+};
+
+/* binlog.c, for binlog_mysql.c */
+/* CRC32 (IEEE, reflected) of p[0, n), as binlog events carry it. */
+uint32_t w2l__bl_crc32(const uint8_t *p, size_t n);
+/* The connection's error as W2L_SOURCE, or W2L_UNAVAILABLE (retriable) when it was lost:
+ * "binlog <what> from <server>: <text> (error N)" with a hint for the usual causes. */
+void w2l__bl_fail_mysql(w2l__bl *b, w2l_error *err, const char *what);
+/* Decodes the TABLE_MAP at hdr (evlen bytes, the last crc of them its CRC32) into the cache
+ * (reused when the same map comes again) and sets out->tmap. */
+w2l_rc w2l__bl_table_map(w2l__bl *b, const uint8_t *hdr, size_t evlen, size_t crc,
+                         w2l__bl_event *out, w2l_error *err);
+/* The cached TABLE_MAP of table id, NULL when none came. */
+w2l__bl_tmap *w2l__bl_cache_find(w2l__bl *b, uint64_t id);
+
+/* binlog_mysql.c, for binlog.c: a MySQL server's dump */
+/* Sets the session up and sends COM_BINLOG_DUMP or COM_BINLOG_DUMP_GTID. */
+w2l_rc w2l__bl_my_open(w2l__bl *b, const w2l__bl_opts *o, w2l_error *err);
+/* The next event, as w2l__bl_fetch. */
+w2l_rc w2l__bl_my_fetch(w2l__bl *b, w2l__bl_event *out, w2l_error *err);
+/* Frees what the MySQL dump holds besides b itself. */
+void w2l__bl_my_close(w2l__bl *b);
 
 /* n bytes from scratch memory (binlog_rows.c), valid until w2l__bl_scratch_reset; NULL when
  * out of memory. */

@@ -1,10 +1,10 @@
 /*
  * The "mysql" source, internal side: what mysql_source.c (URI, startup modes, state
  * machine, positions), the snapshot reader (consistent snapshot in primary-key chunks) and
- * binlog.c (the binlog stream and our own event decoding) share. Connections and queries
- * are lib/mysql's (mysql_client.h). No libmariadb type appears here: binlog.c, the one
- * file of the source that includes libmariadb, gets the handle of a connection with
- * w2l__my_handle.
+ * binlog.c and binlog_mysql.c (the binlog stream and our own event decoding) share.
+ * Connections and queries are lib/mysql's (mysql_client.h). No libmariadb type appears
+ * here: the binlog files, the only ones of the source that include libmariadb, get the
+ * handle of a connection with w2l__my_handle.
  */
 #ifndef W2L_MYSQL_INT_H
 #define W2L_MYSQL_INT_H
@@ -18,7 +18,7 @@
 extern const w2l_source_methods w2l__source_mysql;
 
 /* ======================================================================================
- * Binlog stream and decoding (binlog.c; row images: binlog_rows.c)
+ * Binlog stream and decoding (binlog.c; MySQL servers: binlog_mysql.c; row images: binlog_rows.c)
  * ====================================================================================== */
 
 /* Binlog column types (the server's enum_field_types numbers). */
