@@ -95,6 +95,43 @@ START_TEST(many_strings_and_hash_collisions_stay_exact)
 }
 END_TEST
 
+/* A dictionary starts small, and one that held far more values in an earlier chunk than in
+ * the last gives its memory back at the reset (thousands of open tables must not keep
+ * their peak); it stays exact across the release. */
+START_TEST(small_chunks_release_a_big_dictionary)
+{
+    w2l__pq_dict d;
+    w2l_error err;
+    w2l__pq_dict_init(&d, 0);
+    uint32_t idx;
+    int added;
+    char v[32];
+    ck_assert_ok(w2l__pq_dict_put(&d, "a", 1, &idx, &added, &err), err);
+    ck_assert_uint_le(d.nslots, 16);
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < 20000; i++) { /* a busy chunk */
+            int n = snprintf(v, sizeof v, "value %d", i);
+            ck_assert_ok(w2l__pq_dict_put(&d, v, (size_t)n, &idx, &added, &err), err);
+            ck_assert_uint_eq(idx, (uint32_t)i + (round == 0));
+        }
+        size_t big = d.nslots;
+        ck_assert_uint_ge(big, 40000);
+        w2l__pq_dict_reset(&d); /* full last chunk: kept */
+        ck_assert_uint_eq(d.nslots, big);
+        ck_assert_ok(w2l__pq_dict_put(&d, "x", 1, &idx, &added, &err), err);
+        w2l__pq_dict_reset(&d); /* a chunk of one value: released */
+        ck_assert_uint_eq(d.nslots, 0);
+        ck_assert_uint_eq(d.offs_cap, 0);
+        ck_assert_ok(w2l__pq_dict_put(&d, "x", 1, &idx, &added, &err), err);
+        ck_assert_ok(w2l__pq_dict_put(&d, "x", 1, &idx, &added, &err), err);
+        ck_assert_int_eq(added, 0);
+        ck_assert_uint_eq(idx, 0);
+        w2l__pq_dict_reset(&d);
+    }
+    w2l__pq_dict_free(&d);
+}
+END_TEST
+
 Suite *suite_pq_dict(void)
 {
     Suite *s = suite_create("pq_dict");
@@ -102,6 +139,7 @@ Suite *suite_pq_dict(void)
     tcase_add_test(basic, byte_arrays_dedupe_in_first_seen_order);
     tcase_add_test(basic, fixed_width_grows_past_many_rehashes);
     tcase_add_test(basic, many_strings_and_hash_collisions_stay_exact);
+    tcase_add_test(basic, small_chunks_release_a_big_dictionary);
     tcase_set_timeout(basic, 60);
     suite_add_tcase(s, basic);
     return s;

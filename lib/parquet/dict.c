@@ -18,8 +18,22 @@ void w2l__pq_dict_init(w2l__pq_dict *d, int width)
     d->width = width;
 }
 
+/* A table that is much smaller than its last chunk's dictionary needed gives the memory
+ * back at the next chunk: a writer keeps one dictionary per column of every open table,
+ * and thousands of tables that were busy once must not keep their peak. */
+#define DICT_FIRST_SLOTS 16
+#define DICT_KEEP_SLOTS 1024
+
 void w2l__pq_dict_reset(w2l__pq_dict *d)
 {
+    if (d->nslots > DICT_KEEP_SLOTS && (size_t)d->count * 16 < d->nslots) {
+        w2l__free(d->slots);
+        w2l__free(d->offs);
+        d->slots = NULL;
+        d->offs = NULL;
+        d->nslots = d->offs_cap = 0;
+        w2l_buf_release(&d->vals);
+    }
     d->count = 0;
     d->vals.len = 0;
     if (d->slots) memset(d->slots, 0, d->nslots * sizeof *d->slots);
@@ -62,7 +76,7 @@ static inline uint32_t hash_value(const w2l__pq_dict *d, const void *p, size_t n
 
 static w2l_rc grow(w2l__pq_dict *d, w2l_error *err)
 {
-    size_t ns = d->nslots ? d->nslots * 2 : 1024;
+    size_t ns = d->nslots ? d->nslots * 2 : DICT_FIRST_SLOTS;
     uint64_t *slots = w2l__calloc(ns, sizeof *slots);
     W2L_NOMEM_IF(!slots, err);
     for (size_t i = 0; i < d->nslots; i++) {
@@ -80,7 +94,7 @@ static w2l_rc grow(w2l__pq_dict *d, w2l_error *err)
 
 static w2l_rc grow_entries(w2l__pq_dict *d, w2l_error *err)
 {
-    size_t cap = d->offs_cap ? d->offs_cap * 2 : 512;
+    size_t cap = d->offs_cap ? d->offs_cap * 2 : DICT_FIRST_SLOTS / 2;
     size_t *o = w2l__realloc(d->offs, cap * sizeof *o);
     W2L_NOMEM_IF(!o, err);
     d->offs = o;
