@@ -225,7 +225,7 @@ static w2l_rc mm_merge(const w2l__pq_colw *c, w2l__pq_minmax *into, const w2l__p
 
 static w2l_rc grow_defs(w2l__pq_colw *c, w2l_error *err)
 {
-    size_t cap = c->defs_cap ? c->defs_cap * 2 : 4096;
+    size_t cap = c->defs_cap ? c->defs_cap * 2 : 256;
     uint8_t *d = w2l__realloc(c->defs, cap);
     W2L_NOMEM_IF(!d, err);
     c->defs = d;

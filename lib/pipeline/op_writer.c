@@ -154,8 +154,18 @@ w2l_rc w2l__ops_file_json(w2l_buf *b, int content, const char *path, const w2l__
 
 /* ------------------------------------------------------------------- table states --- */
 
+/* The first capacity of a key map array: room for the last checkpoint's n, at least 16. */
+static size_t first_cap(size_t n)
+{
+    size_t c = 16;
+    while (c < n && c < ((size_t)1 << 40)) c *= 2;
+    return c;
+}
+
 static void keymap_clear(tstate *t)
 {
+    t->khint = t->kcount;
+    t->kehint = t->nke;
     w2l__free(t->kslots);
     w2l__free(t->ks);
     w2l__free(t->ke);
@@ -569,7 +579,7 @@ static kslot *key_slot(writer *w, tstate *t, uint64_t h, int add, w2l_error *err
         return NULL;
     }
     if ((t->kcount + 1) * 2 > t->kcap) {
-        size_t ncap = t->kcap ? t->kcap * 2 : 256;
+        size_t ncap = t->kcap ? t->kcap * 2 : first_cap(2 * t->khint + 2);
         uint64_t *ns = w2l__calloc(ncap, sizeof *ns);
         if (!ns) {
             w2l__fail(err, W2L_NOMEM, "out of memory");
@@ -587,7 +597,7 @@ static kslot *key_slot(writer *w, tstate *t, uint64_t h, int add, w2l_error *err
         t->kcap = ncap;
     }
     if (t->kcount == t->kscap) {
-        size_t ncap = t->kscap ? t->kscap * 2 : 128;
+        size_t ncap = t->kscap ? t->kscap * 2 : first_cap(t->khint);
         kslot *nk = w2l__realloc(t->ks, ncap * sizeof *nk);
         if (!nk) {
             w2l__fail(err, W2L_NOMEM, "out of memory");
@@ -625,7 +635,7 @@ static w2l_rc add_pos_delete(tstate *t, const kent *e, w2l_error *err)
 static w2l_rc add_entry(tstate *t, kslot *s, int chain, w2l_error *err)
 {
     if (t->nke == t->kecap) {
-        size_t ncap = t->kecap ? t->kecap * 2 : 256;
+        size_t ncap = t->kecap ? t->kecap * 2 : first_cap(t->kehint);
         kent *ne = w2l__realloc(t->ke, ncap * sizeof *ne);
         W2L_NOMEM_IF(!ne, err);
         t->ke = ne;

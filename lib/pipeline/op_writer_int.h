@@ -102,6 +102,8 @@ typedef struct tstate {
     size_t kcap, kcount, kscap;
     kent *ke;
     size_t nke, kecap;
+    size_t khint, kehint;     /* keys and entries of the last checkpoint: where the next
+                                 one's key map starts (small for a quiet table) */
     w2l__arena karena;
     pdel *pd;
     size_t npd, pdcap;
