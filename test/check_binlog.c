@@ -51,20 +51,6 @@ static void teardown(void)
     bl_stream_free(&rec);
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    ck_assert(s && fread(s, 1, (size_t)n, f) == (size_t)n);
-    s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
 /* Index of the nth (0-based) packet of event type t. */
 static size_t nth_of(uint8_t t, int nth)
 {
@@ -120,7 +106,7 @@ START_TEST(replay_matches_expected)
 {
     char path[1024];
     data_path(path, sizeof path, "expected.txt");
-    char *want = slurp(path), *got = NULL;
+    char *want = test_slurp(path, NULL), *got = NULL;
     w2l_error err = {0};
     w2l_rc rc = bl_replay_text(fake_my_port(srv), &got, &err);
     ck_assert_ok(rc, err);

@@ -26,21 +26,6 @@ static void data_path(char *buf, size_t size, const char *name)
     snprintf(buf, size, "%s/test/data/binlog/mysql8/%s", src && *src ? src : ".", name);
 }
 
-static uint8_t *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *s = malloc((size_t)n + 1);
-    ck_assert(s && fread(s, 1, (size_t)n, f) == (size_t)n);
-    s[n] = '\0';
-    fclose(f);
-    *len = (size_t)n;
-    return s;
-}
-
 static void setup(void)
 {
     srv = fake_my_start();
@@ -60,7 +45,7 @@ static w2l_rc play_file(const char *name, char **text, w2l_error *err)
     char path[1024], why[256];
     data_path(path, sizeof path, name);
     size_t len;
-    uint8_t *file = slurp(path, &len);
+    uint8_t *file = (uint8_t *)test_slurp(path, &len);
     bl_stream st;
     ck_assert_msg(bl_stream_from_binlog(file, len, "binlog.000001", &st, why, sizeof why) == 0,
                   "%s: %s", name, why);
@@ -122,7 +107,7 @@ START_TEST(recorded_file_matches_expected)
     snprintf(ename, sizeof ename, "%s.expected", name);
     data_path(path, sizeof path, ename);
     size_t len;
-    char *want = (char *)slurp(path, &len);
+    char *want = test_slurp(path, &len);
     assert_text(got, want, name);
     free(want);
     free(got);
@@ -292,7 +277,7 @@ static w2l_rc play_synthetic(int how, int damage, char **text, w2l_error *err)
     char path[1024], why[256];
     data_path(path, sizeof path, "binlog_transaction_previous_GTID_no_tag.000001");
     size_t len;
-    uint8_t *file = slurp(path, &len);
+    uint8_t *file = (uint8_t *)test_slurp(path, &len);
     bl_stream st;
     ck_assert_msg(bl_stream_from_binlog(file, len - 44, "binlog.000001", &st, why, sizeof why) == 0,
                   "%s", why); /* without its closing ROTATE */
@@ -421,7 +406,7 @@ START_TEST(session_and_dump_commands)
     char path[1024], why[256];
     data_path(path, sizeof path, "time_issue.000001");
     size_t len;
-    uint8_t *file = slurp(path, &len);
+    uint8_t *file = (uint8_t *)test_slurp(path, &len);
     bl_stream st;
     ck_assert(bl_stream_from_binlog(file, len, "binlog.000001", &st, why, sizeof why) == 0);
     fake_my_set_packets(srv, st.pkts, st.lens, st.npkts);

@@ -46,22 +46,13 @@ static void teardown(void)
     tmpdir_remove(dir);
 }
 
+/* A file of test/data/binlog/mysql8, whole. */
 static char *slurp(const char *name, size_t *len)
 {
     const char *src = getenv("W2L_SRCDIR");
     char path[1024];
     snprintf(path, sizeof path, "%s/test/data/binlog/mysql8/%s", src && *src ? src : ".", name);
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    ck_assert(s && fread(s, 1, (size_t)n, f) == (size_t)n);
-    s[n] = '\0';
-    fclose(f);
-    if (len) *len = (size_t)n;
-    return s;
+    return test_slurp(path, len);
 }
 
 /* ---- the servers the recordings were made on (their CREATE TABLEs and settings) ---- */

@@ -13,6 +13,9 @@
  * path valid until the next call. */
 const char *tmpdir_make(const char *tag);
 void tmpdir_remove(const char *path);
+/* The whole file at path, NUL-terminated, from malloc (the test fails when it cannot be
+ * read); *len (may be NULL) gets its size. */
+char *test_slurp(const char *path, size_t *len);
 
 /* Asserts rc == W2L_OK, printing err.msg otherwise. */
 #define ck_assert_ok(rc, err)                                                              \

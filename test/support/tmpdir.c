@@ -1,4 +1,4 @@
-/* Temporary directories for tests. */
+/* Temporary directories for tests, and reading a test file whole. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,4 +21,19 @@ void tmpdir_remove(const char *path)
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", path);
+}
+
+char *test_slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    ck_assert_msg(s && n >= 0 && fread(s, 1, (size_t)n, f) == (size_t)n, "cannot read %s", path);
+    s[n] = '\0';
+    fclose(f);
+    if (len) *len = (size_t)n;
+    return s;
 }
