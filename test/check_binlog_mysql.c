@@ -134,7 +134,7 @@ static void add(bytes *b, const void *p, size_t n)
 static void add_u8(bytes *b, unsigned v) { uint8_t c = (uint8_t)v; add(b, &c, 1); }
 static void add_le(bytes *b, uint64_t v, int n)
 {
-    for (int i = 0; i < n; i++) add_u8(b, (unsigned)(v >> (8 * i)) & 0xFF);
+    for (int i = 0; i < n; i++) add_u8(b, i < 8 ? (unsigned)(v >> (8 * i)) & 0xFF : 0);
 }
 
 static uint32_t crc32_of(const uint8_t *p, size_t n)

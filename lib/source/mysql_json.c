@@ -413,7 +413,7 @@ static w2l_rc entry_value(const src *s, const hdr *h, uint32_t i, uint8_t *type,
 static w2l_rc print_value(const src *s, uint8_t type, const uint8_t *p, size_t n, int depth,
                           w2l_buf *out, w2l_error *err)
 {
-    char t[48];
+    char t[64];
     switch (type) {
     case J_SOBJ:
     case J_LOBJ:
