@@ -111,22 +111,7 @@ START_TEST(replay_matches_expected)
     w2l_rc rc = bl_replay_text(fake_my_port(srv), &got, &err);
     ck_assert_ok(rc, err);
     ck_assert(got != NULL);
-    if (strcmp(got, want) != 0) { /* name the first line that differs */
-        const char *a = got, *b = want;
-        int line = 1;
-        while (*a && *a == *b) {
-            if (*a == '\n') line++;
-            a++;
-            b++;
-        }
-        while (a > got && a[-1] != '\n') {
-            a--;
-            b--;
-        }
-        ck_abort_msg(
-            "decoded stream differs from expected.txt at line %d:\n got: %.300s\nwant: %.300s",
-            line, a, b);
-    }
+    test_assert_same_text(got, want, "decoded stream (expected.txt)");
     free(got);
     free(want);
 }

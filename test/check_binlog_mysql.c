@@ -55,23 +55,6 @@ static w2l_rc play_file(const char *name, char **text, w2l_error *err)
     return bl_replay_text_mysql(fake_my_port(srv), NULL, text, err);
 }
 
-static void assert_text(const char *got, const char *want, const char *what)
-{
-    if (strcmp(got, want) == 0) return;
-    const char *a = got, *b = want;
-    int line = 1;
-    while (*a && *a == *b) {
-        if (*a == '\n') line++;
-        a++;
-        b++;
-    }
-    while (a > got && a[-1] != '\n') {
-        a--;
-        b--;
-    }
-    ck_abort_msg("%s differs at line %d:\n got: %.400s\nwant: %.400s", what, line, a, b);
-}
-
 static const char *const files[] = {
     "binlog_transaction_previous_GTID_no_tag.000001",
     "binlog_transaction_with_GTID_TAG.000001",
@@ -108,7 +91,7 @@ START_TEST(recorded_file_matches_expected)
     data_path(path, sizeof path, ename);
     size_t len;
     char *want = test_slurp(path, &len);
-    assert_text(got, want, name);
+    test_assert_same_text(got, want, name);
     free(want);
     free(got);
 }
@@ -359,7 +342,7 @@ START_TEST(synthetic_payload_zstd)
     unsigned xp = (unsigned)strtoul(x + 4, NULL, 10);
     ck_assert_uint_gt(xp, 197);
     snprintf(want, sizeof want, SYNTH, xp);
-    assert_text(got, want, "synthetic stream");
+    test_assert_same_text(got, want, "synthetic stream");
     free(got);
 }
 END_TEST

@@ -16,6 +16,8 @@ void tmpdir_remove(const char *path);
 /* The whole file at path, NUL-terminated, from malloc (the test fails when it cannot be
  * read); *len (may be NULL) gets its size. */
 char *test_slurp(const char *path, size_t *len);
+/* Fails the test unless got equals want, naming what and the first line that differs. */
+void test_assert_same_text(const char *got, const char *want, const char *what);
 
 /* Asserts rc == W2L_OK, printing err.msg otherwise. */
 #define ck_assert_ok(rc, err)                                                              \

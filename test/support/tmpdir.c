@@ -1,4 +1,4 @@
-/* Temporary directories for tests, and reading a test file whole. */
+/* Temporary directories for tests, reading a test file whole, comparing texts. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,4 +36,21 @@ char *test_slurp(const char *path, size_t *len)
     fclose(f);
     if (len) *len = (size_t)n;
     return s;
+}
+
+void test_assert_same_text(const char *got, const char *want, const char *what)
+{
+    if (strcmp(got, want) == 0) return;
+    const char *a = got, *b = want;
+    int line = 1;
+    while (*a && *a == *b) {
+        if (*a == '\n') line++;
+        a++;
+        b++;
+    }
+    while (a > got && a[-1] != '\n') {
+        a--;
+        b--;
+    }
+    ck_abort_msg("%s differs at line %d:\n got: %.400s\nwant: %.400s", what, line, a, b);
 }
