@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "iceberg/iceberg.h"
 #include "support/support.h"
 
 static char dir[600], src[700], wh[700];
@@ -561,6 +562,90 @@ START_TEST(partition_by_errors_name_the_key)
 }
 END_TEST
 
+/* A partition column widened (int -> long, by a pushed row of the wider type) within one
+ * checkpoint: partitions made before it hold int values, and a position delete written
+ * after it into one of their data files carries the value as a long. The int values pushed
+ * have every byte past the int set, as a reused row buffer would leave them. */
+static void push_wv(w2l_pipeline *p, const w2l_schema *s, w2l_op op, long id, int v)
+{
+    w2l_value row[2];
+    memset(row, 0xa5, sizeof row);
+    row[0].is_null = row[1].is_null = 0;
+    row[0].v.i64 = id;
+    if (w2l_schema_field(s, 1)->type.id == W2L_TYPE_INT) row[1].v.i32 = v;
+    else row[1].v.i64 = v;
+    w2l_change c = {"db", "w", s, op, row, 2, NULL, 0};
+    ck_assert_ok(w2l_emit_change(w2l_pipeline_emitter(p), &c, &err), err);
+}
+
+static w2l_schema *wv_schema(w2l_type_id v)
+{
+    w2l_schema *s = w2l_schema_new(0);
+    ck_assert_ok(w2l_schema_add_field(s, 1, "id", (w2l_type){W2L_TYPE_LONG, 0, 0}, 1, &err), err);
+    ck_assert_ok(w2l_schema_add_field(s, 2, "v", (w2l_type){v, 0, 0}, 0, &err), err);
+    int32_t id = 1;
+    ck_assert_ok(w2l_schema_set_identifier(s, &id, 1, &err), err);
+    return s;
+}
+
+START_TEST(partition_column_widened_within_a_checkpoint)
+{
+    w2l_conf *c = w2l_conf_new();
+    ck_assert_ok(w2l_conf_set(c, "warehouse", wh, &err), err);
+    ck_assert_ok(w2l_conf_set(c, "job-id", "widen", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "checkpoint-interval", "1h", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "maintenance.enabled", "false", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "table.db.w.partition-by", _i ? "truncate(10, v)" : "v", &err), err);
+    w2l_schema *narrow = wv_schema(W2L_TYPE_INT), *wide = wv_schema(W2L_TYPE_LONG);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    push_wv(p, narrow, W2L_OP_INSERT, 1, 1);
+    push_wv(p, narrow, W2L_OP_INSERT, 2, -3);
+    push_wv(p, narrow, W2L_OP_INSERT, 3, 40);
+    ck_assert_ok(w2l_emit_commit(w2l_pipeline_emitter(p), "{\"t\":1}", 7, &err), err);
+    /* rows of the wider type widen v; rows 1 and 2 were written in this checkpoint, so only
+     * position deletes reach them, in the partitions of their int values */
+    push_wv(p, wide, W2L_OP_UPDATE_BEFORE, 1, 1);
+    push_wv(p, wide, W2L_OP_UPDATE_AFTER, 1, 1);
+    push_wv(p, wide, W2L_OP_DELETE, 2, -3);
+    push_wv(p, wide, W2L_OP_INSERT, 4, 7);
+    ck_assert_ok(w2l_emit_commit(w2l_pipeline_emitter(p), "{\"t\":2}", 7, &err), err);
+    uint64_t id;
+    ck_assert_ok(w2l_pipeline_checkpoint(p, 1, &id, &err), err);
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+    w2l_pipeline_free(p);
+    w2l_conf_free(c);
+    w2l_schema_unref(narrow);
+    w2l_schema_unref(wide);
+    ck_assert_str_eq(table_rows("w"), "1|1 3|40 4|7");
+    /* every file's partition value is one of the rows' (as a long now) */
+    w2l_fileio *io;
+    w2l_catalog *cat;
+    ck_assert_ok(w2l_fileio_open("local", NULL, &io, &err), err);
+    ck_assert_ok(w2l__catalog_open(NULL, NULL, wh, io, &cat, &err), err);
+    w2l__ice_table *t;
+    ck_assert_ok(w2l__ice_table_load(cat, io, "db", "w", &t, &err), err);
+    w2l__ice_scan *s;
+    ck_assert_ok(w2l__ice_scan_plan(io, t->meta, -1, NULL, NULL, &s, &err), err);
+    size_t npos = 0;
+    for (size_t i = 0; i < s->ntasks + s->ndelete_files; i++) {
+        const w2l__ice_data_file *f = i < s->ntasks ? s->tasks[i].file : s->delete_files[i - s->ntasks];
+        ck_assert_uint_eq(f->npart, 1);
+        int64_t v = f->partition[0].v.i64;
+        const int64_t ok[][2] = {{1, 1}, {-3, -10}, {40, 40}, {7, 0}};
+        int found = 0;
+        for (size_t k = 0; k < 4; k++) found |= v == ok[k][_i];
+        ck_assert_msg(found, "%s: partition value %lld", f->path, (long long)v);
+        npos += f->content == W2L_ICE_POS_DELETES;
+    }
+    ck_assert_uint_eq(npos, 2); /* rows 1 and 2, each in its partition */
+    w2l__ice_scan_free(s);
+    w2l__ice_table_free(t);
+    w2l__catalog_close(cat);
+    w2l_fileio_close(io);
+}
+END_TEST
+
 /* ---- include / exclude ---- */
 
 /* test/data/cdc/<name> copied to the stream file. */
@@ -743,6 +828,7 @@ Suite *suite_pipeline_cdc(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, partition_column_renamed_between_runs);
     tcase_add_test(tc, partition_by_errors_name_the_key);
+    tcase_add_loop_test(tc, partition_column_widened_within_a_checkpoint, 0, 2);
     suite_add_tcase(s, tc);
     tc = tcase_create("filter");
     tcase_add_checked_fixture(tc, setup, teardown);

@@ -18,6 +18,22 @@ static int present(const w2l_change *c, long i)
     return !c->present || (c->present[i >> 3] >> (i & 7) & 1);
 }
 
+/* Field i of spec widened from type was (its source column int -> long or float -> double
+ * in this checkpoint): the partitions made before hold values of the narrower type, and
+ * files still to be written in them (position deletes into their data files) carry the
+ * values as the field's type now. Their keys stay as they were, so rows of the wider type
+ * make partitions of their own. */
+static void widen_parts(tstate *t, const w2l__ice_spec *spec, size_t i, w2l_type was)
+{
+    w2l_type_id now = spec->fields[i].type.id;
+    for (size_t k = 0; k < t->nparts; k++) {
+        w2l_value *v = &t->parts[k]->vals[i];
+        if (t->parts[k]->spec != spec || v->is_null) continue;
+        if (was.id == W2L_TYPE_INT && now == W2L_TYPE_LONG) v->v.i64 = v->v.i32;
+        else if (was.id == W2L_TYPE_FLOAT && now == W2L_TYPE_DOUBLE) v->v.f64 = v->v.f32;
+    }
+}
+
 /* A source column missing from the schema is -1: an error only when a change needs it
  * (a SCHEMA element names its spec before the writer takes its schema). */
 static w2l_rc bind(tstate *t, wspec *s, w2l_error *err)
@@ -30,12 +46,14 @@ static w2l_rc bind(tstate *t, wspec *s, w2l_error *err)
         w2l__ice_pfield *f = &s->spec->fields[i];
         src[i] = w2l_schema_index_of_id(t->schema, f->source_id);
         if (src[i] < 0) continue;
+        w2l_type was = f->type;
         w2l_rc rc = w2l__ice_transform_result(
             f->transform, w2l_schema_field(t->schema, (size_t)src[i])->type, &f->type, err);
         if (rc != W2L_OK) {
             w2l__error_prefix(err, "table %s: partition field %s: ", t->fq, f->name);
             return rc;
         }
+        if (was.id != f->type.id) widen_parts(t, s->spec, i, was);
     }
     return W2L_OK;
 }
