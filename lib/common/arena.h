@@ -10,7 +10,9 @@
 typedef struct w2l__arena_block w2l__arena_block;
 typedef struct w2l__arena {
     w2l__arena_block *head;
-    size_t block_size; /* size of new blocks; large requests get their own block */
+    size_t block_size; /* the largest block; requests over a quarter of it get their own */
+    size_t next;       /* the next block's size: blocks start at 1 KiB and double up to
+                          block_size, so thousands of small arenas (one per table) stay small */
     size_t used;       /* bytes handed out, for memory budgets */
 } w2l__arena;
 
