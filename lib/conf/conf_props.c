@@ -31,8 +31,9 @@ const w2l_conf_prop w2l__conf_props[] = {
     { "checkpoint-interval", W2L_CONF_DURATION, "10s", 50, MS_DAY, NULL, W2L_CONF_F_CLI,
       "Time between checkpoints; each completed checkpoint is one Iceberg commit per changed "
       "table." },
-    { "parallelism", W2L_CONF_INT, "1", 1, 1024, NULL, W2L_CONF_F_CLI,
-      "Writer threads. Tables are spread over them by hash; see table-parallelism." },
+    { "parallelism", W2L_CONF_INT, NULL, 1, 1024, NULL, W2L_CONF_F_CLI,
+      "Writer threads. Tables are spread over them by hash; see table-parallelism. Unset (the "
+      "default), a pipeline uses one per online CPU, at most 8." },
     { "until-caught-up", W2L_CONF_BOOL, "false", NOLIM, NULL, W2L_CONF_F_CLI,
       "Stop once the source has nothing more (file end, the binlog end seen at start), take a "
       "final checkpoint, commit and exit." },
@@ -115,7 +116,8 @@ const w2l_conf_prop w2l__conf_props[] = {
     { "ddl-parallelism", W2L_CONF_INT, "1", 1, 256, NULL, 0, "DDL handler threads." },
     { "committer-parallelism", W2L_CONF_INT, NULL, 1, 256, NULL, 0,
       "Committer threads; tables are hashed onto them, and commit in parallel. Unset (the "
-      "default), a pipeline uses one per online CPU, at most 8." },
+      "default), a pipeline uses one per online CPU, at least 8 (commits mostly wait on "
+      "storage) and at most 32." },
     { "table-parallelism", W2L_CONF_INT, "1", 1, 1024, NULL, W2L_CONF_F_PER_TABLE,
       "Writers one table's rows are spread over by primary-key hash (at most parallelism)." },
     { "operator.ddl", W2L_CONF_STRING, "default", NOLIM, NULL, 0,
