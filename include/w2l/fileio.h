@@ -26,7 +26,11 @@ typedef struct w2l_rfile w2l_rfile; /* a file open for reading */
  * already, and close() when it appeared meanwhile: a file is never overwritten. */
 enum {
     W2L_CREATE_EXCL = 1u << 0,    /* close() fails with W2L_EXISTS if the path exists */
-    W2L_CREATE_REPLACE = 1u << 1  /* close() atomically replaces an existing file */
+    W2L_CREATE_REPLACE = 1u << 1, /* close() atomically replaces an existing file */
+    /* With either: the file is only a hint its readers can do without (the hadoop
+     * catalog's version-hint.text), so close() need not make it durable: after a crash it
+     * may be stale, empty or missing. The local IO skips its fsyncs. */
+    W2L_CREATE_HINT = 1u << 2
 };
 
 #define W2L_FILEIO_METHODS_V1 1

@@ -117,9 +117,8 @@ static w2l_rc lf_close(w2l_file *base, w2l_error *err)
 {
     local_file *f = (local_file *)base;
     w2l_rc rc = W2L_OK;
-    if (fsync(f->fd) != 0) {
+    if (!(f->flags & W2L_CREATE_HINT) && fsync(f->fd) != 0)
         rc = w2l__fail_errno(err, W2L_IO, errno, "fsync %s", f->path);
-    }
     if (close(f->fd) != 0 && rc == W2L_OK)
         rc = w2l__fail_errno(err, W2L_IO, errno, "close %s", f->path);
     f->fd = -1;
@@ -135,8 +134,8 @@ static w2l_rc lf_close(w2l_file *base, w2l_error *err)
             rc = w2l__fail_errno(err, W2L_IO, errno, "publish %s", f->path);
         }
     }
-    if (rc == W2L_OK) fsync_dir_of(f->path);
-    else unlink(f->tmp);
+    if (rc == W2L_OK && !(f->flags & W2L_CREATE_HINT)) fsync_dir_of(f->path);
+    else if (rc != W2L_OK) unlink(f->tmp);
     file_free(f);
     return rc;
 }
