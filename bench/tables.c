@@ -83,7 +83,9 @@ static long status_kib(const char *key)
 static void on_log(void *opaque, w2l_log_level level, const char *line)
 {
     (void)opaque, (void)level;
-    fprintf(stderr, "tables: log: %s\n", line);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    fprintf(stderr, "tables: log %ld.%03ld: %s\n", (long)ts.tv_sec, ts.tv_nsec / 1000000, line);
 }
 
 static w2l_schema *sch; /* (id long key, name string, amount double) */
@@ -131,7 +133,7 @@ int main(int argc, char **argv)
     w2l_error err;
     CHECK(w2l_global_init(&err));
     w2l_log_set_callback(on_log, NULL);
-    w2l_log_set_level(W2L_LOG_WARN);
+    w2l_log_set_level(getenv("TABLES_DEBUG") ? W2L_LOG_DEBUG : W2L_LOG_WARN); /* with times */
 
     w2l_conf *conf = w2l_conf_new();
     CHECK(w2l_conf_set(conf, "warehouse", wh, &err));

@@ -36,6 +36,7 @@ enum {
 #define W2L_FILEIO_METHODS_V1 1
 #define W2L_FILEIO_METHODS_V2 2 /* adds stat */
 #define W2L_FILEIO_METHODS_V3 3 /* adds remove_many and list_tree */
+#define W2L_FILEIO_METHODS_V4 4 /* adds close_many */
 
 /* What stat() tells of a file. */
 typedef struct w2l_file_stat {
@@ -97,6 +98,12 @@ typedef struct w2l_fileio_methods {
     w2l_rc (*list_tree)(w2l_fileio *self, const char *dir,
                         int (*fn)(void *ctx, const char *relpath, const w2l_file_stat *st),
                         void *ctx, w2l_error *err);
+    /* V4 (may be NULL): closes n files this instance created, as close() each (durable and
+     * visible, then freed, also on failure), sharing what it can: the local IO starts every
+     * file's write-back before it waits on any and syncs each directory once. Returns the
+     * first failure; a file that failed is not published, the others are. Without it the
+     * core closes them one by one. */
+    w2l_rc (*close_many)(w2l_fileio *self, w2l_file **files, size_t n, w2l_error *err);
 } w2l_fileio_methods;
 struct w2l_fileio { const w2l_fileio_methods *methods; };
 
@@ -119,6 +126,10 @@ W2L_API w2l_rc w2l_fileio_create(w2l_fileio *io, const char *path, unsigned flag
                                  w2l_file **out, w2l_error *err);
 W2L_API w2l_rc w2l_file_write(w2l_file *f, const void *buf, size_t len, w2l_error *err);
 W2L_API w2l_rc w2l_file_close(w2l_file *f, w2l_error *err);
+/* Closes n files of io (w2l_file_close() each, every one freed): through close_many when
+ * io has it. Returns the first failure. */
+W2L_API w2l_rc w2l_file_close_many(w2l_fileio *io, w2l_file **files, size_t n,
+                                   w2l_error *err);
 W2L_API void w2l_file_abort(w2l_file *f);
 W2L_API w2l_rc w2l_fileio_open_read(w2l_fileio *io, const char *path, w2l_rfile **out,
                                     w2l_error *err);

@@ -85,6 +85,20 @@ w2l_rc w2l_file_write(w2l_file *f, const void *buf, size_t len, w2l_error *err)
 
 w2l_rc w2l_file_close(w2l_file *f, w2l_error *err) { return f->methods->close(f, err); }
 
+w2l_rc w2l_file_close_many(w2l_fileio *io, w2l_file **files, size_t n, w2l_error *err)
+{
+    if (n == 0) return W2L_OK;
+    if (io->methods->version >= W2L_FILEIO_METHODS_V4 && io->methods->close_many)
+        return io->methods->close_many(io, files, n, err);
+    w2l_rc rc = W2L_OK;
+    for (size_t i = 0; i < n; i++) {
+        w2l_error e2;
+        w2l_rc r = files[i]->methods->close(files[i], rc == W2L_OK ? err : &e2);
+        if (rc == W2L_OK) rc = r;
+    }
+    return rc;
+}
+
 void w2l_file_abort(w2l_file *f)
 {
     if (f) f->methods->abort(f);

@@ -3,9 +3,15 @@
  * target (".NAME.tmp.PID.N"), fsynced, then published: rename() to replace, or link() for
  * W2L_CREATE_EXCL so an existing target is never overwritten (link fails with EEXIST
  * atomically), and the directory is fsynced. Parent directories are created on demand.
+ * close_many() starts every file's write-back first (sync_file_range on Linux), then
+ * fsyncs and publishes each, then fsyncs each directory once: on a disk that flushes one
+ * request at a time, a thousand small files cost a fraction of a thousand close() calls.
  * list() hides temporaries, except those of a writer that died (its PID runs no process):
  * garbage that only removal can take (orphan removal, dropping a directory).
  */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* sync_file_range */
+#endif
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -113,9 +119,10 @@ static void lf_abort(w2l_file *base)
     file_free(f);
 }
 
-static w2l_rc lf_close(w2l_file *base, w2l_error *err)
+/* Makes f durable (unless a hint) and publishes it under its path, without syncing the
+ * directory; f's descriptor is closed, its temporary gone either way. */
+static w2l_rc publish(local_file *f, w2l_error *err)
 {
-    local_file *f = (local_file *)base;
     w2l_rc rc = W2L_OK;
     if (!(f->flags & W2L_CREATE_HINT) && fsync(f->fd) != 0)
         rc = w2l__fail_errno(err, W2L_IO, errno, "fsync %s", f->path);
@@ -134,9 +141,61 @@ static w2l_rc lf_close(w2l_file *base, w2l_error *err)
             rc = w2l__fail_errno(err, W2L_IO, errno, "publish %s", f->path);
         }
     }
+    if (rc != W2L_OK) unlink(f->tmp);
+    return rc;
+}
+
+static w2l_rc lf_close(w2l_file *base, w2l_error *err)
+{
+    local_file *f = (local_file *)base;
+    w2l_rc rc = publish(f, err);
     if (rc == W2L_OK && !(f->flags & W2L_CREATE_HINT)) fsync_dir_of(f->path);
-    else if (rc != W2L_OK) unlink(f->tmp);
     file_free(f);
+    return rc;
+}
+
+/* The length of path's directory part ("" is ".", "/x" is "/"). */
+static size_t dir_len(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? (slash == path ? 1 : (size_t)(slash - path)) : 0;
+}
+
+static w2l_rc local_close_many(w2l_fileio *self, w2l_file **files, size_t n, w2l_error *err)
+{
+    (void)self;
+    w2l_rc rc = W2L_OK;
+#if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
+    for (size_t i = 0; i < n; i++) { /* every write-back under way before any wait */
+        local_file *f = (local_file *)files[i];
+        if (!(f->flags & W2L_CREATE_HINT))
+            (void)sync_file_range(f->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+    }
+#endif
+    for (size_t i = 0; i < n; i++) {
+        local_file *f = (local_file *)files[i];
+        w2l_error e2;
+        w2l_rc r = publish(f, rc == W2L_OK ? err : &e2);
+        if (rc == W2L_OK) rc = r;
+        if (r != W2L_OK || (f->flags & W2L_CREATE_HINT)) {
+            file_free(f);
+            files[i] = NULL;
+        }
+    }
+    /* each directory of a published file synced once, then the files freed */
+    for (size_t i = 0; i < n; i++) {
+        local_file *f = (local_file *)files[i];
+        if (!f) continue;
+        size_t dl = dir_len(f->path);
+        int seen = 0;
+        for (size_t k = 0; k < i && !seen; k++) {
+            const local_file *g = (const local_file *)files[k];
+            seen = g && dir_len(g->path) == dl && !memcmp(g->path, f->path, dl);
+        }
+        if (!seen) fsync_dir_of(f->path);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (files[i]) file_free((local_file *)files[i]);
     return rc;
 }
 
@@ -344,7 +403,7 @@ static w2l_rc local_stat(w2l_fileio *self, const char *path, w2l_file_stat *out,
 }
 
 const w2l_fileio_methods w2l__fileio_local = {
-    .version = W2L_FILEIO_METHODS_V2,
+    .version = W2L_FILEIO_METHODS_V4,
     .name = "local",
     .size = sizeof(w2l_fileio),
     .open = local_open,
@@ -355,4 +414,5 @@ const w2l_fileio_methods w2l__fileio_local = {
     .list = local_list,
     .close = local_close_io,
     .stat = local_stat,
+    .close_many = local_close_many,
 };

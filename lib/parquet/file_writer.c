@@ -498,22 +498,39 @@ static w2l_rc fill_stats(const w2l__pq_writer *w, w2l__file_stats *s, w2l_error 
     return W2L_OK;
 }
 
-w2l_rc w2l__pq_writer_close(w2l__pq_writer *w, w2l__file_stats *stats, w2l_error *err)
+w2l_rc w2l__pq_writer_finish(w2l__pq_writer *w, w2l__file_stats *stats, w2l_file **file,
+                             w2l_error *err)
 {
     if (stats) memset(stats, 0, sizeof *stats);
+    *file = NULL;
     w2l_rc rc = check_usable(w, err);
     if (rc == W2L_OK) rc = flush_row_group(w, err);
     if (rc == W2L_OK) rc = write_footer(w, err);
     if (rc == W2L_OK && stats) rc = fill_stats(w, stats, err);
     if (rc == W2L_OK) {
-        w2l_file *f = w->file;
+        *file = w->file;
         w->file = NULL;
-        rc = w2l_file_close(f, err);
     }
     if (rc != W2L_OK) {
         if (stats) w2l__file_stats_release(stats);
         if (w) w2l__error_prefix(err, "parquet %s: ", w->path);
     }
     w2l__pq_writer_abort(w);
+    return rc;
+}
+
+w2l_rc w2l__pq_writer_close(w2l__pq_writer *w, w2l__file_stats *stats, w2l_error *err)
+{
+    char *path = w && w->path ? w2l__strdup(w->path) : NULL;
+    w2l_file *f;
+    w2l_rc rc = w2l__pq_writer_finish(w, stats, &f, err);
+    if (rc == W2L_OK) {
+        rc = w2l_file_close(f, err);
+        if (rc != W2L_OK) {
+            if (stats) w2l__file_stats_release(stats);
+            w2l__error_prefix(err, "parquet %s: ", path ? path : "?");
+        }
+    }
+    w2l__free(path);
     return rc;
 }

@@ -93,6 +93,10 @@ uint64_t w2l__pq_writer_rows(const w2l__pq_writer *w);
  * Fills *stats (release with w2l__file_stats_release) when stats is not NULL. Frees w in
  * every case; on failure nothing is published. */
 w2l_rc w2l__pq_writer_close(w2l__pq_writer *w, w2l__file_stats *stats, w2l_error *err);
+/* As w2l__pq_writer_close, but the complete file is handed to the caller unpublished
+ * (*file, which it closes with w2l_file_close or w2l_file_close_many, or aborts). */
+w2l_rc w2l__pq_writer_finish(w2l__pq_writer *w, w2l__file_stats *stats, w2l_file **file,
+                             w2l_error *err);
 
 /* Discards the file and frees w; NULL is a no-op. */
 void w2l__pq_writer_abort(w2l__pq_writer *w);

@@ -395,7 +395,7 @@ static w2l_rc flush_rows(writer *w, tstate *t, wpart *p, w2l_error *err)
     }
     p->nrows = 0;
     if (p->dw && w2l__pq_writer_bytes(p->dw) >= t->target)
-        W2L_TRY(w2l__wr_complete_data(t, p, err));
+        W2L_TRY(w2l__wr_complete_data(w, t, p, err));
     return W2L_OK;
 }
 
@@ -421,7 +421,8 @@ static w2l_rc flush_dels(writer *w, tstate *t, wpart *p, w2l_error *err)
         }
     }
     p->ndels = 0;
-    if (p->ew && w2l__pq_writer_bytes(p->ew) >= t->target) W2L_TRY(w2l__wr_complete_eq(t, p, err));
+    if (p->ew && w2l__pq_writer_bytes(p->ew) >= t->target)
+        W2L_TRY(w2l__wr_complete_eq(w, t, p, err));
     return W2L_OK;
 }
 
@@ -1148,6 +1149,9 @@ static w2l_rc on_barrier(writer *w, uint64_t ckpt, w2l_collector *out, w2l_error
     w2l_rc rc = W2L_OK;
     w2l_buf pl = {0};
     tstate *t = w->dirty;
+    /* the tables' files are closed together, durable before the barrier goes on (so
+     * before the checkpoint that names them is sealed) */
+    w->defer = 1;
     while (t && rc == W2L_OK) {
         rc = w2l__wr_complete_all(w, t, err);
         if (rc == W2L_OK && (t->nresults || t->truncated)) {
@@ -1179,6 +1183,9 @@ static w2l_rc on_barrier(writer *w, uint64_t ckpt, w2l_collector *out, w2l_error
         t = next;
         w->dirty = t;
     }
+    w->defer = 0;
+    if (rc == W2L_OK) rc = w2l__wr_close_pending(w, err);
+    else w2l__wr_abort_pending(w);
     w2l_buf_release(&pl);
     return rc;
 }
@@ -1256,6 +1263,8 @@ static void wr_close(w2l_operator *self)
     w2l_buf_release(&w->akey);
     w2l_buf_release(&w->pkey);
     w2l__free(w->pvals);
+    w2l__wr_abort_pending(w);
+    w2l__free(w->pend);
     w2l_schema_unref(w->pos_schema);
     w2l__catalog_close(w->cat);
     w2l_fileio_close(w->io);

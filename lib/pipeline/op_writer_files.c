@@ -67,15 +67,44 @@ static w2l_rc add_result(tstate *t, const wpart *p, int content, const char *pat
     return W2L_OK;
 }
 
-static w2l_rc close_file(tstate *t, const wpart *p, int content, const char *path,
+/* Files closed together at most: each holds a descriptor until then. */
+#define PEND_MAX 64
+
+w2l_rc w2l__wr_close_pending(writer *w, w2l_error *err)
+{
+    w2l_rc rc = w2l_file_close_many(w->io, w->pend, w->npend, err);
+    if (rc != W2L_OK) w2l__error_prefix(err, "writer %u: ", w->index);
+    w->npend = 0;
+    return rc;
+}
+
+void w2l__wr_abort_pending(writer *w)
+{
+    for (size_t i = 0; i < w->npend; i++) w2l_file_abort(w->pend[i]);
+    w->npend = 0;
+}
+
+static w2l_rc close_file(writer *w, tstate *t, const wpart *p, int content, const char *path,
                          w2l__pq_writer *pw, w2l_error *err)
 {
     w2l__file_stats st;
     memset(&st, 0, sizeof st);
-    w2l_rc rc = w2l__pq_writer_close(pw, &st, err);
+    w2l_file *f = NULL;
+    if (w->defer && !w->pend) {
+        w->pend = w2l__malloc(PEND_MAX * sizeof *w->pend);
+        if (!w->pend) {
+            w2l__pq_writer_abort(pw);
+            return w2l__fail(err, W2L_NOMEM, "out of memory");
+        }
+    }
+    w2l_rc rc = w->defer ? w2l__pq_writer_finish(pw, &st, &f, err)
+                         : w2l__pq_writer_close(pw, &st, err);
     if (rc == W2L_OK) rc = add_result(t, p, content, path, &st, err);
     else w2l__error_prefix(err, "table %s: file %s: ", t->fq, path);
     w2l__file_stats_release(&st);
+    if (f && rc != W2L_OK) w2l_file_abort(f);
+    else if (f) w->pend[w->npend++] = f;
+    if (rc == W2L_OK && w->npend == PEND_MAX) rc = w2l__wr_close_pending(w, err);
     return rc;
 }
 
@@ -84,17 +113,17 @@ static void closed_one(tstate *t, const wpart *p)
     if (!p->dw && !p->ew && t->nopen) t->nopen--;
 }
 
-w2l_rc w2l__wr_complete_data(tstate *t, wpart *p, w2l_error *err)
+w2l_rc w2l__wr_complete_data(writer *w, tstate *t, wpart *p, w2l_error *err)
 {
     if (!p->dw) return W2L_OK;
     w2l__pq_writer *pw = p->dw;
     p->dw = NULL;
     p->drows = 0;
     closed_one(t, p);
-    return close_file(t, p, W2L_ICE_DATA, t->paths[p->dpath], pw, err);
+    return close_file(w, t, p, W2L_ICE_DATA, t->paths[p->dpath], pw, err);
 }
 
-w2l_rc w2l__wr_complete_eq(tstate *t, wpart *p, w2l_error *err)
+w2l_rc w2l__wr_complete_eq(writer *w, tstate *t, wpart *p, w2l_error *err)
 {
     if (!p->ew) return W2L_OK;
     w2l__pq_writer *pw = p->ew;
@@ -102,7 +131,7 @@ w2l_rc w2l__wr_complete_eq(tstate *t, wpart *p, w2l_error *err)
     p->ew = NULL;
     p->epath = NULL;
     closed_one(t, p);
-    w2l_rc rc = close_file(t, p, W2L_ICE_EQ_DELETES, path, pw, err);
+    w2l_rc rc = close_file(w, t, p, W2L_ICE_EQ_DELETES, path, pw, err);
     w2l__free(path);
     return rc;
 }
@@ -149,7 +178,7 @@ static w2l_rc write_pos(writer *w, tstate *t, const wpart *p, const pdsort *d, s
         if (rc != W2L_OK) w2l__error_prefix(err, "table %s: file %s: ", t->fq, path);
     }
     if (rc == W2L_OK) {
-        rc = close_file(t, p, W2L_ICE_POS_DELETES, path, pw, err);
+        rc = close_file(w, t, p, W2L_ICE_POS_DELETES, path, pw, err);
         pw = NULL;
     }
     w2l__pq_writer_abort(pw);
@@ -212,9 +241,8 @@ void w2l__wr_account(writer *w, tstate *t)
 
 w2l_rc w2l__wr_complete_part(writer *w, tstate *t, wpart *p, w2l_error *err)
 {
-    (void)w;
-    W2L_TRY(w2l__wr_complete_data(t, p, err));
-    return w2l__wr_complete_eq(t, p, err);
+    W2L_TRY(w2l__wr_complete_data(w, t, p, err));
+    return w2l__wr_complete_eq(w, t, p, err);
 }
 
 /* Completes every open file of the table (the buffers are empty between elements). */
