@@ -30,9 +30,10 @@ w2l_rc w2l__avro_out_begin(w2l__avro_out *o, const char *schema_json, const w2l_
 avro_value_t *w2l__avro_out_record(w2l__avro_out *o);
 /* Encodes the filled record. */
 w2l_rc w2l__avro_out_append(w2l__avro_out *o, w2l_error *err);
-/* Closes the last block and writes the file (W2L_CREATE_EXCL); *length: its size. */
-w2l_rc w2l__avro_out_finish(w2l__avro_out *o, w2l_fileio *io, const char *path,
-                            int64_t *length, w2l_error *err);
+/* Closes the last block and writes the file (W2L_CREATE_EXCL); *length: its size. With
+ * pend, the written file is left for w2l__ice_pending_close to close (and publish). */
+w2l_rc w2l__avro_out_finish(w2l__avro_out *o, w2l_fileio *io, w2l__ice_pending *pend,
+                            const char *path, int64_t *length, w2l_error *err);
 void w2l__avro_out_free(w2l__avro_out *o);
 
 /* A container file read whole into memory; any codec avro-c knows (null, deflate, ...). */

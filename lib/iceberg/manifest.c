@@ -294,7 +294,8 @@ static w2l_rc summarize(const w2l__ice_spec *spec, const w2l__ice_entry *entries
     return W2L_OK;
 }
 
-w2l_rc w2l__ice_manifest_write(w2l_fileio *io, const char *path, const w2l__ice_meta *meta,
+w2l_rc w2l__ice_manifest_write(w2l_fileio *io, w2l__ice_pending *pend, const char *path,
+                               const w2l__ice_meta *meta,
                                const w2l__ice_spec *spec, int content, int64_t snapshot_id,
                                const w2l__ice_entry *entries, size_t n, w2l__arena *a,
                                w2l__ice_manifest *out, w2l_error *err)
@@ -366,7 +367,7 @@ w2l_rc w2l__ice_manifest_write(w2l_fileio *io, const char *path, const w2l__ice_
         rc = fill_entry(w2l__avro_out_record(&o), spec, &entries[i], err);
         if (rc == W2L_OK) rc = w2l__avro_out_append(&o, err);
     }
-    if (rc == W2L_OK) rc = w2l__avro_out_finish(&o, io, path, &out->length, err);
+    if (rc == W2L_OK) rc = w2l__avro_out_finish(&o, io, pend, path, &out->length, err);
     w2l__avro_out_free(&o);
     w2l__free(schema_text);
     w2l__free(spec_text);

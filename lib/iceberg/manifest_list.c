@@ -78,7 +78,8 @@ static w2l_rc fill(avro_value_t *rec, const w2l__ice_manifest *m, int64_t seq, w
     return W2L_OK;
 }
 
-w2l_rc w2l__ice_manifest_list_write(w2l_fileio *io, const char *path, int64_t snapshot_id,
+w2l_rc w2l__ice_manifest_list_write(w2l_fileio *io, w2l__ice_pending *pend, const char *path,
+                                    int64_t snapshot_id,
                                     int64_t parent_id, int64_t seq,
                                     const w2l__ice_manifest *m, size_t n, w2l_error *err)
 {
@@ -95,7 +96,7 @@ w2l_rc w2l__ice_manifest_list_write(w2l_fileio *io, const char *path, int64_t sn
         rc = fill(w2l__avro_out_record(&o), &m[i], seq, err);
         if (rc == W2L_OK) rc = w2l__avro_out_append(&o, err);
     }
-    if (rc == W2L_OK) rc = w2l__avro_out_finish(&o, io, path, NULL, err);
+    if (rc == W2L_OK) rc = w2l__avro_out_finish(&o, io, pend, path, NULL, err);
     w2l__avro_out_free(&o);
     if (rc != W2L_OK) w2l__error_prefix(err, "manifest list: ");
     return rc;

@@ -367,7 +367,7 @@ static w2l_rc write_own_manifests(w2l__ice_table *t, w2l__ice_change *c, int64_t
                 rc = w2l__fail(err, W2L_NOMEM, "out of memory");
                 break;
             }
-            rc = w2l__ice_manifest_write(t->io, apath, t->meta, specs[i],
+            rc = w2l__ice_manifest_write(t->io, t->pending, apath, t->meta, specs[i],
                                          k ? W2L_ICE_MANIFEST_DELETES : W2L_ICE_MANIFEST_DATA, sid,
                                          e, n, &c->arena, &c->own[c->nown], err);
             if (rc == W2L_OK) c->nown++;
@@ -559,8 +559,8 @@ static w2l_rc merge_manifests(w2l__ice_table *t, int64_t sid, int64_t seq, w2l__
                 char *path = metadata_file(m, "%lld-%s-m.avro", sid);
                 if (!attempt_keep(at, path)) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
                 else
-                    rc = w2l__ice_manifest_write(t->io, path, m, spec, content, sid, all, nall, a,
-                                                 &made[nmade], err);
+                    rc = w2l__ice_manifest_write(t->io, t->pending, path, m, spec, content,
+                                                 sid, all, nall, a, &made[nmade], err);
                 if (rc == W2L_OK) nmade++;
             }
             w2l__free(all);
@@ -693,8 +693,8 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
             rc = w2l__fail(err, W2L_NOMEM, "out of memory");
             break;
         }
-        rc = w2l__ice_manifest_write(t->io, path, m, ps, pm->content, sid, e, out, &a, &list[nl],
-                                     err);
+        rc = w2l__ice_manifest_write(t->io, t->pending, path, m, ps, pm->content, sid, e, out,
+                                     &a, &list[nl], err);
         if (rc == W2L_OK) {
             list[nl].seq = seq; /* written by this snapshot */
             if (list[nl].min_seq < 0) list[nl].min_seq = seq;
@@ -719,8 +719,8 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
         }
     }
     if (rc == W2L_OK)
-        rc = w2l__ice_manifest_list_write(t->io, list_path, sid, parent ? parent->snapshot_id : -1,
-                                          seq, list, nl, err);
+        rc = w2l__ice_manifest_list_write(t->io, t->pending, list_path, sid,
+                                          parent ? parent->snapshot_id : -1, seq, list, nl, err);
 
     /* the snapshot */
     w2l__ice_snapshot s;
@@ -936,7 +936,22 @@ w2l_rc w2l__ice_table_try_commit(w2l__ice_table *t, w2l__ice_change *c, w2l_erro
     const char *base = t->meta_location;
     int64_t base_ts = t->meta->last_updated_ms;
     attempt at = {0};
+    /* the attempt's manifests and list are closed together, durable before the metadata
+     * that names them is committed (w2l_file_close_many: one wait on the disk) */
+    w2l__ice_pending pend = {0};
+    t->pending = &pend;
+    int own_pending = !c->have_manifests;
     w2l_rc rc = apply(t, c, &at, err);
+    t->pending = NULL;
+    if (rc == W2L_OK) rc = w2l__ice_pending_close(t->io, &pend, err);
+    w2l__ice_pending_release(&pend);
+    if (rc != W2L_OK && own_pending && c->have_manifests) {
+        /* the change's own manifests were among them: written again by a retry */
+        w2l_error e2;
+        for (size_t i = 0; i < c->nown; i++) w2l_fileio_remove(t->io, c->own[i].path, &e2);
+        c->nown = 0;
+        c->have_manifests = 0;
+    }
     w2l__ice_meta *m = t->meta;
     const char *dac = w2l__ice_props_get(&m->props, "write.metadata.delete-after-commit.enabled");
     const int delete_old = dac && strcmp(dac, "true") == 0;
