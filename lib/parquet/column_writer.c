@@ -313,9 +313,128 @@ static w2l_rc abandon_dict(w2l__pq_colw *c, w2l_error *err)
     return W2L_OK;
 }
 
+/* The common case, a column past its dictionary with 4- or 8-byte values (INT32, INT64,
+ * FLOAT, DOUBLE, DECIMAL stored as INT32/INT64): what the general loop below does per value,
+ * in one loop per kind without its per-value dispatch. The same pages, values and statistics.
+ * Returns with *done the values taken (n, or fewer where a page filled up). */
+static w2l_rc append_fixed(w2l__pq_colw *c, const w2l_value *v, size_t stride, size_t n,
+                           size_t *done, w2l_error *err)
+{
+    const w2l__pq_options *opt = &c->w->opt;
+    const size_t page_rows = opt->page_rows ? opt->page_rows : SIZE_MAX;
+    const size_t width = (size_t)c->value_width;
+    /* the values this page takes at most: the general loop flushes it after the value that
+     * reaches its size (nulls add nothing: then the next call goes on) or row limit */
+    size_t left = opt->page_bytes > c->pg_plain ? opt->page_bytes - c->pg_plain : 0;
+    size_t room = left ? (left + width - 1) / width : 1;
+    size_t k = W2L_MIN(n, W2L_MIN(room, page_rows > c->pg_values ? page_rows - c->pg_values : 1));
+    W2L_TRY(w2l__buf_reserve(&c->vals, k * width, err));
+    if (c->optional && c->pg_values + k > c->defs_cap) {
+        size_t cap = c->defs_cap ? c->defs_cap : 256;
+        while (cap < c->pg_values + k) cap *= 2;
+        uint8_t *d = w2l__realloc(c->defs, cap);
+        W2L_NOMEM_IF(!d, err);
+        c->defs = d;
+        c->defs_cap = cap;
+    }
+    uint8_t *out = c->vals.data + c->vals.len, *defs = c->optional ? c->defs + c->pg_values : NULL;
+    w2l__pq_minmax *m = &c->ch_mm;
+    size_t nn = 0, i = 0; /* values written, values taken */
+    int64_t lim = 1;      /* decimals: 10^precision (at most 18 digits as INT64) */
+    const int dec = c->kind == K_DEC32 || c->kind == K_DEC64;
+    for (unsigned d = 0; dec && d < c->field->type.precision; d++) lim *= 10;
+    int null_required = 0;
+    for (; i < k; i++) {
+        const w2l_value *x = v + i * stride;
+        if (defs) defs[i] = !x->is_null;
+        if (x->is_null) {
+            if (!c->optional) {
+                null_required = 1;
+                k = i;
+                break;
+            }
+            continue;
+        }
+        switch (c->kind) {
+        case K_I32: {
+            int32_t y = x->v.i32;
+            w2l__le32(out + nn * 4, (uint32_t)y);
+            if (!m->has) m->min.i32 = m->max.i32 = y, m->has = 1;
+            else if (y < m->min.i32) m->min.i32 = y;
+            else if (y > m->max.i32) m->max.i32 = y;
+            break;
+        }
+        case K_I64: {
+            int64_t y = x->v.i64;
+            w2l__le64(out + nn * 8, (uint64_t)y);
+            if (!m->has) m->min.i64 = m->max.i64 = y, m->has = 1;
+            else if (y < m->min.i64) m->min.i64 = y;
+            else if (y > m->max.i64) m->max.i64 = y;
+            break;
+        }
+        case K_F32: {
+            float y = x->v.f32;
+            uint32_t u;
+            memcpy(&u, &y, 4);
+            w2l__le32(out + nn * 4, u);
+            if (isnan(y)) c->f_nans++;
+            else if (!m->has) m->min.f32 = m->max.f32 = y, m->has = 1;
+            else if (cmp_f64(y, m->min.f32) < 0) m->min.f32 = y;
+            else if (cmp_f64(y, m->max.f32) > 0) m->max.f32 = y;
+            break;
+        }
+        case K_F64: {
+            double y = x->v.f64;
+            uint64_t u;
+            memcpy(&u, &y, 8);
+            w2l__le64(out + nn * 8, u);
+            if (isnan(y)) c->f_nans++;
+            else if (!m->has) m->min.f64 = m->max.f64 = y, m->has = 1;
+            else if (cmp_f64(y, m->min.f64) < 0) m->min.f64 = y;
+            else if (cmp_f64(y, m->max.f64) > 0) m->max.f64 = y;
+            break;
+        }
+        default: { /* K_DEC32, K_DEC64: the unscaled value within the precision */
+            w2l_int128 d = x->v.dec;
+            int64_t y = (int64_t)d.lo;
+            if (d.hi != (y < 0 ? -1 : 0) || y >= lim || y <= -lim) {
+                c->vals.len += nn * width;
+                c->pg_values += i;
+                c->pg_nonnull += nn;
+                c->pg_plain += nn * width;
+                return bad_decimal(c, err);
+            }
+            if (c->kind == K_DEC32) w2l__le32(out + nn * 4, (uint32_t)(int32_t)y);
+            else w2l__le64(out + nn * 8, (uint64_t)y);
+            if (!m->has) m->min.dec = m->max.dec = d, m->has = 1;
+            else if (w2l__i128_cmp(d, m->min.dec) < 0) m->min.dec = d;
+            else if (w2l__i128_cmp(d, m->max.dec) > 0) m->max.dec = d;
+            break;
+        }
+        }
+        nn++;
+    }
+    c->vals.len += nn * width;
+    c->pg_values += k;
+    c->pg_nonnull += nn;
+    c->pg_plain += nn * width;
+    *done = k;
+    if (null_required)
+        return w2l__fail(err, W2L_SCHEMA, "field %s is required but the value is NULL",
+                         c->field->name);
+    if (c->pg_plain >= opt->page_bytes || c->pg_values >= page_rows)
+        W2L_TRY(w2l__pq_colw_flush_page(c, err));
+    return W2L_OK;
+}
+
 w2l_rc w2l__pq_colw_append(w2l__pq_colw *c, const w2l_value *v, size_t stride, size_t n,
                            w2l_error *err)
 {
+    if (!c->dict_on && c->kind != K_BOOL && c->kind != K_BYTES && c->kind != K_DECFIX) {
+        for (size_t done = 0; n > 0; v += done * stride, n -= done)
+            W2L_TRY(append_fixed(c, v, stride, n, &done, err));
+        return W2L_OK;
+    }
     const w2l__pq_options *opt = &c->w->opt;
     const size_t page_rows = opt->page_rows ? opt->page_rows : SIZE_MAX;
     const int floats = c->kind == K_F32 || c->kind == K_F64;
