@@ -6,7 +6,8 @@
 # --base64-output=DECODE-ROWS` (rows decoded to text, written to /dev/null) and the raw
 # read without -v; then snapshot -> emitter (startup=initial) beside
 # `mariadb --quick -e 'SELECT * ...'`. Medians of BENCH_RUNS; CPU-seconds per million rows
-# of our process. Env: BENCH_ROWS (1000000), BENCH_RUNS (3), B (build dir), PORT.
+# of our process. Env: BENCH_ROWS (1000000), BENCH_RUNS (3), B (build dir), PORT, BENCH_CONF
+# (a --config file for the `w2l run -> lake` runs, e.g. {"table-parallelism": 2}).
 set -eu
 cd "$(dirname "$0")/.."
 B=${B:-build}
@@ -49,7 +50,8 @@ for shape in one-transaction 100-row-transactions; do
         # the whole way: binlog -> DDL handler -> writer -> committer -> Iceberg
         rm -rf "$tmp/lake"
         t "$B/w2l" run --source "mysql://cdc:cdcpass@127.0.0.1:$PORT/?server-id=$((SID + 1 + i))&databases=bench&startup=earliest" \
-            --warehouse "$tmp/lake" --until-caught-up --checkpoint-interval 10s --quiet --log-level warn >> "$tmp/lake.t"
+            --warehouse "$tmp/lake" --until-caught-up --checkpoint-interval 10s --quiet --log-level warn \
+            ${BENCH_CONF:+--config "$BENCH_CONF"} >> "$tmp/lake.t"
         i=$((i + 1))
     done
     lk=$(median < "$tmp/lake.t"); : > "$tmp/lake.t"
