@@ -20,6 +20,7 @@
 #include <avro.h>
 
 #include "avro_int.h"
+#include "../io/io.h"
 #include "../common/thread.h"
 
 #define BLOCK_RECORDS 4096
@@ -230,12 +231,7 @@ static w2l_rc write_pending(w2l_fileio *io, w2l__ice_pending *p, const char *pat
         p->cap = cap;
     }
     w2l_file *f;
-    W2L_TRY(w2l_fileio_create(io, path, W2L_CREATE_EXCL, &f, err));
-    w2l_rc rc = w2l_file_write(f, data, len, err);
-    if (rc != W2L_OK) {
-        w2l_file_abort(f);
-        return rc;
-    }
+    W2L_TRY(w2l__fileio_write_unclosed(io, path, W2L_CREATE_EXCL, data, len, &f, err));
     p->v[p->n++] = f;
     return W2L_OK;
 }

@@ -226,16 +226,23 @@ w2l_rc w2l_fileio_list_tree(w2l_fileio *io, const char *dir,
     return walk(io, dir, "", fn, ctx, &stop, err);
 }
 
+w2l_rc w2l__fileio_write_unclosed(w2l_fileio *io, const char *path, unsigned flags,
+                                  const void *buf, size_t len, w2l_file **out, w2l_error *err)
+{
+    W2L_TRY(w2l_fileio_create(io, path, flags, out, err));
+    w2l_rc rc = w2l_file_write(*out, buf, len, err);
+    if (rc != W2L_OK) {
+        w2l_file_abort(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
 w2l_rc w2l_fileio_write_all(w2l_fileio *io, const char *path, unsigned flags, const void *buf,
                             size_t len, w2l_error *err)
 {
     w2l_file *f;
-    W2L_TRY(w2l_fileio_create(io, path, flags, &f, err));
-    w2l_rc rc = w2l_file_write(f, buf, len, err);
-    if (rc != W2L_OK) {
-        w2l_file_abort(f);
-        return rc;
-    }
+    W2L_TRY(w2l__fileio_write_unclosed(io, path, flags, buf, len, &f, err));
     return w2l_file_close(f, err);
 }
 

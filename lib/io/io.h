@@ -20,5 +20,9 @@ w2l_rc w2l__fileio_open_for(const w2l_conf *conf, const char *path, w2l_fileio *
 
 /* Joins dir and name with one '/', into fresh memory; NULL when out of memory. */
 char *w2l__path_join(const char *dir, const char *name);
+/* w2l_fileio_write_all without the close: *out holds the whole file, for the caller to
+ * close (alone or with others, w2l_file_close_many) or abort. */
+w2l_rc w2l__fileio_write_unclosed(w2l_fileio *io, const char *path, unsigned flags,
+                                  const void *buf, size_t len, w2l_file **out, w2l_error *err);
 
 #endif
