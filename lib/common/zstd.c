@@ -51,6 +51,14 @@ w2l_rc w2l__zstd_cctx_level(w2l__zstd_cctx *c, int level, w2l_error *err)
     return W2L_OK;
 }
 
+w2l_rc w2l__zstd_cctx_hash_log(w2l__zstd_cctx *c, int log, w2l_error *err)
+{
+    size_t r = ZSTD_CCtx_setParameter((ZSTD_CCtx *)c, ZSTD_c_hashLog, log);
+    if (ZSTD_isError(r))
+        return w2l__fail(err, W2L_MISUSE, "zstd hash log %d: %s", log, ZSTD_getErrorName(r));
+    return W2L_OK;
+}
+
 size_t w2l__zstd_bound(size_t n) { return ZSTD_compressBound(n); }
 
 w2l_rc w2l__zstd_compress(w2l__zstd_cctx *c, void *dst, size_t dst_cap, const void *src,

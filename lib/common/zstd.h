@@ -23,6 +23,9 @@ void w2l__zstd_cctx_free(w2l__zstd_cctx *c); /* NULL is a no-op */
 /* Sets the level of the frames c makes from now on; W2L_MISUSE ("zstd level N: ...") when
  * zstd rejects it. */
 w2l_rc w2l__zstd_cctx_level(w2l__zstd_cctx *c, int level, w2l_error *err);
+/* Caps the hash table of c's match finder at 2^log entries (ZSTD_c_hashLog), for the
+ * levels whose default is larger; 0 leaves the level's choice. */
+w2l_rc w2l__zstd_cctx_hash_log(w2l__zstd_cctx *c, int log, w2l_error *err);
 /* The most bytes one frame of n input bytes can take. */
 size_t w2l__zstd_bound(size_t n);
 /* Compresses src[0, n) into one frame (its content size in the header) in dst, which holds

@@ -48,6 +48,10 @@ w2l_rc w2l__pq_compress(w2l__pq_codec *c, int codec, int level, const void *src,
     }
     if (c->level != level) {
         W2L_TRY(w2l__zstd_cctx_level(c->cctx, level, err));
+        /* levels 2 and 3 default to a hash table of 2^16 and 2^17 entries (256 and 512 KiB)
+         * for inputs of a page's size; 2^15 keeps it in a core's cache: BENCH=parquet's
+         * orders compress 15% faster, 0.8% larger (5 interleaved runs each) */
+        W2L_TRY(w2l__zstd_cctx_hash_log(c->cctx, level == 2 || level == 3 ? 15 : 0, err));
         c->level = level;
     }
     size_t bound = w2l__zstd_bound(n);
