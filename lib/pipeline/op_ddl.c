@@ -366,6 +366,9 @@ static void d_close(w2l_operator *self)
         op->tables = t->next;
         w2l__ddlop_tbl_free(t);
     }
+    w2l__free(op->tidx);
+    op->tidx = NULL;
+    op->tcap = op->ntab = 0;
     while (op->shadows) w2l__ddlop_shadow_drop(op, op->shadows->ns, op->shadows->name);
     w2l__routes_free(op->routes);
     w2l__catalog_close(op->cat);

@@ -99,6 +99,7 @@ typedef struct tbl {
     long xidx[W2L__DDL_NEXTRA]; /* their indices in schema (-1 none), for xfor */
     const w2l_schema *xfor;
     struct tbl *next;
+    uint64_t hash;           /* w2l__table_hash(ns, name) */
 } tbl;
 
 /* A shadow table of gh-ost or pt-osc, followed in memory (never synced). */
@@ -121,6 +122,9 @@ typedef struct ddl_op {
     unsigned nwriters;
     w2l__evolve_opts eo;
     tbl *tables;
+    tbl **tidx;              /* the tables by w2l__table_hash of their name, open addressing
+                                (none is ever removed before close) */
+    size_t tcap, ntab;
     shadow *shadows;
     uint64_t fence_seq;
     uint64_t link_seq;       /* links of queued renames */

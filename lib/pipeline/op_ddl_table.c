@@ -123,9 +123,37 @@ void w2l__ddlop_tbl_free(tbl *t)
 
 tbl *w2l__ddlop_tbl_find(ddl_op *op, const char *ns, const char *name)
 {
-    for (tbl *t = op->tables; t; t = t->next)
-        if (!strcmp(t->name, name) && !strcmp(t->ns, ns)) return t;
+    if (!op->tcap) return NULL;
+    uint64_t h = w2l__table_hash(ns, name);
+    for (size_t k = h & (op->tcap - 1); op->tidx[k]; k = (k + 1) & (op->tcap - 1)) {
+        tbl *t = op->tidx[k];
+        if (t->hash == h && !strcmp(t->name, name) && !strcmp(t->ns, ns)) return t;
+    }
     return NULL;
+}
+
+/* Puts t into the index (grown to keep it at most half full). */
+static w2l_rc tbl_index(ddl_op *op, tbl *t, w2l_error *err)
+{
+    if ((op->ntab + 1) * 2 > op->tcap) {
+        size_t cap = op->tcap ? op->tcap * 2 : 64;
+        tbl **v = w2l__calloc(cap, sizeof *v);
+        W2L_NOMEM_IF(!v, err);
+        for (size_t i = 0; i < op->tcap; i++) {
+            if (!op->tidx[i]) continue;
+            size_t k = op->tidx[i]->hash & (cap - 1);
+            while (v[k]) k = (k + 1) & (cap - 1);
+            v[k] = op->tidx[i];
+        }
+        w2l__free(op->tidx);
+        op->tidx = v;
+        op->tcap = cap;
+    }
+    size_t k = t->hash & (op->tcap - 1);
+    while (op->tidx[k]) k = (k + 1) & (op->tcap - 1);
+    op->tidx[k] = t;
+    op->ntab++;
+    return W2L_OK;
 }
 
 w2l_rc w2l__ddlop_tbl_get(ddl_op *op, const char *ns, const char *name, tbl **out, w2l_error *err)
@@ -137,9 +165,14 @@ w2l_rc w2l__ddlop_tbl_get(ddl_op *op, const char *ns, const char *name, tbl **ou
     t->ns = w2l__strdup(ns);
     t->name = w2l__strdup(name);
     t->ckpt_schema_id = -1;
-    if (!t->ns || !t->name) {
+    w2l_rc rc = t->ns && t->name ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
+    if (rc == W2L_OK) {
+        t->hash = w2l__table_hash(ns, name);
+        rc = tbl_index(op, t, err);
+    }
+    if (rc != W2L_OK) {
         w2l__ddlop_tbl_free(t);
-        return w2l__fail(err, W2L_NOMEM, "out of memory");
+        return rc;
     }
     t->next = op->tables;
     op->tables = t;
