@@ -297,6 +297,49 @@ START_TEST(local_write_failure_is_clear_and_publishes_nothing)
 }
 END_TEST
 
+/* A file holds no descriptor until it is large or closed: 300 small files open at once
+ * under a limit of 64 descriptors (many tables' files of one checkpoint), then closed in
+ * batches, all published; a large one still writes through. */
+START_TEST(local_small_open_files_hold_no_descriptor)
+{
+    const char *dir = tmpdir_make("nofile");
+    snprintf(root, sizeof root, "%s", dir);
+    struct rlimit rl = {64, 64};
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    w2l_fileio *io;
+    ck_assert_ok(w2l_fileio_open("local", NULL, &io, &err), err);
+    enum { N = 300 };
+    static w2l_file *f[N];
+    char name[64];
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof name, "t%03d/data/f.parquet", i);
+        ck_assert_ok(w2l_fileio_create(io, P(name), W2L_CREATE_EXCL, &f[i], &err), err);
+        ck_assert_ok(w2l_file_write(f[i], name, strlen(name), &err), err);
+    }
+    static char big[200000];
+    memset(big, 'b', sizeof big);
+    w2l_file *g;
+    ck_assert_ok(w2l_fileio_create(io, P("big/x"), W2L_CREATE_EXCL, &g, &err), err);
+    ck_assert_ok(w2l_file_write(g, big, sizeof big, &err), err);
+    ck_assert_ok(w2l_file_close(g, &err), err);
+    for (int i = 0; i < N; i += 20) ck_assert_ok(w2l_file_close_many(io, f + i, 20, &err), err);
+    for (int i = 0; i < N; i += 37) {
+        snprintf(name, sizeof name, "t%03d/data/f.parquet", i);
+        void *data;
+        size_t len;
+        ck_assert_ok(w2l_fileio_read_all(io, P(name), &data, &len, &err), err);
+        ck_assert_uint_eq(len, strlen(name));
+        ck_assert_mem_eq(data, name, len);
+        w2l_free(data);
+    }
+    int ex;
+    ck_assert_ok(w2l_fileio_exists(io, P("big/x"), &ex, &err), err);
+    ck_assert_int_eq(ex, 1);
+    w2l_fileio_close(io);
+    tmpdir_remove(dir);
+}
+END_TEST
+
 START_TEST(fault_shim_fails_nth_and_recovers)
 {
     fault_fileio_register();
@@ -357,6 +400,7 @@ Suite *suite_io(void)
     tcase_add_test(faults, local_reports_errno_with_path);
     tcase_add_test(faults, local_lists_dead_writers_temporaries_and_stats);
     tcase_add_test(faults, local_write_failure_is_clear_and_publishes_nothing);
+    tcase_add_test(faults, local_small_open_files_hold_no_descriptor);
     tcase_add_test(faults, fault_shim_fails_nth_and_recovers);
     suite_add_tcase(s, faults);
     return s;

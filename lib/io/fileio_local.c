@@ -6,6 +6,8 @@
  * close_many() starts every file's write-back first (sync_file_range on Linux), then
  * fsyncs and publishes each, then fsyncs each directory once: on a disk that flushes one
  * request at a time, a thousand small files cost a fraction of a thousand close() calls.
+ * A file's first 64 KiB are held in memory and its temporary is opened only past them or at
+ * close, so a checkpoint's thousands of small open files hold no descriptors.
  * list() hides temporaries, except those of a writer that died (its PID runs no process):
  * garbage that only removal can take (orphan removal, dropping a directory).
  */
@@ -26,10 +28,16 @@
 
 typedef struct local_file {
     w2l_file base;
-    int fd;
+    int fd;         /* -1 until the temporary is opened */
     unsigned flags;
     char *path, *tmp;
+    w2l_buf held;   /* what was written before the temporary was opened */
 } local_file;
+
+/* Bytes a file keeps in memory before it takes a descriptor: a table's small file (ten
+ * rows of a checkpoint) holds none until it is closed, so thousands of open tables stay
+ * within the process's descriptor limit (1,024 by default on many systems). */
+#define HOLD_MAX (64 * 1024)
 
 typedef struct local_rfile {
     w2l_rfile base;
@@ -90,14 +98,14 @@ static void fsync_dir_of(const char *path)
 
 static void file_free(local_file *f)
 {
+    w2l_buf_release(&f->held);
     w2l__free(f->path);
     w2l__free(f->tmp);
     w2l__free(f);
 }
 
-static w2l_rc lf_write(w2l_file *base, const void *buf, size_t len, w2l_error *err)
+static w2l_rc write_fd(local_file *f, const void *buf, size_t len, w2l_error *err)
 {
-    local_file *f = (local_file *)base;
     const char *p = buf;
     while (len > 0) {
         ssize_t n = write(f->fd, p, len);
@@ -111,11 +119,36 @@ static w2l_rc lf_write(w2l_file *base, const void *buf, size_t len, w2l_error *e
     return W2L_OK;
 }
 
+/* Opens the temporary (creating missing parents) and writes what f held. */
+static w2l_rc open_tmp(local_file *f, w2l_error *err)
+{
+    if (f->fd >= 0) return W2L_OK;
+    f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (f->fd < 0 && errno == ENOENT) { /* parent directories only when missing */
+        W2L_TRY(make_parents(f->path, err));
+        f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    }
+    if (f->fd < 0) return w2l__fail_errno(err, W2L_IO, errno, "create %s", f->path);
+    w2l_rc rc = write_fd(f, f->held.data, f->held.len, err);
+    w2l_buf_release(&f->held);
+    return rc;
+}
+
+static w2l_rc lf_write(w2l_file *base, const void *buf, size_t len, w2l_error *err)
+{
+    local_file *f = (local_file *)base;
+    if (f->fd < 0 && f->held.len + len <= HOLD_MAX) return w2l_buf_append(&f->held, buf, len, err);
+    W2L_TRY(open_tmp(f, err));
+    return write_fd(f, buf, len, err);
+}
+
 static void lf_abort(w2l_file *base)
 {
     local_file *f = (local_file *)base;
-    if (f->fd >= 0) close(f->fd);
-    unlink(f->tmp);
+    if (f->fd >= 0) {
+        close(f->fd);
+        unlink(f->tmp);
+    }
     file_free(f);
 }
 
@@ -123,7 +156,13 @@ static void lf_abort(w2l_file *base)
  * directory; f's descriptor is closed, its temporary gone either way. */
 static w2l_rc publish(local_file *f, w2l_error *err)
 {
-    w2l_rc rc = W2L_OK;
+    w2l_rc rc = open_tmp(f, err);
+    if (rc != W2L_OK) {
+        if (f->fd >= 0) close(f->fd);
+        f->fd = -1;
+        unlink(f->tmp);
+        return rc;
+    }
     if (!(f->flags & W2L_CREATE_HINT) && fsync(f->fd) != 0)
         rc = w2l__fail_errno(err, W2L_IO, errno, "fsync %s", f->path);
     if (close(f->fd) != 0 && rc == W2L_OK)
@@ -168,7 +207,8 @@ static w2l_rc local_close_many(w2l_fileio *self, w2l_file **files, size_t n, w2l
 #if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
     for (size_t i = 0; i < n; i++) { /* every write-back under way before any wait */
         local_file *f = (local_file *)files[i];
-        if (!(f->flags & W2L_CREATE_HINT))
+        w2l_error e2; /* a file that cannot be opened fails in publish() below */
+        if (!(f->flags & W2L_CREATE_HINT) && open_tmp(f, &e2) == W2L_OK)
             (void)sync_file_range(f->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
     }
 #endif
@@ -226,17 +266,19 @@ static w2l_rc local_create(w2l_fileio *self, const char *path, unsigned flags, w
         file_free(f);
         return w2l__fail(err, W2L_NOMEM, "create %s: out of memory", path);
     }
-    f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (f->fd < 0 && errno == ENOENT) { /* parent directories only when missing */
-        w2l_rc rc = make_parents(path, err);
-        if (rc != W2L_OK) {
-            file_free(f);
-            return rc;
-        }
-        f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    /* the temporary is opened at the first large write or at close; a parent that cannot
+     * be a directory fails here, a missing one is made */
+    char *dir = w2l__strndup(path, dirlen ? dirlen - 1 : 0);
+    struct stat st;
+    w2l_rc rc = dir ? W2L_OK : w2l__fail(err, W2L_NOMEM, "create %s: out of memory", path);
+    if (rc == W2L_OK && dirlen > 1 && stat(dir, &st) != 0) {
+        if (errno == ENOENT) rc = make_parents(path, err);
+        else rc = w2l__fail_errno(err, W2L_IO, errno, "create %s", path);
+    } else if (rc == W2L_OK && dirlen > 1 && !S_ISDIR(st.st_mode)) {
+        rc = w2l__fail_errno(err, W2L_IO, ENOTDIR, "create %s", path);
     }
-    if (f->fd < 0) {
-        w2l_rc rc = w2l__fail_errno(err, W2L_IO, errno, "create %s", path);
+    w2l__free(dir);
+    if (rc != W2L_OK) {
         file_free(f);
         return rc;
     }
