@@ -205,38 +205,16 @@ w2l_rc w2l__avro_out_append(w2l__avro_out *o, w2l_error *err)
     return W2L_OK;
 }
 
-w2l_rc w2l__ice_pending_close(w2l_fileio *io, w2l__ice_pending *p, w2l_error *err)
-{
-    w2l_rc rc = w2l_file_close_many(io, p->v, p->n, err);
-    p->n = 0;
-    return rc;
-}
-
-void w2l__ice_pending_release(w2l__ice_pending *p)
-{
-    for (size_t i = 0; i < p->n; i++) w2l_file_abort(p->v[i]);
-    w2l__free(p->v);
-    memset(p, 0, sizeof *p);
-}
-
-/* path written whole and left unclosed in p. */
-static w2l_rc write_pending(w2l_fileio *io, w2l__ice_pending *p, const char *path,
+/* path written whole and held unclosed in b. */
+static w2l_rc write_pending(w2l_fileio *io, w2l__file_batch *b, const char *path,
                             const void *data, size_t len, w2l_error *err)
 {
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 4;
-        w2l_file **v = w2l__realloc(p->v, cap * sizeof *v);
-        W2L_NOMEM_IF(!v, err);
-        p->v = v;
-        p->cap = cap;
-    }
     w2l_file *f;
     W2L_TRY(w2l__fileio_write_unclosed(io, path, W2L_CREATE_EXCL, data, len, &f, err));
-    p->v[p->n++] = f;
-    return W2L_OK;
+    return w2l__file_batch_add(b, f, err);
 }
 
-w2l_rc w2l__avro_out_finish(w2l__avro_out *o, w2l_fileio *io, w2l__ice_pending *pend,
+w2l_rc w2l__avro_out_finish(w2l__avro_out *o, w2l_fileio *io, w2l__file_batch *pend,
                             const char *path, int64_t *length, w2l_error *err)
 {
     W2L_TRY(flush_block(o, err));

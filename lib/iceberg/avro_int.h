@@ -31,8 +31,8 @@ avro_value_t *w2l__avro_out_record(w2l__avro_out *o);
 /* Encodes the filled record. */
 w2l_rc w2l__avro_out_append(w2l__avro_out *o, w2l_error *err);
 /* Closes the last block and writes the file (W2L_CREATE_EXCL); *length: its size. With
- * pend, the written file is left for w2l__ice_pending_close to close (and publish). */
-w2l_rc w2l__avro_out_finish(w2l__avro_out *o, w2l_fileio *io, w2l__ice_pending *pend,
+ * pend, the written file is left for w2l__file_batch_close to close (and publish). */
+w2l_rc w2l__avro_out_finish(w2l__avro_out *o, w2l_fileio *io, w2l__file_batch *pend,
                             const char *path, int64_t *length, w2l_error *err);
 void w2l__avro_out_free(w2l__avro_out *o);
 

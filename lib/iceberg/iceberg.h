@@ -20,6 +20,7 @@
 
 #include "../common/arena.h"
 #include "../common/common.h"
+#include "../io/io.h"
 #include "../json/json.h"
 #include "../parquet/pq_stats.h"
 
@@ -309,23 +310,12 @@ const char *w2l__ice_avro_manifest_list_schema(void);
  */
 const char *w2l__ice_avro_partition_type(w2l_type t, char *buf, size_t size);
 
-/* Files written whole but not closed yet, closed together (w2l_file_close_many): a commit
- * attempt's manifests and manifest list wait on the disk once, before its metadata. */
-typedef struct w2l__ice_pending {
-    w2l_file **v;
-    size_t n, cap;
-} w2l__ice_pending;
-/* Closes (publishes) the pending files; the first failure. Frees nothing but the files. */
-w2l_rc w2l__ice_pending_close(w2l_fileio *io, w2l__ice_pending *p, w2l_error *err);
-/* Aborts what is still pending and frees p's array. */
-void w2l__ice_pending_release(w2l__ice_pending *p);
-
 /* Writes a manifest of entries (all of one content class) to path (W2L_CREATE_EXCL), with
  * header keys schema, schema-id, partition-spec, partition-spec-id, format-version and
  * content. Fills *out (path borrowed from the argument; parts allocated in a): counts,
  * length, partition summaries, added_snapshot_id = snapshot_id, seq/min_seq -1. With pend,
- * the file is left there unclosed (w2l__ice_pending_close publishes it). */
-w2l_rc w2l__ice_manifest_write(w2l_fileio *io, w2l__ice_pending *pend, const char *path,
+ * the file is left there unclosed (w2l__file_batch_close publishes it). */
+w2l_rc w2l__ice_manifest_write(w2l_fileio *io, w2l__file_batch *pend, const char *path,
                                const w2l__ice_meta *meta, const w2l__ice_spec *spec, int content,
                                int64_t snapshot_id,
                                const w2l__ice_entry *entries, size_t n, w2l__arena *a,
@@ -339,7 +329,7 @@ w2l_rc w2l__ice_manifest_read(w2l_fileio *io, const w2l__ice_manifest *mf,
 
 /* Writes a manifest list (W2L_CREATE_EXCL; pend as for w2l__ice_manifest_write); entries
  * with seq -1 get seq (and min_seq). */
-w2l_rc w2l__ice_manifest_list_write(w2l_fileio *io, w2l__ice_pending *pend, const char *path,
+w2l_rc w2l__ice_manifest_list_write(w2l_fileio *io, w2l__file_batch *pend, const char *path,
                                     int64_t snapshot_id, int64_t parent_id, int64_t seq,
                                     const w2l__ice_manifest *m, size_t n, w2l_error *err);
 w2l_rc w2l__ice_manifest_list_read(w2l_fileio *io, const char *path, w2l__arena *a,
@@ -409,7 +399,7 @@ typedef struct w2l__ice_table {
     char *ns, *name;
     char *meta_location;  /* current metadata file */
     w2l__ice_meta *meta;
-    w2l__ice_pending *pending; /* during w2l__ice_table_try_commit: its Avro files */
+    w2l__file_batch *pending; /* during w2l__ice_table_try_commit: its Avro files */
 } w2l__ice_table;
 
 /* Creates ns.table at <warehouse>/<ns>/<table> (location) with schema (copied),

@@ -294,7 +294,7 @@ static w2l_rc summarize(const w2l__ice_spec *spec, const w2l__ice_entry *entries
     return W2L_OK;
 }
 
-w2l_rc w2l__ice_manifest_write(w2l_fileio *io, w2l__ice_pending *pend, const char *path,
+w2l_rc w2l__ice_manifest_write(w2l_fileio *io, w2l__file_batch *pend, const char *path,
                                const w2l__ice_meta *meta,
                                const w2l__ice_spec *spec, int content, int64_t snapshot_id,
                                const w2l__ice_entry *entries, size_t n, w2l__arena *a,

@@ -78,7 +78,7 @@ static w2l_rc fill(avro_value_t *rec, const w2l__ice_manifest *m, int64_t seq, w
     return W2L_OK;
 }
 
-w2l_rc w2l__ice_manifest_list_write(w2l_fileio *io, w2l__ice_pending *pend, const char *path,
+w2l_rc w2l__ice_manifest_list_write(w2l_fileio *io, w2l__file_batch *pend, const char *path,
                                     int64_t snapshot_id,
                                     int64_t parent_id, int64_t seq,
                                     const w2l__ice_manifest *m, size_t n, w2l_error *err)

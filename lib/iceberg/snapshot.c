@@ -938,13 +938,13 @@ w2l_rc w2l__ice_table_try_commit(w2l__ice_table *t, w2l__ice_change *c, w2l_erro
     attempt at = {0};
     /* the attempt's manifests and list are closed together, durable before the metadata
      * that names them is committed (w2l_file_close_many: one wait on the disk) */
-    w2l__ice_pending pend = {0};
+    w2l__file_batch pend = {0};
     t->pending = &pend;
     int own_pending = !c->have_manifests;
     w2l_rc rc = apply(t, c, &at, err);
     t->pending = NULL;
-    if (rc == W2L_OK) rc = w2l__ice_pending_close(t->io, &pend, err);
-    w2l__ice_pending_release(&pend);
+    if (rc == W2L_OK) rc = w2l__file_batch_close(t->io, &pend, err);
+    w2l__file_batch_release(&pend);
     if (rc != W2L_OK && own_pending && c->have_manifests) {
         /* the change's own manifests were among them: written again by a retry */
         w2l_error e2;

@@ -238,6 +238,36 @@ w2l_rc w2l__fileio_write_unclosed(w2l_fileio *io, const char *path, unsigned fla
     return rc;
 }
 
+w2l_rc w2l__file_batch_add(w2l__file_batch *b, w2l_file *f, w2l_error *err)
+{
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 8;
+        w2l_file **v = w2l__realloc(b->v, cap * sizeof *v);
+        if (!v) {
+            w2l_file_abort(f);
+            return w2l__fail(err, W2L_NOMEM, "out of memory");
+        }
+        b->v = v;
+        b->cap = cap;
+    }
+    b->v[b->n++] = f;
+    return W2L_OK;
+}
+
+w2l_rc w2l__file_batch_close(w2l_fileio *io, w2l__file_batch *b, w2l_error *err)
+{
+    w2l_rc rc = w2l_file_close_many(io, b->v, b->n, err);
+    b->n = 0;
+    return rc;
+}
+
+void w2l__file_batch_release(w2l__file_batch *b)
+{
+    for (size_t i = 0; i < b->n; i++) w2l_file_abort(b->v[i]);
+    w2l__free(b->v);
+    memset(b, 0, sizeof *b);
+}
+
 w2l_rc w2l_fileio_write_all(w2l_fileio *io, const char *path, unsigned flags, const void *buf,
                             size_t len, w2l_error *err)
 {

@@ -25,4 +25,17 @@ char *w2l__path_join(const char *dir, const char *name);
 w2l_rc w2l__fileio_write_unclosed(w2l_fileio *io, const char *path, unsigned flags,
                                   const void *buf, size_t len, w2l_file **out, w2l_error *err);
 
+/* Files written whole but not closed yet, closed together (w2l_file_close_many): a
+ * commit attempt's manifests and list, a writer's files at a barrier. */
+typedef struct w2l__file_batch {
+    w2l_file **v;
+    size_t n, cap;
+} w2l__file_batch;
+/* Holds f; when out of memory f is aborted. */
+w2l_rc w2l__file_batch_add(w2l__file_batch *b, w2l_file *f, w2l_error *err);
+/* Closes (publishes) the files held; the first failure. The array is kept. */
+w2l_rc w2l__file_batch_close(w2l_fileio *io, w2l__file_batch *b, w2l_error *err);
+/* Aborts the files still held and frees the array. */
+void w2l__file_batch_release(w2l__file_batch *b);
+
 #endif

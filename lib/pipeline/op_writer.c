@@ -1185,7 +1185,7 @@ static w2l_rc on_barrier(writer *w, uint64_t ckpt, w2l_collector *out, w2l_error
     }
     w->defer = 0;
     if (rc == W2L_OK) rc = w2l__wr_close_pending(w, err);
-    else w2l__wr_abort_pending(w);
+    else w2l__file_batch_release(&w->pend);
     w2l_buf_release(&pl);
     return rc;
 }
@@ -1263,8 +1263,7 @@ static void wr_close(w2l_operator *self)
     w2l_buf_release(&w->akey);
     w2l_buf_release(&w->pkey);
     w2l__free(w->pvals);
-    w2l__wr_abort_pending(w);
-    w2l__free(w->pend);
+    w2l__file_batch_release(&w->pend);
     w2l_schema_unref(w->pos_schema);
     w2l__catalog_close(w->cat);
     w2l_fileio_close(w->io);

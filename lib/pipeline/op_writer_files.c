@@ -72,16 +72,9 @@ static w2l_rc add_result(tstate *t, const wpart *p, int content, const char *pat
 
 w2l_rc w2l__wr_close_pending(writer *w, w2l_error *err)
 {
-    w2l_rc rc = w2l_file_close_many(w->io, w->pend, w->npend, err);
+    w2l_rc rc = w2l__file_batch_close(w->io, &w->pend, err);
     if (rc != W2L_OK) w2l__error_prefix(err, "writer %u: ", w->index);
-    w->npend = 0;
     return rc;
-}
-
-void w2l__wr_abort_pending(writer *w)
-{
-    for (size_t i = 0; i < w->npend; i++) w2l_file_abort(w->pend[i]);
-    w->npend = 0;
 }
 
 static w2l_rc close_file(writer *w, tstate *t, const wpart *p, int content, const char *path,
@@ -90,21 +83,14 @@ static w2l_rc close_file(writer *w, tstate *t, const wpart *p, int content, cons
     w2l__file_stats st;
     memset(&st, 0, sizeof st);
     w2l_file *f = NULL;
-    if (w->defer && !w->pend) {
-        w->pend = w2l__malloc(PEND_MAX * sizeof *w->pend);
-        if (!w->pend) {
-            w2l__pq_writer_abort(pw);
-            return w2l__fail(err, W2L_NOMEM, "out of memory");
-        }
-    }
     w2l_rc rc = w->defer ? w2l__pq_writer_finish(pw, &st, &f, err)
                          : w2l__pq_writer_close(pw, &st, err);
     if (rc == W2L_OK) rc = add_result(t, p, content, path, &st, err);
     else w2l__error_prefix(err, "table %s: file %s: ", t->fq, path);
     w2l__file_stats_release(&st);
     if (f && rc != W2L_OK) w2l_file_abort(f);
-    else if (f) w->pend[w->npend++] = f;
-    if (rc == W2L_OK && w->npend == PEND_MAX) rc = w2l__wr_close_pending(w, err);
+    else if (f) rc = w2l__file_batch_add(&w->pend, f, err);
+    if (rc == W2L_OK && w->pend.n == PEND_MAX) rc = w2l__wr_close_pending(w, err);
     return rc;
 }
 

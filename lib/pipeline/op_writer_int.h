@@ -136,8 +136,7 @@ typedef struct writer {
     w2l_buf akey;             /* scratch: the key of a change further on (key_ahead) */
     uint64_t ahead_h[KEY_AHEAD];  /* hashes of the keys of changes further on ... */
     uint64_t ahead_ci[KEY_AHEAD]; /* ... of change ahead_ci - 1 (at ahead_ci % KEY_AHEAD); 0 */
-    w2l_file **pend;          /* at a barrier: complete files, closed together */
-    size_t npend;
+    w2l__file_batch pend;     /* at a barrier: complete files, closed together */
     int defer;                /* complete files go to pend (on_barrier) */
     w2l_buf pkey;             /* scratch: a change's partition, encoded */
     w2l_value *pvals;         /* scratch: a change's partition values */
@@ -170,10 +169,8 @@ w2l_rc w2l__wr_open_file(writer *w, tstate *t, const wpart *p, const w2l_schema 
                          w2l_error *err);
 w2l_rc w2l__wr_complete_data(writer *w, tstate *t, wpart *p, w2l_error *err);
 w2l_rc w2l__wr_complete_eq(writer *w, tstate *t, wpart *p, w2l_error *err);
-/* The files completed while w->defer was set, closed together (w2l_file_close_many); or
- * given up after a failure. */
+/* The files completed while w->defer was set, closed together (w2l_file_close_many). */
 w2l_rc w2l__wr_close_pending(writer *w, w2l_error *err);
-void w2l__wr_abort_pending(writer *w);
 void w2l__wr_account(writer *w, tstate *t);
 /* Completes the open files of one partition / of every partition and the position
  * deletes (the pending buffers must be empty). */
