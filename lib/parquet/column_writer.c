@@ -329,28 +329,21 @@ static w2l_rc append_fixed(w2l__pq_colw *c, const w2l_value *v, size_t stride, s
     size_t room = left ? (left + width - 1) / width : 1;
     size_t k = W2L_MIN(n, W2L_MIN(room, page_rows > c->pg_values ? page_rows - c->pg_values : 1));
     W2L_TRY(w2l__buf_reserve(&c->vals, k * width, err));
-    if (c->optional && c->pg_values + k > c->defs_cap) {
-        size_t cap = c->defs_cap ? c->defs_cap : 256;
-        while (cap < c->pg_values + k) cap *= 2;
-        uint8_t *d = w2l__realloc(c->defs, cap);
-        W2L_NOMEM_IF(!d, err);
-        c->defs = d;
-        c->defs_cap = cap;
-    }
+    while (c->optional && c->pg_values + k > c->defs_cap) W2L_TRY(grow_defs(c, err));
     uint8_t *out = c->vals.data + c->vals.len, *defs = c->optional ? c->defs + c->pg_values : NULL;
     w2l__pq_minmax *m = &c->ch_mm;
     size_t nn = 0, i = 0; /* values written, values taken */
     int64_t lim = 1;      /* decimals: 10^precision (at most 18 digits as INT64) */
     const int dec = c->kind == K_DEC32 || c->kind == K_DEC64;
     for (unsigned d = 0; dec && d < c->field->type.precision; d++) lim *= 10;
-    int null_required = 0;
+    w2l_rc rc = W2L_OK; /* on failure the values before the bad one stay appended */
     for (; i < k; i++) {
         const w2l_value *x = v + i * stride;
         if (defs) defs[i] = !x->is_null;
         if (x->is_null) {
             if (!c->optional) {
-                null_required = 1;
-                k = i;
+                rc = w2l__fail(err, W2L_SCHEMA, "field %s is required but the value is NULL",
+                               c->field->name);
                 break;
             }
             continue;
@@ -398,11 +391,8 @@ static w2l_rc append_fixed(w2l__pq_colw *c, const w2l_value *v, size_t stride, s
             w2l_int128 d = x->v.dec;
             int64_t y = (int64_t)d.lo;
             if (d.hi != (y < 0 ? -1 : 0) || y >= lim || y <= -lim) {
-                c->vals.len += nn * width;
-                c->pg_values += i;
-                c->pg_nonnull += nn;
-                c->pg_plain += nn * width;
-                return bad_decimal(c, err);
+                rc = bad_decimal(c, err);
+                break;
             }
             if (c->kind == K_DEC32) w2l__le32(out + nn * 4, (uint32_t)(int32_t)y);
             else w2l__le64(out + nn * 8, (uint64_t)y);
@@ -412,16 +402,15 @@ static w2l_rc append_fixed(w2l__pq_colw *c, const w2l_value *v, size_t stride, s
             break;
         }
         }
+        if (rc != W2L_OK) break;
         nn++;
     }
     c->vals.len += nn * width;
-    c->pg_values += k;
+    c->pg_values += i;
     c->pg_nonnull += nn;
     c->pg_plain += nn * width;
-    *done = k;
-    if (null_required)
-        return w2l__fail(err, W2L_SCHEMA, "field %s is required but the value is NULL",
-                         c->field->name);
+    *done = i;
+    W2L_TRY(rc);
     if (c->pg_plain >= opt->page_bytes || c->pg_values >= page_rows)
         W2L_TRY(w2l__pq_colw_flush_page(c, err));
     return W2L_OK;

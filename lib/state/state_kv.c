@@ -16,17 +16,6 @@ void w2l__kv_clear(w2l__kv_table *t)
     memset(t, 0, sizeof *t);
 }
 
-static int entry_cmp(const void *a, const void *b)
-{
-    return strcmp(((const w2l__kv_entry *)a)->key, ((const w2l__kv_entry *)b)->key);
-}
-
-const w2l__kv_entry *w2l__kv_find(const w2l__kv_table *t, const char *key)
-{
-    w2l__kv_entry probe = {(char *)key, NULL, 0};
-    return t->n ? bsearch(&probe, t->e, t->n, sizeof *t->e, entry_cmp) : NULL;
-}
-
 /* The index of the first entry whose key is not below key (t->n when none). */
 static size_t lower_bound(const w2l__kv_table *t, const char *key)
 {
@@ -37,6 +26,12 @@ static size_t lower_bound(const w2l__kv_table *t, const char *key)
         else hi = mid;
     }
     return lo;
+}
+
+const w2l__kv_entry *w2l__kv_find(const w2l__kv_table *t, const char *key)
+{
+    size_t i = lower_bound(t, key);
+    return i < t->n && strcmp(t->e[i].key, key) == 0 ? &t->e[i] : NULL;
 }
 
 w2l_rc w2l__kv_put(w2l__kv_table *t, const char *key, unsigned char *val, size_t len,
