@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
+#include <threads.h>
 
 #include "conf.h"
 #include "../json/json.h"
@@ -30,10 +31,40 @@ const w2l_conf_prop *w2l_conf_props(size_t *count)
     return w2l__conf_props;
 }
 
+/* The property table's entries by name, for a binary search: a per-table key is read on
+ * every table commit (maintenance policy, writer sizes), with 1,000s of tables. */
+static const w2l_conf_prop *by_name[512];
+static size_t nby_name;
+static once_flag by_name_once = ONCE_FLAG_INIT;
+
+static int prop_cmp(const void *a, const void *b)
+{
+    return strcmp((*(const w2l_conf_prop *const *)a)->name,
+                  (*(const w2l_conf_prop *const *)b)->name);
+}
+
+static void by_name_init(void)
+{
+    if (w2l__conf_nprops > W2L_ARRAY_LEN(by_name)) return; /* then searched in order */
+    nby_name = w2l__conf_nprops;
+    for (size_t i = 0; i < nby_name; i++) by_name[i] = &w2l__conf_props[i];
+    qsort(by_name, nby_name, sizeof by_name[0], prop_cmp);
+}
+
 const w2l_conf_prop *w2l_conf_prop_find(const char *name)
 {
-    for (size_t i = 0; name && i < w2l__conf_nprops; i++)
+    if (!name) return NULL;
+    call_once(&by_name_once, by_name_init);
+    for (size_t i = 0; !nby_name && i < w2l__conf_nprops; i++)
         if (strcmp(w2l__conf_props[i].name, name) == 0) return &w2l__conf_props[i];
+    size_t lo = 0, hi = nby_name;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int cmp = strcmp(by_name[mid]->name, name);
+        if (cmp == 0) return by_name[mid];
+        if (cmp < 0) lo = mid + 1;
+        else hi = mid;
+    }
     return NULL;
 }
 
@@ -265,6 +296,14 @@ static size_t locate(const w2l_conf *c, const char *key, int *found)
     return lo;
 }
 
+/* Whether some key is a per-table override ("table." sorts them together). */
+static int has_table_keys(const w2l_conf *c)
+{
+    int found;
+    size_t i = locate(c, "table.", &found);
+    return i < c->n && strncmp(c->items[i].key, "table.", 6) == 0;
+}
+
 static w2l_rc unknown_key(const char *key, w2l_error *err)
 {
     /* suggest a key that differs only by '_' vs '-' or case, the usual slips */
@@ -381,12 +420,18 @@ w2l_rc w2l_conf_get_for_table(const w2l_conf *c, const char *table, const char *
                               const char **out, w2l_error *err)
 {
     const w2l_conf_prop *p = w2l_conf_prop_find(key);
-    if (p && (p->flags & W2L_CONF_F_PER_TABLE) && table) {
-        char *k = w2l__asprintf("table.%s.%s", table, key);
+    if (p && (p->flags & W2L_CONF_F_PER_TABLE) && table && has_table_keys(c)) {
+        /* "table.<table>.<key>", on the stack unless long */
+        size_t tl = strlen(table), kl = strlen(key), n = 6 + tl + 1 + kl + 1;
+        char stack[256], *k = n <= sizeof stack ? stack : w2l__malloc(n);
         W2L_NOMEM_IF(!k, err);
+        memcpy(k, "table.", 6);
+        memcpy(k + 6, table, tl);
+        k[6 + tl] = '.';
+        memcpy(k + 7 + tl, key, kl + 1);
         int found;
         size_t i = locate(c, k, &found);
-        w2l__free(k);
+        if (k != stack) w2l__free(k);
         if (found) {
             *out = c->items[i].val;
             return W2L_OK;
