@@ -214,6 +214,26 @@ static void capture(void *opaque, w2l_log_level level, const char *line)
     snprintf(last_line, sizeof last_line, "%s", line);
 }
 
+START_TEST(fmt_int64_is_printf_s)
+{
+    /* every length, both signs, and the ends of the range, against "%lld" */
+    int64_t vals[64 + 4];
+    size_t n = 0;
+    for (int64_t v = 1; n < 36; v = v * 10 + 7) vals[n++] = v, vals[n++] = -v; /* 18 lengths */
+    vals[n++] = 0;
+    vals[n++] = INT64_MAX;
+    vals[n++] = INT64_MIN;
+    vals[n++] = INT64_MIN + 1;
+    for (size_t i = 0; i < n; i++) {
+        char a[24], b[24];
+        size_t len = w2l__fmt_int64(a, vals[i]);
+        snprintf(b, sizeof b, "%lld", (long long)vals[i]);
+        ck_assert_str_eq(a, b);
+        ck_assert_uint_eq(len, strlen(b));
+    }
+}
+END_TEST
+
 START_TEST(log_levels_and_callback)
 {
     w2l_log_set_callback(capture, NULL);
@@ -450,6 +470,7 @@ Suite *suite_common(void)
     tcase_add_test(basic, chan_free_drops_queued);
     tcase_add_test(basic, registry_rejects_and_finds);
     tcase_add_test(basic, hash_is_stable_and_spreads);
+    tcase_add_test(basic, fmt_int64_is_printf_s);
     tcase_add_test(basic, log_levels_and_callback);
     tcase_add_test(basic, log_json_members_and_escaping);
     tcase_add_test(basic, log_json_table_fields_and_bounds);

@@ -572,6 +572,113 @@ START_TEST(raw_members_agree_with_the_parser)
 }
 END_TEST
 
+/* Writes tree j through the writer, as w2l__json_print would print it. */
+static void write_tree(w2l__json_writer *w, const char *key, const w2l__json *j, unsigned *r)
+{
+    *r = *r * 1103515245u + 12345u;
+    int kind = w2l__json_type(j);
+    if (kind == W2L_JSON_OBJECT || kind == W2L_JSON_ARRAY) {
+        if ((*r >> 16) % 3 == 0) { /* a third of the containers as a tree, the rest opened */
+            w2l__json_w_tree(w, key, j);
+            return;
+        }
+        if (kind == W2L_JSON_OBJECT) w2l__json_w_object(w, key);
+        else w2l__json_w_array(w, key);
+        for (const w2l__json *c = w2l__json_first(j); c; c = w2l__json_next(c))
+            write_tree(w, kind == W2L_JSON_OBJECT ? w2l__json_key(c) : NULL, c, r);
+        w2l__json_w_close(w);
+        return;
+    }
+    int64_t v;
+    if (kind == W2L_JSON_STRING) w2l__json_w_string(w, key, w2l__json_str(j));
+    else if (kind == W2L_JSON_NUMBER && w2l__json_int64(j, &v) == 0) w2l__json_w_int64(w, key, v);
+    else w2l__json_w_tree(w, key, j);
+}
+
+START_TEST(writer_prints_as_the_tree_printer)
+{
+    static const char *docs[] = {
+        "{}", "[]", "{\"a\": {}, \"b\": [], \"c\": [{}, [], {\"x\": []}]}",
+        "{\"format-version\": 2, \"s\": \"t\\\"ab\\u0001\", \"n\": -9223372036854775808, "
+        "\"m\": 9223372036854775807, \"z\": 0, \"f\": 1.5, \"t\": true, \"u\": null, "
+        "\"l\": [1, \"two\", [3, [4, {\"five\": 5}]], {}]}",
+        "[[[[[[[[1]]]]]]], {\"deep\": {\"er\": {\"est\": [\"\"]}}}]",
+        "{\"snapshots\": [{\"snapshot-id\": 1, \"summary\": {\"k\": \"v\", \"w2l.x\": \"\"}}, "
+        "{\"snapshot-id\": 2, \"summary\": {}}], \"refs\": {\"main\": {\"snapshot-id\": 2}}}",
+    };
+    for (size_t d = 0; d < sizeof docs / sizeof docs[0]; d++) {
+        w2l__json *j = parse_ok(docs[d]);
+        for (int pretty = 0; pretty < 2; pretty++) {
+            char *want = w2l__json_print(j, pretty);
+            for (unsigned seed = 0; seed < 8; seed++) {
+                w2l__json_writer w;
+                w2l__json_w_init(&w, pretty);
+                unsigned r = seed;
+                write_tree(&w, NULL, j, &r);
+                size_t len = 0;
+                char *got = w2l__json_w_finish(&w, &len);
+                ck_assert_ptr_nonnull(got);
+                ck_assert_str_eq(got, want);
+                ck_assert_uint_eq(len, strlen(want));
+                w2l_free(got);
+            }
+            w2l_free(want);
+        }
+        w2l__json_free(j);
+    }
+}
+END_TEST
+
+START_TEST(writer_refuses_misuse)
+{
+    w2l__json_writer w;
+    w2l__json_w_init(&w, 1); /* a container left open */
+    w2l__json_w_object(&w, NULL);
+    w2l__json_w_int64(&w, "a", 1);
+    ck_assert_ptr_null(w2l__json_w_finish(&w, NULL));
+    w2l__json_w_init(&w, 0); /* a close with nothing open */
+    w2l__json_w_array(&w, NULL);
+    w2l__json_w_close(&w);
+    w2l__json_w_close(&w);
+    ck_assert_ptr_null(w2l__json_w_finish(&w, NULL));
+    w2l__json_w_init(&w, 0); /* nesting past the limit */
+    for (int i = 0; i <= W2L_JSON_WRITER_DEPTH; i++) w2l__json_w_array(&w, NULL);
+    for (int i = 0; i <= W2L_JSON_WRITER_DEPTH; i++) w2l__json_w_close(&w);
+    ck_assert_ptr_null(w2l__json_w_finish(&w, NULL));
+    w2l__json_w_init(&w, 0); /* a missing tree */
+    w2l__json_w_tree(&w, NULL, NULL);
+    ck_assert_ptr_null(w2l__json_w_finish(&w, NULL));
+    w2l__json_w_init(&w, 0); /* and the writer is reset after finish: usable again */
+    w2l__json_w_array(&w, NULL);
+    w2l__json_w_string(&w, NULL, "x");
+    w2l__json_w_close(&w);
+    char *t = w2l__json_w_finish(&w, NULL);
+    ck_assert_str_eq(t, "[\"x\"]");
+    w2l_free(t);
+}
+END_TEST
+
+START_TEST(writer_out_of_memory)
+{
+    fail_alloc_install();
+    for (long nth = 0;; nth++) {
+        long before = fail_alloc_outstanding();
+        fail_alloc_arm(nth);
+        w2l__json_writer w;
+        w2l__json_w_init(&w, 1);
+        w2l__json_w_object(&w, NULL);
+        for (int i = 0; i < 200; i++) w2l__json_w_string(&w, "key", "a value long enough to grow");
+        w2l__json_w_close(&w);
+        char *t = w2l__json_w_finish(&w, NULL);
+        fail_alloc_arm(-1);
+        w2l_free(t);
+        ck_assert_int_eq(fail_alloc_outstanding(), before);
+        if (t) break;
+        ck_assert_int_lt(nth, 100);
+    }
+}
+END_TEST
+
 Suite *suite_json(void)
 {
     Suite *s = suite_create("json");
@@ -594,9 +701,12 @@ Suite *suite_json(void)
     tcase_add_test(edge, duplicate_keys);
     tcase_add_test(edge, mixed_trees_and_print_format);
     tcase_add_test(edge, raw_members_agree_with_the_parser);
+    tcase_add_test(edge, writer_prints_as_the_tree_printer);
+    tcase_add_test(edge, writer_refuses_misuse);
     suite_add_tcase(s, edge);
     TCase *faults = tcase_create("faults");
     tcase_add_test(faults, oom_on_every_allocation);
+    tcase_add_test(faults, writer_out_of_memory);
     suite_add_tcase(s, faults);
     return s;
 }

@@ -107,5 +107,8 @@ int64_t w2l__now_ms(void);
 int64_t w2l__mono_ns(void);
 /* 64-bit hash of bytes (for keying tables and primary keys). */
 uint64_t w2l__hash64(const void *p, size_t n, uint64_t seed);
+/* v in decimal at buf (at least 21 bytes), NUL-terminated; returns its length. As "%lld",
+ * without printf's cost (metadata files print many numbers on every table commit). */
+size_t w2l__fmt_int64(char *buf, int64_t v);
 
 #endif

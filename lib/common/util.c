@@ -59,3 +59,18 @@ uint64_t w2l__hash64(const void *p, size_t n, uint64_t seed)
     memcpy(&k, s, n);
     return mix(h ^ k ^ ((uint64_t)n << 56));
 }
+
+size_t w2l__fmt_int64(char *buf, int64_t v)
+{
+    char tmp[20];
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    size_t n = 0, len = 0;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) buf[len++] = '-';
+    while (n) buf[len++] = tmp[--n];
+    buf[len] = '\0';
+    return len;
+}

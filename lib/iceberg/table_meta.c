@@ -643,17 +643,6 @@ w2l_rc w2l__ice_meta_parse(const char *json, size_t len, w2l__ice_meta **out, w2
 
 /* ---- printing ---- */
 
-static w2l__json *props_json(const w2l__ice_props *p)
-{
-    w2l__json *o = w2l__json_new_object();
-    for (size_t i = 0; o && i < p->n; i++)
-        if (w2l__json_add(o, p->kv[i].key, w2l__json_new_string(p->kv[i].value)) != 0) {
-            w2l__json_free(o);
-            return NULL;
-        }
-    return o;
-}
-
 w2l__json *w2l__ice_spec_to_json(const w2l__ice_spec *s)
 {
     w2l__json *o = w2l__json_new_object(), *fields = w2l__json_new_array();
@@ -678,88 +667,98 @@ w2l__json *w2l__ice_spec_to_json(const w2l__ice_spec *s)
     return o;
 }
 
-static w2l__json *build(const w2l__ice_meta *m)
+static void props_write(w2l__json_writer *w, const char *key, const w2l__ice_props *p)
 {
-    w2l__json *r = w2l__json_new_object();
-    if (!r) return NULL;
-    int bad = 0;
-#define ADD(k, v) (bad = bad || w2l__json_add(r, (k), (v)))
-    ADD("format-version", w2l__json_new_int64(m->format_version));
-    ADD("table-uuid", w2l__json_new_string(m->uuid));
-    ADD("location", w2l__json_new_string(m->location));
-    ADD("last-sequence-number", w2l__json_new_int64(m->last_seq));
-    ADD("last-updated-ms", w2l__json_new_int64(m->last_updated_ms));
-    ADD("last-column-id", w2l__json_new_int64(m->last_column_id));
-    w2l__json *a = w2l__json_new_array();
-    ADD("schemas", a);
-    for (size_t i = 0; !bad && i < m->nschemas; i++)
-        bad = w2l__json_append(a, w2l__json_dup(m->schemas[i].json));
-    ADD("current-schema-id", w2l__json_new_int64(m->current_schema_id));
-    a = w2l__json_new_array();
-    ADD("partition-specs", a);
-    for (size_t i = 0; !bad && i < m->nspecs; i++)
-        bad = w2l__json_append(a, w2l__ice_spec_to_json(&m->specs[i]));
-    ADD("default-spec-id", w2l__json_new_int64(m->default_spec_id));
-    ADD("last-partition-id", w2l__json_new_int64(m->last_partition_id));
-    ADD("sort-orders", w2l__json_dup(m->sort_orders));
-    ADD("default-sort-order-id", w2l__json_new_int64(m->default_sort_order_id));
-    ADD("properties", props_json(&m->props));
-    ADD("current-snapshot-id", w2l__json_new_int64(m->current_snapshot_id));
-    a = w2l__json_new_array();
-    ADD("snapshots", a);
-    for (size_t i = 0; !bad && i < m->nsnapshots; i++) {
-        const w2l__ice_snapshot *s = &m->snapshots[i];
-        w2l__json *o = w2l__json_new_object();
-        bad = w2l__json_append(a, o) ||
-              w2l__json_add(o, "snapshot-id", w2l__json_new_int64(s->snapshot_id));
-        if (!bad && s->parent_id != -1)
-            bad = w2l__json_add(o, "parent-snapshot-id", w2l__json_new_int64(s->parent_id));
-        bad = bad || w2l__json_add(o, "sequence-number", w2l__json_new_int64(s->seq)) ||
-              w2l__json_add(o, "timestamp-ms", w2l__json_new_int64(s->timestamp_ms)) ||
-              w2l__json_add(o, "manifest-list", w2l__json_new_string(s->manifest_list)) ||
-              w2l__json_add(o, "summary", props_json(&s->summary));
-        if (!bad && s->schema_id >= 0)
-            bad = w2l__json_add(o, "schema-id", w2l__json_new_int64(s->schema_id));
-    }
-    a = w2l__json_new_array();
-    ADD("snapshot-log", a);
-    for (size_t i = 0; !bad && i < m->nsnap_log; i++) {
-        w2l__json *o = w2l__json_new_object();
-        bad = w2l__json_append(a, o) ||
-              w2l__json_add(o, "timestamp-ms", w2l__json_new_int64(m->snap_log[i].timestamp_ms)) ||
-              w2l__json_add(o, "snapshot-id", w2l__json_new_int64(m->snap_log[i].snapshot_id));
-    }
-    a = w2l__json_new_array();
-    ADD("metadata-log", a);
-    for (size_t i = 0; !bad && i < m->nmeta_log; i++) {
-        w2l__json *o = w2l__json_new_object();
-        bad = w2l__json_append(a, o) ||
-              w2l__json_add(o, "timestamp-ms", w2l__json_new_int64(m->meta_log[i].timestamp_ms)) ||
-              w2l__json_add(o, "metadata-file", w2l__json_new_string(m->meta_log[i].file));
-    }
-    a = w2l__json_new_object();
-    ADD("refs", a);
-    for (size_t i = 0; !bad && i < m->nrefs; i++)
-        bad = w2l__json_add(a, m->refs[i].name, w2l__json_dup(m->refs[i].json));
-    for (const w2l__json *j = w2l__json_first(m->extra); !bad && j; j = w2l__json_next(j))
-        ADD(w2l__json_key(j), w2l__json_dup(j));
-#undef ADD
-    if (bad) {
-        w2l__json_free(r);
-        return NULL;
-    }
-    return r;
+    w2l__json_w_object(w, key);
+    for (size_t i = 0; i < p->n; i++) w2l__json_w_string(w, p->kv[i].key, p->kv[i].value);
+    w2l__json_w_close(w);
 }
 
+static void spec_write(w2l__json_writer *w, const w2l__ice_spec *s)
+{
+    w2l__json_w_object(w, NULL);
+    w2l__json_w_int64(w, "spec-id", s->spec_id);
+    w2l__json_w_array(w, "fields");
+    for (size_t i = 0; i < s->nfields; i++) {
+        const w2l__ice_pfield *f = &s->fields[i];
+        char tb[48];
+        w2l__ice_transform_format(f->transform, tb, sizeof tb);
+        w2l__json_w_object(w, NULL);
+        w2l__json_w_string(w, "name", f->name);
+        w2l__json_w_string(w, "transform", tb);
+        w2l__json_w_int64(w, "source-id", f->source_id);
+        w2l__json_w_int64(w, "field-id", f->field_id);
+        w2l__json_w_close(w);
+    }
+    w2l__json_w_close(w);
+    w2l__json_w_close(w);
+}
+
+/* The metadata file's text, written as it goes (it is printed on every commit, and grows
+ * with the snapshots kept). */
 w2l_rc w2l__ice_meta_print(const w2l__ice_meta *m, char **out, size_t *len, w2l_error *err)
 {
-    w2l__json *r = build(m);
-    W2L_NOMEM_IF(!r, err);
-    char *text = w2l__json_print(r, 1);
-    w2l__json_free(r);
+    w2l__json_writer w;
+    w2l__json_w_init(&w, 1);
+    w2l__json_w_object(&w, NULL);
+    w2l__json_w_int64(&w, "format-version", m->format_version);
+    w2l__json_w_string(&w, "table-uuid", m->uuid);
+    w2l__json_w_string(&w, "location", m->location);
+    w2l__json_w_int64(&w, "last-sequence-number", m->last_seq);
+    w2l__json_w_int64(&w, "last-updated-ms", m->last_updated_ms);
+    w2l__json_w_int64(&w, "last-column-id", m->last_column_id);
+    w2l__json_w_array(&w, "schemas");
+    for (size_t i = 0; i < m->nschemas; i++) w2l__json_w_tree(&w, NULL, m->schemas[i].json);
+    w2l__json_w_close(&w);
+    w2l__json_w_int64(&w, "current-schema-id", m->current_schema_id);
+    w2l__json_w_array(&w, "partition-specs");
+    for (size_t i = 0; i < m->nspecs; i++) spec_write(&w, &m->specs[i]);
+    w2l__json_w_close(&w);
+    w2l__json_w_int64(&w, "default-spec-id", m->default_spec_id);
+    w2l__json_w_int64(&w, "last-partition-id", m->last_partition_id);
+    w2l__json_w_tree(&w, "sort-orders", m->sort_orders);
+    w2l__json_w_int64(&w, "default-sort-order-id", m->default_sort_order_id);
+    props_write(&w, "properties", &m->props);
+    w2l__json_w_int64(&w, "current-snapshot-id", m->current_snapshot_id);
+    w2l__json_w_array(&w, "snapshots");
+    for (size_t i = 0; i < m->nsnapshots; i++) {
+        const w2l__ice_snapshot *s = &m->snapshots[i];
+        w2l__json_w_object(&w, NULL);
+        w2l__json_w_int64(&w, "snapshot-id", s->snapshot_id);
+        if (s->parent_id != -1) w2l__json_w_int64(&w, "parent-snapshot-id", s->parent_id);
+        w2l__json_w_int64(&w, "sequence-number", s->seq);
+        w2l__json_w_int64(&w, "timestamp-ms", s->timestamp_ms);
+        w2l__json_w_string(&w, "manifest-list", s->manifest_list);
+        props_write(&w, "summary", &s->summary);
+        if (s->schema_id >= 0) w2l__json_w_int64(&w, "schema-id", s->schema_id);
+        w2l__json_w_close(&w);
+    }
+    w2l__json_w_close(&w);
+    w2l__json_w_array(&w, "snapshot-log");
+    for (size_t i = 0; i < m->nsnap_log; i++) {
+        w2l__json_w_object(&w, NULL);
+        w2l__json_w_int64(&w, "timestamp-ms", m->snap_log[i].timestamp_ms);
+        w2l__json_w_int64(&w, "snapshot-id", m->snap_log[i].snapshot_id);
+        w2l__json_w_close(&w);
+    }
+    w2l__json_w_close(&w);
+    w2l__json_w_array(&w, "metadata-log");
+    for (size_t i = 0; i < m->nmeta_log; i++) {
+        w2l__json_w_object(&w, NULL);
+        w2l__json_w_int64(&w, "timestamp-ms", m->meta_log[i].timestamp_ms);
+        w2l__json_w_string(&w, "metadata-file", m->meta_log[i].file);
+        w2l__json_w_close(&w);
+    }
+    w2l__json_w_close(&w);
+    w2l__json_w_object(&w, "refs");
+    for (size_t i = 0; i < m->nrefs; i++) w2l__json_w_tree(&w, m->refs[i].name, m->refs[i].json);
+    w2l__json_w_close(&w);
+    for (const w2l__json *j = w2l__json_first(m->extra); j; j = w2l__json_next(j))
+        w2l__json_w_tree(&w, w2l__json_key(j), j);
+    w2l__json_w_close(&w);
+    char *text = w2l__json_w_finish(&w, len);
     W2L_NOMEM_IF(!text, err);
     *out = text;
-    if (len) *len = strlen(text);
     return W2L_OK;
 }
 

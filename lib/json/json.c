@@ -277,8 +277,7 @@ w2l__json *w2l__json_new_stringn(const char *s, size_t n)
 w2l__json *w2l__json_new_int64(int64_t v)
 {
     char buf[24];
-    int n = snprintf(buf, sizeof buf, "%lld", (long long)v);
-    return node_text(W2L_JSON_NUMBER, buf, (size_t)n);
+    return node_text(W2L_JSON_NUMBER, buf, w2l__fmt_int64(buf, v));
 }
 
 const char *w2l__json_raw(const w2l__json *j, size_t *len)
@@ -411,11 +410,8 @@ void w2l__json_remove(w2l__json *obj, const char *key)
 
 /* ---- printing ---- */
 
-typedef struct out {
-    char *p;
-    size_t n, cap;
-    int nomem;
-} out;
+/* the writer's first members: the printer's output buffer */
+typedef w2l__json_writer out;
 
 static char *room(out *o, size_t n)
 {
@@ -483,7 +479,7 @@ static void put_double(out *o, double d)
     if (isnan(d) || isinf(d)) {
         n = snprintf(buf, sizeof buf, "null");
     } else if (d == (double)vi) {
-        n = snprintf(buf, sizeof buf, "%d", vi);
+        n = (int)w2l__fmt_int64(buf, vi);
     } else {
         n = snprintf(buf, sizeof buf, "%1.15g", d);
         double back = strtod(buf, NULL), max = fabs(back) > fabs(d) ? fabs(back) : fabs(d);
@@ -548,4 +544,95 @@ char *w2l__json_print(const w2l__json *j, int pretty)
         return NULL;
     }
     return o.p;
+}
+
+/* ---- the writer ---- */
+
+void w2l__json_w_init(w2l__json_writer *w, int pretty)
+{
+    memset(w, 0, sizeof *w);
+    w->pretty = pretty != 0;
+}
+
+/* What comes before a value: the separator after the container's previous value, and a
+ * member's indent and key. */
+static void w_before(w2l__json_writer *w, const char *key)
+{
+    if (!w->depth) return;
+    int d = w->depth - 1;
+    if (w->array[d]) {
+        if (w->count[d]++) put(w, ", ", w->pretty ? 2 : 1);
+        return;
+    }
+    if (w->count[d]++) put(w, ",\n", w->pretty ? 2 : 1);
+    if (w->pretty) tabs(w, w->depth);
+    put_string(w, key ? key : "", key ? strlen(key) : 0);
+    put(w, ":\t", w->pretty ? 2 : 1);
+}
+
+static void w_open(w2l__json_writer *w, const char *key, int array)
+{
+    w_before(w, key);
+    if (w->depth == W2L_JSON_WRITER_DEPTH) {
+        w->nomem = 1;
+        return;
+    }
+    w->array[w->depth] = (unsigned char)array;
+    w->count[w->depth++] = 0;
+    putc_(w, array ? '[' : '{');
+    if (!array && w->pretty) putc_(w, '\n');
+}
+
+void w2l__json_w_object(w2l__json_writer *w, const char *key) { w_open(w, key, 0); }
+void w2l__json_w_array(w2l__json_writer *w, const char *key) { w_open(w, key, 1); }
+
+void w2l__json_w_close(w2l__json_writer *w)
+{
+    if (!w->depth) {
+        w->nomem = 1;
+        return;
+    }
+    int d = --w->depth;
+    if (w->array[d]) {
+        putc_(w, ']');
+        return;
+    }
+    if (w->pretty) {
+        if (w->count[d]) putc_(w, '\n');
+        tabs(w, d);
+    }
+    putc_(w, '}');
+}
+
+void w2l__json_w_string(w2l__json_writer *w, const char *key, const char *s)
+{
+    w_before(w, key);
+    put_string(w, s ? s : "", s ? strlen(s) : 0);
+}
+
+void w2l__json_w_int64(w2l__json_writer *w, const char *key, int64_t v)
+{
+    char buf[24];
+    w_before(w, key);
+    put(w, buf, w2l__fmt_int64(buf, v));
+}
+
+void w2l__json_w_tree(w2l__json_writer *w, const char *key, const w2l__json *j)
+{
+    if (!j) {
+        w->nomem = 1;
+        return;
+    }
+    w_before(w, key);
+    print_value(w, j, w->pretty, w->depth);
+}
+
+char *w2l__json_w_finish(w2l__json_writer *w, size_t *len)
+{
+    putc_(w, '\0');
+    char *text = w->nomem || w->depth ? NULL : w->p;
+    if (!text) w2l__free(w->p);
+    else if (len) *len = w->n - 1;
+    w2l__json_w_init(w, w->pretty);
+    return text;
 }

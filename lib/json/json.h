@@ -91,4 +91,26 @@ void w2l__json_remove(w2l__json *obj, const char *key);
  * cJSON's layout (tabs); strings print whole, NUL bytes as \u0000. */
 char *w2l__json_print(const w2l__json *j, int pretty);
 
+/* A text written as it goes, in w2l__json_print's layout, without a tree (a table's
+ * metadata file is printed on every commit). Members of an object take a key; the top
+ * value and an array's values take NULL. Out of memory, or nesting past
+ * W2L_JSON_WRITER_DEPTH, is kept until w2l__json_w_finish, which returns NULL then. */
+#define W2L_JSON_WRITER_DEPTH 32
+typedef struct w2l__json_writer {
+    char *p;
+    size_t n, cap;
+    int nomem, pretty, depth;
+    unsigned char array[W2L_JSON_WRITER_DEPTH]; /* per open container: an array */
+    size_t count[W2L_JSON_WRITER_DEPTH];        /* and how many values it has */
+} w2l__json_writer;
+void w2l__json_w_init(w2l__json_writer *w, int pretty);
+void w2l__json_w_object(w2l__json_writer *w, const char *key);
+void w2l__json_w_array(w2l__json_writer *w, const char *key);
+void w2l__json_w_close(w2l__json_writer *w); /* the innermost object or array */
+void w2l__json_w_string(w2l__json_writer *w, const char *key, const char *s);
+void w2l__json_w_int64(w2l__json_writer *w, const char *key, int64_t v);
+void w2l__json_w_tree(w2l__json_writer *w, const char *key, const w2l__json *j);
+/* The text (NUL-terminated, from w2l__malloc; *len its length) or NULL; w is reset. */
+char *w2l__json_w_finish(w2l__json_writer *w, size_t *len);
+
 #endif
