@@ -1,13 +1,14 @@
 // DuckDB side of the Parquet benchmark: loads the orders CSV into an in-memory table with
-// the data set's types (not timed), then times COPY ... TO parquet (ZSTD) with one thread.
-// Usage: node duckdb_orders.mjs ORDERS.CSV OUT.parquet   -> {"rows","seconds","bytes"}
+// the data set's types (not timed), then times COPY ... TO parquet (ZSTD) with one thread,
+// or THREADS (DuckDB encodes row groups of the one file in parallel).
+// Usage: node duckdb_orders.mjs ORDERS.CSV OUT.parquet [THREADS]   -> {"rows","seconds","bytes"}
 import fs from 'node:fs'
 import { DuckDBInstance } from '@duckdb/node-api'
 
-const [csv, out] = process.argv.slice(2)
+const [csv, out, threads = '1'] = process.argv.slice(2)
 const db = await DuckDBInstance.create(':memory:')
 const con = await db.connect()
-await con.run('SET threads = 1')
+await con.run(`SET threads = ${Number(threads)}`)
 await con.run(`CREATE TABLE orders AS SELECT * FROM read_csv('${csv}', header = true, nullstr = '\\N',
   columns = {'id': 'BIGINT', 'customer_id': 'INTEGER', 'status': 'VARCHAR', 'amount': 'DECIMAL(12,2)',
              'qty': 'INTEGER', 'created_at': 'TIMESTAMP', 'updated_at': 'TIMESTAMPTZ', 'note': 'VARCHAR',

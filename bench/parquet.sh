@@ -2,12 +2,16 @@
 # Parquet encoder benchmark: the "orders" data set encoded to ZSTD Parquet by
 # the library (single thread) and, in the same run, by DuckDB from an in-memory table with
 # one thread. Runs are interleaved; medians of rows/s and bytes/row are printed with the
-# ratios. Env: BENCH_ROWS (1000000), BENCH_RUNS (5), B (build dir).
+# ratios. Then the same with every core (BENCH_THREADS, the number of cores): the library
+# as a table's writers do (row i to writer i mod T, each its own file), DuckDB with as many
+# threads encoding one file. Env: BENCH_ROWS (1000000), BENCH_RUNS (5), BENCH_THREADS,
+# B (build dir).
 set -eu
 cd "$(dirname "$0")/.."
 B=${B:-build}
 N=${BENCH_ROWS:-1000000}
 RUNS=${BENCH_RUNS:-5}
+T=${BENCH_THREADS:-$(nproc)}
 make -s lib >/dev/null
 mkdir -p "$B/bench"
 cc -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude -Ilib -Ibench \
@@ -25,13 +29,22 @@ if [ "$N" = 1000000 ]; then
 fi
 ln -s "$(pwd)/test/interop/node_modules" "$tmp/node_modules"
 cp bench/duckdb_orders.mjs "$tmp/"
-i=0
-while [ "$i" -lt "$RUNS" ]; do
-    printf '{"who":"w2l","r":%s}\n' "$("$B/bench/pq_bench" encode "$N" 42 "$tmp/w2l.parquet")" >> "$tmp/results"
-    printf '{"who":"duckdb","r":%s}\n' "$(node "$tmp/duckdb_orders.mjs" "$tmp/orders.csv" "$tmp/duck.parquet")" >> "$tmp/results"
-    i=$((i + 1))
-done
-node -e '
+for t in 1 $T; do
+    [ "$t" = 1 ] || [ "$T" != 1 ] || break
+    : > "$tmp/results"
+    i=0
+    while [ "$i" -lt "$RUNS" ]; do
+        if [ "$t" = 1 ]; then
+            r=$("$B/bench/pq_bench" encode "$N" 42 "$tmp/w2l.parquet")
+        else
+            r=$("$B/bench/pq_bench" encode "$N" 42 "$tmp/w2l.parquet" "$t")
+        fi
+        printf '{"who":"w2l","r":%s}\n' "$r" >> "$tmp/results"
+        printf '{"who":"duckdb","r":%s}\n' "$(node "$tmp/duckdb_orders.mjs" "$tmp/orders.csv" "$tmp/duck.parquet" "$t")" >> "$tmp/results"
+        i=$((i + 1))
+    done
+    [ "$t" = 1 ] && echo "one thread:" || echo "$t threads (library: $t files; DuckDB: one file):"
+    node -e '
 const lines = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(JSON.parse)
 const med = a => { a = [...a].sort((x, y) => x - y); const m = a.length >> 1; return a.length % 2 ? a[m] : (a[m - 1] + a[m]) / 2 }
 const s = {}
@@ -42,3 +55,4 @@ for (const who of ["w2l", "duckdb"]) {
 }
 console.log(`ratio   speed w2l/duckdb ${(s.w2l.rps / s.duckdb.rps).toFixed(2)}x  size w2l/duckdb ${(s.w2l.bpr / s.duckdb.bpr).toFixed(3)}`)
 ' "$tmp/results"
+done
