@@ -679,6 +679,46 @@ START_TEST(writer_out_of_memory)
 }
 END_TEST
 
+/* The printer's escaping, one byte at a time, as the reference for the word-wise scan. */
+static size_t ref_escape(const unsigned char *s, size_t n, char *o)
+{
+    size_t k = 0;
+    o[k++] = '"';
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = s[i];
+        const char *e = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\b' ? "\\b"
+                      : c == '\f' ? "\\f" : c == '\n' ? "\\n" : c == '\r' ? "\\r"
+                      : c == '\t' ? "\\t" : NULL;
+        if (e) k += (size_t)sprintf(o + k, "%s", e);
+        else if (c < 0x20) k += (size_t)sprintf(o + k, "\\u%04x", c);
+        else o[k++] = (char)c;
+    }
+    o[k++] = '"';
+    o[k] = '\0';
+    return k;
+}
+
+START_TEST(strings_escape_every_byte_at_every_offset)
+{
+    unsigned char s[40];
+    char want[40 * 6 + 3];
+    for (size_t len = 1; len <= sizeof s; len += 3)
+        for (size_t at = 0; at < len; at++)
+            for (int c = 0; c < 256; c++) {
+                for (size_t i = 0; i < len; i++) s[i] = (unsigned char)('a' + i % 26);
+                s[at] = (unsigned char)c;
+                if (len > 9) s[len - 1 - at % 8] = 0xe9; /* a byte of 0x80 and up in the word */
+                w2l__json *j = w2l__json_new_stringn((const char *)s, len);
+                ck_assert_ptr_nonnull(j);
+                char *got = w2l__json_print(j, 0);
+                ref_escape(s, len, want);
+                ck_assert_str_eq(got, want);
+                w2l_free(got);
+                w2l__json_free(j);
+            }
+}
+END_TEST
+
 Suite *suite_json(void)
 {
     Suite *s = suite_create("json");
@@ -703,6 +743,7 @@ Suite *suite_json(void)
     tcase_add_test(edge, raw_members_agree_with_the_parser);
     tcase_add_test(edge, writer_prints_as_the_tree_printer);
     tcase_add_test(edge, writer_refuses_misuse);
+    tcase_add_test(edge, strings_escape_every_byte_at_every_offset);
     suite_add_tcase(s, edge);
     TCase *faults = tcase_create("faults");
     tcase_add_test(faults, oom_on_every_allocation);

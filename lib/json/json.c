@@ -440,11 +440,28 @@ static void put(out *o, const char *s, size_t n)
 
 static void putc_(out *o, char c) { put(o, &c, 1); }
 
+/* Whether one of the 8 bytes at p is a control byte, '"' or '\\' (bytes of 0x80 and up are
+ * not: their high bit is set, so the borrow test skips them). */
+static int needs_escape8(const char *p)
+{
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    uint64_t w, q, b;
+    memcpy(&w, p, 8);
+    q = w ^ (ones * '"');
+    b = w ^ (ones * '\\');
+    return (((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs ? 1 : 0;
+}
+
 static void put_string(out *o, const char *s, size_t n)
 {
     putc_(o, '"');
     size_t run = 0; /* bytes copied as they are, pending */
     for (size_t i = 0; i < n; i++) {
+        while (n - i >= 8 && !needs_escape8(s + i)) { /* eight plain bytes at a time */
+            run += 8;
+            i += 8;
+        }
+        if (i == n) break;
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x20 && c != '"' && c != '\\') {
             run++;
