@@ -67,6 +67,27 @@ START_TEST(buf_grows_and_prints)
     ck_assert_int_eq(w2l_buf_append(&b, NULL, 1, &err), W2L_MISUSE);
     w2l_buf_release(&b);
     ck_assert_ptr_null(b.data);
+    /* printed texts that fit the free room, fill it exactly, or overflow it by one */
+    size_t total = 0;
+    char *want = malloc(1 << 16), *piece = malloc(1 << 14);
+    ck_assert_ptr_nonnull(want);
+    ck_assert_ptr_nonnull(piece);
+    for (int i = 0; i < 12; i++) {
+        size_t room = b.data ? b.cap - b.len : 0;
+        size_t need = room ? room - 1 + (size_t)(i % 3) : 5; /* room - 1 fits with its NUL */
+        ck_assert_uint_lt(need, 1 << 14);
+        memset(piece, 'a' + i % 26, need);
+        piece[need] = '\0';
+        ck_assert_ok(w2l__buf_printf(&b, &err, "%s", piece), err);
+        ck_assert_uint_eq(b.data[b.len], 0); /* still NUL-terminated */
+        memcpy(want + total, piece, need);
+        total += need;
+        ck_assert_uint_eq(b.len, total);
+        ck_assert_int_eq(memcmp(b.data, want, total), 0);
+    }
+    free(want);
+    free(piece);
+    w2l_buf_release(&b);
     w2l_buf_release(&b); /* twice is fine */
 }
 END_TEST

@@ -39,15 +39,19 @@ void w2l_buf_release(w2l_buf *b)
 
 w2l_rc w2l__buf_printf(w2l_buf *b, w2l_error *err, const char *fmt, ...)
 {
+    /* printed into the free room first: formatted twice only when it does not fit */
+    size_t room = b->data ? b->cap - b->len : 0;
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    int n = vsnprintf(room ? (char *)b->data + b->len : NULL, room, fmt, ap);
     va_end(ap);
     if (n < 0) return w2l__fail(err, W2L_ERROR, "bad format");
-    W2L_TRY(w2l__buf_reserve(b, (size_t)n + 1, err));
-    va_start(ap, fmt);
-    vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
+    if ((size_t)n >= room) {
+        W2L_TRY(w2l__buf_reserve(b, (size_t)n + 1, err));
+        va_start(ap, fmt);
+        vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
     b->len += (size_t)n;
     return W2L_OK;
 }

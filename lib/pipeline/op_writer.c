@@ -100,7 +100,8 @@ w2l_rc w2l__ops_file_json(w2l_buf *b, int content, const char *path, const w2l__
                           const int32_t *eq_ids, size_t neq, int32_t schema_id,
                           const w2l__ice_spec *spec, const w2l_value *part, w2l_error *err)
 {
-    w2l_rc rc = W2L_OK;
+    /* room for the usual text up front: each PR then formats once */
+    w2l_rc rc = w2l__buf_reserve(b, 256 + strlen(path) + st->ncols * 160 + st->nsplits * 24, err);
     PR("{\"content\":%d,\"path\":", content);
     json_str(b, path, &rc, err);
     PR(",\"format\":\"PARQUET\",\"record-count\":%llu,\"file-size\":%llu,\"schema-id\":%d,"
