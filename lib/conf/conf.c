@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
-#include <threads.h>
 
 #include "conf.h"
+#include "../common/thread.h"
 #include "../json/json.h"
 
 typedef struct kv {
