@@ -137,6 +137,46 @@ START_TEST(every_case_reads_back)
 }
 END_TEST
 
+/* Every case written again through one codec shared by all the files (as a writer thread
+ * does), at its own level and at another between them: byte for byte the file it writes
+ * with contexts of its own. */
+START_TEST(a_shared_codec_writes_the_same_bytes)
+{
+    static pq_case cases[16];
+    size_t n = pqc_build_all(cases);
+    w2l_fileio *io = mem_io();
+    w2l_error err;
+    w2l__pq_codec *codec;
+    ck_assert_ok(w2l__pq_codec_new(&codec, &err), err);
+    for (int round = 0; round < 2; round++)
+        for (size_t k = 0; k < n; k++) {
+            pq_case *c = &cases[k];
+            char own[128], shared[128];
+            snprintf(own, sizeof own, "%.100s.own.%d", c->name, round);
+            snprintf(shared, sizeof shared, "%.100s.shared.%d", c->name, round);
+            w2l__file_stats st;
+            if (round) c->opt.zstd_level = k % 2 ? 1 : 3; /* the level changes between files */
+            write_case(io, own, c, &st);
+            w2l__file_stats_release(&st);
+            c->opt.codec_ctx = codec;
+            write_case(io, shared, c, &st);
+            c->opt.codec_ctx = NULL;
+            w2l__file_stats_release(&st);
+            void *a, *b;
+            size_t la, lb;
+            ck_assert_ok(w2l_fileio_read_all(io, own, &a, &la, &err), err);
+            ck_assert_ok(w2l_fileio_read_all(io, shared, &b, &lb, &err), err);
+            ck_assert_msg(la == lb && memcmp(a, b, la) == 0, "%s round %d: %zu and %zu bytes",
+                          c->name, round, la, lb);
+            w2l_free(a);
+            w2l_free(b);
+        }
+    w2l__pq_codec_free(codec);
+    for (size_t k = n; k-- > 0;) pqc_free(&cases[k]);
+    w2l_fileio_close(io);
+}
+END_TEST
+
 static void add(w2l_schema *s, int32_t id, const char *name, const char *type, int req)
 {
     w2l_error err;
@@ -308,6 +348,7 @@ Suite *suite_pq_roundtrip(void)
     Suite *s = suite_create("pq_roundtrip");
     TCase *basic = tcase_create("basic");
     tcase_add_test(basic, every_case_reads_back);
+    tcase_add_test(basic, a_shared_codec_writes_the_same_bytes);
     tcase_add_test(basic, iceberg_bounds_are_exact_and_truncated);
     tcase_add_test(basic, utf8_truncation_rounds_up);
     tcase_set_timeout(basic, 120);

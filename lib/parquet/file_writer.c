@@ -93,7 +93,7 @@ static void writer_free(w2l__pq_writer *w)
     w2l_buf_release(&w->scratch);
     w2l_buf_release(&w->cbuf);
     w2l_buf_release(&w->hdr);
-    w2l__pq_codec_free(w->codec);
+    if (w->codec != w->opt.codec_ctx) w2l__pq_codec_free(w->codec);
     w2l__free(w->path);
     w2l_schema_unref(w->schema);
     w2l__free(w);
@@ -152,7 +152,8 @@ static w2l_rc open_inner(w2l__pq_writer *w, w2l_fileio *io, const char *path, un
     }
     w->path = w2l__strdup(path);
     W2L_NOMEM_IF(!w->path, err);
-    W2L_TRY(w2l__pq_codec_new(&w->codec, err));
+    if (o->codec_ctx) w->codec = o->codec_ctx;
+    else W2L_TRY(w2l__pq_codec_new(&w->codec, err));
     W2L_TRY(w2l_fileio_create(io, path, flags, &w->file, err));
     return w2l__pq_file_write(w, "PAR1", 4, err);
 }

@@ -49,7 +49,16 @@ typedef struct w2l__pq_options {
                              * (bytes for binary): 16, at most 16 */
     int add_iceberg_schema; /* 1 (default): add "iceberg.schema" (w2l_schema_to_json) to the
                              * key/value metadata unless the caller gives it */
+    struct w2l__pq_codec *codec_ctx; /* NULL (default): each file makes its own compression
+                             * contexts; else the caller's (w2l__pq_codec_new), reused by the
+                             * files one thread writes, one at a time, and outliving them */
 } w2l__pq_options;
+
+/* Compression contexts a thread reuses across its files: setting up a zstd context (a few
+ * hundred KiB of tables) is most of the work of a small file. */
+typedef struct w2l__pq_codec w2l__pq_codec;
+w2l_rc w2l__pq_codec_new(w2l__pq_codec **out, w2l_error *err);
+void w2l__pq_codec_free(w2l__pq_codec *c);
 
 /* Fills o with the defaults above. */
 void w2l__pq_options_default(w2l__pq_options *o);

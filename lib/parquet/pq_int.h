@@ -143,9 +143,6 @@ const uint8_t *w2l__pq_dict_get(const w2l__pq_dict *d, uint32_t i, size_t *len);
 static inline size_t w2l__pq_dict_bytes(const w2l__pq_dict *d) { return d->vals.len; }
 
 /* ---- codecs (pq_zstd.c, over lib/common/zstd.c, the only file including zstd.h) ---- */
-typedef struct w2l__pq_codec w2l__pq_codec; /* reusable contexts */
-w2l_rc w2l__pq_codec_new(w2l__pq_codec **out, w2l_error *err);
-void w2l__pq_codec_free(w2l__pq_codec *c);
 /* Compresses src into out (replacing its contents). codec: W2L_PQ_ZSTD. */
 w2l_rc w2l__pq_compress(w2l__pq_codec *c, int codec, int level, const void *src, size_t n,
                         w2l_buf *out, w2l_error *err);

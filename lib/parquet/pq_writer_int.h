@@ -62,7 +62,7 @@ struct w2l__pq_writer {
     char *path;
     size_t ncols;
     w2l__pq_colw *cols;
-    w2l__pq_codec *codec;
+    w2l__pq_codec *codec; /* its own, or opt.codec_ctx's */
     w2l_buf scratch, cbuf, hdr; /* page assembly, compressed page, page header */
     uint64_t offset;            /* bytes written to the file */
     uint64_t rows, rg_rows;

@@ -1220,6 +1220,8 @@ static w2l_rc wr_open(const w2l_operator_methods *m, const w2l_conf *conf, unsig
     w->index = index;
     w->n = n ? n : 1;
     W2L_TRY(w2l__ops_pq_options(conf, &w->pq, err));
+    W2L_TRY(w2l__pq_codec_new(&w->codec, err));
+    w->pq.codec_ctx = w->codec;
     int64_t v;
     W2L_TRY(w2l_conf_get_int(conf, "writer.memory-budget", &v, err));
     w->budget = (uint64_t)v;
@@ -1257,6 +1259,7 @@ static void wr_close(w2l_operator *self)
 {
     writer *w = (writer *)self;
     for (size_t i = 0; i < w->tcap; i++) tstate_free(w->tabs[i]); /* open files are aborted */
+    w2l__pq_codec_free(w->codec); /* after the files that used it */
     w2l__free(w->tabs);
     w2l__free(w->dbuf);
     w2l__free(w->ebuf);

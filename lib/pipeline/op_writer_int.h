@@ -122,7 +122,8 @@ typedef struct writer {
     unsigned index, n;        /* this writer's index among n */
     w2l_fileio *io;
     w2l_catalog *cat;         /* opened only to locate a table no SCHEMA described */
-    w2l__pq_options pq;
+    w2l__pq_options pq;   /* pq.codec_ctx: codec, shared by this writer's files */
+    w2l__pq_codec *codec;
     uint64_t budget, mem;
     tstate **tabs;
     size_t tcap, tcount;
