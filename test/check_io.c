@@ -372,6 +372,30 @@ START_TEST(fault_shim_fails_nth_and_recovers)
         ck_assert_ok(w2l_fileio_exists(io, P("f.bin"), &ex, &err), err);
         ck_assert_int_eq(ex, 0);
     }
+    /* a batch of 12 (the local IO syncs their file system) in three directories: the close
+     * of each position in turn fails; that file is absent, without a temporary, the others
+     * are published */
+    for (long nth = 0; nth < 12; nth++) {
+        w2l_file *f[12];
+        char paths[12][32];
+        for (int i = 0; i < 12; i++) {
+            snprintf(paths[i], sizeof paths[i], "batch%ld/d%d/%d", nth, i % 3, i);
+            ck_assert_ok(w2l_fileio_create(io, P(paths[i]), W2L_CREATE_EXCL, &f[i], &err), err);
+            ck_assert_ok(w2l_file_write(f[i], paths[i], strlen(paths[i]), &err), err);
+        }
+        fault_fileio_arm(io, FAULT_CLOSE, nth, 0);
+        ck_assert_int_eq(w2l_file_close_many(io, f, 12, &err), W2L_IO);
+        ck_assert_msg(strstr(err.msg, "injected fault"), "%s", err.msg);
+        fault_fileio_disarm(io);
+        for (int i = 0; i < 12; i++) {
+            int ex;
+            ck_assert_ok(w2l_fileio_exists(io, P(paths[i]), &ex, &err), err);
+            ck_assert_int_eq(ex, i != nth);
+        }
+        char cmd[900];
+        snprintf(cmd, sizeof cmd, "test -z \"$(find '%s' -name '.*.tmp.*')\"", root);
+        ck_assert_int_eq(system(cmd), 0);
+    }
     /* armed past the last call: never fires */
     fault_fileio_arm(io, FAULT_ALL, 64, 0);
     ck_assert_ok(w2l_fileio_write_all(io, P("f.bin"), W2L_CREATE_EXCL, "abc", 3, &err), err);

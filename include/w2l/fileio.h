@@ -100,7 +100,8 @@ typedef struct w2l_fileio_methods {
                         void *ctx, w2l_error *err);
     /* V4 (may be NULL): closes n files this instance created, as close() each (durable and
      * visible, then freed, also on failure), sharing what it can: the local IO starts every
-     * file's write-back before it waits on any and syncs each directory once. Returns the
+     * file's write-back before it waits on any and syncs each directory once (a batch of 8
+     * or more on a local disk file system: the file system, twice). Returns the
      * first failure; a file that failed is not published, the others are. Without it the
      * core closes them one by one. */
     w2l_rc (*close_many)(w2l_fileio *self, w2l_file **files, size_t n, w2l_error *err);

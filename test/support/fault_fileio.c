@@ -178,8 +178,33 @@ static w2l_rc fo_stat(w2l_fileio *self, const char *path, w2l_file_stat *out, w2
 
 static void fo_close(w2l_fileio *self) { w2l_fileio_close(((fault_io *)self)->parent); }
 
+/* Each file of the batch counts as one close, in order; a file whose close trips is
+ * aborted (never published) and the others go to the parent's close_many together. */
+static w2l_rc fo_close_many(w2l_fileio *self, w2l_file **files, size_t n, w2l_error *err)
+{
+    w2l_file **inner = malloc((n ? n : 1) * sizeof *inner);
+    ck_assert_ptr_nonnull(inner);
+    w2l_rc rc = W2L_OK;
+    w2l_error e2;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        fault_file *f = (fault_file *)files[i];
+        if (trip(f->io, FAULT_CLOSE)) {
+            w2l_file_abort(f->inner);
+            if (rc == W2L_OK) rc = injected(err, "close");
+        } else {
+            inner[k++] = f->inner;
+        }
+        w2l_free(f);
+    }
+    w2l_rc r = w2l_file_close_many(((fault_io *)self)->parent, inner, k, rc == W2L_OK ? err : &e2);
+    if (rc == W2L_OK) rc = r;
+    free(inner);
+    return rc;
+}
+
 static const w2l_fileio_methods fault_methods = {
-    .version = W2L_FILEIO_METHODS_V2,
+    .version = W2L_FILEIO_METHODS_V4,
     .name = "fault",
     .size = sizeof(fault_io),
     .open = fo_open,
@@ -190,6 +215,7 @@ static const w2l_fileio_methods fault_methods = {
     .list = fo_list,
     .close = fo_close,
     .stat = fo_stat,
+    .close_many = fo_close_many,
 };
 
 void fault_fileio_register(void) { ck_assert_int_eq(w2l_fileio_register(&fault_methods, 0), W2L_OK); }
