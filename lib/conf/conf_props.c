@@ -117,7 +117,8 @@ const w2l_conf_prop w2l__conf_props[] = {
     { "committer-parallelism", W2L_CONF_INT, NULL, 1, 256, NULL, 0,
       "Committer threads; tables are hashed onto them, and commit in parallel. Unset (the "
       "default), a pipeline uses one per online CPU, at least 32 (commits mostly wait on "
-      "storage) and at most 64." },
+      "storage) and at most 64. With the sql catalog each committer holds a connection to the "
+      "catalog's database." },
     { "table-parallelism", W2L_CONF_INT, "1", 1, 1024, NULL, W2L_CONF_F_PER_TABLE,
       "Writers one table's rows are spread over by primary-key hash (at most parallelism)." },
     { "operator.ddl", W2L_CONF_STRING, "default", NOLIM, NULL, 0,
