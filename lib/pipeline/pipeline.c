@@ -535,15 +535,15 @@ static w2l_rc conf_uint(const w2l_conf *c, const char *key, unsigned *out, w2l_e
     return W2L_OK;
 }
 
-/* Threads for key unless it is set: the online CPUs, at least floor and at most CORES_MAX
- * (more threads than that on a small lake only add buffers). Set in the pipeline's own
- * conf, so every operator reads the same value. Committers start at 32 whatever the
- * cores: a table commit mostly waits on storage (five files made durable on a disk, round
- * trips to an object store), so commits overlap beyond the cores (1,000 tables on a 2-core
- * disk here: 4.3 s per checkpoint with 2 committers, 2.1 s with 8; later, 1.4 s with 8 and
- * 0.8-1.0 s with 32, as more syncs in flight share the disk's flushes). Tables are hashed onto
- * committers and each restores its own tables' keys, so the count may differ from run to
- * run. */
+/* Threads for key unless it is set: the online CPUs, at least floor and at most max (for
+ * writers CORES_MAX: more threads than that on a small lake only add buffers). Set in the
+ * pipeline's own conf, so every operator reads the same value. Committers start at 32
+ * whatever the cores: a table commit mostly waits on storage (five files made durable on a
+ * disk, round trips to an object store), so commits overlap beyond the cores (1,000 tables
+ * on a 2-core disk here: 4.3 s per checkpoint with 2 committers, 2.1 s with 8; later, 1.4 s
+ * with 8 and 0.9-1.1 s with 32, as more syncs in flight share the disk's flushes). Tables
+ * are hashed onto committers and each restores its own tables' keys, so the count may
+ * differ from run to run. */
 #define CORES_MAX 8
 #define COMMITTERS_MAX 64
 
