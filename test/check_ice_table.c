@@ -427,7 +427,18 @@ START_TEST(catalog_rename_drop_purge)
 }
 END_TEST
 
-START_TEST(stale_version_hint_is_passed)
+static void hint_says(const char *path, const char *want)
+{
+    w2l_error err;
+    void *data;
+    size_t len;
+    ck_assert_ok(w2l_fileio_read_all(io, path, &data, &len, &err), err);
+    ck_assert_msg(len == strlen(want) && memcmp(data, want, len) == 0, "hint %.*s, want %s",
+                  (int)len, (const char *)data, want);
+    w2l_free(data);
+}
+
+START_TEST(stale_version_hint_is_passed_and_repaired)
 {
     w2l_error err;
     w2l__ice_table *t = create("hint", NULL);
@@ -447,13 +458,15 @@ START_TEST(stale_version_hint_is_passed)
         ck_assert_ok(w2l__ice_table_load(cat, io, "db", "hint", &r, &err), err);
         ck_assert_int_eq(r->meta->current_snapshot_id, t->meta->current_snapshot_id);
         w2l__ice_table_free(r);
+        hint_says(hint, "2"); /* and loading repaired it, for readers that trust it */
     }
     ck_assert_ok(w2l_fileio_remove(io, hint, &err), err); /* or be missing */
-    w2l__free(hint);
     w2l__ice_table *r;
     ck_assert_ok(w2l__ice_table_load(cat, io, "db", "hint", &r, &err), err);
     ck_assert_int_eq(r->meta->current_snapshot_id, t->meta->current_snapshot_id);
     w2l__ice_table_free(r);
+    hint_says(hint, "2");
+    w2l__free(hint);
     w2l__ice_table_free(t);
 }
 END_TEST
@@ -469,7 +482,7 @@ Suite *suite_ice_table(void)
     tcase_add_test(basic, truncate_of_many_manifests);
     tcase_add_test(basic, partitioned_deletes_stay_in_partition);
     tcase_add_test(basic, catalog_rename_drop_purge);
-    tcase_add_test(basic, stale_version_hint_is_passed);
+    tcase_add_test(basic, stale_version_hint_is_passed_and_repaired);
     suite_add_tcase(s, basic);
     TCase *race = tcase_create("race");
     tcase_add_checked_fixture(race, setup, teardown);

@@ -7,8 +7,9 @@
  * gets W2L_CONFLICT. The version hint is rewritten afterwards (W2L_CREATE_REPLACE) and is only
  * a hint: loading probes v<N+1>, v<N+2>, ... past it and lists the directory when it names
  * no vN, so a crash between the two steps loses nothing, and the hint is not made durable
- * (W2L_CREATE_HINT: two fewer fsyncs per commit). A table exists when its metadata
- * directory has a vN file.
+ * (W2L_CREATE_HINT: two fewer fsyncs per commit). Other readers may trust the hint without
+ * probing, so a load that finds it behind rewrites it (a restart loads every table it had
+ * a commit in flight for). A table exists when its metadata directory has a vN file.
  *
  * Namespaces are the directories of the warehouse, except the pipeline's own: "_w2l"
  * (its checkpoint state, _w2l/state, and pending table operations, _w2l/table-ops) is
@@ -104,9 +105,27 @@ static w2l_rc exists_version(hadoop_catalog *h, const char *dir, long v, int *ou
 }
 
 /* The current version N of the table in dir, 0 when there is none. */
+/* Points dir's version hint at version n. quiet: a repair of a stale hint found while
+ * loading (a reader's own warehouse may be read-only), logged at debug level. */
+static w2l_rc write_hint(hadoop_catalog *h, const char *dir, long n, int quiet)
+{
+    char *p = w2l__asprintf("%s/version-hint.text", dir);
+    char t[24];
+    int k = snprintf(t, sizeof t, "%ld", n);
+    w2l_error e2;
+    w2l_rc rc =
+        p ? w2l_fileio_write_all(h->io, p, W2L_CREATE_REPLACE | W2L_CREATE_HINT, t, (size_t)k,
+                                   &e2) : W2L_NOMEM;
+    if (rc != W2L_OK) /* the commit stands; loading probes past a stale hint */
+        w2l__log(quiet ? W2L_LOG_DEBUG : W2L_LOG_WARN, "version hint %s not updated: %s",
+                 p ? p : dir, p ? e2.msg : "out of memory");
+    w2l__free(p);
+    return rc;
+}
+
 static w2l_rc current_version(hadoop_catalog *h, const char *dir, long *out, w2l_error *err)
 {
-    long n = 0;
+    long n = 0, hinted = 0;
     char *hint = w2l__asprintf("%s/version-hint.text", dir);
     W2L_NOMEM_IF(!hint, err);
     void *data = NULL;
@@ -124,6 +143,7 @@ static w2l_rc current_version(hadoop_catalog *h, const char *dir, long *out, w2l
         int ex = 0;
         if (n > 0) W2L_TRY(exists_version(h, dir, n, &ex, err));
         if (!ex) n = 0;
+        hinted = n;
     } else if (rc != W2L_NOTFOUND) {
         return w2l__fail(err, rc, "%s", e2.msg);
     }
@@ -137,6 +157,9 @@ static w2l_rc current_version(hadoop_catalog *h, const char *dir, long *out, w2l
         if (!ex) break;
         n++;
     }
+    /* a process killed between a commit and its hint left the hint behind: readers that
+     * trust the hint would read the older version until the table commits again */
+    if (n > 0 && n != hinted) (void)write_hint(h, dir, n, 1);
     *out = n;
     return W2L_OK;
 }
@@ -153,22 +176,6 @@ static w2l_rc h_load(w2l_catalog *self, const char *ns, const char *table, w2l_b
         rc = w2l__fail(err, W2L_NOTFOUND, "table %s.%s not found", ns, table);
     if (rc == W2L_OK) rc = w2l__buf_printf(location, err, "%s/v%ld.metadata.json", dir, n);
     w2l__free(dir);
-    return rc;
-}
-
-static w2l_rc write_hint(hadoop_catalog *h, const char *dir, long n)
-{
-    char *p = w2l__asprintf("%s/version-hint.text", dir);
-    char t[24];
-    int k = snprintf(t, sizeof t, "%ld", n);
-    w2l_error e2;
-    w2l_rc rc =
-        p ? w2l_fileio_write_all(h->io, p, W2L_CREATE_REPLACE | W2L_CREATE_HINT, t, (size_t)k,
-                                   &e2) : W2L_NOMEM;
-    if (rc != W2L_OK) /* the commit stands; loading probes past a stale hint */
-        w2l__log(W2L_LOG_WARN, "version hint %s not updated: %s", p ? p : dir,
-                 p ? e2.msg : "out of memory");
-    w2l__free(p);
     return rc;
 }
 
@@ -204,7 +211,7 @@ static w2l_rc h_commit(w2l_catalog *self, const char *ns, const char *table, con
                       : w2l__fail(err, W2L_EXISTS, "table %s.%s exists", ns, table);
     }
     if (rc == W2L_OK) {
-        write_hint(h, dir, next);
+        write_hint(h, dir, next, 0);
         rc = w2l_buf_append(new_location, path, strlen(path), err);
     }
     w2l__free(path);
