@@ -258,7 +258,16 @@ static w2l_rc h_drop(w2l_catalog *self, const char *ns, const char *table, int p
         w2l__free(data);
     }
     if (rc == W2L_OK) {
-        /* the version files and hint go first, so the table is gone even if a later step fails */
+        /* the version files and hint go first, so the table is gone even if a later step
+         * fails; the hint before the versions: a drop cut short leaves either versions the
+         * next load finds (the drop is applied again) or nothing, never a hint naming a
+         * version that is gone */
+        char *hint = w2l__asprintf("%s/version-hint.text", dir);
+        rc = hint ? w2l_fileio_remove(h->io, hint, err)
+                  : w2l__fail(err, W2L_NOMEM, "out of memory");
+        w2l__free(hint);
+    }
+    if (rc == W2L_OK) {
         del_ctx d = {h, dir, W2L_OK, err};
         rc = w2l_fileio_list(h->io, dir, del_meta, &d, err);
         if (rc == W2L_OK) rc = d.rc;
