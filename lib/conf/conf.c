@@ -296,14 +296,6 @@ static size_t locate(const w2l_conf *c, const char *key, int *found)
     return lo;
 }
 
-/* Whether some key is a per-table override ("table." sorts them together). */
-static int has_table_keys(const w2l_conf *c)
-{
-    int found;
-    size_t i = locate(c, "table.", &found);
-    return i < c->n && strncmp(c->items[i].key, "table.", 6) == 0;
-}
-
 static w2l_rc unknown_key(const char *key, w2l_error *err)
 {
     /* suggest a key that differs only by '_' vs '-' or case, the usual slips */
@@ -420,7 +412,7 @@ w2l_rc w2l_conf_get_for_table(const w2l_conf *c, const char *table, const char *
                               const char **out, w2l_error *err)
 {
     const w2l_conf_prop *p = w2l_conf_prop_find(key);
-    if (p && (p->flags & W2L_CONF_F_PER_TABLE) && table && has_table_keys(c)) {
+    if (p && (p->flags & W2L_CONF_F_PER_TABLE) && table) {
         /* "table.<table>.<key>", on the stack unless long */
         size_t tl = strlen(table), kl = strlen(key), n = 6 + tl + 1 + kl + 1;
         char stack[256], *k = n <= sizeof stack ? stack : w2l__malloc(n);
