@@ -13,6 +13,7 @@
 #include "common/common.h"
 #include "event/emit.h"
 #include "source/cdc_json.h"
+#include "support/canal_diff.h"
 #include "support/support.h"
 
 #ifndef W2L_TEST_DATA
@@ -1147,6 +1148,165 @@ START_TEST(canal_double_text_exact)
 }
 END_TEST
 
+/* canal's fast path (cdc_canal_fast.c) against the tree path: the sample streams, each
+ * message twice (so the fast path meets every message's own shape), hand-made messages at
+ * each place it gives up, and seeded mutations of each sample message after the message
+ * itself. Both paths must say and emit the same; the fast path must have been taken. */
+static const char *const fast_cases[] = {
+    /* escapes in what it takes; a \u escape in what it skips */
+    "{\"data\":[{\"id\":\"7\",\"v\":\"a\\\"b\\u00e9\\n\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\","
+    "\"isDdl\":false,\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],\"es\":1}",
+    "{\"data\":[{\"id\":\"7\",\"v\":\"x\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\",\"isDdl\":false,"
+    "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],\"es\":1,\"sql\":\"\\u00e9\\ud83d\\ude00\"}",
+    "{\"data\":[{\"id\":\"7\",\"v\":\"x\"}],\"database\":\"d\\u0062\",\"table\":\"t\",\"type\":\"INSERT\","
+    "\"isDdl\":false,\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],\"es\":1}",
+    /* a member given twice (the first counts), whitespace everywhere, members in any order */
+    "{\"table\":\"t\",\"table\":\"u\",\"data\":[{\"id\":\"8\",\"v\":\"y\"}],\"database\":\"db\",\"type\":\"INSERT\","
+    "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}",
+    " \t{ \"type\" : \"INSERT\" ,\r\n \"database\":\"db\",\"table\":\"t\",\"data\" : [ { \"id\" : \"9\" , \"v\" : null } ] ,"
+    "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],\"ts\":5}\r ",
+    /* kinds canal does not write: numbers as values, a null table, an empty data, es as a
+     * fraction, isDdl as a string, data as an object */
+    "{\"data\":[{\"id\":9,\"v\":\"x\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\","
+    "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}",
+    "{\"data\":[{\"id\":\"9\",\"v\":\"x\"}],\"database\":\"db\",\"table\":null,\"type\":\"INSERT\","
+    "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}",
+    "{\"data\":[],\"database\":\"db\",\"table\":\"t\",\"type\":\"DELETE\",\"mysqlType\":{\"id\":\"int\",\"v\":"
+    "\"varchar(9)\"},\"pkNames\":[\"id\"],\"es\":1.5e3,\"ts\":7}",
+    "{\"data\":[{\"id\":\"1\",\"v\":\"x\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\",\"isDdl\":\"no\","
+    "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}",
+    "{\"data\":{\"id\":\"1\"},\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\","
+    "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}",
+    /* updates: old rows, old missing, old of another length; a delete; an unknown type; DDL */
+    "{\"data\":[{\"id\":\"1\",\"v\":\"new\"},{\"id\":\"2\",\"v\":\"n2\"}],\"old\":[{\"v\":\"old\"},{\"id\":\"3\"}],"
+    "\"database\":\"db\",\"table\":\"t\",\"type\":\"UPDATE\",\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},"
+    "\"pkNames\":[\"id\"],\"es\":3}",
+    "{\"data\":[{\"id\":\"1\",\"v\":\"new\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"UPDATE\","
+    "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}",
+    "{\"data\":[{\"id\":\"1\",\"v\":\"new\"}],\"old\":[],\"database\":\"db\",\"table\":\"t\",\"type\":\"UPDATE\","
+    "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}",
+    "{\"data\":[{\"id\":\"1\"}],\"old\":null,\"database\":\"db\",\"table\":\"t\",\"type\":\"DELETE\","
+    "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}",
+    "{\"data\":[{\"id\":\"1\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"QUERY\",\"sql\":\"TRUNCATE t\"}",
+    "{\"data\":null,\"database\":\"db\",\"table\":\"t\",\"type\":\"ALTER\",\"isDdl\":true,"
+    "\"sql\":\"ALTER TABLE t ADD COLUMN w INT\"}",
+    /* a column the shape lacks, a value that does not convert, a key column null */
+    "{\"data\":[{\"id\":\"1\",\"zz\":\"x\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\","
+    "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}",
+    "{\"data\":[{\"id\":\"1\",\"v\":\"a\"},{\"id\":\"x1\",\"v\":\"b\"}],\"database\":\"db\",\"table\":\"t\","
+    "\"type\":\"INSERT\",\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}",
+    "{\"data\":[{\"id\":null,\"v\":\"a\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\","
+    "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}",
+    /* text after the object, a byte order mark, an unterminated string, deep nesting in a
+     * member it skips, a NUL byte in a name */
+    "{\"data\":[{\"id\":\"1\",\"v\":\"a\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\","
+    "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]} x",
+    "\xef\xbb\xbf{\"data\":[{\"id\":\"1\",\"v\":\"a\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\","
+    "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}",
+    "{\"data\":[{\"id\":\"1\",\"v\":\"a}],\"database\":\"db\"",
+};
+
+START_TEST(canal_fast_path_matches_tree)
+{
+    static const char *files[] = {"canal.jsonl", "canal_types.jsonl", "canal_shards.jsonl"};
+    w2l__cdc_opts opts[2];
+    memset(opts, 0, sizeof opts);
+    opts[1].tinyint1_as_boolean = 1;
+    opts[1].time_as_string = 1;
+    opts[1].tz_offset_s = 8 * 3600;
+    size_t taken, total = 0;
+    const char *why;
+    w2l_buf b = {0};
+    w2l_error err;
+    for (size_t fi = 0; fi < W2L_ARRAY_LEN(files); fi++) {
+        char path[512];
+        size_t n;
+        snprintf(path, sizeof path, "%s%s", W2L_TEST_DATA, files[fi]);
+        char *all = slurp(path, &n);
+        for (int o = 0; o < 2; o++)
+            for (int replay = 0; replay < 2; replay++) {
+                why = canal_diff(all, n, &opts[o], replay, &taken);
+                ck_assert_msg(!why, "%s: %s", files[fi], why);
+                total += taken;
+            }
+        /* each message twice, then seeded mutations of each after the message itself */
+        uint64_t rng = 0x2545f4914f6cdd1du + fi;
+        static const char tokens[] = "{}[]\",:\\u0123456789-+.eE \t\nntfrl\x01\xff";
+        for (const char *p = all, *end = all + n; p < end;) {
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+            b.len = 0;
+            ck_assert_ok(w2l_buf_append(&b, p, len, &err), err);
+            ck_assert_ok(w2l_buf_append(&b, "\n", 1, &err), err);
+            ck_assert_ok(w2l_buf_append(&b, p, len, &err), err);
+            why = canal_diff((const char *)b.data, b.len, &opts[0], 0, &taken);
+            ck_assert_msg(!why, "%s twice: %s", files[fi], why);
+            total += taken;
+            for (int m = 0; m < 200; m++) {
+                char mut[8192];
+                size_t ml = len < sizeof mut - 8 ? len : sizeof mut - 8;
+                memcpy(mut, p, ml);
+                /* every other one changes value bytes only: a message that still reads */
+                mut[ml] = '\0';
+                const char *dv = strstr(mut, "\"data\":[");
+                const char *de = dv ? strstr(dv, "}]") : NULL;
+                for (int k = 1 + m % 3; k--;) {
+                    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+                    size_t at = ml ? (size_t)(rng % ml) : 0;
+                    char c = tokens[(rng >> 20) % (sizeof tokens - 1)];
+                    if (m & 1 && de) {
+                        at = (size_t)(dv - mut) + 9 + (size_t)(rng % (size_t)(de - dv - 9 + 1));
+                        if (mut[at] == '"' || mut[at] == ':' || mut[at] == ',') continue;
+                        mut[at] = "0123456789-.e :Tab"[(rng >> 20) % 18];
+                        continue;
+                    }
+                    switch ((rng >> 40) % 3) {
+                    case 0: if (ml) mut[at] = c; break;
+                    case 1: memmove(mut + at + 1, mut + at, ml - at), mut[at] = c, ml++; break;
+                    default: if (ml) memmove(mut + at, mut + at + 1, ml - at - 1), ml--; break;
+                    }
+                    if (ml >= sizeof mut - 8) break;
+                }
+                b.len = len + 1;
+                ck_assert_ok(w2l_buf_append(&b, mut, ml, &err), err);
+                why = canal_diff((const char *)b.data, b.len, &opts[m & 1], 0, &taken);
+                ck_assert_msg(!why, "%s, a mutation: %s", files[fi], why);
+                total += taken;
+            }
+            p += len + 1;
+        }
+        free(all);
+    }
+    /* the hand-made cases, each after a message that describes the table, and twice */
+    static const char *describe =
+        "{\"data\":[{\"id\":\"1\",\"v\":\"a\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\","
+        "\"isDdl\":false,\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],\"es\":1}";
+    for (size_t i = 0; i < W2L_ARRAY_LEN(fast_cases); i++) {
+        b.len = 0;
+        ck_assert_ok(w2l__buf_printf(&b, &err, "%s\n%s\n%s", describe, fast_cases[i], fast_cases[i]), err);
+        why = canal_diff((const char *)b.data, b.len, &opts[0], 0, &taken);
+        ck_assert_msg(!why, "case %zu: %s", i, why);
+        total += taken;
+    }
+    /* nesting deeper than the parser takes, in a member only skipped */
+    b.len = 0;
+    ck_assert_ok(w2l__buf_printf(&b, &err, "%s\n{\"data\":[{\"id\":\"2\",\"v\":\"b\"}],\"database\":\"db\","
+                                             "\"table\":\"t\",\"type\":\"INSERT\",\"mysqlType\":{\"id\":\"int\",\"v\":"
+                                             "\"varchar(9)\"},\"pkNames\":[\"id\"],\"x\":", describe), err);
+    for (int deep = 0; deep < 2; deep++) {
+        size_t keep = b.len;
+        for (int k = 0; k < 998 + deep; k++) ck_assert_ok(w2l_buf_append(&b, "[", 1, &err), err);
+        for (int k = 0; k < 998 + deep; k++) ck_assert_ok(w2l_buf_append(&b, "]", 1, &err), err);
+        ck_assert_ok(w2l_buf_append(&b, "}", 1, &err), err);
+        why = canal_diff((const char *)b.data, b.len, &opts[0], 0, &taken);
+        ck_assert_msg(!why, "nesting %d: %s", 999 + deep, why);
+        b.len = keep;
+    }
+    w2l_buf_release(&b);
+    ck_assert_uint_gt(total, 500); /* the fast path was there to compare */
+}
+END_TEST
+
 Suite *suite_cdc_json(void)
 {
     Suite *s = suite_create("cdc_json");
@@ -1167,6 +1327,7 @@ Suite *suite_cdc_json(void)
     tcase_add_test(tc, canal_enum_set_geometry_exact);
     tcase_add_test(tc, inferred_shape_warnings);
     tcase_add_test(tc, canal_double_text_exact);
+    tcase_add_test(tc, canal_fast_path_matches_tree);
     suite_add_tcase(s, tc);
     tc = tcase_create("edge");
     tcase_set_timeout(tc, 60);

@@ -38,6 +38,18 @@ typedef struct w2l__json_rawspec {
  * when it differs from what it saw before (canal's mysqlType). */
 w2l_rc w2l__json_parse_raw(const char *text, size_t len, const w2l__json_rawspec *raw,
                            w2l__json **out, w2l_error *err);
+/* Scanning text without a tree, for hot paths that read one known layout and leave
+ * anything else to the parser (cdc_canal_fast.c). The text must be followed by
+ * W2L_JSON_SCAN_PAD readable bytes that are '"'. */
+#define W2L_JSON_SCAN_PAD 8
+/* The first '"' or '\\' at or after p (at the latest the pad's first byte). */
+const char *w2l__json_scan_quote(const char *p);
+/* The end of the JSON value at p (text ends at e) inside depth containers, checked as the
+ * parser checks it; NULL when it is not plainly valid (invalid, or a string with a \u
+ * escape: the parser decides those). */
+const char *w2l__json_skip(const char *p, const char *e, int depth);
+/* The end of the number at p in the RFC grammar, or NULL when none is there. */
+const char *w2l__json_number_end(const char *p, const char *e);
 /* The text of a member kept raw (not NUL-terminated), or NULL for any other node. */
 const char *w2l__json_raw(const w2l__json *j, size_t *len);
 

@@ -67,7 +67,7 @@ static inline void skip_ws(parser *ps)
     if (ps->p < ps->e && (unsigned char)*ps->p <= ' ') skip_blanks(ps);
 }
 
-#define SENTINEL 8
+#define SENTINEL W2L_JSON_SCAN_PAD
 #define ONES 0x0101010101010101ull
 #define HIGHS 0x8080808080808080ull
 
@@ -81,6 +81,24 @@ static unsigned first_flag(uint64_t hit)
     (void)hit;
     return 0;
 #endif
+}
+
+/* The first '"' or '\\' at or after p, eight bytes at a time (the text ends in SENTINEL
+ * '"'s, which stop it). */
+static inline char *quote_at(const char *p)
+{
+    for (;; p += 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        uint64_t x = w ^ ONES * '"', y = w ^ ONES * '\\';
+        uint64_t hit = ((x - ONES) & ~x & HIGHS) | ((y - ONES) & ~y & HIGHS);
+        if (hit) { /* the lowest flag is exact (a borrow only flags bytes above a match) */
+            p += first_flag(hit);
+            break;
+        }
+    }
+    while (*p != '"' && *p != '\\') p++;
+    return (char *)p;
 }
 
 static int hex4(const char *p, unsigned *out)
@@ -173,19 +191,7 @@ static int unescape(parser *ps, char *b, char *bs, char **out, size_t *outlen)
  * never longer than the escaped one) and NUL-terminated over its closing quote. */
 static inline int parse_string(parser *ps, char **out, size_t *outlen)
 {
-    char *b = ps->p + 1, *q = b;
-    /* eight bytes at a time to the first '"' or '\\' (the copy ends in SENTINEL '"'s) */
-    for (;; q += 8) {
-        uint64_t w;
-        memcpy(&w, q, 8);
-        uint64_t x = w ^ ONES * '"', y = w ^ ONES * '\\';
-        uint64_t hit = ((x - ONES) & ~x & HIGHS) | ((y - ONES) & ~y & HIGHS);
-        if (hit) { /* the lowest flag is exact (a borrow only flags bytes above a match) */
-            q += first_flag(hit);
-            break;
-        }
-    }
-    while (*q != '"' && *q != '\\') q++;
+    char *b = ps->p + 1, *q = quote_at(b);
     if (q >= ps->e) return fail(ps, ps->p, "unterminated string");
     if (*q == '\\') return unescape(ps, b, q, out, outlen);
     *q = '\0';
@@ -197,29 +203,41 @@ static inline int parse_string(parser *ps, char **out, size_t *outlen)
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
-/* -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, its text copied */
-static int parse_number(parser *ps, w2l__json *j)
+/* The end of the number at p: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?; NULL with
+ * *why at *at when it is not one. */
+static char *number_end(char *p, char *e, char **at, const char **why)
 {
-    char *b = ps->p, *p = b, *e = ps->e;
     if (p < e && *p == '-') p++;
-    if (p >= e || !is_digit(*p)) return fail(ps, p, "malformed number");
+    if (p >= e || !is_digit(*p)) return *at = p, *why = "malformed number", NULL;
     if (*p == '0') {
         p++;
-        if (p < e && is_digit(*p)) return fail(ps, p, "number with a leading zero");
+        if (p < e && is_digit(*p)) return *at = p, *why = "number with a leading zero", NULL;
     } else {
         while (p < e && is_digit(*p)) p++;
     }
     if (p < e && *p == '.') {
         p++;
-        if (p >= e || !is_digit(*p)) return fail(ps, p, "malformed number: digits expected");
+        if (p >= e || !is_digit(*p))
+            return *at = p, *why = "malformed number: digits expected", NULL;
         while (p < e && is_digit(*p)) p++;
     }
     if (p < e && (*p == 'e' || *p == 'E')) {
         p++;
         if (p < e && (*p == '+' || *p == '-')) p++;
-        if (p >= e || !is_digit(*p)) return fail(ps, p, "malformed number: exponent expected");
+        if (p >= e || !is_digit(*p))
+            return *at = p, *why = "malformed number: exponent expected", NULL;
         while (p < e && is_digit(*p)) p++;
     }
+    return p;
+}
+
+/* A number, its text copied */
+static int parse_number(parser *ps, w2l__json *j)
+{
+    char *b = ps->p, *at;
+    const char *why;
+    char *p = number_end(b, ps->e, &at, &why);
+    if (!p) return fail(ps, at, why);
     size_t n = (size_t)(p - b);
     char *s = palloc(ps, (n + 8) & ~(size_t)7);
     if (!s) return -1;
@@ -261,16 +279,7 @@ static int skip_string(parser *ps)
 {
     char *q = ps->p + 1;
     for (;;) {
-        uint64_t w;
-        memcpy(&w, q, 8);
-        uint64_t x = w ^ ONES * '"', y = w ^ ONES * '\\';
-        uint64_t hit = ((x - ONES) & ~x & HIGHS) | ((y - ONES) & ~y & HIGHS);
-        if (!hit) {
-            q += 8;
-            continue;
-        }
-        q += first_flag(hit);
-        while (*q != '"' && *q != '\\') q++;
+        q = quote_at(q);
         if (q >= ps->e) return ps->unsure = 1, -1;
         if (*q == '"') break;
         if (ps->e - q < 2 || !strchr("\"\\/bfnrt", q[1]) || !q[1]) return ps->unsure = 1, -1;
@@ -291,8 +300,12 @@ static int skip_value(parser *ps)
     if (c == 'f') return literal(ps, "false", 5) ? (ps->unsure = 1, -1) : 0;
     if (c == 'n') return literal(ps, "null", 4) ? (ps->unsure = 1, -1) : 0;
     if (c == '-' || is_digit(c)) {
-        w2l__json num; /* its text goes to the node block: a few bytes, never read */
-        return parse_number(ps, &num) ? (ps->unsure = 1, -1) : 0;
+        char *at;
+        const char *why;
+        char *end = number_end(ps->p, ps->e, &at, &why);
+        if (!end) return ps->unsure = 1, -1;
+        ps->p = end;
+        return 0;
     }
     if (c != '{' && c != '[') return ps->unsure = 1, -1;
     const char close = c == '{' ? '}' : ']';
@@ -493,4 +506,25 @@ w2l_rc w2l__json_parse_raw(const char *text, size_t len, const w2l__json_rawspec
                            w2l__json **out, w2l_error *err)
 {
     return parse_text(text, len, raw, out, err);
+}
+
+/* ---- scanning without a tree (json.h) ---- */
+
+const char *w2l__json_scan_quote(const char *p) { return quote_at(p); }
+
+const char *w2l__json_skip(const char *p, const char *e, int depth)
+{
+    parser ps;
+    memset(&ps, 0, sizeof ps);
+    ps.p = (char *)p; /* only read */
+    ps.e = (char *)e;
+    ps.depth = depth;
+    return skip_value(&ps) ? NULL : ps.p;
+}
+
+const char *w2l__json_number_end(const char *p, const char *e)
+{
+    char *at;
+    const char *why;
+    return number_end((char *)p, (char *)e, &at, &why);
 }

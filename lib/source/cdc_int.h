@@ -74,6 +74,7 @@ typedef struct shape {
                            this shape was found to be (cdc_canal.c), or NULL */
     size_t canal_rawlen;
     int warned;         /* a dropped extra column was logged */
+    int str_only;       /* every column's values read by their text (w2l__cdc_str_cv) */
 } shape;
 
 typedef struct table {
@@ -110,6 +111,19 @@ typedef struct json_list {
     size_t n, cap;
 } json_list;
 
+/* A row image: a JSON object (obj), or (obj NULL) the n members the canal fast path read,
+ * in their order, each a column name and string text s of n bytes (NUL-terminated), s NULL
+ * for null. */
+typedef struct w2l__cdc_member {
+    const char *name, *s;
+    size_t n;
+} w2l__cdc_member;
+typedef struct w2l__cdc_image {
+    const w2l__json *obj;
+    const w2l__cdc_member *m;
+    size_t n;
+} w2l__cdc_image;
+
 struct w2l__cdc {
     w2l__cdc_format fmt;
     w2l__cdc_opts opts;
@@ -134,6 +148,15 @@ struct w2l__cdc {
     /* canal: texts of mysqlType (0) and pkNames (1) seen lately, newest first: the parser
      * skips a message's member by comparing it with them (w2l__cdc_canal_known) */
     struct { char *text; size_t len; } known[2][8];
+    struct {                  /* canal fast path: the members of the message's row images */
+        w2l__cdc_member *m;
+        size_t n, cap;
+        size_t *rows;         /* each image's first member; rows[nrows] = n */
+        size_t nrows, rowcap;
+        struct table *t;      /* the table of the last message it read */
+        int off;              /* not taken (tests: the tree path alone) */
+        size_t taken;         /* messages it decoded */
+    } fast;
     const char *what;         /* message context for errors: "canal-json" */
     const table *last;        /* the table the message being decoded named last (its failure's) */
 };
@@ -194,11 +217,21 @@ typedef struct vctx {
     const colaux *aux;
 } vctx;
 
+/* Whether a string value of encoding cv is read by its text alone (w2l__cdc_str_value). */
+int w2l__cdc_str_cv(unsigned cv);
+/* A JSON string value of n bytes at s (NUL-terminated there) for such a cv: what
+ * w2l__cdc_value gives for it. */
+w2l_rc w2l__cdc_str_value(const vctx *x, w2l_type t, unsigned cv, int required, const char *s,
+                          size_t n, w2l_value *out, w2l_error *err);
 /* A JSON value (not null) of column type t with encoding cv (cdc_value.c). */
 w2l_rc w2l__cdc_value(const vctx *x, w2l_type t, unsigned cv, int required, const w2l__json *j,
                       w2l_value *out, w2l_error *err);
 
-/* Events of the open transaction. */
+/* Events of the open transaction. add_image: one change of the table's current shape from
+ * image, then overlay (the changed columns' old values, for a before image; or NULL);
+ * add_change: the same from JSON objects. */
+w2l_rc w2l__cdc_add_image(w2l__cdc *d, table *t, w2l_op op, const w2l__cdc_image *image,
+                          const w2l__cdc_image *overlay, int64_t ts_ms, w2l_error *err);
 w2l_rc w2l__cdc_add_change(w2l__cdc *d, table *t, w2l_op op, const w2l__json *image,
                            const w2l__json *overlay, int64_t ts_ms, w2l_error *err);
 w2l_rc w2l__cdc_add_ddl(w2l__cdc *d, const char *db, const char *tname, const char *sql,
@@ -223,6 +256,12 @@ w2l_rc w2l__cdc_canal_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err);
 /* For w2l__json_rawspec.known: the length of a text of member i (0 mysqlType, 1 pkNames)
  * seen lately at p, or 0. */
 size_t w2l__cdc_canal_known(void *d, size_t i, const char *p, size_t avail);
+/* canal's hot path (cdc_canal_fast.c): a data message of a table whose shape it names is
+ * decoded from its text in one pass, without a tree: 1 when it was (*rc the outcome: W2L_OK,
+ * or W2L_NOMEM), 0 when the message is left to w2l__cdc_canal_decode (anything else, or
+ * anything the two could read differently), with nothing changed. */
+int w2l__cdc_canal_fast(w2l__cdc *d, const char *text, size_t len, int replay, w2l_rc *rc,
+                        w2l_error *err);
 w2l_rc w2l__cdc_dbz_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err);
 /* The payload of a debezium message (the envelope itself when it has no schema part) and
  * its schema (NULL without); payload NULL for a tombstone. */

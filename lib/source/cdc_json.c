@@ -282,6 +282,8 @@ void w2l__cdc_free(w2l__cdc *d)
     chunks_free(&d->mem);
     w2l__free(d->cols);
     w2l__free(d->pks);
+    w2l__free(d->fast.m);
+    w2l__free(d->fast.rows);
     w2l_buf_release(&d->sig);
     w2l__arena_release(&d->desc);
     for (size_t i = 0; i < 2; i++)
@@ -489,8 +491,10 @@ w2l_rc w2l__cdc_describe_commit(w2l__cdc *d, table *t, int authoritative, int pr
     memcpy(s.sig, d->sig.data, d->sig.len);
     s.siglen = d->sig.len;
     w2l_rc rc = W2L_OK;
+    s.str_only = 1;
     for (size_t i = 0; i < d->ncols && rc == W2L_OK; i++) {
         s.cv[i] = d->cols[i].cv;
+        s.str_only &= w2l__cdc_str_cv(s.cv[i]);
         rc = w2l_schema_add_field(s.schema, (int32_t)i + 1, d->cols[i].name, d->cols[i].type,
                                   d->cols[i].required, err);
     }
@@ -545,76 +549,85 @@ w2l_rc w2l__cdc_table_set_pk(table *t, const char *const *pks, size_t n, w2l_err
 
 /* ---- rows ---- */
 
-/* Fills row (n values of shape s) from a JSON object of column -> value. base: values
- * already there (an update's after image under its before overlay) are kept for
- * columns the object lacks. Columns the shape lacks: an error for non-authoritative
- * shapes, dropped (one warning) for authoritative ones. present: set when some column is
- * absent from both. */
-static w2l_rc fill_row(w2l__cdc *d, table *t, const w2l__json *obj, w2l_value *row, uint8_t *have,
-                       w2l_error *err)
+/* One member (column name, value) of a row image into row. The value is a JSON node j, or
+ * (j NULL) string text s of n bytes, NULL for null (w2l__cdc_image). i: the member's
+ * position (members usually come in column order). */
+static w2l_rc fill_member(w2l__cdc *d, table *t, size_t i, const char *name, const w2l__json *j,
+                          const char *s, size_t n, w2l_value *row, uint8_t *have, w2l_error *err)
 {
     const w2l_schema *sc = t->cur.schema;
-    size_t n = w2l_schema_field_count(sc), i = 0;
-    if (w2l__json_type(obj) != W2L_JSON_OBJECT)
-        return w2l__fail(err, W2L_SOURCE, "%s: table %s.%s: row image is not an object", d->what,
-                         t->db, t->name);
-    for (w2l__json *m = w2l__json_first(obj); m; m = w2l__json_next(m), i++) {
-        const char *name = w2l__json_key(m);
-        long k;
-        /* members usually come in column order */
-        const w2l_field *f = i < n ? w2l_schema_field(sc, i) : NULL;
-        if (f && strcmp(f->name, name) == 0) k = (long)i;
-        else k = w2l_schema_index_of_name(sc, name);
-        if (k < 0) {
-            if (!t->cur.authoritative)
-                return w2l__fail(err, W2L_SOURCE, "%s: table %s.%s: column %s is not described",
-                                 d->what, t->db, t->name, name);
-            if (!t->cur.warned) {
-                t->cur.warned = 1;
-                w2l__log(W2L_LOG_WARN,
-                         "%s: table %s.%s: column %s is not in the table's schema since its last "
-                         "DDL; dropped",
-                         d->what, t->db, t->name, name);
-            }
-            continue;
+    const w2l_field *f = i < w2l_schema_field_count(sc) ? w2l_schema_field(sc, i) : NULL;
+    long k = f && strcmp(f->name, name) == 0 ? (long)i : w2l_schema_index_of_name(sc, name);
+    if (k < 0) {
+        if (!t->cur.authoritative)
+            return w2l__fail(err, W2L_SOURCE, "%s: table %s.%s: column %s is not described",
+                             d->what, t->db, t->name, name);
+        if (!t->cur.warned) {
+            t->cur.warned = 1;
+            w2l__log(W2L_LOG_WARN,
+                     "%s: table %s.%s: column %s is not in the table's schema since its last "
+                     "DDL; dropped",
+                     d->what, t->db, t->name, name);
         }
-        f = w2l_schema_field(sc, (size_t)k);
-        have[k / 8] |= (uint8_t)(1u << (k % 8));
-        if (w2l__json_type(m) == W2L_JSON_NULL) {
-            row[k].is_null = 1;
-            continue;
-        }
-        if (d->replay) continue;
-        vctx x = {d, t, f->name, t->cur.aux ? &t->cur.aux[k] : NULL};
-        W2L_TRY(w2l__cdc_value(&x, f->type, t->cur.cv[k], f->required, m, &row[k], err));
-        if (x.aux && x.aux->pad && f->type.id == W2L_TYPE_BINARY && !row[k].is_null &&
-            row[k].v.bytes.len < x.aux->pad) { /* BINARY(n): MySQL's 0x00 padding back */
-            char *p = w2l__cdc_alloc(&d->mem, x.aux->pad);
-            W2L_NOMEM_IF(!p, err);
-            memcpy(p, row[k].v.bytes.ptr, row[k].v.bytes.len);
-            memset(p + row[k].v.bytes.len, 0, x.aux->pad - row[k].v.bytes.len);
-            row[k].v.bytes.ptr = p;
-            row[k].v.bytes.len = x.aux->pad;
-        }
+        return W2L_OK;
+    }
+    f = w2l_schema_field(sc, (size_t)k);
+    have[k / 8] |= (uint8_t)(1u << (k % 8));
+    if (j ? w2l__json_type(j) == W2L_JSON_NULL : !s) {
+        row[k].is_null = 1;
+        return W2L_OK;
+    }
+    if (d->replay) return W2L_OK;
+    vctx x = {d, t, f->name, t->cur.aux ? &t->cur.aux[k] : NULL};
+    if (j) W2L_TRY(w2l__cdc_value(&x, f->type, t->cur.cv[k], f->required, j, &row[k], err));
+    else W2L_TRY(w2l__cdc_str_value(&x, f->type, t->cur.cv[k], f->required, s, n, &row[k], err));
+    if (x.aux && x.aux->pad && f->type.id == W2L_TYPE_BINARY && !row[k].is_null &&
+        row[k].v.bytes.len < x.aux->pad) { /* BINARY(n): MySQL's 0x00 padding back */
+        char *p = w2l__cdc_alloc(&d->mem, x.aux->pad);
+        W2L_NOMEM_IF(!p, err);
+        memcpy(p, row[k].v.bytes.ptr, row[k].v.bytes.len);
+        memset(p + row[k].v.bytes.len, 0, x.aux->pad - row[k].v.bytes.len);
+        row[k].v.bytes.ptr = p;
+        row[k].v.bytes.len = x.aux->pad;
     }
     return W2L_OK;
 }
 
-/* Appends one change of the table's current shape from the row object(s): image, then
- * overlay (the changed columns' old values, for a before image) when not NULL. */
-w2l_rc w2l__cdc_add_change(w2l__cdc *d, table *t, w2l_op op, const w2l__json *image,
-                         const w2l__json *overlay, int64_t ts_ms, w2l_error *err)
+/* Fills row (the values of the table's shape) from a row image. base: values already
+ * there (an update's after image under its before overlay) are kept for columns the image
+ * lacks. Columns the shape lacks: an error for non-authoritative shapes, dropped (one
+ * warning) for authoritative ones. have: set for each column the image has. */
+static w2l_rc fill_row(w2l__cdc *d, table *t, const w2l__cdc_image *img, w2l_value *row,
+                       uint8_t *have, w2l_error *err)
+{
+    if (!img->obj) {
+        for (size_t i = 0; i < img->n; i++)
+            W2L_TRY(fill_member(d, t, i, img->m[i].name, NULL, img->m[i].s, img->m[i].n, row,
+                                have, err));
+        return W2L_OK;
+    }
+    if (w2l__json_type(img->obj) != W2L_JSON_OBJECT)
+        return w2l__fail(err, W2L_SOURCE, "%s: table %s.%s: row image is not an object", d->what,
+                         t->db, t->name);
+    size_t i = 0;
+    for (w2l__json *m = w2l__json_first(img->obj); m; m = w2l__json_next(m), i++)
+        W2L_TRY(fill_member(d, t, i, w2l__json_key(m), m, NULL, 0, row, have, err));
+    return W2L_OK;
+}
+
+w2l_rc w2l__cdc_add_image(w2l__cdc *d, table *t, w2l_op op, const w2l__cdc_image *image,
+                          const w2l__cdc_image *overlay, int64_t ts_ms, w2l_error *err)
 {
     if (t->skip) { /* quarantined: nothing of it is converted */
         if (!d->replay) t->skipped++;
         return W2L_OK;
     }
+    if (d->replay) return W2L_OK; /* schemas only */
     const w2l_schema *sc = t->cur.schema;
     size_t n = w2l_schema_field_count(sc), nb = (n + 7) / 8;
     uint8_t stackhave[64], *have = nb <= sizeof stackhave ? stackhave : w2l__cdc_alloc(&d->mem, nb);
     W2L_NOMEM_IF(!have, err);
     memset(have, 0, nb);
-    if (d->replay) return W2L_OK; /* schemas only */
     w2l_value *row = w2l__cdc_alloc(&d->mem, (n ? n : 1) * sizeof *row);
     W2L_NOMEM_IF(!row, err);
     for (size_t i = 0; i < n; i++) row[i].is_null = 1;
@@ -641,6 +654,15 @@ w2l_rc w2l__cdc_add_change(w2l__cdc *d, table *t, w2l_op op, const w2l__json *im
     e->change.ts_ms = ts_ms;
     d->nev++;
     return W2L_OK;
+}
+
+/* Appends one change of the table's current shape from the row object(s): image, then
+ * overlay (the changed columns' old values, for a before image) when not NULL. */
+w2l_rc w2l__cdc_add_change(w2l__cdc *d, table *t, w2l_op op, const w2l__json *image,
+                           const w2l__json *overlay, int64_t ts_ms, w2l_error *err)
+{
+    w2l__cdc_image a = {image, NULL, 0}, b = {overlay, NULL, 0};
+    return w2l__cdc_add_image(d, t, op, &a, overlay ? &b : NULL, ts_ms, err);
 }
 
 w2l_rc w2l__cdc_add_ddl(w2l__cdc *d, const char *db, const char *tname, const char *sql,
@@ -865,6 +887,12 @@ w2l_rc w2l__cdc_decode(w2l__cdc *d, const char *text, size_t len, int replay, w2
     d->last = NULL;
     w2l__json *msg = d->held;
     d->held = NULL;
+    w2l_rc frc;
+    if (!msg && d->fmt == W2L__CDC_CANAL && !d->fast.off &&
+        w2l__cdc_canal_fast(d, text, len, replay, &frc, err)) {
+        if (frc == W2L_OK && !replay) *step = W2L__CDC_END; /* a canal message is one */
+        return frc;
+    }
     if (!msg) {
         size_t i = 0;
         while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r')) i++;

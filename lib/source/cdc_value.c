@@ -753,6 +753,60 @@ static w2l_rc canal_enum_set(const vctx *x, int set, const char *s, w2l_value *o
     return W2L_OK;
 }
 
+/* A BIT(n > 1) value's 64-bit pattern, as two's complement. */
+static w2l_rc bits_u64(const vctx *x, const char *txt, w2l_value *out, w2l_error *err)
+{
+    uint64_t u;
+    if (text_bits64(txt, strlen(txt), &u))
+        return bad_value(x, txt, strlen(txt), "not a BIT value (0 to 18446744073709551615)", err);
+    out->v.i64 = (int64_t)u;
+    return W2L_OK;
+}
+
+int w2l__cdc_str_cv(unsigned cv)
+{
+    return cv == CV_PLAIN || cv == CV_ENUM || cv == CV_SET || cv == CV_JSON ||
+           cv == CV_DECIMAL_TEXT || cv == CV_BITS_U64;
+}
+
+w2l_rc w2l__cdc_str_value(const vctx *x, w2l_type t, unsigned cv, int required, const char *s,
+                          size_t n, w2l_value *out, w2l_error *err)
+{
+    int canal = x->d->fmt == W2L__CDC_CANAL;
+    out->is_null = 0;
+    switch (cv) {
+    case CV_JSON:
+        out->v.bytes.ptr = s;
+        out->v.bytes.len = n;
+        return W2L_OK;
+    case CV_SET:
+    case CV_ENUM:
+        if (canal && t.id == W2L_TYPE_STRING) {
+            int done;
+            W2L_TRY(canal_enum_set(x, cv == CV_SET, s, out, err, &done));
+            if (done) return W2L_OK;
+        }
+        break;
+    case CV_DECIMAL_TEXT:
+        if (t.id != W2L_TYPE_STRING) break;
+        return decimal_string(x, s, strlen(s), col_scale(x), out, err);
+    case CV_BITS_U64:
+        if (t.id != W2L_TYPE_LONG) break;
+        return bits_u64(x, s, out, err);
+    default:
+        break;
+    }
+    if (t.id == W2L_TYPE_BINARY && !canal) { /* maxwell and debezium: base64 */
+        const unsigned char *p;
+        size_t len;
+        W2L_TRY(b64_value(x, s, n, &p, &len, err));
+        out->v.bytes.ptr = (const char *)p;
+        out->v.bytes.len = len;
+        return W2L_OK;
+    }
+    return value_from_text(x, t, s, n, canal, required, out, err);
+}
+
 /* A JSON value (not null) of column type t with encoding cv. canal: latin1 binary. */
 w2l_rc w2l__cdc_value(const vctx *x, w2l_type t, unsigned cv, int required,
                               const w2l__json *j, w2l_value *out, w2l_error *err)
@@ -764,6 +818,8 @@ w2l_rc w2l__cdc_value(const vctx *x, w2l_type t, unsigned cv, int required,
     int64_t iv;
     int canal = x->d->fmt == W2L__CDC_CANAL;
     out->is_null = 0;
+    if (k == W2L_JSON_STRING && w2l__cdc_str_cv(cv))
+        return w2l__cdc_str_value(x, t, cv, required, s, n, out, err);
     if (cv == CV_JSON) {
         if (k == W2L_JSON_STRING) {
             out->v.bytes.ptr = s;
@@ -795,14 +851,6 @@ w2l_rc w2l__cdc_value(const vctx *x, w2l_type t, unsigned cv, int required,
     if (canal && k != W2L_JSON_STRING)
         return bad_value(x, "(non-string)", 12, "canal values are strings or null", err);
     switch (cv) {
-    case CV_SET:
-    case CV_ENUM:
-        if (canal && t.id == W2L_TYPE_STRING) {
-            int done;
-            W2L_TRY(canal_enum_set(x, cv == CV_SET, s, out, err, &done));
-            if (done) return W2L_OK;
-        }
-        break;
     case CV_DAYS:
         if (w2l__json_int64(j, &iv) || iv < INT32_MIN || iv > INT32_MAX) break;
         out->v.i32 = (int32_t)iv;
@@ -849,8 +897,8 @@ w2l_rc w2l__cdc_value(const vctx *x, w2l_type t, unsigned cv, int required,
             return W2L_OK;
         }
         break;
-    case CV_DECIMAL_TEXT: {
-        const char *txt = s ? s : w2l__json_number_str(j, nb, sizeof nb);
+    case CV_DECIMAL_TEXT: { /* a number (strings: w2l__cdc_str_value) */
+        const char *txt = w2l__json_number_str(j, nb, sizeof nb);
         if (!txt || t.id != W2L_TYPE_STRING) break;
         return decimal_string(x, txt, strlen(txt), col_scale(x), out, err);
     }
@@ -860,15 +908,10 @@ w2l_rc w2l__cdc_value(const vctx *x, w2l_type t, unsigned cv, int required,
     case CV_GEOM:
         if (t.id != W2L_TYPE_BINARY) break;
         return geom_value(x, j, out, err);
-    case CV_BITS_U64: {
-        const char *txt = s ? s : w2l__json_number_str(j, nb, sizeof nb);
-        uint64_t u;
+    case CV_BITS_U64: { /* a number */
+        const char *txt = w2l__json_number_str(j, nb, sizeof nb);
         if (!txt || t.id != W2L_TYPE_LONG) break;
-        if (text_bits64(txt, strlen(txt), &u))
-            return bad_value(x, txt, strlen(txt), "not a BIT value (0 to 18446744073709551615)",
-                             err);
-        out->v.i64 = (int64_t)u; /* the 64-bit pattern, as two's complement */
-        return W2L_OK;
+        return bits_u64(x, txt, out, err);
     }
     case CV_BITS_B64:
         if (s) {

@@ -1,0 +1,338 @@
+/*
+ * canal-json's hot path (cdc_int.h: w2l__cdc_canal_fast). Nearly every canal message is
+ * an INSERT, UPDATE or DELETE of a table whose shape (mysqlType, pkNames) the decoder
+ * knows from the messages before it, with values that are plain strings. Such a message is
+ * read here in one pass over a copy of its text: the root members are taken as they come,
+ * the row images' members are listed as (name, text) pairs, and the values are converted
+ * from that text by the same functions as the tree path (w2l__cdc_add_image,
+ * w2l__cdc_str_value). No tree is built.
+ *
+ * What this path reads, it reads exactly as the parser and w2l__cdc_canal_decode would:
+ * anything else gives up before anything changed and leaves the message to them — any
+ * escape in a string it takes (names, values, database, table, type), a member it takes
+ * given twice, a value of another kind than canal writes, a DDL, an unknown shape, a shape
+ * with a column that is not read from its text alone, a value that fails to convert (the
+ * tree path then words the error). Members it does not take are checked as the parser
+ * checks them (w2l__json_skip). The two paths are compared message by message in the
+ * cdc_json suite and by fuzz/fuzz_canal.c.
+ */
+#include <stdio.h>
+
+#include "cdc_int.h"
+
+typedef struct scan {
+    char *p, *e; /* the copy: NUL-terminated strings are cut into it where they end */
+    w2l__cdc *d;
+} scan;
+
+static inline void ws(scan *s)
+{
+    while (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' || *s->p == '\t') s->p++;
+}
+
+/* A string without escapes at s->p, NUL-terminated in place: its text, or NULL. */
+static char *string(scan *s, size_t *len)
+{
+    if (s->p >= s->e || *s->p != '"') return NULL;
+    char *b = s->p + 1, *q = (char *)w2l__json_scan_quote(b);
+    if (q >= s->e || *q != '"') return NULL;
+    *q = '\0';
+    *len = (size_t)(q - b);
+    s->p = q + 1;
+    return b;
+}
+
+static int literal(scan *s, const char *word, size_t n)
+{
+    if ((size_t)(s->e - s->p) < n || memcmp(s->p, word, n)) return 0;
+    s->p += n;
+    return 1;
+}
+
+static int push_member(w2l__cdc *d, const char *name, const char *v, size_t n)
+{
+    if (d->fast.n == d->fast.cap) {
+        size_t cap = d->fast.cap ? d->fast.cap * 2 : 64;
+        w2l__cdc_member *m = w2l__realloc(d->fast.m, cap * sizeof *m);
+        if (!m) return -1;
+        d->fast.m = m;
+        d->fast.cap = cap;
+    }
+    d->fast.m[d->fast.n++] = (w2l__cdc_member){name, v, n};
+    return 0;
+}
+
+/* Starts a row image at the next member; rows[nrows] then always holds the end. */
+static int push_row(w2l__cdc *d)
+{
+    if (d->fast.nrows + 2 > d->fast.rowcap) {
+        size_t cap = d->fast.rowcap ? d->fast.rowcap * 2 : 16;
+        size_t *r = w2l__realloc(d->fast.rows, cap * sizeof *r);
+        if (!r) return -1;
+        d->fast.rows = r;
+        d->fast.rowcap = cap;
+    }
+    d->fast.rows[d->fast.nrows++] = d->fast.n;
+    return 0;
+}
+
+/* An array of row objects whose values are strings or null ("data", "old"): their
+ * members appended. -1: not such an array; -2: out of memory. */
+static int rows(scan *s, size_t *count)
+{
+    w2l__cdc *d = s->d;
+    *count = 0;
+    s->p++; /* '[' */
+    ws(s);
+    if (s->p < s->e && *s->p == ']') {
+        s->p++;
+        return 0;
+    }
+    for (;;) {
+        if (s->p >= s->e || *s->p != '{') return -1;
+        if (push_row(d)) return -2;
+        (*count)++;
+        s->p++;
+        ws(s);
+        if (s->p < s->e && *s->p == '}') {
+            s->p++;
+        } else {
+            for (;;) {
+                size_t kl, vl = 0;
+                const char *k = string(s, &kl), *v = NULL;
+                if (!k) return -1;
+                ws(s);
+                if (s->p >= s->e || *s->p != ':') return -1;
+                s->p++;
+                ws(s);
+                if (!literal(s, "null", 4) && !(v = string(s, &vl))) return -1;
+                if (push_member(d, k, v, vl)) return -2;
+                ws(s);
+                if (s->p >= s->e) return -1;
+                if (*s->p == ',') {
+                    s->p++;
+                    ws(s);
+                    continue;
+                }
+                if (*s->p != '}') return -1;
+                s->p++;
+                break;
+            }
+        }
+        ws(s);
+        if (s->p >= s->e) return -1;
+        if (*s->p == ',') {
+            s->p++;
+            ws(s);
+            continue;
+        }
+        if (*s->p != ']') return -1;
+        s->p++;
+        d->fast.rows[d->fast.nrows] = d->fast.n;
+        return 0;
+    }
+}
+
+/* An integer that fits in 63 bits, as the parser and w2l__json_int64 read it. */
+static int integer(scan *s, int64_t *out)
+{
+    const char *end = w2l__json_number_end(s->p, s->e), *q = s->p;
+    if (!end) return -1;
+    int neg = *q == '-';
+    q += neg;
+    if (end - q > 18) return -1;
+    int64_t v = 0;
+    for (; q < end; q++) {
+        if (*q < '0' || *q > '9') return -1; /* a fraction or an exponent */
+        v = v * 10 + (*q - '0');
+    }
+    *out = neg ? -v : v;
+    s->p = (char *)end;
+    return 0;
+}
+
+enum { M_DATA, M_DATABASE, M_ES, M_ISDDL, M_MYSQLTYPE, M_OLD, M_PKNAMES, M_TABLE, M_TS, M_TYPE };
+
+/* The root members this path takes (as cdc_canal.c: by name up to a NUL), or -1. */
+static int member_of(const char *k)
+{
+    switch (k[0]) {
+    case 'd': return !strcmp(k, "data") ? M_DATA : !strcmp(k, "database") ? M_DATABASE : -1;
+    case 'e': return !strcmp(k, "es") ? M_ES : -1;
+    case 'i': return !strcmp(k, "isDdl") ? M_ISDDL : -1;
+    case 'm': return !strcmp(k, "mysqlType") ? M_MYSQLTYPE : -1;
+    case 'o': return !strcmp(k, "old") ? M_OLD : -1;
+    case 'p': return !strcmp(k, "pkNames") ? M_PKNAMES : -1;
+    case 't':
+        return !strcmp(k, "table")  ? M_TABLE
+               : !strcmp(k, "ts")   ? M_TS
+               : !strcmp(k, "type") ? M_TYPE
+                                    : -1;
+    default: return -1;
+    }
+}
+
+typedef struct fmsg {
+    const char *db, *table, *type;
+    int64_t es, ts;
+    int isddl;
+    const char *types, *pks; /* raw text of mysqlType and pkNames */
+    size_t tl, pl;
+    size_t data0, ndata, old0, nold; /* row images: first index into rows[], count */
+    int has_data, has_old;
+} fmsg;
+
+/* The root object: 1 when every member was read, 0 when the message is not for this path,
+ * -1 out of memory. */
+static int read_message(scan *s, fmsg *f)
+{
+    w2l__cdc *d = s->d;
+    unsigned seen = 0;
+    memset(f, 0, sizeof *f);
+    ws(s);
+    if (s->p >= s->e || *s->p != '{') return 0;
+    s->p++;
+    ws(s);
+    for (;;) {
+        size_t kl, vl;
+        const char *k = string(s, &kl);
+        if (!k) return 0;
+        ws(s);
+        if (s->p >= s->e || *s->p != ':') return 0;
+        s->p++;
+        ws(s);
+        if (s->p >= s->e) return 0;
+        int id = member_of(k);
+        if (id >= 0) {
+            if (seen >> id & 1) return 0; /* the tree path takes the first */
+            seen |= 1u << id;
+        }
+        int r = 0;
+        char c = *s->p;
+        switch (id) {
+        case M_DATA:
+        case M_OLD:
+            if (id == M_OLD && literal(s, "null", 4)) break;
+            if (c != '[') return 0;
+            size_t *first = id == M_DATA ? &f->data0 : &f->old0;
+            *first = d->fast.nrows;
+            r = rows(s, id == M_DATA ? &f->ndata : &f->nold);
+            if (r == -2) return -1;
+            *(id == M_DATA ? &f->has_data : &f->has_old) = 1;
+            break;
+        case M_DATABASE: r = (f->db = string(s, &vl)) ? 0 : -1; break;
+        case M_TABLE: r = (f->table = string(s, &vl)) ? 0 : -1; break;
+        case M_TYPE: r = (f->type = string(s, &vl)) ? 0 : -1; break;
+        case M_ISDDL:
+            if (literal(s, "true", 4)) f->isddl = 1;
+            else if (!literal(s, "false", 5)) r = -1;
+            break;
+        case M_ES: r = integer(s, &f->es); break;
+        case M_TS: r = integer(s, &f->ts); break;
+        case M_MYSQLTYPE:
+        case M_PKNAMES: {
+            if (c != '{' && c != '[') return 0;
+            size_t i = id == M_PKNAMES, n = w2l__cdc_canal_known(d, i, s->p, (size_t)(s->e - s->p));
+            const char *b = s->p, *end = n ? s->p + n : w2l__json_skip(s->p, s->e, 1);
+            if (!end) return 0;
+            s->p = (char *)end;
+            *(i ? &f->pks : &f->types) = b;
+            *(i ? &f->pl : &f->tl) = (size_t)(end - b);
+            break;
+        }
+        default: {
+            const char *end = w2l__json_skip(s->p, s->e, 1);
+            if (!end) return 0;
+            s->p = (char *)end;
+        }
+        }
+        if (r) return 0;
+        ws(s);
+        if (s->p >= s->e) return 0;
+        if (*s->p == ',') {
+            s->p++;
+            ws(s);
+            continue;
+        }
+        if (*s->p != '}') return 0;
+        s->p++;
+        ws(s);
+        return s->p == s->e;
+    }
+}
+
+/* The table the message names, when this path may decode its rows: its shape is the one
+ * the message describes and reads every value from text. */
+static table *known_table(w2l__cdc *d, const fmsg *f, w2l_rc *rc, w2l_error *err)
+{
+    table *t = d->fast.t; /* tables live as long as the decoder */
+    if (!t || strcmp(t->db, f->db) || strcmp(t->name, f->table)) {
+        if (d->opts.filter && strchr(f->table, ',')) return NULL;
+        *rc = w2l__cdc_table_get(d, f->db, f->table, 1, &t, err);
+        if (*rc != W2L_OK) return NULL;
+        d->fast.t = t;
+    }
+    d->last = t;
+    if (d->opts.filter && !t->filtered) return NULL;
+    if (t->excluded) return t;
+    const shape *sh = &t->cur;
+    if (!sh->schema || !sh->str_only || !sh->canal_raw || !f->types || !f->pks ||
+        sh->canal_rawlen != f->tl + 1 + f->pl || memcmp(sh->canal_raw, f->types, f->tl) ||
+        sh->canal_raw[f->tl] != '\x1e' || memcmp(sh->canal_raw + f->tl + 1, f->pks, f->pl))
+        return NULL;
+    return t;
+}
+
+static w2l__cdc_image image(const w2l__cdc *d, size_t row)
+{
+    size_t a = d->fast.rows[row], b = d->fast.rows[row + 1];
+    return (w2l__cdc_image){NULL, d->fast.m + a, b - a};
+}
+
+int w2l__cdc_canal_fast(w2l__cdc *d, const char *text, size_t len, int replay, w2l_rc *rc,
+                        w2l_error *err)
+{
+    *rc = W2L_OK;
+    d->fast.n = d->fast.nrows = 0;
+    char *copy = w2l__cdc_alloc(&d->mem, len + W2L_JSON_SCAN_PAD);
+    if (!copy) return 0; /* the tree path says so */
+    memcpy(copy, text, len);
+    memset(copy + len, '"', W2L_JSON_SCAN_PAD);
+    scan s = {copy, copy + len, d};
+    fmsg f;
+    int r = read_message(&s, &f);
+    if (r < 0) *rc = w2l__fail(err, W2L_NOMEM, "out of memory reading a canal message");
+    if (r <= 0) return r < 0;
+    if (f.isddl || !f.type || !f.db || !f.table || !*f.table || !f.has_data) return 0;
+    w2l_op op;
+    if (!strcmp(f.type, "INSERT")) op = W2L_OP_INSERT;
+    else if (!strcmp(f.type, "UPDATE")) op = W2L_OP_UPDATE_AFTER;
+    else if (!strcmp(f.type, "DELETE")) op = W2L_OP_DELETE;
+    else return 0;
+    if (op == W2L_OP_UPDATE_AFTER && (!f.has_old || f.nold != f.ndata)) return 0;
+    table *t = known_table(d, &f, rc, err);
+    if (*rc != W2L_OK) return 1;
+    if (!t) return 0;
+    d->fast.taken++;
+    if (t->excluded) return 1; /* consumed unread */
+    int64_t ts = f.es ? f.es : f.ts;
+    size_t nev = d->nev;
+    d->replay = replay;
+    for (size_t i = 0; i < f.ndata && *rc == W2L_OK; i++) {
+        w2l__cdc_image img = image(d, f.data0 + i);
+        if (op == W2L_OP_UPDATE_AFTER) {
+            w2l__cdc_image old = image(d, f.old0 + i);
+            *rc = w2l__cdc_add_image(d, t, W2L_OP_UPDATE_BEFORE, &img, &old, ts, err);
+        }
+        if (*rc == W2L_OK) *rc = w2l__cdc_add_image(d, t, op, &img, NULL, ts, err);
+    }
+    d->replay = 0;
+    if (*rc == W2L_OK || *rc == W2L_NOMEM) return 1;
+    d->fast.taken--;
+    /* a value the tree path words the error for: this message's events go */
+    for (size_t i = nev; i < d->nev; i++) w2l_schema_unref((w2l_schema *)d->ev[i].change.schema);
+    d->nev = nev;
+    w2l_error_clear(err);
+    *rc = W2L_OK;
+    return 0;
+}
