@@ -42,8 +42,27 @@ w2l_rc w2l__json_parse_raw(const char *text, size_t len, const w2l__json_rawspec
  * anything else to the parser (cdc_canal_fast.c). The text must be followed by
  * W2L_JSON_SCAN_PAD readable bytes that are '"'. */
 #define W2L_JSON_SCAN_PAD 8
-/* The first '"' or '\\' at or after p (at the latest the pad's first byte). */
-const char *w2l__json_scan_quote(const char *p);
+/* The first '"' or '\\' at or after p (at the latest the pad's first byte), eight bytes at
+ * a time: the lowest flagged byte of a word is exact (a borrow only flags bytes above a
+ * match). Inline: the parser and the hot paths call it for every string. */
+static inline const char *w2l__json_scan_quote(const char *p)
+{
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    for (;; p += 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        uint64_t x = w ^ ones * '"', y = w ^ ones * '\\';
+        uint64_t hit = ((x - ones) & ~x & highs) | ((y - ones) & ~y & highs);
+        if (hit) {
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            p += __builtin_ctzll(hit) / 8;
+#endif
+            break;
+        }
+    }
+    while (*p != '"' && *p != '\\') p++;
+    return p;
+}
 /* The end of the JSON value at p (text ends at e) inside depth containers, checked as the
  * parser checks it; NULL when it is not plainly valid (invalid, or a string with a \u
  * escape: the parser decides those). */

@@ -68,38 +68,8 @@ static inline void skip_ws(parser *ps)
 }
 
 #define SENTINEL W2L_JSON_SCAN_PAD
-#define ONES 0x0101010101010101ull
-#define HIGHS 0x8080808080808080ull
-
-/* bytes before the first flagged one in a word of HIGHS flags read from memory; on a
- * big-endian machine or another compiler 0 (the byte loop after it finds the rest) */
-static unsigned first_flag(uint64_t hit)
-{
-#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    return (unsigned)__builtin_ctzll(hit) / 8;
-#else
-    (void)hit;
-    return 0;
-#endif
-}
-
-/* The first '"' or '\\' at or after p, eight bytes at a time (the text ends in SENTINEL
- * '"'s, which stop it). */
-static inline char *quote_at(const char *p)
-{
-    for (;; p += 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        uint64_t x = w ^ ONES * '"', y = w ^ ONES * '\\';
-        uint64_t hit = ((x - ONES) & ~x & HIGHS) | ((y - ONES) & ~y & HIGHS);
-        if (hit) { /* the lowest flag is exact (a borrow only flags bytes above a match) */
-            p += first_flag(hit);
-            break;
-        }
-    }
-    while (*p != '"' && *p != '\\') p++;
-    return (char *)p;
-}
+/* The first '"' or '\\' at or after p (the text ends in SENTINEL '"'s, which stop it). */
+static inline char *quote_at(const char *p) { return (char *)w2l__json_scan_quote(p); }
 
 static int hex4(const char *p, unsigned *out)
 {
@@ -509,8 +479,6 @@ w2l_rc w2l__json_parse_raw(const char *text, size_t len, const w2l__json_rawspec
 }
 
 /* ---- scanning without a tree (json.h) ---- */
-
-const char *w2l__json_scan_quote(const char *p) { return quote_at(p); }
 
 const char *w2l__json_skip(const char *p, const char *e, int depth)
 {

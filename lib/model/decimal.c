@@ -326,11 +326,44 @@ static const char *scan_number(const char *text, size_t len, numtext *nt)
     return i == len ? NULL : "not a number";
 }
 
+/* The common text, "-?[0-9]+(.[0-9]+)?" of at most 18 digits with no more fraction digits
+ * than the scale, within the precision, read in one pass: 0, or -1 for any other text
+ * (the general path decides, and words the error). */
+static int parse_plain(const char *text, size_t len, unsigned precision, unsigned scale,
+                       w2l_int128 *out)
+{
+    size_t i = 0;
+    int neg = len && text[0] == '-', point = 0;
+    unsigned nd = 0, sig = 0, nfrac = 0;
+    uint64_t m = 0;
+    for (i = (size_t)neg; i < len; i++) {
+        unsigned dg = (unsigned)(text[i] - '0');
+        if (dg <= 9) {
+            if (++nd > 18) return -1;
+            m = m * 10 + dg;
+            sig += m != 0; /* the digits from the first non-zero one */
+            nfrac += (unsigned)point;
+        } else if (text[i] == '.' && !point && nd) {
+            point = 1;
+        } else {
+            return -1;
+        }
+    }
+    if (!nd || (point && !nfrac) || nfrac > scale) return -1;
+    unsigned shift = scale - nfrac;
+    if (m && sig + shift > precision) return -1;
+    u128 v = {0, m};
+    if (shift) (void)umul(v, pow10_tab[shift], &v); /* at most 38 digits */
+    (void)from_mag(neg && m, v, out);
+    return 0;
+}
+
 w2l_rc w2l__decimal_parse(const char *text, size_t len, unsigned precision, unsigned scale,
                           w2l_int128 *out, w2l_error *err)
 {
     if (precision < 1 || precision > W2L_DECIMAL_MAX_PRECISION || scale > precision)
         return w2l__fail(err, W2L_MISUSE, "decimal(%u,%u) is not a valid type", precision, scale);
+    if (parse_plain(text, len, precision, scale, out) == 0) return W2L_OK;
     numtext nt;
     const char *why = scan_number(text, len, &nt);
     if (why) return bad_decimal(err, precision, scale, text, len, why);

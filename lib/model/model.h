@@ -9,6 +9,10 @@
 
 #include "../common/common.h"
 
+/* A schema's fields as one array of *n, in order (schema.c): for loops over every field of
+ * every row. */
+const w2l_field *w2l__schema_fields(const w2l_schema *s, size_t *n);
+
 /* ---- 128-bit integers (decimal.c). Two's complement in a w2l_int128; the arithmetic
  * helpers return 0, or -1 on signed overflow (out then unspecified). ---- */
 #define W2L_DECIMAL_MAX_PRECISION 38

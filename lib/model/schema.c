@@ -184,6 +184,12 @@ const w2l_field *w2l_schema_field(const w2l_schema *s, size_t i)
     return s && i < s->n ? &s->fields[i] : NULL;
 }
 
+const w2l_field *w2l__schema_fields(const w2l_schema *s, size_t *n)
+{
+    *n = s ? s->n : 0;
+    return s ? s->fields : NULL;
+}
+
 long w2l_schema_index_of_id(const w2l_schema *s, int32_t id)
 {
     if (!s || !s->nslots) return -1;

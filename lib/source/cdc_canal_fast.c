@@ -25,9 +25,11 @@ typedef struct scan {
     w2l__cdc *d;
 } scan;
 
+/* Whitespace is rare in producers' JSON: one test inline. */
 static inline void ws(scan *s)
 {
-    while (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' || *s->p == '\t') s->p++;
+    if ((unsigned char)*s->p <= ' ')
+        while (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' || *s->p == '\t') s->p++;
 }
 
 /* A string without escapes at s->p, NUL-terminated in place: its text, or NULL. */
@@ -40,6 +42,36 @@ static char *string(scan *s, size_t *len)
     *len = (size_t)(q - b);
     s->p = q + 1;
     return b;
+}
+
+/* Whether the n bytes at a and b are the same, a word at a time: both are readable for 8
+ * bytes past every byte compared (the copy's pad, the shape's zeros). */
+static inline int same_bytes(const char *a, const char *b, size_t n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t x, y;
+    for (; n >= 8; a += 8, b += 8, n -= 8) {
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y) return 0;
+    }
+    if (!n) return 1;
+    memcpy(&x, a, 8);
+    memcpy(&y, b, 8);
+    return ((x ^ y) << (64 - 8 * n)) == 0; /* the first n bytes are the low ones */
+#else
+    return memcmp(a, b, n) == 0;
+#endif
+}
+
+/* The name of column i of shape sh at s->p, written as sh->qnames has it: 1 and past it.
+ * The usual way a row's names are met, without scanning for the closing quote. */
+static inline int column_is(scan *s, const shape *sh, size_t i)
+{
+    size_t n = sh->qoff[i + 1] - sh->qoff[i];
+    if ((size_t)(s->e - s->p) < n || !same_bytes(s->p, sh->qnames + sh->qoff[i], n)) return 0;
+    s->p += n;
+    return 1;
 }
 
 static int literal(scan *s, const char *word, size_t n)
@@ -77,10 +109,15 @@ static int push_row(w2l__cdc *d)
 }
 
 /* An array of row objects whose values are strings or null ("data", "old"): their
- * members appended. -1: not such an array; -2: out of memory. */
+ * members appended. -1: not such an array; -2: out of memory. The names are expected to be
+ * those of the last message's table, in column order (they are then that shape's own
+ * strings, which w2l__cdc_add_image knows by their address). */
 static int rows(scan *s, size_t *count)
 {
     w2l__cdc *d = s->d;
+    const table *g = d->fast.t;
+    size_t ng = 0;
+    const w2l_field *gf = g && g->cur.qnames ? w2l__schema_fields(g->cur.schema, &ng) : NULL;
     *count = 0;
     s->p++; /* '[' */
     ws(s);
@@ -97,9 +134,12 @@ static int rows(scan *s, size_t *count)
         if (s->p < s->e && *s->p == '}') {
             s->p++;
         } else {
-            for (;;) {
+            for (size_t j = 0;; j++) {
                 size_t kl, vl = 0;
-                const char *k = string(s, &kl), *v = NULL;
+                const char *k = j < ng && column_is(s, &g->cur, j)
+                                    ? gf[j].name
+                                    : string(s, &kl),
+                           *v = NULL;
                 if (!k) return -1;
                 ws(s);
                 if (s->p >= s->e || *s->p != ':') return -1;
@@ -133,27 +173,58 @@ static int rows(scan *s, size_t *count)
     }
 }
 
-/* An integer that fits in 63 bits, as the parser and w2l__json_int64 read it. */
+/* An integer of at most 18 digits, as the parser and w2l__json_int64 read it; -1 for any
+ * other number (a fraction, an exponent, a leading zero) or text. */
 static int integer(scan *s, int64_t *out)
 {
-    const char *end = w2l__json_number_end(s->p, s->e), *q = s->p;
-    if (!end) return -1;
+    const char *q = s->p;
     int neg = *q == '-';
     q += neg;
-    if (end - q > 18) return -1;
-    int64_t v = 0;
-    for (; q < end; q++) {
-        if (*q < '0' || *q > '9') return -1; /* a fraction or an exponent */
-        v = v * 10 + (*q - '0');
-    }
-    *out = neg ? -v : v;
-    s->p = (char *)end;
+    if (*q == '0' && q[1] >= '0' && q[1] <= '9') return -1;
+    uint64_t v = 0;
+    const char *b = q;
+    while (q < s->e && *q >= '0' && *q <= '9') v = v * 10 + (uint64_t)(*q++ - '0');
+    if (q == b || q - b > 18 || (q < s->e && (*q == '.' || *q == 'e' || *q == 'E'))) return -1;
+    *out = neg ? -(int64_t)v : (int64_t)v;
+    s->p = (char *)q;
     return 0;
 }
 
 enum { M_DATA, M_DATABASE, M_ES, M_ISDDL, M_MYSQLTYPE, M_OLD, M_PKNAMES, M_TABLE, M_TS, M_TYPE };
 
-/* The root members this path takes (as cdc_canal.c: by name up to a NUL), or -1. */
+/* The root member name at s->p when canal writes it so: its id and past it; else -1. */
+static int known_member(scan *s)
+{
+    const char *p = s->p;
+    size_t avail = (size_t)(s->e - p);
+#define IS(lit, id)                                                                                \
+    if (avail >= sizeof lit - 1 && !memcmp(p, lit, sizeof lit - 1)) {                              \
+        s->p += sizeof lit - 1;                                                                    \
+        return id;                                                                                 \
+    }
+    if (avail < 4 || p[0] != '"') return -1;
+    switch (p[1]) {
+    case 'd':
+        IS("\"data\"", M_DATA);
+        IS("\"database\"", M_DATABASE);
+        break;
+    case 'e': IS("\"es\"", M_ES); break;
+    case 'i': IS("\"isDdl\"", M_ISDDL); break;
+    case 'm': IS("\"mysqlType\"", M_MYSQLTYPE); break;
+    case 'o': IS("\"old\"", M_OLD); break;
+    case 'p': IS("\"pkNames\"", M_PKNAMES); break;
+    case 't':
+        IS("\"table\"", M_TABLE);
+        IS("\"ts\"", M_TS);
+        IS("\"type\"", M_TYPE);
+        break;
+    }
+#undef IS
+    return -1;
+}
+
+/* The root members this path takes (as cdc_canal.c: by name up to a NUL), or -1: for a
+ * name written otherwise than known_member expects. */
 static int member_of(const char *k)
 {
     switch (k[0]) {
@@ -195,14 +266,17 @@ static int read_message(scan *s, fmsg *f)
     ws(s);
     for (;;) {
         size_t kl, vl;
-        const char *k = string(s, &kl);
-        if (!k) return 0;
+        int id = s->p < s->e ? known_member(s) : -1;
+        if (id < 0) {
+            const char *k = string(s, &kl);
+            if (!k) return 0;
+            id = member_of(k);
+        }
         ws(s);
         if (s->p >= s->e || *s->p != ':') return 0;
         s->p++;
         ws(s);
         if (s->p >= s->e) return 0;
-        int id = member_of(k);
         if (id >= 0) {
             if (seen >> id & 1) return 0; /* the tree path takes the first */
             seen |= 1u << id;

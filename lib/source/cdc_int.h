@@ -75,6 +75,10 @@ typedef struct shape {
     size_t canal_rawlen;
     int warned;         /* a dropped extra column was logged */
     int str_only;       /* every column's values read by their text (w2l__cdc_str_cv) */
+    char *qnames;       /* str_only: the column names as JSON text, column i's at qoff[i]
+                           up to qoff[i + 1], then 8 zero bytes; NULL when a name holds a
+                           character JSON escapes ('"', '\\') */
+    size_t *qoff;
 } shape;
 
 typedef struct table {

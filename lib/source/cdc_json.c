@@ -165,6 +165,8 @@ static void shape_release(shape *s)
     w2l__free(s->auxmem);
     w2l__free(s->sig);
     w2l__free(s->canal_raw);
+    w2l__free(s->qoff);
+    w2l__free(s->qnames);
     memset(s, 0, sizeof *s);
 }
 
@@ -459,6 +461,35 @@ static int shape_aux(w2l__cdc *d, shape *s)
     return 0;
 }
 
+/* The columns' names as JSON text for the canal fast path: "name" each, one after the
+ * other, then 8 zero bytes (compared a word at a time). None when a name holds a
+ * character JSON escapes, or out of memory. */
+static void shape_qnames(const w2l__cdc *d, shape *s)
+{
+    size_t total = 8;
+    for (size_t i = 0; i < d->ncols; i++) {
+        if (strpbrk(d->cols[i].name, "\"\\")) return;
+        total += strlen(d->cols[i].name) + 2;
+    }
+    s->qoff = w2l__malloc((d->ncols + 1) * sizeof *s->qoff);
+    s->qnames = w2l__calloc(1, total);
+    if (!s->qoff || !s->qnames) {
+        w2l__free(s->qoff), w2l__free(s->qnames);
+        s->qoff = NULL, s->qnames = NULL;
+        return;
+    }
+    size_t o = 0;
+    for (size_t i = 0; i < d->ncols; i++) {
+        size_t n = strlen(d->cols[i].name);
+        s->qoff[i] = o;
+        s->qnames[o] = '"';
+        memcpy(s->qnames + o + 1, d->cols[i].name, n);
+        s->qnames[o + n + 1] = '"';
+        o += n + 2;
+    }
+    s->qoff[d->ncols] = o;
+}
+
 /* Makes the described columns the table's current shape, reusing it when it describes
  * the same (the common case: one comparison per message). */
 w2l_rc w2l__cdc_describe_commit(w2l__cdc *d, table *t, int authoritative, int presig,
@@ -502,6 +533,7 @@ w2l_rc w2l__cdc_describe_commit(w2l__cdc *d, table *t, int authoritative, int pr
         ids[i] = (int32_t)w2l__cdc_col_find(d, d->pks[i]) + 1;
     if (rc == W2L_OK && d->npks) rc = w2l_schema_set_identifier(s.schema, ids, d->npks, err);
     w2l__free(ids);
+    if (rc == W2L_OK && s.str_only) shape_qnames(d, &s);
     if (rc != W2L_OK) {
         shape_release(&s);
         if (rc == W2L_NOMEM) return rc;
@@ -555,9 +587,12 @@ w2l_rc w2l__cdc_table_set_pk(table *t, const char *const *pks, size_t n, w2l_err
 static w2l_rc fill_member(w2l__cdc *d, table *t, size_t i, const char *name, const w2l__json *j,
                           const char *s, size_t n, w2l_value *row, uint8_t *have, w2l_error *err)
 {
-    const w2l_schema *sc = t->cur.schema;
-    const w2l_field *f = i < w2l_schema_field_count(sc) ? w2l_schema_field(sc, i) : NULL;
-    long k = f && strcmp(f->name, name) == 0 ? (long)i : w2l_schema_index_of_name(sc, name);
+    size_t nf;
+    const w2l_field *fields = w2l__schema_fields(t->cur.schema, &nf), *f;
+    long k = i < nf && (fields[i].name == name || /* the fast path found it so */
+                        (fields[i].name[0] == name[0] && strcmp(fields[i].name, name) == 0))
+                 ? (long)i
+                 : w2l_schema_index_of_name(t->cur.schema, name);
     if (k < 0) {
         if (!t->cur.authoritative)
             return w2l__fail(err, W2L_SOURCE, "%s: table %s.%s: column %s is not described",
@@ -571,7 +606,7 @@ static w2l_rc fill_member(w2l__cdc *d, table *t, size_t i, const char *name, con
         }
         return W2L_OK;
     }
-    f = w2l_schema_field(sc, (size_t)k);
+    f = &fields[k];
     have[k / 8] |= (uint8_t)(1u << (k % 8));
     if (j ? w2l__json_type(j) == W2L_JSON_NULL : !s) {
         row[k].is_null = 1;

@@ -37,6 +37,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -49,6 +50,11 @@ static int parse_i64(const char *s, size_t n, int64_t *out)
     if (i < n && (s[i] == '-' || s[i] == '+')) neg = s[i++] == '-';
     if (i == n) return -1;
     uint64_t v = 0;
+    for (size_t e = n - i > 19 ? i + 19 : n; i < e; i++) { /* 19 digits cannot overflow */
+        unsigned dg = (unsigned)(s[i] - '0');
+        if (dg > 9) return -1;
+        v = v * 10 + dg;
+    }
     for (; i < n; i++) {
         unsigned dg = (unsigned)(s[i] - '0');
         if (dg > 9) return -1;
@@ -309,10 +315,14 @@ static w2l_rc latin1_bytes(const vctx *x, const char *s, size_t n, w2l_value *ou
     return W2L_OK;
 }
 
-/* Plain decimal text ("-12.375", "513.3961163221494") whose digits make an integer m
- * below 2^53 with at most 22 fraction digits, as a double: m and 10^k are exact doubles
- * then, and one IEEE division is correctly rounded, so this equals strtod's result. 0 on
- * success; -1 for any other text (strtod decides). */
+/* Plain decimal text ("-12.375", "513.3961163221494", "694.17757432106112"): at most 19
+ * digits m with k fraction digits, correctly rounded as strtod does, or -1 for any other
+ * text (strtod decides). m and 10^k are exact doubles when m < 2^53 and k <= 22, and one
+ * IEEE division is correctly rounded. Beyond, with a long double of at least 64 bits: m
+ * (below 2^64) and 10^k (k <= 27: 5^27 < 2^64) are exact there, the quotient is correctly
+ * rounded to 64 bits, and rounding that to a double gives the double nearest the exact
+ * value unless the quotient lies exactly halfway between two doubles (then the exact
+ * value may lie off the halfway point, on either side): that case goes to strtod. */
 static int double_fast(const char *s, size_t n, double *out)
 {
     static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
@@ -325,7 +335,7 @@ static int double_fast(const char *s, size_t n, double *out)
     for (; i < n; i++) {
         char c = s[i];
         if (c >= '0' && c <= '9') {
-            if (++nd > 16) return -1;
+            if (++nd > 19) return -1;
             m = m * 10 + (uint64_t)(c - '0');
             if (frac >= 0) frac++;
         } else if (c == '.' && frac < 0) {
@@ -334,9 +344,27 @@ static int double_fast(const char *s, size_t n, double *out)
             return -1;
         }
     }
-    if (!nd || frac == 0 || frac > 22 || m >= (uint64_t)1 << 53) return -1;
-    double v = (double)m;
-    if (frac > 0) v /= p10[frac];
+    if (!nd || frac == 0) return -1;
+    int k = frac < 0 ? 0 : frac;
+    double v;
+    if (m < (uint64_t)1 << 53 && k <= 22) {
+        v = (double)m / p10[k];
+    } else {
+#if LDBL_MANT_DIG >= 64
+        if (k > 27) return -1;
+        long double p = 1;
+        for (int e = 0; e < k; e++) p *= 10; /* exact: 10^27 needs 64 bits */
+        long double q = (long double)m / p;
+        v = (double)q;
+        long double below = (long double)v - q;
+        if (below != 0) {
+            double other = nextafter(v, below > 0 ? 0.0 : INFINITY);
+            if ((long double)other - q == -below) return -1; /* halfway */
+        }
+#else
+        return -1;
+#endif
+    }
     *out = neg ? -v : v;
     return 0;
 }
