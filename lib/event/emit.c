@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "emit.h"
+#include "../model/model.h"
 
 /* Tables whose changes keep their order among each other (w2l__emitter_set_group). */
 typedef struct egroup {
@@ -28,6 +29,7 @@ struct w2l_emitter {
     size_t batch_rows;
     slot *slots;
     size_t nslots, used;
+    slot *hot; /* the slot found last (a stream often names one table many times running) */
     char *position;
     size_t poslen, poscap;
     uint64_t rows;
@@ -148,6 +150,7 @@ static w2l_rc grow_map(w2l_emitter *em, w2l_error *err)
     w2l__free(em->slots);
     em->slots = ns;
     em->nslots = n;
+    em->hot = NULL;
     return W2L_OK;
 }
 
@@ -155,6 +158,11 @@ static w2l_rc grow_map(w2l_emitter *em, w2l_error *err)
 static w2l_rc find_slot(w2l_emitter *em, const char *ns, const char *table, slot **out,
                         w2l_error *err)
 {
+    slot *hot = em->hot;
+    if (hot && !strcmp(hot->key, ns) && !strcmp(hot->key + strlen(ns) + 1, table)) {
+        *out = hot;
+        return W2L_OK;
+    }
     size_t nl = strlen(ns), tl = strlen(table), kl = nl + 1 + tl + 1;
     char stackkey[256];
     char *key = kl <= sizeof stackkey ? stackkey : w2l__malloc(kl);
@@ -167,7 +175,7 @@ static w2l_rc find_slot(w2l_emitter *em, const char *ns, const char *table, slot
         if (em->slots[i].hash == h && em->slots[i].klen == kl &&
             memcmp(em->slots[i].key, key, kl) == 0) {
             if (key != stackkey) w2l__free(key);
-            *out = &em->slots[i];
+            *out = em->hot = &em->slots[i];
             return W2L_OK;
         }
         i = (i + 1) & (em->nslots - 1);
@@ -260,9 +268,10 @@ static w2l_rc check_change(const w2l_change *c, w2l_error *err)
     if (c->ncols != n || (n && !c->row))
         return w2l__fail(err, W2L_SCHEMA, "change of %s.%s has %zu values for %zu columns", c->db,
                          c->table, c->ncols, n);
+    const w2l_field *fields = w2l__schema_fields(c->schema, &n);
     for (size_t i = 0; i < n; i++) {
         if (c->present && !(c->present[i / 8] & (1u << (i % 8)))) continue;
-        const w2l_field *f = w2l_schema_field(c->schema, i);
+        const w2l_field *f = &fields[i];
         if (c->row[i].is_null && f->required)
             return w2l__fail(err, W2L_SCHEMA, "change of %s.%s: NULL in required column %s", c->db,
                              c->table, f->name);
@@ -292,8 +301,9 @@ w2l_rc w2l_emit_change(w2l_emitter *em, const w2l_change *c, w2l_error *err)
     w2l_value *row = w2l__arena_alloc(&b->arena, n * sizeof *row + 1);
     W2L_NOMEM_IF(!row, err);
     memcpy(row, c->row, n * sizeof *row);
+    const w2l_field *fields = w2l__schema_fields(c->schema, &n);
     for (size_t i = 0; i < n; i++) {
-        if (row[i].is_null || !is_bytes(w2l_schema_field(c->schema, i)->type.id)) continue;
+        if (row[i].is_null || !is_bytes(fields[i].type.id)) continue;
         size_t len = row[i].v.bytes.len;
         char *copy = w2l__arena_alloc(&b->arena, len ? len : 1);
         W2L_NOMEM_IF(!copy, err);

@@ -145,6 +145,7 @@ static w2l_rc canal_shape(w2l__cdc *d, table *t, const w2l__json *types, const w
     w2l__free(t->cur.canal_raw);
     t->cur.canal_raw = keep;
     t->cur.canal_rawlen = tl + 1 + pl;
+    t->cur.canal_tl = tl;
     return W2L_OK;
 }
 

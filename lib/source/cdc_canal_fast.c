@@ -33,7 +33,7 @@ static inline void ws(scan *s)
 }
 
 /* A string without escapes at s->p, NUL-terminated in place: its text, or NULL. */
-static char *string(scan *s, size_t *len)
+static inline char *string(scan *s, size_t *len)
 {
     if (s->p >= s->e || *s->p != '"') return NULL;
     char *b = s->p + 1, *q = (char *)w2l__json_scan_quote(b);
@@ -251,6 +251,7 @@ typedef struct fmsg {
     size_t tl, pl;
     size_t data0, ndata, old0, nold; /* row images: first index into rows[], count */
     int has_data, has_old;
+    unsigned last_shape; /* bits 0, 1: mysqlType, pkNames are those of the last table */
 } fmsg;
 
 /* The root object: 1 when every member was read, 0 when the message is not for this path,
@@ -306,7 +307,16 @@ static int read_message(scan *s, fmsg *f)
         case M_MYSQLTYPE:
         case M_PKNAMES: {
             if (c != '{' && c != '[') return 0;
-            size_t i = id == M_PKNAMES, n = w2l__cdc_canal_known(d, i, s->p, (size_t)(s->e - s->p));
+            /* the last message's table's text, else one seen lately (both checked JSON: a
+             * value the text begins with ends where it does) */
+            size_t i = id == M_PKNAMES, n = 0, avail = (size_t)(s->e - s->p);
+            const shape *g = d->fast.t ? &d->fast.t->cur : NULL;
+            if (g && g->canal_raw) {
+                const char *part = i ? g->canal_raw + g->canal_tl + 1 : g->canal_raw;
+                size_t pn = i ? g->canal_rawlen - g->canal_tl - 1 : g->canal_tl;
+                if (pn <= avail && !memcmp(s->p, part, pn)) n = pn, f->last_shape |= 1u << i;
+            }
+            if (!n) n = w2l__cdc_canal_known(d, i, s->p, avail);
             const char *b = s->p, *end = n ? s->p + n : w2l__json_skip(s->p, s->e, 1);
             if (!end) return 0;
             s->p = (char *)end;
@@ -314,8 +324,16 @@ static int read_message(scan *s, fmsg *f)
             *(i ? &f->pl : &f->tl) = (size_t)(end - b);
             break;
         }
-        default: {
-            const char *end = w2l__json_skip(s->p, s->e, 1);
+        default: { /* "id", "sql", "sqlType", ...: checked, not read */
+            const char *end = NULL;
+            if (c == '"') { /* a string without escapes, the common case, at once */
+                const char *q = w2l__json_scan_quote(s->p + 1);
+                if (q < s->e && *q == '"') end = q + 1;
+            } else if (c == '-' || (c >= '0' && c <= '9')) {
+                end = w2l__json_number_end(s->p, s->e);
+                if (!end) return 0;
+            }
+            if (!end) end = w2l__json_skip(s->p, s->e, 1);
             if (!end) return 0;
             s->p = (char *)end;
         }
@@ -339,7 +357,7 @@ static int read_message(scan *s, fmsg *f)
  * the message describes and reads every value from text. */
 static table *known_table(w2l__cdc *d, const fmsg *f, w2l_rc *rc, w2l_error *err)
 {
-    table *t = d->fast.t; /* tables live as long as the decoder */
+    table *t = d->fast.t, *last = t; /* tables live as long as the decoder */
     if (!t || strcmp(t->db, f->db) || strcmp(t->name, f->table)) {
         if (d->opts.filter && strchr(f->table, ',')) return NULL;
         *rc = w2l__cdc_table_get(d, f->db, f->table, 1, &t, err);
@@ -350,8 +368,9 @@ static table *known_table(w2l__cdc *d, const fmsg *f, w2l_rc *rc, w2l_error *err
     if (d->opts.filter && !t->filtered) return NULL;
     if (t->excluded) return t;
     const shape *sh = &t->cur;
-    if (!sh->schema || !sh->str_only || !sh->canal_raw || !f->types || !f->pks ||
-        sh->canal_rawlen != f->tl + 1 + f->pl || memcmp(sh->canal_raw, f->types, f->tl) ||
+    if (!sh->schema || !sh->str_only || !sh->canal_raw || !f->types || !f->pks) return NULL;
+    if (t == last && f->last_shape == 3) return t; /* compared as they were read */
+    if (sh->canal_rawlen != f->tl + 1 + f->pl || memcmp(sh->canal_raw, f->types, f->tl) ||
         sh->canal_raw[f->tl] != '\x1e' || memcmp(sh->canal_raw + f->tl + 1, f->pks, f->pl))
         return NULL;
     return t;

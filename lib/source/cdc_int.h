@@ -72,7 +72,7 @@ typedef struct shape {
     int authoritative;  /* from DDL: rows are mapped onto it by name */
     char *canal_raw;    /* canal: the raw text of mysqlType, "\x1e", pkNames of a message
                            this shape was found to be (cdc_canal.c), or NULL */
-    size_t canal_rawlen;
+    size_t canal_rawlen, canal_tl; /* canal_tl: where "\x1e" is */
     int warned;         /* a dropped extra column was logged */
     int str_only;       /* every column's values read by their text (w2l__cdc_str_cv) */
     char *qnames;       /* str_only: the column names as JSON text, column i's at qoff[i]

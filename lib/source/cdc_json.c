@@ -584,11 +584,11 @@ w2l_rc w2l__cdc_table_set_pk(table *t, const char *const *pks, size_t n, w2l_err
 /* One member (column name, value) of a row image into row. The value is a JSON node j, or
  * (j NULL) string text s of n bytes, NULL for null (w2l__cdc_image). i: the member's
  * position (members usually come in column order). */
-static w2l_rc fill_member(w2l__cdc *d, table *t, size_t i, const char *name, const w2l__json *j,
-                          const char *s, size_t n, w2l_value *row, uint8_t *have, w2l_error *err)
+static w2l_rc fill_member(w2l__cdc *d, table *t, const w2l_field *fields, size_t nf, size_t i,
+                          const char *name, const w2l__json *j, const char *s, size_t n,
+                          w2l_value *row, uint8_t *have, w2l_error *err)
 {
-    size_t nf;
-    const w2l_field *fields = w2l__schema_fields(t->cur.schema, &nf), *f;
+    const w2l_field *f;
     long k = i < nf && (fields[i].name == name || /* the fast path found it so */
                         (fields[i].name[0] == name[0] && strcmp(fields[i].name, name) == 0))
                  ? (long)i
@@ -635,10 +635,12 @@ static w2l_rc fill_member(w2l__cdc *d, table *t, size_t i, const char *name, con
 static w2l_rc fill_row(w2l__cdc *d, table *t, const w2l__cdc_image *img, w2l_value *row,
                        uint8_t *have, w2l_error *err)
 {
+    size_t nf;
+    const w2l_field *fields = w2l__schema_fields(t->cur.schema, &nf);
     if (!img->obj) {
         for (size_t i = 0; i < img->n; i++)
-            W2L_TRY(fill_member(d, t, i, img->m[i].name, NULL, img->m[i].s, img->m[i].n, row,
-                                have, err));
+            W2L_TRY(fill_member(d, t, fields, nf, i, img->m[i].name, NULL, img->m[i].s,
+                                img->m[i].n, row, have, err));
         return W2L_OK;
     }
     if (w2l__json_type(img->obj) != W2L_JSON_OBJECT)
@@ -646,7 +648,7 @@ static w2l_rc fill_row(w2l__cdc *d, table *t, const w2l__cdc_image *img, w2l_val
                          t->db, t->name);
     size_t i = 0;
     for (w2l__json *m = w2l__json_first(img->obj); m; m = w2l__json_next(m), i++)
-        W2L_TRY(fill_member(d, t, i, w2l__json_key(m), m, NULL, 0, row, have, err));
+        W2L_TRY(fill_member(d, t, fields, nf, i, w2l__json_key(m), m, NULL, 0, row, have, err));
     return W2L_OK;
 }
 

@@ -452,13 +452,14 @@ static w2l_rc value_from_text(const vctx *x, w2l_type t, const char *s, size_t n
             return bad_value(x, s, n, "not a boolean (0 or 1)", err);
         }
         return W2L_OK;
-    case W2L_TYPE_INT:
-        if (text_int64(s, n, INT32_MIN, INT32_MAX, &v))
+    case W2L_TYPE_INT: /* plain digits first, then any exact integer text ("1e3") */
+        if ((parse_i64(s, n, &v) || v < INT32_MIN || v > INT32_MAX) &&
+            text_int64(s, n, INT32_MIN, INT32_MAX, &v))
             return bad_value(x, s, n, "not an int (32-bit)", err);
         out->v.i32 = (int32_t)v;
         return W2L_OK;
     case W2L_TYPE_LONG:
-        if (text_int64(s, n, INT64_MIN, INT64_MAX, &v))
+        if (parse_i64(s, n, &v) && text_int64(s, n, INT64_MIN, INT64_MAX, &v))
             return bad_value(x, s, n, "not a long (64-bit)", err);
         out->v.i64 = v;
         return W2L_OK;
