@@ -152,6 +152,24 @@ START_TEST(ddl_on_partition_0_orders_rows_of_other_partitions)
 }
 END_TEST
 
+START_TEST(ddl_after_rows_that_carry_it)
+{
+    /* partition 0 is at the end of its log when rows after the ALTER come on partition 2:
+     * their messages describe the new column, so the table has it before the ALTER, which
+     * then comes (here with the next run) and finds its column there: no change, no error */
+    send_to(1, ins(1000, 1, "a", -1));
+    send_to(2, ins(4000, 4, "d", 40));
+    sent();
+    ck_assert_ok(run_with(NULL, &err), err);
+    ck_assert_str_eq(table_rows(), "1|a|- 4|d|40");
+    send_to(0, add_w(3000));
+    send_to(0, ins(5000, 5, "e", 50));
+    sent();
+    ck_assert_ok(run_with(NULL, &err), err);
+    ck_assert_str_eq(table_rows(), "1|a|- 4|d|40 5|e|50");
+}
+END_TEST
+
 static int on_ckpt(void *ctx, const w2l_checkpoint_info *ck)
 {
     if (!ck->ns && ck->source_position) snprintf(ctx, 512, "%s", ck->source_position);
@@ -272,6 +290,7 @@ Suite *suite_kafka(void)
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_set_timeout(t, 60);
     tcase_add_test(t, ddl_on_partition_0_orders_rows_of_other_partitions);
+    tcase_add_test(t, ddl_after_rows_that_carry_it);
     tcase_add_test(t, restart_resumes_at_the_position);
     tcase_add_test(t, bad_message_fails_naming_where_or_is_skipped);
     tcase_add_test(t, broker_errors_are_retried);

@@ -274,7 +274,8 @@ typedef struct w2l__evolve_opts {
     int require_pk_columns;
     /* A statement the table shows already: ADD COLUMN of a column there with the same
      * type or one it widens to, DROP COLUMN of one not there. 0 (default): W2L_SCHEMA; 1: no
-     * change. Set when a source may replay DDL the lake has applied (a shared source, ledger.h). */
+     * change. Set when a source may replay DDL the lake has applied (a shared source, ledger.h)
+     * or bring rows that describe a new column ahead of the statement (CDC JSON, op_ddl.c). */
     int replayed_ok;
     /* The table merges several sources (a route's target, w2l-routes(7)) and an ALTER of
      * one of them changes it only as far as the union of their columns needs: ADD, CHANGE

@@ -297,7 +297,13 @@ static w2l_rc open_op(const w2l_conf *conf, unsigned index, unsigned n, w2l_stat
         op->eo.types.tinyint1_as_boolean = (int)v;
     if (w2l_conf_get_int(conf, "source.time-as-string", &v, NULL) == W2L_OK)
         op->eo.types.time_as_string = (int)v;
-    op->eo.replayed_ok = w2l__ledger_current() != NULL; /* a shared source replays DDL */
+    /* A statement the table already shows is no change when a shared source replays DDL the
+     * lake has, and with any source of CDC JSON: its row messages describe their columns, and
+     * those of another Kafka partition can come ahead of the statement that made them (a
+     * partition at the end of its log while more is produced). The binlog keeps its order. */
+    const char *src = NULL;
+    if (w2l_conf_get(conf, "source", &src, NULL) != W2L_OK) src = NULL;
+    op->eo.replayed_ok = w2l__ledger_current() != NULL || (src && strncmp(src, "mysql:", 6));
     W2L_TRY(w2l__fileio_open_for(conf, op->warehouse, &op->io, err));
     W2L_TRY(w2l__catalog_open(cat, conf, op->warehouse, op->io, &op->cat, err));
     /* every handler checks the syntax; the first also the tables the lake holds */
