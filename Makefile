@@ -177,10 +177,11 @@ bench:
 	@scripts/bench
 
 # The fuzz targets, run one after the other: the binlog decoder's (fuzz/fuzz_binlog.c,
-# test/data/binlog/README) and the JSON parser's (fuzz/fuzz_json.c, seeds from
-# test/data/cdc). Not part of check: built in FUZZ_B with ASan + UBSan, as libFuzzer
-# targets when clang is there (FUZZ_CLANG= forces the standalone drivers: fixed seed,
-# mutated seeds), and each run for FUZZ_SECS seconds.
+# test/data/binlog/README), the JSON parser's (fuzz/fuzz_json.c, seeds from test/data/cdc)
+# and canal-json's fast path against its tree path (fuzz/fuzz_canal.c, seeds from
+# test/data/cdc/canal*.jsonl, two lines an input). Not part of check: built in FUZZ_B with
+# ASan + UBSan, as libFuzzer targets when clang is there (FUZZ_CLANG= forces the standalone
+# drivers: fixed seed, mutated seeds), and each run for FUZZ_SECS seconds.
 FUZZ_B     ?= build-fuzz
 FUZZ_SECS  ?= 60
 FUZZ_CLANG ?= $(shell command -v clang 2>/dev/null)
@@ -200,6 +201,13 @@ ifneq ($(FUZZ_CLANG),)
 	    head -n 4 $$f | split -l 1 - $(FUZZ_B)/fuzz/json-corpus/$$(basename $$f .jsonl)-; done
 	$(FUZZ_ENV) $(FUZZ_B)/fuzz/fuzz_json -max_total_time=$(FUZZ_SECS) -seed=1 -artifact_prefix=$(FUZZ_B)/fuzz/ \
 	    $(FUZZ_B)/fuzz/json-corpus
+	@$(MAKE) --no-print-directory B=$(FUZZ_B) CC=$(FUZZ_CLANG) CFLAGS="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" \
+	    LDFLAGS="-fsanitize=address,undefined" FUZZ_MAIN="-DW2L_LIBFUZZER -fsanitize=fuzzer" $(FUZZ_B)/fuzz/fuzz_canal
+	@mkdir -p $(FUZZ_B)/fuzz/canal-corpus && for f in test/data/cdc/canal*.jsonl; do \
+	    b=$(FUZZ_B)/fuzz/canal-corpus/$$(basename $$f .jsonl); \
+	    split -l 2 $$f $$b-; tail -n +2 $$f | split -l 2 - $$b-odd-; done
+	$(FUZZ_ENV) $(FUZZ_B)/fuzz/fuzz_canal -max_total_time=$(FUZZ_SECS) -seed=1 -artifact_prefix=$(FUZZ_B)/fuzz/ \
+	    $(FUZZ_B)/fuzz/canal-corpus
 else
 	@$(MAKE) --no-print-directory B=$(FUZZ_B) CFLAGS="$(FUZZ_SAN)" LDFLAGS="-fsanitize=address,undefined" \
 	    $(FUZZ_B)/fuzz/fuzz_binlog
@@ -208,15 +216,23 @@ else
 	@$(MAKE) --no-print-directory B=$(FUZZ_B) CFLAGS="$(FUZZ_SAN)" LDFLAGS="-fsanitize=address,undefined" \
 	    $(FUZZ_B)/fuzz/fuzz_json
 	$(FUZZ_ENV) $(FUZZ_B)/fuzz/fuzz_json -n 1000000 -s 1 -t $(FUZZ_SECS) test/data/cdc/*.jsonl
+	@$(MAKE) --no-print-directory B=$(FUZZ_B) CFLAGS="$(FUZZ_SAN)" LDFLAGS="-fsanitize=address,undefined" \
+	    $(FUZZ_B)/fuzz/fuzz_canal
+	$(FUZZ_ENV) $(FUZZ_B)/fuzz/fuzz_canal -n 1000000 -s 1 -t $(FUZZ_SECS) test/data/cdc/canal*.jsonl
 endif
 
 $(B)/fuzz/fuzz_binlog: fuzz/fuzz_binlog.c $(B)/test/support/binlog_replay.o $(B)/testing/libw2l_testing.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DW2L_TESTING -Itest $(FUZZ_MAIN) -o $@ $^ $(PC_LIBS) $(LDFLAGS)
 
-$(B)/fuzz/fuzz_json: fuzz/fuzz_json.c $(B)/testing/libw2l_testing.a
+$(B)/fuzz/fuzz_json: fuzz/fuzz_json.c $(B)/testing/libw2l_testing.a fuzz/fuzz_main.h fuzz/fuzz_rng.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -DW2L_TESTING $(FUZZ_MAIN) -o $@ $^ $(PC_LIBS) $(LDFLAGS)
+	$(CC) $(ALL_CFLAGS) -DW2L_TESTING $(FUZZ_MAIN) -o $@ $(filter-out %.h,$^) $(PC_LIBS) $(LDFLAGS)
+
+$(B)/fuzz/fuzz_canal: fuzz/fuzz_canal.c $(B)/test/support/canal_diff.o $(B)/testing/libw2l_testing.a \
+                      fuzz/fuzz_main.h fuzz/fuzz_rng.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DW2L_TESTING -Itest $(FUZZ_MAIN) -o $@ $(filter-out %.h,$^) $(PC_LIBS) $(LDFLAGS)
 
 # The README's first command: a throwaway MariaDB, a shop database synced into ./demo-lake.
 demo:

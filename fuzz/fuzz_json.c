@@ -10,8 +10,9 @@
  * Built two ways by `make fuzz` (Makefile), like fuzz_binlog.c:
  *   - with clang: a libFuzzer target (-DW2L_LIBFUZZER, -fsanitize=fuzzer), with a seed
  *     corpus of lines from test/data/cdc;
- *   - otherwise: the standalone driver below, which mutates the seed files (one document
- *     per line) with a fixed seed for N iterations or S seconds, whichever ends first:
+ *   - otherwise: the standalone driver of fuzz_main.h, which mutates the seed files (one
+ *     document per line) with a fixed seed for N iterations or S seconds, whichever ends
+ *     first:
  *       fuzz_json [-n N] [-s SEED] [-t SECONDS] SEED_FILE...
  */
 #include <math.h>
@@ -201,62 +202,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 #ifndef W2L_LIBFUZZER
 
-/* ---- the standalone driver ---- */
+/* ---- the standalone driver (fuzz_main.h) ---- */
 
-#include "fuzz_rng.h"
-
-static const char tokens[] = "{}[]\",:\\u0123456789-+.eE \t\nntfrlasd\x01\xff";
-
-int main(int argc, char **argv)
-{
-    long iters = 1000000, secs = 60;
-    rng = 1;
-    int i = 1;
-    for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
-        if (!strcmp(argv[i], "-n")) iters = atol(argv[i + 1]);
-        else if (!strcmp(argv[i], "-s")) rng = (uint64_t)atoll(argv[i + 1]) | 1;
-        else if (!strcmp(argv[i], "-t")) secs = atol(argv[i + 1]);
-    }
-    char **seeds = NULL;
-    size_t nseeds = 0;
-    for (; i < argc; i++) { /* one document per line */
-        FILE *f = fopen(argv[i], "r");
-        if (!f) {
-            perror(argv[i]);
-            return 2;
-        }
-        char line[65536];
-        while (fgets(line, sizeof line, f)) {
-            seeds = realloc(seeds, (nseeds + 1) * sizeof *seeds);
-            if (!seeds || !(seeds[nseeds++] = strdup(line))) abort();
-        }
-        fclose(f);
-    }
-    if (!nseeds) {
-        fprintf(stderr, "usage: fuzz_json [-n N] [-s SEED] [-t SECONDS] SEED_FILE...\n");
-        return 2;
-    }
-    time_t end = time(NULL) + secs;
-    static char buf[65536 + 64];
-    for (long it = 0; it < iters && time(NULL) < end; it++) {
-        const char *s = seeds[rnd((uint32_t)nseeds)];
-        size_t n = strlen(s);
-        memcpy(buf, s, n);
-        for (int k = 1 + (int)rnd(4); k--;) {
-            size_t at = n ? rnd((uint32_t)n) : 0;
-            switch (rnd(4)) {
-            case 0: if (n) buf[at] = tokens[rnd(sizeof tokens - 1)]; break;
-            case 1: n = at; break; /* cut */
-            case 2: if (n < 65536) memmove(buf + at + 1, buf + at, n - at), buf[at] = tokens[rnd(sizeof tokens - 1)], n++; break;
-            default: if (n) memmove(buf + at, buf + at + 1, n - at - 1), n--; break;
-            }
-        }
-        LLVMFuzzerTestOneInput((const uint8_t *)buf, n);
-    }
-    for (size_t k = 0; k < nseeds; k++) free(seeds[k]);
-    free(seeds);
-    printf("fuzz_json: done\n");
-    return 0;
-}
+#define FUZZ_NAME   "fuzz_json"
+#define FUZZ_TOKENS "{}[]\",:\\u0123456789-+.eE \t\nntfrlasd\x01\xff"
+#include "fuzz_main.h"
 
 #endif
