@@ -45,6 +45,7 @@
 #include <librdkafka/rdkafka.h>
 #include <regex.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -277,6 +278,21 @@ static w2l_rc parse_position(kafka_source *ks, const char *restored, w2l_error *
 
 /* ---- source order of a message, read without parsing it whole ---- */
 
+/* The closing quote of the string whose text begins at p, or NULL: memchr to each quote
+ * (most of a message's bytes are in strings), escaped when an odd run of backslashes
+ * precedes it. */
+static const char *string_end(const char *p, const char *e)
+{
+    for (const char *b = p;;) {
+        const char *q = memchr(p, '"', (size_t)(e - p));
+        if (!q) return NULL;
+        size_t bs = 0;
+        while (q - bs > b && q[-1 - (ptrdiff_t)bs] == '\\') bs++;
+        if (!(bs & 1)) return q;
+        p = q + 1;
+    }
+}
+
 /* Skips one JSON value at p (< e); returns the byte after it, or NULL when malformed. */
 static const char *skip_value(const char *p, const char *e)
 {
@@ -284,9 +300,8 @@ static const char *skip_value(const char *p, const char *e)
     while (p < e) {
         char c = *p;
         if (c == '"') {
-            for (p++; p < e && *p != '"'; p++)
-                if (*p == '\\') p++;
-            if (p >= e) return NULL;
+            p = string_end(p + 1, e);
+            if (!p) return NULL;
             p++;
         } else if (c == '{' || c == '[') {
             depth++, p++;
@@ -323,8 +338,8 @@ static void members(const char *p, const char *e, const char *k0, const char *k1
         p = skip_ws(p, e);
         if (p >= e || *p != '"') return;
         const char *ks = ++p;
-        while (p < e && *p != '"') p += *p == '\\' ? 2 : 1;
-        if (p >= e) return;
+        p = string_end(p, e);
+        if (!p) return;
         size_t n = (size_t)(p - ks);
         p = skip_ws(p + 1, e);
         if (p >= e || *p != ':') return;
