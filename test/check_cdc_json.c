@@ -1307,6 +1307,38 @@ START_TEST(canal_fast_path_matches_tree)
 }
 END_TEST
 
+/* A message that fails part way (its second row) adds no event, by either path: the first
+ * row's event would point into the freed message, and a source that skips bad messages
+ * would emit it. */
+START_TEST(failed_message_adds_no_event)
+{
+    static const char *good =
+        "{\"data\":[{\"id\":\"1\",\"v\":\"a\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\","
+        "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}";
+    static const char *bad =
+        "{\"data\":[{\"id\":\"1\",\"v\":\"a\"},{\"id\":\"x2\",\"v\":\"b\"}],\"database\":\"db\",\"table\":\"t\","
+        "\"type\":\"INSERT\",\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}";
+    w2l__cdc_opts o;
+    memset(&o, 0, sizeof o);
+    w2l__cdc *d = w2l__cdc_new(W2L__CDC_CANAL, &o);
+    ck_assert_ptr_nonnull(d);
+    w2l__cdc_step step;
+    w2l_error e;
+    size_t n;
+    for (int known = 0; known < 2; known++) { /* the tree path, then after the shape is known */
+        ck_assert_int_eq(w2l__cdc_decode(d, bad, strlen(bad), 0, &step, &e), W2L_SOURCE);
+        ck_assert_msg(strstr(e.msg, "x2") != NULL, "%s", e.msg);
+        w2l__cdc_events(d, &n);
+        ck_assert_uint_eq(n, 0);
+        ck_assert_ok(w2l__cdc_decode(d, good, strlen(good), 0, &step, &e), e);
+        w2l__cdc_events(d, &n);
+        ck_assert_uint_eq(n, 1);
+        w2l__cdc_clear(d);
+    }
+    w2l__cdc_free(d);
+}
+END_TEST
+
 Suite *suite_cdc_json(void)
 {
     Suite *s = suite_create("cdc_json");
@@ -1328,6 +1360,7 @@ Suite *suite_cdc_json(void)
     tcase_add_test(tc, inferred_shape_warnings);
     tcase_add_test(tc, canal_double_text_exact);
     tcase_add_test(tc, canal_fast_path_matches_tree);
+    tcase_add_test(tc, failed_message_adds_no_event);
     suite_add_tcase(s, tc);
     tc = tcase_create("edge");
     tcase_set_timeout(tc, 60);

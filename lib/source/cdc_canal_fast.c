@@ -422,9 +422,7 @@ int w2l__cdc_canal_fast(w2l__cdc *d, const char *text, size_t len, int replay, w
     d->replay = 0;
     if (*rc == W2L_OK || *rc == W2L_NOMEM) return 1;
     d->fast.taken--;
-    /* a value the tree path words the error for: this message's events go */
-    for (size_t i = nev; i < d->nev; i++) w2l_schema_unref((w2l_schema *)d->ev[i].change.schema);
-    d->nev = nev;
+    w2l__cdc_drop_events(d, nev); /* a value the tree path words the error for */
     w2l_error_clear(err);
     *rc = W2L_OK;
     return 0;

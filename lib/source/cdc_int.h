@@ -231,6 +231,8 @@ w2l_rc w2l__cdc_str_value(const vctx *x, w2l_type t, unsigned cv, int required, 
 w2l_rc w2l__cdc_value(const vctx *x, w2l_type t, unsigned cv, int required, const w2l__json *j,
                       w2l_value *out, w2l_error *err);
 
+/* Drops the pending events from index from on (those of a message that failed). */
+void w2l__cdc_drop_events(w2l__cdc *d, size_t from);
 /* Events of the open transaction. add_image: one change of the table's current shape from
  * image, then overlay (the changed columns' old values, for a before image; or NULL);
  * add_change: the same from JSON objects. */

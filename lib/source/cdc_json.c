@@ -258,13 +258,18 @@ w2l__cdc *w2l__cdc_new(w2l__cdc_format f, const w2l__cdc_opts *opts)
     return d;
 }
 
-void w2l__cdc_clear(w2l__cdc *d)
+void w2l__cdc_drop_events(w2l__cdc *d, size_t from)
 {
-    for (size_t i = 0; i < d->nev; i++) {
+    for (size_t i = from; i < d->nev; i++) {
         w2l__cdc_event *e = &d->ev[i];
         w2l_schema_unref((w2l_schema *)(e->is_ddl ? e->ddl.schema_after : e->change.schema));
     }
-    d->nev = 0;
+    d->nev = from;
+}
+
+void w2l__cdc_clear(w2l__cdc *d)
+{
+    w2l__cdc_drop_events(d, 0);
     for (size_t i = 0; i < d->trees.n; i++) w2l__json_free(d->trees.v[i]);
     d->trees.n = 0;
     chunks_reset(&d->mem);
@@ -444,7 +449,7 @@ static int shape_aux(w2l__cdc *d, shape *s)
     size_t nptr = 0;
     for (size_t i = 0; i < d->ncols; i++) nptr += d->cols[i].aux.nmembers;
     const char **ptrs = s->auxmem;
-    char *text = (char *)s->auxmem + nptr * sizeof(char *);
+    char *text = bytes ? (char *)s->auxmem + nptr * sizeof(char *) : NULL;
     for (size_t i = 0; i < d->ncols; i++) {
         const colaux *a = &d->cols[i].aux;
         s->aux[i].scale = a->scale;
@@ -976,6 +981,7 @@ w2l_rc w2l__cdc_decode(w2l__cdc *d, const char *text, size_t len, int replay, w2
         return W2L_OK;
     }
     int excluded;
+    size_t nev = d->nev; /* a message that fails adds none (cdc_json.h) */
     w2l_rc rc = filtered_out(d, msg, &excluded, err);
     if (rc != W2L_OK) {
         w2l__json_free(msg);
@@ -991,12 +997,16 @@ w2l_rc w2l__cdc_decode(w2l__cdc *d, const char *text, size_t len, int replay, w2
         rc = w2l__cdc_maxwell_decode(d, msg, err);
     }
     d->replay = 0;
+    if (rc != W2L_OK) w2l__cdc_drop_events(d, nev); /* they point into msg */
     if (rc != W2L_OK || replay) {
-        /* a failed message's events are dropped by the caller's w2l__cdc_clear() */
         w2l__json_free(msg);
         return rc;
     }
-    W2L_TRY(w2l__cdc_keep_tree(d, msg, err));
+    rc = w2l__cdc_keep_tree(d, msg, err); /* frees msg on failure */
+    if (rc != W2L_OK) {
+        w2l__cdc_drop_events(d, nev);
+        return rc;
+    }
     if (tx == TX_PART) {
         d->txn_open = 1;
         snprintf(d->txn_key, sizeof d->txn_key, "%s", key);
