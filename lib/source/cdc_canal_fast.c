@@ -74,6 +74,21 @@ static inline int column_is(scan *s, const shape *sh, size_t i)
     return 1;
 }
 
+/* After a member or element: 1 past a ',' (another follows), 0 past close, -1 else. */
+static int next_or_close(scan *s, char close)
+{
+    ws(s);
+    if (s->p >= s->e) return -1;
+    if (*s->p == ',') {
+        s->p++;
+        ws(s);
+        return 1;
+    }
+    if (*s->p != close) return -1;
+    s->p++;
+    return 0;
+}
+
 static int literal(scan *s, const char *word, size_t n)
 {
     if ((size_t)(s->e - s->p) < n || memcmp(s->p, word, n)) return 0;
@@ -147,29 +162,17 @@ static int rows(scan *s, size_t *count)
                 ws(s);
                 if (!literal(s, "null", 4) && !(v = string(s, &vl))) return -1;
                 if (push_member(d, k, v, vl)) return -2;
-                ws(s);
-                if (s->p >= s->e) return -1;
-                if (*s->p == ',') {
-                    s->p++;
-                    ws(s);
-                    continue;
-                }
-                if (*s->p != '}') return -1;
-                s->p++;
-                break;
+                int r = next_or_close(s, '}');
+                if (r < 0) return -1;
+                if (!r) break;
             }
         }
-        ws(s);
-        if (s->p >= s->e) return -1;
-        if (*s->p == ',') {
-            s->p++;
-            ws(s);
-            continue;
+        int r = next_or_close(s, ']');
+        if (r < 0) return -1;
+        if (!r) {
+            d->fast.rows[d->fast.nrows] = d->fast.n;
+            return 0;
         }
-        if (*s->p != ']') return -1;
-        s->p++;
-        d->fast.rows[d->fast.nrows] = d->fast.n;
-        return 0;
     }
 }
 
@@ -338,16 +341,8 @@ static int read_message(scan *s, fmsg *f)
             s->p = (char *)end;
         }
         }
-        if (r) return 0;
-        ws(s);
-        if (s->p >= s->e) return 0;
-        if (*s->p == ',') {
-            s->p++;
-            ws(s);
-            continue;
-        }
-        if (*s->p != '}') return 0;
-        s->p++;
+        if (r || (r = next_or_close(s, '}')) < 0) return 0;
+        if (r) continue;
         ws(s);
         return s->p == s->e;
     }

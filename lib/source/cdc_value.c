@@ -985,20 +985,10 @@ w2l_rc w2l__cdc_value(const vctx *x, w2l_type t, unsigned cv, int required,
         if (k == W2L_JSON_BOOL || k == W2L_JSON_OBJECT || k == W2L_JSON_ARRAY)
             return json_text(x, j, out, err);
         break;
-    case W2L_TYPE_BINARY:
-        if (s && !canal) { /* maxwell and debezium: base64 */
-            const unsigned char *p;
-            size_t len;
-            W2L_TRY(b64_value(x, s, n, &p, &len, err));
-            out->v.bytes.ptr = (const char *)p;
-            out->v.bytes.len = len;
-            return W2L_OK;
-        }
-        break;
     default:
         break;
     }
-    if (s) return value_from_text(x, t, s, n, canal, required, out, err);
+    if (s) return w2l__cdc_str_value(x, t, CV_PLAIN, required, s, n, out, err);
     snprintf(nb, sizeof nb, "(%s)", w2l__json_kind_name(k));
     char why[64];
     snprintf(why, sizeof why, "not a %s", w2l__type_name(t.id));
