@@ -155,9 +155,12 @@ static w2l_rc on_rows(mysql_source *ms, w2l_emitter *em, const w2l__bl_event *ev
     const uint8_t *p = ev->data;
     ms->txn.open = 1;
     while (p < ev->end) {
+        const uint8_t *row = p;
         w2l__bl_scratch_reset(&ms->scratch);
         w2l_rc rc = w2l__bl_decode_image(ev, 0, &p, u->vals, u->present, u->coerced,
                                          &ms->scratch, err);
+        if (rc == W2L_OK && p == row) /* no column present: the loop would never end */
+            rc = w2l__fail(err, W2L_CORRUPT, "rows event: a row image of no bytes");
         if (rc != W2L_OK) {
             w2l__error_prefix(err, "%s.%s at %s:%llu: ", tm->db, tm->table, ms->at.file,
                               (unsigned long long)ms->at.pos);

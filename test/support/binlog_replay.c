@@ -1107,12 +1107,15 @@ static w2l_rc rows_lines(out *o, const w2l__bl_event *ev, w2l__bl_scratch *sc, w
     w2l_rc rc = vals && present ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
     const uint8_t *p = ev->data;
     while (rc == W2L_OK && p < ev->end) {
+        const uint8_t *row = p;
         if (ev->rows_kind == BL_ROWS_UPDATE) {
             rc = image_line(o, ev, "UB", 0, &p, vals, present, sc, err);
             if (rc == W2L_OK) rc = image_line(o, ev, "UA", 1, &p, vals, present, sc, err);
         } else
             rc = image_line(o, ev, ev->rows_kind == BL_ROWS_DELETE ? "D" : "I", 0, &p, vals,
                             present, sc, err);
+        if (rc == W2L_OK && p == row) /* as lib/source/mysql_stream.c */
+            rc = w2l__fail(err, W2L_CORRUPT, "rows event: a row image of no bytes");
     }
     free(vals);
     free(present);
