@@ -182,9 +182,10 @@ bench:
 # test/data/cdc/canal*.jsonl, two lines an input). Not part of check: built in FUZZ_B with
 # ASan + UBSan, as libFuzzer targets when clang is there (FUZZ_CLANG= forces the standalone
 # drivers: fixed seed, mutated seeds), and each run for FUZZ_SECS seconds.
-FUZZ_B     ?= build-fuzz
 FUZZ_SECS  ?= 60
 FUZZ_CLANG ?= $(shell command -v clang 2>/dev/null)
+# one directory per kind of build: objects of the other compiler are never linked in
+FUZZ_B     ?= build-fuzz$(if $(FUZZ_CLANG),-libfuzzer,)
 FUZZ_SAN   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined
 FUZZ_ENV   := UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 .PHONY: fuzz
