@@ -102,9 +102,11 @@ struct w2l__registry {
 #define W2L_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define W2L_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define W2L_MAX(a, b) ((a) > (b) ? (a) : (b))
-/* Monotonic and wall clocks. */
+/* Monotonic and wall clocks. coarse_ms: a monotonic clock of a few ms resolution that
+ * costs less to read (for intervals checked once per transaction). */
 int64_t w2l__now_ms(void);
 int64_t w2l__mono_ns(void);
+int64_t w2l__coarse_ms(void);
 /* 64-bit hash of bytes (for keying tables and primary keys). */
 uint64_t w2l__hash64(const void *p, size_t n, uint64_t seed);
 /* v in decimal at buf (at least 21 bytes), NUL-terminated; returns its length. As "%lld",

@@ -211,7 +211,7 @@ static w2l_rc place_barrier(w2l_pipeline *p, uint64_t *out_id, w2l_error *err)
     p->fl[p->nfl].placed_ns = w2l__mono_ns();
     p->nfl++;
     w2l__metrics_barrier(p->metrics, id);
-    p->last_trigger_ms = w2l__now_ms();
+    p->last_trigger_ms = w2l__coarse_ms();
     int64_t mark = w2l__emitter_progress(p->em);
     w2l_rc mrc = mark_add(p, id, mark, err);
     mtx_unlock(&p->mtx);
@@ -373,7 +373,7 @@ static w2l_rc hook_commit(void *ctx, const char *position, size_t len, w2l_error
     w2l_pipeline *p = ctx;
     if (p->push) return W2L_OK; /* the host places checkpoints itself */
     if (!atomic_load(&p->ckpt_requested) &&
-        !(p->interval_ms > 0 && w2l__now_ms() - p->last_trigger_ms >= p->interval_ms))
+        !(p->interval_ms > 0 && w2l__coarse_ms() - p->last_trigger_ms >= p->interval_ms))
         return W2L_OK;
     atomic_store(&p->ckpt_requested, 0);
     return place_barrier(p, NULL, err);
@@ -434,7 +434,7 @@ static int source_main(void *arg)
         if (atomic_load(&p->stop)) break;
         tell_source(p);
         if (!w2l__emitter_in_txn(p->em) && (atomic_load(&p->ckpt_requested) ||
-                                            w2l__now_ms() - p->last_trigger_ms >= p->interval_ms)) {
+                                            w2l__coarse_ms() - p->last_trigger_ms >= p->interval_ms)) {
             atomic_store(&p->ckpt_requested, 0);
             if ((rc = place_barrier(p, NULL, &err)) != W2L_OK) break;
         }
@@ -652,7 +652,7 @@ w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err
         w2l_pipeline_free(p);
         return rc;
     }
-    p->last_trigger_ms = w2l__now_ms();
+    p->last_trigger_ms = w2l__coarse_ms();
     if (p->restored)
         w2l__log(W2L_LOG_INFO, "pipeline: restored from checkpoint %llu",
                  (unsigned long long)p->restored);

@@ -95,7 +95,7 @@ struct w2l_pipeline {
     atomic_uint_fast64_t sealed_pub; /* the same, read by committers without the lock */
     uint64_t committed;         /* newest every committer notified */
     unsigned acks_needed;
-    int64_t last_trigger_ms;
+    int64_t last_trigger_ms;    /* w2l__coarse_ms() of the last barrier placed */
     atomic_int ckpt_requested;
     w2l__ledger *ledger;        /* a shared source (ledger.h): table positions; else NULL */
     atomic_int stop;
