@@ -433,8 +433,9 @@ static int source_main(void *arg)
         atomic_store(&p->src_beat_ms, w2l__now_ms());
         if (atomic_load(&p->stop)) break;
         tell_source(p);
-        if (!w2l__emitter_in_txn(p->em) && (atomic_load(&p->ckpt_requested) ||
-                                            w2l__coarse_ms() - p->last_trigger_ms >= p->interval_ms)) {
+        if (!w2l__emitter_in_txn(p->em) &&
+            (atomic_load(&p->ckpt_requested) ||
+             w2l__coarse_ms() - p->last_trigger_ms >= p->interval_ms)) {
             atomic_store(&p->ckpt_requested, 0);
             if ((rc = place_barrier(p, NULL, &err)) != W2L_OK) break;
         }
