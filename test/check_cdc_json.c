@@ -1096,8 +1096,8 @@ START_TEST(inferred_shape_warnings)
 END_TEST
 
 /* canal DOUBLE text: a short plain decimal takes a fast exact path, every other text
- * strtod; either way the value is strtod's, bit for bit (random texts of 1 to 17 digits,
- * signs, leading zeros, up to 22 fraction digits, and edge cases). */
+ * strtod; either way the value is strtod's, bit for bit (random texts of 1 to 19 digits,
+ * signs, leading zeros, up to 27 fraction digits, and edge cases). */
 START_TEST(canal_double_text_exact)
 {
     static const char *fixed[] = {"0", "-0", "0.0", "-0.000", "1", "9007199254740991",
@@ -1105,20 +1105,23 @@ START_TEST(canal_double_text_exact)
                                   "513.3961163221494", "694.17757432106112", "1e3", "-2.5E-3",
                                   ".5", "5.", "000123.4500", "1.7976931348623157e308",
                                   "0.0000000000000000000001", "0.00000000000000000000001",
-                                  "4.9e-324", "123456789012345678901234567890"};
+                                  "4.9e-324", "123456789012345678901234567890",
+                                  "9999999999999999999", "1844674407370955161.5",
+                                  "0.000000000000000000000000001", "123456789012345678.9",
+                                  "-0.5000000000000000277", "9007199254740993.0"};
     uint64_t seed = 0x9e3779b97f4a7c15u;
     w2l__cdc_opts o;
     memset(&o, 0, sizeof o);
     w2l__cdc *d = w2l__cdc_new(W2L__CDC_CANAL, &o);
     ck_assert_ptr_nonnull(d);
-    for (int i = 0; i < 4000; i++) {
+    for (int i = 0; i < 20000; i++) {
         char num[64], msg[512];
         if (i < (int)W2L_ARRAY_LEN(fixed)) {
             snprintf(num, sizeof num, "%s", fixed[i]);
         } else {
             seed = seed * 6364136223846793005u + 1442695040888963407u;
             uint64_t r = seed >> 11;
-            int nd = 1 + (int)(r % 17), frac = (int)((r >> 5) % 23), n = 0;
+            int nd = 1 + (int)(r % 19), frac = (int)((r >> 5) % 28), n = 0;
             if (r >> 10 & 1) num[n++] = '-';
             for (int k = 0; k < nd; k++) {
                 seed = seed * 6364136223846793005u + 1442695040888963407u;

@@ -351,10 +351,14 @@ static int double_fast(const char *s, size_t n, double *out)
         v = (double)m / p10[k];
     } else {
 #if LDBL_MANT_DIG >= 64
+        /* literals, exact in 64 bits, not products: a host that sets the x87 to double
+         * precision would round those (one rounded division is still right then) */
+        static const long double p10l[] = {
+            1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
+            1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
+            1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
         if (k > 27) return -1;
-        long double p = 1;
-        for (int e = 0; e < k; e++) p *= 10; /* exact: 10^27 needs 64 bits */
-        long double q = (long double)m / p;
+        long double q = (long double)m / p10l[k];
         v = (double)q;
         long double below = (long double)v - q;
         if (below != 0) {
