@@ -104,7 +104,6 @@ static w2l_rc exists_version(hadoop_catalog *h, const char *dir, long v, int *ou
     return rc;
 }
 
-/* The current version N of the table in dir, 0 when there is none. */
 /* Points dir's version hint at version n. quiet: a repair of a stale hint found while
  * loading (a reader's own warehouse may be read-only), logged at debug level. */
 static w2l_rc write_hint(hadoop_catalog *h, const char *dir, long n, int quiet)
@@ -123,6 +122,7 @@ static w2l_rc write_hint(hadoop_catalog *h, const char *dir, long n, int quiet)
     return rc;
 }
 
+/* The current version N of the table in dir, 0 when there is none. */
 static w2l_rc current_version(hadoop_catalog *h, const char *dir, long *out, w2l_error *err)
 {
     long n = 0, hinted = 0;

@@ -332,11 +332,10 @@ static const char *scan_number(const char *text, size_t len, numtext *nt)
 static int parse_plain(const char *text, size_t len, unsigned precision, unsigned scale,
                        w2l_int128 *out)
 {
-    size_t i = 0;
     int neg = len && text[0] == '-', point = 0;
     unsigned nd = 0, sig = 0, nfrac = 0;
     uint64_t m = 0;
-    for (i = (size_t)neg; i < len; i++) {
+    for (size_t i = (size_t)neg; i < len; i++) {
         unsigned dg = (unsigned)(text[i] - '0');
         if (dg <= 9) {
             if (++nd > 18) return -1;

@@ -16,8 +16,6 @@
  * checks them (w2l__json_skip). The two paths are compared message by message in the
  * cdc_json suite and by fuzz/fuzz_canal.c.
  */
-#include <stdio.h>
-
 #include "cdc_int.h"
 
 typedef struct scan {

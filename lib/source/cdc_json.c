@@ -617,7 +617,6 @@ static w2l_rc fill_member(w2l__cdc *d, table *t, const w2l_field *fields, size_t
         row[k].is_null = 1;
         return W2L_OK;
     }
-    if (d->replay) return W2L_OK;
     vctx x = {d, t, f->name, t->cur.aux ? &t->cur.aux[k] : NULL};
     if (j) W2L_TRY(w2l__cdc_value(&x, f->type, t->cur.cv[k], f->required, j, &row[k], err));
     else W2L_TRY(w2l__cdc_str_value(&x, f->type, t->cur.cv[k], f->required, s, n, &row[k], err));
