@@ -176,6 +176,11 @@ check-asan:
 bench:
 	@scripts/bench
 
+# The libraries a program linking libwholedb2lake.a needs (bench/*.sh link with them).
+.PHONY: print-libs
+print-libs:
+	@echo $(PC_LIBS)
+
 # The fuzz targets, run one after the other: the binlog decoder's (fuzz/fuzz_binlog.c,
 # test/data/binlog/README), the JSON parser's (fuzz/fuzz_json.c, seeds from test/data/cdc)
 # and canal-json's fast path against its tree path (fuzz/fuzz_canal.c, seeds from

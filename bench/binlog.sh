@@ -18,7 +18,7 @@ make -s lib cli >/dev/null
 mkdir -p "$B/bench"
 cc -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude -Ilib -Ibench \
     $(pkg-config --cflags libmariadb) -o "$B/bench/binlog_bench" bench/binlog_bench.c "$B/libwholedb2lake.a" \
-    $(pkg-config --libs libzstd zlib libcurl libmariadb avro-c rdkafka libmicrohttpd) -lpthread -lm
+    $(make -s print-libs)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/w2l-bench-binlog-XXXXXX")
 export DIR="$tmp/db" PORT
 stop() { scripts/test-mariadb stop >/dev/null 2>&1 || true; rm -rf "$tmp"; }

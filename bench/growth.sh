@@ -9,9 +9,9 @@
 set -eu
 cd "$(dirname "$0")/.."
 B=${B:-build}
-make -s lib >/dev/null
+make -s B="$B" lib >/dev/null
 mkdir -p "$B/bench"
 cc -std=c11 -O2 -Wall -Wextra -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude \
     -o "$B/bench/growth" bench/growth.c "$B/libwholedb2lake.a" \
-    $(pkg-config --libs libzstd zlib libcurl libmariadb avro-c rdkafka) -lpthread -lm
+    $(make -s print-libs)
 "$B/bench/growth"

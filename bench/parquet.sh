@@ -16,7 +16,7 @@ make -s lib >/dev/null
 mkdir -p "$B/bench"
 cc -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude -Ilib -Ibench \
     -o "$B/bench/pq_bench" bench/pq_bench.c "$B/libwholedb2lake.a" \
-    $(pkg-config --libs libzstd zlib libcurl libmariadb avro-c rdkafka libmicrohttpd) -lpthread -lm
+    $(make -s print-libs)
 [ -d test/interop/node_modules ] || scripts/install-deps --test
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/w2l-bench-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT

@@ -29,9 +29,9 @@ make -s B="$B" lib cli >/dev/null
 mkdir -p "$B/bench"
 cc -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude -Ilib -Ibench \
     $(pkg-config --cflags libmariadb) -o "$B/bench/binlog_bench" bench/binlog_bench.c "$B/libwholedb2lake.a" \
-    $(pkg-config --libs libzstd zlib libcurl libmariadb avro-c rdkafka) -lpthread -lm
+    $(make -s print-libs)
 cc -std=c11 -O2 -Iinclude -o "$B/bench/s3_copy" bench/s3_copy.c "$B/libwholedb2lake.a" \
-    $(pkg-config --libs libzstd zlib libcurl libmariadb avro-c rdkafka) -lpthread -lm
+    $(make -s print-libs)
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/w2l-bench-s3-XXXXXX")
 s3pid=

@@ -15,7 +15,7 @@ make -s B="$B" lib >/dev/null
 mkdir -p "$B/bench"
 cc -std=c11 -O2 -Wall -Wextra -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude \
     -o "$B/bench/tables" bench/tables.c "$B/libwholedb2lake.a" \
-    $(pkg-config --libs libzstd zlib libcurl libmariadb avro-c rdkafka libmicrohttpd) -lpthread -lm
+    $(make -s print-libs)
 # The warehouses are removed at the end, not between runs: on a file system without a
 # journal (ext4 -O ^has_journal) new inodes are allocated past recently deleted ones, so
 # removing one run's files would slow the next run's file creation.
