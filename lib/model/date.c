@@ -41,7 +41,7 @@ unsigned w2l__days_in_month(int64_t y, unsigned m)
 int64_t w2l__days_from_civil(int64_t y, unsigned m, unsigned d)
 {
     if (m <= 2) y--;                                  /* January, February: previous year */
-    int64_t era = w2l__floor_div(y, 400);
+    int64_t era = y >= 0 ? y / 400 : -((-(y + 1)) / 400) - 1; /* floor, by a constant */
     int64_t yoe = y - era * 400;                      /* 0..399 */
     int64_t mp = m > 2 ? (int64_t)m - 3 : (int64_t)m + 9; /* March = 0 */
     int64_t doy = (153 * mp + 2) / 5 + (int64_t)d - 1;   /* 0..365 */
@@ -244,28 +244,27 @@ w2l_rc w2l__time_parse(const char *text, size_t len, int64_t *micros, w2l_error 
  * names why). */
 static int timestamp_fast(const char *s, size_t len, int64_t *micros)
 {
-    static const unsigned char dpos[14] = {0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18};
+    static const int32_t scale[7] = {1000000, 100000, 10000, 1000, 100, 10, 1};
     if (len != 19 && (len < 21 || len > 26 || s[19] != '.')) return -1;
     if (s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T' && s[10] != 't') ||
         s[13] != ':' || s[16] != ':')
         return -1;
-    int v[14];
-    for (int k = 0; k < 14; k++) {
-        unsigned dgt = (unsigned)(s[dpos[k]] - '0');
-        if (dgt > 9) return -1;
-        v[k] = (int)dgt;
-    }
+#define DG(i) ((unsigned)((unsigned char)s[i] - '0'))
+    if (DG(0) > 9 || DG(1) > 9 || DG(2) > 9 || DG(3) > 9 || DG(5) > 9 || DG(6) > 9 ||
+        DG(8) > 9 || DG(9) > 9 || DG(11) > 9 || DG(12) > 9 || DG(14) > 9 || DG(15) > 9 ||
+        DG(17) > 9 || DG(18) > 9)
+        return -1;
+    int64_t y = DG(0) * 1000 + DG(1) * 100 + DG(2) * 10 + DG(3), m = DG(5) * 10 + DG(6),
+            d = DG(8) * 10 + DG(9), h = DG(11) * 10 + DG(12), mi = DG(14) * 10 + DG(15),
+            sec = DG(17) * 10 + DG(18);
+#undef DG
     int64_t f = 0;
-    size_t i = 20;
-    for (; i < len; i++) {
-        unsigned dgt = (unsigned)(s[i] - '0');
+    for (size_t i = 20; i < len; i++) {
+        unsigned dgt = (unsigned)((unsigned char)s[i] - '0');
         if (dgt > 9) return -1;
         f = f * 10 + dgt;
     }
-    for (size_t nf = len > 19 ? len - 20 : 0; nf < 6; nf++) f *= 10;
-    int64_t y = v[0] * 1000 + v[1] * 100 + v[2] * 10 + v[3], m = v[4] * 10 + v[5],
-            d = v[6] * 10 + v[7], h = v[8] * 10 + v[9], mi = v[10] * 10 + v[11],
-            sec = v[12] * 10 + v[13];
+    f *= scale[len > 19 ? len - 20 : 0];
     if (m < 1 || m > 12 || d < 1 || d > (int64_t)w2l__days_in_month(y, (unsigned)m) || h > 23 ||
         mi > 59 || sec > 59)
         return -1;

@@ -23,11 +23,16 @@ typedef struct scan {
     w2l__cdc *d;
 } scan;
 
+static inline char *skip_ws(char *p)
+{
+    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') p++;
+    return p;
+}
+
 /* Whitespace is rare in producers' JSON: one test inline. */
 static inline void ws(scan *s)
 {
-    if ((unsigned char)*s->p <= ' ')
-        while (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' || *s->p == '\t') s->p++;
+    if ((unsigned char)*s->p <= ' ') s->p = skip_ws(s->p);
 }
 
 /* A string without escapes at s->p, NUL-terminated in place: its text, or NULL. */
@@ -62,18 +67,8 @@ static inline int same_bytes(const char *a, const char *b, size_t n)
 #endif
 }
 
-/* The name of column i of shape sh at s->p, written as sh->qnames has it: 1 and past it.
- * The usual way a row's names are met, without scanning for the closing quote. */
-static inline int column_is(scan *s, const shape *sh, size_t i)
-{
-    size_t n = sh->qoff[i + 1] - sh->qoff[i];
-    if ((size_t)(s->e - s->p) < n || !same_bytes(s->p, sh->qnames + sh->qoff[i], n)) return 0;
-    s->p += n;
-    return 1;
-}
-
 /* After a member or element: 1 past a ',' (another follows), 0 past close, -1 else. */
-static int next_or_close(scan *s, char close)
+static inline int next_or_close(scan *s, char close)
 {
     ws(s);
     if (s->p >= s->e) return -1;
@@ -121,6 +116,56 @@ static int push_row(w2l__cdc *d)
     return 0;
 }
 
+/* The members of a row object whose values are strings or null, s->p past its '{' and not
+ * at its '}': appended as (name, text), names met in column order being sh's own (its
+ * qnames, then gf's strings). -1: not such an object; -2: out of memory. The position is
+ * kept in locals here, not in s: the strings' ends are cut with char stores, after which
+ * the compiler would have to read s->p and s->e again. */
+static int members(scan *s, const shape *sh, const w2l_field *gf, size_t ng)
+{
+    char *p = s->p, *const e = s->e;
+    for (size_t j = 0;; j++) {
+        const char *k, *v = NULL;
+        size_t n, vl = 0;
+        if (j < ng && (n = sh->qoff[j + 1] - sh->qoff[j]) <= (size_t)(e - p) &&
+            same_bytes(p, sh->qnames + sh->qoff[j], n)) {
+            k = gf[j].name; /* and its colon */
+            p += n;
+        } else {
+            size_t kl;
+            s->p = p;
+            if (!(k = string(s, &kl))) return -1;
+            ws(s);
+            if (s->p >= e || *s->p != ':') return -1;
+            p = s->p + 1;
+        }
+        if ((unsigned char)*p <= ' ') p = skip_ws(p);
+        if (*p == '"' && p < e) {
+            char *q = (char *)w2l__json_scan_quote(p + 1);
+            if (q >= e || *q != '"') return -1;
+            *q = '\0';
+            v = p + 1;
+            vl = (size_t)(q - v);
+            p = q + 1;
+        } else if ((size_t)(e - p) >= 4 && !memcmp(p, "null", 4)) {
+            p += 4;
+        } else {
+            return -1;
+        }
+        if (push_member(s->d, k, v, vl)) return -2;
+        if ((unsigned char)*p <= ' ') p = skip_ws(p); /* the pad is no whitespace */
+        if (*p == ',' && p < e) {
+            p++;
+            if ((unsigned char)*p <= ' ') p = skip_ws(p);
+        } else if (*p == '}' && p < e) {
+            s->p = p + 1;
+            return 0;
+        } else {
+            return -1;
+        }
+    }
+}
+
 /* An array of row objects whose values are strings or null ("data", "old"): their
  * members appended. -1: not such an array; -2: out of memory. The names are expected to be
  * those of the last message's table, in column order (they are then that shape's own
@@ -147,23 +192,8 @@ static int rows(scan *s, size_t *count)
         if (s->p < s->e && *s->p == '}') {
             s->p++;
         } else {
-            for (size_t j = 0;; j++) {
-                size_t kl, vl = 0;
-                const char *k = j < ng && column_is(s, &g->cur, j)
-                                    ? gf[j].name
-                                    : string(s, &kl),
-                           *v = NULL;
-                if (!k) return -1;
-                ws(s);
-                if (s->p >= s->e || *s->p != ':') return -1;
-                s->p++;
-                ws(s);
-                if (!literal(s, "null", 4) && !(v = string(s, &vl))) return -1;
-                if (push_member(d, k, v, vl)) return -2;
-                int r = next_or_close(s, '}');
-                if (r < 0) return -1;
-                if (!r) break;
-            }
+            int r = members(s, g ? &g->cur : NULL, gf, ng);
+            if (r < 0) return r;
         }
         int r = next_or_close(s, ']');
         if (r < 0) return -1;
@@ -183,7 +213,9 @@ static int integer(scan *s, int64_t *out)
     q += neg;
     if (*q == '0' && q[1] >= '0' && q[1] <= '9') return -1;
     uint64_t v = 0;
+    uint32_t v8;
     const char *b = q;
+    if (s->e - q >= 8 && w2l__eight_digits(q, &v8)) v = v8, q += 8; /* epoch milliseconds */
     while (q < s->e && *q >= '0' && *q <= '9') v = v * 10 + (uint64_t)(*q++ - '0');
     if (q == b || q - b > 18 || (q < s->e && (*q == '.' || *q == 'e' || *q == 'E'))) return -1;
     *out = neg ? -(int64_t)v : (int64_t)v;

@@ -75,9 +75,9 @@ typedef struct shape {
     size_t canal_rawlen, canal_tl; /* canal_tl: where "\x1e" is */
     int warned;         /* a dropped extra column was logged */
     int str_only;       /* every column's values read by their text (w2l__cdc_str_cv) */
-    char *qnames;       /* str_only: the column names as JSON text, column i's at qoff[i]
-                           up to qoff[i + 1], then 8 zero bytes; NULL when a name holds a
-                           character JSON escapes ('"', '\\') */
+    char *qnames;       /* str_only: the column names as JSON member names ("name":),
+                           column i's at qoff[i] up to qoff[i + 1], then 8 zero bytes;
+                           NULL when a name holds a character JSON escapes ('"', '\\') */
     size_t *qoff;
 } shape;
 
@@ -227,6 +227,13 @@ int w2l__cdc_str_cv(unsigned cv);
  * w2l__cdc_value gives for it. */
 w2l_rc w2l__cdc_str_value(const vctx *x, w2l_type t, unsigned cv, int required, const char *s,
                           size_t n, w2l_value *out, w2l_error *err);
+/* The common case of w2l__cdc_str_value, with no context to set up: plain text s of n
+ * bytes (cv CV_PLAIN) of a string, integer, boolean, double, decimal, date or timestamp
+ * column converted at once: 0 with *out set, the same value w2l__cdc_str_value gives;
+ * -1 for any other column or text (w2l__cdc_str_value then converts it or words why not).
+ * tz_offset_s: source.timezone, for a timestamptz without a zone. */
+int w2l__cdc_text_quick(w2l_type t, unsigned cv, int32_t tz_offset_s, const char *s, size_t n,
+                        w2l_value *out);
 /* A JSON value (not null) of column type t with encoding cv (cdc_value.c). */
 w2l_rc w2l__cdc_value(const vctx *x, w2l_type t, unsigned cv, int required, const w2l__json *j,
                       w2l_value *out, w2l_error *err);

@@ -466,7 +466,7 @@ static int shape_aux(w2l__cdc *d, shape *s)
     return 0;
 }
 
-/* The columns' names as JSON text for the canal fast path: "name" each, one after the
+/* The columns' names as JSON text for the canal fast path: "name": each, one after the
  * other, then 8 zero bytes (compared a word at a time). None when a name holds a
  * character JSON escapes, or out of memory. */
 static void shape_qnames(const w2l__cdc *d, shape *s)
@@ -474,7 +474,7 @@ static void shape_qnames(const w2l__cdc *d, shape *s)
     size_t total = 8;
     for (size_t i = 0; i < d->ncols; i++) {
         if (strpbrk(d->cols[i].name, "\"\\")) return;
-        total += strlen(d->cols[i].name) + 2;
+        total += strlen(d->cols[i].name) + 3;
     }
     s->qoff = w2l__malloc((d->ncols + 1) * sizeof *s->qoff);
     s->qnames = w2l__calloc(1, total);
@@ -490,7 +490,8 @@ static void shape_qnames(const w2l__cdc *d, shape *s)
         s->qnames[o] = '"';
         memcpy(s->qnames + o + 1, d->cols[i].name, n);
         s->qnames[o + n + 1] = '"';
-        o += n + 2;
+        s->qnames[o + n + 2] = ':';
+        o += n + 3;
     }
     s->qoff[d->ncols] = o;
 }
@@ -642,7 +643,18 @@ static w2l_rc fill_row(w2l__cdc *d, table *t, const w2l__cdc_image *img, w2l_val
     size_t nf;
     const w2l_field *fields = w2l__schema_fields(t->cur.schema, &nf);
     if (!img->obj) {
-        for (size_t i = 0; i < img->n; i++)
+        size_t i = 0;
+        /* the fast path's image of every column in order (it found each name so): the
+         * common values at once, the rest as any member */
+        for (; img->n == nf && i < nf && img->m[i].name == fields[i].name; i++) {
+            have[i / 8] |= (uint8_t)(1u << (i % 8));
+            if (!img->m[i].s) row[i].is_null = 1;
+            else if (w2l__cdc_text_quick(fields[i].type, t->cur.cv[i], d->opts.tz_offset_s,
+                                         img->m[i].s, img->m[i].n, &row[i]))
+                W2L_TRY(fill_member(d, t, fields, nf, i, img->m[i].name, NULL, img->m[i].s,
+                                    img->m[i].n, row, have, err));
+        }
+        for (; i < img->n; i++)
             W2L_TRY(fill_member(d, t, fields, nf, i, img->m[i].name, NULL, img->m[i].s,
                                 img->m[i].n, row, have, err));
         return W2L_OK;
