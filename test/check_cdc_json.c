@@ -1342,11 +1342,50 @@ START_TEST(failed_message_adds_no_event)
 }
 END_TEST
 
+START_TEST(events_keep_a_replaced_shape)
+{
+    /* a change borrows its table's schema; when the table's shape changes while the change
+     * is pending (rows that bring a column), the change keeps the schema it was read with */
+    static const char *a =
+        "{\"data\":[{\"id\":\"1\",\"v\":\"a\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\","
+        "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}";
+    static const char *b =
+        "{\"data\":[{\"id\":\"2\",\"v\":\"b\",\"w\":\"7\"}],\"database\":\"db\",\"table\":\"t\","
+        "\"type\":\"INSERT\",\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\",\"w\":\"int\"},"
+        "\"pkNames\":[\"id\"]}";
+    w2l__cdc_opts o;
+    memset(&o, 0, sizeof o);
+    w2l__cdc *d = w2l__cdc_new(W2L__CDC_CANAL, &o);
+    ck_assert_ptr_nonnull(d);
+    w2l__cdc_step step;
+    w2l_error e;
+    size_t n;
+    for (int round = 0; round < 3; round++) { /* the tree path, then the fast path */
+        const char *first = round == 2 ? b : a, *second = round == 2 ? a : b;
+        ck_assert_ok(w2l__cdc_decode(d, first, strlen(first), 0, &step, &e), e);
+        ck_assert_ok(w2l__cdc_decode(d, second, strlen(second), 0, &step, &e), e);
+        ck_assert_ok(w2l__cdc_decode(d, first, strlen(first), 0, &step, &e), e);
+        const w2l__cdc_event *ev = w2l__cdc_events(d, &n);
+        ck_assert_uint_eq(n, 3);
+        size_t nf = round == 2 ? 3 : 2, nf2 = round == 2 ? 2 : 3;
+        ck_assert_uint_eq(w2l_schema_field_count(ev[0].change.schema), nf);
+        ck_assert_uint_eq(w2l_schema_field_count(ev[1].change.schema), nf2);
+        ck_assert_uint_eq(w2l_schema_field_count(ev[2].change.schema), nf);
+        ck_assert_uint_eq(ev[0].change.ncols, nf);
+        ck_assert_uint_eq(ev[1].change.ncols, nf2);
+        ck_assert_int_eq(ev[1].change.row[0].v.i32, round == 2 ? 1 : 2);
+        w2l__cdc_clear(d);
+    }
+    w2l__cdc_free(d);
+}
+END_TEST
+
 Suite *suite_cdc_json(void)
 {
     Suite *s = suite_create("cdc_json");
     TCase *tc = tcase_create("basic");
     tcase_add_test(tc, canal_stream);
+    tcase_add_test(tc, events_keep_a_replaced_shape);
     tcase_add_test(tc, canal_types);
     tcase_add_test(tc, canal_types_schema);
     tcase_add_test(tc, canal_options);

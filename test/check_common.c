@@ -255,6 +255,51 @@ START_TEST(fmt_int64_is_printf_s)
 }
 END_TEST
 
+/* The digit-by-digit reading eight_digits stands for: 1 and the value, or 0. */
+static int digits_one_by_one(const char *p, uint32_t *v)
+{
+    uint32_t r = 0;
+    for (int i = 0; i < 8; i++) {
+        unsigned d = (unsigned)((unsigned char)p[i] - '0');
+        if (d > 9) return 0;
+        r = r * 10 + d;
+    }
+    *v = r;
+    return 1;
+}
+
+START_TEST(eight_digits_is_digit_by_digit)
+{
+    /* every byte value in every place among digits (a carry of one byte into the next
+     * must not make a non-digit look like one), then random words */
+    char b[8];
+    uint32_t x, y;
+    for (int pos = 0; pos < 8; pos++)
+        for (int c = 0; c < 256; c++) {
+            memcpy(b, "90817263", 8);
+            b[pos] = (char)c;
+            int ok = digits_one_by_one(b, &y);
+            x = 0;
+            ck_assert_int_eq(w2l__eight_digits(b, &x), ok);
+            if (ok) ck_assert_uint_eq(x, y);
+        }
+    uint64_t r = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 200000; i++) {
+        for (int k = 0; k < 8; k++) {
+            r = r * 6364136223846793005ull + 1442695040888963407ull;
+            unsigned v = (unsigned)(r >> 33);
+            b[k] = (char)(v % 4 ? '0' + v % 10 : v >> 8);
+        }
+        int ok = digits_one_by_one(b, &y);
+        x = 0;
+        if (w2l__eight_digits(b, &x) != ok || (ok && x != y))
+            ck_abort_msg("'%.8s': %u, want %u (%d)", b, x, y, ok);
+    }
+    ck_assert(w2l__eight_digits("00000000", &x) && x == 0);
+    ck_assert(w2l__eight_digits("99999999", &x) && x == 99999999);
+}
+END_TEST
+
 START_TEST(log_levels_and_callback)
 {
     w2l_log_set_callback(capture, NULL);
@@ -492,6 +537,7 @@ Suite *suite_common(void)
     tcase_add_test(basic, registry_rejects_and_finds);
     tcase_add_test(basic, hash_is_stable_and_spreads);
     tcase_add_test(basic, fmt_int64_is_printf_s);
+    tcase_add_test(basic, eight_digits_is_digit_by_digit);
     tcase_add_test(basic, log_levels_and_callback);
     tcase_add_test(basic, log_json_members_and_escaping);
     tcase_add_test(basic, log_json_table_fields_and_bounds);

@@ -55,9 +55,10 @@ static inline const char *w2l__json_scan_quote(const char *p)
         uint64_t hit = ((x - ones) & ~x & highs) | ((y - ones) & ~y & highs);
         if (hit) {
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-            p += __builtin_ctzll(hit) / 8;
-#endif
+            return p + ((unsigned)__builtin_ctzll(hit) >> 3);
+#else
             break;
+#endif
         }
     }
     while (*p != '"' && *p != '\\') p++;

@@ -314,7 +314,7 @@ static w2l_rc dbz_table_change(w2l__cdc *d, const w2l__json *tc, const char *def
     table *t;
     if (!strcmp(type, "DROP")) {
         W2L_TRY(w2l__cdc_table_get(d, db, tn, 0, &t, err));
-        if (t) w2l__cdc_table_forget(t);
+        if (t) w2l__cdc_table_forget(d, t);
         return W2L_OK;
     }
     const w2l__json *tab = w2l__json_get(tc, "table");

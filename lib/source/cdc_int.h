@@ -176,7 +176,7 @@ w2l_rc w2l__cdc_keep_tree(w2l__cdc *d, w2l__json *j, w2l_error *err);
 /* The table db.name, created when absent (create = 1) or NULL when unknown. */
 w2l_rc w2l__cdc_table_get(w2l__cdc *d, const char *db, const char *name, int create, table **out,
                           w2l_error *err);
-void w2l__cdc_table_forget(table *t);
+void w2l__cdc_table_forget(w2l__cdc *d, table *t);
 /* Remembers the described key as the table's DDL key. */
 w2l_rc w2l__cdc_table_set_pk(table *t, const char *const *pks, size_t n, w2l_error *err);
 

@@ -262,9 +262,25 @@ void w2l__cdc_drop_events(w2l__cdc *d, size_t from)
 {
     for (size_t i = from; i < d->nev; i++) {
         w2l__cdc_event *e = &d->ev[i];
-        w2l_schema_unref((w2l_schema *)(e->is_ddl ? e->ddl.schema_after : e->change.schema));
+        if (e->is_ddl) w2l_schema_unref((w2l_schema *)e->ddl.schema_after);
+        else if (e->owns_schema) w2l_schema_unref((w2l_schema *)e->change.schema);
     }
     d->nev = from;
+}
+
+/* A change event borrows its table's current schema: no reference counted per row, an
+ * atomic the writer's thread touches too. Before a shape goes (a new shape, a dropped
+ * table), the pending events that borrow its schema take a reference of their own. */
+static void shape_retire(w2l__cdc *d, shape *s)
+{
+    for (size_t i = 0; s->schema && i < d->nev; i++) {
+        w2l__cdc_event *e = &d->ev[i];
+        if (!e->is_ddl && !e->owns_schema && e->change.schema == s->schema) {
+            w2l_schema_ref(s->schema);
+            e->owns_schema = 1;
+        }
+    }
+    shape_release(s);
 }
 
 void w2l__cdc_clear(w2l__cdc *d)
@@ -545,15 +561,15 @@ w2l_rc w2l__cdc_describe_commit(w2l__cdc *d, table *t, int authoritative, int pr
         if (rc == W2L_NOMEM) return rc;
         return w2l__fail(err, W2L_SOURCE, "%s: table %s.%s: %s", d->what, t->db, t->name, err->msg);
     }
-    shape_release(&t->cur);
+    shape_retire(d, &t->cur);
     t->cur = s;
     t->next_schema_id++;
     return W2L_OK;
 }
 
-void w2l__cdc_table_forget(table *t)
+void w2l__cdc_table_forget(w2l__cdc *d, table *t)
 {
-    shape_release(&t->cur);
+    shape_retire(d, &t->cur);
     for (size_t i = 0; i < t->npk; i++) w2l__free(t->pk[i]);
     w2l__free(t->pk);
     t->pk = NULL;
@@ -699,7 +715,7 @@ w2l_rc w2l__cdc_add_image(w2l__cdc *d, table *t, w2l_op op, const w2l__cdc_image
     W2L_TRY(new_event(d, &e, err));
     e->change.db = t->db;
     e->change.table = t->name;
-    e->change.schema = w2l_schema_ref(t->cur.schema);
+    e->change.schema = t->cur.schema; /* borrowed (shape_retire) */
     e->change.op = op;
     e->change.row = row;
     e->change.ncols = n;

@@ -72,6 +72,8 @@ int w2l__cdc_pending_complete(const w2l__cdc *d);
 /* One decoded event; pointers are borrowed until w2l__cdc_clear(). */
 typedef struct w2l__cdc_event {
     int is_ddl;
+    int owns_schema;   /* change.schema holds a reference of its own (its shape was replaced
+                          since); else it is the table's current shape's */
     w2l_change change; /* when !is_ddl */
     w2l_ddl ddl;       /* when is_ddl */
 } w2l__cdc_event;

@@ -320,7 +320,7 @@ static w2l_rc maxwell_def(w2l__cdc *d, const w2l__json *msg, const char *type, c
     if (rc == W2L_OK) rc = describe_def(d, def, &si, t, prevt, err);
     w2l__ddl_list_free(si.list);
     W2L_TRY(rc);
-    if (prevt && prevt != t) w2l__cdc_table_forget(prevt); /* a rename: the old name is gone */
+    if (prevt && prevt != t) w2l__cdc_table_forget(d, prevt); /* a rename: the old name is gone */
     *out = t;
     return W2L_OK;
 }
@@ -343,7 +343,7 @@ static w2l_rc maxwell_ddl(w2l__cdc *d, const w2l__json *msg, const char *type, c
     if (!strcmp(type, "table-drop")) {
         table *t;
         W2L_TRY(w2l__cdc_table_get(d, db ? db : "", tn ? tn : "", 0, &t, err));
-        if (t) w2l__cdc_table_forget(t);
+        if (t) w2l__cdc_table_forget(d, t);
         return w2l__cdc_add_ddl(d, db, tn, sql, NULL, ts, err);
     }
     if (!strncmp(type, "table-", 6) && !w2l__cdc_null(def)) {

@@ -363,8 +363,12 @@ static int double_fast(const char *s, size_t n, double *out)
         long double q = (long double)m / p10l[k];
         v = (double)q;
         long double below = (long double)v - q;
-        if (below != 0) {
-            double other = nextafter(v, below > 0 ? 0.0 : INFINITY);
+        if (below != 0) { /* v's neighbour on q's side (v >= 0, finite: one step of its bits) */
+            uint64_t bits;
+            double other;
+            memcpy(&bits, &v, 8);
+            bits = below > 0 ? bits - 1 : bits + 1;
+            memcpy(&other, &bits, 8);
             if ((long double)other - q == -below) return -1; /* halfway */
         }
 #else
