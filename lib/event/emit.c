@@ -20,6 +20,7 @@ typedef struct slot {
     char *key; /* "ns\0table\0", w2l__malloc */
     size_t klen;
     w2l__batch *open;
+    size_t last_n; /* changes in its last batch: the next one's first capacity */
     egroup *group; /* NULL: none */
 } slot;
 
@@ -213,6 +214,7 @@ static w2l_rc hand_over(w2l_emitter *em, slot *s, w2l_error *err)
     w2l__batch *b = s->open;
     if (!b) return W2L_OK;
     s->open = NULL;
+    s->last_n = b->n;
     return em->hooks.batch(em->hooks.ctx, b, err);
 }
 
@@ -255,7 +257,8 @@ static w2l_rc group_turn(w2l_emitter *em, slot *s, w2l_error *err)
 
 static int is_bytes(w2l_type_id t) { return t == W2L_TYPE_STRING || t == W2L_TYPE_BINARY; }
 
-static w2l_rc check_change(const w2l_change *c, w2l_error *err)
+/* Checks c; *bytes: the bytes of its string and binary values (copied with it). */
+static w2l_rc check_change(const w2l_change *c, size_t *bytes, w2l_error *err)
 {
     if (!c || !c->db || !*c->db || !c->table || !*c->table)
         return w2l__fail(err, W2L_MISUSE, "change without database or table name");
@@ -269,12 +272,16 @@ static w2l_rc check_change(const w2l_change *c, w2l_error *err)
         return w2l__fail(err, W2L_SCHEMA, "change of %s.%s has %zu values for %zu columns", c->db,
                          c->table, c->ncols, n);
     const w2l_field *fields = w2l__schema_fields(c->schema, &n);
+    *bytes = 0;
     for (size_t i = 0; i < n; i++) {
-        if (c->present && !(c->present[i / 8] & (1u << (i % 8)))) continue;
         const w2l_field *f = &fields[i];
-        if (c->row[i].is_null && f->required)
-            return w2l__fail(err, W2L_SCHEMA, "change of %s.%s: NULL in required column %s", c->db,
-                             c->table, f->name);
+        if (c->row[i].is_null) {
+            if (f->required && (!c->present || (c->present[i / 8] & (1u << (i % 8)))))
+                return w2l__fail(err, W2L_SCHEMA, "change of %s.%s: NULL in required column %s",
+                                 c->db, c->table, f->name);
+        } else if (is_bytes(f->type.id)) {
+            *bytes += c->row[i].v.bytes.len;
+        }
     }
     return W2L_OK;
 }
@@ -282,7 +289,8 @@ static w2l_rc check_change(const w2l_change *c, w2l_error *err)
 w2l_rc w2l_emit_change(w2l_emitter *em, const w2l_change *c, w2l_error *err)
 {
     if (!em) return w2l__fail(err, W2L_MISUSE, "w2l_emit_change: NULL emitter");
-    W2L_TRY(check_change(c, err));
+    size_t bytes = 0;
+    W2L_TRY(check_change(c, &bytes, err));
     slot *s;
     W2L_TRY(find_slot(em, c->db, c->table, &s, err));
     W2L_TRY(group_turn(em, s, err));
@@ -291,30 +299,27 @@ w2l_rc w2l_emit_change(w2l_emitter *em, const w2l_change *c, w2l_error *err)
     if (!s->open) W2L_TRY(new_batch(s, c->schema, err));
     w2l__batch *b = s->open;
     if (b->n == b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 64;
+        /* as many as the table's last batch held, then doubling */
+        size_t cap = b->cap ? b->cap * 2 : W2L_MAX(W2L_MIN(s->last_n, em->batch_rows), 64);
         w2l_change *nc = w2l__realloc(b->changes, cap * sizeof *nc);
         W2L_NOMEM_IF(!nc, err);
         b->changes = nc;
         b->cap = cap;
     }
-    size_t n = c->ncols;
-    w2l_value *row = w2l__arena_alloc(&b->arena, n * sizeof *row + 1);
+    /* one block: the values, the present bits, the bytes of the strings */
+    size_t n = c->ncols, pb = c->present ? (n + 7) / 8 : 0;
+    w2l_value *row = w2l__arena_alloc(&b->arena, n * sizeof *row + pb + bytes + 1);
     W2L_NOMEM_IF(!row, err);
     memcpy(row, c->row, n * sizeof *row);
+    uint8_t *present = c->present ? memcpy(row + n, c->present, pb) : NULL;
+    char *text = (char *)(row + n) + pb;
     const w2l_field *fields = w2l__schema_fields(c->schema, &n);
     for (size_t i = 0; i < n; i++) {
         if (row[i].is_null || !is_bytes(fields[i].type.id)) continue;
         size_t len = row[i].v.bytes.len;
-        char *copy = w2l__arena_alloc(&b->arena, len ? len : 1);
-        W2L_NOMEM_IF(!copy, err);
-        if (len) memcpy(copy, row[i].v.bytes.ptr, len);
-        row[i].v.bytes.ptr = copy;
-    }
-    uint8_t *present = NULL;
-    if (c->present) {
-        present = w2l__arena_alloc(&b->arena, (n + 7) / 8);
-        W2L_NOMEM_IF(!present, err);
-        memcpy(present, c->present, (n + 7) / 8);
+        if (len) memcpy(text, row[i].v.bytes.ptr, len);
+        row[i].v.bytes.ptr = text;
+        text += len;
     }
     w2l_change *d = &b->changes[b->n++];
     *d = *c;
