@@ -204,20 +204,21 @@ static int rows(scan *s, size_t *count)
     }
 }
 
-/* An integer of at most 18 digits, as the parser and w2l__json_int64 read it; -1 for any
- * other number (a fraction, an exponent, a leading zero) or text. */
-static int integer(scan *s, int64_t *out)
+/* An integer of at most 18 digits at s->p, as the parser and w2l__json_int64 read it;
+ * -1 for any other number (a fraction, an exponent, a leading zero) or text. Inline, as
+ * every function here that takes s: s then stays out of memory, in registers. */
+static inline int integer(scan *s, int64_t *out)
 {
-    const char *q = s->p;
+    const char *q = s->p, *e = s->e;
     int neg = *q == '-';
     q += neg;
     if (*q == '0' && q[1] >= '0' && q[1] <= '9') return -1;
     uint64_t v = 0;
     uint32_t v8;
     const char *b = q;
-    if (s->e - q >= 8 && w2l__eight_digits(q, &v8)) v = v8, q += 8; /* epoch milliseconds */
-    while (q < s->e && *q >= '0' && *q <= '9') v = v * 10 + (uint64_t)(*q++ - '0');
-    if (q == b || q - b > 18 || (q < s->e && (*q == '.' || *q == 'e' || *q == 'E'))) return -1;
+    if (e - q >= 8 && w2l__eight_digits(q, &v8)) v = v8, q += 8; /* epoch milliseconds */
+    while (q < e && *q >= '0' && *q <= '9') v = v * 10 + (uint64_t)(*q++ - '0');
+    if (q == b || q - b > 18 || (q < e && (*q == '.' || *q == 'e' || *q == 'E'))) return -1;
     *out = neg ? -(int64_t)v : (int64_t)v;
     s->p = (char *)q;
     return 0;

@@ -230,10 +230,11 @@ w2l_rc w2l__cdc_str_value(const vctx *x, w2l_type t, unsigned cv, int required, 
 /* The common case of w2l__cdc_str_value, with no context to set up: plain text s of n
  * bytes (cv CV_PLAIN) of a string, integer, boolean, double, decimal, date or timestamp
  * column converted at once: 0 with *out set, the same value w2l__cdc_str_value gives;
- * -1 for any other column or text (w2l__cdc_str_value then converts it or words why not).
- * tz_offset_s: source.timezone, for a timestamptz without a zone. */
+ * -1 for any other column or text (w2l__cdc_str_value then converts it or words why not;
+ * *scratch may have been written). tz_offset_s: source.timezone, for a timestamptz
+ * without a zone. */
 int w2l__cdc_text_quick(w2l_type t, unsigned cv, int32_t tz_offset_s, const char *s, size_t n,
-                        w2l_value *out);
+                        w2l_value *out, w2l_error *scratch);
 /* A JSON value (not null) of column type t with encoding cv (cdc_value.c). */
 w2l_rc w2l__cdc_value(const vctx *x, w2l_type t, unsigned cv, int required, const w2l__json *j,
                       w2l_value *out, w2l_error *err);

@@ -666,7 +666,7 @@ static w2l_rc fill_row(w2l__cdc *d, table *t, const w2l__cdc_image *img, w2l_val
             have[i / 8] |= (uint8_t)(1u << (i % 8));
             if (!img->m[i].s) row[i].is_null = 1;
             else if (w2l__cdc_text_quick(fields[i].type, t->cur.cv[i], d->opts.tz_offset_s,
-                                         img->m[i].s, img->m[i].n, &row[i]))
+                                         img->m[i].s, img->m[i].n, &row[i], err))
                 W2L_TRY(fill_member(d, t, fields, nf, i, img->m[i].name, NULL, img->m[i].s,
                                     img->m[i].n, row, have, err));
         }

@@ -849,9 +849,8 @@ w2l_rc w2l__cdc_str_value(const vctx *x, w2l_type t, unsigned cv, int required, 
 /* As value_from_text for the text it takes: a value_from_text case that succeeded, minus
  * the checks whose failure it leaves to it (zero dates, boolean words, exponents). */
 int w2l__cdc_text_quick(w2l_type t, unsigned cv, int32_t tz_offset_s, const char *s, size_t n,
-                        w2l_value *out)
+                        w2l_value *out, w2l_error *scratch)
 {
-    w2l_error scratch; /* written only for text that value_from_text then words */
     int64_t v;
     if (cv != CV_PLAIN) return -1;
     switch (t.id) {
@@ -875,19 +874,19 @@ int w2l__cdc_text_quick(w2l_type t, unsigned cv, int32_t tz_offset_s, const char
         if (double_fast(s, n, &out->v.f64)) return -1;
         break;
     case W2L_TYPE_DECIMAL:
-        if (w2l__decimal_parse(s, n, t.precision, t.scale, &out->v.dec, &scratch) != W2L_OK)
+        if (w2l__decimal_parse(s, n, t.precision, t.scale, &out->v.dec, scratch) != W2L_OK)
             return -1;
         break;
     case W2L_TYPE_DATE: /* a zero date ("0000-00-00") never parses */
-        if (w2l__date_parse(s, n, &out->v.i32, &scratch) != W2L_OK) return -1;
+        if (w2l__date_parse(s, n, &out->v.i32, scratch) != W2L_OK) return -1;
         break;
     case W2L_TYPE_TIMESTAMP:
-        if (w2l__timestamp_parse(s, n, 0, &out->v.i64, &scratch) != W2L_OK) return -1;
+        if (w2l__timestamp_parse(s, n, 0, &out->v.i64, scratch) != W2L_OK) return -1;
         break;
     case W2L_TYPE_TIMESTAMPTZ: /* without a zone only: in source.timezone */
         if (n < 19 || n > 26 || s[n - 1] < '0' || s[n - 1] > '9' || memchr(s + 10, '+', n - 10) ||
             memchr(s + 10, '-', n - 10) ||
-            w2l__timestamp_parse(s, n, 1, &out->v.i64, &scratch) != W2L_OK)
+            w2l__timestamp_parse(s, n, 1, &out->v.i64, scratch) != W2L_OK)
             return -1;
         out->v.i64 -= (int64_t)tz_offset_s * 1000000;
         break;
