@@ -257,6 +257,23 @@ static int known_member(scan *s)
     return -1;
 }
 
+/* canal's root members as its writer orders them (alphabetically), with their colons, and
+ * the id of each this path takes (-1: checked, not read): the member after the one just
+ * read is tried first, one comparison instead of a dispatch on its first letters. */
+static const struct {
+    char text[16]; /* zero-padded: compared a word at a time */
+    uint8_t n;
+    int8_t id;
+} canal_order[] = {
+    {"\"data\":", 7, M_DATA},       {"\"database\":", 11, M_DATABASE},
+    {"\"es\":", 5, M_ES},           {"\"id\":", 5, -1},
+    {"\"isDdl\":", 8, M_ISDDL},     {"\"mysqlType\":", 12, M_MYSQLTYPE},
+    {"\"old\":", 6, M_OLD},         {"\"pkNames\":", 10, M_PKNAMES},
+    {"\"sql\":", 6, -1},            {"\"sqlType\":", 10, -1},
+    {"\"table\":", 8, M_TABLE},     {"\"ts\":", 5, M_TS},
+    {"\"type\":", 7, M_TYPE},
+};
+
 /* The root members this path takes (as cdc_canal.c: by name up to a NUL), or -1: for a
  * name written otherwise than known_member expects. */
 static int member_of(const char *k)
@@ -299,17 +316,26 @@ static int read_message(scan *s, fmsg *f)
     if (s->p >= s->e || *s->p != '{') return 0;
     s->p++;
     ws(s);
-    for (;;) {
+    for (size_t next = 0;; next++) {
         size_t kl, vl;
-        int id = s->p < s->e ? known_member(s) : -1;
-        if (id < 0) {
-            const char *k = string(s, &kl);
-            if (!k) return 0;
-            id = member_of(k);
+        int id;
+        if (next < W2L_ARRAY_LEN(canal_order) &&
+            same_bytes(s->p, canal_order[next].text, canal_order[next].n)) {
+            id = canal_order[next].id; /* and its colon */
+            s->p += canal_order[next].n;
+        } else {
+            id = s->p < s->e ? known_member(s) : -1;
+            if (id < 0) {
+                const char *k = string(s, &kl);
+                if (!k) return 0;
+                id = member_of(k);
+            }
+            for (size_t i = 0; id >= 0 && i < W2L_ARRAY_LEN(canal_order); i++)
+                if (canal_order[i].id == id) next = i; /* the one after it is tried next */
+            ws(s);
+            if (s->p >= s->e || *s->p != ':') return 0;
+            s->p++;
         }
-        ws(s);
-        if (s->p >= s->e || *s->p != ':') return 0;
-        s->p++;
         ws(s);
         if (s->p >= s->e) return 0;
         if (id >= 0) {
