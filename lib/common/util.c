@@ -73,15 +73,25 @@ uint64_t w2l__hash64(const void *p, size_t n, uint64_t seed)
 
 size_t w2l__fmt_int64(char *buf, int64_t v)
 {
-    char tmp[20];
+    static const char pairs[201] =
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+        "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+        "8081828384858687888990919293949596979899";
+    char tmp[20], *p = tmp + sizeof tmp;
     uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    size_t n = 0, len = 0;
-    do {
-        tmp[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
+    for (; u >= 100; u /= 100) { /* two digits a step, from the last */
+        p -= 2;
+        memcpy(p, pairs + 2 * (u % 100), 2);
+    }
+    if (u >= 10) {
+        p -= 2;
+        memcpy(p, pairs + 2 * u, 2);
+    } else {
+        *--p = (char)('0' + u);
+    }
+    size_t len = 0, nd = (size_t)(tmp + sizeof tmp - p);
     if (v < 0) buf[len++] = '-';
-    while (n) buf[len++] = tmp[--n];
-    buf[len] = '\0';
-    return len;
+    memcpy(buf + len, p, nd);
+    buf[len + nd] = '\0';
+    return len + nd;
 }

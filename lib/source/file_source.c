@@ -184,16 +184,11 @@ static w2l_rc line_fail(file_source *fs, uint64_t off, w2l_error *err)
  * it is formatted once per transaction (snprintf was a third of a canal row's emit). */
 static int offset_pos(char pos[48], uint64_t off)
 {
-    char dig[20];
-    int nd = 0, n = 0;
-    do dig[nd++] = (char)('0' + off % 10), off /= 10;
-    while (off);
     memcpy(pos, "{\"offset\":", 10);
-    n = 10;
-    while (nd) pos[n++] = dig[--nd];
+    size_t n = 10 + w2l__fmt_int64(pos + 10, (int64_t)off); /* offsets are below 2^63 */
     pos[n++] = '}';
     pos[n] = '\0';
-    return n;
+    return (int)n;
 }
 
 static w2l_rc emit_pending(file_source *fs, w2l_emitter *em, uint64_t end_off, size_t *count,
