@@ -663,12 +663,15 @@ static w2l_rc fill_row(w2l__cdc *d, table *t, const w2l__cdc_image *img, w2l_val
         /* the fast path's image of every column in order (it found each name so): the
          * common values at once, the rest as any member */
         for (; img->n == nf && i < nf && img->m[i].name == fields[i].name; i++) {
-            have[i / 8] |= (uint8_t)(1u << (i % 8));
             if (!img->m[i].s) row[i].is_null = 1;
             else if (w2l__cdc_text_quick(fields[i].type, t->cur.cv[i], d->opts.tz_offset_s,
                                          img->m[i].s, img->m[i].n, &row[i], err))
                 W2L_TRY(fill_member(d, t, fields, nf, i, img->m[i].name, NULL, img->m[i].s,
                                     img->m[i].n, row, have, err));
+        }
+        if (i) { /* columns [0, i) */
+            memset(have, 0xff, i / 8);
+            if (i % 8) have[i / 8] |= (uint8_t)((1u << (i % 8)) - 1);
         }
         for (; i < img->n; i++)
             W2L_TRY(fill_member(d, t, fields, nf, i, img->m[i].name, NULL, img->m[i].s,
@@ -703,8 +706,8 @@ w2l_rc w2l__cdc_add_image(w2l__cdc *d, table *t, w2l_op op, const w2l__cdc_image
     W2L_TRY(fill_row(d, t, image, row, have, err));
     if (overlay) W2L_TRY(fill_row(d, t, overlay, row, have, err));
     int all = 1;
-    for (size_t i = 0; i < n; i++)
-        if (!(have[i / 8] & (1u << (i % 8)))) all = 0;
+    for (size_t i = 0; i < n / 8; i++) all &= have[i] == 0xff;
+    if (n % 8) all &= (have[n / 8] | ((0xff << (n % 8)) & 0xff)) == 0xff;
     uint8_t *present = NULL;
     if (!all) { /* columns absent from the image (minimal row images, columns since added) */
         present = have == stackhave ? w2l__cdc_alloc(&d->mem, nb) : have;
