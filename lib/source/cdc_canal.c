@@ -248,8 +248,9 @@ w2l_rc w2l__cdc_canal_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err)
         return w2l__cdc_missing(d, "old", err);
     for (w2l__json *r = w2l__json_first(data); r; r = w2l__json_next(r)) {
         if (op == W2L_OP_UPDATE_AFTER) {
-            W2L_TRY(w2l__cdc_add_change(d, t, W2L_OP_UPDATE_BEFORE, r, o, ts, err));
+            W2L_TRY(w2l__cdc_add_update(d, t, r, o, ts, err));
             o = w2l__json_next(o);
+            continue;
         }
         W2L_TRY(w2l__cdc_add_change(d, t, op, r, NULL, ts, err));
     }

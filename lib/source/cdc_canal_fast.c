@@ -464,12 +464,13 @@ int w2l__cdc_canal_fast(w2l__cdc *d, const char *text, size_t len, int replay, w
     size_t nev = d->nev;
     d->replay = replay;
     for (size_t i = 0; i < f.ndata && *rc == W2L_OK; i++) {
-        w2l__cdc_image img = image(d, f.data0 + i);
+        w2l__cdc_image img = image(d, f.data0 + i), old;
         if (op == W2L_OP_UPDATE_AFTER) {
-            w2l__cdc_image old = image(d, f.old0 + i);
-            *rc = w2l__cdc_add_image(d, t, W2L_OP_UPDATE_BEFORE, &img, &old, ts, err);
+            old = image(d, f.old0 + i);
+            *rc = w2l__cdc_add_update_image(d, t, &img, &old, ts, err);
+        } else {
+            *rc = w2l__cdc_add_image(d, t, op, &img, NULL, ts, err);
         }
-        if (*rc == W2L_OK) *rc = w2l__cdc_add_image(d, t, op, &img, NULL, ts, err);
     }
     d->replay = 0;
     if (*rc == W2L_OK || *rc == W2L_NOMEM) return 1;

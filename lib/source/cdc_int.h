@@ -248,6 +248,13 @@ w2l_rc w2l__cdc_add_image(w2l__cdc *d, table *t, w2l_op op, const w2l__cdc_image
                           const w2l__cdc_image *overlay, int64_t ts_ms, w2l_error *err);
 w2l_rc w2l__cdc_add_change(w2l__cdc *d, table *t, w2l_op op, const w2l__json *image,
                            const w2l__json *overlay, int64_t ts_ms, w2l_error *err);
+/* An update: UPDATE_BEFORE (image under overlay, the changed columns' old values; overlay
+ * may be NULL), then UPDATE_AFTER (image), as the two calls above would add them, with the
+ * image's values converted once. */
+w2l_rc w2l__cdc_add_update_image(w2l__cdc *d, table *t, const w2l__cdc_image *image,
+                                 const w2l__cdc_image *overlay, int64_t ts_ms, w2l_error *err);
+w2l_rc w2l__cdc_add_update(w2l__cdc *d, table *t, const w2l__json *image,
+                           const w2l__json *overlay, int64_t ts_ms, w2l_error *err);
 w2l_rc w2l__cdc_add_ddl(w2l__cdc *d, const char *db, const char *tname, const char *sql,
                         const w2l_schema *after, int64_t ts_ms, w2l_error *err);
 

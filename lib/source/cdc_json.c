@@ -687,33 +687,27 @@ static w2l_rc fill_row(w2l__cdc *d, table *t, const w2l__cdc_image *img, w2l_val
     return W2L_OK;
 }
 
-w2l_rc w2l__cdc_add_image(w2l__cdc *d, table *t, w2l_op op, const w2l__cdc_image *image,
-                          const w2l__cdc_image *overlay, int64_t ts_ms, w2l_error *err)
+/* A row of the table's current shape with every column NULL and absent (have). */
+static w2l_rc new_row(w2l__cdc *d, size_t n, w2l_value **row, uint8_t **have, w2l_error *err)
 {
-    if (t->skip) { /* quarantined: nothing of it is converted */
-        if (!d->replay) t->skipped++;
-        return W2L_OK;
-    }
-    if (d->replay) return W2L_OK; /* schemas only */
-    const w2l_schema *sc = t->cur.schema;
-    size_t n = w2l_schema_field_count(sc), nb = (n + 7) / 8;
-    uint8_t stackhave[64], *have = nb <= sizeof stackhave ? stackhave : w2l__cdc_alloc(&d->mem, nb);
-    W2L_NOMEM_IF(!have, err);
-    memset(have, 0, nb);
-    w2l_value *row = w2l__cdc_alloc(&d->mem, (n ? n : 1) * sizeof *row);
-    W2L_NOMEM_IF(!row, err);
-    for (size_t i = 0; i < n; i++) row[i].is_null = 1;
-    W2L_TRY(fill_row(d, t, image, row, have, err));
-    if (overlay) W2L_TRY(fill_row(d, t, overlay, row, have, err));
+    size_t nb = (n + 7) / 8;
+    *have = w2l__cdc_alloc(&d->mem, nb ? nb : 1);
+    *row = w2l__cdc_alloc(&d->mem, (n ? n : 1) * sizeof **row);
+    W2L_NOMEM_IF(!*have || !*row, err);
+    memset(*have, 0, nb);
+    for (size_t i = 0; i < n; i++) (*row)[i].is_null = 1;
+    return W2L_OK;
+}
+
+/* The event of one change of t's current shape: row, with the columns have marks present
+ * (have is kept as the change's present bits when some are missing). */
+static w2l_rc push_change(w2l__cdc *d, table *t, w2l_op op, w2l_value *row, uint8_t *have,
+                          int64_t ts_ms, w2l_error *err)
+{
+    size_t n = w2l_schema_field_count(t->cur.schema);
     int all = 1;
     for (size_t i = 0; i < n / 8; i++) all &= have[i] == 0xff;
     if (n % 8) all &= (have[n / 8] | ((0xff << (n % 8)) & 0xff)) == 0xff;
-    uint8_t *present = NULL;
-    if (!all) { /* columns absent from the image (minimal row images, columns since added) */
-        present = have == stackhave ? w2l__cdc_alloc(&d->mem, nb) : have;
-        W2L_NOMEM_IF(!present, err);
-        if (present != have) memcpy(present, have, nb);
-    }
     w2l__cdc_event *e;
     W2L_TRY(new_event(d, &e, err));
     e->change.db = t->db;
@@ -722,10 +716,54 @@ w2l_rc w2l__cdc_add_image(w2l__cdc *d, table *t, w2l_op op, const w2l__cdc_image
     e->change.op = op;
     e->change.row = row;
     e->change.ncols = n;
-    e->change.present = present;
+    /* columns absent from the image (minimal row images, columns since added) */
+    e->change.present = all ? NULL : have;
     e->change.ts_ms = ts_ms;
     d->nev++;
     return W2L_OK;
+}
+
+/* Whether t's rows are converted at all (quarantined: counted, dropped; replay: none). */
+static int converts(w2l__cdc *d, table *t, uint64_t changes)
+{
+    if (t->skip && !d->replay) t->skipped += changes;
+    return !t->skip && !d->replay;
+}
+
+w2l_rc w2l__cdc_add_image(w2l__cdc *d, table *t, w2l_op op, const w2l__cdc_image *image,
+                          const w2l__cdc_image *overlay, int64_t ts_ms, w2l_error *err)
+{
+    if (!converts(d, t, 1)) return W2L_OK;
+    w2l_value *row;
+    uint8_t *have;
+    W2L_TRY(new_row(d, w2l_schema_field_count(t->cur.schema), &row, &have, err));
+    W2L_TRY(fill_row(d, t, image, row, have, err));
+    if (overlay) W2L_TRY(fill_row(d, t, overlay, row, have, err));
+    return push_change(d, t, op, row, have, ts_ms, err);
+}
+
+w2l_rc w2l__cdc_add_update_image(w2l__cdc *d, table *t, const w2l__cdc_image *image,
+                                 const w2l__cdc_image *overlay, int64_t ts_ms, w2l_error *err)
+{
+    if (!converts(d, t, 2)) return W2L_OK;
+    size_t n = w2l_schema_field_count(t->cur.schema), nb = (n + 7) / 8;
+    w2l_value *after, *before;
+    uint8_t *ahave, *bhave;
+    W2L_TRY(new_row(d, n, &after, &ahave, err));
+    W2L_TRY(new_row(d, n, &before, &bhave, err));
+    W2L_TRY(fill_row(d, t, image, after, ahave, err)); /* converted once, for both */
+    memcpy(before, after, n * sizeof *before);
+    memcpy(bhave, ahave, nb);
+    if (overlay) W2L_TRY(fill_row(d, t, overlay, before, bhave, err));
+    W2L_TRY(push_change(d, t, W2L_OP_UPDATE_BEFORE, before, bhave, ts_ms, err));
+    return push_change(d, t, W2L_OP_UPDATE_AFTER, after, ahave, ts_ms, err);
+}
+
+w2l_rc w2l__cdc_add_update(w2l__cdc *d, table *t, const w2l__json *image,
+                           const w2l__json *overlay, int64_t ts_ms, w2l_error *err)
+{
+    w2l__cdc_image a = {image, NULL, 0}, b = {overlay, NULL, 0};
+    return w2l__cdc_add_update_image(d, t, &a, overlay ? &b : NULL, ts_ms, err);
 }
 
 /* Appends one change of the table's current shape from the row object(s): image, then

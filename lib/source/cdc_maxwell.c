@@ -397,8 +397,7 @@ w2l_rc w2l__cdc_maxwell_decode(w2l__cdc *d, const w2l__json *msg, w2l_error *err
     if (op == W2L_OP_UPDATE_AFTER) {
         if (old && w2l__json_type(old) != W2L_JSON_OBJECT && w2l__json_type(old) != W2L_JSON_NULL)
             return w2l__cdc_missing(d, "old", err);
-        W2L_TRY(w2l__cdc_add_change(d, t, W2L_OP_UPDATE_BEFORE, data,
-                                    w2l__cdc_null(old) ? NULL : old, ts, err));
+        return w2l__cdc_add_update(d, t, data, w2l__cdc_null(old) ? NULL : old, ts, err);
     }
     /* a bootstrap row replaces the row of its key (of a keyless table: an identical row) */
     if (bootstrap) W2L_TRY(w2l__cdc_add_change(d, t, W2L_OP_UPDATE_BEFORE, data, NULL, ts, err));
