@@ -51,11 +51,13 @@ w2l_rc w2l__zstd_cctx_level(w2l__zstd_cctx *c, int level, w2l_error *err)
     return W2L_OK;
 }
 
-w2l_rc w2l__zstd_cctx_hash_log(w2l__zstd_cctx *c, int log, w2l_error *err)
+w2l_rc w2l__zstd_cctx_tables(w2l__zstd_cctx *c, int hash_log, int chain_log, w2l_error *err)
 {
-    size_t r = ZSTD_CCtx_setParameter((ZSTD_CCtx *)c, ZSTD_c_hashLog, log);
+    size_t r = ZSTD_CCtx_setParameter((ZSTD_CCtx *)c, ZSTD_c_hashLog, hash_log);
+    if (!ZSTD_isError(r)) r = ZSTD_CCtx_setParameter((ZSTD_CCtx *)c, ZSTD_c_chainLog, chain_log);
     if (ZSTD_isError(r))
-        return w2l__fail(err, W2L_MISUSE, "zstd hash log %d: %s", log, ZSTD_getErrorName(r));
+        return w2l__fail(err, W2L_MISUSE, "zstd tables 2^%d, 2^%d: %s", hash_log, chain_log,
+                         ZSTD_getErrorName(r));
     return W2L_OK;
 }
 

@@ -23,9 +23,10 @@ void w2l__zstd_cctx_free(w2l__zstd_cctx *c); /* NULL is a no-op */
 /* Sets the level of the frames c makes from now on; W2L_MISUSE ("zstd level N: ...") when
  * zstd rejects it. */
 w2l_rc w2l__zstd_cctx_level(w2l__zstd_cctx *c, int level, w2l_error *err);
-/* Caps the hash table of c's match finder at 2^log entries (ZSTD_c_hashLog), for the
- * levels whose default is larger; 0 leaves the level's choice. */
-w2l_rc w2l__zstd_cctx_hash_log(w2l__zstd_cctx *c, int log, w2l_error *err);
+/* Sizes the tables of c's match finder: 2^hash_log entries in the main one
+ * (ZSTD_c_hashLog) and 2^chain_log in the second (ZSTD_c_chainLog: the chain table, or
+ * for the double-fast levels the short-match table); 0 leaves the level's choice. */
+w2l_rc w2l__zstd_cctx_tables(w2l__zstd_cctx *c, int hash_log, int chain_log, w2l_error *err);
 /* The most bytes one frame of n input bytes can take. */
 size_t w2l__zstd_bound(size_t n);
 /* Compresses src[0, n) into one frame (its content size in the header) in dst, which holds

@@ -180,7 +180,8 @@ const w2l_conf_prop w2l__conf_props[] = {
     { "parquet.compression", W2L_CONF_ENUM, "zstd", NOLIM, "zstd|uncompressed", 0,
       "Codec of data pages." },
     { "parquet.zstd-level", W2L_CONF_INT, "3", 1, 22, NULL, 0,
-      "ZSTD level. Levels 2 and 3 use a hash table of 2^15 entries (a core's cache) for pages." },
+      "ZSTD level. For pages, level 2 uses a hash table of 2^15 entries and level 3 tables of "
+      "2^16 and 2^13 (a core's cache)." },
     { "parquet.page-bytes", W2L_CONF_SIZE, "1MiB", 4 * K, 1LL << 30, NULL, 0,
       "Target size of a data page before compression." },
     { "parquet.row-group-bytes", W2L_CONF_SIZE, "128MiB", 64 * K, 1LL << 40, NULL, 0,
