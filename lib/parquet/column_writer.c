@@ -23,11 +23,14 @@
  * follow the format's rule for zeros (a zero min is written -0.0, a zero max +0.0). Byte
  * arrays compare as unsigned bytes; values longer than 4096 bytes leave min/max out.
  */
+#include <assert.h>
 #include <math.h>
 
 #include "pq_writer_int.h"
 
 #define PQ_MAX_STAT_BYTES 4096
+/* room before a data page's body for its header (at most about 30 bytes) */
+#define PQ_PAGE_HEAD 64
 /* values after which the first page checks whether its dictionary pays */
 #define PQ_DICT_PROBE 8192
 /* ... when this share (percent) of them were distinct: such a column gains little from a
@@ -88,13 +91,22 @@ w2l_rc w2l__pq_colw_init(w2l__pq_writer *w, w2l__pq_colw *c, const w2l_field *f,
     return W2L_OK;
 }
 
+/* Frees the chunk's finished pages. */
+static void pages_clear(w2l__pq_colw *c)
+{
+    for (size_t i = 0; i < c->npages; i++) w2l__free(c->pages[i].mem);
+    c->npages = 0;
+    c->pages_bytes = 0;
+}
+
 void w2l__pq_colw_free(w2l__pq_colw *c)
 {
     w2l__free(c->name);
     w2l_buf_release(&c->vals);
     w2l__free(c->defs);
     w2l__pq_dict_free(&c->dict);
-    w2l_buf_release(&c->pages);
+    pages_clear(c);
+    w2l__free(c->pages);
     mm_free(&c->ch_mm);
     mm_free(&c->file_mm);
 }
@@ -563,25 +575,44 @@ w2l_rc w2l__pq_colw_flush_page(w2l__pq_colw *c, w2l_error *err)
     if (s->len > INT32_MAX)
         return w2l__fail(err, W2L_ERROR, "field %s: page of %zu bytes too large", c->field->name,
                          s->len);
-    const w2l_buf *body = s;
-    if (w->opt.codec != W2L_PQ_UNCOMPRESSED) {
-        W2L_TRY(w2l__pq_compress(w->codec, w->opt.codec, w->opt.zstd_level, s->data, s->len,
-                                 &w->cbuf, err));
-        body = &w->cbuf;
+    /* the body goes straight into a block of its own (no copy, and no chunk buffer that
+     * grows by copying what it holds); the header then goes just before it */
+    if (c->npages == c->pages_cap) {
+        size_t cap = c->pages_cap ? c->pages_cap * 2 : 8;
+        w2l__pq_page_blk *np = w2l__realloc(c->pages, cap * sizeof *np);
+        W2L_NOMEM_IF(!np, err);
+        c->pages = np;
+        c->pages_cap = cap;
     }
+    size_t bound = w2l__pq_compress_bound(w->opt.codec, s->len), clen = 0;
+    uint8_t *blk = w2l__malloc(PQ_PAGE_HEAD + bound);
+    W2L_NOMEM_IF(!blk, err);
+    w2l_rc rc = w2l__pq_compress_into(w->codec, w->opt.codec, w->opt.zstd_level, s->data, s->len,
+                                      blk + PQ_PAGE_HEAD, bound, &clen, err);
     w2l__pq_page_header h;
     memset(&h, 0, sizeof h);
     h.type = PQ_PAGE_DATA;
     h.uncompressed_size = (int32_t)s->len;
-    h.compressed_size = (int32_t)body->len;
+    h.compressed_size = (int32_t)clen;
     h.num_values = (int32_t)c->pg_values;
     h.encoding = encoding;
     h.def_encoding = PQ_ENC_RLE;
     h.rep_encoding = PQ_ENC_RLE;
-    size_t hstart = c->pages.len;
-    W2L_TRY(w2l__pq_page_header_write(&h, &c->pages, err));
-    size_t hlen = c->pages.len - hstart;
-    W2L_TRY(w2l__pq_put(&c->pages, body->data, body->len, err));
+    w->hdr.len = 0;
+    if (rc == W2L_OK) rc = w2l__pq_page_header_write(&h, &w->hdr, err);
+    if (rc != W2L_OK) {
+        w2l__free(blk);
+        return rc;
+    }
+    size_t hlen = w->hdr.len;
+    assert(hlen <= PQ_PAGE_HEAD);
+    memcpy(blk + PQ_PAGE_HEAD - hlen, w->hdr.data, hlen);
+    if (bound - clen >= 4096) { /* give back what the body did not take */
+        uint8_t *nb = w2l__realloc(blk, PQ_PAGE_HEAD + clen);
+        if (nb) blk = nb;
+    }
+    c->pages[c->npages++] = (w2l__pq_page_blk){blk, PQ_PAGE_HEAD - hlen, hlen + clen};
+    c->pages_bytes += hlen + clen;
     c->ch_uncomp += (int64_t)(hlen + s->len);
     c->ch_values += (int64_t)c->pg_values;
     c->ch_nulls += (int64_t)(c->pg_values - c->pg_nonnull);
@@ -595,7 +626,7 @@ w2l_rc w2l__pq_colw_flush_page(w2l__pq_colw *c, w2l_error *err)
 uint64_t w2l__pq_colw_estimate(const w2l__pq_colw *c)
 {
     uint64_t open = c->dict_on ? c->vals.len / 2 : c->pg_plain + c->vals.len / 8;
-    return c->pages.len + open + (c->dict_used || c->dict_on ? w2l__pq_dict_bytes(&c->dict) : 0);
+    return c->pages_bytes + open + (c->dict_used || c->dict_on ? w2l__pq_dict_bytes(&c->dict) : 0);
 }
 
 /* ---- chunks ---- */
@@ -687,7 +718,8 @@ w2l_rc w2l__pq_colw_finish_chunk(w2l__pq_colw *c, w2l__pq_chunk_meta *meta, w2l_
         c->ch_enc |= 1u << PQ_ENC_PLAIN;
     }
     meta->data_off = (int64_t)w->offset;
-    W2L_TRY(w2l__pq_file_write(w, c->pages.data, c->pages.len, err));
+    for (size_t i = 0; i < c->npages; i++)
+        W2L_TRY(w2l__pq_file_write(w, c->pages[i].mem + c->pages[i].off, c->pages[i].len, err));
     meta->comp = (int64_t)w->offset - meta->start;
     meta->uncomp = uncomp;
     meta->num_values = c->ch_values;
@@ -709,7 +741,7 @@ w2l_rc w2l__pq_colw_finish_chunk(w2l__pq_colw *c, w2l__pq_chunk_meta *meta, w2l_
     w2l__pq_dict_reset(&c->dict);
     c->dict_on = w->opt.dict_bytes > 0 && c->kind != K_BOOL;
     c->dict_used = c->dict_failed = 0;
-    c->pages.len = 0;
+    pages_clear(c);
     c->ch_values = c->ch_nulls = c->ch_uncomp = 0;
     c->ch_enc = 0;
     c->ch_mm.has = 0;

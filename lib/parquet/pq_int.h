@@ -149,6 +149,10 @@ w2l_rc w2l__pq_compress(w2l__pq_codec *c, int codec, int level, const void *src,
 /* Decompresses exactly dst_len bytes; W2L_CORRUPT otherwise. */
 w2l_rc w2l__pq_decompress(w2l__pq_codec *c, int codec, const void *src, size_t n, void *dst,
                           size_t dst_len, w2l_error *err);
+/* The same into dst[0, cap) (cap at least w2l__pq_compress_bound(codec, n)); *out_len the
+ * bytes written. */
+w2l_rc w2l__pq_compress_into(w2l__pq_codec *c, int codec, int level, const void *src, size_t n,
+                             void *dst, size_t cap, size_t *out_len, w2l_error *err);
 /* Worst-case compressed size, for budgeting. */
 size_t w2l__pq_compress_bound(int codec, size_t n);
 /* GZIP (pq_gzip.c, the only file including zlib.h), read only: inflates exactly dst_len

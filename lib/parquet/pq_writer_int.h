@@ -31,6 +31,14 @@ typedef struct w2l__pq_chunk_meta {
 
 typedef struct w2l__pq_writer w2l__pq_writer;
 
+/* A finished data page of the open chunk, in a block of its own: header then body at
+ * mem + off, len bytes. The body is compressed straight into the block, PQ_PAGE_HEAD bytes
+ * in, and the header (whose size depends on the body's) put just before it. */
+typedef struct w2l__pq_page_blk {
+    uint8_t *mem;
+    size_t off, len;
+} w2l__pq_page_blk;
+
 typedef struct w2l__pq_colw {
     w2l__pq_writer *w;
     const w2l_field *field; /* borrowed from the schema */
@@ -46,7 +54,9 @@ typedef struct w2l__pq_colw {
     /* open chunk */
     int dict_on, dict_used, dict_failed;
     w2l__pq_dict dict;
-    w2l_buf pages;          /* finished data pages of the chunk: header + body */
+    w2l__pq_page_blk *pages; /* finished data pages of the chunk, in order */
+    size_t npages, pages_cap;
+    uint64_t pages_bytes;   /* their total length */
     int64_t ch_values, ch_nulls, ch_uncomp;
     unsigned ch_enc;
     w2l__pq_minmax ch_mm;
@@ -63,7 +73,7 @@ struct w2l__pq_writer {
     size_t ncols;
     w2l__pq_colw *cols;
     w2l__pq_codec *codec; /* its own, or opt.codec_ctx's */
-    w2l_buf scratch, cbuf, hdr; /* page assembly, compressed page, page header */
+    w2l_buf scratch, cbuf, hdr; /* page assembly, compressed dictionary page, page header */
     uint64_t offset;            /* bytes written to the file */
     uint64_t rows, rg_rows;
     /* finished row groups */

@@ -38,12 +38,9 @@ size_t w2l__pq_compress_bound(int codec, size_t n)
     return codec == W2L_PQ_ZSTD ? w2l__zstd_bound(n) : n;
 }
 
-w2l_rc w2l__pq_compress(w2l__pq_codec *c, int codec, int level, const void *src, size_t n,
-                        w2l_buf *out, w2l_error *err)
+/* c's compression context, made on first use, set to level. */
+static w2l_rc cctx_at(w2l__pq_codec *c, int level, w2l_error *err)
 {
-    out->len = 0;
-    if (codec == W2L_PQ_UNCOMPRESSED) return w2l__pq_put(out, src, n, err);
-    if (codec != W2L_PQ_ZSTD) return w2l__fail(err, W2L_MISUSE, "codec %d not supported", codec);
     if (!c->cctx) {
         c->cctx = w2l__zstd_cctx_new();
         W2L_NOMEM_IF(!c->cctx, err);
@@ -61,9 +58,31 @@ w2l_rc w2l__pq_compress(w2l__pq_codec *c, int codec, int level, const void *src,
         W2L_TRY(w2l__zstd_cctx_tables(c->cctx, hash_log, level == 3 ? 13 : 0, err));
         c->level = level;
     }
-    size_t bound = w2l__zstd_bound(n);
+    return W2L_OK;
+}
+
+w2l_rc w2l__pq_compress_into(w2l__pq_codec *c, int codec, int level, const void *src, size_t n,
+                             void *dst, size_t cap, size_t *out_len, w2l_error *err)
+{
+    if (codec == W2L_PQ_UNCOMPRESSED) {
+        if (cap < n) return w2l__fail(err, W2L_MISUSE, "page of %zu bytes into %zu", n, cap);
+        if (n) memcpy(dst, src, n);
+        *out_len = n;
+        return W2L_OK;
+    }
+    if (codec != W2L_PQ_ZSTD) return w2l__fail(err, W2L_MISUSE, "codec %d not supported", codec);
+    W2L_TRY(cctx_at(c, level, err));
+    return w2l__zstd_compress(c->cctx, dst, cap, src, n, out_len, err);
+}
+
+w2l_rc w2l__pq_compress(w2l__pq_codec *c, int codec, int level, const void *src, size_t n,
+                        w2l_buf *out, w2l_error *err)
+{
+    out->len = 0;
+    if (codec == W2L_PQ_UNCOMPRESSED) return w2l__pq_put(out, src, n, err);
+    size_t bound = w2l__pq_compress_bound(codec, n);
     W2L_TRY(w2l__buf_reserve(out, bound, err));
-    return w2l__zstd_compress(c->cctx, out->data, bound, src, n, &out->len, err);
+    return w2l__pq_compress_into(c, codec, level, src, n, out->data, bound, &out->len, err);
 }
 
 w2l_rc w2l__pq_decompress(w2l__pq_codec *c, int codec, const void *src, size_t n, void *dst,
