@@ -528,24 +528,62 @@ static int has_id(const int32_t *ids, size_t n, int32_t id)
     return 0;
 }
 
-static uint64_t key_hash(const w2l_buf *b)
+static inline uint64_t fmix64(uint64_t x)
 {
-    return w2l__hash64(b->data, b->len, 0x6b6d6170);
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+/* The hash of an encoded key. Keys of 8 to 16 bytes (a single integer, date, timestamp or
+ * double column is 12) take two overlapping 8-byte words through a 64-bit finaliser twice,
+ * inline; longer and shorter ones the general hash. */
+static inline uint64_t key_hash(const unsigned char *p, size_t n)
+{
+    if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        memcpy(&a, p, 8);
+        memcpy(&b, p + n - 8, 8);
+        return fmix64(a ^ fmix64(b ^ (uint64_t)n * 0x9e3779b97f4a7c15ULL));
+    }
+    return w2l__hash64(p, n, 0x6b6d6170);
+}
+
+static inline const unsigned char *kslot_key(const kslot *s)
+{
+    return s->len <= KEY_INLINE ? s->key.in : s->key.p;
+}
+
+static inline int key_eq(const kslot *s, const unsigned char *k, size_t n)
+{
+    if (s->len != n) return 0;
+    if (n >= 8 && n <= 16) { /* inline: two overlapping words */
+        uint64_t a, b, x, y;
+        memcpy(&a, s->key.in, 8);
+        memcpy(&b, s->key.in + n - 8, 8);
+        memcpy(&x, k, 8);
+        memcpy(&y, k + n - 8, 8);
+        return ((a ^ x) | (b ^ y)) == 0;
+    }
+    return n == 0 || memcmp(kslot_key(s), k, n) == 0;
 }
 
 /* The key map is far larger than the caches once a checkpoint holds many rows, and a
  * lookup is one cache miss on its slot: on_changes encodes and hashes the key of the change
  * KEY_AHEAD places ahead and prefetches its slot (key_ahead), so the miss overlaps the work
- * on the changes between. The hashes are kept for on_change (ahead_hash): the same key
- * bytes, so the same hash, as long as the table's key columns did not change in between
- * (on_changes forgets them when they do). */
+ * on the changes between. The keys and their hashes are kept for on_change (ahead_key): the
+ * same key bytes as long as the table's key columns did not change in between (on_changes
+ * forgets them when they do). */
 static void key_ahead(writer *w, const tstate *t, const w2l_change *c, uint32_t ci)
 {
     size_t k = ci % KEY_AHEAD;
     w->ahead_ci[k] = 0;
     w2l_error e; /* only out of memory; on_change meets it again */
-    if (encode_key(&w->akey, t, c, &e) != W2L_OK) return;
-    uint64_t h = key_hash(&w->akey);
+    if (encode_key(&w->akey[k], t, c, &e) != W2L_OK) return;
+    uint64_t h = key_hash(w->akey[k].data, w->akey[k].len);
     w->ahead_h[k] = h;
     w->ahead_ci[k] = (uint64_t)ci + 1;
 #if defined(__GNUC__) || defined(__clang__)
@@ -553,17 +591,27 @@ static void key_ahead(writer *w, const tstate *t, const w2l_change *c, uint32_t 
 #endif
 }
 
-/* The hash of change ci's key, now in w->key. */
-static uint64_t ahead_hash(const writer *w, uint32_t ci)
+/* The key of change c (index ci) and its hash: the one key_ahead made, else encoded now
+ * into w->key. Borrowed until the next call. */
+static w2l_rc ahead_key(writer *w, const tstate *t, const w2l_change *c, uint32_t ci,
+                        const w2l_buf **key, uint64_t *h, w2l_error *err)
 {
     size_t k = ci % KEY_AHEAD;
-    return w->ahead_ci[k] == (uint64_t)ci + 1 ? w->ahead_h[k] : key_hash(&w->key);
+    if (w->ahead_ci[k] == (uint64_t)ci + 1) {
+        *key = &w->akey[k];
+        *h = w->ahead_h[k];
+        return W2L_OK;
+    }
+    W2L_TRY(encode_key(&w->key, t, c, err));
+    *key = &w->key;
+    *h = key_hash(w->key.data, w->key.len);
+    return W2L_OK;
 }
 
-/* The entry of the current key (w->key, hash h); with add, inserts it (copied) when absent.
- * NULL when absent (or out of memory with add: *err set). The slot index and the tag are the
- * hash's upper 32 bits. */
-static kslot *key_slot(writer *w, tstate *t, uint64_t h, int add, w2l_error *err)
+/* The entry of key (hash h); with add, inserts it (copied) when absent. NULL when absent
+ * (or out of memory with add: *err set). The slot index and the tag are the hash's upper
+ * 32 bits. */
+static kslot *key_slot(tstate *t, const w2l_buf *key, uint64_t h, int add, w2l_error *err)
 {
     uint32_t h32 = (uint32_t)(h >> 32);
     if (t->kcap) {
@@ -572,7 +620,7 @@ static kslot *key_slot(writer *w, tstate *t, uint64_t h, int add, w2l_error *err
             if (!e) break;
             if ((uint32_t)(e >> 32) != h32) continue;
             kslot *s = &t->ks[(uint32_t)e - 1];
-            if (s->len == w->key.len && memcmp(s->key, w->key.data, s->len) == 0) return s;
+            if (key_eq(s, key->data, key->len)) return s;
         }
     }
     if (!add) return NULL;
@@ -608,17 +656,25 @@ static kslot *key_slot(writer *w, tstate *t, uint64_t h, int add, w2l_error *err
         t->ks = nk;
         t->kscap = ncap;
     }
-    unsigned char *copy = w2l__arena_alloc(&t->karena, w->key.len + 1);
-    if (!copy) {
-        w2l__fail(err, W2L_NOMEM, "out of memory");
-        return NULL;
+    kslot *s = &t->ks[t->kcount];
+    s->len = (uint32_t)key->len;
+    s->head = -1;
+    if (key->len <= KEY_INLINE) {
+        if (key->len) memcpy(s->key.in, key->data, key->len);
+    } else {
+        unsigned char *copy = w2l__arena_alloc(&t->karena, key->len);
+        if (!copy) {
+            w2l__fail(err, W2L_NOMEM, "out of memory");
+            return NULL;
+        }
+        memcpy(copy, key->data, key->len);
+        s->key.p = copy;
     }
-    if (w->key.len) memcpy(copy, w->key.data, w->key.len);
     size_t k = h32 & (t->kcap - 1);
     while (t->kslots[k]) k = (k + 1) & (t->kcap - 1);
     t->kslots[k] = (uint64_t)h32 << 32 | (uint64_t)(t->kcount + 1);
-    t->ks[t->kcount] = (kslot){copy, (uint32_t)w->key.len, -1};
-    return &t->ks[t->kcount++];
+    t->kcount++;
+    return s;
 }
 
 static w2l_rc add_pos_delete(tstate *t, const kent *e, w2l_error *err)
@@ -670,10 +726,11 @@ static w2l_rc rekey(writer *w, tstate *t, const int32_t *ids, size_t nids, w2l_e
     for (size_t i = 0; rc == W2L_OK && i < nold; i++) {
         const kslot *o = &old[i];
         if (o->head < 0) continue;
+        const unsigned char *ok = kslot_key(o);
         w->key.len = 0;
         for (size_t p = 0; rc == W2L_OK && p < o->len;) {
             int32_t id;
-            memcpy(&id, o->key + p, 4);
+            memcpy(&id, ok + p, 4);
             long at = w2l_schema_index_of_id(t->schema, id);
             if (at < 0) {
                 rc = w2l__fail(err, W2L_ERROR,
@@ -683,11 +740,12 @@ static w2l_rc rekey(writer *w, tstate *t, const int32_t *ids, size_t nids, w2l_e
                 break;
             }
             size_t n =
-                4 + value_len(w2l_schema_field(t->schema, (size_t)at)->type.id, o->key + p + 4);
-            if (has_id(ids, nids, id)) rc = w2l_buf_append(&w->key, o->key + p, n, err);
+                4 + value_len(w2l_schema_field(t->schema, (size_t)at)->type.id, ok + p + 4);
+            if (has_id(ids, nids, id)) rc = w2l_buf_append(&w->key, ok + p, n, err);
             p += n;
         }
-        kslot *s = rc == W2L_OK ? key_slot(w, t, key_hash(&w->key), 1, err) : NULL;
+        kslot *s =
+            rc == W2L_OK ? key_slot(t, &w->key, key_hash(w->key.data, w->key.len), 1, err) : NULL;
         if (!s) {
             if (rc == W2L_OK) rc = W2L_NOMEM;
             break;
@@ -811,8 +869,10 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, uint32_t ci, 
                                  "match on",
                                  t->fq, c->op == W2L_OP_DELETE ? "delete" : "update-before",
                                  w2l_schema_field(t->schema, (size_t)t->eq_idx[i])->name);
-        W2L_TRY(encode_key(&w->key, t, c, err));
-        kslot *s = key_slot(w, t, ahead_hash(w, ci), 0, err);
+        const w2l_buf *key;
+        uint64_t h;
+        W2L_TRY(ahead_key(w, t, c, ci, &key, &h, err));
+        kslot *s = key_slot(t, key, h, 0, err);
         if (s && s->head >= 0) {
             /* written in this checkpoint: only a position delete reaches it */
             kent *e = &t->ke[s->head];
@@ -842,8 +902,10 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, uint32_t ci, 
     p->used = ++t->clock;
     if (!p->dw) W2L_TRY(open_part_file(w, t, p, 0, err));
     if (t->policy != POL_APPEND_ONLY) {
-        W2L_TRY(encode_key(&w->key, t, c, err));
-        kslot *s = key_slot(w, t, ahead_hash(w, ci), 1, err);
+        const w2l_buf *key;
+        uint64_t h;
+        W2L_TRY(ahead_key(w, t, c, ci, &key, &h, err));
+        kslot *s = key_slot(t, key, h, 1, err);
         if (!s) return W2L_NOMEM;
         if (t->policy == POL_PK && s->head >= 0) {
             /* the key is live in this checkpoint already: the new row replaces it */
@@ -1264,7 +1326,7 @@ static void wr_close(w2l_operator *self)
     w2l__free(w->dbuf);
     w2l__free(w->ebuf);
     w2l_buf_release(&w->key);
-    w2l_buf_release(&w->akey);
+    for (size_t i = 0; i < KEY_AHEAD; i++) w2l_buf_release(&w->akey[i]);
     w2l_buf_release(&w->pkey);
     w2l__free(w->pvals);
     w2l__file_batch_release(&w->pend);

@@ -16,9 +16,15 @@ enum { POL_PK = 0, POL_FULL_ROW, POL_APPEND_ONLY, POL_FAIL };
 
 /* The key map (op_writer.c, key_slot): open addressing, linear probing, load at most 1/2;
  * a slot is the key's 32-bit hash << 32 | its index in ks + 1 (0: empty), so a probe reads
- * one 8-byte word and compares keys only on a hash match. */
+ * one 8-byte word and compares keys only on a hash match. A key of at most KEY_INLINE bytes
+ * (one integer, date, timestamp or double column: 12) is held in its kslot, so a lookup
+ * reads no other memory and an insert copies nothing into the key arena. */
+#define KEY_INLINE 16
 typedef struct kslot {
-    const unsigned char *key; /* in the table's key arena */
+    union {
+        const unsigned char *p;   /* len > KEY_INLINE: in the table's key arena */
+        unsigned char in[KEY_INLINE]; /* len <= KEY_INLINE */
+    } key;
     uint32_t len;
     int32_t head;             /* newest live row with this key (index into ke), -1: none */
 } kslot;
@@ -134,8 +140,8 @@ typedef struct writer {
     w2l_value *dbuf, *ebuf;
     size_t dcap, ecap;
     w2l_buf key;              /* scratch: a change's key (op_writer.c) */
-    w2l_buf akey;             /* scratch: the key of a change further on (key_ahead) */
-    uint64_t ahead_h[KEY_AHEAD];  /* hashes of the keys of changes further on ... */
+    w2l_buf akey[KEY_AHEAD];  /* the keys of changes further on (key_ahead) ... */
+    uint64_t ahead_h[KEY_AHEAD];  /* ... their hashes ... */
     uint64_t ahead_ci[KEY_AHEAD]; /* ... of change ahead_ci - 1 (at ahead_ci % KEY_AHEAD); 0 */
     w2l__file_batch pend;     /* at a barrier: complete files, closed together */
     int defer;                /* complete files go to pend (on_barrier) */
