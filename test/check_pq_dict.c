@@ -65,6 +65,15 @@ START_TEST(fixed_width_grows_past_many_rehashes)
         }
         ck_assert_uint_eq(d.count, 100000);
         ck_assert_uint_eq(w2l__pq_dict_bytes(&d), 100000u * (unsigned)width);
+        /* the inline lookup of the append loops finds what put holds, and only that */
+        for (uint32_t i = 0; width <= 8 && i < 200000; i++) {
+            uint64_t k = (uint64_t)i * 2654435761u;
+            if (width == 4) k = (uint32_t)k;
+            uint32_t idx = UINT32_MAX;
+            int found = w2l__pq_dict_find_fixed(&d, k, &idx);
+            ck_assert_int_eq(found, i < 100000);
+            if (found) ck_assert_uint_eq(idx, i);
+        }
         w2l__pq_dict_free(&d);
     }
 }

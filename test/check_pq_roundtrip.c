@@ -343,6 +343,90 @@ START_TEST(out_of_memory_fails_cleanly)
 }
 END_TEST
 
+/* _i: 0 = pages close on page_bytes (64: 16 INT or 8 LONG values), 1 = on page_rows (70).
+ * Dictionary columns of INT and LONG with NULLs, written in slices of 1 to 9 rows: the
+ * pages split after the same values as the value-by-value rule says (the append loop takes
+ * runs of dictionary hits and NULLs on a path of its own, column_writer.c dict_int_hits),
+ * and read back exactly. */
+START_TEST(dictionary_int_pages_split_at_their_limits)
+{
+    enum { N = 1000 };
+    w2l_error err;
+    w2l_schema *s = w2l_schema_new(0);
+    add(s, 1, "a", "int", 0);
+    add(s, 2, "b", "long", 0);
+    static w2l_value rows[N * 2];
+    memset(rows, 0, sizeof rows);
+    for (int r = 0; r < N; r++) {
+        rows[2 * r].is_null = r % 7 == 3;
+        rows[2 * r].v.i32 = r % 5 - 2;
+        rows[2 * r + 1].is_null = r % 11 == 0;
+        rows[2 * r + 1].v.i64 = (r % 3) * 1000000007LL;
+    }
+    w2l__pq_options o;
+    w2l__pq_options_default(&o);
+    o.codec = W2L_PQ_UNCOMPRESSED;
+    o.page_bytes = _i == 0 ? 64 : (size_t)1 << 20;
+    o.page_rows = _i == 0 ? 0 : 70;
+    w2l_fileio *io = mem_io();
+    w2l__pq_writer *w;
+    ck_assert_ok(w2l__pq_writer_open(io, "d.parquet", 0, s, &o, NULL, 0, &w, &err), err);
+    for (int r = 0, k = 1; r < N; r += k, k = k % 9 + 1)
+        ck_assert_ok(w2l__pq_write_rows(w, &rows[2 * r], (size_t)(r + k <= N ? k : N - r), &err),
+                     err);
+    ck_assert_ok(w2l__pq_writer_close(w, NULL, &err), err);
+    void *file;
+    size_t flen;
+    ck_assert_ok(w2l_fileio_read_all(io, "d.parquet", &file, &flen, &err), err);
+    w2l__pq_reader *rd;
+    ck_assert_ok(w2l__pq_reader_open(io, "d.parquet", &rd, &err), err);
+    for (size_t col = 0; col < 2; col++) {
+        const w2l__pq_chunk_info *ci = w2l__pq_reader_chunk(rd, 0, col);
+        ck_assert(ci->encodings & (1u << PQ_ENC_RLE_DICTIONARY));
+        /* the value counts of the pages as the rule gives them */
+        size_t want[N], nwant = 0, values = 0, plain = 0, width = col ? 8 : 4;
+        for (int r = 0; r < N; r++) {
+            values++;
+            if (!rows[2 * r + col].is_null) plain += width;
+            if (plain >= o.page_bytes || (o.page_rows && values >= o.page_rows))
+                want[nwant++] = values, values = plain = 0;
+        }
+        if (values) want[nwant++] = values;
+        /* the data pages of the chunk, after its dictionary page */
+        const uint8_t *p = (const uint8_t *)file + ci->dict_page_offset;
+        const uint8_t *end = (const uint8_t *)file + ci->dict_page_offset + ci->total_compressed;
+        size_t got = 0;
+        while (p < end) {
+            w2l__pq_page_header h;
+            size_t used;
+            ck_assert_ok(w2l__pq_page_header_read(p, (size_t)(end - p), &h, &used, &err), err);
+            if (h.type == PQ_PAGE_DATA) {
+                ck_assert_uint_lt(got, nwant);
+                ck_assert_msg((size_t)h.num_values == want[got],
+                              "column %zu page %zu: %d values, want %zu", col, got,
+                              (int)h.num_values, want[got]);
+                ck_assert_int_eq(h.encoding, PQ_ENC_RLE_DICTIONARY);
+                got++;
+            }
+            p += used + (size_t)h.compressed_size;
+        }
+        ck_assert_uint_eq(got, nwant);
+        static w2l_value back[N];
+        ck_assert_ok(w2l__pq_reader_read_column(rd, 0, col, back, &err), err);
+        for (int r = 0; r < N; r++) {
+            const w2l_value *x = &rows[2 * r + col];
+            ck_assert_int_eq(back[r].is_null, x->is_null);
+            if (!x->is_null)
+                ck_assert(col ? back[r].v.i64 == x->v.i64 : back[r].v.i32 == x->v.i32);
+        }
+    }
+    w2l__pq_reader_close(rd);
+    w2l_free(file);
+    w2l_schema_unref(s);
+    w2l_fileio_close(io);
+}
+END_TEST
+
 Suite *suite_pq_roundtrip(void)
 {
     Suite *s = suite_create("pq_roundtrip");
@@ -355,6 +439,7 @@ Suite *suite_pq_roundtrip(void)
     suite_add_tcase(s, basic);
     TCase *edge = tcase_create("edge");
     tcase_add_test(edge, misuse_and_required_nulls);
+    tcase_add_loop_test(edge, dictionary_int_pages_split_at_their_limits, 0, 2);
     suite_add_tcase(s, edge);
     TCase *faults = tcase_create("faults");
     tcase_add_loop_test(faults, out_of_memory_fails_cleanly, 0, 160);

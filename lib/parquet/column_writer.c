@@ -428,6 +428,50 @@ static w2l_rc append_fixed(w2l__pq_colw *c, const w2l_value *v, size_t stride, s
     return W2L_OK;
 }
 
+/* The common case of a dictionary column of INT32 or INT64 (a status code, a flag, a
+ * small count): what the general loop below does for NULLs and for values already in the
+ * dictionary, without its per-value dispatch and the call into dict.c. Takes values from v
+ * while they are NULLs or hits and the page takes them without reaching a limit; returns
+ * how many it took. The general loop takes the next one: a new value (the dictionary grows,
+ * statistics change), the one that fills the page, or the one at which the first page
+ * checks whether its dictionary pays. */
+static size_t dict_int_hits(w2l__pq_colw *c, const w2l_value *v, size_t stride, size_t n)
+{
+    const w2l__pq_options *opt = &c->w->opt;
+    const size_t page_rows = opt->page_rows ? opt->page_rows : SIZE_MAX;
+    if (c->vals.cap - c->vals.len < n * 4 || (c->optional && c->pg_values + n > c->defs_cap))
+        return 0; /* room for all first: the general loop grows the buffers */
+    uint8_t *out = c->vals.data + c->vals.len, *defs = c->optional ? c->defs : NULL;
+    const int wide = c->kind == K_I64;
+    size_t i = 0, nn = 0;
+    size_t values = c->pg_values, nonnull = c->pg_nonnull, plain = c->pg_plain;
+    for (; i < n; i++) {
+        const w2l_value *x = v + i * stride;
+        if (values + 1 >= page_rows) break;
+        if (x->is_null) {
+            if (!defs) break;
+            defs[values++] = 0;
+            continue;
+        }
+        if (plain + 4 + 4 * (size_t)wide >= opt->page_bytes) break;
+        if (!c->dict_used && nonnull + 1 == PQ_DICT_PROBE) break;
+        uint64_t bits = wide ? (uint64_t)x->v.i64 : (uint64_t)(uint32_t)x->v.i32;
+        uint32_t idx;
+        if (!w2l__pq_dict_find_fixed(&c->dict, bits, &idx)) break;
+        if (defs) defs[values] = 1;
+        memcpy(out + nn * 4, &idx, 4);
+        nn++;
+        values++;
+        nonnull++;
+        plain += 4 + 4 * (size_t)wide;
+    }
+    c->vals.len += nn * 4;
+    c->pg_values = values;
+    c->pg_nonnull = nonnull;
+    c->pg_plain = plain;
+    return i;
+}
+
 w2l_rc w2l__pq_colw_append(w2l__pq_colw *c, const w2l_value *v, size_t stride, size_t n,
                            w2l_error *err)
 {
@@ -439,7 +483,19 @@ w2l_rc w2l__pq_colw_append(w2l__pq_colw *c, const w2l_value *v, size_t stride, s
     const w2l__pq_options *opt = &c->w->opt;
     const size_t page_rows = opt->page_rows ? opt->page_rows : SIZE_MAX;
     const int floats = c->kind == K_F32 || c->kind == K_F64;
+    const int ints = c->kind == K_I32 || c->kind == K_I64;
+    /* after a new dictionary value the next goes to this loop too: a column of mostly
+     * distinct values (until its first page gives the dictionary up) then does not pay for
+     * a lookup that misses before each insert */
+    int hits = 1;
     for (size_t i = 0; i < n; i++) {
+        if (ints && c->dict_on && hits) {
+            if (c->vals.cap - c->vals.len < (n - i) * 4)
+                W2L_TRY(w2l__buf_reserve(&c->vals, (n - i) * 4, err));
+            while (c->optional && c->pg_values + (n - i) > c->defs_cap) W2L_TRY(grow_defs(c, err));
+            i += dict_int_hits(c, v + i * stride, stride, n - i);
+            if (i == n) break;
+        }
         const w2l_value *x = v + i * stride;
         if (c->optional) {
             if (c->pg_values >= c->defs_cap) W2L_TRY(grow_defs(c, err));
@@ -468,6 +524,7 @@ w2l_rc w2l__pq_colw_append(w2l__pq_colw *c, const w2l_value *v, size_t stride, s
                 uint32_t idx;
                 int added;
                 W2L_TRY(w2l__pq_dict_put(&c->dict, kp, kn, &idx, &added, err));
+                hits = !added;
                 if (c->vals.cap - c->vals.len < 4) W2L_TRY(w2l__buf_reserve(&c->vals, 4, err));
                 memcpy(c->vals.data + c->vals.len, &idx, 4);
                 c->vals.len += 4;

@@ -47,28 +47,14 @@ void w2l__pq_dict_free(w2l__pq_dict *d)
     memset(d, 0, sizeof *d);
 }
 
-static inline uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
-
 static inline uint32_t hash_value(const w2l__pq_dict *d, const void *p, size_t n)
 {
-    uint64_t k;
+    uint64_t k = 0;
     switch (d->width) {
-    case 4: {
-        uint32_t v;
-        memcpy(&v, p, 4);
-        return (uint32_t)mix64(v);
-    }
-    case 8:
-        memcpy(&k, p, 8);
-        return (uint32_t)mix64(k);
+    case 4:
+    case 8: /* as w2l__pq_dict_find_fixed reads them (little-endian) */
+        k = d->width == 4 ? w2l__ld32(p) : w2l__ld64(p);
+        return w2l__pq_dict_hash_fixed(k);
     default:
         return (uint32_t)w2l__hash64(p, n, 0x5bd1e995);
     }

@@ -212,4 +212,35 @@ static inline uint64_t w2l__ld64(const uint8_t *p)
     return (uint64_t)w2l__ld32(p) | (uint64_t)w2l__ld32(p + 4) << 32;
 }
 
+/* ---- dictionary lookups for the append loops (dict.c hashes the same way) ---- */
+/* The hash of a 4- or 8-byte value (its PLAIN bytes read as a little-endian integer). */
+static inline uint32_t w2l__pq_dict_hash_fixed(uint64_t bits)
+{
+    bits ^= bits >> 33;
+    bits *= 0xff51afd7ed558ccdULL;
+    bits ^= bits >> 33;
+    bits *= 0xc4ceb9fe1a85ec53ULL;
+    bits ^= bits >> 33;
+    return (uint32_t)bits;
+}
+/* Lookup only, for the append loops' hits (a dictionary of width 4 or 8; bits as for the
+ * hash): 1 and *idx when the value is in d, else 0 (w2l__pq_dict_put then inserts it). */
+static inline int w2l__pq_dict_find_fixed(const w2l__pq_dict *d, uint64_t bits, uint32_t *idx)
+{
+    if (!d->nslots) return 0;
+    const uint32_t h = w2l__pq_dict_hash_fixed(bits);
+    const size_t mask = d->nslots - 1;
+    for (size_t s = h & mask;; s = (s + 1) & mask) {
+        uint64_t e = d->slots[s];
+        if (!e) return 0;
+        if ((uint32_t)(e >> 32) != h) continue;
+        uint32_t i = (uint32_t)e - 1;
+        const uint8_t *v = d->vals.data + (size_t)i * (size_t)d->width;
+        if ((d->width == 4 ? w2l__ld32(v) : w2l__ld64(v)) == bits) {
+            *idx = i;
+            return 1;
+        }
+    }
+}
+
 #endif
