@@ -77,6 +77,36 @@ START_TEST(roundtrips_every_width_and_shape)
 }
 END_TEST
 
+/* The byte encoder (definition levels; it finds runs eight bytes at a time) writes what
+ * the uint32 encoder writes for the same values: runs of 1 to 40 of 0s and 1s, at every
+ * offset and length up to 3000. */
+START_TEST(byte_and_word_encoders_agree)
+{
+    enum { N = 3000 };
+    static uint8_t a8[N];
+    static uint32_t a32[N];
+    uint64_t x = 11;
+    for (size_t i = 0; i < N;) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        size_t run = 1 + (size_t)(x >> 33) % 40;
+        uint8_t v = (uint8_t)(x >> 20 & 1);
+        for (size_t k = 0; k < run && i < N; k++, i++) a8[i] = v, a32[i] = v;
+    }
+    w2l_buf b8 = {0}, b32 = {0};
+    w2l_error err;
+    for (size_t off = 0; off < 24; off++)
+        for (size_t len = 0; off + len <= N; len += len < 64 ? 1 : 97) {
+            b8.len = b32.len = 0;
+            ck_assert_ok(w2l__rle_encode_u8(a8 + off, len, 1, &b8, &err), err);
+            ck_assert_ok(w2l__rle_encode_u32(a32 + off, len, 1, &b32, &err), err);
+            ck_assert_msg(b8.len == b32.len && memcmp(b8.data, b32.data, b8.len) == 0,
+                          "offset %zu, %zu values: %zu and %zu bytes", off, len, b8.len, b32.len);
+        }
+    w2l_buf_release(&b8);
+    w2l_buf_release(&b32);
+}
+END_TEST
+
 START_TEST(runs_lend_values_to_the_open_group)
 {
     /* 3 literals then 20 equal values: 5 are lent to complete the group of 8, the rest
@@ -132,6 +162,7 @@ Suite *suite_pq_rle(void)
     tcase_add_test(basic, matches_hand_encoding);
     tcase_add_test(basic, roundtrips_every_width_and_shape);
     tcase_add_test(basic, runs_lend_values_to_the_open_group);
+    tcase_add_test(basic, byte_and_word_encoders_agree);
     tcase_set_timeout(basic, 60);
     suite_add_tcase(s, basic);
     TCase *edge = tcase_create("edge");

@@ -65,7 +65,26 @@ static size_t worst_case(size_t n, int w)
     return (n / 8 + 2) * ((size_t)w + 15) + 16;
 }
 
-#define RLE_ENCODER(NAME, T, PACK)                                                         \
+/* The end of the run of v that continues at a[j] (definition levels: a page of a column
+ * without NULLs is one run of 1s, so eight bytes are compared at a time). */
+static inline size_t run_end_u8(const uint8_t *a, size_t j, size_t n, uint8_t v)
+{
+    const uint64_t all = 0x0101010101010101ULL * v;
+    for (uint64_t w; j + 8 <= n; j += 8) {
+        memcpy(&w, a + j, 8);
+        if (w != all) break;
+    }
+    while (j < n && a[j] == v) j++;
+    return j;
+}
+
+static inline size_t run_end_u32(const uint32_t *a, size_t j, size_t n, uint32_t v)
+{
+    while (j < n && a[j] == v) j++;
+    return j;
+}
+
+#define RLE_ENCODER(NAME, T, PACK, RUN_END)                                                 \
     w2l_rc NAME(const T *a, size_t n, int w, w2l_buf *out, w2l_error *err)                  \
     {                                                                                       \
         W2L_TRY(w2l__buf_reserve(out, worst_case(n, w), err));                              \
@@ -74,8 +93,7 @@ static size_t worst_case(size_t n, int w)
         size_t lit = 0, i = 0;                                                              \
         while (i < n) {                                                                     \
             const T v = a[i];                                                               \
-            size_t j = i + 1;                                                               \
-            while (j < n && a[j] == v) j++;                                                 \
+            size_t j = RUN_END(a, i + 1, n, v);                                             \
             size_t run = j - i;                                                             \
             if (run >= 8) {                                                                 \
                 size_t pad = (8 - (i - lit) % 8) % 8;                                       \
@@ -109,8 +127,8 @@ static size_t worst_case(size_t n, int w)
         return W2L_OK;                                                                      \
     }
 
-RLE_ENCODER(w2l__rle_encode_u32, uint32_t, w2l__bitpack_u32)
-RLE_ENCODER(w2l__rle_encode_u8, uint8_t, bitpack_u8)
+RLE_ENCODER(w2l__rle_encode_u32, uint32_t, w2l__bitpack_u32, run_end_u32)
+RLE_ENCODER(w2l__rle_encode_u8, uint8_t, bitpack_u8, run_end_u8)
 
 w2l_rc w2l__rle_decode_u32(const uint8_t *src, size_t len, int w, uint32_t *out, size_t n,
                            uint32_t max_value, size_t *used, w2l_error *err)
