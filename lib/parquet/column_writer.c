@@ -122,9 +122,20 @@ static int cmp_f64(double a, double b)
     return sb - sa;
 }
 
-static int cmp_bytes(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
+static inline uint64_t be64(const uint8_t *p)
+{
+    return (uint64_t)p[0] << 56 | (uint64_t)p[1] << 48 | (uint64_t)p[2] << 40 |
+           (uint64_t)p[3] << 32 | (uint64_t)p[4] << 24 | (uint64_t)p[5] << 16 |
+           (uint64_t)p[6] << 8 | (uint64_t)p[7];
+}
+
+static inline int cmp_bytes(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
 {
     size_t n = an < bn ? an : bn;
+    if (n >= 8) { /* most values differ from the min and the max in their first 8 bytes */
+        uint64_t x = be64(a), y = be64(b);
+        if (x != y) return x < y ? -1 : 1;
+    }
     int r = n ? memcmp(a, b, n) : 0;
     if (r) return r < 0 ? -1 : 1;
     return an < bn ? -1 : an > bn;
