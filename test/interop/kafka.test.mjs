@@ -46,7 +46,7 @@ process.on('exit', () => fs.rmSync(top, { recursive: true, force: true }))
 // Only ADD COLUMN and MODIFY COLUMN int -> bigint among the DDL (the statements every
 // format here carries the same way), a few tables with and without keys.
 const WITHOUT = ['dropTable', 'recreate', 'createDropped', 'renameTable', 'truncate', 'createTable', 'dropColumn', 'renameColumn']
-const stream = (seed, events) => makeDdlStream({ seed, events, tables: 8, minTables: 4, maxTables: 12, tableDdl: 0, alterDdl: 0.01, without: WITHOUT })
+const stream = (seed, events, without = WITHOUT) => makeDdlStream({ seed, events, tables: 8, minTables: 4, maxTables: 12, tableDdl: 0, alterDdl: 0.01, without })
 
 let kafka, duck, db
 before(async () => {
@@ -101,7 +101,7 @@ test('a. canal-json, 4 partitions by primary key, DDL on partition 0: the lake e
   const msgs = g.stream.lines.map(l => JSON.parse(l))
   const split = msgs.some((m, i) => m.type === 'ALTER' && msgs.slice(0, i).some((x, j) => x.table === m.table && !x.isDdl && recs[j].partition !== 0))
   assert.ok(split, 'an ALTER TABLE follows rows of its table in other partitions')
-  assert.ok(g.stats.addColumn > 0 && g.stats.modifyColumn > 0, `ADD and MODIFY COLUMN in the stream: ${JSON.stringify(g.stats)}`)
+  assert.ok(g.stats.addColumn > 0 && g.stats.modifyColumn > 0 && g.stats.keyUpdate > 0, `ADD and MODIFY COLUMN and key updates in the stream: ${JSON.stringify(g.stats)}`)
   await topics([['canal-a', 4]])
   assert.equal(await kafka.produce(recs), recs.length)
   const wh = path.join(top, 'a')
@@ -140,7 +140,11 @@ test('c. maxwell-json, two databases partitioned by database: the lake equals th
 })
 
 test('d. SIGKILL at random moments while messages are produced, then --until-caught-up: nothing lost or doubled', { skip, timeout: 120000 }, async () => {
-  const g = stream(15, 4000)
+  // no update that moves a row to a new key: produced while the run reads, its two
+  // partitions may reach the run in either order (a partition at the end of its log counts
+  // as caught up; w2l-kafka(7), "Order across partitions"), and the old key's insert may
+  // land after the update that moved it. Test a has such updates, produced before the run.
+  const g = stream(15, 4000, [...WITHOUT, 'keyUpdate'])
   const recs = canalRecords(g.stream.lines, 'canal-d', 4)
   const chunk = Math.ceil(recs.length / 4)
   const parts = [0, 1, 2, 3].map(i => recs.slice(i * chunk, (i + 1) * chunk))
