@@ -314,10 +314,10 @@ w2l_rc w2l_emit_change(w2l_emitter *em, const w2l_change *c, w2l_error *err)
     uint8_t *present = c->present ? memcpy(row + n, c->present, pb) : NULL;
     char *text = (char *)(row + n) + pb;
     const w2l_field *fields = w2l__schema_fields(c->schema, &n);
-    for (size_t i = 0; i < n; i++) {
-        if (row[i].is_null || !is_bytes(fields[i].type.id)) continue;
-        size_t len = row[i].v.bytes.len;
-        if (len) memcpy(text, row[i].v.bytes.ptr, len);
+    for (size_t i = 0; i < n; i++) { /* read from c->row, not from the copy just made */
+        if (c->row[i].is_null || !is_bytes(fields[i].type.id)) continue;
+        size_t len = c->row[i].v.bytes.len;
+        if (len) memcpy(text, c->row[i].v.bytes.ptr, len);
         row[i].v.bytes.ptr = text;
         text += len;
     }
