@@ -7,6 +7,7 @@
  */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "gen/pq_cases.h"
@@ -427,6 +428,62 @@ START_TEST(dictionary_int_pages_split_at_their_limits)
 }
 END_TEST
 
+/* PLAIN pages of optional columns are compressed from the column's own buffer with their
+ * levels put just before the values when they fit there (a column with few NULLs), and
+ * assembled in a copy when they do not (NULLs every other value): both read back, on
+ * either codec, over pages split small and a dictionary given up after its first page */
+START_TEST(plain_pages_with_short_and_long_levels_read_back)
+{
+    enum { N = 3000 };
+    w2l_error err;
+    w2l_schema *s = w2l_schema_new(0);
+    add(s, 1, "few_nulls", "long", 0);
+    add(s, 2, "many_nulls", "long", 0);
+    add(s, 3, "text", "string", 0);
+    add(s, 4, "id", "long", 1);
+    static w2l_value rows[N * 4];
+    static char text[N][12];
+    memset(rows, 0, sizeof rows);
+    for (int r = 0; r < N; r++) {
+        rows[4 * r].is_null = r % 1000 == 999;
+        rows[4 * r].v.i64 = (int64_t)r * 7919;
+        rows[4 * r + 1].is_null = r % 2 == 1;
+        rows[4 * r + 1].v.i64 = -(int64_t)r;
+        snprintf(text[r], sizeof text[r], "t%d", r * 31);
+        rows[4 * r + 2].is_null = r % 500 == 0;
+        rows[4 * r + 2].v.bytes.ptr = text[r];
+        rows[4 * r + 2].v.bytes.len = strlen(text[r]);
+        rows[4 * r + 3].v.i64 = r;
+    }
+    w2l__pq_options o;
+    w2l__pq_options_default(&o);
+    o.codec = _i == 0 ? W2L_PQ_UNCOMPRESSED : W2L_PQ_ZSTD;
+    o.page_bytes = 4096;
+    w2l_fileio *io = mem_io();
+    w2l__pq_writer *w;
+    ck_assert_ok(w2l__pq_writer_open(io, "p.parquet", 0, s, &o, NULL, 0, &w, &err), err);
+    for (int r = 0, k = 1; r < N; r += k, k = k % 13 + 1)
+        ck_assert_ok(w2l__pq_write_rows(w, &rows[4 * r], (size_t)(r + k <= N ? k : N - r), &err),
+                     err);
+    ck_assert_ok(w2l__pq_writer_close(w, NULL, &err), err);
+    w2l__pq_reader *rd;
+    ck_assert_ok(w2l__pq_reader_open(io, "p.parquet", &rd, &err), err);
+    static w2l_value back[N];
+    for (size_t col = 0; col < 4; col++) {
+        const w2l__pq_chunk_info *ci = w2l__pq_reader_chunk(rd, 0, col);
+        ck_assert(ci->encodings & (1u << PQ_ENC_PLAIN));
+        ck_assert_ok(w2l__pq_reader_read_column(rd, 0, col, back, &err), err);
+        const w2l_field *f = w2l_schema_field(s, col);
+        for (int r = 0; r < N; r++)
+            ck_assert_msg(same_value(f, &back[r], &rows[4 * r + (int)col]),
+                          "column %zu row %d differs", col, r);
+    }
+    w2l__pq_reader_close(rd);
+    w2l_schema_unref(s);
+    w2l_fileio_close(io);
+}
+END_TEST
+
 Suite *suite_pq_roundtrip(void)
 {
     Suite *s = suite_create("pq_roundtrip");
@@ -440,6 +497,7 @@ Suite *suite_pq_roundtrip(void)
     TCase *edge = tcase_create("edge");
     tcase_add_test(edge, misuse_and_required_nulls);
     tcase_add_loop_test(edge, dictionary_int_pages_split_at_their_limits, 0, 2);
+    tcase_add_loop_test(edge, plain_pages_with_short_and_long_levels_read_back, 0, 2);
     suite_add_tcase(s, edge);
     TCase *faults = tcase_create("faults");
     tcase_add_loop_test(faults, out_of_memory_fails_cleanly, 0, 160);

@@ -31,6 +31,11 @@
 #define PQ_MAX_STAT_BYTES 4096
 /* room before a data page's body for its header (at most about 30 bytes) */
 #define PQ_PAGE_HEAD 64
+/* room kept before the open page's values: a PLAIN page's definition levels go there at
+ * flush, so that the page body (levels then values) is compressed where the values already
+ * are instead of being copied out first (levels of up to PQ_VALS_GAP - 4 bytes: a run or a
+ * few, as nearly every optional column has; longer ones take the copy) */
+#define PQ_VALS_GAP 64
 /* values after which the first page checks whether its dictionary pays */
 #define PQ_DICT_PROBE 8192
 /* ... when this share (percent) of them were distinct: such a column gains little from a
@@ -87,6 +92,8 @@ w2l_rc w2l__pq_colw_init(w2l__pq_writer *w, w2l__pq_colw *c, const w2l_field *f,
     W2L_NOMEM_IF(!c->name, err);
     w2l__pq_sanitize_name(f->name, c->name, need + 1);
     w2l__pq_dict_init(&c->dict, c->value_width);
+    W2L_TRY(w2l__buf_reserve(&c->vals, PQ_VALS_GAP, err));
+    c->vals.len = PQ_VALS_GAP;
     c->dict_on = w->opt.dict_bytes > 0 && c->kind != K_BOOL;
     return W2L_OK;
 }
@@ -300,8 +307,9 @@ static inline int is_nan(const w2l__pq_colw *c, const w2l_value *x)
 static w2l_rc indices_to_plain(w2l__pq_colw *c, w2l_error *err)
 {
     w2l_buf plain = {0};
-    W2L_TRY(w2l__buf_reserve(&plain, c->pg_plain + 16, err));
-    const uint32_t *idx = (const uint32_t *)(const void *)c->vals.data;
+    W2L_TRY(w2l__buf_reserve(&plain, PQ_VALS_GAP + c->pg_plain + 16, err));
+    plain.len = PQ_VALS_GAP;
+    const uint32_t *idx = (const uint32_t *)(const void *)(c->vals.data + PQ_VALS_GAP);
     for (size_t i = 0; i < c->pg_nonnull; i++) {
         size_t len;
         const uint8_t *p = w2l__pq_dict_get(&c->dict, idx[i], &len);
@@ -611,6 +619,8 @@ w2l_rc w2l__pq_colw_flush_page(w2l__pq_colw *c, w2l_error *err)
     if (c->dict_on && !c->dict_used && !dict_pays(c)) W2L_TRY(abandon_dict(c, err));
     w2l_buf *s = &w->scratch;
     s->len = 0;
+    const uint8_t *body = NULL; /* the page body: s, or the values with the levels before */
+    size_t body_len = 0;
     if (c->optional) {
         W2L_TRY(w2l__buf_reserve(s, 4, err));
         s->len = 4;
@@ -623,8 +633,8 @@ w2l_rc w2l__pq_colw_flush_page(w2l__pq_colw *c, w2l_error *err)
         if (bw == 0) bw = 1;
         uint8_t b = (uint8_t)bw;
         W2L_TRY(w2l__pq_put(s, &b, 1, err));
-        W2L_TRY(w2l__rle_encode_u32((const uint32_t *)(const void *)c->vals.data, c->pg_nonnull,
-                                    bw, s, err));
+        const uint32_t *idx = (const uint32_t *)(const void *)(c->vals.data + PQ_VALS_GAP);
+        W2L_TRY(w2l__rle_encode_u32(idx, c->pg_nonnull, bw, s, err));
         encoding = PQ_ENC_RLE_DICTIONARY;
         c->dict_used = 1;
     } else if (c->kind == K_BOOL) {
@@ -633,16 +643,27 @@ w2l_rc w2l__pq_colw_flush_page(w2l__pq_colw *c, w2l_error *err)
         uint8_t *d = s->data + s->len;
         memset(d, 0, nb);
         for (size_t i = 0; i < c->pg_nonnull; i++)
-            d[i >> 3] |= (uint8_t)(c->vals.data[i] << (i & 7));
+            d[i >> 3] |= (uint8_t)(c->vals.data[PQ_VALS_GAP + i] << (i & 7));
         s->len += nb;
         encoding = PQ_ENC_PLAIN;
     } else {
-        W2L_TRY(w2l__pq_put(s, c->vals.data, c->vals.len, err));
         encoding = PQ_ENC_PLAIN;
+        if (s->len <= PQ_VALS_GAP) { /* the levels go before the values: no copy of these */
+            uint8_t *lv = c->vals.data + PQ_VALS_GAP - s->len;
+            if (s->len) memcpy(lv, s->data, s->len);
+            body = lv;
+            body_len = c->vals.len - PQ_VALS_GAP + s->len;
+        } else {
+            W2L_TRY(w2l__pq_put(s, c->vals.data + PQ_VALS_GAP, c->vals.len - PQ_VALS_GAP, err));
+        }
     }
-    if (s->len > INT32_MAX)
+    if (!body) {
+        body = s->data;
+        body_len = s->len;
+    }
+    if (body_len > INT32_MAX)
         return w2l__fail(err, W2L_ERROR, "field %s: page of %zu bytes too large", c->field->name,
-                         s->len);
+                         body_len);
     /* the body goes straight into a block of its own (no copy, and no chunk buffer that
      * grows by copying what it holds); the header then goes just before it */
     if (c->npages == c->pages_cap) {
@@ -652,15 +673,15 @@ w2l_rc w2l__pq_colw_flush_page(w2l__pq_colw *c, w2l_error *err)
         c->pages = np;
         c->pages_cap = cap;
     }
-    size_t bound = w2l__pq_compress_bound(w->opt.codec, s->len), clen = 0;
+    size_t bound = w2l__pq_compress_bound(w->opt.codec, body_len), clen = 0;
     uint8_t *blk = w2l__malloc(PQ_PAGE_HEAD + bound);
     W2L_NOMEM_IF(!blk, err);
-    w2l_rc rc = w2l__pq_compress_into(w->codec, w->opt.codec, w->opt.zstd_level, s->data, s->len,
+    w2l_rc rc = w2l__pq_compress_into(w->codec, w->opt.codec, w->opt.zstd_level, body, body_len,
                                       blk + PQ_PAGE_HEAD, bound, &clen, err);
     w2l__pq_page_header h;
     memset(&h, 0, sizeof h);
     h.type = PQ_PAGE_DATA;
-    h.uncompressed_size = (int32_t)s->len;
+    h.uncompressed_size = (int32_t)body_len;
     h.compressed_size = (int32_t)clen;
     h.num_values = (int32_t)c->pg_values;
     h.encoding = encoding;
@@ -681,19 +702,20 @@ w2l_rc w2l__pq_colw_flush_page(w2l__pq_colw *c, w2l_error *err)
     }
     c->pages[c->npages++] = (w2l__pq_page_blk){blk, PQ_PAGE_HEAD - hlen, hlen + clen};
     c->pages_bytes += hlen + clen;
-    c->ch_uncomp += (int64_t)(hlen + s->len);
+    c->ch_uncomp += (int64_t)(hlen + body_len);
     c->ch_values += (int64_t)c->pg_values;
     c->ch_nulls += (int64_t)(c->pg_values - c->pg_nonnull);
     c->ch_enc |= 1u << encoding;
     if (c->optional) c->ch_enc |= 1u << PQ_ENC_RLE;
-    c->vals.len = 0;
+    c->vals.len = PQ_VALS_GAP;
     c->pg_values = c->pg_nonnull = c->pg_plain = 0;
     return W2L_OK;
 }
 
 uint64_t w2l__pq_colw_estimate(const w2l__pq_colw *c)
 {
-    uint64_t open = c->dict_on ? c->vals.len / 2 : c->pg_plain + c->vals.len / 8;
+    const uint64_t nv = c->vals.len - PQ_VALS_GAP;
+    uint64_t open = c->dict_on ? nv / 2 : c->pg_plain + nv / 8;
     return c->pages_bytes + open + (c->dict_used || c->dict_on ? w2l__pq_dict_bytes(&c->dict) : 0);
 }
 
