@@ -100,6 +100,18 @@ START_TEST(many_strings_and_hash_collisions_stay_exact)
     ck_assert_ok(w2l__pq_dict_put(&d, "k1\0", 3, &b, &added, &err), err);
     ck_assert_uint_ne(a, b);
     ck_assert_int_eq(added, 1);
+    /* the inline lookup of the append loop finds what put holds, and only that */
+    for (int i = 0; i < 100000; i++) {
+        int n = snprintf(buf, sizeof buf, "k%d", i);
+        uint32_t idx = UINT32_MAX;
+        int found = w2l__pq_dict_find_bytes(&d, buf, (size_t)n, &idx);
+        ck_assert_int_eq(found, i < 50000);
+        if (found) ck_assert_uint_eq(idx, (uint32_t)i);
+    }
+    ck_assert(w2l__pq_dict_find_bytes(&d, "k1\0", 3, &a) && a == b);
+    ck_assert(!w2l__pq_dict_find_bytes(&d, "", 0, &a));
+    ck_assert_ok(w2l__pq_dict_put(&d, "", 0, &b, &added, &err), err);
+    ck_assert(w2l__pq_dict_find_bytes(&d, "", 0, &a) && a == b);
     w2l__pq_dict_free(&d);
 }
 END_TEST

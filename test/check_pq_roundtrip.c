@@ -351,18 +351,25 @@ END_TEST
  * and read back exactly. */
 START_TEST(dictionary_int_pages_split_at_their_limits)
 {
-    enum { N = 1000 };
+    /* and byte arrays: the hit loops of INT32, INT64 and BYTE_ARRAY dictionaries close pages
+     * where the general loop would */
+    enum { N = 1000, C = 3 };
+    static const char *const words[] = {"paid", "shipped", "", "cancelled", "refunded-late"};
     w2l_error err;
     w2l_schema *s = w2l_schema_new(0);
     add(s, 1, "a", "int", 0);
     add(s, 2, "b", "long", 0);
-    static w2l_value rows[N * 2];
+    add(s, 3, "c", "string", 0);
+    static w2l_value rows[N * C];
     memset(rows, 0, sizeof rows);
     for (int r = 0; r < N; r++) {
-        rows[2 * r].is_null = r % 7 == 3;
-        rows[2 * r].v.i32 = r % 5 - 2;
-        rows[2 * r + 1].is_null = r % 11 == 0;
-        rows[2 * r + 1].v.i64 = (r % 3) * 1000000007LL;
+        rows[C * r].is_null = r % 7 == 3;
+        rows[C * r].v.i32 = r % 5 - 2;
+        rows[C * r + 1].is_null = r % 11 == 0;
+        rows[C * r + 1].v.i64 = (r % 3) * 1000000007LL;
+        rows[C * r + 2].is_null = r % 13 == 5;
+        rows[C * r + 2].v.bytes.ptr = words[(r * 7) % 5];
+        rows[C * r + 2].v.bytes.len = strlen(words[(r * 7) % 5]);
     }
     w2l__pq_options o;
     w2l__pq_options_default(&o);
@@ -373,7 +380,7 @@ START_TEST(dictionary_int_pages_split_at_their_limits)
     w2l__pq_writer *w;
     ck_assert_ok(w2l__pq_writer_open(io, "d.parquet", 0, s, &o, NULL, 0, &w, &err), err);
     for (int r = 0, k = 1; r < N; r += k, k = k % 9 + 1)
-        ck_assert_ok(w2l__pq_write_rows(w, &rows[2 * r], (size_t)(r + k <= N ? k : N - r), &err),
+        ck_assert_ok(w2l__pq_write_rows(w, &rows[C * r], (size_t)(r + k <= N ? k : N - r), &err),
                      err);
     ck_assert_ok(w2l__pq_writer_close(w, NULL, &err), err);
     void *file;
@@ -381,14 +388,15 @@ START_TEST(dictionary_int_pages_split_at_their_limits)
     ck_assert_ok(w2l_fileio_read_all(io, "d.parquet", &file, &flen, &err), err);
     w2l__pq_reader *rd;
     ck_assert_ok(w2l__pq_reader_open(io, "d.parquet", &rd, &err), err);
-    for (size_t col = 0; col < 2; col++) {
+    for (size_t col = 0; col < C; col++) {
         const w2l__pq_chunk_info *ci = w2l__pq_reader_chunk(rd, 0, col);
         ck_assert(ci->encodings & (1u << PQ_ENC_RLE_DICTIONARY));
         /* the value counts of the pages as the rule gives them */
-        size_t want[N], nwant = 0, values = 0, plain = 0, width = col ? 8 : 4;
+        size_t want[N], nwant = 0, values = 0, plain = 0, width = col == 0 ? 4 : 8;
         for (int r = 0; r < N; r++) {
+            const w2l_value *x = &rows[C * r + col];
             values++;
-            if (!rows[2 * r + col].is_null) plain += width;
+            if (!x->is_null) plain += col == 2 ? 4 + x->v.bytes.len : width;
             if (plain >= o.page_bytes || (o.page_rows && values >= o.page_rows))
                 want[nwant++] = values, values = plain = 0;
         }
@@ -414,12 +422,10 @@ START_TEST(dictionary_int_pages_split_at_their_limits)
         ck_assert_uint_eq(got, nwant);
         static w2l_value back[N];
         ck_assert_ok(w2l__pq_reader_read_column(rd, 0, col, back, &err), err);
-        for (int r = 0; r < N; r++) {
-            const w2l_value *x = &rows[2 * r + col];
-            ck_assert_int_eq(back[r].is_null, x->is_null);
-            if (!x->is_null)
-                ck_assert(col ? back[r].v.i64 == x->v.i64 : back[r].v.i32 == x->v.i32);
-        }
+        const w2l_field *f = w2l_schema_field(s, col);
+        for (int r = 0; r < N; r++)
+            ck_assert_msg(same_value(f, &back[r], &rows[C * r + col]), "column %zu row %d", col,
+                          r);
     }
     w2l__pq_reader_close(rd);
     w2l_free(file);

@@ -491,6 +491,45 @@ static size_t dict_int_hits(w2l__pq_colw *c, const w2l_value *v, size_t stride, 
     return i;
 }
 
+/* The same for a dictionary column of byte arrays (a status, a country code): NULLs and
+ * values already in the dictionary, hashed and compared without the call into dict.c and
+ * its per-width dispatch. */
+static size_t dict_bytes_hits(w2l__pq_colw *c, const w2l_value *v, size_t stride, size_t n)
+{
+    const w2l__pq_options *opt = &c->w->opt;
+    const size_t page_rows = opt->page_rows ? opt->page_rows : SIZE_MAX;
+    if (c->vals.cap - c->vals.len < n * 4 || (c->optional && c->pg_values + n > c->defs_cap))
+        return 0; /* room for all first: the general loop grows the buffers */
+    uint8_t *out = c->vals.data + c->vals.len, *defs = c->optional ? c->defs : NULL;
+    size_t i = 0, nn = 0;
+    size_t values = c->pg_values, nonnull = c->pg_nonnull, plain = c->pg_plain;
+    for (; i < n; i++) {
+        const w2l_value *x = v + i * stride;
+        if (values + 1 >= page_rows) break;
+        if (x->is_null) {
+            if (!defs) break;
+            defs[values++] = 0;
+            continue;
+        }
+        const size_t len = x->v.bytes.len;
+        if (plain + 4 + len >= opt->page_bytes) break;
+        if (!c->dict_used && nonnull + 1 == PQ_DICT_PROBE) break;
+        uint32_t idx;
+        if (!w2l__pq_dict_find_bytes(&c->dict, len ? x->v.bytes.ptr : "", len, &idx)) break;
+        if (defs) defs[values] = 1;
+        memcpy(out + nn * 4, &idx, 4);
+        nn++;
+        values++;
+        nonnull++;
+        plain += 4 + len;
+    }
+    c->vals.len += nn * 4;
+    c->pg_values = values;
+    c->pg_nonnull = nonnull;
+    c->pg_plain = plain;
+    return i;
+}
+
 w2l_rc w2l__pq_colw_append(w2l__pq_colw *c, const w2l_value *v, size_t stride, size_t n,
                            w2l_error *err)
 {
@@ -508,11 +547,12 @@ w2l_rc w2l__pq_colw_append(w2l__pq_colw *c, const w2l_value *v, size_t stride, s
      * a lookup that misses before each insert */
     int hits = 1;
     for (size_t i = 0; i < n; i++) {
-        if (ints && c->dict_on && hits) {
+        if ((ints || c->kind == K_BYTES) && c->dict_on && hits) {
             if (c->vals.cap - c->vals.len < (n - i) * 4)
                 W2L_TRY(w2l__buf_reserve(&c->vals, (n - i) * 4, err));
             while (c->optional && c->pg_values + (n - i) > c->defs_cap) W2L_TRY(grow_defs(c, err));
-            i += dict_int_hits(c, v + i * stride, stride, n - i);
+            i += ints ? dict_int_hits(c, v + i * stride, stride, n - i)
+                      : dict_bytes_hits(c, v + i * stride, stride, n - i);
             if (i == n) break;
         }
         const w2l_value *x = v + i * stride;

@@ -56,7 +56,7 @@ static inline uint32_t hash_value(const w2l__pq_dict *d, const void *p, size_t n
         k = d->width == 4 ? w2l__ld32(p) : w2l__ld64(p);
         return w2l__pq_dict_hash_fixed(k);
     default:
-        return (uint32_t)w2l__hash64(p, n, 0x5bd1e995);
+        return (uint32_t)w2l__hash64(p, n, W2L_PQ_DICT_SEED);
     }
 }
 

@@ -243,4 +243,27 @@ static inline int w2l__pq_dict_find_fixed(const w2l__pq_dict *d, uint64_t bits, 
     }
 }
 
+/* The hash of a byte array (dict.c and w2l__pq_dict_find_bytes). */
+#define W2L_PQ_DICT_SEED 0x5bd1e995
+/* Lookup only, for the append loop's hits in a dictionary of byte arrays (width 0): 1 and
+ * *idx when the n bytes at p are in d, else 0 (w2l__pq_dict_put then inserts them). */
+static inline int w2l__pq_dict_find_bytes(const w2l__pq_dict *d, const void *p, size_t n,
+                                          uint32_t *idx)
+{
+    if (!d->nslots) return 0;
+    const uint32_t h = (uint32_t)w2l__hash64(p, n, W2L_PQ_DICT_SEED);
+    const size_t mask = d->nslots - 1;
+    for (size_t s = h & mask;; s = (s + 1) & mask) {
+        uint64_t e = d->slots[s];
+        if (!e) return 0;
+        if ((uint32_t)(e >> 32) != h) continue;
+        uint32_t i = (uint32_t)e - 1;
+        const uint8_t *ent = d->vals.data + d->offs[i];
+        if (w2l__ld32(ent) == n && (n == 0 || memcmp(ent + 4, p, n) == 0)) {
+            *idx = i;
+            return 1;
+        }
+    }
+}
+
 #endif
