@@ -490,6 +490,54 @@ START_TEST(plain_pages_with_short_and_long_levels_read_back)
 }
 END_TEST
 
+/* The statistics of decimals stored as INT32 and INT64 (PLAIN from the first value, and
+ * with a dictionary), negatives and positives, the extremes in the middle of the chunk */
+START_TEST(decimal_int_chunks_keep_their_min_and_max)
+{
+    enum { N = 5000 };
+    w2l_error err;
+    w2l_schema *s = w2l_schema_new(0);
+    add(s, 1, "d9", "decimal(9,2)", 0);
+    add(s, 2, "d12", "decimal(12,2)", 0);
+    static w2l_value rows[N * 2];
+    memset(rows, 0, sizeof rows);
+    int64_t lo[2] = {INT64_MAX, INT64_MAX}, hi[2] = {INT64_MIN, INT64_MIN};
+    for (int r = 0; r < N; r++)
+        for (int k = 0; k < 2; k++) {
+            int64_t x = (int64_t)((r * 7919) % 20011) - 10000;
+            if (k) x *= 100003;
+            if (r == 2500 + k) x = k ? 99999999999LL : 999999999;
+            if (r == 3100 - k) x = k ? -99999999999LL : -999999999;
+            rows[2 * r + k].v.dec.lo = (uint64_t)x;
+            rows[2 * r + k].v.dec.hi = x < 0 ? -1 : 0;
+            if (x < lo[k]) lo[k] = x;
+            if (x > hi[k]) hi[k] = x;
+        }
+    w2l__pq_options o;
+    w2l__pq_options_default(&o);
+    o.dict_bytes = _i == 0 ? 0 : o.dict_bytes;
+    w2l_fileio *io = mem_io();
+    w2l__pq_writer *w;
+    ck_assert_ok(w2l__pq_writer_open(io, "m.parquet", 0, s, &o, NULL, 0, &w, &err), err);
+    ck_assert_ok(w2l__pq_write_rows(w, rows, N, &err), err);
+    ck_assert_ok(w2l__pq_writer_close(w, NULL, &err), err);
+    w2l__pq_reader *rd;
+    ck_assert_ok(w2l__pq_reader_open(io, "m.parquet", &rd, &err), err);
+    for (size_t k = 0; k < 2; k++) {
+        const w2l__pq_chunk_info *ci = w2l__pq_reader_chunk(rd, 0, k);
+        ck_assert(ci->min_value && ci->max_value);
+        ck_assert_uint_eq(ci->min_len, k ? 8 : 4);
+        int64_t mn = k ? (int64_t)w2l__ld64(ci->min_value) : (int32_t)w2l__ld32(ci->min_value);
+        int64_t mx = k ? (int64_t)w2l__ld64(ci->max_value) : (int32_t)w2l__ld32(ci->max_value);
+        ck_assert_int_eq(mn, lo[k]);
+        ck_assert_int_eq(mx, hi[k]);
+    }
+    w2l__pq_reader_close(rd);
+    w2l_schema_unref(s);
+    w2l_fileio_close(io);
+}
+END_TEST
+
 Suite *suite_pq_roundtrip(void)
 {
     Suite *s = suite_create("pq_roundtrip");
@@ -504,6 +552,7 @@ Suite *suite_pq_roundtrip(void)
     tcase_add_test(edge, misuse_and_required_nulls);
     tcase_add_loop_test(edge, dictionary_int_pages_split_at_their_limits, 0, 2);
     tcase_add_loop_test(edge, plain_pages_with_short_and_long_levels_read_back, 0, 2);
+    tcase_add_loop_test(edge, decimal_int_chunks_keep_their_min_and_max, 0, 2);
     suite_add_tcase(s, edge);
     TCase *faults = tcase_create("faults");
     tcase_add_loop_test(faults, out_of_memory_fails_cleanly, 0, 160);

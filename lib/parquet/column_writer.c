@@ -427,9 +427,11 @@ static w2l_rc append_fixed(w2l__pq_colw *c, const w2l_value *v, size_t stride, s
             }
             if (c->kind == K_DEC32) w2l__le32(out + nn * 4, (uint32_t)(int32_t)y);
             else w2l__le64(out + nn * 8, (uint64_t)y);
+            /* every value of the chunk passed this check, so its min and max are int64s
+             * too: compared as such, without a call per bound */
             if (!m->has) m->min.dec = m->max.dec = d, m->has = 1;
-            else if (w2l__i128_cmp(d, m->min.dec) < 0) m->min.dec = d;
-            else if (w2l__i128_cmp(d, m->max.dec) > 0) m->max.dec = d;
+            else if (y < (int64_t)m->min.dec.lo) m->min.dec = d;
+            else if (y > (int64_t)m->max.dec.lo) m->max.dec = d;
             break;
         }
         }
