@@ -109,6 +109,17 @@ int64_t w2l__mono_ns(void);
 int64_t w2l__coarse_ms(void);
 /* 64-bit hash of bytes (for keying tables and primary keys). */
 uint64_t w2l__hash64(const void *p, size_t n, uint64_t seed);
+/* The 64-bit finaliser w2l__hash64 ends with (each output bit depends on every input bit):
+ * inline, for hot paths that hash one or two words themselves. */
+static inline uint64_t w2l__mix64(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h;
+}
 /* v in decimal at buf (at least 21 bytes), NUL-terminated; returns its length. As "%lld",
  * without printf's cost (metadata files print many numbers on every table commit). */
 size_t w2l__fmt_int64(char *buf, int64_t v);

@@ -45,16 +45,6 @@ struct timespec w2l__deadline_ms(int64_t timeout_ms)
     return ts;
 }
 
-static uint64_t mix(uint64_t h)
-{
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ULL;
-    h ^= h >> 33;
-    return h;
-}
-
 uint64_t w2l__hash64(const void *p, size_t n, uint64_t seed)
 {
     const unsigned char *s = p;
@@ -62,13 +52,13 @@ uint64_t w2l__hash64(const void *p, size_t n, uint64_t seed)
     while (n >= 8) {
         uint64_t k;
         memcpy(&k, s, 8);
-        h = mix(h ^ k) * 0x9e3779b97f4a7c15ULL;
+        h = w2l__mix64(h ^ k) * 0x9e3779b97f4a7c15ULL;
         s += 8;
         n -= 8;
     }
     uint64_t k = 0;
     memcpy(&k, s, n);
-    return mix(h ^ k ^ ((uint64_t)n << 56));
+    return w2l__mix64(h ^ k ^ ((uint64_t)n << 56));
 }
 
 size_t w2l__fmt_int64(char *buf, int64_t v)

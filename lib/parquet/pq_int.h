@@ -216,12 +216,7 @@ static inline uint64_t w2l__ld64(const uint8_t *p)
 /* The hash of a 4- or 8-byte value (its PLAIN bytes read as a little-endian integer). */
 static inline uint32_t w2l__pq_dict_hash_fixed(uint64_t bits)
 {
-    bits ^= bits >> 33;
-    bits *= 0xff51afd7ed558ccdULL;
-    bits ^= bits >> 33;
-    bits *= 0xc4ceb9fe1a85ec53ULL;
-    bits ^= bits >> 33;
-    return (uint32_t)bits;
+    return (uint32_t)w2l__mix64(bits);
 }
 /* Lookup only, for the append loops' hits (a dictionary of width 4 or 8; bits as for the
  * hash): 1 and *idx when the value is in d, else 0 (w2l__pq_dict_put then inserts it). */

@@ -528,16 +528,6 @@ static int has_id(const int32_t *ids, size_t n, int32_t id)
     return 0;
 }
 
-static inline uint64_t fmix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
-
 /* The hash of an encoded key. Keys of 8 to 16 bytes (a single integer, date, timestamp or
  * double column is 12) take two overlapping 8-byte words through a 64-bit finaliser twice,
  * inline; longer and shorter ones the general hash. */
@@ -547,7 +537,7 @@ static inline uint64_t key_hash(const unsigned char *p, size_t n)
         uint64_t a, b;
         memcpy(&a, p, 8);
         memcpy(&b, p + n - 8, 8);
-        return fmix64(a ^ fmix64(b ^ (uint64_t)n * 0x9e3779b97f4a7c15ULL));
+        return w2l__mix64(a ^ w2l__mix64(b ^ (uint64_t)n * 0x9e3779b97f4a7c15ULL));
     }
     return w2l__hash64(p, n, 0x6b6d6170);
 }
