@@ -719,6 +719,29 @@ START_TEST(strings_escape_every_byte_at_every_offset)
 }
 END_TEST
 
+START_TEST(scan_quote_finds_the_first_at_every_offset)
+{
+    /* both scanners (the SSE2 one where the build has it, and the word one every other
+     * build uses) against a byte loop: every byte value before the stop, the stop at every
+     * offset of two blocks, from every start within a block, the pad last */
+    char buf[64 + W2L_JSON_SCAN_PAD];
+    for (int stop = 0; stop < 2; stop++)
+        for (size_t at = 0; at < 40; at++)
+            for (size_t from = 0; from < 16 && from <= at; from++)
+                for (int c = 0; c < 256; c++) {
+                    if (c == '"' || c == '\\') continue;
+                    for (size_t i = 0; i < 40; i++) buf[i] = i % 2 ? (char)c : (char)('a' + i % 26);
+                    memset(buf + 40, '"', sizeof buf - 40);
+                    buf[at] = stop ? '\\' : '"';
+                    const char *want = buf + at, *got = w2l__json_scan_quote(buf + from),
+                               *words = w2l__json_scan_quote_words(buf + from);
+                    if (got != want || words != want)
+                        ck_abort_msg("stop at %zu from %zu, byte %d: %td and %td", at, from, c,
+                                     got - buf, words - buf);
+                }
+}
+END_TEST
+
 Suite *suite_json(void)
 {
     Suite *s = suite_create("json");
@@ -744,6 +767,7 @@ Suite *suite_json(void)
     tcase_add_test(edge, writer_prints_as_the_tree_printer);
     tcase_add_test(edge, writer_refuses_misuse);
     tcase_add_test(edge, strings_escape_every_byte_at_every_offset);
+    tcase_add_test(edge, scan_quote_finds_the_first_at_every_offset);
     suite_add_tcase(s, edge);
     TCase *faults = tcase_create("faults");
     tcase_add_test(faults, oom_on_every_allocation);

@@ -46,21 +46,11 @@ w2l_rc w2l__json_parse_raw(const char *text, size_t len, const w2l__json_rawspec
  * anything else to the parser (cdc_canal_fast.c). The text must be followed by
  * W2L_JSON_SCAN_PAD readable bytes that are '"'. */
 #define W2L_JSON_SCAN_PAD 16
-/* The first '"' or '\\' at or after p (at the latest the pad's first byte), sixteen bytes at
- * a time with SSE2, else eight: the lowest flagged byte of a word is exact (a borrow only
- * flags bytes above a match). Inline: the parser and the hot paths call it for every
- * string. */
-static inline const char *w2l__json_scan_quote(const char *p)
+/* The first '"' or '\\' at or after p (at the latest the pad's first byte), eight bytes at
+ * a time: the lowest flagged byte of a word is exact (a borrow only flags bytes above a
+ * match). What w2l__json_scan_quote does without SSE2; the json suite compares the two. */
+static inline const char *w2l__json_scan_quote_words(const char *p)
 {
-#if defined(__SSE2__) && defined(__GNUC__)
-    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
-    for (;; p += 16) {
-        __m128i w = _mm_loadu_si128((const __m128i *)(const void *)p);
-        unsigned hit = (unsigned)_mm_movemask_epi8(
-            _mm_or_si128(_mm_cmpeq_epi8(w, quote), _mm_cmpeq_epi8(w, bslash)));
-        if (hit) return p + __builtin_ctz(hit);
-    }
-#endif
     const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
     for (;; p += 8) {
         uint64_t w;
@@ -77,6 +67,22 @@ static inline const char *w2l__json_scan_quote(const char *p)
     }
     while (*p != '"' && *p != '\\') p++;
     return p;
+}
+/* The same, sixteen bytes at a time with SSE2. Inline: the parser and the hot paths call
+ * it for every string. */
+static inline const char *w2l__json_scan_quote(const char *p)
+{
+#if defined(__SSE2__) && defined(__GNUC__)
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    for (;; p += 16) {
+        __m128i w = _mm_loadu_si128((const __m128i *)(const void *)p);
+        unsigned hit = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(w, quote), _mm_cmpeq_epi8(w, bslash)));
+        if (hit) return p + __builtin_ctz(hit);
+    }
+#else
+    return w2l__json_scan_quote_words(p);
+#endif
 }
 /* The end of the JSON value at p (text ends at e) inside depth containers, checked as the
  * parser checks it; NULL when it is not plainly valid (invalid, or a string with a \u
