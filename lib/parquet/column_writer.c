@@ -449,21 +449,21 @@ static w2l_rc append_fixed(w2l__pq_colw *c, const w2l_value *v, size_t stride, s
     return W2L_OK;
 }
 
-/* The common case of a dictionary column of INT32 or INT64 (a status code, a flag, a
- * small count): what the general loop below does for NULLs and for values already in the
- * dictionary, without its per-value dispatch and the call into dict.c. Takes values from v
- * while they are NULLs or hits and the page takes them without reaching a limit; returns
- * how many it took. The general loop takes the next one: a new value (the dictionary grows,
- * statistics change), the one that fills the page, or the one at which the first page
- * checks whether its dictionary pays. */
-static size_t dict_int_hits(w2l__pq_colw *c, const w2l_value *v, size_t stride, size_t n)
+/* The common case of a dictionary column of INT32, INT64 or byte arrays (a status code, a
+ * flag, a small count, a country code): what the general loop below does for NULLs and
+ * for values already in the dictionary, without its per-value dispatch and the call into
+ * dict.c. Takes values from v while they are NULLs or hits and the page takes them without
+ * reaching a limit; returns how many it took. The general loop takes the next one: a new
+ * value (the dictionary grows, statistics change), the one that fills the page, or the one
+ * at which the first page checks whether its dictionary pays. */
+static size_t dict_hits(w2l__pq_colw *c, const w2l_value *v, size_t stride, size_t n)
 {
     const w2l__pq_options *opt = &c->w->opt;
     const size_t page_rows = opt->page_rows ? opt->page_rows : SIZE_MAX;
     if (c->vals.cap - c->vals.len < n * 4 || (c->optional && c->pg_values + n > c->defs_cap))
         return 0; /* room for all first: the general loop grows the buffers */
     uint8_t *out = c->vals.data + c->vals.len, *defs = c->optional ? c->defs : NULL;
-    const int wide = c->kind == K_I64;
+    const int bytes = c->kind == K_BYTES, wide = c->kind == K_I64;
     size_t i = 0, nn = 0;
     size_t values = c->pg_values, nonnull = c->pg_nonnull, plain = c->pg_plain;
     for (; i < n; i++) {
@@ -474,56 +474,24 @@ static size_t dict_int_hits(w2l__pq_colw *c, const w2l_value *v, size_t stride, 
             defs[values++] = 0;
             continue;
         }
-        if (plain + 4 + 4 * (size_t)wide >= opt->page_bytes) break;
+        /* the value's PLAIN bytes, which the page limit counts */
+        const size_t pb = 4 + (bytes ? x->v.bytes.len : 4 * (size_t)wide);
+        if (plain + pb >= opt->page_bytes) break;
         if (!c->dict_used && nonnull + 1 == PQ_DICT_PROBE) break;
-        uint64_t bits = wide ? (uint64_t)x->v.i64 : (uint64_t)(uint32_t)x->v.i32;
         uint32_t idx;
-        if (!w2l__pq_dict_find_fixed(&c->dict, bits, &idx)) break;
+        if (bytes ? !w2l__pq_dict_find_bytes(&c->dict, x->v.bytes.len ? x->v.bytes.ptr : "",
+                                             x->v.bytes.len, &idx)
+                  : !w2l__pq_dict_find_fixed(&c->dict,
+                                             wide ? (uint64_t)x->v.i64
+                                                  : (uint64_t)(uint32_t)x->v.i32,
+                                             &idx))
+            break;
         if (defs) defs[values] = 1;
         memcpy(out + nn * 4, &idx, 4);
         nn++;
         values++;
         nonnull++;
-        plain += 4 + 4 * (size_t)wide;
-    }
-    c->vals.len += nn * 4;
-    c->pg_values = values;
-    c->pg_nonnull = nonnull;
-    c->pg_plain = plain;
-    return i;
-}
-
-/* The same for a dictionary column of byte arrays (a status, a country code): NULLs and
- * values already in the dictionary, hashed and compared without the call into dict.c and
- * its per-width dispatch. */
-static size_t dict_bytes_hits(w2l__pq_colw *c, const w2l_value *v, size_t stride, size_t n)
-{
-    const w2l__pq_options *opt = &c->w->opt;
-    const size_t page_rows = opt->page_rows ? opt->page_rows : SIZE_MAX;
-    if (c->vals.cap - c->vals.len < n * 4 || (c->optional && c->pg_values + n > c->defs_cap))
-        return 0; /* room for all first: the general loop grows the buffers */
-    uint8_t *out = c->vals.data + c->vals.len, *defs = c->optional ? c->defs : NULL;
-    size_t i = 0, nn = 0;
-    size_t values = c->pg_values, nonnull = c->pg_nonnull, plain = c->pg_plain;
-    for (; i < n; i++) {
-        const w2l_value *x = v + i * stride;
-        if (values + 1 >= page_rows) break;
-        if (x->is_null) {
-            if (!defs) break;
-            defs[values++] = 0;
-            continue;
-        }
-        const size_t len = x->v.bytes.len;
-        if (plain + 4 + len >= opt->page_bytes) break;
-        if (!c->dict_used && nonnull + 1 == PQ_DICT_PROBE) break;
-        uint32_t idx;
-        if (!w2l__pq_dict_find_bytes(&c->dict, len ? x->v.bytes.ptr : "", len, &idx)) break;
-        if (defs) defs[values] = 1;
-        memcpy(out + nn * 4, &idx, 4);
-        nn++;
-        values++;
-        nonnull++;
-        plain += 4 + len;
+        plain += pb;
     }
     c->vals.len += nn * 4;
     c->pg_values = values;
@@ -553,8 +521,7 @@ w2l_rc w2l__pq_colw_append(w2l__pq_colw *c, const w2l_value *v, size_t stride, s
             if (c->vals.cap - c->vals.len < (n - i) * 4)
                 W2L_TRY(w2l__buf_reserve(&c->vals, (n - i) * 4, err));
             while (c->optional && c->pg_values + (n - i) > c->defs_cap) W2L_TRY(grow_defs(c, err));
-            i += ints ? dict_int_hits(c, v + i * stride, stride, n - i)
-                      : dict_bytes_hits(c, v + i * stride, stride, n - i);
+            i += dict_hits(c, v + i * stride, stride, n - i);
             if (i == n) break;
         }
         const w2l_value *x = v + i * stride;
