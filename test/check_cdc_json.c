@@ -1095,6 +1095,16 @@ START_TEST(inferred_shape_warnings)
 }
 END_TEST
 
+/* A canal decoder with default options. */
+static w2l__cdc *canal_decoder(void)
+{
+    w2l__cdc_opts o;
+    memset(&o, 0, sizeof o);
+    w2l__cdc *d = w2l__cdc_new(W2L__CDC_CANAL, &o);
+    ck_assert_ptr_nonnull(d);
+    return d;
+}
+
 /* canal DOUBLE text: a short plain decimal takes a fast exact path, every other text
  * strtod; either way the value is strtod's, bit for bit (random texts of 1 to 19 digits,
  * signs, leading zeros, up to 27 fraction digits, and edge cases). */
@@ -1110,10 +1120,7 @@ START_TEST(canal_double_text_exact)
                                   "0.000000000000000000000000001", "123456789012345678.9",
                                   "-0.5000000000000000277", "9007199254740993.0"};
     uint64_t seed = 0x9e3779b97f4a7c15u;
-    w2l__cdc_opts o;
-    memset(&o, 0, sizeof o);
-    w2l__cdc *d = w2l__cdc_new(W2L__CDC_CANAL, &o);
-    ck_assert_ptr_nonnull(d);
+    w2l__cdc *d = canal_decoder();
     for (int i = 0; i < 20000; i++) {
         char num[64], msg[512];
         if (i < (int)W2L_ARRAY_LEN(fixed)) {
@@ -1310,21 +1317,21 @@ START_TEST(canal_fast_path_matches_tree)
 }
 END_TEST
 
+/* One INSERT of table db.t (id int key, v varchar(9)), for the tests below. */
+static const char *const t_insert =
+    "{\"data\":[{\"id\":\"1\",\"v\":\"a\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\","
+    "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}";
+
 /* A message that fails part way (its second row) adds no event, by either path: the first
  * row's event would point into the freed message, and a source that skips bad messages
  * would emit it. */
 START_TEST(failed_message_adds_no_event)
 {
-    static const char *good =
-        "{\"data\":[{\"id\":\"1\",\"v\":\"a\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\","
-        "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}";
+    const char *good = t_insert;
     static const char *bad =
         "{\"data\":[{\"id\":\"1\",\"v\":\"a\"},{\"id\":\"x2\",\"v\":\"b\"}],\"database\":\"db\",\"table\":\"t\","
         "\"type\":\"INSERT\",\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}";
-    w2l__cdc_opts o;
-    memset(&o, 0, sizeof o);
-    w2l__cdc *d = w2l__cdc_new(W2L__CDC_CANAL, &o);
-    ck_assert_ptr_nonnull(d);
+    w2l__cdc *d = canal_decoder();
     w2l__cdc_step step;
     w2l_error e;
     size_t n;
@@ -1346,17 +1353,12 @@ START_TEST(events_keep_a_replaced_shape)
 {
     /* a change borrows its table's schema; when the table's shape changes while the change
      * is pending (rows that bring a column), the change keeps the schema it was read with */
-    static const char *a =
-        "{\"data\":[{\"id\":\"1\",\"v\":\"a\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\","
-        "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}";
+    const char *a = t_insert;
     static const char *b =
         "{\"data\":[{\"id\":\"2\",\"v\":\"b\",\"w\":\"7\"}],\"database\":\"db\",\"table\":\"t\","
         "\"type\":\"INSERT\",\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\",\"w\":\"int\"},"
         "\"pkNames\":[\"id\"]}";
-    w2l__cdc_opts o;
-    memset(&o, 0, sizeof o);
-    w2l__cdc *d = w2l__cdc_new(W2L__CDC_CANAL, &o);
-    ck_assert_ptr_nonnull(d);
+    w2l__cdc *d = canal_decoder();
     w2l__cdc_step step;
     w2l_error e;
     size_t n;
