@@ -8,6 +8,7 @@
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gen/pq_cases.h"
@@ -344,10 +345,25 @@ START_TEST(out_of_memory_fails_cleanly)
 }
 END_TEST
 
+/* Column col of row group 0 of rd reads back as column col of rows (n rows of ncols). */
+static void column_reads_back(w2l__pq_reader *rd, const w2l_schema *s, size_t col,
+                              const w2l_value *rows, size_t ncols, size_t n)
+{
+    w2l_error err;
+    w2l_value *back = calloc(n, sizeof *back);
+    ck_assert_ptr_nonnull(back);
+    ck_assert_ok(w2l__pq_reader_read_column(rd, 0, col, back, &err), err);
+    const w2l_field *f = w2l_schema_field(s, col);
+    for (size_t r = 0; r < n; r++)
+        ck_assert_msg(same_value(f, &back[r], &rows[ncols * r + col]), "column %zu row %zu", col,
+                      r);
+    free(back);
+}
+
 /* _i: 0 = pages close on page_bytes (64: 16 INT or 8 LONG values), 1 = on page_rows (70).
  * Dictionary columns of INT and LONG with NULLs, written in slices of 1 to 9 rows: the
  * pages split after the same values as the value-by-value rule says (the append loop takes
- * runs of dictionary hits and NULLs on a path of its own, column_writer.c dict_int_hits),
+ * runs of dictionary hits and NULLs on a path of its own, column_writer.c dict_hits),
  * and read back exactly. */
 START_TEST(dictionary_int_pages_split_at_their_limits)
 {
@@ -420,12 +436,7 @@ START_TEST(dictionary_int_pages_split_at_their_limits)
             p += used + (size_t)h.compressed_size;
         }
         ck_assert_uint_eq(got, nwant);
-        static w2l_value back[N];
-        ck_assert_ok(w2l__pq_reader_read_column(rd, 0, col, back, &err), err);
-        const w2l_field *f = w2l_schema_field(s, col);
-        for (int r = 0; r < N; r++)
-            ck_assert_msg(same_value(f, &back[r], &rows[C * r + col]), "column %zu row %d", col,
-                          r);
+        column_reads_back(rd, s, col, rows, C, N);
     }
     w2l__pq_reader_close(rd);
     w2l_free(file);
@@ -474,15 +485,10 @@ START_TEST(plain_pages_with_short_and_long_levels_read_back)
     ck_assert_ok(w2l__pq_writer_close(w, NULL, &err), err);
     w2l__pq_reader *rd;
     ck_assert_ok(w2l__pq_reader_open(io, "p.parquet", &rd, &err), err);
-    static w2l_value back[N];
     for (size_t col = 0; col < 4; col++) {
         const w2l__pq_chunk_info *ci = w2l__pq_reader_chunk(rd, 0, col);
         ck_assert(ci->encodings & (1u << PQ_ENC_PLAIN));
-        ck_assert_ok(w2l__pq_reader_read_column(rd, 0, col, back, &err), err);
-        const w2l_field *f = w2l_schema_field(s, col);
-        for (int r = 0; r < N; r++)
-            ck_assert_msg(same_value(f, &back[r], &rows[4 * r + (int)col]),
-                          "column %zu row %d differs", col, r);
+        column_reads_back(rd, s, col, rows, 4, N);
     }
     w2l__pq_reader_close(rd);
     w2l_schema_unref(s);
