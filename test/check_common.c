@@ -115,6 +115,163 @@ START_TEST(arena_aligns_and_handles_large)
 }
 END_TEST
 
+/* Fills a pooled arena of 4 KiB blocks with 1 KiB pieces set to tag: one for its 1 KiB
+ * block, two for its 2 KiB block, then four per full-size block, nfull of them. firsts[k]:
+ * the address of full block k's first piece. */
+static void fill_pooled(w2l__arena *a, int nfull, unsigned char tag, uintptr_t *firsts)
+{
+    for (int i = 0; i < 3 + 4 * nfull; i++) {
+        unsigned char *p = w2l__arena_alloc(a, 1024);
+        ck_assert_ptr_nonnull(p);
+        memset(p, tag, 1024);
+        if (i >= 3 && (i - 3) % 4 == 0 && firsts) firsts[(i - 3) / 4] = (uintptr_t)p;
+    }
+}
+
+START_TEST(arena_pool_reuses_full_blocks)
+{
+    w2l__arena_pool *pool = w2l__arena_pool_new(4096, 8);
+    ck_assert_ptr_nonnull(pool);
+    w2l__arena a, b;
+    uintptr_t fa[2], fb[2];
+    w2l__arena_init_pooled(&a, pool);
+    ck_assert_uint_eq(a.block_size, 4096);
+    fill_pooled(&a, 2, 'a', fa);
+    ck_assert_uint_eq(w2l__arena_pool_blocks(pool), 0);
+    w2l__arena_release(&a);
+    /* the two full-size blocks wait in the pool; the 1 and 2 KiB ones were freed */
+    ck_assert_uint_eq(w2l__arena_pool_blocks(pool), 2);
+    ck_assert_ptr_null(a.pool);
+    w2l__arena_init_pooled(&b, pool);
+    fill_pooled(&b, 2, 'b', fb);
+    ck_assert_uint_eq(w2l__arena_pool_blocks(pool), 0);
+    /* the same memory, the block a used last coming first */
+    ck_assert_uint_eq(fb[0], fa[1]);
+    ck_assert_uint_eq(fb[1], fa[0]);
+    ck_assert_int_eq(((unsigned char *)fb[0])[1023], 'b');
+    w2l__arena_release(&b);
+    /* a released arena is an ordinary one again */
+    ck_assert_ptr_nonnull(w2l__arena_alloc(&b, 4096 / 4));
+    w2l__arena_release(&b);
+    ck_assert_uint_eq(w2l__arena_pool_blocks(pool), 2);
+    w2l__arena_pool_unref(pool);
+}
+END_TEST
+
+START_TEST(arena_pool_keeps_at_most_its_cap)
+{
+    fail_alloc_install();
+    fail_alloc_arm(-1);
+    long live = fail_alloc_outstanding();
+    w2l__arena_pool *pool = w2l__arena_pool_new(4096, 2);
+    ck_assert_ptr_nonnull(pool);
+    w2l__arena a;
+    w2l__arena_init_pooled(&a, pool);
+    fill_pooled(&a, 3, 'a', NULL);
+    ck_assert_ptr_nonnull(w2l__arena_alloc(&a, 10000)); /* a one-off block, never pooled */
+    ck_assert_int_eq(fail_alloc_outstanding(), live + 1 + 2 + 3 + 1);
+    w2l__arena_release(&a);
+    ck_assert_uint_eq(w2l__arena_pool_blocks(pool), 2);
+    ck_assert_int_eq(fail_alloc_outstanding(), live + 1 + 2); /* the pool and its two blocks */
+    w2l__arena_pool_unref(pool);
+    ck_assert_int_eq(fail_alloc_outstanding(), live);
+}
+END_TEST
+
+START_TEST(arena_pool_outlives_its_maker)
+{
+    fail_alloc_install();
+    fail_alloc_arm(-1);
+    long live = fail_alloc_outstanding();
+    w2l__arena_pool *pool = w2l__arena_pool_new(4096, 8);
+    ck_assert_ptr_nonnull(pool);
+    w2l__arena a;
+    w2l__arena_init_pooled(&a, pool);
+    fill_pooled(&a, 1, 'a', NULL);
+    w2l__arena_pool_unref(pool); /* the maker is gone; the arena keeps the pool */
+    ck_assert_int_eq(fail_alloc_outstanding(), live + 1 + 3);
+    for (int i = 0; i < 8; i++) { /* two more full-size blocks, from malloc */
+        unsigned char *p = w2l__arena_alloc(&a, 1024);
+        ck_assert_ptr_nonnull(p);
+        memset(p, 'b', 1024);
+    }
+    ck_assert_int_eq(fail_alloc_outstanding(), live + 1 + 5);
+    w2l__arena_release(&a); /* the last reference: the pool goes, and its blocks with it */
+    ck_assert_int_eq(fail_alloc_outstanding(), live);
+}
+END_TEST
+
+typedef struct pool_worker {
+    w2l__arena_pool *pool;
+    w2l__arena *give; /* arenas to release on this thread */
+    int ngive;
+    int rounds; /* then this many times: an arena of three full-size blocks, checked */
+    unsigned char tag;
+    int bad; /* pieces that did not hold the tag written: a block shared by two arenas */
+} pool_worker;
+
+static int pool_work(void *arg)
+{
+    pool_worker *w = arg;
+    for (int i = 0; i < w->ngive; i++) w2l__arena_release(&w->give[i]);
+    for (int round = 0; round < w->rounds; round++) {
+        w2l__arena a;
+        w2l__arena_init_pooled(&a, w->pool);
+        unsigned char *p[3 + 4 * 3];
+        for (int i = 0; i < 3 + 4 * 3; i++) {
+            p[i] = w2l__arena_alloc(&a, 1024);
+            if (!p[i]) return 1;
+            memset(p[i], w->tag, 1024);
+        }
+        for (int i = 0; i < 3 + 4 * 3; i++)
+            for (int k = 0; k < 1024; k += 64) w->bad += p[i][k] != w->tag;
+        w2l__arena_release(&a);
+    }
+    return 0;
+}
+
+START_TEST(arena_pool_across_threads)
+{
+    w2l__arena_pool *pool = w2l__arena_pool_new(4096, 4);
+    ck_assert_ptr_nonnull(pool);
+    /* arenas filled here, released by another thread: their blocks come back for this one */
+    w2l__arena made[2];
+    uintptr_t first[2];
+    for (int i = 0; i < 2; i++) {
+        w2l__arena_init_pooled(&made[i], pool);
+        fill_pooled(&made[i], 1, 'm', &first[i]);
+    }
+    pool_worker one = {pool, made, 2, 0, 'x', 0};
+    thrd_t t;
+    ck_assert_int_eq(thrd_create(&t, pool_work, &one), thrd_success);
+    int res;
+    ck_assert_int_eq(thrd_join(t, &res), thrd_success);
+    ck_assert_int_eq(res, 0);
+    ck_assert_uint_eq(w2l__arena_pool_blocks(pool), 2);
+    w2l__arena a;
+    uintptr_t again[2];
+    w2l__arena_init_pooled(&a, pool);
+    fill_pooled(&a, 2, 'a', again);
+    ck_assert_uint_eq(again[0], first[1]);
+    ck_assert_uint_eq(again[1], first[0]);
+    w2l__arena_release(&a);
+    /* two threads taking and giving back at once: no block is in two arenas at a time */
+    pool_worker w[2] = {{pool, NULL, 0, 300, 'p', 0}, {pool, NULL, 0, 300, 'q', 0}};
+    thrd_t th[2];
+    for (int i = 0; i < 2; i++) ck_assert_int_eq(thrd_create(&th[i], pool_work, &w[i]), thrd_success);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(thrd_join(th[i], &res), thrd_success);
+        ck_assert_int_eq(res, 0);
+        ck_assert_int_eq(w[i].bad, 0);
+    }
+    /* the last release alone gave back three; the cap holds it at four */
+    size_t held = w2l__arena_pool_blocks(pool);
+    ck_assert_uint_ge(held, 3);
+    ck_assert_uint_le(held, 4);
+    w2l__arena_pool_unref(pool);
+}
+END_TEST
+
 START_TEST(chan_fifo_timeout_close)
 {
     w2l__chan *c = w2l__chan_new(2);
@@ -532,6 +689,8 @@ Suite *suite_common(void)
     tcase_add_test(basic, rc_names_are_pinned);
     tcase_add_test(basic, buf_grows_and_prints);
     tcase_add_test(basic, arena_aligns_and_handles_large);
+    tcase_add_test(basic, arena_pool_reuses_full_blocks);
+    tcase_add_test(basic, arena_pool_across_threads);
     tcase_add_test(basic, chan_fifo_timeout_close);
     tcase_add_test(basic, chan_free_drops_queued);
     tcase_add_test(basic, registry_rejects_and_finds);
@@ -549,6 +708,8 @@ Suite *suite_common(void)
     suite_add_tcase(s, edge);
     TCase *faults = tcase_create("faults");
     tcase_add_test(faults, allocator_hook_fails_cleanly);
+    tcase_add_test(faults, arena_pool_keeps_at_most_its_cap);
+    tcase_add_test(faults, arena_pool_outlives_its_maker);
     suite_add_tcase(s, faults);
     return s;
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/thread.h"
 #include "event/emit.h"
 #include "support/support.h"
 
@@ -457,6 +458,109 @@ START_TEST(emitter_keeps_a_groups_order)
 }
 END_TEST
 
+/* The emitter alone, its batches kept by the hooks: the rows (strings, NULLs, a schema
+ * change in the middle) read back whole after the emitter is freed, and the batches are
+ * freed on another thread, last of all users of the emitter's memory. */
+static struct {
+    w2l__batch *b[64];
+    int n;
+} kept;
+static w2l_rc keep_batch(void *ctx, w2l__batch *b, w2l_error *e)
+{
+    (void)ctx, (void)e;
+    ck_assert_int_lt(kept.n, 64);
+    kept.b[kept.n++] = b;
+    return W2L_OK;
+}
+static int free_kept(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < kept.n; i++) w2l__batch_free(kept.b[i]);
+    return 0;
+}
+static void text_of(long i, char *buf, size_t size)
+{
+    snprintf(buf, size, "row %ld %.*s", i, (int)(i % 300), /* 0 to 299 bytes of padding */
+             "................................................................................"
+             "................................................................................"
+             "................................................................................"
+             "................................................................................");
+}
+
+START_TEST(emitter_batches_outlive_it)
+{
+    w2l_type lt = {.id = W2L_TYPE_LONG}, st = {.id = W2L_TYPE_STRING};
+    w2l_schema *s1 = w2l_schema_new(0), *s2 = w2l_schema_new(1);
+    ck_assert_ok(w2l_schema_add_field(s1, 1, "id", lt, 1, &err), err);
+    ck_assert_ok(w2l_schema_add_field(s1, 2, "name", st, 0, &err), err);
+    ck_assert_ok(w2l_schema_add_field(s1, 3, "note", st, 0, &err), err);
+    ck_assert_ok(w2l_schema_add_field(s2, 3, "note", st, 0, &err), err);
+    ck_assert_ok(w2l_schema_add_field(s2, 1, "id", lt, 1, &err), err);
+    w2l__emit_hooks h = {keep_batch, NULL, NULL, NULL};
+    kept.n = 0;
+    w2l_emitter *em = w2l__emitter_new(&h, 1000);
+    ck_assert_ptr_nonnull(em);
+    enum { N1 = 2500, N2 = 40 };
+    for (long i = 0; i < N1 + N2; i++) {
+        char name[400], note[32];
+        text_of(i, name, sizeof name);
+        snprintf(note, sizeof note, "note %ld", i);
+        w2l_value row[3] = {{0}};
+        int first = i < N1;
+        w2l_value *id = &row[first ? 0 : 1], *nt = &row[first ? 2 : 0];
+        id->v.i64 = i;
+        nt->v.bytes.ptr = note, nt->v.bytes.len = strlen(note);
+        nt->is_null = i % 7 == 0;
+        if (first) row[1].v.bytes.ptr = name, row[1].v.bytes.len = strlen(name);
+        w2l_change c = {"db", "wide", first ? s1 : s2, W2L_OP_INSERT, row, first ? 3 : 2, NULL, i};
+        if (i == 1234 || i == N1 + 5) { /* a NULL key is refused, and leaves no trace */
+            id->is_null = 1;
+            ck_assert_int_eq(w2l_emit_change(em, &c, &err), W2L_SCHEMA);
+            ck_assert_msg(strstr(err.msg, "NULL in required column id"), "%s", err.msg);
+            continue;
+        }
+        ck_assert_ok(w2l_emit_change(em, &c, &err), err);
+    }
+    ck_assert_ok(w2l__emitter_flush(em, &err), err);
+    w2l__emitter_free(em);
+    w2l_schema_unref(s1);
+    w2l_schema_unref(s2);
+    /* batches of 1000, the third cut short by the schema change, then the other schema's */
+    ck_assert_int_eq(kept.n, 4);
+    long i = 0;
+    for (int k = 0; k < kept.n; k++) {
+        w2l__batch *b = kept.b[k];
+        ck_assert_str_eq(b->table, "wide");
+        for (size_t r = 0; r < b->n; r++, i++) {
+            if (i == 1234 || i == N1 + 5) i++;
+            const w2l_change *c = &b->changes[r];
+            char name[400], note[32];
+            text_of(i, name, sizeof name);
+            snprintf(note, sizeof note, "note %ld", i);
+            int first = i < N1;
+            ck_assert_ptr_eq(c->schema, b->schema);
+            ck_assert_uint_eq(c->ncols, first ? 3 : 2);
+            ck_assert_int_eq(c->ts_ms, i);
+            const w2l_value *id = &c->row[first ? 0 : 1], *nt = &c->row[first ? 2 : 0];
+            ck_assert_int_eq(id->v.i64, i);
+            ck_assert_int_eq(nt->is_null, i % 7 == 0);
+            if (!nt->is_null) {
+                ck_assert_uint_eq(nt->v.bytes.len, strlen(note));
+                ck_assert(!memcmp(nt->v.bytes.ptr, note, strlen(note)));
+            }
+            if (first) {
+                ck_assert_uint_eq(c->row[1].v.bytes.len, strlen(name));
+                ck_assert(!memcmp(c->row[1].v.bytes.ptr, name, strlen(name)));
+            }
+        }
+    }
+    ck_assert_int_eq(i, N1 + N2);
+    thrd_t t;
+    ck_assert_int_eq(thrd_create(&t, free_kept, NULL), thrd_success);
+    ck_assert_int_eq(thrd_join(t, NULL), thrd_success);
+}
+END_TEST
+
 /* ---- a source that records the checkpoints it is told complete (w2l_source_methods(3)) ----
  * next() emits one transaction of 10 rows, txn t holding rows 10t..10t+9, its position
  * {"txn":t+1}; every third transaction asks for a checkpoint, so checkpoints 1..10 fall after
@@ -605,6 +709,7 @@ Suite *suite_pipeline(void)
     tcase_add_test(basic, unknown_operator_is_a_config_error);
     tcase_add_test(basic, emitter_batches_by_table_and_validates);
     tcase_add_test(basic, emitter_keeps_a_groups_order);
+    tcase_add_test(basic, emitter_batches_outlive_it);
     tcase_add_test(basic, source_hears_each_committed_checkpoint_once);
     tcase_set_timeout(basic, 60);
     suite_add_tcase(s, basic);

@@ -40,7 +40,16 @@ struct w2l_emitter {
     int64_t progress_ms; /* w2l_emit_progress(): the largest mark; -1 none */
     atomic_int snapshot;         /* w2l__emitter_set_snapshot() */
     atomic_ullong reconnects;    /* w2l__emitter_reconnected() */
+    w2l__arena_pool *pool;       /* the full-size blocks of batches' arenas */
 };
+
+/* A batch's arena: blocks from 1 KiB doubling up to BATCH_BLOCK, so a table holding a few
+ * rows open stays small, and a full batch (4096 rows of a few hundred bytes) is some twenty
+ * full-size blocks. The writers free batches on their threads; with the blocks handed back to
+ * malloc the source thread's heap shrank and every batch faulted fresh pages in. The pool
+ * keeps up to POOL_BLOCKS of them (4 MiB, a few batches) for the next batches instead. */
+#define BATCH_BLOCK (64 * 1024)
+#define POOL_BLOCKS 64
 
 #define TABLE_HASH_SEED 0x5ca1ab1eULL
 
@@ -81,7 +90,10 @@ w2l_emitter *w2l__emitter_new(const w2l__emit_hooks *hooks, size_t batch_rows)
     em->progress_ms = -1;
     em->nslots = 64;
     em->slots = w2l__calloc(em->nslots, sizeof *em->slots);
-    if (!em->slots) {
+    em->pool = w2l__arena_pool_new(BATCH_BLOCK, POOL_BLOCKS);
+    if (!em->slots || !em->pool) {
+        w2l__free(em->slots);
+        w2l__arena_pool_unref(em->pool);
         w2l__free(em);
         return NULL;
     }
@@ -102,6 +114,7 @@ void w2l__emitter_free(w2l_emitter *em)
     }
     w2l__free(em->slots);
     w2l__free(em->position);
+    w2l__arena_pool_unref(em->pool); /* batches still in the pipeline hold it too */
     while (em->groups) {
         egroup *g = em->groups;
         em->groups = g->next;
@@ -218,12 +231,11 @@ static w2l_rc hand_over(w2l_emitter *em, slot *s, w2l_error *err)
     return em->hooks.batch(em->hooks.ctx, b, err);
 }
 
-static w2l_rc new_batch(slot *s, const w2l_schema *schema, w2l_error *err)
+static w2l_rc new_batch(w2l_emitter *em, slot *s, const w2l_schema *schema, w2l_error *err)
 {
     w2l__batch *b = w2l__calloc(1, sizeof *b);
     W2L_NOMEM_IF(!b, err);
-    /* small first blocks: thousands of tables may each hold an open batch */
-    w2l__arena_init(&b->arena, 16 * 1024);
+    w2l__arena_init_pooled(&b->arena, em->pool);
     const char *ns = s->key, *table = s->key + strlen(s->key) + 1;
     b->ns = w2l__arena_strndup(&b->arena, ns, strlen(ns));
     b->table = w2l__arena_strndup(&b->arena, table, strlen(table));
@@ -296,7 +308,7 @@ w2l_rc w2l_emit_change(w2l_emitter *em, const w2l_change *c, w2l_error *err)
     W2L_TRY(group_turn(em, s, err));
     if (s->open && s->open->schema != c->schema)
         W2L_TRY(hand_over(em, s, err)); /* schema changed */
-    if (!s->open) W2L_TRY(new_batch(s, c->schema, err));
+    if (!s->open) W2L_TRY(new_batch(em, s, c->schema, err));
     w2l__batch *b = s->open;
     if (b->n == b->cap) {
         /* as many as the table's last batch held, then doubling */
