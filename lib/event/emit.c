@@ -18,8 +18,13 @@ typedef struct egroup {
 typedef struct slot {
     uint64_t hash;
     char *key; /* "ns\0table\0", w2l__malloc */
-    size_t klen;
+    size_t klen, nlen; /* nlen: strlen(ns); the table's name is at key + nlen + 1 */
     w2l__batch *open;
+    /* The open batch's schema, indexed (in its arena, made with it): its string and binary
+     * columns, then its required ones. Valid while the batch is open: the batch holds a
+     * reference, so the schema is immutable and its address is not reused meanwhile. */
+    const uint32_t *cols;
+    size_t ncols, nbytes, nreq;
     size_t last_n; /* changes in its last batch: the next one's first capacity */
     egroup *group; /* NULL: none */
 } slot;
@@ -173,7 +178,7 @@ static w2l_rc find_slot(w2l_emitter *em, const char *ns, const char *table, slot
                         w2l_error *err)
 {
     slot *hot = em->hot;
-    if (hot && !strcmp(hot->key, ns) && !strcmp(hot->key + strlen(ns) + 1, table)) {
+    if (hot && !strcmp(hot->key, ns) && !strcmp(hot->key + hot->nlen + 1, table)) {
         *out = hot;
         return W2L_OK;
     }
@@ -215,12 +220,15 @@ static w2l_rc find_slot(w2l_emitter *em, const char *ns, const char *table, slot
     em->slots[i].hash = h;
     em->slots[i].key = owned;
     em->slots[i].klen = kl;
+    em->slots[i].nlen = nl;
     em->slots[i].open = NULL;
     em->slots[i].group = g;
     em->used++;
-    *out = &em->slots[i];
+    *out = em->hot = &em->slots[i];
     return W2L_OK;
 }
+
+static int is_bytes(w2l_type_id t) { return t == W2L_TYPE_STRING || t == W2L_TYPE_BINARY; }
 
 static w2l_rc hand_over(w2l_emitter *em, slot *s, w2l_error *err)
 {
@@ -243,6 +251,22 @@ static w2l_rc new_batch(w2l_emitter *em, slot *s, const w2l_schema *schema, w2l_
         w2l__batch_free(b);
         return w2l__fail(err, W2L_NOMEM, "out of memory starting a batch");
     }
+    size_t n;
+    const w2l_field *f = w2l__schema_fields(schema, &n);
+    uint32_t *cols = w2l__arena_alloc(&b->arena, (2 * n + 1) * sizeof *cols);
+    if (!cols) {
+        w2l__batch_free(b);
+        return w2l__fail(err, W2L_NOMEM, "out of memory starting a batch");
+    }
+    size_t nb = 0, nr = 0;
+    for (size_t i = 0; i < n; i++)
+        if (is_bytes(f[i].type.id)) cols[nb++] = (uint32_t)i;
+    for (size_t i = 0; i < n; i++)
+        if (f[i].required) cols[nb + nr++] = (uint32_t)i;
+    s->cols = cols;
+    s->ncols = n;
+    s->nbytes = nb;
+    s->nreq = nr;
     b->schema = w2l_schema_ref((w2l_schema *)schema);
     b->table_hash = s->hash;
     atomic_init(&b->refs, 1);
@@ -267,10 +291,8 @@ static w2l_rc group_turn(w2l_emitter *em, slot *s, w2l_error *err)
     return W2L_OK;
 }
 
-static int is_bytes(w2l_type_id t) { return t == W2L_TYPE_STRING || t == W2L_TYPE_BINARY; }
-
-/* Checks c; *bytes: the bytes of its string and binary values (copied with it). */
-static w2l_rc check_change(const w2l_change *c, size_t *bytes, w2l_error *err)
+/* Checks c's names, schema and operation. */
+static w2l_rc check_head(const w2l_change *c, w2l_error *err)
 {
     if (!c || !c->db || !*c->db || !c->table || !*c->table)
         return w2l__fail(err, W2L_MISUSE, "change without database or table name");
@@ -279,6 +301,41 @@ static w2l_rc check_change(const w2l_change *c, size_t *bytes, w2l_error *err)
     if (c->op < W2L_OP_INSERT || c->op > W2L_OP_DELETE)
         return w2l__fail(err, W2L_MISUSE, "change of %s.%s: unknown operation %d", c->db, c->table,
                          (int)c->op);
+    return W2L_OK;
+}
+
+static w2l_rc null_required(const w2l_change *c, size_t i, w2l_error *err)
+{
+    size_t n;
+    const w2l_field *f = w2l__schema_fields(c->schema, &n);
+    return w2l__fail(err, W2L_SCHEMA, "change of %s.%s: NULL in required column %s", c->db,
+                     c->table, f[i].name);
+}
+
+/* As check_values, through the column lists of s, whose open batch has c's schema: the
+ * columns a change's check and copy must look at are usually a few of many. */
+static w2l_rc check_indexed(const slot *s, const w2l_change *c, size_t *bytes, w2l_error *err)
+{
+    if (c->ncols != s->ncols || (s->ncols && !c->row))
+        return w2l__fail(err, W2L_SCHEMA, "change of %s.%s has %zu values for %zu columns", c->db,
+                         c->table, c->ncols, s->ncols);
+    const w2l_value *row = c->row;
+    const uint32_t *req = s->cols + s->nbytes;
+    for (size_t k = 0; k < s->nreq; k++) { /* in field order: the same first error */
+        size_t i = req[k];
+        if (row[i].is_null && (!c->present || (c->present[i / 8] & (1u << (i % 8)))))
+            return null_required(c, i, err);
+    }
+    size_t sum = 0;
+    for (size_t k = 0; k < s->nbytes; k++)
+        if (!row[s->cols[k]].is_null) sum += row[s->cols[k]].v.bytes.len;
+    *bytes = sum;
+    return W2L_OK;
+}
+
+/* Checks c's values; *bytes: the bytes of its string and binary values (copied with it). */
+static w2l_rc check_values(const w2l_change *c, size_t *bytes, w2l_error *err)
+{
     size_t n = w2l_schema_field_count(c->schema);
     if (c->ncols != n || (n && !c->row))
         return w2l__fail(err, W2L_SCHEMA, "change of %s.%s has %zu values for %zu columns", c->db,
@@ -289,8 +346,7 @@ static w2l_rc check_change(const w2l_change *c, size_t *bytes, w2l_error *err)
         const w2l_field *f = &fields[i];
         if (c->row[i].is_null) {
             if (f->required && (!c->present || (c->present[i / 8] & (1u << (i % 8)))))
-                return w2l__fail(err, W2L_SCHEMA, "change of %s.%s: NULL in required column %s",
-                                 c->db, c->table, f->name);
+                return null_required(c, i, err);
         } else if (is_bytes(f->type.id)) {
             *bytes += c->row[i].v.bytes.len;
         }
@@ -301,10 +357,14 @@ static w2l_rc check_change(const w2l_change *c, size_t *bytes, w2l_error *err)
 w2l_rc w2l_emit_change(w2l_emitter *em, const w2l_change *c, w2l_error *err)
 {
     if (!em) return w2l__fail(err, W2L_MISUSE, "w2l_emit_change: NULL emitter");
-    size_t bytes = 0;
-    W2L_TRY(check_change(c, &bytes, err));
+    W2L_TRY(check_head(c, err));
     slot *s;
     W2L_TRY(find_slot(em, c->db, c->table, &s, err));
+    size_t bytes = 0;
+    if (s->open && s->open->schema == c->schema)
+        W2L_TRY(check_indexed(s, c, &bytes, err));
+    else
+        W2L_TRY(check_values(c, &bytes, err));
     W2L_TRY(group_turn(em, s, err));
     if (s->open && s->open->schema != c->schema)
         W2L_TRY(hand_over(em, s, err)); /* schema changed */
@@ -325,9 +385,9 @@ w2l_rc w2l_emit_change(w2l_emitter *em, const w2l_change *c, w2l_error *err)
     memcpy(row, c->row, n * sizeof *row);
     uint8_t *present = c->present ? memcpy(row + n, c->present, pb) : NULL;
     char *text = (char *)(row + n) + pb;
-    const w2l_field *fields = w2l__schema_fields(c->schema, &n);
-    for (size_t i = 0; i < n; i++) { /* read from c->row, not from the copy just made */
-        if (c->row[i].is_null || !is_bytes(fields[i].type.id)) continue;
+    for (size_t k = 0; k < s->nbytes; k++) { /* read from c->row, not from the copy just made */
+        size_t i = s->cols[k];
+        if (c->row[i].is_null) continue;
         size_t len = c->row[i].v.bytes.len;
         if (len) memcpy(text, c->row[i].v.bytes.ptr, len);
         row[i].v.bytes.ptr = text;
