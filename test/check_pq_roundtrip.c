@@ -544,6 +544,100 @@ START_TEST(decimal_int_chunks_keep_their_min_and_max)
 }
 END_TEST
 
+/* A column whose pages stop compressing has its next pages stored as they are (a zstd frame
+ * of raw blocks) and compressed again after them: 10 pages of random LONGs, then 30 of an
+ * increasing count. Pages 0-9 do not compress (page 0 and 8 are tried), 9-15 are stored
+ * whatever they hold, page 16 is tried, compresses, and so do the rest; every value reads
+ * back. (The pq_cases files, which test/interop reads with DuckDB and hyparquet, hold
+ * stored pages too: the status column of pages_row_groups_zstd.) */
+START_TEST(pages_that_do_not_compress_are_stored_until_data_compresses)
+{
+    enum { PAGE = 100, PAGES = 40, N = PAGE * PAGES };
+    w2l_error err;
+    w2l_schema *s = w2l_schema_new(0);
+    add(s, 1, "v", "long", 1);
+    static w2l_value rows[N];
+    memset(rows, 0, sizeof rows);
+    uint64_t x = 88172645463325252ULL;
+    for (int r = 0; r < N; r++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        rows[r].v.i64 = r < 10 * PAGE ? (int64_t)x : r;
+    }
+    w2l__pq_options o;
+    w2l__pq_options_default(&o);
+    o.page_rows = PAGE;
+    w2l_fileio *io = mem_io();
+    w2l__pq_writer *w;
+    ck_assert_ok(w2l__pq_writer_open(io, "s.parquet", 0, s, &o, NULL, 0, &w, &err), err);
+    ck_assert_ok(w2l__pq_write_rows(w, rows, N, &err), err);
+    ck_assert_ok(w2l__pq_writer_close(w, NULL, &err), err);
+    void *file;
+    size_t flen;
+    ck_assert_ok(w2l_fileio_read_all(io, "s.parquet", &file, &flen, &err), err);
+    w2l__pq_reader *rd;
+    ck_assert_ok(w2l__pq_reader_open(io, "s.parquet", &rd, &err), err);
+    const w2l__pq_chunk_info *ci = w2l__pq_reader_chunk(rd, 0, 0);
+    ck_assert_int_eq(ci->codec, W2L_PQ_ZSTD);
+    ck_assert_uint_eq(ci->encodings & (1u << PQ_ENC_RLE_DICTIONARY), 0);
+    const uint8_t *p = (const uint8_t *)file + ci->data_page_offset;
+    const uint8_t *end = p + ci->total_compressed;
+    size_t page = 0;
+    while (p < end) {
+        w2l__pq_page_header h;
+        size_t used;
+        ck_assert_ok(w2l__pq_page_header_read(p, (size_t)(end - p), &h, &used, &err), err);
+        ck_assert_int_eq(h.type, PQ_PAGE_DATA);
+        /* a frame as large as the page: its bytes as they are, in raw blocks */
+        int stored = h.compressed_size > h.uncompressed_size;
+        ck_assert_msg(stored == (page < 16), "page %zu: %d bytes of %d", page,
+                      (int)h.compressed_size, (int)h.uncompressed_size);
+        if (!stored) ck_assert_int_lt(h.compressed_size, h.uncompressed_size / 2);
+        p += used + (size_t)h.compressed_size;
+        page++;
+    }
+    ck_assert_uint_eq(page, PAGES);
+    column_reads_back(rd, s, 0, rows, 1, N);
+    w2l__pq_reader_close(rd);
+    w2l_free(file);
+    w2l_schema_unref(s);
+    w2l_fileio_close(io);
+}
+END_TEST
+
+/* Stored frames (zstd raw blocks of at most 128 KiB, the content size in 1, 2, 4 bytes)
+ * inflate to what went in, at the edges of each size field and block. */
+START_TEST(stored_frames_read_back)
+{
+    static const size_t sizes[] = {0,     1,      255,    256,    65791,  65792,
+                                   131071, 131072, 131073, 262144, 300001};
+    w2l_error err;
+    w2l__pq_codec *c;
+    ck_assert_ok(w2l__pq_codec_new(&c, &err), err);
+    uint8_t *src = malloc(300001), *back = malloc(300001);
+    for (size_t i = 0; i < 300001; i++) src[i] = (uint8_t)(i * 2654435761u >> 13);
+    w2l_buf out = {0};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        size_t n = sizes[k], bound = w2l__pq_compress_bound(W2L_PQ_ZSTD, n), len = 0;
+        ck_assert_ok(w2l__buf_reserve(&out, bound, &err), err);
+        ck_assert_ok(w2l__pq_compress_into(c, W2L_PQ_ZSTD, 3, PQ_Z_STORE, src, n, out.data,
+                                           bound, &len, &err),
+                     err);
+        ck_assert_uint_le(len, bound);
+        ck_assert_uint_le(len, n + 9 + 3 * (n / 131072 + 1));
+        ck_assert_ok(w2l__pq_decompress(c, W2L_PQ_ZSTD, out.data, len, back, n, &err), err);
+        ck_assert(n == 0 || memcmp(back, src, n) == 0);
+        /* one byte short of the stated content: corrupt */
+        if (n) ck_assert_int_eq(w2l__pq_decompress(c, W2L_PQ_ZSTD, out.data, len - 1, back, n,
+                                                   &err),
+                                W2L_CORRUPT);
+    }
+    w2l_buf_release(&out);
+    free(src);
+    free(back);
+    w2l__pq_codec_free(c);
+}
+END_TEST
+
 Suite *suite_pq_roundtrip(void)
 {
     Suite *s = suite_create("pq_roundtrip");
@@ -559,6 +653,8 @@ Suite *suite_pq_roundtrip(void)
     tcase_add_loop_test(edge, dictionary_int_pages_split_at_their_limits, 0, 2);
     tcase_add_loop_test(edge, plain_pages_with_short_and_long_levels_read_back, 0, 2);
     tcase_add_loop_test(edge, decimal_int_chunks_keep_their_min_and_max, 0, 2);
+    tcase_add_test(edge, pages_that_do_not_compress_are_stored_until_data_compresses);
+    tcase_add_test(edge, stored_frames_read_back);
     suite_add_tcase(s, edge);
     TCase *faults = tcase_create("faults");
     tcase_add_loop_test(faults, out_of_memory_fails_cleanly, 0, 160);

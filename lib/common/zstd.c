@@ -43,20 +43,20 @@ w2l__zstd_cctx *w2l__zstd_cctx_new(void)
 
 void w2l__zstd_cctx_free(w2l__zstd_cctx *c) { ZSTD_freeCCtx((ZSTD_CCtx *)c); }
 
-w2l_rc w2l__zstd_cctx_level(w2l__zstd_cctx *c, int level, w2l_error *err)
+w2l_rc w2l__zstd_cctx_set(w2l__zstd_cctx *c, const w2l__zstd_params *p, w2l_error *err)
 {
-    size_t r = ZSTD_CCtx_setParameter((ZSTD_CCtx *)c, ZSTD_c_compressionLevel, level);
+    ZSTD_CCtx *z = (ZSTD_CCtx *)c;
+    /* forget what an earlier call set: an unset field then takes the level's value */
+    size_t r = ZSTD_CCtx_reset(z, ZSTD_reset_parameters);
+    if (!ZSTD_isError(r)) r = ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, p->level);
+    if (!ZSTD_isError(r) && p->hash_log) r = ZSTD_CCtx_setParameter(z, ZSTD_c_hashLog, p->hash_log);
+    if (!ZSTD_isError(r) && p->chain_log)
+        r = ZSTD_CCtx_setParameter(z, ZSTD_c_chainLog, p->chain_log);
+    if (!ZSTD_isError(r) && p->min_match)
+        r = ZSTD_CCtx_setParameter(z, ZSTD_c_minMatch, p->min_match);
     if (ZSTD_isError(r))
-        return w2l__fail(err, W2L_MISUSE, "zstd level %d: %s", level, ZSTD_getErrorName(r));
-    return W2L_OK;
-}
-
-w2l_rc w2l__zstd_cctx_tables(w2l__zstd_cctx *c, int hash_log, int chain_log, w2l_error *err)
-{
-    size_t r = ZSTD_CCtx_setParameter((ZSTD_CCtx *)c, ZSTD_c_hashLog, hash_log);
-    if (!ZSTD_isError(r)) r = ZSTD_CCtx_setParameter((ZSTD_CCtx *)c, ZSTD_c_chainLog, chain_log);
-    if (ZSTD_isError(r))
-        return w2l__fail(err, W2L_MISUSE, "zstd tables 2^%d, 2^%d: %s", hash_log, chain_log,
+        return w2l__fail(err, W2L_MISUSE, "zstd level %d (tables 2^%d, 2^%d, matches of %d): %s",
+                         p->level, p->hash_log, p->chain_log, p->min_match,
                          ZSTD_getErrorName(r));
     return W2L_OK;
 }
@@ -69,6 +69,57 @@ w2l_rc w2l__zstd_compress(w2l__zstd_cctx *c, void *dst, size_t dst_cap, const vo
     size_t r = ZSTD_compress2((ZSTD_CCtx *)c, dst, dst_cap, src, n);
     if (ZSTD_isError(r)) return zfail(r, W2L_ERROR, err);
     *out_len = r;
+    return W2L_OK;
+}
+
+/* RFC 8878: magic, a frame header of one segment stating its content size, then raw blocks
+ * (3-byte header: last flag, type 0 = raw, size << 3) of at most 128 KiB each. */
+/* v's low k bytes at p, little-endian */
+static void put_le(uint8_t *p, uint64_t v, int k)
+{
+    for (int i = 0; i < k; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+size_t w2l__zstd_stored_bound(size_t n) { return 4 + 1 + 8 + 3 * (n / ZSTD_BLOCKSIZE_MAX + 1) + n; }
+
+w2l_rc w2l__zstd_store(void *dst, size_t dst_cap, const void *src, size_t n, size_t *out_len,
+                       w2l_error *err)
+{
+    if (dst_cap < w2l__zstd_stored_bound(n))
+        return w2l__fail(err, W2L_MISUSE, "zstd: %zu bytes stored into %zu", n, dst_cap);
+    uint8_t *d = dst;
+    const uint8_t *s = src;
+    size_t o;
+    put_le(d, ZSTD_MAGICNUMBER, 4);
+    o = 4;
+    /* descriptor: single segment (bit 5) and the content size field's width (bits 6-7):
+     * 1 byte (below 256), 2 bytes (n - 256, below 65792), 4 or 8 bytes */
+    if (n < 256) {
+        d[o++] = 0x20;
+        d[o++] = (uint8_t)n;
+    } else if (n < 65536 + 256) {
+        d[o++] = 0x60;
+        put_le(d + o, n - 256, 2);
+        o += 2;
+    } else if ((uint64_t)n <= UINT32_MAX) {
+        d[o++] = 0xA0;
+        put_le(d + o, n, 4);
+        o += 4;
+    } else {
+        d[o++] = 0xE0;
+        put_le(d + o, n, 8);
+        o += 8;
+    }
+    size_t at = 0;
+    do {
+        size_t b = n - at < ZSTD_BLOCKSIZE_MAX ? n - at : ZSTD_BLOCKSIZE_MAX;
+        uint32_t bh = (uint32_t)(b << 3) | (at + b == n ? 1u : 0u);
+        put_le(d + o, bh, 3);
+        if (b) memcpy(d + o + 3, s + at, b);
+        o += 3 + b;
+        at += b;
+    } while (at < n);
+    *out_len = o;
     return W2L_OK;
 }
 

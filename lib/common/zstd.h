@@ -20,19 +20,30 @@ typedef struct w2l__zstd_stream w2l__zstd_stream;
 /* A compression context at zstd's default level; NULL when out of memory. */
 w2l__zstd_cctx *w2l__zstd_cctx_new(void);
 void w2l__zstd_cctx_free(w2l__zstd_cctx *c); /* NULL is a no-op */
-/* Sets the level of the frames c makes from now on; W2L_MISUSE ("zstd level N: ...") when
- * zstd rejects it. */
-w2l_rc w2l__zstd_cctx_level(w2l__zstd_cctx *c, int level, w2l_error *err);
-/* Sizes the tables of c's match finder: 2^hash_log entries in the main one
- * (ZSTD_c_hashLog) and 2^chain_log in the second (ZSTD_c_chainLog: the chain table, or
- * for the double-fast levels the short-match table); 0 leaves the level's choice. */
-w2l_rc w2l__zstd_cctx_tables(w2l__zstd_cctx *c, int hash_log, int chain_log, w2l_error *err);
+/* How c compresses: a level, and the sizes of its match finder's tables and its shortest
+ * match where they differ from the level's (0: the level's). hash_log: 2^hash_log entries in
+ * the main table (ZSTD_c_hashLog); chain_log: the second (ZSTD_c_chainLog: the chain table,
+ * or for the double-fast levels the short-match table); min_match: ZSTD_c_minMatch. */
+typedef struct w2l__zstd_params {
+    int level, hash_log, chain_log, min_match;
+} w2l__zstd_params;
+/* Sets the parameters of the frames c makes from now on (all of them: a field left 0 takes
+ * the level's value, not an earlier call's); W2L_MISUSE ("zstd level N ...: ...") when zstd
+ * rejects one. */
+w2l_rc w2l__zstd_cctx_set(w2l__zstd_cctx *c, const w2l__zstd_params *p, w2l_error *err);
 /* The most bytes one frame of n input bytes can take. */
 size_t w2l__zstd_bound(size_t n);
 /* Compresses src[0, n) into one frame (its content size in the header) in dst, which holds
  * dst_cap bytes (w2l__zstd_bound(n) always suffice); *out_len its length. */
 w2l_rc w2l__zstd_compress(w2l__zstd_cctx *c, void *dst, size_t dst_cap, const void *src,
                           size_t n, size_t *out_len, w2l_error *err);
+
+/* The most bytes w2l__zstd_store takes for n bytes. */
+size_t w2l__zstd_stored_bound(size_t n);
+/* Stores src[0, n) as one frame of raw blocks (no compression, no context: for data that
+ * does not compress, at the cost of a copy); any zstd decoder reads it. */
+w2l_rc w2l__zstd_store(void *dst, size_t dst_cap, const void *src, size_t n, size_t *out_len,
+                       w2l_error *err);
 
 /* A decompression context for whole frames; NULL when out of memory. */
 w2l__zstd_dctx *w2l__zstd_dctx_new(void);

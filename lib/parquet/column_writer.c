@@ -36,6 +36,12 @@
  * are instead of being copied out first (levels of up to PQ_VALS_GAP - 4 bytes: a run or a
  * few, as nearly every optional column has; longer ones take the copy) */
 #define PQ_VALS_GAP 64
+/* A data page that compresses by less than 1/PQ_STORE_GAIN of its size (dictionary indices of
+ * many distinct values, random bytes) has the next PQ_STORE_PAGES pages of its column stored
+ * as they are (zstd frames of raw blocks: a copy instead of a search for matches); the page
+ * after them is compressed again, and so the choice follows the data. */
+#define PQ_STORE_GAIN 64
+#define PQ_STORE_PAGES 7
 /* values after which the first page checks whether its dictionary pays */
 #define PQ_DICT_PROBE 8192
 /* ... when this share (percent) of them were distinct: such a column gains little from a
@@ -621,6 +627,15 @@ w2l_rc w2l__pq_colw_append(w2l__pq_colw *c, const w2l_value *v, size_t stride, s
 
 /* ---- pages ---- */
 
+/* How the codec treats the open page, written with encoding. */
+static w2l__pq_zpage page_kind(const w2l__pq_colw *c, int encoding)
+{
+    if (encoding != PQ_ENC_PLAIN) return PQ_Z_GENERIC;
+    if (c->value_width == 4) return PQ_Z_FIXED4;
+    if (c->value_width == 8) return c->kind == K_DEC64 ? PQ_Z_DEC8 : PQ_Z_FIXED8;
+    return PQ_Z_GENERIC;
+}
+
 w2l_rc w2l__pq_colw_flush_page(w2l__pq_colw *c, w2l_error *err)
 {
     if (c->pg_values == 0) return W2L_OK;
@@ -685,8 +700,12 @@ w2l_rc w2l__pq_colw_flush_page(w2l__pq_colw *c, w2l_error *err)
     size_t bound = w2l__pq_compress_bound(w->opt.codec, body_len), clen = 0;
     uint8_t *blk = w2l__malloc(PQ_PAGE_HEAD + bound);
     W2L_NOMEM_IF(!blk, err);
-    w2l_rc rc = w2l__pq_compress_into(w->codec, w->opt.codec, w->opt.zstd_level, body, body_len,
-                                      blk + PQ_PAGE_HEAD, bound, &clen, err);
+    const w2l__pq_zpage zpage = c->z_store ? PQ_Z_STORE : page_kind(c, encoding);
+    w2l_rc rc = w2l__pq_compress_into(w->codec, w->opt.codec, w->opt.zstd_level, zpage, body,
+                                      body_len, blk + PQ_PAGE_HEAD, bound, &clen, err);
+    if (c->z_store) c->z_store--;
+    else if (w->opt.codec == W2L_PQ_ZSTD && clen > body_len - body_len / PQ_STORE_GAIN)
+        c->z_store = PQ_STORE_PAGES;
     w2l__pq_page_header h;
     memset(&h, 0, sizeof h);
     h.type = PQ_PAGE_DATA;

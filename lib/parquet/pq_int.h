@@ -149,10 +149,22 @@ w2l_rc w2l__pq_compress(w2l__pq_codec *c, int codec, int level, const void *src,
 /* Decompresses exactly dst_len bytes; W2L_CORRUPT otherwise. */
 w2l_rc w2l__pq_decompress(w2l__pq_codec *c, int codec, const void *src, size_t n, void *dst,
                           size_t dst_len, w2l_error *err);
-/* The same into dst[0, cap) (cap at least w2l__pq_compress_bound(codec, n)); *out_len the
- * bytes written. */
-w2l_rc w2l__pq_compress_into(w2l__pq_codec *c, int codec, int level, const void *src, size_t n,
-                             void *dst, size_t cap, size_t *out_len, w2l_error *err);
+/* What a data page holds, so that the codec can pick how to compress it. At zstd's level 3
+ * (the default) PQ_Z_FIXED4/8 take the fast strategy: PLAIN fixed-width pages are written
+ * for mostly distinct values, whose matches are the high bytes they share; at other levels
+ * every kind but PQ_Z_STORE compresses as PQ_Z_GENERIC. */
+typedef enum w2l__pq_zpage {
+    PQ_Z_GENERIC, /* byte arrays, dictionary indices, booleans, dictionary pages */
+    PQ_Z_FIXED4,  /* PLAIN values of 4 bytes */
+    PQ_Z_FIXED8,  /* PLAIN values of 8 bytes but decimals */
+    PQ_Z_DEC8,    /* PLAIN decimals as 8-byte integers */
+    PQ_Z_STORE    /* data that did not compress: a frame of raw blocks, no compression */
+} w2l__pq_zpage;
+/* The same into dst[0, cap) (cap at least w2l__pq_compress_bound(codec, n)) for a page of
+ * kind zpage; *out_len the bytes written. */
+w2l_rc w2l__pq_compress_into(w2l__pq_codec *c, int codec, int level, w2l__pq_zpage zpage,
+                             const void *src, size_t n, void *dst, size_t cap, size_t *out_len,
+                             w2l_error *err);
 /* Worst-case compressed size, for budgeting. */
 size_t w2l__pq_compress_bound(int codec, size_t n);
 /* GZIP (pq_gzip.c, the only file including zlib.h), read only: inflates exactly dst_len

@@ -57,6 +57,7 @@ typedef struct w2l__pq_colw {
     w2l__pq_page_blk *pages; /* finished data pages of the chunk, in order */
     size_t npages, pages_cap;
     uint64_t pages_bytes;   /* their total length */
+    unsigned z_store;       /* data pages still to store uncompressed (see flush_page) */
     int64_t ch_values, ch_nulls, ch_uncomp;
     unsigned ch_enc;
     w2l__pq_minmax ch_mm;
