@@ -5,6 +5,7 @@
  * whole stream is compared with what the sample's README says it holds.
  */
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +13,11 @@
 
 #include "common/common.h"
 #include "event/emit.h"
+#include "source/cdc_int.h"
 #include "source/cdc_json.h"
 #include "support/canal_diff.h"
 #include "support/support.h"
+#include "support/types.h"
 
 #ifndef W2L_TEST_DATA
 #define W2L_TEST_DATA "test/data/cdc/"
@@ -1325,6 +1328,76 @@ static const char *const t_insert =
 /* A message that fails part way (its second row) adds no event, by either path: the first
  * row's event would point into the freed message, and a source that skips bad messages
  * would emit it. */
+START_TEST(text_quick_integers_and_zones)
+{
+    /* integer text of 0..20 bytes, digits mostly, signs and other bytes anywhere, each in
+     * a buffer of its exact size (ASan sees a read beyond): w2l__cdc_text_quick takes
+     * exactly the plain integers in range, with strtoll's value */
+    static const char bytes[] = "0123456789012345678901234567890123456789-+ .e";
+    uint64_t seed = 0x2545f4914f6cdd1du;
+    for (int i = 0; i < 400000; i++) {
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        uint64_t r = seed;
+        size_t n = (size_t)(r >> 59) % 21;
+        char text[32];
+        for (size_t k = 0; k < n; k++) {
+            seed = seed * 6364136223846793005u + 1442695040888963407u;
+            text[k] = (r >> 58 & 1) ? bytes[(seed >> 40) % 20] : bytes[(seed >> 40) % (sizeof bytes - 1)];
+        }
+        text[n] = '\0';
+        size_t sign = n && (text[0] == '-' || text[0] == '+');
+        int plain = n > sign && strspn(text + sign, "0123456789") == n - sign;
+        errno = 0;
+        long long want = plain ? strtoll(text, NULL, 10) : 0;
+        int in64 = plain && errno != ERANGE, in32 = in64 && want >= INT32_MIN && want <= INT32_MAX;
+        char *b = malloc(n ? n : 1);
+        memcpy(b, text, n);
+        w2l_value v;
+        w2l_error scratch;
+        int got = w2l__cdc_text_quick(T_LONG, CV_PLAIN, 0, b, n, &v, &scratch);
+        ck_assert_msg(got == (in64 ? 0 : -1) && (!in64 || v.v.i64 == want), "long '%s'", text);
+        got = w2l__cdc_text_quick(T_INT, CV_PLAIN, 0, b, n, &v, &scratch);
+        ck_assert_msg(got == (in32 ? 0 : -1) && (!in32 || v.v.i32 == want), "int '%s'", text);
+        free(b);
+    }
+
+    /* a timestamptz without a zone is taken, in source.timezone; with one ('+', '-', 'Z')
+     * never (value_from_text words what it does with it) */
+    static const char *zoned[] = {"2024-01-01 00:00:00+01", "2024-01-01 00:00:00.5-01:30",
+                                  "2024-01-01T00:00:00Z", "2024-01-01 00:00:00.123456+00",
+                                  "2024-01-01-00:00:00:00", "2024-01-01 00:00-01:00"};
+    for (size_t k = 0; k < W2L_ARRAY_LEN(zoned); k++) {
+        w2l_value v;
+        w2l_error scratch;
+        ck_assert_int_eq(w2l__cdc_text_quick(T_TSTZ, CV_PLAIN, 3600, zoned[k], strlen(zoned[k]),
+                                             &v, &scratch),
+                         -1);
+    }
+    for (int i = 0; i < 20000; i++) {
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        char text[40];
+        int nf = (int)(seed >> 61);
+        int n = snprintf(text, sizeof text, "%04d-%02d-%02d %02d:%02d:%02d%s%.*s",
+                         (int)(seed >> 20 & 0xffff) % 10000, 1 + (int)(seed >> 16 & 0xff) % 12,
+                         1 + (int)(seed >> 8 & 0xff) % 28, (int)(seed >> 30 & 0xff) % 24,
+                         (int)(seed >> 36 & 0xff) % 60, (int)(seed >> 42 & 0xff) % 60,
+                         nf ? "." : "", nf, "123456789");
+        if (nf > 6) n = 19 + (seed >> 50) % 8; /* cut anywhere: no fraction digits, '.' last */
+        char *b = malloc((size_t)n);
+        memcpy(b, text, (size_t)n);
+        w2l_value v;
+        w2l_error scratch, err;
+        int64_t want;
+        int got = w2l__cdc_text_quick(T_TSTZ, CV_PLAIN, -7200, b, (size_t)n, &v, &scratch);
+        if (w2l__timestamp_parse(b, (size_t)n, 1, &want, &err) != W2L_OK || b[n - 1] == '.')
+            ck_assert_int_eq(got, -1);
+        else
+            ck_assert_msg(got == 0 && v.v.i64 == want + INT64_C(7200000000), "%.*s", n, text);
+        free(b);
+    }
+}
+END_TEST
+
 START_TEST(failed_message_adds_no_event)
 {
     const char *good = t_insert;
@@ -1404,6 +1477,7 @@ Suite *suite_cdc_json(void)
     tcase_add_test(tc, inferred_shape_warnings);
     tcase_add_test(tc, canal_double_text_exact);
     tcase_add_test(tc, canal_fast_path_matches_tree);
+    tcase_add_test(tc, text_quick_integers_and_zones);
     tcase_add_test(tc, failed_message_adds_no_event);
     suite_add_tcase(s, tc);
     tc = tcase_create("edge");

@@ -1482,6 +1482,220 @@ START_TEST(parsers_survive_garbage)
 }
 END_TEST
 
+/* ---- the fast paths of the date, timestamp and decimal parsers ---- */
+
+/* Testing builds of date.c and decimal.c: set, every text takes the general parser;
+ * taken counts the texts the fast paths converted. */
+extern int w2l__date_fast_off, w2l__decimal_fast_off;
+extern long w2l__date_fast_taken, w2l__decimal_fast_taken;
+
+static int ref_leap(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+/* n digits of v at b, zero-padded, written by hand (snprintf per day would dominate). */
+static char *put_digits(char *b, long v, int n)
+{
+    for (int k = n - 1; k >= 0; k--, v /= 10) b[k] = (char)('0' + v % 10);
+    return b + n;
+}
+
+START_TEST(date_fast_path_every_day)
+{
+    /* every day of 0001..9999, counted one at a time from 0001-01-01 (719162 days before
+     * 1970-01-01) with its own leap rule; each as a date and as a timestamp with a random
+     * time of day, separator and 0..6 fraction digits. The day after the month's last and
+     * day 00 are errors worded as the general parser words them. */
+    static const int mlen[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int64_t z = -719162;
+    long taken = w2l__date_fast_taken;
+    w2l_error err, err2;
+    for (int y = 1; y <= 9999; y++) {
+        for (int m = 1; m <= 12; m++) {
+            int len = mlen[m - 1] + (m == 2 && ref_leap(y));
+            for (int d = 0; d <= len + 1; d++) {
+                char b[32], *p = b;
+                p = put_digits(p, y, 4), *p++ = '-', p = put_digits(p, m, 2), *p++ = '-';
+                p = put_digits(p, d, 2);
+                int32_t days = 0;
+                w2l_rc rc = w2l__date_parse(b, 10, &days, &err);
+                if (d < 1 || d > len) {
+                    w2l__date_fast_off = 1;
+                    w2l_rc rc2 = w2l__date_parse(b, 10, &days, &err2);
+                    w2l__date_fast_off = 0;
+                    if (rc == W2L_OK || rc != rc2 || strcmp(err.msg, err2.msg))
+                        ck_abort_msg("%.10s: %s / %s", b, err.msg, err2.msg);
+                    continue;
+                }
+                if (rc != W2L_OK || days != z) ck_abort_msg("%.10s: %d, want %lld", b, days, (long long)z);
+                uint64_t r = rnd();
+                int h = (int)(r % 24), mi = (int)(r >> 8 & 63) % 60, sec = (int)(r >> 16 & 63) % 60,
+                    nf = (int)(r >> 24 & 7) % 7;
+                long frac = (long)(r >> 32 & 0xfffff) % 1000000, scale = 1;
+                for (int k = nf; k < 6; k++) frac /= 10, scale *= 10;
+                *p++ = " Tt"[(r >> 56) % 3];
+                p = put_digits(p, h, 2), *p++ = ':', p = put_digits(p, mi, 2), *p++ = ':';
+                p = put_digits(p, sec, 2);
+                if (nf) *p++ = '.', p = put_digits(p, frac, nf);
+                int64_t want = z * W2L_MICROS_PER_DAY +
+                               ((int64_t)(h * 60 + mi) * 60 + sec) * 1000000 + frac * scale,
+                        us = 0;
+                if (w2l__timestamp_parse(b, (size_t)(p - b), (int)(r >> 60 & 1), &us, &err) !=
+                        W2L_OK ||
+                    us != want)
+                    ck_abort_msg("%.*s: %lld, want %lld", (int)(p - b), b, (long long)us,
+                                 (long long)want);
+                z++;
+            }
+        }
+    }
+    ck_assert_int_eq(z, 2932897); /* 10000-01-01 */
+    /* the fast paths took every valid text: a date and a timestamp a day */
+    ck_assert_int_eq(w2l__date_fast_taken - taken, 2 * (2932897 + 719162));
+}
+END_TEST
+
+/* w2l__date_parse, w2l__timestamp_parse (both zones) of text, with the fast paths on and
+ * off: the same result, value and message. */
+static void dates_agree(const char *text, size_t len)
+{
+    char *b = malloc(len ? len : 1); /* exactly len bytes: ASan sees any read beyond */
+    memcpy(b, text, len);
+    for (int kind = 0; kind < 3; kind++) {
+        int64_t v[2] = {0, 0};
+        w2l_rc rc[2];
+        w2l_error err[2];
+        for (int off = 0; off < 2; off++) {
+            w2l__date_fast_off = off;
+            if (kind == 0) {
+                int32_t d = 0;
+                rc[off] = w2l__date_parse(b, len, &d, &err[off]);
+                v[off] = d;
+            } else {
+                rc[off] = w2l__timestamp_parse(b, len, kind == 2, &v[off], &err[off]);
+            }
+        }
+        w2l__date_fast_off = 0;
+        if (rc[0] != rc[1] || (rc[0] == W2L_OK && v[0] != v[1]) ||
+            (rc[0] != W2L_OK && strcmp(err[0].msg, err[1].msg)))
+            ck_abort_msg("kind %d '%.*s': fast %d %lld '%s', general %d %lld '%s'", kind,
+                         (int)len, text, rc[0], (long long)v[0], rc[0] ? err[0].msg : "", rc[1],
+                         (long long)v[1], rc[1] ? err[1].msg : "");
+    }
+    free(b);
+}
+
+START_TEST(date_fast_paths_match_general)
+{
+    /* the layouts around the fast ones: fields out of range, every position replaced by
+     * each byte that matters, cut short or lengthened, 0..8 fraction digits */
+    static const char bytes[] = "0123456789-: Tt.+Z/\xff";
+    char b[40];
+    for (int i = 0; i < 400000; i++) {
+        uint64_t r = rnd();
+        int y = (int)(r % 10000), m = (int)(r >> 14 & 15), d = (int)(r >> 18 & 31) + (r >> 23 & 1),
+            h = (int)(r >> 24 & 31), mi = (int)(r >> 29 & 63), sec = (int)(r >> 35 & 63),
+            nf = (int)(r >> 41 & 7) + (r >> 44 & 1);
+        if (r >> 45 & 1) /* mostly valid fields */
+            m = m % 12 + 1, d = d % 28 + 1, h %= 24, mi %= 60, sec %= 60;
+        char *p = b;
+        p = put_digits(p, y, 4), *p++ = '-', p = put_digits(p, m, 2), *p++ = '-';
+        p = put_digits(p, d, 2), *p++ = " Tt"[(r >> 46) % 3];
+        p = put_digits(p, h, 2), *p++ = ':', p = put_digits(p, mi, 2), *p++ = ':';
+        p = put_digits(p, sec, 2);
+        if (nf) *p++ = '.', p = put_digits(p, (long)(rnd() % 100000000), nf);
+        size_t len = (size_t)(p - b);
+        uint64_t q = rnd();
+        if (q & 1) b[(q >> 8) % len] = bytes[(q >> 16) % (sizeof bytes - 1)];
+        if (q >> 1 & 1) b[(q >> 24) % len] = bytes[(q >> 32) % (sizeof bytes - 1)];
+        switch (q >> 40 & 3) {
+        case 0: len = 10; break;                            /* the date alone */
+        case 1: len = 8 + (size_t)(q >> 42) % (len - 7); break; /* cut anywhere */
+        default: break;
+        }
+        dates_agree(b, len);
+    }
+    dates_agree("2024-01-01 00:00:00.1234560", 27); /* 7 digits: the general parser's */
+    dates_agree("2024-02-29 23:59:59.999999", 26);
+    dates_agree("2023-02-29 00:00:00", 19);
+    dates_agree("1900-02-29", 10);
+    dates_agree("2100-02-29", 10);
+    dates_agree("2000-02-29", 10);
+    dates_agree("0000-00-00 00:00:00", 19);
+}
+END_TEST
+
+/* w2l__decimal_parse of text with the fast path on and off: the same result, value and
+ * message; an accepted value of 18 digits or fewer also equals its digits read by strtoull
+ * times 10^(scale - fraction digits). */
+static void decimals_agree(const char *text, size_t len, unsigned p, unsigned sc)
+{
+    char *b = malloc(len ? len : 1);
+    memcpy(b, text, len);
+    w2l_int128 v[2] = {{0, 0}, {0, 0}};
+    w2l_rc rc[2];
+    w2l_error err[2];
+    long taken = w2l__decimal_fast_taken;
+    for (int off = 0; off < 2; off++) {
+        w2l__decimal_fast_off = off;
+        rc[off] = w2l__decimal_parse(b, len, p, sc, &v[off], &err[off]);
+    }
+    w2l__decimal_fast_off = 0;
+    if (rc[0] != rc[1] || (rc[0] == W2L_OK && w2l__i128_cmp(v[0], v[1])) ||
+        (rc[0] != W2L_OK && strcmp(err[0].msg, err[1].msg)))
+        ck_abort_msg("decimal(%u,%u) '%.*s': fast %d '%s', general %d '%s'", p, sc, (int)len,
+                     text, rc[0], rc[0] ? err[0].msg : "", rc[1], rc[1] ? err[1].msg : "");
+    char digits[32];
+    size_t nd = 0, nfrac = 0, i = len && (text[0] == '-' || text[0] == '+');
+    int point = 0, plain = 1;
+    for (; i < len && nd < 19; i++) {
+        if (text[i] == '.') point = 1;
+        else digits[nd++] = text[i], nfrac += (size_t)point;
+        plain &= text[i] == '.' || (text[i] >= '0' && text[i] <= '9');
+    }
+    if (rc[0] == W2L_OK && plain && nd <= 18 && i == len && nfrac <= sc) {
+        digits[nd] = '\0';
+        w2l_int128 want = w2l__i128_from_i64((int64_t)strtoull(digits, NULL, 10)), ten;
+        ck_assert_int_eq(w2l__i128_pow10(sc - (unsigned)nfrac, &ten), 0);
+        ck_assert_int_eq(w2l__i128_mul(want, ten, &want), 0);
+        if (text[0] == '-') want = w2l__i128_neg(want);
+        ck_assert_msg(w2l__i128_cmp(v[0], want) == 0, "decimal(%u,%u) '%.*s'", p, sc, (int)len,
+                      text);
+        /* "-?digits(.digits)?": the fast path's */
+        size_t first = text[0] == '-' || text[0] == '+';
+        if (text[0] != '+' && first < len && text[first] != '.' && text[len - 1] != '.')
+            ck_assert_msg(w2l__decimal_fast_taken == taken + 1, "not taken: '%.*s'", (int)len,
+                          text);
+    }
+    free(b);
+}
+
+START_TEST(decimal_fast_path_matches_general)
+{
+    /* "-?digits(.digits)?" of 0..21 digits at every precision and scale, with signs, points,
+     * exponents and other bytes put anywhere */
+    static const char bytes[] = "0123456789.-+eE x";
+    char b[40];
+    for (int i = 0; i < 600000; i++) {
+        uint64_t r = rnd();
+        unsigned p = 1 + (unsigned)(r % 38), sc = (unsigned)(r >> 8) % (p + 1);
+        size_t nd = (size_t)(r >> 16) % 22, len = 0, at = nd ? (size_t)(r >> 24) % (nd + 1) : 0;
+        if (r >> 32 & 1) b[len++] = '-';
+        uint64_t q = rnd();
+        for (size_t k = 0; k < nd; k++) {
+            if (k == at && (r >> 33 & 1)) b[len++] = '.';
+            b[len++] = (char)('0' + (q >> (3 * (k % 21))) % 10 * ((r >> 34 & 1) || k >= 2));
+        }
+        if (r >> 35 & 1 && len) b[(r >> 36) % len] = bytes[(r >> 44) % (sizeof bytes - 1)];
+        decimals_agree(b, len, p, sc);
+    }
+    static const char *fixed[] = {"0", "-0", "-0.00", "999999999999999999", "-999999999999999999",
+                                  "9999999999999999999", "0.000000000000000001", "1.", ".5",
+                                  "-", "", "+1", "00000000000000000001", "1e2"};
+    for (size_t k = 0; k < W2L_ARRAY_LEN(fixed); k++)
+        for (unsigned p = 1; p <= 38; p++)
+            for (unsigned sc = 0; sc <= p; sc++) decimals_agree(fixed[k], strlen(fixed[k]), p, sc);
+}
+END_TEST
+
 /* ---- faults ---- */
 
 START_TEST(schema_out_of_memory)
@@ -1564,6 +1778,9 @@ Suite *suite_model(void)
     tcase_add_test(edge, timestamps_round_trip_random);
     tcase_add_test(edge, decimals_round_trip_random);
     tcase_add_test(edge, parsers_survive_garbage);
+    tcase_add_test(edge, date_fast_path_every_day);
+    tcase_add_test(edge, date_fast_paths_match_general);
+    tcase_add_test(edge, decimal_fast_path_matches_general);
     tcase_set_timeout(edge, 60);
     suite_add_tcase(s, edge);
     TCase *golden = tcase_create("golden");

@@ -123,32 +123,41 @@ static inline uint64_t w2l__mix64(uint64_t h)
 /* v in decimal at buf (at least 21 bytes), NUL-terminated; returns its length. As "%lld",
  * without printf's cost (metadata files print many numbers on every table commit). */
 size_t w2l__fmt_int64(char *buf, int64_t v);
+/* The 8 bytes at p as a word with the first byte lowest, on any host: the word-at-a-time
+ * text readers below and in the number and date parsers count on that order. */
+static inline uint64_t w2l__load_le64(const char *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t x;
+    memcpy(&x, p, 8);
+    return x;
+#else
+    uint64_t x = 0;
+    for (int i = 0; i < 8; i++) x |= (uint64_t)(unsigned char)p[i] << (8 * i);
+    return x;
+#endif
+}
+/* Whether the 8 bytes of word x (as w2l__load_le64 gives them) are all ASCII digits; if so
+ * *v is their value. For readers that build the word themselves (the last digits of a run
+ * shorter than 8 bytes, read as a word that ends where the run ends, with the bytes before
+ * it set to '0'). */
+static inline int w2l__eight_digits_word(uint64_t x, uint32_t *v)
+{
+    const uint64_t hi = 0xF0F0F0F0F0F0F0F0ull;
+    /* high nibbles all 3, and no low nibble above 9 (adding 6 would carry into it) */
+    if (((x & hi) | (((x + 0x0606060606060606ull) & hi) >> 4)) != 0x3333333333333333ull) return 0;
+    x &= 0x0F0F0F0F0F0F0F0Full; /* the first digit is the lowest byte */
+    x = (x * 10 + (x >> 8)) & 0x00FF00FF00FF00FFull;   /* pairs */
+    x = (x * 100 + (x >> 16)) & 0x0000FFFF0000FFFFull; /* quads */
+    *v = (uint32_t)((x * 10000 + (x >> 32)) & 0xFFFFFFFFull);
+    return 1;
+}
 /* Whether the 8 bytes at p are all ASCII digits; if so *v is their value. A word at a
  * time: the number parsers of the hot paths read long digit runs (epoch milliseconds,
  * doubles of 17 digits) eight digits per call. */
 static inline int w2l__eight_digits(const char *p, uint32_t *v)
 {
-    uint64_t x;
-    memcpy(&x, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    const uint64_t hi = 0xF0F0F0F0F0F0F0F0ull;
-    /* high nibbles all 3, and no low nibble above 9 (adding 6 would carry into it) */
-    if (((x & hi) | (((x + 0x0606060606060606ull) & hi) >> 4)) != 0x3333333333333333ull) return 0;
-    x &= 0x0F0F0F0F0F0F0F0Full; /* the first digit is the lowest byte */
-    x = (x * 10 + (x >> 8)) & 0x00FF00FF00FF00FFull;       /* pairs */
-    x = (x * 100 + (x >> 16)) & 0x0000FFFF0000FFFFull;     /* quads */
-    *v = (uint32_t)((x * 10000 + (x >> 32)) & 0xFFFFFFFFull);
-    return 1;
-#else
-    uint32_t r = 0;
-    for (int i = 0; i < 8; i++) {
-        unsigned d = (unsigned)((unsigned char)p[i] - '0');
-        if (d > 9) return 0;
-        r = r * 10 + d;
-    }
-    *v = r;
-    return 1;
-#endif
+    return w2l__eight_digits_word(w2l__load_le64(p), v);
 }
 
 #endif

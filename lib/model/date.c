@@ -221,21 +221,78 @@ static w2l_rc bad(w2l_error *err, const char *type, const char *text, size_t len
                      len > 64 ? "..." : "", why ? why : "unexpected text");
 }
 
-w2l_rc w2l__date_parse(const char *text, size_t len, int32_t *days, w2l_error *err)
+/* ---- fast paths: the layouts producers write, read a word at a time ----
+ *
+ * A word of 8 text bytes (w2l__load_le64: the first byte lowest) is checked against its
+ * layout at once: xor the layout ('0' at the digits, the separators) leaves 0 at the
+ * separators and 0..9 at the digits (high nibble 0, and adding 6 leaves it 0). Then
+ * t = d * 10 + (d >> 8) puts the value of the digit pair starting at byte i into byte i
+ * (at most 99, so no byte carries into the next). Anything else returns -1: the general
+ * parser takes the text, and words the error. */
+
+#ifdef W2L_TESTING
+/* For tests: set, every text takes the general parser, which the fast paths must match;
+ * taken counts the texts the fast paths converted. */
+int w2l__date_fast_off;
+long w2l__date_fast_taken;
+#define FAST_OFF w2l__date_fast_off
+#define FAST_TAKEN() (void)w2l__date_fast_taken++
+#else
+#define FAST_OFF 0
+#define FAST_TAKEN() (void)0
+#endif
+
+#define ASCII_ZEROS UINT64_C(0x3030303030303030)
+
+/* The pair values of word x of layout lay (whose separator bytes sepm marks), or ~0 when
+ * x does not have that layout. */
+static inline uint64_t layout_pairs(uint64_t x, uint64_t lay, uint64_t sepm)
 {
-    cur c = {text, len, 0, NULL};
-    int64_t d;
-    if (date_at(&c, &d) || c.i != len) return bad(err, "date", text, len, c.why);
-    if (d < INT32_MIN || d > INT32_MAX) return bad(err, "date", text, len, "out of range");
-    *days = (int32_t)d;
-    return W2L_OK;
+    uint64_t d = x ^ lay;
+    if ((d & sepm) | ((d | (d + UINT64_C(0x0606060606060606))) & UINT64_C(0xF0F0F0F0F0F0F0F0)))
+        return ~UINT64_C(0);
+    return d * 10 + (d >> 8);
 }
 
-w2l_rc w2l__time_parse(const char *text, size_t len, int64_t *micros, w2l_error *err)
+/* "YYYY-MM-DD" at s (10 bytes) as days since 1970-01-01; -1 for any other text or an
+ * invalid date. Years 1901..2099 without divisions: a leap year is every fourth there
+ * (2000 included), and (y - 1) / 4 - 492 counts the leap years from 1970 to y. */
+static inline int ymd_fast(const char *s, int64_t *days)
 {
-    cur c = {text, len, 0, NULL};
-    if (time_at(&c, micros) || c.i != len) return bad(err, "time", text, len, c.why);
-    return W2L_OK;
+    static const uint16_t before[12] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
+    static const unsigned char mlen[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    /* "YYYY-MM-": digits at bytes 0-3 and 5-6, '-' at 4 and 7 */
+    uint64_t t = layout_pairs(w2l__load_le64(s), UINT64_C(0x2D30302D30303030),
+                              UINT64_C(0xFF0000FF00000000));
+    unsigned d8 = (unsigned)((unsigned char)s[8] - '0'), d9 = (unsigned)((unsigned char)s[9] - '0');
+    if (t == ~UINT64_C(0) || d8 > 9 || d9 > 9) return -1;
+    unsigned y = (unsigned)(t & 0xff) * 100 + (unsigned)(t >> 16 & 0xff),
+             m = (unsigned)(t >> 40 & 0xff), d = d8 * 10 + d9;
+    if (m - 1 > 11 || d < 1) return -1;
+    if (y - 1901 <= 2099 - 1901) {
+        unsigned leap = (y & 3) == 0;
+        if (d > mlen[m - 1] + (unsigned)(m == 2 && leap)) return -1;
+        *days = (int64_t)(365 * y + (y - 1) / 4 + before[m - 1] + (m > 2 && leap) + d) -
+                (365 * 1970 + 492 + 1);
+        return 0;
+    }
+    if (d > w2l__days_in_month(y, m)) return -1;
+    *days = w2l__days_from_civil(y, m, d);
+    return 0;
+}
+
+/* "HH:MM:SS" at s (8 bytes) as microseconds of the day; -1 for any other text. */
+static int hms_fast(const char *s, int64_t *micros)
+{
+    /* digits at bytes 0-1, 3-4 and 6-7, ':' at 2 and 5 */
+    uint64_t t = layout_pairs(w2l__load_le64(s), UINT64_C(0x30303A30303A3030),
+                              UINT64_C(0x0000FF0000FF0000));
+    if (t == ~UINT64_C(0)) return -1;
+    int64_t h = (int64_t)(t & 0xff), mi = (int64_t)(t >> 24 & 0xff),
+            sec = (int64_t)(t >> 48 & 0xff);
+    if (h > 23 || mi > 59 || sec > 59) return -1;
+    *micros = ((h * 60 + mi) * 60 + sec) * 1000000;
+    return 0;
 }
 
 /* "YYYY-MM-DD HH:MM:SS[.f{1,6}]" (or 'T' / 't'), the layout producers write: converted
@@ -246,37 +303,59 @@ static int timestamp_fast(const char *s, size_t len, int64_t *micros)
 {
     static const int32_t scale[7] = {1000000, 100000, 10000, 1000, 100, 10, 1};
     if (len != 19 && (len < 21 || len > 26 || s[19] != '.')) return -1;
-    if (s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T' && s[10] != 't') ||
-        s[13] != ':' || s[16] != ':')
+    unsigned char sep = (unsigned char)s[10];
+    int64_t days, tod, f = 0;
+    if ((sep != ' ' && (sep | 0x20) != 't') || ymd_fast(s, &days) || hms_fast(s + 11, &tod))
         return -1;
-#define DG(i) ((unsigned)((unsigned char)s[i] - '0'))
-    if (DG(0) > 9 || DG(1) > 9 || DG(2) > 9 || DG(3) > 9 || DG(5) > 9 || DG(6) > 9 ||
-        DG(8) > 9 || DG(9) > 9 || DG(11) > 9 || DG(12) > 9 || DG(14) > 9 || DG(15) > 9 ||
-        DG(17) > 9 || DG(18) > 9)
-        return -1;
-    int64_t y = DG(0) * 1000 + DG(1) * 100 + DG(2) * 10 + DG(3), m = DG(5) * 10 + DG(6),
-            d = DG(8) * 10 + DG(9), h = DG(11) * 10 + DG(12), mi = DG(14) * 10 + DG(15),
-            sec = DG(17) * 10 + DG(18);
-#undef DG
-    int64_t f = 0;
-    for (size_t i = 20; i < len; i++) {
-        unsigned dgt = (unsigned)((unsigned char)s[i] - '0');
-        if (dgt > 9) return -1;
-        f = f * 10 + dgt;
+    if (len > 19) {
+        /* the k fraction digits are the last bytes of the word that ends with the text;
+         * the bytes before them become '0' */
+        size_t k = len - 20;
+        uint64_t before = (UINT64_C(1) << (8 * (8 - k))) - 1;
+        uint32_t v;
+        if (!w2l__eight_digits_word(
+                (w2l__load_le64(s + len - 8) & ~before) | (ASCII_ZEROS & before), &v))
+            return -1;
+        f = (int64_t)v * scale[k];
     }
-    f *= scale[len > 19 ? len - 20 : 0];
-    if (m < 1 || m > 12 || d < 1 || d > (int64_t)w2l__days_in_month(y, (unsigned)m) || h > 23 ||
-        mi > 59 || sec > 59)
-        return -1;
-    *micros = w2l__days_from_civil(y, (unsigned)m, (unsigned)d) * W2L_MICROS_PER_DAY +
-              ((h * 60 + mi) * 60 + sec) * 1000000 + f;
+    *micros = days * W2L_MICROS_PER_DAY + tod + f;
     return 0;
 }
 
-w2l_rc w2l__timestamp_parse(const char *text, size_t len, int utc, int64_t *micros,
-                            w2l_error *err)
+/* The general parsers below are functions of their own (not inlined): their frames and
+ * register saves would otherwise be paid by every text the fast paths take. */
+__attribute__((noinline)) static w2l_rc date_general(const char *text, size_t len, int32_t *days,
+                                                     w2l_error *err)
 {
-    if (timestamp_fast(text, len, micros) == 0) return W2L_OK;
+    int64_t d;
+    cur c = {text, len, 0, NULL};
+    if (date_at(&c, &d) || c.i != len) return bad(err, "date", text, len, c.why);
+    if (d < INT32_MIN || d > INT32_MAX) return bad(err, "date", text, len, "out of range");
+    *days = (int32_t)d;
+    return W2L_OK;
+}
+
+w2l_rc w2l__date_parse(const char *text, size_t len, int32_t *days, w2l_error *err)
+{
+    int64_t d;
+    if (len == 10 && !FAST_OFF && ymd_fast(text, &d) == 0) {
+        FAST_TAKEN();
+        *days = (int32_t)d;
+        return W2L_OK;
+    }
+    return date_general(text, len, days, err);
+}
+
+w2l_rc w2l__time_parse(const char *text, size_t len, int64_t *micros, w2l_error *err)
+{
+    cur c = {text, len, 0, NULL};
+    if (time_at(&c, micros) || c.i != len) return bad(err, "time", text, len, c.why);
+    return W2L_OK;
+}
+
+__attribute__((noinline)) static w2l_rc timestamp_general(const char *text, size_t len, int utc,
+                                                          int64_t *micros, w2l_error *err)
+{
     const char *type = utc ? "timestamptz" : "timestamp";
     cur c = {text, len, 0, NULL};
     int64_t days, tod = 0, off = 0;
@@ -321,4 +400,14 @@ w2l_rc w2l__timestamp_parse(const char *text, size_t len, int utc, int64_t *micr
         return bad(err, type, text, len, "out of range");
     *micros = base + delta;
     return W2L_OK;
+}
+
+w2l_rc w2l__timestamp_parse(const char *text, size_t len, int utc, int64_t *micros,
+                            w2l_error *err)
+{
+    if (!FAST_OFF && timestamp_fast(text, len, micros) == 0) {
+        FAST_TAKEN();
+        return W2L_OK;
+    }
+    return timestamp_general(text, len, utc, micros, err);
 }

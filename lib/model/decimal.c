@@ -326,34 +326,54 @@ static const char *scan_number(const char *text, size_t len, numtext *nt)
     return i == len ? NULL : "not a number";
 }
 
+#ifdef W2L_TESTING
+/* For tests: set, every text takes the general path, which parse_plain must match; taken
+ * counts the texts parse_plain converted. */
+int w2l__decimal_fast_off;
+long w2l__decimal_fast_taken;
+#define FAST_OFF w2l__decimal_fast_off
+#define FAST_TAKEN() (void)w2l__decimal_fast_taken++
+#else
+#define FAST_OFF 0
+#define FAST_TAKEN() (void)0
+#endif
+
 /* The common text, "-?[0-9]+(.[0-9]+)?" of at most 18 digits with no more fraction digits
- * than the scale, within the precision, read in one pass: 0, or -1 for any other text
- * (the general path decides, and words the error). */
+ * than the scale, within the precision: 0, or -1 for any other text (the general path
+ * decides, and words the error). The digits read straight into a 64-bit magnitude (18
+ * digits stay below 10^18); the precision check is one comparison, as a value has more
+ * than r significant digits exactly when it is at least 10^r. */
 static int parse_plain(const char *text, size_t len, unsigned precision, unsigned scale,
                        w2l_int128 *out)
 {
-    int neg = len && text[0] == '-', point = 0;
-    unsigned nd = 0, sig = 0, nfrac = 0;
+    size_t i = len && text[0] == '-', b = i, nfrac = 0;
+    int neg = (int)i;
     uint64_t m = 0;
-    for (size_t i = (size_t)neg; i < len; i++) {
-        unsigned dg = (unsigned)(text[i] - '0');
-        if (dg <= 9) {
-            if (++nd > 18) return -1;
-            m = m * 10 + dg;
-            sig += m != 0; /* the digits from the first non-zero one */
-            nfrac += (unsigned)point;
-        } else if (text[i] == '.' && !point && nd) {
-            point = 1;
-        } else {
-            return -1;
-        }
+    unsigned dg;
+    while (i < len && (dg = (unsigned)((unsigned char)text[i] - '0')) <= 9) m = m * 10 + dg, i++;
+    size_t nint = i - b; /* m wraps beyond 19 digits: then unused */
+    if (i < len) {
+        if (text[i] != '.' || !nint) return -1;
+        size_t f = ++i;
+        while (i < len && (dg = (unsigned)((unsigned char)text[i] - '0')) <= 9)
+            m = m * 10 + dg, i++;
+        nfrac = i - f;
+        if (i != len || !nfrac) return -1;
     }
-    if (!nd || (point && !nfrac) || nfrac > scale) return -1;
-    unsigned shift = scale - nfrac;
-    if (m && sig + shift > precision) return -1;
+    if (!nint || nint + nfrac > 18 || nfrac > scale) return -1;
+    unsigned shift = scale - (unsigned)nfrac, room = precision - shift; /* digits m may have */
+    if (room < 19 && m >= pow10_tab[room].lo) return -1;
     u128 v = {0, m};
-    if (shift) (void)umul(v, pow10_tab[shift], &v); /* at most 38 digits */
-    (void)from_mag(neg && m, v, out);
+    if (shift) {
+        if (precision <= 19) v.lo = m * pow10_tab[shift].lo; /* below 10^19 < 2^64 */
+        else (void)umul(v, pow10_tab[shift], &v);          /* at most 38 digits */
+    }
+    if (v.hi) {
+        (void)from_mag(neg, v, out);
+        return 0;
+    }
+    out->lo = neg ? 0 - v.lo : v.lo;
+    out->hi = neg && v.lo ? -1 : 0;
     return 0;
 }
 
@@ -362,7 +382,10 @@ w2l_rc w2l__decimal_parse(const char *text, size_t len, unsigned precision, unsi
 {
     if (precision < 1 || precision > W2L_DECIMAL_MAX_PRECISION || scale > precision)
         return w2l__fail(err, W2L_MISUSE, "decimal(%u,%u) is not a valid type", precision, scale);
-    if (parse_plain(text, len, precision, scale, out) == 0) return W2L_OK;
+    if (!FAST_OFF && parse_plain(text, len, precision, scale, out) == 0) {
+        FAST_TAKEN();
+        return W2L_OK;
+    }
     numtext nt;
     const char *why = scan_number(text, len, &nt);
     if (why) return bad_decimal(err, precision, scale, text, len, why);

@@ -231,7 +231,7 @@ w2l_rc w2l__cdc_str_value(const vctx *x, w2l_type t, unsigned cv, int required, 
  * bytes (cv CV_PLAIN) of a string, integer, boolean, double, decimal, date or timestamp
  * column converted at once: 0 with *out set, the same value w2l__cdc_str_value gives;
  * -1 for any other column or text (w2l__cdc_str_value then converts it or words why not;
- * *scratch may have been written). tz_offset_s: source.timezone, for a timestamptz
+ * out->is_null and *scratch may have been written). tz_offset_s: source.timezone, for a timestamptz
  * without a zone. */
 int w2l__cdc_text_quick(w2l_type t, unsigned cv, int32_t tz_offset_s, const char *s, size_t n,
                         w2l_value *out, w2l_error *scratch);

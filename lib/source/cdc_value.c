@@ -846,55 +846,73 @@ w2l_rc w2l__cdc_str_value(const vctx *x, w2l_type t, unsigned cv, int required, 
     return value_from_text(x, t, s, n, canal, required, out, err);
 }
 
+/* Whether a byte of x is c (a zero byte of x ^ c...c; exact for "any"). */
+static int has_byte(uint64_t x, unsigned char c)
+{
+    const uint64_t ones = UINT64_C(0x0101010101010101);
+    uint64_t y = x ^ (ones * c);
+    return ((y - ones) & ~y & UINT64_C(0x8080808080808080)) != 0;
+}
+
+/* A timestamptz without a zone, in source.timezone. The '+' and '-' a zone would start
+ * with are looked for in two words that cover s[10..n) (19 <= n <= 26). Its own function:
+ * tz_offset_s and out live across the parse, which would make every column of
+ * w2l__cdc_text_quick save registers. */
+__attribute__((noinline)) static int quick_tstz(int32_t tz_offset_s, const char *s, size_t n,
+                                                w2l_value *out, w2l_error *scratch)
+{
+    uint64_t a, b;
+    if (n < 19 || n > 26 || s[n - 1] < '0' || s[n - 1] > '9') return -1;
+    a = w2l__load_le64(s + 10), b = w2l__load_le64(s + n - 8);
+    if (has_byte(a, '+') || has_byte(a, '-') || has_byte(b, '+') || has_byte(b, '-') ||
+        w2l__timestamp_parse(s, n, 1, &out->v.i64, scratch) != W2L_OK)
+        return -1;
+    out->v.i64 -= (int64_t)tz_offset_s * 1000000;
+    return 0;
+}
+
 /* As value_from_text for the text it takes: a value_from_text case that succeeded, minus
- * the checks whose failure it leaves to it (zero dates, boolean words, exponents). */
+ * the checks whose failure it leaves to it (zero dates, boolean words, exponents). Every
+ * case returns straight from its conversion, with nothing to keep across a call, so that
+ * the common columns (strings, integers) cost no register saves. */
 int w2l__cdc_text_quick(w2l_type t, unsigned cv, int32_t tz_offset_s, const char *s, size_t n,
                         w2l_value *out, w2l_error *scratch)
 {
     int64_t v;
     if (cv != CV_PLAIN) return -1;
+    out->is_null = 0; /* also when -1: w2l__cdc_str_value sets it again */
     switch (t.id) {
     case W2L_TYPE_STRING:
         out->v.bytes.ptr = s;
         out->v.bytes.len = n;
-        break;
+        return 0;
     case W2L_TYPE_LONG:
         if (parse_i64(s, n, &v)) return -1;
         out->v.i64 = v;
-        break;
+        return 0;
     case W2L_TYPE_INT:
         if (parse_i64(s, n, &v) || v < INT32_MIN || v > INT32_MAX) return -1;
         out->v.i32 = (int32_t)v;
-        break;
+        return 0;
     case W2L_TYPE_BOOLEAN:
         if (n != 1 || (s[0] != '0' && s[0] != '1')) return -1;
         out->v.i32 = s[0] == '1';
-        break;
+        return 0;
     case W2L_TYPE_DOUBLE:
-        if (double_fast(s, n, &out->v.f64)) return -1;
-        break;
+        return double_fast(s, n, &out->v.f64);
     case W2L_TYPE_DECIMAL:
-        if (w2l__decimal_parse(s, n, t.precision, t.scale, &out->v.dec, scratch) != W2L_OK)
-            return -1;
-        break;
+        return w2l__decimal_parse(s, n, t.precision, t.scale, &out->v.dec, scratch) != W2L_OK
+                   ? -1
+                   : 0;
     case W2L_TYPE_DATE: /* a zero date ("0000-00-00") never parses */
-        if (w2l__date_parse(s, n, &out->v.i32, scratch) != W2L_OK) return -1;
-        break;
+        return w2l__date_parse(s, n, &out->v.i32, scratch) != W2L_OK ? -1 : 0;
     case W2L_TYPE_TIMESTAMP:
-        if (w2l__timestamp_parse(s, n, 0, &out->v.i64, scratch) != W2L_OK) return -1;
-        break;
-    case W2L_TYPE_TIMESTAMPTZ: /* without a zone only: in source.timezone */
-        if (n < 19 || n > 26 || s[n - 1] < '0' || s[n - 1] > '9' || memchr(s + 10, '+', n - 10) ||
-            memchr(s + 10, '-', n - 10) ||
-            w2l__timestamp_parse(s, n, 1, &out->v.i64, scratch) != W2L_OK)
-            return -1;
-        out->v.i64 -= (int64_t)tz_offset_s * 1000000;
-        break;
+        return w2l__timestamp_parse(s, n, 0, &out->v.i64, scratch) != W2L_OK ? -1 : 0;
+    case W2L_TYPE_TIMESTAMPTZ:
+        return quick_tstz(tz_offset_s, s, n, out, scratch);
     default:
         return -1;
     }
-    out->is_null = 0;
-    return 0;
 }
 
 /* A JSON value (not null) of column type t with encoding cv. canal: latin1 binary. */
