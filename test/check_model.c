@@ -1484,10 +1484,7 @@ END_TEST
 
 /* ---- the fast paths of the date, timestamp and decimal parsers ---- */
 
-/* Testing builds of date.c and decimal.c: set, every text takes the general parser;
- * taken counts the texts the fast paths converted. */
-extern int w2l__date_fast_off, w2l__decimal_fast_off;
-extern long w2l__date_fast_taken, w2l__decimal_fast_taken;
+/* model.h's testing switches (W2L_TESTING): w2l__date_fast_off and the others. */
 
 static int ref_leap(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
 

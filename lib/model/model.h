@@ -130,4 +130,11 @@ int w2l__type_valid(w2l_type t);
 /* "decimal" for DECIMAL, else the type's name ("timestamptz"); "?" when unknown. */
 const char *w2l__type_name(w2l_type_id id);
 
+#ifdef W2L_TESTING
+/* Testing builds of date.c and decimal.c: set, every text takes the general parser (which
+ * the fast paths must match); taken counts the texts the fast paths converted. */
+extern int w2l__date_fast_off, w2l__decimal_fast_off;
+extern long w2l__date_fast_taken, w2l__decimal_fast_taken;
+#endif
+
 #endif
