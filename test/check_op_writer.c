@@ -179,7 +179,7 @@ static void m_insert(w2l_pipeline *p, tbl *t, long id, const char *v, int n)
     emit(p, t, W2L_OP_INSERT, id, v, n);
     t->m.live[id] = 1;
     t->m.vnull[id] = v == NULL;
-    snprintf(t->m.v[id], sizeof t->m.v[id], "%s", v ? v : "");
+    snprintf(t->m.v[id], sizeof t->m.v[id], "%.*s", (int)sizeof t->m.v[id] - 1, v ? v : "");
     t->m.n[id] = n;
     t->m.count++;
 }
@@ -193,7 +193,8 @@ static void m_update(w2l_pipeline *p, tbl *t, long id, long new_id, const char *
     t->m.live[id] = 0;
     t->m.live[new_id] = 1;
     t->m.vnull[new_id] = v == NULL;
-    snprintf(t->m.v[new_id], sizeof t->m.v[new_id], "%s", v ? v : "");
+    snprintf(t->m.v[new_id], sizeof t->m.v[new_id], "%.*s", (int)sizeof t->m.v[new_id] - 1,
+             v ? v : "");
     t->m.n[new_id] = n;
 }
 

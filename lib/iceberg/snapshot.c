@@ -613,7 +613,7 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
     size_t npl = 0;
     w2l_rc rc = W2L_OK;
     if (parent) rc = w2l__ice_manifest_list_read(t->io, parent->manifest_list, &a, &pl, &npl, err);
-    totals tot, added = {0}, removed = {0};
+    totals tot = {0}, added = {0}, removed = {0};
     if (rc == W2L_OK) rc = parent_totals(t->io, m, parent, pl, npl, &a, &tot, err);
 
     size_t cap = npl + c->nown + 1, nl = 0;

@@ -707,8 +707,8 @@ static w2l_rc geom_value(const vctx *x, const w2l__json *j, w2l_value *out, w2l_
 {
     size_t n = 0;
     const char *s = w2l__json_strn(j, &n);
-    const unsigned char *p;
-    size_t len;
+    const unsigned char *p = NULL;
+    size_t len = 0;
     if (x->d->fmt == W2L__CDC_CANAL) {
         W2L_TRY(latin1_bytes(x, s, n, out, err));
         if (out->v.bytes.len < 4 + 5)
@@ -836,8 +836,8 @@ w2l_rc w2l__cdc_str_value(const vctx *x, w2l_type t, unsigned cv, int required, 
         break;
     }
     if (t.id == W2L_TYPE_BINARY && !canal) { /* maxwell and debezium: base64 */
-        const unsigned char *p;
-        size_t len;
+        const unsigned char *p = NULL;
+        size_t len = 0;
         W2L_TRY(b64_value(x, s, n, &p, &len, err));
         out->v.bytes.ptr = (const char *)p;
         out->v.bytes.len = len;

@@ -434,8 +434,8 @@ static w2l_rc print_value(const src *s, uint8_t type, const uint8_t *p, size_t n
                 W2L_TRY(put(out, ": ", 2, err));
             }
             uint8_t vt;
-            const uint8_t *vp;
-            size_t vn;
+            const uint8_t *vp = NULL;
+            size_t vn = 0;
             W2L_TRY(entry_value(s, &h, i, &vt, &vp, &vn, err));
             W2L_TRY(print_value(s, vt, vp, vn, depth + 1, out, err));
         }
@@ -476,8 +476,8 @@ static w2l_rc print_value(const src *s, uint8_t type, const uint8_t *p, size_t n
         return puts_(out, t, err);
     }
     case J_STRING: {
-        uint32_t len;
-        size_t used;
+        uint32_t len = 0;
+        size_t used = 0;
         W2L_TRY(read_varlen(s, p, n, &len, &used, err));
         if (len > n - used)
             return corrupt(err, s, p, "string of %u bytes in %zu available", len, n - used);
@@ -486,8 +486,8 @@ static w2l_rc print_value(const src *s, uint8_t type, const uint8_t *p, size_t n
     case J_OPAQUE: {
         if (n < 1) return corrupt(err, s, p, "opaque value truncated");
         unsigned ft = p[0];
-        uint32_t len;
-        size_t used;
+        uint32_t len = 0;
+        size_t used = 0;
         W2L_TRY(read_varlen(s, p + 1, n - 1, &len, &used, err));
         if (len > n - 1 - used)
             return corrupt(err, s, p, "opaque value of %u bytes in %zu available", len,
@@ -603,8 +603,8 @@ static w2l_rc expand(tree *t, node *v)
         member *m = &v->kids[i];
         if (h.object) W2L_TRY(entry_key(v->s, &h, i, &m->key, &m->klen, t->err));
         uint8_t vt;
-        const uint8_t *vp;
-        size_t vn;
+        const uint8_t *vp = NULL;
+        size_t vn = 0;
         W2L_TRY(entry_value(v->s, &h, i, &vt, &vp, &vn, t->err));
         m->v = new_raw(t, v->s, vt, vp, vn);
         W2L_NOMEM_IF(!m->v, t->err);
