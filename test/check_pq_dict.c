@@ -139,6 +139,15 @@ START_TEST(small_chunks_release_a_big_dictionary)
         ck_assert_uint_ge(big, 40000);
         w2l__pq_dict_reset(&d); /* full last chunk: kept */
         ck_assert_uint_eq(d.nslots, big);
+        /* kept, but nothing of the last chunk is found any more (the reset clears the
+         * slots lazily, at the next put) */
+        uint32_t old_idx;
+        ck_assert(!w2l__pq_dict_find_bytes(&d, "value 7", 7, &old_idx));
+        ck_assert_ok(w2l__pq_dict_put(&d, "value 7", 7, &idx, &added, &err), err);
+        ck_assert_int_eq(added, 1);
+        ck_assert_uint_eq(idx, 0);
+        ck_assert(!w2l__pq_dict_find_bytes(&d, "value 8", 7, &old_idx));
+        ck_assert(w2l__pq_dict_find_bytes(&d, "value 7", 7, &old_idx) && old_idx == 0);
         ck_assert_ok(w2l__pq_dict_put(&d, "x", 1, &idx, &added, &err), err);
         w2l__pq_dict_reset(&d); /* a chunk of one value: released */
         ck_assert_uint_eq(d.nslots, 0);

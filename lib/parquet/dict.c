@@ -36,7 +36,10 @@ void w2l__pq_dict_reset(w2l__pq_dict *d)
     }
     d->count = 0;
     d->vals.len = 0;
-    if (d->slots) memset(d->slots, 0, d->nslots * sizeof *d->slots);
+    /* the slots are cleared by the next put, not here: a dictionary given up at its first
+     * page is reset then and again at the end of the chunk (which releases a big table),
+     * and the last chunk of a file is reset for a next one that does not come */
+    d->dirty = d->slots != NULL;
 }
 
 void w2l__pq_dict_free(w2l__pq_dict *d)
@@ -56,7 +59,7 @@ static inline uint32_t hash_value(const w2l__pq_dict *d, const void *p, size_t n
         k = d->width == 4 ? w2l__ld32(p) : w2l__ld64(p);
         return w2l__pq_dict_hash_fixed(k);
     default:
-        return (uint32_t)w2l__hash64(p, n, W2L_PQ_DICT_SEED);
+        return w2l__pq_dict_hash_bytes(p, n);
     }
 }
 
@@ -94,7 +97,7 @@ static inline int same(const w2l__pq_dict *d, uint32_t i, const void *p, size_t 
     switch (d->width) {
     case 0: {
         const uint8_t *ent = d->vals.data + d->offs[i];
-        return w2l__ld32(ent) == n && (n == 0 || memcmp(ent + 4, p, n) == 0);
+        return w2l__ld32(ent) == n && w2l__pq_bytes_eq(ent + 4, (const uint8_t *)p, n);
     }
     case 4: {
         uint32_t a, b;
@@ -128,6 +131,10 @@ const uint8_t *w2l__pq_dict_get(const w2l__pq_dict *d, uint32_t i, size_t *len)
 w2l_rc w2l__pq_dict_put(w2l__pq_dict *d, const void *p, size_t n, uint32_t *idx, int *added,
                         w2l_error *err)
 {
+    if (d->dirty) {
+        memset(d->slots, 0, d->nslots * sizeof *d->slots);
+        d->dirty = 0;
+    }
     if (2 * ((size_t)d->count + 1) > d->nslots) W2L_TRY(grow(d, err));
     const uint32_t h = hash_value(d, p, n);
     const size_t mask = d->nslots - 1;

@@ -126,13 +126,14 @@ typedef struct w2l__pq_dict {
     uint32_t count;
     uint64_t *slots;      /* hash << 32 | (index + 1); 0 = empty */
     size_t nslots;        /* power of two */
+    int dirty;            /* slots still hold a reset's old entries: cleared at the next put */
     w2l_buf vals;         /* the dictionary page body (PLAIN) */
     size_t *offs;         /* byte arrays: entry start in vals */
     size_t offs_cap;
 } w2l__pq_dict;
 
 void w2l__pq_dict_init(w2l__pq_dict *d, int width);
-void w2l__pq_dict_reset(w2l__pq_dict *d);   /* empties, keeps memory */
+void w2l__pq_dict_reset(w2l__pq_dict *d);   /* empties, keeps memory (see dict.c) */
 void w2l__pq_dict_free(w2l__pq_dict *d);
 /* Index of the value, inserting it when new (*added = 1). */
 w2l_rc w2l__pq_dict_put(w2l__pq_dict *d, const void *p, size_t n, uint32_t *idx, int *added,
@@ -234,7 +235,7 @@ static inline uint32_t w2l__pq_dict_hash_fixed(uint64_t bits)
  * hash): 1 and *idx when the value is in d, else 0 (w2l__pq_dict_put then inserts it). */
 static inline int w2l__pq_dict_find_fixed(const w2l__pq_dict *d, uint64_t bits, uint32_t *idx)
 {
-    if (!d->nslots) return 0;
+    if (!d->count) return 0; /* nothing yet, or reset: the slots may be stale (dict.c) */
     const uint32_t h = w2l__pq_dict_hash_fixed(bits);
     const size_t mask = d->nslots - 1;
     for (size_t s = h & mask;; s = (s + 1) & mask) {
@@ -250,15 +251,51 @@ static inline int w2l__pq_dict_find_fixed(const w2l__pq_dict *d, uint64_t bits, 
     }
 }
 
-/* The hash of a byte array (dict.c and w2l__pq_dict_find_bytes). */
+/* The hash of a byte array (dict.c and w2l__pq_dict_find_bytes). Arrays of up to 16 bytes
+ * (status codes, country codes, short names: the values that repeat and stay in a
+ * dictionary) are read as two words, overlapping where shorter than 16 bytes, 8 or 4 bytes
+ * wide (or three single bytes under 4), and mixed once: a fraction of w2l__hash64's call and
+ * tail copy. The hash only places entries in the table: the dictionary's order and so the
+ * written file do not depend on it. */
 #define W2L_PQ_DICT_SEED 0x5bd1e995
+static inline uint32_t w2l__pq_dict_hash_bytes(const void *p, size_t n)
+{
+    const uint8_t *s = (const uint8_t *)p;
+    uint64_t a, b;
+    if (n > 16) return (uint32_t)w2l__hash64(p, n, W2L_PQ_DICT_SEED);
+    if (n >= 8) {
+        a = w2l__ld64(s);
+        b = w2l__ld64(s + n - 8);
+    } else if (n >= 4) {
+        a = w2l__ld32(s);
+        b = w2l__ld32(s + n - 4);
+    } else {
+        a = n ? (uint64_t)s[0] | (uint64_t)s[n / 2] << 8 | (uint64_t)s[n - 1] << 16 : 0;
+        b = 0;
+    }
+    return (uint32_t)w2l__mix64((a ^ W2L_PQ_DICT_SEED) * 0x9e3779b97f4a7c15ULL ^ b ^
+                                (uint64_t)n << 56);
+}
+/* Whether the n bytes at a and b are equal: inline word compares up to 16 bytes (as the hash
+ * reads them), memcmp above. */
+static inline int w2l__pq_bytes_eq(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    if (n > 16) return memcmp(a, b, n) == 0;
+    if (n >= 8)
+        return ((w2l__ld64(a) ^ w2l__ld64(b)) | (w2l__ld64(a + n - 8) ^ w2l__ld64(b + n - 8))) == 0;
+    if (n >= 4)
+        return ((w2l__ld32(a) ^ w2l__ld32(b)) | (w2l__ld32(a + n - 4) ^ w2l__ld32(b + n - 4))) == 0;
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i]) return 0;
+    return 1;
+}
 /* Lookup only, for the append loop's hits in a dictionary of byte arrays (width 0): 1 and
  * *idx when the n bytes at p are in d, else 0 (w2l__pq_dict_put then inserts them). */
 static inline int w2l__pq_dict_find_bytes(const w2l__pq_dict *d, const void *p, size_t n,
                                           uint32_t *idx)
 {
-    if (!d->nslots) return 0;
-    const uint32_t h = (uint32_t)w2l__hash64(p, n, W2L_PQ_DICT_SEED);
+    if (!d->count) return 0; /* as in w2l__pq_dict_find_fixed */
+    const uint32_t h = w2l__pq_dict_hash_bytes(p, n);
     const size_t mask = d->nslots - 1;
     for (size_t s = h & mask;; s = (s + 1) & mask) {
         uint64_t e = d->slots[s];
@@ -266,7 +303,7 @@ static inline int w2l__pq_dict_find_bytes(const w2l__pq_dict *d, const void *p, 
         if ((uint32_t)(e >> 32) != h) continue;
         uint32_t i = (uint32_t)e - 1;
         const uint8_t *ent = d->vals.data + d->offs[i];
-        if (w2l__ld32(ent) == n && (n == 0 || memcmp(ent + 4, p, n) == 0)) {
+        if (w2l__ld32(ent) == n && w2l__pq_bytes_eq(ent + 4, (const uint8_t *)p, n)) {
             *idx = i;
             return 1;
         }
