@@ -544,6 +544,216 @@ START_TEST(decimal_int_chunks_keep_their_min_and_max)
 }
 END_TEST
 
+/* Reference statistics for plain_chunks_keep_exact_statistics: NaN left out, -0.0 before
+ * +0.0, byte arrays as unsigned bytes with a prefix first. */
+static int ref_cmp(const w2l_field *f, const w2l_value *a, const w2l_value *b)
+{
+    switch (f->type.id) {
+    case W2L_TYPE_INT: return (a->v.i32 > b->v.i32) - (a->v.i32 < b->v.i32);
+    case W2L_TYPE_LONG: return (a->v.i64 > b->v.i64) - (a->v.i64 < b->v.i64);
+    case W2L_TYPE_FLOAT:
+    case W2L_TYPE_DOUBLE: {
+        double x = f->type.id == W2L_TYPE_FLOAT ? a->v.f32 : a->v.f64;
+        double y = f->type.id == W2L_TYPE_FLOAT ? b->v.f32 : b->v.f64;
+        if (x != y) return x < y ? -1 : 1;
+        return (signbit(y) != 0) - (signbit(x) != 0);
+    }
+    case W2L_TYPE_DECIMAL: {
+        int64_t x = (int64_t)a->v.dec.lo, y = (int64_t)b->v.dec.lo;
+        return (x > y) - (x < y);
+    }
+    default: {
+        size_t n = a->v.bytes.len < b->v.bytes.len ? a->v.bytes.len : b->v.bytes.len;
+        int r = n ? memcmp(a->v.bytes.ptr, b->v.bytes.ptr, n) : 0;
+        if (r) return r < 0 ? -1 : 1;
+        return (a->v.bytes.len > b->v.bytes.len) - (a->v.bytes.len < b->v.bytes.len);
+    }
+    }
+}
+
+/* A value's Iceberg single-value bytes (the writer's bound before any truncation). */
+static size_t ref_bound(const w2l_field *f, const w2l_value *v, uint8_t *out)
+{
+    switch (f->type.id) {
+    case W2L_TYPE_INT: w2l__le32(out, (uint32_t)v->v.i32); return 4;
+    case W2L_TYPE_LONG: w2l__le64(out, (uint64_t)v->v.i64); return 8;
+    case W2L_TYPE_FLOAT: memcpy(out, &v->v.f32, 4); return 4;
+    case W2L_TYPE_DOUBLE: memcpy(out, &v->v.f64, 8); return 8;
+    case W2L_TYPE_DECIMAL: return w2l__decimal_to_be_min(v->v.dec, out);
+    default: memcpy(out, v->v.bytes.ptr, v->v.bytes.len); return v->v.bytes.len;
+    }
+}
+
+/* Columns written PLAIN from the first value (no dictionary, _i 0) or after their
+ * dictionary is given up (_i 1), in batches of varying sizes over several pages and row
+ * groups: every chunk's min and max and the file's Iceberg bounds are those of a plain
+ * reference, through NULLs, NaN, zeros of both signs, infinities, byte arrays shorter and
+ * longer than 8 bytes sharing their first 8 bytes, and chunks with no value at all. */
+START_TEST(plain_chunks_keep_exact_statistics)
+{
+    enum { N = 12000, NC = 7, RG = 2900 };
+    static const char *const types[NC] = {"int",           "long",          "float", "double",
+                                          "decimal(9,2)",  "decimal(12,2)", "string"};
+    w2l_error err;
+    w2l_schema *s = w2l_schema_new(0);
+    for (int k = 0; k < NC; k++) {
+        char name[8];
+        snprintf(name, sizeof name, "c%d", k);
+        add(s, k + 1, name, types[k], k == 0); /* c0 required */
+    }
+    size_t nf;
+    const w2l_field *fs = w2l__schema_fields(s, &nf);
+    static w2l_value rows[N * NC];
+    static char text[N][24];
+    memset(rows, 0, sizeof rows);
+    uint64_t x = 88172645463325252ull;
+    for (int r = 0; r < N; r++) {
+        for (int k = 0; k < NC; k++) {
+            w2l_value *v = &rows[r * NC + k];
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            int64_t y = (int64_t)(x % 2000001) - 1000000;
+            /* nulls, and the whole of row group 2 null in column 1 */
+            v->is_null = k && (x % 7 == 0 || (k == 1 && r / RG == 2));
+            switch (k) {
+            case 0: v->v.i32 = (int32_t)(r % 997 == 5 ? (x & 1 ? INT32_MIN : INT32_MAX) : y); break;
+            case 1: v->v.i64 = r % 1013 == 7 ? (x & 1 ? INT64_MIN : INT64_MAX) : y * 100003; break;
+            case 2:
+            case 3: {
+                /* not negative, so that the file's lower bound is a zero whose sign tells
+                 * whether -0.0 was ordered first */
+                double d = (double)(y < 0 ? -y : y) / 1000;
+                switch (x >> 60) {
+                case 0: d = NAN; break;
+                case 1: d = -0.0; break;
+                case 2: d = 0.0; break;
+                case 3: d = r / RG == 1 ? INFINITY : d; break;
+                }
+                if (r % RG == 0) { /* +0.0 first: a later -0.0 must still be the min */
+                    d = 0.0;
+                    v->is_null = 0;
+                }
+                if (k == 2) v->v.f32 = (float)d;
+                else v->v.f64 = d;
+                break;
+            }
+            case 4:
+            case 5:
+                if (k == 5) y *= 99991;
+                v->v.dec.lo = (uint64_t)y;
+                v->v.dec.hi = y < 0 ? -1 : 0;
+                break;
+            default: { /* the first two row groups: 8..20 bytes, all with the same first 8
+                        * (min and max too); then 0..20 bytes, the same first 8 for most */
+                const int early = r / RG < 2;
+                size_t len = early ? 8 + (size_t)(x >> 8) % 13 : (size_t)(x >> 8) % 21;
+                snprintf(text[r], sizeof text[r], "%s%08llx",
+                         early || x % 3 ? "same-hd-" : (x % 2 ? "\xff\xfe" : ""),
+                         (unsigned long long)(x >> 20));
+                if (len > strlen(text[r])) len = strlen(text[r]);
+                v->v.bytes.ptr = text[r];
+                v->v.bytes.len = len;
+            }
+            }
+        }
+    }
+    w2l__pq_options o;
+    w2l__pq_options_default(&o);
+    o.dict_bytes = _i == 0 ? 0 : o.dict_bytes;
+    o.page_bytes = 5000;
+    o.row_group_rows = RG;
+    w2l_fileio *io = mem_io();
+    w2l__pq_writer *w;
+    ck_assert_ok(w2l__pq_writer_open(io, "p.parquet", 0, s, &o, NULL, 0, &w, &err), err);
+    for (size_t r = 0, b = 1; r < N; r += b, b = b * 3 % 1024 + 1)
+        ck_assert_ok(w2l__pq_write_rows(w, &rows[r * NC], W2L_MIN(b, N - r), &err), err);
+    w2l__file_stats st;
+    ck_assert_ok(w2l__pq_writer_close(w, &st, &err), err);
+    w2l__pq_reader *rd;
+    ck_assert_ok(w2l__pq_reader_open(io, "p.parquet", &rd, &err), err);
+    ck_assert_uint_eq(w2l__pq_reader_num_row_groups(rd), (N + RG - 1) / RG);
+    for (int k = 0; k < NC; k++) {
+        const w2l_value *fmin = NULL, *fmax = NULL;
+        uint64_t nans = 0;
+        for (size_t g = 0; g * RG < N; g++) {
+            const w2l_value *mn = NULL, *mx = NULL;
+            for (size_t r = g * RG; r < N && r < (g + 1) * RG; r++) {
+                const w2l_value *v = &rows[r * NC + k];
+                if (v->is_null) continue;
+                if ((k == 2 && isnan(v->v.f32)) || (k == 3 && isnan(v->v.f64))) {
+                    nans++;
+                    continue;
+                }
+                if (!mn || ref_cmp(&fs[k], v, mn) < 0) mn = v;
+                if (!mx || ref_cmp(&fs[k], v, mx) > 0) mx = v;
+            }
+            const w2l__pq_chunk_info *ci = w2l__pq_reader_chunk(rd, g, (size_t)k);
+            if (_i == 1 && g == 0 && k < 2) /* the dictionary was tried, and given up */
+                ck_assert(!(ci->encodings & (1u << PQ_ENC_RLE_DICTIONARY)));
+            if (!mn) {
+                ck_assert(!ci->min_value && !ci->max_value);
+                continue;
+            }
+            uint8_t b[64];
+            size_t n;
+            ck_assert(ci->min_value && ci->max_value);
+            if (k == 2 || k == 3) { /* Parquet's zeros: -0.0 for a min, +0.0 for a max */
+                float af, zf;
+                double a, z;
+                memcpy(&af, ci->min_value, 4);
+                memcpy(&zf, ci->max_value, 4);
+                memcpy(&a, ci->min_value, k == 2 ? 4 : 8);
+                memcpy(&z, ci->max_value, k == 2 ? 4 : 8);
+                if (k == 2) a = af, z = zf;
+                double ra = k == 2 ? mn->v.f32 : mn->v.f64, rz = k == 2 ? mx->v.f32 : mx->v.f64;
+                ck_assert(a == ra && (a != 0 || signbit(a)));
+                ck_assert(z == rz && (z != 0 || !signbit(z)));
+            } else if (k == 4 || k == 5) {
+                int64_t a = k == 4 ? (int32_t)w2l__ld32(ci->min_value)
+                                   : (int64_t)w2l__ld64(ci->min_value);
+                int64_t z = k == 4 ? (int32_t)w2l__ld32(ci->max_value)
+                                   : (int64_t)w2l__ld64(ci->max_value);
+                ck_assert_int_eq(a, (int64_t)mn->v.dec.lo);
+                ck_assert_int_eq(z, (int64_t)mx->v.dec.lo);
+            } else {
+                n = ref_bound(&fs[k], mn, b);
+                ck_assert_uint_eq(ci->min_len, n);
+                ck_assert(n == 0 || memcmp(ci->min_value, b, n) == 0);
+                n = ref_bound(&fs[k], mx, b);
+                ck_assert_uint_eq(ci->max_len, n);
+                ck_assert(n == 0 || memcmp(ci->max_value, b, n) == 0);
+            }
+            if (!fmin || ref_cmp(&fs[k], mn, fmin) < 0) fmin = mn;
+            if (!fmax || ref_cmp(&fs[k], mx, fmax) > 0) fmax = mx;
+        }
+        const w2l__col_stats *cs = &st.cols[k];
+        ck_assert_uint_eq(cs->nan_count, nans);
+        ck_assert(cs->has_bounds && fmin && fmax);
+        uint8_t b[64];
+        size_t n = ref_bound(&fs[k], fmin, b);
+        if (k == NC - 1) n = W2L_MIN(n, 16); /* truncated to 16 code points: ASCII here */
+        ck_assert_uint_eq(cs->lower_len, n);
+        ck_assert(n == 0 || memcmp(cs->lower, b, n) == 0);
+        if (k != NC - 1) { /* the string's upper bound: see iceberg_bounds_are_exact... */
+            n = ref_bound(&fs[k], fmax, b);
+            ck_assert_uint_eq(cs->upper_len, n);
+            ck_assert(memcmp(cs->upper, b, n) == 0);
+        }
+    }
+    /* a NULL in the required column fails in the plain loop too */
+    w2l_value bad[NC];
+    memset(bad, 0, sizeof bad);
+    bad[0].is_null = 1;
+    ck_assert_ok(w2l__pq_writer_open(io, "q.parquet", 0, s, &o, NULL, 0, &w, &err), err);
+    for (int r = 0; r < 9000; r++) ck_assert_ok(w2l__pq_write_rows(w, &rows[(r % N) * NC], 1, &err), err);
+    ck_assert_int_eq(w2l__pq_write_rows(w, bad, 1, &err), W2L_SCHEMA);
+    w2l__pq_writer_abort(w);
+    w2l__pq_reader_close(rd);
+    w2l__file_stats_release(&st);
+    w2l_schema_unref(s);
+    w2l_fileio_close(io);
+}
+END_TEST
+
 /* A column whose pages stop compressing has its next pages stored as they are (a zstd frame
  * of raw blocks) and compressed again after them: 10 pages of random LONGs, then 30 of an
  * increasing count. Pages 0-9 do not compress (page 0 and 8 are tried), 9-15 are stored
@@ -653,6 +863,7 @@ Suite *suite_pq_roundtrip(void)
     tcase_add_loop_test(edge, dictionary_int_pages_split_at_their_limits, 0, 2);
     tcase_add_loop_test(edge, plain_pages_with_short_and_long_levels_read_back, 0, 2);
     tcase_add_loop_test(edge, decimal_int_chunks_keep_their_min_and_max, 0, 2);
+    tcase_add_loop_test(edge, plain_chunks_keep_exact_statistics, 0, 2);
     tcase_add_test(edge, pages_that_do_not_compress_are_stored_until_data_compresses);
     tcase_add_test(edge, stored_frames_read_back);
     suite_add_tcase(s, edge);

@@ -127,7 +127,7 @@ void w2l__pq_colw_free(w2l__pq_colw *c)
 /* ---- ordering ---- */
 
 /* -1, 0, 1 with -0.0 < +0.0 (no NaN here) */
-static int cmp_f64(double a, double b)
+static inline int cmp_f64(double a, double b)
 {
     if (a < b) return -1;
     if (a > b) return 1;
@@ -316,15 +316,27 @@ static w2l_rc indices_to_plain(w2l__pq_colw *c, w2l_error *err)
     W2L_TRY(w2l__buf_reserve(&plain, PQ_VALS_GAP + c->pg_plain + 16, err));
     plain.len = PQ_VALS_GAP;
     const uint32_t *idx = (const uint32_t *)(const void *)(c->vals.data + PQ_VALS_GAP);
-    for (size_t i = 0; i < c->pg_nonnull; i++) {
-        size_t len;
-        const uint8_t *p = w2l__pq_dict_get(&c->dict, idx[i], &len);
-        if (c->kind == K_BYTES) {
-            w2l__le32(plain.data + plain.len, (uint32_t)len);
-            plain.len += 4;
+    const uint8_t *dv = c->dict.vals.data;
+    uint8_t *o = plain.data + PQ_VALS_GAP;
+    /* 4- and 8-byte values (nearly every column that gives its dictionary up) by a copy of
+     * a constant size each, without a call per value */
+    if (c->dict.width == 4) {
+        for (size_t i = 0; i < c->pg_nonnull; i++) memcpy(o + i * 4, dv + (size_t)idx[i] * 4, 4);
+        plain.len += c->pg_nonnull * 4;
+    } else if (c->dict.width == 8) {
+        for (size_t i = 0; i < c->pg_nonnull; i++) memcpy(o + i * 8, dv + (size_t)idx[i] * 8, 8);
+        plain.len += c->pg_nonnull * 8;
+    } else {
+        for (size_t i = 0; i < c->pg_nonnull; i++) {
+            size_t len;
+            const uint8_t *p = w2l__pq_dict_get(&c->dict, idx[i], &len);
+            if (c->kind == K_BYTES) {
+                w2l__le32(plain.data + plain.len, (uint32_t)len);
+                plain.len += 4;
+            }
+            if (len) memcpy(plain.data + plain.len, p, len);
+            plain.len += len;
         }
-        if (len) memcpy(plain.data + plain.len, p, len);
-        plain.len += len;
     }
     w2l_buf_release(&c->vals);
     c->vals = plain;
@@ -350,10 +362,110 @@ static w2l_rc abandon_dict(w2l__pq_colw *c, w2l_error *err)
     return W2L_OK;
 }
 
+/* One run of append_fixed for a column of kind kind (a constant where it is inlined, so that
+ * the per-kind choices below fold away): writes the values of v[0, k) and updates the
+ * statistics. The running min and max are kept in locals rather than in c->ch_mm, because
+ * the stores of the values (through a uint8_t pointer) may alias anything and would make the
+ * compiler reload and store them for every value; they go back to c->ch_mm once, at the end.
+ * Where ch_mm has no values yet the bounds start at the extremes of the type, so that every
+ * value takes the same two comparisons (the first one lowers the min and raises the max).
+ * *taken: the values consumed (k, or up to the bad one); *written: the non-NULL ones. */
+static inline __attribute__((always_inline)) w2l_rc
+fixed_run(w2l__pq_colw *c, const w2l_value *v, size_t stride, size_t k, const pq_kind kind,
+          const int optional, size_t *taken, size_t *written, w2l_error *err)
+{
+    uint8_t *out = c->vals.data + c->vals.len, *defs = optional ? c->defs + c->pg_values : NULL;
+    w2l__pq_minmax *m = &c->ch_mm;
+    const int fl = kind == K_F32 || kind == K_F64, dec = kind == K_DEC32 || kind == K_DEC64;
+    int64_t imin = INT64_MAX, imax = INT64_MIN;
+    double fmin = INFINITY, fmax = -INFINITY;
+    if (m->has) {
+        switch (kind) {
+        case K_I32: imin = m->min.i32; imax = m->max.i32; break;
+        case K_I64: imin = m->min.i64; imax = m->max.i64; break;
+        case K_F32: fmin = m->min.f32; fmax = m->max.f32; break;
+        case K_F64: fmin = m->min.f64; fmax = m->max.f64; break;
+        default: imin = (int64_t)m->min.dec.lo; imax = (int64_t)m->max.dec.lo; break;
+        }
+    }
+    int64_t lim = 1; /* decimals: 10^precision (at most 18 digits as INT64) */
+    for (unsigned d = 0; dec && d < c->field->type.precision; d++) lim *= 10;
+    size_t nn = 0, i = 0, nans = 0;
+    w2l_rc rc = W2L_OK; /* on failure the values before the bad one stay appended */
+    for (; i < k; i++) {
+        const w2l_value *x = v + i * stride;
+        if (optional) defs[i] = !x->is_null;
+        if (x->is_null) {
+            if (!optional) {
+                rc = w2l__fail(err, W2L_SCHEMA, "field %s is required but the value is NULL",
+                               c->field->name);
+                break;
+            }
+            continue;
+        }
+        if (kind == K_I32 || kind == K_I64) {
+            int64_t y = kind == K_I32 ? x->v.i32 : x->v.i64;
+            if (kind == K_I32) w2l__le32(out + nn * 4, (uint32_t)(int32_t)y);
+            else w2l__le64(out + nn * 8, (uint64_t)y);
+            if (y < imin) imin = y;
+            if (y > imax) imax = y;
+        } else if (fl) {
+            double y = kind == K_F32 ? (double)x->v.f32 : x->v.f64;
+            if (kind == K_F32) {
+                uint32_t u;
+                memcpy(&u, &x->v.f32, 4);
+                w2l__le32(out + nn * 4, u);
+            } else {
+                uint64_t u;
+                memcpy(&u, &x->v.f64, 8);
+                w2l__le64(out + nn * 8, u);
+            }
+            if (isnan(y)) {
+                nans++;
+            } else {
+                if (cmp_f64(y, fmin) < 0) fmin = y;
+                if (cmp_f64(y, fmax) > 0) fmax = y;
+            }
+        } else { /* K_DEC32, K_DEC64: the unscaled value within the precision */
+            w2l_int128 d = x->v.dec;
+            int64_t y = (int64_t)d.lo;
+            if (d.hi != (y < 0 ? -1 : 0) || y >= lim || y <= -lim) {
+                rc = bad_decimal(c, err);
+                break;
+            }
+            if (kind == K_DEC32) w2l__le32(out + nn * 4, (uint32_t)(int32_t)y);
+            else w2l__le64(out + nn * 8, (uint64_t)y);
+            /* every value of the chunk passed this check, so its min and max are int64s
+             * too: compared as such, without a call per bound */
+            if (y < imin) imin = y;
+            if (y > imax) imax = y;
+        }
+        nn++;
+    }
+    if (nn > nans) {
+        m->has = 1;
+        switch (kind) {
+        case K_I32: m->min.i32 = (int32_t)imin; m->max.i32 = (int32_t)imax; break;
+        case K_I64: m->min.i64 = imin; m->max.i64 = imax; break;
+        case K_F32: m->min.f32 = (float)fmin; m->max.f32 = (float)fmax; break;
+        case K_F64: m->min.f64 = fmin; m->max.f64 = fmax; break;
+        default:
+            m->min.dec = (w2l_int128){(uint64_t)imin, imin < 0 ? -1 : 0};
+            m->max.dec = (w2l_int128){(uint64_t)imax, imax < 0 ? -1 : 0};
+            break;
+        }
+    }
+    c->f_nans += nans;
+    *taken = i;
+    *written = nn;
+    return rc;
+}
+
 /* The common case, a column past its dictionary with 4- or 8-byte values (INT32, INT64,
  * FLOAT, DOUBLE, DECIMAL stored as INT32/INT64): what the general loop below does per value,
- * in one loop per kind without its per-value dispatch. The same pages, values and statistics.
- * Returns with *done the values taken (n, or fewer where a page filled up). */
+ * in one loop per kind and nullability (fixed_run) without its per-value dispatch. The same
+ * pages, values and statistics. Returns with *done the values taken (n, or fewer where a page
+ * filled up). */
 static w2l_rc append_fixed(w2l__pq_colw *c, const w2l_value *v, size_t stride, size_t n,
                            size_t *done, w2l_error *err)
 {
@@ -365,89 +477,105 @@ static w2l_rc append_fixed(w2l__pq_colw *c, const w2l_value *v, size_t stride, s
     size_t left = opt->page_bytes > c->pg_plain ? opt->page_bytes - c->pg_plain : 0;
     size_t room = left ? (left + width - 1) / width : 1;
     size_t k = W2L_MIN(n, W2L_MIN(room, page_rows > c->pg_values ? page_rows - c->pg_values : 1));
-    W2L_TRY(w2l__buf_reserve(&c->vals, k * width, err));
+    if (c->vals.cap - c->vals.len < k * width) W2L_TRY(w2l__buf_reserve(&c->vals, k * width, err));
     while (c->optional && c->pg_values + k > c->defs_cap) W2L_TRY(grow_defs(c, err));
-    uint8_t *out = c->vals.data + c->vals.len, *defs = c->optional ? c->defs + c->pg_values : NULL;
+    size_t i = 0, nn = 0; /* values taken, values written */
+    w2l_rc rc;
+#define W2L__FIXED_RUN(kind)                                                                     \
+    (c->optional ? fixed_run(c, v, stride, k, kind, 1, &i, &nn, err)                             \
+                 : fixed_run(c, v, stride, k, kind, 0, &i, &nn, err))
+    switch (c->kind) {
+    case K_I32: rc = W2L__FIXED_RUN(K_I32); break;
+    case K_I64: rc = W2L__FIXED_RUN(K_I64); break;
+    case K_F32: rc = W2L__FIXED_RUN(K_F32); break;
+    case K_F64: rc = W2L__FIXED_RUN(K_F64); break;
+    case K_DEC32: rc = W2L__FIXED_RUN(K_DEC32); break;
+    default: rc = W2L__FIXED_RUN(K_DEC64); break;
+    }
+#undef W2L__FIXED_RUN
+    c->vals.len += nn * width;
+    c->pg_values += i;
+    c->pg_nonnull += nn;
+    c->pg_plain += nn * width;
+    *done = i;
+    W2L_TRY(rc);
+    if (c->pg_plain >= opt->page_bytes || c->pg_values >= page_rows)
+        W2L_TRY(w2l__pq_colw_flush_page(c, err));
+    return W2L_OK;
+}
+
+/* The first 8 bytes of a min or max of byte arrays as a big-endian word (0 when shorter),
+ * for append_bytes' quick test. */
+static inline uint64_t bytes_key(const w2l_buf *b)
+{
+    return b->len >= 8 ? be64(b->data) : 0;
+}
+
+/* A column of byte arrays past its dictionary (mostly distinct text: names, notes, ids as
+ * strings): what the general loop below does per value, without its per-value dispatch and
+ * with the statistics inline. A value whose first 8 bytes are strictly between those of the
+ * min and the max is neither, which settles most values with one load and two compares; the
+ * others take cmp_bytes as before. The same pages, values and statistics. Returns with *done
+ * the values taken (n, or fewer where a page filled up, after which it is flushed). */
+static w2l_rc append_bytes(w2l__pq_colw *c, const w2l_value *v, size_t stride, size_t n,
+                           size_t *done, w2l_error *err)
+{
+    const w2l__pq_options *opt = &c->w->opt;
+    const size_t page_rows = opt->page_rows ? opt->page_rows : SIZE_MAX;
+    while (c->optional && c->pg_values + n > c->defs_cap) W2L_TRY(grow_defs(c, err));
     w2l__pq_minmax *m = &c->ch_mm;
-    size_t nn = 0, i = 0; /* values written, values taken */
-    int64_t lim = 1;      /* decimals: 10^precision (at most 18 digits as INT64) */
-    const int dec = c->kind == K_DEC32 || c->kind == K_DEC64;
-    for (unsigned d = 0; dec && d < c->field->type.precision; d++) lim *= 10;
-    w2l_rc rc = W2L_OK; /* on failure the values before the bad one stay appended */
-    for (; i < k; i++) {
+    /* quick test possible: min and max both of at least 8 bytes */
+    int quick = m->has && m->bmin.len >= 8 && m->bmax.len >= 8;
+    uint64_t kmin = quick ? bytes_key(&m->bmin) : 0, kmax = quick ? bytes_key(&m->bmax) : 0;
+    size_t i = 0;
+    w2l_rc rc = W2L_OK;
+    while (i < n) {
         const w2l_value *x = v + i * stride;
-        if (defs) defs[i] = !x->is_null;
+        i++;
+        if (c->optional) c->defs[c->pg_values] = !x->is_null;
         if (x->is_null) {
             if (!c->optional) {
                 rc = w2l__fail(err, W2L_SCHEMA, "field %s is required but the value is NULL",
                                c->field->name);
                 break;
             }
-            continue;
-        }
-        switch (c->kind) {
-        case K_I32: {
-            int32_t y = x->v.i32;
-            w2l__le32(out + nn * 4, (uint32_t)y);
-            if (!m->has) m->min.i32 = m->max.i32 = y, m->has = 1;
-            else if (y < m->min.i32) m->min.i32 = y;
-            else if (y > m->max.i32) m->max.i32 = y;
-            break;
-        }
-        case K_I64: {
-            int64_t y = x->v.i64;
-            w2l__le64(out + nn * 8, (uint64_t)y);
-            if (!m->has) m->min.i64 = m->max.i64 = y, m->has = 1;
-            else if (y < m->min.i64) m->min.i64 = y;
-            else if (y > m->max.i64) m->max.i64 = y;
-            break;
-        }
-        case K_F32: {
-            float y = x->v.f32;
-            uint32_t u;
-            memcpy(&u, &y, 4);
-            w2l__le32(out + nn * 4, u);
-            if (isnan(y)) c->f_nans++;
-            else if (!m->has) m->min.f32 = m->max.f32 = y, m->has = 1;
-            else if (cmp_f64(y, m->min.f32) < 0) m->min.f32 = y;
-            else if (cmp_f64(y, m->max.f32) > 0) m->max.f32 = y;
-            break;
-        }
-        case K_F64: {
-            double y = x->v.f64;
-            uint64_t u;
-            memcpy(&u, &y, 8);
-            w2l__le64(out + nn * 8, u);
-            if (isnan(y)) c->f_nans++;
-            else if (!m->has) m->min.f64 = m->max.f64 = y, m->has = 1;
-            else if (cmp_f64(y, m->min.f64) < 0) m->min.f64 = y;
-            else if (cmp_f64(y, m->max.f64) > 0) m->max.f64 = y;
-            break;
-        }
-        default: { /* K_DEC32, K_DEC64: the unscaled value within the precision */
-            w2l_int128 d = x->v.dec;
-            int64_t y = (int64_t)d.lo;
-            if (d.hi != (y < 0 ? -1 : 0) || y >= lim || y <= -lim) {
-                rc = bad_decimal(c, err);
+            c->pg_values++;
+        } else {
+            const uint8_t *p = (const uint8_t *)x->v.bytes.ptr;
+            size_t len = x->v.bytes.len;
+            if (len > UINT32_MAX) {
+                rc = w2l__fail(err, W2L_SCHEMA, "field %s: value of %zu bytes", c->field->name,
+                               len);
                 break;
             }
-            if (c->kind == K_DEC32) w2l__le32(out + nn * 4, (uint32_t)(int32_t)y);
-            else w2l__le64(out + nn * 8, (uint64_t)y);
-            /* every value of the chunk passed this check, so its min and max are int64s
-             * too: compared as such, without a call per bound */
-            if (!m->has) m->min.dec = m->max.dec = d, m->has = 1;
-            else if (y < (int64_t)m->min.dec.lo) m->min.dec = d;
-            else if (y > (int64_t)m->max.dec.lo) m->max.dec = d;
-            break;
+            if (c->vals.cap - c->vals.len < 4 + len &&
+                (rc = w2l__buf_reserve(&c->vals, 4 + len, err)) != W2L_OK)
+                break;
+            uint8_t *d = c->vals.data + c->vals.len;
+            w2l__le32(d, (uint32_t)len);
+            if (len) memcpy(d + 4, p, len);
+            c->vals.len += 4 + len;
+            c->pg_plain += 4 + len;
+            c->pg_values++;
+            c->pg_nonnull++;
+            if (!quick || len < 8 || be64(p) <= kmin || be64(p) >= kmax) {
+                if (!m->has) {
+                    if ((rc = set_bytes(&m->bmin, p, len, err)) != W2L_OK ||
+                        (rc = set_bytes(&m->bmax, p, len, err)) != W2L_OK)
+                        break;
+                    m->has = 1;
+                } else if (cmp_bytes(p, len, m->bmin.data, m->bmin.len) < 0) {
+                    if ((rc = set_bytes(&m->bmin, p, len, err)) != W2L_OK) break;
+                } else if (cmp_bytes(p, len, m->bmax.data, m->bmax.len) > 0) {
+                    if ((rc = set_bytes(&m->bmax, p, len, err)) != W2L_OK) break;
+                }
+                quick = m->bmin.len >= 8 && m->bmax.len >= 8;
+                kmin = bytes_key(&m->bmin);
+                kmax = bytes_key(&m->bmax);
+            }
         }
-        }
-        if (rc != W2L_OK) break;
-        nn++;
+        if (c->pg_plain >= opt->page_bytes || c->pg_values >= page_rows) break;
     }
-    c->vals.len += nn * width;
-    c->pg_values += i;
-    c->pg_nonnull += nn;
-    c->pg_plain += nn * width;
     *done = i;
     W2L_TRY(rc);
     if (c->pg_plain >= opt->page_bytes || c->pg_values >= page_rows)
@@ -512,6 +640,11 @@ w2l_rc w2l__pq_colw_append(w2l__pq_colw *c, const w2l_value *v, size_t stride, s
     if (!c->dict_on && c->kind != K_BOOL && c->kind != K_BYTES && c->kind != K_DECFIX) {
         for (size_t done = 0; n > 0; v += done * stride, n -= done)
             W2L_TRY(append_fixed(c, v, stride, n, &done, err));
+        return W2L_OK;
+    }
+    if (!c->dict_on && c->kind == K_BYTES) {
+        for (size_t done = 0; n > 0; v += done * stride, n -= done)
+            W2L_TRY(append_bytes(c, v, stride, n, &done, err));
         return W2L_OK;
     }
     const w2l__pq_options *opt = &c->w->opt;
