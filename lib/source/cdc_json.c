@@ -652,27 +652,38 @@ static w2l_rc fill_member(w2l__cdc *d, table *t, const w2l_field *fields, size_t
 /* Fills row (the values of the table's shape) from a row image. base: values already
  * there (an update's after image under its before overlay) are kept for columns the image
  * lacks. Columns the shape lacks: an error for non-authoritative shapes, dropped (one
- * warning) for authoritative ones. have: set for each column the image has. */
+ * warning) for authoritative ones. have: set for each column the image has. fresh: row and
+ * have are new_row's, not yet initialised: the columns the fast loop below writes are
+ * initialised by it, the others here (NULL, absent) before any other member is read. */
 static w2l_rc fill_row(w2l__cdc *d, table *t, const w2l__cdc_image *img, w2l_value *row,
-                       uint8_t *have, w2l_error *err)
+                       uint8_t *have, int fresh, w2l_error *err)
 {
     size_t nf;
     const w2l_field *fields = w2l__schema_fields(t->cur.schema, &nf);
-    if (!img->obj) {
-        size_t i = 0;
+    size_t i = 0;
+    if (!img->obj && img->n == nf) {
         /* the fast path's image of every column in order (it found each name so): the
-         * common values at once, the rest as any member */
-        for (; img->n == nf && i < nf && img->m[i].name == fields[i].name; i++) {
-            if (!img->m[i].s) row[i].is_null = 1;
-            else if (w2l__cdc_text_quick(fields[i].type, t->cur.cv[i], d->opts.tz_offset_s,
-                                         img->m[i].s, img->m[i].n, &row[i], err))
-                W2L_TRY(fill_member(d, t, fields, nf, i, img->m[i].name, NULL, img->m[i].s,
-                                    img->m[i].n, row, have, err));
+         * common values at once, the rest as any member. Locals: row's stores could
+         * otherwise be the image's or the shape's memory to the compiler. */
+        const w2l__cdc_member *m = img->m;
+        const uint8_t *cv = t->cur.cv;
+        int32_t tz = d->opts.tz_offset_s;
+        for (; i < nf && m[i].name == fields[i].name; i++) {
+            if (!m[i].s) row[i].is_null = 1;
+            else if (w2l__cdc_text_quick(fields[i].type, cv[i], tz, m[i].s, m[i].n, &row[i], err))
+                W2L_TRY(fill_member(d, t, fields, nf, i, m[i].name, NULL, m[i].s, m[i].n, row,
+                                    have, err));
         }
-        if (i) { /* columns [0, i) */
-            memset(have, 0xff, i / 8);
-            if (i % 8) have[i / 8] |= (uint8_t)((1u << (i % 8)) - 1);
-        }
+    }
+    if (fresh) { /* columns [0, i) present, the others NULL until a member says otherwise */
+        for (size_t k = i; k < nf; k++) row[k].is_null = 1;
+        for (size_t b = 0; b < (nf + 7) / 8; b++)
+            have[b] = b < i / 8 ? 0xff : b > i / 8 ? 0 : (uint8_t)((1u << (i % 8)) - 1);
+    } else if (i) { /* columns [0, i) */
+        memset(have, 0xff, i / 8);
+        if (i % 8) have[i / 8] |= (uint8_t)((1u << (i % 8)) - 1);
+    }
+    if (!img->obj) {
         for (; i < img->n; i++)
             W2L_TRY(fill_member(d, t, fields, nf, i, img->m[i].name, NULL, img->m[i].s,
                                 img->m[i].n, row, have, err));
@@ -681,21 +692,20 @@ static w2l_rc fill_row(w2l__cdc *d, table *t, const w2l__cdc_image *img, w2l_val
     if (w2l__json_type(img->obj) != W2L_JSON_OBJECT)
         return w2l__fail(err, W2L_SOURCE, "%s: table %s.%s: row image is not an object", d->what,
                          t->db, t->name);
-    size_t i = 0;
     for (w2l__json *m = w2l__json_first(img->obj); m; m = w2l__json_next(m), i++)
         W2L_TRY(fill_member(d, t, fields, nf, i, w2l__json_key(m), m, NULL, 0, row, have, err));
     return W2L_OK;
 }
 
-/* A row of the table's current shape with every column NULL and absent (have). */
+/* A row of n values and its have bits, in one allocation, for fill_row (fresh) to
+ * initialise. */
 static w2l_rc new_row(w2l__cdc *d, size_t n, w2l_value **row, uint8_t **have, w2l_error *err)
 {
     size_t nb = (n + 7) / 8;
-    *have = w2l__cdc_alloc(&d->mem, nb ? nb : 1);
-    *row = w2l__cdc_alloc(&d->mem, (n ? n : 1) * sizeof **row);
-    W2L_NOMEM_IF(!*have || !*row, err);
-    memset(*have, 0, nb);
-    for (size_t i = 0; i < n; i++) (*row)[i].is_null = 1;
+    w2l_value *r = w2l__cdc_alloc(&d->mem, n * sizeof *r + (nb ? nb : 1));
+    *row = r;
+    *have = r ? (uint8_t *)(r + n) : NULL;
+    W2L_NOMEM_IF(!r, err);
     return W2L_OK;
 }
 
@@ -737,8 +747,8 @@ w2l_rc w2l__cdc_add_image(w2l__cdc *d, table *t, w2l_op op, const w2l__cdc_image
     w2l_value *row;
     uint8_t *have;
     W2L_TRY(new_row(d, w2l_schema_field_count(t->cur.schema), &row, &have, err));
-    W2L_TRY(fill_row(d, t, image, row, have, err));
-    if (overlay) W2L_TRY(fill_row(d, t, overlay, row, have, err));
+    W2L_TRY(fill_row(d, t, image, row, have, 1, err));
+    if (overlay) W2L_TRY(fill_row(d, t, overlay, row, have, 0, err));
     return push_change(d, t, op, row, have, ts_ms, err);
 }
 
@@ -751,10 +761,10 @@ w2l_rc w2l__cdc_add_update_image(w2l__cdc *d, table *t, const w2l__cdc_image *im
     uint8_t *ahave, *bhave;
     W2L_TRY(new_row(d, n, &after, &ahave, err));
     W2L_TRY(new_row(d, n, &before, &bhave, err));
-    W2L_TRY(fill_row(d, t, image, after, ahave, err)); /* converted once, for both */
+    W2L_TRY(fill_row(d, t, image, after, ahave, 1, err)); /* converted once, for both */
     memcpy(before, after, n * sizeof *before);
     memcpy(bhave, ahave, nb);
-    if (overlay) W2L_TRY(fill_row(d, t, overlay, before, bhave, err));
+    if (overlay) W2L_TRY(fill_row(d, t, overlay, before, bhave, 0, err));
     W2L_TRY(push_change(d, t, W2L_OP_UPDATE_BEFORE, before, bhave, ts_ms, err));
     return push_change(d, t, W2L_OP_UPDATE_AFTER, after, ahave, ts_ms, err);
 }
