@@ -89,17 +89,17 @@ static int literal(scan *s, const char *word, size_t n)
     return 1;
 }
 
-static int push_member(w2l__cdc *d, const char *name, const char *v, size_t n)
+/* Room for more members: d->fast.m, its n first kept, at least one more; NULL when out of
+ * memory. */
+static w2l__cdc_member *grow_members(w2l__cdc *d, size_t n)
 {
-    if (d->fast.n == d->fast.cap) {
-        size_t cap = d->fast.cap ? d->fast.cap * 2 : 64;
-        w2l__cdc_member *m = w2l__realloc(d->fast.m, cap * sizeof *m);
-        if (!m) return -1;
-        d->fast.m = m;
-        d->fast.cap = cap;
-    }
-    d->fast.m[d->fast.n++] = (w2l__cdc_member){name, v, n};
-    return 0;
+    size_t cap = d->fast.cap ? d->fast.cap * 2 : 64;
+    w2l__cdc_member *m = w2l__realloc(d->fast.m, cap * sizeof *m);
+    if (!m) return NULL;
+    d->fast.m = m;
+    d->fast.cap = cap;
+    d->fast.n = n;
+    return m;
 }
 
 /* Starts a row image at the next member; rows[nrows] then always holds the end. */
@@ -118,19 +118,24 @@ static int push_row(w2l__cdc *d)
 
 /* The members of a row object whose values are strings or null, s->p past its '{' and not
  * at its '}': appended as (name, text), names met in column order being sh's own (its
- * qnames, then gf's strings). -1: not such an object; -2: out of memory. The position is
- * kept in locals here, not in s: the strings' ends are cut with char stores, after which
- * the compiler would have to read s->p and s->e again. */
+ * qnames, then gf's strings). -1: not such an object; -2: out of memory. The position and
+ * the member list are kept in locals here, not in s and d: the strings' ends are cut with
+ * char stores, after which the compiler would have to read them again. No test of the end
+ * where the pad decides: a name compared stops at the word the pad begins (the pad is '"',
+ * and no name's text has a '"' where a '"' would follow), and the pad is none of the
+ * characters looked for past a value ('"' is not), so the text's end is where it fails. */
 static int members(scan *s, const shape *sh, const w2l_field *gf, size_t ng)
 {
+    w2l__cdc *d = s->d;
     char *p = s->p, *const e = s->e;
+    w2l__cdc_member *m = d->fast.m;
+    size_t mn = d->fast.n, cap = d->fast.cap;
     for (size_t j = 0;; j++) {
         const char *k, *v = NULL;
-        size_t n, vl = 0;
-        if (j < ng && (n = sh->qoff[j + 1] - sh->qoff[j]) <= (size_t)(e - p) &&
-            same_bytes(p, sh->qnames + sh->qoff[j], n)) {
+        size_t vl = 0;
+        if (j < ng && same_bytes(p, sh->qnames + sh->qoff[j], sh->qoff[j + 1] - sh->qoff[j])) {
             k = gf[j].name; /* and its colon */
-            p += n;
+            p += sh->qoff[j + 1] - sh->qoff[j];
         } else {
             size_t kl;
             s->p = p;
@@ -140,24 +145,29 @@ static int members(scan *s, const shape *sh, const w2l_field *gf, size_t ng)
             p = s->p + 1;
         }
         if ((unsigned char)*p <= ' ') p = skip_ws(p);
-        if (*p == '"' && p < e) {
+        if (*p == '"') { /* at the end, the pad: its next '"' is past the end too */
             char *q = (char *)w2l__json_scan_quote(p + 1);
             if (q >= e || *q != '"') return -1;
             *q = '\0';
             v = p + 1;
             vl = (size_t)(q - v);
             p = q + 1;
-        } else if ((size_t)(e - p) >= 4 && !memcmp(p, "null", 4)) {
+        } else if (!memcmp(p, "null", 4)) { /* readable: the pad */
             p += 4;
         } else {
             return -1;
         }
-        if (push_member(s->d, k, v, vl)) return -2;
+        if (mn == cap) {
+            if (!(m = grow_members(d, mn))) return -2;
+            cap = d->fast.cap;
+        }
+        m[mn++] = (w2l__cdc_member){k, v, vl};
         if ((unsigned char)*p <= ' ') p = skip_ws(p); /* the pad is no whitespace */
-        if (*p == ',' && p < e) {
+        if (*p == ',') {
             p++;
             if ((unsigned char)*p <= ' ') p = skip_ws(p);
-        } else if (*p == '}' && p < e) {
+        } else if (*p == '}') {
+            d->fast.n = mn;
             s->p = p + 1;
             return 0;
         } else {
@@ -209,16 +219,17 @@ static int rows(scan *s, size_t *count)
  * every function here that takes s: s then stays out of memory, in registers. */
 static inline int integer(scan *s, int64_t *out)
 {
-    const char *q = s->p, *e = s->e;
+    const char *q = s->p;
     int neg = *q == '-';
     q += neg;
     if (*q == '0' && q[1] >= '0' && q[1] <= '9') return -1;
     uint64_t v = 0;
     uint32_t v8;
     const char *b = q;
-    if (e - q >= 8 && w2l__eight_digits(q, &v8)) v = v8, q += 8; /* epoch milliseconds */
-    while (q < e && *q >= '0' && *q <= '9') v = v * 10 + (uint64_t)(*q++ - '0');
-    if (q == b || q - b > 18 || (q < e && (*q == '.' || *q == 'e' || *q == 'E'))) return -1;
+    /* no test of the end: the pad is no digit, '.', 'e' or 'E', and is readable for 8 */
+    if (w2l__eight_digits(q, &v8)) v = v8, q += 8; /* epoch milliseconds */
+    while (*q >= '0' && *q <= '9') v = v * 10 + (uint64_t)(*q++ - '0');
+    if (q == b || q - b > 18 || *q == '.' || *q == 'e' || *q == 'E') return -1;
     *out = neg ? -(int64_t)v : (int64_t)v;
     s->p = (char *)q;
     return 0;
@@ -257,21 +268,28 @@ static int known_member(scan *s)
     return -1;
 }
 
-/* canal's root members as its writer orders them (alphabetically), with their colons, and
- * the id of each this path takes (-1: checked, not read): the member after the one just
- * read is tried first, one comparison instead of a dispatch on its first letters. */
+/* canal's root members as its writer orders them (alphabetically), each with the comma
+ * before it and its colon, and the id of each this path takes (-1: checked, not read): the
+ * member after the one just read is tried first, its comma and name one comparison instead
+ * of a separator, a dispatch on its first letters and the search for its place here. */
 static const struct {
     char text[16]; /* zero-padded: compared a word at a time */
     uint8_t n;
     int8_t id;
 } canal_order[] = {
-    {"\"data\":", 7, M_DATA},       {"\"database\":", 11, M_DATABASE},
-    {"\"es\":", 5, M_ES},           {"\"id\":", 5, -1},
-    {"\"isDdl\":", 8, M_ISDDL},     {"\"mysqlType\":", 12, M_MYSQLTYPE},
-    {"\"old\":", 6, M_OLD},         {"\"pkNames\":", 10, M_PKNAMES},
-    {"\"sql\":", 6, -1},            {"\"sqlType\":", 10, -1},
-    {"\"table\":", 8, M_TABLE},     {"\"ts\":", 5, M_TS},
-    {"\"type\":", 7, M_TYPE},
+    {",\"data\":", 8, M_DATA},       {",\"database\":", 12, M_DATABASE},
+    {",\"es\":", 6, M_ES},           {",\"id\":", 6, -1},
+    {",\"isDdl\":", 9, M_ISDDL},     {",\"mysqlType\":", 13, M_MYSQLTYPE},
+    {",\"old\":", 7, M_OLD},         {",\"pkNames\":", 11, M_PKNAMES},
+    {",\"sql\":", 7, -1},            {",\"sqlType\":", 11, -1},
+    {",\"table\":", 9, M_TABLE},     {",\"ts\":", 6, M_TS},
+    {",\"type\":", 8, M_TYPE},
+};
+
+/* The place in canal_order of each member this path takes. */
+static const uint8_t order_of[] = {
+    [M_DATA] = 0,    [M_DATABASE] = 1, [M_ES] = 2,    [M_ISDDL] = 4, [M_MYSQLTYPE] = 5,
+    [M_OLD] = 6,     [M_PKNAMES] = 7,  [M_TABLE] = 10, [M_TS] = 11,  [M_TYPE] = 12,
 };
 
 /* The root members this path takes (as cdc_canal.c: by name up to a NUL), or -1: for a
@@ -294,8 +312,28 @@ static int member_of(const char *k)
     }
 }
 
+/* A root member's name and colon at s->p, read as the parser would: the id of a member
+ * this path takes, -1 for another, -2 when it is no name; *next becomes its place in
+ * canal_order (unchanged for another). */
+static int member_name(scan *s, size_t *next)
+{
+    size_t kl;
+    int id = s->p < s->e ? known_member(s) : -1;
+    if (id < 0) {
+        const char *k = string(s, &kl);
+        if (!k) return -2;
+        id = member_of(k);
+    }
+    if (id >= 0) *next = order_of[id];
+    ws(s);
+    if (s->p >= s->e || *s->p != ':') return -2;
+    s->p++;
+    return id;
+}
+
 typedef struct fmsg {
     const char *db, *table, *type;
+    size_t dbl, tbl; /* the lengths of db and table */
     int64_t es, ts;
     int isddl;
     const char *types, *pks; /* raw text of mysqlType and pkNames */
@@ -304,6 +342,21 @@ typedef struct fmsg {
     int has_data, has_old;
     unsigned last_shape; /* bits 0, 1: mysqlType, pkNames are those of the last table */
 } fmsg;
+
+/* The end of the number at p (before e, the pad after it), as w2l__json_number_end finds
+ * it: an integer without sign, fraction or exponent (canal's "id") at once. */
+static inline const char *number_end(const char *p, const char *e)
+{
+    const char *q = p;
+    if (*q >= '1' && *q <= '9') {
+        while (*++q >= '0' && *q <= '9') {} /* the pad is no digit */
+    } else if (*q == '0' && !(q[1] >= '0' && q[1] <= '9')) {
+        q++;
+    } else {
+        return w2l__json_number_end(p, e);
+    }
+    return *q == '.' || *q == 'e' || *q == 'E' ? w2l__json_number_end(p, e) : q;
+}
 
 /* The root object: 1 when every member was read, 0 when the message is not for this path,
  * -1 out of memory. */
@@ -316,34 +369,25 @@ static int read_message(scan *s, fmsg *f)
     if (s->p >= s->e || *s->p != '{') return 0;
     s->p++;
     ws(s);
-    for (size_t next = 0;; next++) {
-        size_t kl, vl;
-        int id;
-        if (next < W2L_ARRAY_LEN(canal_order) &&
-            same_bytes(s->p, canal_order[next].text, canal_order[next].n)) {
-            id = canal_order[next].id; /* and its colon */
-            s->p += canal_order[next].n;
-        } else {
-            id = s->p < s->e ? known_member(s) : -1;
-            if (id < 0) {
-                const char *k = string(s, &kl);
-                if (!k) return 0;
-                id = member_of(k);
-            }
-            for (size_t i = 0; id >= 0 && i < W2L_ARRAY_LEN(canal_order); i++)
-                if (canal_order[i].id == id) next = i; /* the one after it is tried next */
-            ws(s);
-            if (s->p >= s->e || *s->p != ':') return 0;
-            s->p++;
-        }
+    size_t next = 0;
+    int id;
+    /* the pad cannot be part of a name compared (it is '"', and a name's text has none
+     * where a '"' would follow): the comparison stops at the word it begins */
+    if (same_bytes(s->p, canal_order[0].text + 1, canal_order[0].n - 1u)) {
+        id = canal_order[0].id;
+        s->p += canal_order[0].n - 1u;
+    } else if ((id = member_name(s, &next)) == -2) {
+        return 0;
+    }
+    for (;;) {
+        size_t vl;
         ws(s);
-        if (s->p >= s->e) return 0;
         if (id >= 0) {
             if (seen >> id & 1) return 0; /* the tree path takes the first */
             seen |= 1u << id;
         }
         int r = 0;
-        char c = *s->p;
+        char c = *s->p; /* the pad when at the end: no value begins with '"' there */
         switch (id) {
         case M_DATA:
         case M_OLD:
@@ -355,8 +399,8 @@ static int read_message(scan *s, fmsg *f)
             if (r == -2) return -1;
             *(id == M_DATA ? &f->has_data : &f->has_old) = 1;
             break;
-        case M_DATABASE: r = (f->db = string(s, &vl)) ? 0 : -1; break;
-        case M_TABLE: r = (f->table = string(s, &vl)) ? 0 : -1; break;
+        case M_DATABASE: r = (f->db = string(s, &f->dbl)) ? 0 : -1; break;
+        case M_TABLE: r = (f->table = string(s, &f->tbl)) ? 0 : -1; break;
         case M_TYPE: r = (f->type = string(s, &vl)) ? 0 : -1; break;
         case M_ISDDL:
             if (literal(s, "true", 4)) f->isddl = 1;
@@ -386,11 +430,12 @@ static int read_message(scan *s, fmsg *f)
         }
         default: { /* "id", "sql", "sqlType", ...: checked, not read */
             const char *end = NULL;
+            if (s->p >= s->e) return 0;
             if (c == '"') { /* a string without escapes, the common case, at once */
                 const char *q = w2l__json_scan_quote(s->p + 1);
                 if (q < s->e && *q == '"') end = q + 1;
             } else if (c == '-' || (c >= '0' && c <= '9')) {
-                end = w2l__json_number_end(s->p, s->e);
+                end = number_end(s->p, s->e);
                 if (!end) return 0;
             }
             if (!end) end = w2l__json_skip(s->p, s->e, 1);
@@ -398,10 +443,25 @@ static int read_message(scan *s, fmsg *f)
             s->p = (char *)end;
         }
         }
-        if (r || (r = next_or_close(s, '}')) < 0) return 0;
-        if (r) continue;
-        ws(s);
-        return s->p == s->e;
+        if (r) return 0;
+        /* the member canal writes next, or the one after it (sqlType is often left out) */
+        if (next + 1 < W2L_ARRAY_LEN(canal_order) &&
+            same_bytes(s->p, canal_order[next + 1].text, canal_order[next + 1].n)) {
+            next++;
+        } else if (next + 2 < W2L_ARRAY_LEN(canal_order) &&
+                   same_bytes(s->p, canal_order[next + 2].text, canal_order[next + 2].n)) {
+            next += 2;
+        } else {
+            if ((r = next_or_close(s, '}')) < 0) return 0;
+            if (!r) {
+                ws(s);
+                return s->p == s->e;
+            }
+            if ((id = member_name(s, &next)) == -2) return 0;
+            continue;
+        }
+        id = canal_order[next].id;
+        s->p += canal_order[next].n;
     }
 }
 
