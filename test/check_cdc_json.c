@@ -1245,6 +1245,13 @@ static const char *const fast_cases[] = {
     "{\"data\":[{\"id\":\"1\",\"v\":\"new\"}],\"old\":[{\"id\":\"9\",\"v\":\"old\"}],\"database\":\"db\","
     "\"table\":\"t\",\"type\":\"UPDATE\",\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},"
     "\"pkNames\":[\"id\"]}",
+    /* types near the three this path takes (compared with their NUL, at the text's end) */
+    "{\"data\":[{\"id\":\"2\",\"v\":\"b\"}],\"database\":\"db\",\"mysqlType\":{\"id\":\"int\",\"v\":"
+    "\"varchar(9)\"},\"pkNames\":[\"id\"],\"table\":\"t\",\"type\":\"INSERTS\"}",
+    "{\"data\":[{\"id\":\"2\",\"v\":\"b\"}],\"database\":\"db\",\"mysqlType\":{\"id\":\"int\",\"v\":"
+    "\"varchar(9)\"},\"pkNames\":[\"id\"],\"table\":\"t\",\"type\":\"DELET\"}",
+    "{\"data\":[{\"id\":\"2\",\"v\":\"b\"}],\"database\":\"db\",\"mysqlType\":{\"id\":\"int\",\"v\":"
+    "\"varchar(9)\"},\"pkNames\":[\"id\"],\"table\":\"t\",\"type\":\"\"}",
     /* the text ends in a name, a value, a number, a separator: the pad after it decides */
     "{\"data\":[{\"id\":\"1\",\"v\":\"a\"}],\"datab",
     "{\"data\":[{\"id\":\"1\",\"v\":\"a\"}],",
