@@ -718,7 +718,7 @@ static w2l_rc push_change(w2l__cdc *d, table *t, w2l_op op, w2l_value *row, uint
     int all = 1;
     for (size_t i = 0; i < n / 8; i++) all &= have[i] == 0xff;
     if (n % 8) all &= (have[n / 8] | ((0xff << (n % 8)) & 0xff)) == 0xff;
-    w2l__cdc_event *e;
+    w2l__cdc_event *e = NULL;
     W2L_TRY(new_event(d, &e, err));
     e->change.db = t->db;
     e->change.table = t->name;
@@ -789,7 +789,7 @@ w2l_rc w2l__cdc_add_ddl(w2l__cdc *d, const char *db, const char *tname, const ch
                       const w2l_schema *after, int64_t ts_ms, w2l_error *err)
 {
     if (d->replay) return W2L_OK;
-    w2l__cdc_event *e;
+    w2l__cdc_event *e = NULL;
     W2L_TRY(new_event(d, &e, err));
     e->is_ddl = 1;
     e->ddl.db = db && *db ? db : NULL;
