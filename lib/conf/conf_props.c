@@ -181,7 +181,9 @@ const w2l_conf_prop w2l__conf_props[] = {
       "Codec of data pages." },
     { "parquet.zstd-level", W2L_CONF_INT, "3", 1, 22, NULL, 0,
       "ZSTD level. For pages, level 2 uses a hash table of 2^15 entries and level 3 tables of "
-      "2^16 and 2^13 (a core's cache)." },
+      "2^16 and 2^13 (a core's cache); at level 3 PLAIN integer and timestamp pages take the "
+      "fast strategy. At any level, a column whose data page shrinks by less than 1/64 has "
+      "its next 7 pages stored as raw zstd blocks, then it is compressed again." },
     { "parquet.page-bytes", W2L_CONF_SIZE, "1MiB", 4 * K, 1LL << 30, NULL, 0,
       "Target size of a data page before compression." },
     { "parquet.row-group-bytes", W2L_CONF_SIZE, "128MiB", 64 * K, 1LL << 40, NULL, 0,
