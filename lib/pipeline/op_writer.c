@@ -456,6 +456,20 @@ static int present(const w2l_change *c, long i)
  * new column NULL. value_len() reads an entry back. */
 static w2l_rc encode_key(w2l_buf *b, const tstate *t, const w2l_change *c, w2l_error *err)
 {
+    /* the common key, one 8-byte column (a bigint or timestamp primary key): the bytes of
+     * the general loop's default case, written directly */
+    if (t->neq == 1 && (t->eq_type[0] == W2L_TYPE_LONG || t->eq_type[0] == W2L_TYPE_TIME ||
+                        t->eq_type[0] == W2L_TYPE_TIMESTAMP ||
+                        t->eq_type[0] == W2L_TYPE_TIMESTAMPTZ)) {
+        const w2l_value *v = &c->row[t->eq_idx[0]];
+        b->len = 0;
+        if (v->is_null || !present(c, t->eq_idx[0])) return W2L_OK;
+        if (b->cap < 12 || !b->data) W2L_TRY(w2l__buf_reserve(b, 12, err));
+        memcpy(b->data, &t->eq_ids[0], 4);
+        memcpy(b->data + 4, &v->v.i64, 8);
+        b->len = 12;
+        return W2L_OK;
+    }
     size_t need = 0; /* at most: 4 + 16 a value, or 8 + its bytes */
     for (size_t i = 0; i < t->neq; i++) {
         const w2l_value *v = &c->row[t->eq_idx[i]];
@@ -649,7 +663,10 @@ static kslot *key_slot(tstate *t, const w2l_buf *key, uint64_t h, int add, w2l_e
     kslot *s = &t->ks[t->kcount];
     s->len = (uint32_t)key->len;
     s->head = -1;
-    if (key->len <= KEY_INLINE) {
+    if (key->len >= 8 && key->len <= KEY_INLINE) { /* two overlapping words, as key_eq */
+        memcpy(s->key.in, key->data, 8);
+        memcpy(s->key.in + key->len - 8, key->data + key->len - 8, 8);
+    } else if (key->len <= KEY_INLINE) {
         if (key->len) memcpy(s->key.in, key->data, key->len);
     } else {
         unsigned char *copy = w2l__arena_alloc(&t->karena, key->len);
@@ -836,9 +853,10 @@ static w2l_rc open_part_file(writer *w, tstate *t, wpart *p, int eq, w2l_error *
     return W2L_OK;
 }
 
-static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, uint32_t ci, w2l_error *err)
+/* nf: the field count of t's schema */
+static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, uint32_t ci, size_t nf,
+                        w2l_error *err)
 {
-    size_t nf = w2l_schema_field_count(t->schema);
     int is_delete = c->op == W2L_OP_DELETE || c->op == W2L_OP_UPDATE_BEFORE;
     if (t->policy == POL_FAIL)
         return w2l__fail(err, W2L_SCHEMA, "table %s has no primary key and no-pk-policy is fail",
@@ -954,6 +972,7 @@ static w2l_rc on_changes(writer *w, const w2l_element *e, w2l_error *err)
     w2l_rc rc = W2L_OK;
     size_t ahead = 0; /* changes [0, ahead) had their keys looked ahead (key_ahead) */
     memset(w->ahead_ci, 0, sizeof w->ahead_ci);
+    size_t nf = t->schema ? w2l_schema_field_count(t->schema) : 0; /* t->schema's */
     for (size_t i = 0; rc == W2L_OK && i < e->nchanges; i++) {
         const w2l_change *c = &e->changes[i];
         if (c->schema != t->schema) {
@@ -963,6 +982,7 @@ static w2l_rc on_changes(writer *w, const w2l_element *e, w2l_error *err)
                 rc = flush_all(w, t, err);
                 if (rc == W2L_OK && t->schema) rc = w2l__wr_complete_all(w, t, err);
                 if (rc == W2L_OK) rc = set_schema(w, t, c->schema, err);
+                if (rc == W2L_OK) nf = w2l_schema_field_count(t->schema);
                 /* the key columns may differ now: the hashes looked ahead are forgotten */
                 memset(w->ahead_ci, 0, sizeof w->ahead_ci);
                 ahead = i;
@@ -972,7 +992,7 @@ static w2l_rc on_changes(writer *w, const w2l_element *e, w2l_error *err)
         if (t->policy == POL_PK || t->policy == POL_FULL_ROW) {
             size_t end = W2L_MIN(i + KEY_AHEAD, e->nchanges);
             for (ahead = W2L_MAX(ahead, i); ahead < end; ahead++)
-                if (e->changes[ahead].ncols == w2l_schema_field_count(t->schema))
+                if (e->changes[ahead].ncols == nf)
                     key_ahead(w, t, &e->changes[ahead], (uint32_t)ahead);
         }
 #if defined(__GNUC__) || defined(__clang__)
@@ -982,9 +1002,8 @@ static w2l_rc on_changes(writer *w, const w2l_element *e, w2l_error *err)
             for (size_t o = 0; o < f->ncols * sizeof *f->row; o += 64) __builtin_prefetch(r + o);
         }
 #endif
-        if ((rc = ensure_capacity(w, w2l_schema_field_count(t->schema), t->neq, err)) != W2L_OK)
-            break;
-        rc = on_change(w, t, c, (uint32_t)i, err);
+        if ((rc = ensure_capacity(w, nf, t->neq, err)) != W2L_OK) break;
+        rc = on_change(w, t, c, (uint32_t)i, nf, err);
     }
     if (rc == W2L_OK) {
         rc = flush_all(w, t, err);
