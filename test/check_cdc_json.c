@@ -623,6 +623,41 @@ START_TEST(bad_input)
 }
 END_TEST
 
+/* Tables whose names are as long together but split apart ("a"."bc", "ab"."c") are told
+ * apart on the fast path, and the offsets of any width are written whole. */
+START_TEST(canal_names_split_and_wide_offsets)
+{
+    const char *tmp = tmpdir_make("cdcsplit");
+    char path[512], uri[700];
+    snprintf(path, sizeof path, "%s/split.jsonl", tmp);
+    const char *names[][2] = {{"a", "bc"}, {"ab", "c"}, {"a", "bc"}, {"ab", "c"}};
+    int pads[] = {0, 900, 9000, 0}; /* whitespace before the closing brace: wider offsets */
+    char want[1024] = "";
+    size_t off = 0;
+    for (int i = 0; i < 4; i++) {
+        char line[10240];
+        int n = snprintf(line, sizeof line,
+                         "{\"data\":[{\"id\":\"%d\"}],\"database\":\"%s\",\"isDdl\":false,"
+                         "\"mysqlType\":{\"id\":\"int\"},\"pkNames\":[\"id\"],\"table\":\"%s\","
+                         "\"type\":\"INSERT\"%*s}\n",
+                         i + 1, names[i][0], names[i][1], pads[i], "");
+        append_bytes(path, line, (size_t)n);
+        off += (size_t)n;
+        snprintf(want + strlen(want), sizeof want - strlen(want),
+                 "%s.%s I %d\nCOMMIT {\"offset\":%zu}\n", names[i][0], names[i][1], i + 1, off);
+    }
+    snprintf(uri, sizeof uri, "file:%s?format=canal-json", path);
+    fx f;
+    fx_init(&f, 1);
+    w2l_error err;
+    ck_assert_ok(src_open(&f, uri, NULL, &err), err);
+    ck_assert_int_eq(drain(&f, 0, &err), W2L_DONE);
+    ck_assert_str_eq(out_str(&f), want);
+    fx_done(&f);
+    tmpdir_remove(tmp);
+}
+END_TEST
+
 START_TEST(uri_errors)
 {
     fx f;
@@ -1591,6 +1626,7 @@ Suite *suite_cdc_json(void)
     tcase_add_test(tc, growing_debezium);
     tcase_add_test(tc, growing_maxwell);
     tcase_add_test(tc, long_line_and_no_newline);
+    tcase_add_test(tc, canal_names_split_and_wide_offsets);
     tcase_add_test(tc, uri_errors);
     tcase_add_loop_test(tc, bad_input, 0, (int)W2L_ARRAY_LEN(bad_cases));
     suite_add_tcase(s, tc);
