@@ -123,6 +123,13 @@ static inline uint64_t w2l__mix64(uint64_t h)
 /* v in decimal at buf (at least 21 bytes), NUL-terminated; returns its length. As "%lld",
  * without printf's cost (metadata files print many numbers on every table commit). */
 size_t w2l__fmt_int64(char *buf, int64_t v);
+/* The n low bytes of v at p, lowest first (n at most 8): the little-endian integers of the
+ * binlog protocol, Iceberg's single values and partition keys, and zstd frame headers. */
+static inline void w2l__put_le(void *p, uint64_t v, size_t n)
+{
+    unsigned char *o = p;
+    for (size_t i = 0; i < n; i++) o[i] = (unsigned char)(v >> (8 * i));
+}
 /* The 8 bytes at p as a word with the first byte lowest, on any host: the word-at-a-time
  * text readers below and in the number and date parsers count on that order. */
 static inline uint64_t w2l__load_le64(const char *p)

@@ -74,12 +74,6 @@ w2l_rc w2l__zstd_compress(w2l__zstd_cctx *c, void *dst, size_t dst_cap, const vo
 
 /* RFC 8878: magic, a frame header of one segment stating its content size, then raw blocks
  * (3-byte header: last flag, type 0 = raw, size << 3) of at most 128 KiB each. */
-/* v's low k bytes at p, little-endian */
-static void put_le(uint8_t *p, uint64_t v, int k)
-{
-    for (int i = 0; i < k; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
 size_t w2l__zstd_stored_bound(size_t n) { return 4 + 1 + 8 + 3 * (n / ZSTD_BLOCKSIZE_MAX + 1) + n; }
 
 w2l_rc w2l__zstd_store(void *dst, size_t dst_cap, const void *src, size_t n, size_t *out_len,
@@ -90,7 +84,7 @@ w2l_rc w2l__zstd_store(void *dst, size_t dst_cap, const void *src, size_t n, siz
     uint8_t *d = dst;
     const uint8_t *s = src;
     size_t o;
-    put_le(d, ZSTD_MAGICNUMBER, 4);
+    w2l__put_le(d, ZSTD_MAGICNUMBER, 4);
     o = 4;
     /* descriptor: single segment (bit 5) and the content size field's width (bits 6-7):
      * 1 byte (below 256), 2 bytes (n - 256, below 65792), 4 or 8 bytes */
@@ -99,22 +93,22 @@ w2l_rc w2l__zstd_store(void *dst, size_t dst_cap, const void *src, size_t n, siz
         d[o++] = (uint8_t)n;
     } else if (n < 65536 + 256) {
         d[o++] = 0x60;
-        put_le(d + o, n - 256, 2);
+        w2l__put_le(d + o, n - 256, 2);
         o += 2;
     } else if ((uint64_t)n <= UINT32_MAX) {
         d[o++] = 0xA0;
-        put_le(d + o, n, 4);
+        w2l__put_le(d + o, n, 4);
         o += 4;
     } else {
         d[o++] = 0xE0;
-        put_le(d + o, n, 8);
+        w2l__put_le(d + o, n, 8);
         o += 8;
     }
     size_t at = 0;
     do {
         size_t b = n - at < ZSTD_BLOCKSIZE_MAX ? n - at : ZSTD_BLOCKSIZE_MAX;
         uint32_t bh = (uint32_t)(b << 3) | (at + b == n ? 1u : 0u);
-        put_le(d + o, bh, 3);
+        w2l__put_le(d + o, bh, 3);
         if (b) memcpy(d + o + 3, s + at, b);
         o += 3 + b;
         at += b;

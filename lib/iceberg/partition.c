@@ -130,11 +130,6 @@ uint32_t w2l__ice_murmur3(const void *data, size_t len)
     return h;
 }
 
-static void put_le(unsigned char *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
 
 /* Days since epoch of a date or timestamp value. */
 static int64_t days_of(w2l_type src, const w2l_value *in)
@@ -196,11 +191,11 @@ w2l_rc w2l__ice_transform_apply(w2l__ice_transform t, w2l_type src, const w2l_va
         size_t n;
         switch (src.id) {
         case W2L_TYPE_INT:
-        case W2L_TYPE_DATE: put_le(b, (uint64_t)(int64_t)in->v.i32, 8); n = 8; break;
+        case W2L_TYPE_DATE: w2l__put_le(b, (uint64_t)(int64_t)in->v.i32, 8); n = 8; break;
         case W2L_TYPE_STRING:
         case W2L_TYPE_BINARY: p = in->v.bytes.ptr; n = in->v.bytes.len; break;
         case W2L_TYPE_DECIMAL: n = w2l__decimal_to_be_min(in->v.dec, b); break;
-        default: put_le(b, (uint64_t)in->v.i64, 8); n = 8; break;
+        default: w2l__put_le(b, (uint64_t)in->v.i64, 8); n = 8; break;
         }
         out->v.i32 = (int32_t)((w2l__ice_murmur3(p, n) & INT32_MAX) % (uint32_t)t.param);
         return W2L_OK;

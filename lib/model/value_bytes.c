@@ -12,11 +12,6 @@
  */
 #include "model.h"
 
-static void put_le(unsigned char *p, uint64_t v, size_t n)
-{
-    for (size_t i = 0; i < n; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
 static uint64_t get_le(const unsigned char *p, size_t n)
 {
     uint64_t v = 0;
@@ -37,21 +32,21 @@ size_t w2l__value_to_bytes(w2l_type t, const w2l_value *v, unsigned char *out, s
         break;
     case W2L_TYPE_INT:
     case W2L_TYPE_DATE:
-        put_le(tmp, (uint32_t)v->v.i32, n = 4);
+        w2l__put_le(tmp, (uint32_t)v->v.i32, n = 4);
         break;
     case W2L_TYPE_LONG:
     case W2L_TYPE_TIME:
     case W2L_TYPE_TIMESTAMP:
     case W2L_TYPE_TIMESTAMPTZ:
-        put_le(tmp, (uint64_t)v->v.i64, n = 8);
+        w2l__put_le(tmp, (uint64_t)v->v.i64, n = 8);
         break;
     case W2L_TYPE_FLOAT:
         memcpy(&u32, &v->v.f32, 4);
-        put_le(tmp, u32, n = 4);
+        w2l__put_le(tmp, u32, n = 4);
         break;
     case W2L_TYPE_DOUBLE:
         memcpy(&u64, &v->v.f64, 8);
-        put_le(tmp, u64, n = 8);
+        w2l__put_le(tmp, u64, n = 8);
         break;
     case W2L_TYPE_DECIMAL:
         n = w2l__decimal_to_be_min(v->v.dec, tmp);

@@ -114,11 +114,6 @@ static w2l_rc my_corrupt(w2l__bl *b, int type, const char *what, w2l_error *err)
                      type, f, (unsigned long long)b->at, what);
 }
 
-static void put_le(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
 w2l_rc w2l__bl_my_open(w2l__bl *b, const w2l__bl_opts *o, w2l_error *err)
 {
     char sql[160];
@@ -151,20 +146,20 @@ w2l_rc w2l__bl_my_open(w2l__bl *b, const w2l__bl_opts *o, w2l_error *err)
         rc = w2l__mygtids_parse(set, o->mysql_gtids, err);
         if (rc == W2L_OK) rc = w2l__mygtids_encode(set, &enc, err);
         w2l__mygtids_free(set);
-        put_le(h, flags | 4u, 2); /* BINLOG_THROUGH_GTID */
-        put_le(h + 2, o->server_id, 4);
-        put_le(h + 6, 0, 4);      /* no file name: the server finds the first file needed */
-        put_le(h + 10, 4, 8);
-        put_le(h + 18, enc.len, 4);
+        w2l__put_le(h, flags | 4u, 2); /* BINLOG_THROUGH_GTID */
+        w2l__put_le(h + 2, o->server_id, 4);
+        w2l__put_le(h + 6, 0, 4);      /* no file name: the server finds the first file needed */
+        w2l__put_le(h + 10, 4, 8);
+        w2l__put_le(h + 18, enc.len, 4);
         if (rc == W2L_OK) rc = w2l_buf_append(&cmd, h, 22, err);
         if (rc == W2L_OK) rc = w2l_buf_append(&cmd, enc.data, enc.len, err);
         w2l_buf_release(&enc);
         snprintf(b->file, sizeof b->file, "%s", "(GTID dump)");
     } else {
         const char *f = o->file ? o->file : "";
-        put_le(h, o->file ? o->pos : 4, 4);
-        put_le(h + 4, flags, 2);
-        put_le(h + 6, o->server_id, 4);
+        w2l__put_le(h, o->file ? o->pos : 4, 4);
+        w2l__put_le(h + 4, flags, 2);
+        w2l__put_le(h + 6, o->server_id, 4);
         rc = w2l_buf_append(&cmd, h, 10, err);
         if (rc == W2L_OK) rc = w2l_buf_append(&cmd, f, strlen(f), err);
         snprintf(b->file, sizeof b->file, "%s", f);
