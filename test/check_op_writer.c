@@ -417,6 +417,80 @@ START_TEST(upsert_inserts_replace_earlier_checkpoints)
 }
 END_TEST
 
+/* A summary count of the snapshot of checkpoint ckpt (0 when the summary lacks it). */
+static long ckpt_summary(const char *name, uint64_t ckpt, const char *key)
+{
+    w2l_fileio *io;
+    w2l_catalog *cat;
+    w2l__ice_table *t = load_table("db", name, &io, &cat);
+    long n = -1;
+    for (size_t i = 0; i < t->meta->nsnapshots; i++) {
+        const char *ck = w2l__ice_props_get(&t->meta->snapshots[i].summary, "w2l.checkpoint-id");
+        if (!ck || strtoull(ck, NULL, 10) != ckpt) continue;
+        const char *v = w2l__ice_props_get(&t->meta->snapshots[i].summary, key);
+        n = v ? atol(v) : 0;
+    }
+    unload_table(t, io, cat);
+    ck_assert_msg(n >= 0, "%s: no snapshot of checkpoint %llu", name, (unsigned long long)ckpt);
+    return n;
+}
+
+/* SCHEMA "upsert": an UPDATE that moves a key onto a key an earlier checkpoint wrote (a
+ * route's target keeps a source's rows after its TRUNCATE, or holds another source's)
+ * replaces that row, as an INSERT does: an equality delete of the new key beside the row.
+ * An in-place update gets no second delete: its before image deleted the key already,
+ * also when the pair is split over two elements (batch-rows 37). */
+START_TEST(upsert_update_moving_a_key_replaces_earlier_checkpoints)
+{
+    tbl t;
+    tbl_init(&t, "upmv");
+    snprintf(spec_member, sizeof spec_member, ",\"upsert\":true");
+    w2l_conf *c = make_conf(1, 1, 1);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    m_insert(p, &t, 1, "a1", 1);
+    m_insert(p, &t, 2, "a2", 2);
+    m_insert(p, &t, 3, "a3", 3);
+    for (long i = 10; i < 60; i++) m_insert(p, &t, i, "old", (int)i);
+    commit_txn(p);
+    ckpt_wait(p);
+    /* the source's TRUNCATE is not followed: the target keeps 1, 2, 3; the source writes
+     * 1 again, then moves it onto 3 */
+    t.m.live[1] = 0;
+    t.m.count--;
+    m_insert(p, &t, 1, "new1", 11);
+    t.m.live[3] = 0; /* replaced by the moved row */
+    t.m.count--;
+    m_update(p, &t, 1, 3, "new1", 11);
+    commit_txn(p);
+    ckpt_wait(p);
+    assert_table_matches(&t);
+    /* the insert's delete of 1 and the moved key's delete of 3; 1 by position */
+    ck_assert_int_eq(ckpt_summary("upmv", 2, "added-equality-deletes"), 2);
+    ck_assert_int_eq(ckpt_summary("upmv", 2, "added-position-deletes"), 1);
+    /* in-place updates of rows of earlier checkpoints: one delete each, by the before image */
+    for (long i = 10; i < 60; i++) m_update(p, &t, i, i, "upd", (int)-i);
+    commit_txn(p);
+    ckpt_wait(p);
+    assert_table_matches(&t);
+    ck_assert_int_eq(ckpt_summary("upmv", 3, "added-equality-deletes"), 50);
+    /* a move onto a key this checkpoint wrote and deleted again, and back onto a live one
+     * of an earlier checkpoint that the update deleted first */
+    m_delete(p, &t, 2);
+    m_insert(p, &t, 2, "b2", 22);
+    m_delete(p, &t, 2);
+    m_update(p, &t, 3, 2, "moved", 33);
+    m_update(p, &t, 10, 4, "ten", 10);
+    m_update(p, &t, 4, 10, "ten back", 10);
+    commit_txn(p);
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+    w2l_pipeline_free(p);
+    assert_table_matches(&t);
+    w2l_conf_free(c);
+    w2l_schema_unref(t.schema);
+}
+END_TEST
+
 START_TEST(same_key_many_times_in_one_checkpoint)
 {
     tbl t;
@@ -879,6 +953,7 @@ Suite *suite_op_writer(void)
     tcase_add_test(basic, upserts_and_key_changes_across_checkpoints);
     tcase_add_test(basic, same_key_many_times_in_one_checkpoint);
     tcase_add_loop_test(basic, upsert_inserts_replace_earlier_checkpoints, 0, 2);
+    tcase_add_test(basic, upsert_update_moving_a_key_replaces_earlier_checkpoints);
     tcase_add_loop_test(basic, random_workload_several_tables, 0, 3);
     tcase_add_test(basic, files_roll_and_position_deletes_span_them);
     tcase_set_timeout(basic, 120);

@@ -18,7 +18,9 @@
  * the map replaces that row (position delete first): upsert semantics for replays. A table
  * whose SCHEMA says "upsert" (a route's target: its sources may write a key again, after a
  * TRUNCATE of one, or another source the same key) also writes an equality delete for an
- * INSERT of a key not in the map, in the new row's partition. Without
+ * INSERT of a key not in the map, in the new row's partition, and so does an UPDATE_AFTER
+ * whose key is not its UPDATE_BEFORE's (the update moved the key onto one the table may
+ * hold; an in-place update's before image deleted the key already). Without
  * a primary key (full-row) identical rows chain in the map and a DELETE removes one of them.
  * The map's keys are the non-NULL values of the equality columns by field id (encode_key),
  * so a full-row table's rows written before an ADD or DROP COLUMN, a widening or a column
@@ -215,6 +217,7 @@ static void tstate_free(tstate *t)
     w2l__arena_release(&t->karena);
     w2l__free(t->pd);
     w2l_buf_release(&t->results);
+    w2l_buf_release(&t->ubkey);
     eq_clear(t);
     w2l_schema_unref(t->schema);
     w2l__free(t->location);
@@ -363,6 +366,7 @@ static w2l_rc set_schema(writer *w, tstate *t, const w2l_schema *s, w2l_error *e
         keymap_clear(t);
     }
     eq_clear(t);
+    t->ub_set = 0; /* an after image that follows gets its delete: harmless, and safe */
     t->eq_schema = es;
     t->eq_ids = eq_ids;
     t->eq_idx = eq_idx;
@@ -858,6 +862,8 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, uint32_t ci, 
                         w2l_error *err)
 {
     int is_delete = c->op == W2L_OP_DELETE || c->op == W2L_OP_UPDATE_BEFORE;
+    int after_before = t->ub_set; /* t->ubkey: the key of the UPDATE_BEFORE just before c */
+    t->ub_set = 0;
     if (t->policy == POL_FAIL)
         return w2l__fail(err, W2L_SCHEMA, "table %s has no primary key and no-pk-policy is fail",
                          t->fq);
@@ -880,6 +886,11 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, uint32_t ci, 
         const w2l_buf *key;
         uint64_t h;
         W2L_TRY(ahead_key(w, t, c, ci, &key, &h, err));
+        if (t->upsert && t->policy == POL_PK && c->op == W2L_OP_UPDATE_BEFORE) {
+            t->ubkey.len = 0;
+            W2L_TRY(w2l_buf_append(&t->ubkey, key->data, key->len, err));
+            t->ub_set = 1;
+        }
         kslot *s = key_slot(t, key, h, 0, err);
         if (s && s->head >= 0) {
             /* written in this checkpoint: only a position delete reaches it */
@@ -919,9 +930,17 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, uint32_t ci, 
             /* the key is live in this checkpoint already: the new row replaces it */
             W2L_TRY(add_pos_delete(t, &t->ke[s->head], err));
             s->head = t->ke[s->head].next;
-        } else if (t->upsert && t->policy == POL_PK && c->op == W2L_OP_INSERT) {
+        } else if (t->upsert && t->policy == POL_PK &&
+                   (c->op == W2L_OP_INSERT ||
+                    (c->op == W2L_OP_UPDATE_AFTER &&
+                     !(after_before && t->ubkey.len == key->len &&
+                       !memcmp(t->ubkey.data, key->data, key->len))))) {
             /* it may live in an earlier checkpoint: an equality delete of the key, in the
-             * new row's partition (same sequence number: the new row stays) */
+             * new row's partition (same sequence number: the new row stays). An update's
+             * after image needs none when its before image had the same key: that one
+             * deleted the key's row already (an in-place update); one that moves the key
+             * onto a key the table holds (a route's target: kept by a TRUNCATE of its
+             * source, or another source's) replaces that row as an INSERT does. */
             if (!p->ew) W2L_TRY(open_part_file(w, t, p, 1, err));
             W2L_TRY(queue(t, p, ci, 1, err));
             if (p->ndels == CHUNK_ROWS) W2L_TRY(flush_dels(w, t, p, err));

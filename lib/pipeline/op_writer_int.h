@@ -80,7 +80,10 @@ typedef struct tstate {
     size_t neq;
     int policy;
     int upsert;               /* an INSERT also deletes its key's older rows (SCHEMA "upsert":
-                                 a route's target, whose sources may write a key again) */
+                                 a route's target, whose sources may write a key again),
+                                 and so does an UPDATE_AFTER that moved its key */
+    w2l_buf ubkey;            /* upsert: the key of the last UPDATE_BEFORE (encode_key) */
+    int ub_set;               /* the change just before was that UPDATE_BEFORE */
     uint64_t target;
     /* partitioning (op_writer_parts.c) */
     wspec spec;               /* the table's default spec (SCHEMA) */
