@@ -34,7 +34,8 @@
 //    lake then holds).
 // 4. Keys written again: an id a shard uses again after its TRUNCATE (the target kept its
 //    rows) replaces the kept row; with key-with-source=false a key another shard wrote in
-//    an earlier checkpoint is replaced; gh-ost on one shard (shadow, ADD COLUMN, swap)
+//    an earlier checkpoint is replaced; so is a kept key an UPDATE moves a row onto (SET id
+//    = 3 WHERE id = 1), in both cases; gh-ost on one shard (shadow, ADD COLUMN, swap)
 //    evolves the target once.
 // 5. MariaDB: a private server, 3 databases x 8 shards by CREATE TABLE, rows by SQL, a
 //    snapshot run, then binlog runs with ADD COLUMN on one shard (and later on the others),
@@ -397,6 +398,61 @@ test('file source: key-with-source=false, a key another shard wrote in an earlie
   fs.appendFileSync(src, lines[1] + '\n')
   assert.equal(runOnce([...fileArgs(src, wh, conf), '--until-caught-up'], 'false collide, run 2').status, 0)
   const m = { name: TNAME, cols: [{ name: 'id', type: 'int' }, { name: 'note', type: 'string' }], pk: ['id'], rows: [{ id: 1, note: 'from 001' }] }
+  const problems = await checkTable(wh, m)
+  if (problems.length) assert.fail(problems.join('\n'))
+})
+
+// An UPDATE that changes the key onto one the target holds (kept after the shard's TRUNCATE,
+// or another shard's under key-with-source=false) replaces that row as an INSERT does: the
+// moved row with the new key, and no second row of that key.
+test('file source: an UPDATE moving a key onto a kept row (after a shard\'s TRUNCATE) replaces it', {
+  timeout: 60000
+}, async () => {
+  const dir = path.join(top, 'move-truncate')
+  fs.mkdirSync(dir)
+  const wh = path.join(dir, 'lake')
+  const src = path.join(dir, 'stream.jsonl')
+  const C = { id: 'int(11)', note: 'varchar(20)' }
+  const lines = canalLines([
+    ['app0', 'userinfo000', 'INSERT', C, [{ id: '1', note: 'a1' }, { id: '2', note: 'a2' }, { id: '3', note: 'a3' }]],
+    ['app0', 'userinfo000', 'TRUNCATE', 'TRUNCATE TABLE `userinfo000`'],
+    ['app0', 'userinfo000', 'INSERT', C, [{ id: '1', note: 'new1' }]],
+    ['app0', 'userinfo000', 'UPDATE', C, [{ id: '3', note: 'new1' }], [{ id: '1' }]] // SET id = 3 WHERE id = 1
+  ])
+  const conf = writeConf(path.join(dir, 'conf.json'), routeConfig('true'))
+  fs.writeFileSync(src, lines[0] + '\n')
+  assert.equal(runOnce([...fileArgs(src, wh, conf), '--until-caught-up'], 'move after truncate, run 1').status, 0)
+  fs.appendFileSync(src, lines.slice(1).join('\n') + '\n')
+  assert.equal(runOnce([...fileArgs(src, wh, conf), '--until-caught-up'], 'move after truncate, run 2').status, 0)
+  const m = {
+    name: TNAME,
+    cols: [{ name: 'id', type: 'int' }, { name: 'note', type: 'string' }, { name: '_source_db', type: 'string' }, { name: '_source_table', type: 'string' }],
+    pk: ['_source_db', '_source_table', 'id'],
+    rows: [[2, 'a2'], [3, 'new1']].map(([id, note]) => ({ id, note, _source_db: 'app0', _source_table: 'userinfo000' }))
+  }
+  const problems = await checkTable(wh, m)
+  if (problems.length) assert.fail(problems.join('\n'))
+})
+
+test('file source: key-with-source=false, an UPDATE moving a key onto one another shard wrote in an earlier checkpoint replaces it', {
+  timeout: 60000
+}, async () => {
+  const dir = path.join(top, 'move-false')
+  fs.mkdirSync(dir)
+  const wh = path.join(dir, 'lake')
+  const src = path.join(dir, 'stream.jsonl')
+  const C = { id: 'int(11)', note: 'varchar(20)' }
+  const lines = canalLines([
+    ['app0', 'userinfo000', 'INSERT', C, [{ id: '2', note: 'a2' }, { id: '3', note: 'a3' }]],
+    ['app0', 'userinfo001', 'INSERT', C, [{ id: '1', note: 'new1' }]],
+    ['app0', 'userinfo001', 'UPDATE', C, [{ id: '3', note: 'new1' }], [{ id: '1' }]]
+  ])
+  const conf = writeConf(path.join(dir, 'conf.json'), routeConfig('false'))
+  fs.writeFileSync(src, lines[0] + '\n')
+  assert.equal(runOnce([...fileArgs(src, wh, conf), '--until-caught-up'], 'move, key-with-source=false, run 1').status, 0)
+  fs.appendFileSync(src, lines.slice(1).join('\n') + '\n')
+  assert.equal(runOnce([...fileArgs(src, wh, conf), '--until-caught-up'], 'move, key-with-source=false, run 2').status, 0)
+  const m = { name: TNAME, cols: [{ name: 'id', type: 'int' }, { name: 'note', type: 'string' }], pk: ['id'], rows: [{ id: 2, note: 'a2' }, { id: 3, note: 'new1' }] }
   const problems = await checkTable(wh, m)
   if (problems.length) assert.fail(problems.join('\n'))
 })
