@@ -78,7 +78,7 @@ START_TEST(create_table_schema)
     w2l_schema_unref(s);
 
     /* inline key, composite key with a nullable column (a key column is required), options */
-    w2l__evolve_opts o = {{1, 1}, 0, 0, 0};
+    w2l__evolve_opts o = {{1, 1}, 0, 0};
     s = create("CREATE TABLE k (a INT, b VARCHAR(3), f TINYINT(1), t TIME, PRIMARY KEY (b, a))", &o,
                &last);
     schema_text(s, last, got, sizeof got);
@@ -302,16 +302,17 @@ static const struct { const char *sql; const char *msg; } forbidden[] = {
     {"ALTER TABLE t RENAME COLUMN nope TO x", "table shop.t: RENAME COLUMN: no column 'nope'"},
     {"ALTER TABLE t ADD x INT AFTER nope", "table shop.t: AFTER: no column 'nope'"},
     {"ALTER TABLE t RENAME COLUMN qty TO name", "table shop.t: two columns named 'name'"},
-    /* identifier fields must be required */
-    {"ALTER TABLE t DROP PRIMARY KEY, ADD PRIMARY KEY (qty)",
-     "table shop.t: primary key column 'qty' is optional in Iceberg (set require_pk_columns to "
-     "make it required); an identifier field must be required"},
+    /* identifier fields must be required: a column this ALTER adds cannot be one */
     {"ALTER TABLE t ADD k INT NOT NULL, DROP PRIMARY KEY, ADD PRIMARY KEY (id, k)",
-     "table shop.t: primary key column 'k' is optional in Iceberg (columns added to an existing "
-     "table are optional); an identifier field must be required"},
+     "table shop.t: primary key column 'k' is new to the table with its key: the rows the lake "
+     "holds have no value for it (the server fills them without row events), so it cannot become the "
+     "identifier; ddl.policy=quarantine for the table sets it aside and keeps the others "
+     "flowing"},
     {"ALTER TABLE t DROP PRIMARY KEY, ADD COLUMN k INT AUTO_INCREMENT PRIMARY KEY",
-     "table shop.t: primary key column 'k' is optional in Iceberg (columns added to an existing "
-     "table are optional); an identifier field must be required"},
+     "table shop.t: primary key column 'k' is new to the table with its key: the rows the lake "
+     "holds have no value for it (the server fills them without row events), so it cannot become the "
+     "identifier; ddl.policy=quarantine for the table sets it aside and keeps the others "
+     "flowing"},
     {"ALTER TABLE t DROP PRIMARY KEY, ADD PRIMARY KEY (nope)",
      "table shop.t: PRIMARY KEY: no column 'nope'"},
 };
@@ -322,7 +323,7 @@ START_TEST(alter_replayed)
 {
     int32_t last;
     w2l_schema *s = create(base_sql, NULL, &last);
-    w2l__evolve_opts o = {{0, 0}, 0, 1, 0};
+    w2l__evolve_opts o = {{0, 0}, 1, 0};
     w2l_error err;
     size_t n = w2l_schema_field_count(s);
     const char *same[] = {"ALTER TABLE t ADD qty INT", "ALTER TABLE t ADD qty SMALLINT",
@@ -481,20 +482,59 @@ START_TEST(diff_lists_changes)
 }
 END_TEST
 
-START_TEST(require_pk_columns_option)
+/* A new primary key over existing columns (MySQL makes them NOT NULL and refuses NULLs):
+ * its columns become required and the identifier changes, whatever else the ALTER does. */
+START_TEST(primary_key_changes)
 {
+    static const struct {
+        const char *create, *alter, *want;
+        w2l__change_kind kinds[4];
+    } cases[] = {
+        /* a keyless table gets its key */
+        {"CREATE TABLE shop.k (id BIGINT, a INT, b VARCHAR(10))", "ALTER TABLE k ADD PRIMARY KEY (id)",
+         "sid=1 last=3 [1 id long!, 2 a int, 3 b string] pk=[1]",
+         {W2L_CHANGE_REQUIRED, W2L_CHANGE_IDENTIFIER}},
+        /* the key goes: its column stays required (MySQL keeps it NOT NULL) */
+        {"CREATE TABLE shop.k (id BIGINT, a INT, PRIMARY KEY (id))", "ALTER TABLE k DROP PRIMARY KEY",
+         "sid=1 last=2 [1 id long!, 2 a int] pk=[]", {W2L_CHANGE_IDENTIFIER}},
+        /* another key in one ALTER, in key order */
+        {base_sql, "ALTER TABLE t DROP PRIMARY KEY, ADD PRIMARY KEY (qty, id)",
+         "sid=1 last=6 [1 id long!, 2 name string!, 3 price decimal(10,2), 4 qty int!, "
+         "5 score float, 6 note string] pk=[4,1]",
+         {W2L_CHANGE_REQUIRED, W2L_CHANGE_IDENTIFIER}},
+        /* MODIFY ... NOT NULL as part of it, then the key */
+        {"CREATE TABLE shop.k (a INT, b VARCHAR(10), c INT)",
+         "ALTER TABLE k MODIFY a INT NOT NULL, MODIFY b VARCHAR(10) NOT NULL, ADD PRIMARY KEY (a, b)",
+         "sid=1 last=3 [1 a int!, 2 b string!, 3 c int] pk=[1,2]",
+         {W2L_CHANGE_REQUIRED, W2L_CHANGE_REQUIRED, W2L_CHANGE_IDENTIFIER}},
+        /* a column made the key by its definition */
+        {"CREATE TABLE shop.k (a INT, b INT)", "ALTER TABLE k MODIFY b INT NOT NULL PRIMARY KEY",
+         "sid=1 last=2 [1 a int, 2 b int!] pk=[2]", {W2L_CHANGE_REQUIRED, W2L_CHANGE_IDENTIFIER}},
+    };
+    for (size_t c = 0; c < W2L_ARRAY_LEN(cases); c++) {
+        int32_t last;
+        w2l_schema *s = create(cases[c].create, NULL, &last);
+        w2l__ddl_list *l;
+        w2l_error err;
+        ck_assert_ok(w2l__ddl_parse(cases[c].alter, strlen(cases[c].alter), NULL, &l, &err), err);
+        w2l__schema_diff *d;
+        ck_assert_ok(w2l__schema_apply_alter(s, last, &l->stmts[0], NULL, &d, &err), err);
+        char got[1024];
+        schema_text(d->schema, d->last_column_id, got, sizeof got);
+        ck_assert_msg(strcmp(got, cases[c].want) == 0, "%s: %s", cases[c].alter, got);
+        size_t nk = 0;
+        while (nk < 4 && cases[c].kinds[nk]) nk++;
+        ck_assert_msg(d->nchanges == nk, "%s: %zu changes", cases[c].alter, d->nchanges);
+        for (size_t i = 0; i < nk; i++) ck_assert_int_eq(d->changes[i].kind, cases[c].kinds[i]);
+        w2l__schema_diff_free(d);
+        w2l__ddl_list_free(l);
+        w2l_schema_unref(s);
+    }
+    /* an identifier cannot be a float */
     int32_t last;
     w2l_schema *s = create(base_sql, NULL, &last);
     w2l_error err;
-    w2l__evolve_opts o = {{0, 0}, 1, 0, 0};
-    ck_assert_ok(alter(&s, &last, "ALTER TABLE t DROP PRIMARY KEY, ADD PRIMARY KEY (id, qty)", &o,
-                       &err), err);
-    char got[1024];
-    schema_text(s, last, got, sizeof got);
-    ck_assert_str_eq(got, "sid=1 last=6 [1 id long!, 2 name string!, 3 price decimal(10,2), "
-                          "4 qty int!, 5 score float, 6 note string] pk=[1,4]");
-    /* an identifier cannot be a float, whatever the option */
-    ck_assert_int_eq(alter(&s, &last, "ALTER TABLE t ADD PRIMARY KEY (score)", &o, &err), W2L_SCHEMA);
+    ck_assert_int_eq(alter(&s, &last, "ALTER TABLE t ADD PRIMARY KEY (score)", NULL, &err), W2L_SCHEMA);
     ck_assert_str_eq(err.msg, "table shop.t: identifier field 'score' (id 5) cannot be float or double");
     w2l_schema_unref(s);
 }
@@ -563,7 +603,7 @@ START_TEST(reconcile_by_name)
     const w2l__source_column withk[] = {{"id", LONG, 1}, {"k", INT, 1}};
     ck_assert_int_eq(w2l__schema_reconcile(s, last, withk, 2, pk, 2, "shop.t", NULL, &d, &err),
                      W2L_SCHEMA);
-    ck_assert_ptr_nonnull(strstr(err.msg, "primary key column 'k' is optional"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "primary key column 'k' is new to the table"));
     /* the key given by the source, over existing required columns */
     const char *pk2[] = {"name"};
     ck_assert_ok(w2l__schema_reconcile(s, last, same2, 6, pk2, 1, "shop.t", NULL, &d, &err), err);
@@ -620,7 +660,7 @@ Suite *suite_schema_evolve(void)
     tcase_add_test(basic, alter_allowed);
     tcase_add_test(basic, ids_never_reused);
     tcase_add_test(basic, diff_lists_changes);
-    tcase_add_test(basic, require_pk_columns_option);
+    tcase_add_test(basic, primary_key_changes);
     tcase_add_test(basic, reconcile_by_name);
     suite_add_tcase(s, basic);
     TCase *edge = tcase_create("edge");

@@ -267,11 +267,6 @@ int w2l__osc_detect_swap(const w2l__ddl_stmt *st, w2l__osc_swap *out);
 
 typedef struct w2l__evolve_opts {
     w2l__type_opts types;
-    /* A new primary key naming a column that is optional in Iceberg: 0 (default) fails
-     * with W2L_SCHEMA; 1 makes an existing column required (valid because MySQL refuses a
-     * primary key over NULLs, but an "incompatible" change in Iceberg's terms). A column
-     * added by the same ALTER stays optional either way, so that case always fails. */
-    int require_pk_columns;
     /* A statement the table shows already: ADD COLUMN of a column there with the same
      * type or one it widens to, DROP COLUMN of one not there. 0 (default): W2L_SCHEMA; 1: no
      * change. Set when a source may replay DDL the lake has applied (a shared source, ledger.h)
@@ -292,7 +287,7 @@ typedef enum w2l__change_kind {
     W2L_CHANGE_RENAME,       /* id, old_name -> name */
     W2L_CHANGE_WIDEN,        /* id, name, from -> to */
     W2L_CHANGE_OPTIONAL,     /* id, name: required -> optional */
-    W2L_CHANGE_REQUIRED,     /* id, name: optional -> required (require_pk_columns) */
+    W2L_CHANGE_REQUIRED,     /* id, name: optional -> required (a new primary key's column) */
     W2L_CHANGE_MOVE,         /* id, name: position changed */
     W2L_CHANGE_IDENTIFIER    /* identifier fields (primary key) changed */
 } w2l__change_kind;

@@ -13,8 +13,12 @@
  *     (the caller applies ddl.policy). MySQL types that map to the same Iceberg type
  *     (VARCHAR(10) -> VARCHAR(20), INT -> MEDIUMINT UNSIGNED) are no change at all.
  *   - required -> optional is allowed; optional -> required is not (NOT NULL on an
- *     optional column leaves it optional), except for primary-key columns when
- *     w2l__evolve_opts.require_pk_columns is set.
+ *     optional column leaves it optional), except for the columns of a new primary key
+ *     (ADD PRIMARY KEY, a column defined PRIMARY KEY): MySQL makes them NOT NULL and
+ *     refuses the key over NULLs, so every row the lake holds has a value there; Iceberg
+ *     calls this an incompatible change, legal when no NULL is stored, and requires it of
+ *     identifier fields. A column added by the same ALTER cannot be one (the lake's rows
+ *     have no value for it: the server fills it without row events).
  *   - FIRST / AFTER reorder fields (a move keeps the id).
  *   - the primary key is the identifier (its columns required, never float/double).
  *
@@ -294,14 +298,16 @@ static w2l_rc set_pk(work *w, const char *const *names, size_t n)
                                            names[k]));
         wcol *c = &w->v[i];
         if (!c->required) {
-            if (c->added || !w->o->require_pk_columns)
+            if (c->added)
                 return fail_table(
-                    w, w2l__fail(w->err, W2L_SCHEMA,
-                                 "primary key column '%.128s' is optional in Iceberg (%s); an "
-                                 "identifier field must be required",
-                                 c->name,
-                                 c->added ? "columns added to an existing table are optional"
-                                          : "set require_pk_columns to make it required"));
+                    w,
+                    w2l__fail(w->err, W2L_SCHEMA,
+                              "primary key column '%.128s' is new to the table with its key: "
+                              "the rows the lake holds have no value for it (the server fills them "
+                              "without row events), so it cannot become the identifier; "
+                              "ddl.policy=quarantine for the table sets it aside and keeps "
+                              "the others flowing",
+                              c->name));
             c->required = 1;
             W2L_TRY(note(w, W2L_CHANGE_REQUIRED, c, NULL, c->type, c->type));
         }
