@@ -177,6 +177,42 @@ START_TEST(operations_read_back)
     c.nschema_changes = 1;
     ck_assert_int_eq(w2l__ice_table_commit(t, &c, 0, &err), W2L_SCHEMA);
     w2l__ice_change_release(&c, io, 0);
+    /* a new key (ADD PRIMARY KEY): its column required, the identifier moved; one change
+     * may drop the old key's column when it sets the identifier without it */
+    w2l__ice_schema_change rekey[] = {{W2L_ICE_MAKE_REQUIRED, "quantity", NULL, {0, 0, 0}, 0},
+                                      {W2L_ICE_SET_IDENTIFIER, "quantity", NULL, {0, 0, 0}, 0}};
+    w2l__ice_change_init(&c, W2L_ICE_OP_SCHEMA);
+    c.schema_changes = rekey;
+    c.nschema_changes = 2;
+    ck_assert_ok(w2l__ice_table_commit(t, &c, 0, &err), err);
+    w2l__ice_change_release(&c, io, 0);
+    s = w2l__ice_meta_current_schema(t->meta);
+    size_t nid;
+    const int32_t *kid = w2l_schema_identifier(s, &nid);
+    ck_assert_uint_eq(nid, 1);
+    ck_assert_int_eq(kid[0], 3);
+    ck_assert(w2l_schema_field(s, (size_t)w2l_schema_index_of_name(s, "quantity"))->required);
+    ck_assert_int_eq(t->meta->current_schema_id, 2);
+    w2l__ice_schema_change back[] = {{W2L_ICE_SET_IDENTIFIER, "id", NULL, {0, 0, 0}, 0},
+                                     {W2L_ICE_MAKE_OPTIONAL, "quantity", NULL, {0, 0, 0}, 0}};
+    w2l__ice_change_init(&c, W2L_ICE_OP_SCHEMA);
+    c.schema_changes = back;
+    c.nschema_changes = 2;
+    ck_assert_ok(w2l__ice_table_commit(t, &c, 0, &err), err);
+    w2l__ice_change_release(&c, io, 0);
+    s = w2l__ice_meta_current_schema(t->meta);
+    kid = w2l_schema_identifier(s, &nid);
+    ck_assert_uint_eq(nid, 1);
+    ck_assert_int_eq(kid[0], 1);
+    ck_assert(!w2l_schema_field(s, (size_t)w2l_schema_index_of_name(s, "quantity"))->required);
+    /* a key over an optional column is refused */
+    w2l__ice_schema_change opt[] = {{W2L_ICE_SET_IDENTIFIER, "quantity", NULL, {0, 0, 0}, 0}};
+    w2l__ice_change_init(&c, W2L_ICE_OP_SCHEMA);
+    c.schema_changes = opt;
+    c.nschema_changes = 1;
+    ck_assert_int_eq(w2l__ice_table_commit(t, &c, 0, &err), W2L_SCHEMA);
+    ck_assert_msg(strstr(err.msg, "'quantity'") && strstr(err.msg, "must be required"), "%s", err.msg);
+    w2l__ice_change_release(&c, io, 0);
     /* old files read under the new schema (widened, renamed) */
     scan_ids(io, t->meta, -1, &x);
     ck_assert_int_eq(x.n, 10);

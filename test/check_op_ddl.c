@@ -880,6 +880,116 @@ START_TEST(end_to_end_with_builtin_writer)
 }
 END_TEST
 
+/* The rows of db.<table> by our own scan (acc), and its required columns ("id,a"). */
+static void read_back(const char *table, scan_acc *acc, char *req, size_t reqsize)
+{
+    w2l_fileio *io;
+    w2l_catalog *cat;
+    w2l__ice_table *t = NULL;
+    ck_assert_ok(w2l_fileio_open("local", NULL, &io, &err), err);
+    ck_assert_ok(w2l__catalog_open(NULL, NULL, wh, io, &cat, &err), err);
+    ck_assert_ok(w2l__ice_table_load(cat, io, "db", table, &t, &err), err);
+    w2l__ice_scan *sc;
+    ck_assert_ok(w2l__ice_scan_plan(io, t->meta, -1, NULL, NULL, &sc, &err), err);
+    memset(acc, 0, sizeof *acc);
+    acc->s = sc->schema;
+    ck_assert_ok(w2l__ice_scan_read(io, sc, scan_row, acc, &err), err);
+    const w2l_schema *cs = w2l__ice_meta_current_schema(t->meta);
+    size_t o = 0;
+    req[0] = '\0';
+    for (size_t i = 0; i < w2l_schema_field_count(cs); i++)
+        if (w2l_schema_field(cs, i)->required)
+            o += (size_t)snprintf(req + o, reqsize - o, "%s%s", o ? "," : "", w2l_schema_field(cs, i)->name);
+    w2l__ice_scan_free(sc);
+    w2l__ice_table_free(t);
+    w2l__catalog_close(cat);
+    w2l_fileio_close(io);
+}
+
+static void ck_rows(const char *table, const char *const *want, int n, const char *want_req)
+{
+    static scan_acc acc;
+    char req[128];
+    read_back(table, &acc, req, sizeof req);
+    ck_assert_str_eq(req, want_req);
+    for (int i = 0; i < n; i++) ck_assert_msg(has_row(&acc, want[i]), "%s: no row %s (%d rows)", table, want[i], acc.n);
+    ck_assert_msg(acc.n == n, "%s: %d rows, want %d", table, acc.n, n);
+}
+
+/* ADD PRIMARY KEY on a keyless table, and DROP PRIMARY KEY + ADD PRIMARY KEY (other columns)
+ * in one ALTER, with the built-in writer: the key columns become required and the
+ * identifier changes; updates and deletes after the change reach the rows written before
+ * it, by the new key, those of earlier checkpoints (equality deletes on the new columns)
+ * and those of the same checkpoint (read back by the writer: position deletes). _i = 1:
+ * two writers. */
+START_TEST(primary_key_changes_with_builtin_writer)
+{
+    w2l_conf *c = make_conf(NULL, _i ? 2 : 1);
+    ck_assert_ok(w2l_conf_set(c, "operator.writer", "default", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "operator.committer", "default", &err), err);
+    w2l_pipeline *p = start(c);
+    ddl(p, "CREATE TABLE t2 (id BIGINT, a INT, b VARCHAR(9))");
+    w2l_schema *nk = mk("id:long,a:int,b:string"), *k1 = mk("id:long!,a:int,b:string"),
+               *k2 = mk("id:long,a:int!,b:string!");
+    row(p, "t2", nk, "1,10,x");
+    row(p, "t2", nk, "2,20,y");
+    row(p, "t2", nk, "3,30,z");
+    row(p, "t2", nk, "9,90,r");
+    commit(p);
+    checkpoint(p);
+    ck_assert_ok(put_row(p, "t2", nk, W2L_OP_DELETE, "9,90,r"), err); /* by the whole row */
+    row(p, "t2", nk, "4,40,w"); /* the same checkpoint as the ALTER */
+    row(p, "t2", nk, "5,50,v");
+    commit(p);
+    ddl(p, "ALTER TABLE t2 ADD PRIMARY KEY (id)");
+    ck_assert_ok(put_row(p, "t2", k1, W2L_OP_UPDATE_BEFORE, "1,10,x"), err);
+    ck_assert_ok(put_row(p, "t2", k1, W2L_OP_UPDATE_AFTER, "1,11,x"), err);
+    ck_assert_ok(put_row(p, "t2", k1, W2L_OP_DELETE, "2,20,y"), err);
+    ck_assert_ok(put_row(p, "t2", k1, W2L_OP_UPDATE_BEFORE, "4,40,w"), err);
+    ck_assert_ok(put_row(p, "t2", k1, W2L_OP_UPDATE_AFTER, "4,41,w"), err);
+    ck_assert_ok(put_row(p, "t2", k1, W2L_OP_DELETE, "5,50,v"), err);
+    commit(p);
+    checkpoint(p);
+    ck_ice("t2", "1:id:long!,2:a:int,3:b:string");
+    {
+        static const char *const want[] = {"1,11,x", "3,30,z", "4,41,w"};
+        ck_rows("t2", want, 3, "id");
+    }
+    /* another key, with rows of the old key in the same checkpoint */
+    row(p, "t2", k1, "6,60,u");
+    row(p, "t2", k1, "7,70,t");
+    commit(p);
+    ddl(p, "ALTER TABLE t2 DROP PRIMARY KEY, ADD PRIMARY KEY (a, b)");
+    ck_assert_ok(put_row(p, "t2", k2, W2L_OP_UPDATE_BEFORE, "6,60,u"), err);
+    ck_assert_ok(put_row(p, "t2", k2, W2L_OP_UPDATE_AFTER, "66,60,u"), err);
+    ck_assert_ok(put_row(p, "t2", k2, W2L_OP_DELETE, "7,70,t"), err);
+    ck_assert_ok(put_row(p, "t2", k2, W2L_OP_UPDATE_BEFORE, "3,30,z"), err);
+    ck_assert_ok(put_row(p, "t2", k2, W2L_OP_UPDATE_AFTER, "33,30,z"), err);
+    commit(p);
+    checkpoint(p);
+    ck_ice("t2", "1:id:long,2:a:int!,3:b:string!");
+    {
+        static const char *const want[] = {"1,11,x", "33,30,z", "4,41,w", "66,60,u"};
+        ck_rows("t2", want, 4, "id,a,b");
+    }
+    /* the key goes: deletes match the whole row, of both checkpoints */
+    row(p, "t2", k2, "8,80,s");
+    commit(p);
+    ddl(p, "ALTER TABLE t2 DROP PRIMARY KEY");
+    ck_assert_ok(put_row(p, "t2", nk, W2L_OP_DELETE, "8,80,s"), err);
+    ck_assert_ok(put_row(p, "t2", nk, W2L_OP_DELETE, "1,11,x"), err);
+    commit(p);
+    finish(p);
+    ck_ice("t2", "1:id:long,2:a:int,3:b:string");
+    {
+        static const char *const want[] = {"33,30,z", "4,41,w", "66,60,u"};
+        ck_rows("t2", want, 3, "id,a,b");
+    }
+    w2l_schema_unref(nk), w2l_schema_unref(k1), w2l_schema_unref(k2);
+    w2l_conf_free(c);
+}
+END_TEST
+
 Suite *suite_op_ddl(void)
 {
     Suite *s = suite_create("op_ddl");
@@ -907,6 +1017,7 @@ Suite *suite_op_ddl(void)
     tcase_add_test(edge, unparsable_ddl);
     tcase_add_test(edge, replay_does_not_apply_twice);
     tcase_add_test(edge, end_to_end_with_builtin_writer);
+    tcase_add_loop_test(edge, primary_key_changes_with_builtin_writer, 0, 2);
     tcase_set_timeout(edge, 60);
     suite_add_tcase(s, edge);
     return s;

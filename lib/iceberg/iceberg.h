@@ -445,8 +445,11 @@ typedef enum w2l__ice_schema_op {
     W2L_ICE_WIDEN_COLUMN,     /* name, type (int->long, float->double, decimal P up) */
     W2L_ICE_MAKE_OPTIONAL,    /* name */
     W2L_ICE_SET_IDENTIFIER,   /* names: the new identifier fields, comma separated */
-    W2L_ICE_MOVE_COLUMN       /* name goes right after new_name, or first when new_name is
+    W2L_ICE_MOVE_COLUMN,      /* name goes right after new_name, or first when new_name is
                                  NULL (Iceberg's moveAfter/moveFirst; the id is kept) */
+    W2L_ICE_MAKE_REQUIRED     /* name: optional -> required (Iceberg's requireColumn, an
+                                 incompatible change: only for a column that holds no NULL,
+                                 a new primary key's, which the source keeps NOT NULL) */
 } w2l__ice_schema_op;
 
 typedef struct w2l__ice_schema_change {

@@ -110,6 +110,10 @@ static w2l_rc apply_schema(w2l__ice_meta *m, const w2l__ice_change *c, w2l_error
         f[i] = (fld){x->id, (char *)x->name, x->type, x->required};
     }
     int32_t next_id = m->last_column_id;
+    /* a change that sets the identifier may drop (or make optional) a field of the old one */
+    int sets_identifier = 0;
+    for (size_t k = 0; k < c->nschema_changes; k++)
+        sets_identifier |= c->schema_changes[k].op == W2L_ICE_SET_IDENTIFIER;
     for (size_t k = 0; rc == W2L_OK && k < c->nschema_changes; k++) {
         const w2l__ice_schema_change *sc = &c->schema_changes[k];
         long at = -1;
@@ -133,7 +137,7 @@ static w2l_rc apply_schema(w2l__ice_meta *m, const w2l__ice_change *c, w2l_error
             break;
         case W2L_ICE_DROP_COLUMN:
             if (at < 0) break; /* already gone */
-            if (is_identifier(cur, f[at].id)) {
+            if (is_identifier(cur, f[at].id) && !sets_identifier) {
                 rc = w2l__fail(err, W2L_SCHEMA, "drop column %s: it is an identifier field",
                                sc->name);
                 break;
@@ -184,12 +188,19 @@ static w2l_rc apply_schema(w2l__ice_meta *m, const w2l__ice_change *c, w2l_error
                 rc = w2l__fail(err, W2L_SCHEMA, "make optional %s: no such column", sc->name);
                 break;
             }
-            if (is_identifier(cur, f[at].id)) {
+            if (is_identifier(cur, f[at].id) && !sets_identifier) {
                 rc = w2l__fail(err, W2L_SCHEMA, "make optional %s: it is an identifier field",
                                sc->name);
                 break;
             }
             f[at].required = 0;
+            break;
+        case W2L_ICE_MAKE_REQUIRED:
+            if (at < 0) {
+                rc = w2l__fail(err, W2L_SCHEMA, "make required %s: no such column", sc->name);
+                break;
+            }
+            f[at].required = 1;
             break;
         case W2L_ICE_MOVE_COLUMN: {
             long to = -1;

@@ -339,7 +339,7 @@ w2l_rc w2l__ddlop_ops_by_id(const w2l_schema *cur, const w2l_schema *target, w2l
                         w2l__ice_schema_change **out, size_t *nout, w2l_error *err)
 {
     size_t nc = w2l_schema_field_count(cur), nt = w2l_schema_field_count(target);
-    w2l__ice_schema_change *v = w2l__arena_alloc(a, (nc + 3 * nt + 2) * sizeof *v);
+    w2l__ice_schema_change *v = w2l__arena_alloc(a, (nc + 4 * nt + 2) * sizeof *v);
     int32_t *order = w2l__arena_alloc(a, (nc + nt + 1) * sizeof *order);
     W2L_NOMEM_IF(!v || !order, err);
     size_t n = 0;
@@ -372,9 +372,19 @@ w2l_rc w2l__ddlop_ops_by_id(const w2l_schema *cur, const w2l_schema *target, w2l
         }
         if (c->required && !f->required)
             v[n++] = (w2l__ice_schema_change){W2L_ICE_MAKE_OPTIONAL, f->name, NULL, f->type, 0};
-        if (!c->required && f->required)
-            return w2l__fail(err, W2L_SCHEMA,
-                             "column '%s': an optional column cannot become required", f->name);
+        if (!c->required && f->required) {
+            /* only a new primary key's column: the source keeps it NOT NULL, so no row the
+             * lake holds has a NULL there (Iceberg's requireColumn) */
+            size_t nk;
+            const int32_t *kid = w2l_schema_identifier(target, &nk);
+            int key = 0;
+            for (size_t j = 0; j < nk; j++) key |= kid[j] == f->id;
+            if (!key)
+                return w2l__fail(err, W2L_SCHEMA,
+                                 "column '%s': an optional column cannot become required",
+                                 f->name);
+            v[n++] = (w2l__ice_schema_change){W2L_ICE_MAKE_REQUIRED, f->name, NULL, f->type, 0};
+        }
     }
     for (size_t i = 0; i < nt; i++) {
         const w2l_field *f = w2l_schema_field(target, i);

@@ -296,6 +296,8 @@ static int same_ids(const int32_t *a, size_t na, const int32_t *b, size_t nb)
 }
 
 static w2l_rc rekey(writer *w, tstate *t, const int32_t *ids, size_t nids, w2l_error *err);
+static w2l_rc live_rows(const tstate *t, kent **out, size_t *nout, w2l_error *err);
+static w2l_rc reread_keys(writer *w, tstate *t, kent *live, size_t n, w2l_error *err);
 
 /* Makes s the table's schema and derives the equality columns. */
 static w2l_rc set_schema(writer *w, tstate *t, const w2l_schema *s, w2l_error *err)
@@ -347,23 +349,26 @@ static w2l_rc set_schema(writer *w, tstate *t, const w2l_schema *s, w2l_error *e
      * written before a schema change still finds its row after it when the columns are
      * those of the whole row (no primary key): a column added since is NULL in the old row
      * and absent from both keys; a widened column encodes the same; a dropped column is
-     * taken out of the keys (rekey). A primary-key change starts over (documented
-     * limitation). */
+     * taken out of the keys (rekey). When the key columns change otherwise (ADD or DROP
+     * PRIMARY KEY, another key: the DDL handler fenced the table, so its files are
+     * complete), the rows this checkpoint wrote are found again by their new keys, read
+     * back from those files (reread_keys): an equality delete cannot reach them, as they
+     * share the checkpoint's sequence number. */
     int full_row = policy == POL_FULL_ROW && t->policy == POL_FULL_ROW && t->schema;
     if (rc == W2L_OK && t->kcount && full_row) rc = rekey(w, t, eq_ids, neq, err);
+    kent *live = NULL;
+    size_t nlive = 0;
+    if (rc == W2L_OK && t->kcount && !full_row &&
+        (t->policy != policy || !same_ids(t->eq_ids, t->neq, eq_ids, neq))) {
+        if (policy == POL_PK || policy == POL_FULL_ROW) rc = live_rows(t, &live, &nlive, err);
+        keymap_clear(t);
+    }
     if (rc != W2L_OK) {
         w2l__free(eq_ids);
         w2l__free(eq_idx);
         w2l__free(eq_type);
         w2l_schema_unref(es);
         return rc;
-    }
-    if (t->kcount && !full_row && !same_ids(t->eq_ids, t->neq, eq_ids, neq)) {
-        w2l__log(W2L_LOG_WARN,
-                 "writer %u: %s: key columns changed within a checkpoint; rows written "
-                 "before the change are matched by equality only",
-                 w->index, t->fq);
-        keymap_clear(t);
     }
     eq_clear(t);
     t->ub_set = 0; /* an after image that follows gets its delete: harmless, and safe */
@@ -376,6 +381,11 @@ static w2l_rc set_schema(writer *w, tstate *t, const w2l_schema *s, w2l_error *e
     w2l_schema *ref = w2l_schema_ref((w2l_schema *)s);
     w2l_schema_unref(t->schema);
     t->schema = ref;
+    if (nlive) {
+        rc = reread_keys(w, t, live, nlive, err);
+        w2l__free(live);
+        W2L_TRY(rc);
+    }
     return w2l__wr_bind_specs(t, err);
 }
 
@@ -770,6 +780,125 @@ static w2l_rc rekey(writer *w, tstate *t, const int32_t *ids, size_t nids, w2l_e
     w2l__free(old);
     w2l__arena_release(&oarena);
     if (rc != W2L_OK) keymap_clear(t);
+    return rc;
+}
+
+/* The rows of the key map that are live (written in this checkpoint, not deleted since):
+ * their files and positions, in *out (caller frees). */
+static w2l_rc live_rows(const tstate *t, kent **out, size_t *nout, w2l_error *err)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->kcount; i++)
+        for (int32_t e = t->ks[i].head; e >= 0; e = t->ke[e].next) n++;
+    *out = NULL;
+    *nout = 0;
+    if (!n) return W2L_OK;
+    kent *v = w2l__malloc(n * sizeof *v);
+    W2L_NOMEM_IF(!v, err);
+    n = 0;
+    for (size_t i = 0; i < t->kcount; i++)
+        for (int32_t e = t->ks[i].head; e >= 0; e = t->ke[e].next) v[n++] = t->ke[e];
+    *out = v;
+    *nout = n;
+    return W2L_OK;
+}
+
+static int live_cmp(const void *a, const void *b)
+{
+    const kent *x = a, *y = b;
+    if (x->file != y->file) return x->file < y->file ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* The key columns changed (set_schema, with the new ones in t): the n live rows of this
+ * checkpoint get their keys under the new columns, read back from their data files (a
+ * column a file lacks is NULL; a value of a column widened since is widened). */
+static w2l_rc reread_keys(writer *w, tstate *t, kent *live, size_t n, w2l_error *err)
+{
+    qsort(live, n, sizeof *live, live_cmp);
+    if (w->pend.n) W2L_TRY(w2l__wr_close_pending(w, err));
+    size_t nf = w2l_schema_field_count(t->schema);
+    w2l_value *row = w2l__calloc(nf + 1, sizeof *row);
+    w2l_value **vals = w2l__calloc(t->neq + 1, sizeof *vals);
+    long *at = w2l__calloc(t->neq + 1, sizeof *at);
+    w2l_type_id *ft = w2l__calloc(t->neq + 1, sizeof *ft);
+    w2l_rc rc = row && vals && at && ft ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
+    for (size_t i = 0; i < nf && row; i++) row[i].is_null = 1;
+    w2l_change c = {0};
+    c.row = row;
+    c.ncols = nf;
+    c.schema = t->schema;
+    for (size_t k = 0; rc == W2L_OK && k < n;) {
+        uint32_t file = live[k].file;
+        size_t end = k;
+        while (end < n && live[end].file == file) end++;
+        const char *path = t->paths[file];
+        w2l__pq_reader *r = NULL;
+        rc = w2l__pq_reader_open(w->io, path, &r, err);
+        const w2l_schema *fs = r ? w2l__pq_reader_schema(r) : NULL;
+        for (size_t i = 0; rc == W2L_OK && i < t->neq; i++) {
+            at[i] = w2l_schema_index_of_id(fs, t->eq_ids[i]);
+            ft[i] = at[i] >= 0 ? w2l_schema_field(fs, (size_t)at[i])->type.id : 0;
+        }
+        uint64_t first = 0;
+        for (size_t rg = 0; rc == W2L_OK && r && rg < w2l__pq_reader_num_row_groups(r) && k < end;
+             rg++) {
+            uint64_t rows = w2l__pq_reader_row_group_rows(r, rg);
+            if ((uint64_t)live[k].pos >= first + rows) {
+                first += rows;
+                continue;
+            }
+            for (size_t i = 0; rc == W2L_OK && i < t->neq; i++) {
+                if (at[i] < 0) continue;
+                w2l__free(vals[i]);
+                vals[i] = w2l__calloc(rows + 1, sizeof **vals);
+                if (!vals[i]) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                else rc = w2l__pq_reader_read_column(r, rg, (size_t)at[i], vals[i], err);
+            }
+            for (; rc == W2L_OK && k < end && (uint64_t)live[k].pos < first + rows; k++) {
+                size_t ri = (size_t)((uint64_t)live[k].pos - first);
+                for (size_t i = 0; i < t->neq; i++) {
+                    w2l_value v = {0};
+                    v.is_null = 1;
+                    if (at[i] >= 0) v = vals[i][ri];
+                    if (!v.is_null && ft[i] == W2L_TYPE_INT && t->eq_type[i] == W2L_TYPE_LONG)
+                        v.v.i64 = v.v.i32;
+                    if (!v.is_null && ft[i] == W2L_TYPE_FLOAT && t->eq_type[i] == W2L_TYPE_DOUBLE)
+                        v.v.f64 = v.v.f32;
+                    row[t->eq_idx[i]] = v;
+                }
+                rc = encode_key(&w->key, t, &c, err);
+                kslot *s = rc == W2L_OK
+                               ? key_slot(t, &w->key, key_hash(w->key.data, w->key.len), 1, err)
+                               : NULL;
+                if (!s && rc == W2L_OK) rc = W2L_NOMEM;
+                if (rc == W2L_OK) rc = add_entry(t, s, 1, err);
+                if (rc == W2L_OK) {
+                    t->ke[s->head].file = file;
+                    t->ke[s->head].pos = live[k].pos;
+                }
+            }
+            first += rows;
+        }
+        if (rc == W2L_OK && k < end)
+            rc = w2l__fail(err, W2L_CORRUPT, "row %lld is past the end of the file",
+                           (long long)live[k].pos);
+        if (rc != W2L_OK && rc != W2L_NOMEM)
+            w2l__error_prefix(err, "table %s: the key columns changed; reading back %s: ", t->fq,
+                              path);
+        w2l__pq_reader_close(r);
+        k = end;
+    }
+    for (size_t i = 0; vals && i < t->neq; i++) w2l__free(vals[i]);
+    w2l__free(vals);
+    w2l__free(at);
+    w2l__free(ft);
+    w2l__free(row);
+    if (rc == W2L_OK)
+        w2l__log(W2L_LOG_DEBUG,
+                 "writer %u: %s: key columns changed; %zu rows of this checkpoint keyed anew",
+                 w->index, t->fq, n);
+    else keymap_clear(t);
     return rc;
 }
 
