@@ -12,9 +12,14 @@
 // columns (names and Iceberg types, in order) and the same rows as SELECT returns (read by
 // lib/lake.mjs: avsc + hyparquet), and the lake must hold no other table (no
 // metadata/version-hint.text). No commit may lose a race inside the one pipeline.
-// A last test moves columns (ADD ... AFTER / FIRST, MODIFY ... AFTER, CHANGE ... FIRST):
+// A test moves columns (ADD ... AFTER / FIRST, MODIFY ... AFTER, CHANGE ... FIRST):
 // the Iceberg schema lists the columns in MariaDB's order and DuckDB, reading the data
 // files by field id, returns what SELECT * returns, column for column.
+// The last changes keys: ADD PRIMARY KEY on a keyless table, then DROP PRIMARY KEY, ADD
+// PRIMARY KEY (a, b) in one ALTER, each followed by UPDATEs and DELETEs of rows written
+// before it (in earlier checkpoints and runs, and in the same one): the identifier fields
+// follow, the key columns are required, and both readers (ours and DuckDB, which applies
+// the delete files by the spec's rules) return what SELECT returns.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
@@ -26,7 +31,7 @@ import { DuckDBInstance } from '@duckdb/node-api'
 import { rng } from './lib/canal.mjs'
 import { readTable, sortedLines } from './lib/lake.mjs'
 import { privateMariadb } from './lib/mariadb.mjs'
-import { makeDdlStream, streamSql, icebergType, diffRows } from './lib/ddl_stream.mjs'
+import { makeDdlStream, streamSql, icebergType, diffRows, duckRows } from './lib/ddl_stream.mjs'
 
 const SEED = 9 // the statements' seed: same seed, same statements
 const KILL_SEED = 78 // the moments of SIGKILL
@@ -237,4 +242,48 @@ test('ALTER TABLE ... FIRST / AFTER: the lake keeps MariaDB\'s column order, Duc
   const want = mariadb('SELECT * FROM ord.t ORDER BY id;').map(r => r.map(v => v === 'NULL' ? null : v))
   assert.deepEqual(want, [['10', null, 'x', '1', null], ['20', null, 'y', '2', null], ['30', 'z3', 'w', '3', '33'], ['40000000000', 'z4', 'v', '4', '44']])
   assert.deepEqual(got, want)
+})
+
+test('ALTER TABLE ... ADD PRIMARY KEY on a keyless table, then DROP PRIMARY KEY, ADD PRIMARY KEY (a, b): updates and deletes of older rows reach them by the new key', { timeout: 60000 }, async () => {
+  const whK = path.join(top, 'lake-key')
+  const run = what => {
+    const res = spawnSync(w2l, ['run', '--source', `mysql://cdc:cdcpass@127.0.0.1:${db.port}/?server-id=4246&databases=pk`,
+      '--warehouse', whK, '--until-caught-up', '--checkpoint-interval', '50ms', '--quiet'], { encoding: 'utf8', timeout: 60000 })
+    keepLog(res.stderr)
+    assert.equal(res.status, 0, `${what}: exit ${res.status ?? res.signal}:\n${stderrTail(res.stderr ?? '')}`)
+  }
+  const ddb = await DuckDBInstance.create(':memory:')
+  const con = await ddb.connect()
+  const check = async (what, pk) => {
+    const want = mariadb('SELECT id, a, b FROM pk.t;').map(([id, a, b]) => ({ id: Number(id), a: Number(a), b }))
+    const tbl = await readTable(path.join(whK, 'pk', 't'))
+    const idNames = (tbl.schema['identifier-field-ids'] ?? []).map(id => tbl.schema.fields.find(f => f.id === id)?.name)
+    assert.deepEqual(idNames, pk, `${what}: identifier fields`)
+    const req = tbl.schema.fields.filter(f => f.required).map(f => f.name)
+    for (const k of pk) assert.ok(req.includes(k), `${what}: key column ${k} is required (required: ${req.join(', ')})`)
+    const d = diffRows({ pk }, tbl.rows, want)
+    assert.equal(d, null, `${what} (avsc + hyparquet): ${d}`)
+    const dd = diffRows({ pk }, await duckRows(con, tbl), want)
+    assert.equal(dd, null, `${what} (DuckDB): ${dd}`)
+  }
+  try {
+    mariadb(`CREATE DATABASE pk; CREATE TABLE pk.t (id INT, a INT, b VARCHAR(10));
+      INSERT INTO pk.t VALUES (1, 10, 'x'), (2, 20, 'y'), (3, 30, 'z'), (4, 40, 'w');`)
+    run('snapshot run')
+    await check('keyless, after the snapshot', [])
+    // rows of the keyless era in the binlog too, then the key, then changes of old rows
+    mariadb(`INSERT INTO pk.t VALUES (5, 50, 'v'), (6, 60, 'u');
+      ALTER TABLE pk.t ADD PRIMARY KEY (id);
+      UPDATE pk.t SET a = 11 WHERE id = 1; DELETE FROM pk.t WHERE id = 2;
+      UPDATE pk.t SET a = 51 WHERE id = 5; DELETE FROM pk.t WHERE id = 6;
+      INSERT INTO pk.t VALUES (7, 70, 't');`)
+    run('binlog run after ADD PRIMARY KEY')
+    await check('after ADD PRIMARY KEY (id)', ['id'])
+    mariadb(`INSERT INTO pk.t VALUES (8, 80, 's');
+      ALTER TABLE pk.t DROP PRIMARY KEY, ADD PRIMARY KEY (a, b);
+      UPDATE pk.t SET id = 33 WHERE a = 30; DELETE FROM pk.t WHERE a = 40;
+      UPDATE pk.t SET id = 88 WHERE a = 80; UPDATE pk.t SET b = 'tt' WHERE a = 70;`)
+    run('binlog run after DROP PRIMARY KEY, ADD PRIMARY KEY (a, b)')
+    await check('after ADD PRIMARY KEY (a, b)', ['a', 'b'])
+  } finally { con.closeSync?.(); ddb.closeSync?.() }
 })
