@@ -25,7 +25,10 @@
  * The map's keys are the non-NULL values of the equality columns by field id (encode_key),
  * so a full-row table's rows written before an ADD or DROP COLUMN, a widening or a column
  * move in the same checkpoint are still found by the images that follow it (set_schema,
- * rekey); the runtime routes by a hash with the same property (pipeline.c, key_hash).
+ * rekey); the runtime routes by a hash with the same property (pipeline.c, key_hash). When
+ * the key columns change (ADD / DROP PRIMARY KEY: the policy switches between full-row and
+ * primary key, or another key), the live rows of the map are keyed anew from the data files
+ * they sit in (reread_keys; the fence completed them).
  *
  * Files: a table's open data and equality-delete files roll at writer.target-file-bytes;
  * position deletes are kept in memory (16 bytes each) and written sorted by file path then
@@ -899,6 +902,18 @@ static w2l_rc reread_keys(writer *w, tstate *t, kent *live, size_t n, w2l_error 
                  "writer %u: %s: key columns changed; %zu rows of this checkpoint keyed anew",
                  w->index, t->fq, n);
     else keymap_clear(t);
+    /* several writers share the table by the hash of the key (pipeline_nodes.c): under the
+     * new key a row may go to another writer, whose map lacks the rows written here */
+    const char *par = NULL;
+    if (rc == W2L_OK &&
+        w2l_conf_get_for_table(w->conf, t->fq, "table-parallelism", &par, NULL) == W2L_OK &&
+        par && strtol(par, NULL, 10) > 1 && w->n > 1)
+        w2l__log(W2L_LOG_WARN,
+                 "writer %u: %s: the key columns changed within a checkpoint that wrote %zu "
+                 "rows of the table here; with table-parallelism %s an update or delete of one "
+                 "of them after the change may reach another writer and leave the old row in "
+                 "the lake (table.%s.table-parallelism=1 keeps the table on one writer)",
+                 w->index, t->fq, n, par, t->fq);
     return rc;
 }
 
