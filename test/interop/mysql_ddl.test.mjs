@@ -16,7 +16,7 @@
 // the Iceberg schema lists the columns in MariaDB's order and DuckDB, reading the data
 // files by field id, returns what SELECT * returns, column for column.
 // The last changes keys: ADD PRIMARY KEY on a keyless table, then DROP PRIMARY KEY, ADD
-// PRIMARY KEY (a, b) in one ALTER, each followed by UPDATEs and DELETEs of rows written
+// PRIMARY KEY (a, b) in one ALTER (with a MODIFY ... NOT NULL), each followed by UPDATEs and DELETEs of rows written
 // before it (in earlier checkpoints and runs, and in the same one): the identifier fields
 // follow, the key columns are required, and both readers (ours and DuckDB, which applies
 // the delete files by the spec's rules) return what SELECT returns.
@@ -280,7 +280,7 @@ test('ALTER TABLE ... ADD PRIMARY KEY on a keyless table, then DROP PRIMARY KEY,
     run('binlog run after ADD PRIMARY KEY')
     await check('after ADD PRIMARY KEY (id)', ['id'])
     mariadb(`INSERT INTO pk.t VALUES (8, 80, 's');
-      ALTER TABLE pk.t DROP PRIMARY KEY, ADD PRIMARY KEY (a, b);
+      ALTER TABLE pk.t MODIFY a INT NOT NULL, DROP PRIMARY KEY, ADD PRIMARY KEY (a, b);
       UPDATE pk.t SET id = 33 WHERE a = 30; DELETE FROM pk.t WHERE a = 40;
       UPDATE pk.t SET id = 88 WHERE a = 80; UPDATE pk.t SET b = 'tt' WHERE a = 70;`)
     run('binlog run after DROP PRIMARY KEY, ADD PRIMARY KEY (a, b)')
