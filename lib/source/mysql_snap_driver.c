@@ -222,8 +222,10 @@ static w2l_rc start_locked(mysql_source *ms, int fresh, char *file, size_t fsize
     } else if (rc == W2L_OK && !ms->server.mysql && !null)
         *gtext = w2l__strdup(g);
     w2l__my_res_free(r);
-    if (rc == W2L_OK && !*gtext) *gtext = w2l__strdup("");
-    if (rc == W2L_OK && !*gtext) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    /* MySQL without gtid_mode=ON: the set is not known (NULL) */
+    int known = !ms->server.mysql || ms->server.gtid_mode;
+    if (rc == W2L_OK && known && !*gtext) *gtext = w2l__strdup("");
+    if (rc == W2L_OK && known && !*gtext) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
     if (rc == W2L_OK)
         rc = w2l__my_exec(c, "START TRANSACTION WITH CONSISTENT SNAPSHOT", err);
     w2l_error e2;
@@ -309,7 +311,7 @@ w2l_rc w2l__ms_snap_begin(mysql_source *ms, int fresh, w2l_error *err)
 static w2l_rc snap_position(const mysql_source *ms, w2l_buf *b, const snap_table *t,
                             w2l_error *err)
 {
-    const char *g = ms->server.mysql ? (ms->snap.mygtids ? ms->snap.mygtids : "") : ms->snap.gtid;
+    const char *g = ms->server.mysql ? ms->snap.mygtids : ms->snap.gtid;
     W2L_TRY(w2l__ms_position_json(ms, b, ms->snap.file, ms->snap.pos, g, err));
     if (t) {
         W2L_TRY(w2l__buf_printf(b, err,
@@ -422,8 +424,7 @@ w2l_rc w2l__ms_snapshot_next(mysql_source *ms, w2l_emitter *em, w2l_error *err)
     ms->snap.conn = NULL;
     snprintf(ms->at.file, sizeof ms->at.file, "%s", ms->snap.file);
     ms->at.pos = ms->snap.pos;
-    W2L_TRY(w2l__ms_set_gtid_text(
-        ms, ms->server.mysql ? (ms->snap.mygtids ? ms->snap.mygtids : "") : ms->snap.gtid, err));
+    W2L_TRY(w2l__ms_set_gtid_text(ms, ms->server.mysql ? ms->snap.mygtids : ms->snap.gtid, err));
     ms->state = ST_BINLOG;
     w2l__log(W2L_LOG_INFO,
              "mysql source: snapshot of %zu tables done; streaming the binlog from %s:%llu",

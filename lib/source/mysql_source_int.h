@@ -73,7 +73,7 @@ typedef struct xa_txn {
     /* where its PREPARE group starts: the resume point while it is pending */
     char file[256];
     uint64_t pos;
-    char *gtid;
+    char *gtid;              /* NULL: MySQL's set not known there */
 } xa_txn;
 
 typedef struct snap_table {
@@ -133,7 +133,8 @@ typedef struct mysql_source {
         size_t ngtid, gtid_cap;
         /* MySQL: the server's executed GTID set at file:pos; known 0 while it is not
          * (started from file:pos, gtid_mode not ON): then it is learnt from the next
-         * file's PREVIOUS_GTIDS, and positions hold file:pos alone */
+         * file's PREVIOUS_GTIDS, and positions hold file:pos alone. The empty set is a
+         * known set (a server that never executed a GTID: "gtid_set":"") */
         w2l__mygtids *mygtids;
         int mygtids_known;
     } at;
@@ -237,7 +238,7 @@ int w2l__ms_in_window(const mysql_source *ms, const char *db, const char *table,
 w2l_rc w2l__ms_emit_commit(mysql_source *ms, w2l_emitter *em, w2l_error *err);
 w2l_rc w2l__ms_set_gtid_text(mysql_source *ms, const char *s, w2l_error *err);
 w2l_rc w2l__ms_set_mygtids_text(mysql_source *ms, const char *s, w2l_error *err);
-char *w2l__ms_gtid_text(const mysql_source *ms);
+w2l_rc w2l__ms_gtid_text(const mysql_source *ms, char **out, w2l_error *err);
 w2l_rc w2l__ms_position_json(const mysql_source *ms, w2l_buf *b, const char *file, uint64_t pos,
                              const char *gtid, w2l_error *err);
 w2l_rc w2l__ms_read_binlog_status(const mysql_source *ms, w2l__my *c, char *file, size_t fsize,
