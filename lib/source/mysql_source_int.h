@@ -83,6 +83,7 @@ typedef struct snap_table {
     size_t *pk;
     size_t npk;
     w2l_schema *schema;
+    char *create_sql;    /* CREATE TABLE of its tracked definition: an empty table's DDL */
 } snap_table;
 
 /* A resumed snapshot read the tables from `db.name` on (in snapshot order) at file:pos:
