@@ -388,6 +388,8 @@ static void ms_close(w2l_source *self)
     ms->cfg.have_regex = 0;
     w2l__tfilter_free(&ms->cfg.filter);
     w2l__free(ms->cfg.startup);
+    w2l__free(ms->cfg.tables_text);
+    ms->cfg.tables_text = NULL;
     w2l__free(ms->cfg.params.host);
     w2l__free(ms->cfg.params.user);
     if (ms->cfg.params.pass) {

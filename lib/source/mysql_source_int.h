@@ -107,6 +107,7 @@ typedef struct mysql_source {
         regex_t re;
         w2l__tfilter filter;  /* include / exclude */
         char *startup;
+        char *tables_text;    /* tables= (source.tables) as given, NULL unset */
         int until_caught_up;
         int64_t clock_skew_ms; /* source.clock-skew: heartbeat marks stay this far back */
         w2l__type_opts topts;
