@@ -288,6 +288,12 @@ const w2l_conf_prop w2l__conf_props[] = {
       "Memory the mysql source may hold for prepared XA transactions until their XA COMMIT; past "
       "it "
       "the job fails, naming the transaction (nothing is spilled)." },
+    { "source.new-tables", W2L_CONF_ENUM, "refuse", NOLIM, "refuse|stream", W2L_CONF_F_CLI,
+      "A mysql source restarted with a filter (databases=, tables=, include, exclude) that "
+      "selects tables the checkpoint's did not: refuse fails at start naming them and their "
+      "estimated rows; stream takes only their changes from the checkpoint's position on, "
+      "without their earlier rows (a snapshot of such tables is a later feature: sync them "
+      "into a new warehouse to get their rows)." },
     { "source.snapshot-lock", W2L_CONF_ENUM, "auto", NOLIM, "auto|none|ftwrl", 0,
       "How the mysql source's snapshot learns its binlog position: none (MariaDB only: its "
       "consistent snapshot reports the position, no lock), ftwrl (FLUSH TABLES WITH READ LOCK "

@@ -110,6 +110,8 @@ w2l_rc w2l__ms_emit_commit(mysql_source *ms, w2l_emitter *em, w2l_error *err)
         if (rc == W2L_OK) rc = w2l__ms_position_json(ms, &b, x->file, x->pos, x->gtid, err);
         if (rc == W2L_OK) rc = w2l__buf_printf(&b, err, "}");
     }
+    if (rc == W2L_OK && ms->cfg.filter_json && *ms->cfg.filter_json)
+        rc = w2l__buf_printf(&b, err, "%s", ms->cfg.filter_json);
     if (rc == W2L_OK && ms->snap.nsegs) {
         char win[MAX_WSEGS * 900];
         size_t n = w2l__ms_format_window(ms, win, sizeof win);

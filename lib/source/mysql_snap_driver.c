@@ -369,6 +369,8 @@ static w2l_rc snap_position(const mysql_source *ms, w2l_buf *b, const snap_table
         }
         W2L_TRY(w2l__buf_printf(b, err, "]}"));
     }
+    if (ms->cfg.filter_json && *ms->cfg.filter_json)
+        W2L_TRY(w2l__buf_printf(b, err, "%s", ms->cfg.filter_json));
     if (ms->snap.nsegs) {
         char win[MAX_WSEGS * 900];
         size_t n = w2l__ms_format_window(ms, win, sizeof win);

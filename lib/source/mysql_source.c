@@ -390,6 +390,8 @@ static void ms_close(w2l_source *self)
     w2l__free(ms->cfg.startup);
     w2l__free(ms->cfg.tables_text);
     ms->cfg.tables_text = NULL;
+    w2l__free(ms->cfg.filter_json);
+    ms->cfg.filter_json = NULL;
     w2l__free(ms->cfg.params.host);
     w2l__free(ms->cfg.params.user);
     if (ms->cfg.params.pass) {
@@ -432,6 +434,8 @@ static w2l_rc ms_open_inner(mysql_source *ms, const w2l_conf *conf, const char *
     W2L_TRY(w2l__my_connect(&ms->cfg.params, &c, err));
     w2l_rc rc = check_server(ms, c, err);
     if (rc == W2L_OK) rc = w2l__ms_load_definitions(ms, c, err);
+    if (rc == W2L_OK) rc = w2l__ms_filter_json(ms, conf, err);
+    if (rc == W2L_OK && restored) rc = w2l__ms_check_new_tables(ms, conf, c, restored, err);
     if (rc == W2L_OK && ms->cfg.until_caught_up)
         rc = w2l__ms_read_binlog_status(ms, c, ms->end.file, sizeof ms->end.file, &ms->end.pos,
                                         err);

@@ -108,6 +108,7 @@ typedef struct mysql_source {
         w2l__tfilter filter;  /* include / exclude */
         char *startup;
         char *tables_text;    /* tables= (source.tables) as given, NULL unset */
+        char *filter_json;    /* ,"filter":{...} of every position, "" no filter */
         int until_caught_up;
         int64_t clock_skew_ms; /* source.clock-skew: heartbeat marks stay this far back */
         w2l__type_opts topts;
@@ -203,6 +204,7 @@ typedef struct mysql_source {
         size_t n, cap;
     } warned;
 
+    int announce_filter;      /* new tables streamed: emit the position with the new filter */
     int failed;
     w2l_error ferr;
     _Atomic int64_t last_event_ms;
@@ -259,6 +261,12 @@ w2l_rc w2l__ms_xa_finish(mysql_source *ms, w2l_emitter *em, const char *key, int
 void w2l__ms_warn_coerced(mysql_source *ms, const char *db, const char *table,
                           const char *const *names, size_t ncols, uint8_t *coerced);
 w2l_rc w2l__ms_binlog_next(mysql_source *ms, w2l_emitter *em, int timeout_ms, w2l_error *err);
+
+/* ---- mysql_newtables.c ---- */
+
+w2l_rc w2l__ms_filter_json(mysql_source *ms, const w2l_conf *conf, w2l_error *err);
+w2l_rc w2l__ms_check_new_tables(mysql_source *ms, const w2l_conf *conf, w2l__my *c,
+                                const char *restored, w2l_error *err);
 
 /* ---- mysql_snap_driver.c ---- */
 

@@ -561,6 +561,12 @@ w2l_rc w2l__ms_binlog_next(mysql_source *ms, w2l_emitter *em, int timeout_ms, w2
      * starts: a start position the server lacks is its error) */
     if (ms->bl && ms->cfg.until_caught_up && !ms->txn.open && caught_up(ms)) return W2L_DONE;
     if (!ms->bl) W2L_TRY(start_stream(ms, err));
+    /* source.new-tables=stream: the restored position, now with the filter that selects the
+     * new tables, so the next checkpoint knows them even when no transaction comes */
+    if (ms->announce_filter && !ms->txn.open && !ms->xa.replaying) {
+        ms->announce_filter = 0;
+        return w2l__ms_emit_commit(ms, em, err);
+    }
     for (;;) {
         w2l__bl_event ev;
         w2l_rc rc = w2l__bl_fetch(ms->bl, &ev, err);

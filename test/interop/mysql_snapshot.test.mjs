@@ -134,3 +134,31 @@ test('source.time-as-string on a table whose column the lake has as time: values
   res = runW2l(wh, 'databases=tk', ['--exclude', 'tk\\.keep'])
   assert.equal(res.status, 0, `the old warehouse without the table: ${res.stderr}`)
 })
+
+// A wider filter at a restart: the tables it adds are refused, named with their estimated
+// rows; source.new-tables=stream takes their changes from then on (made explicit), after
+// which the job knows them.
+test('a table new to a running job is refused, naming it; source.new-tables=stream goes on', { timeout: 120000 }, async () => {
+  mariadb(`CREATE DATABASE na; CREATE DATABASE nb;
+    CREATE TABLE na.t (id INT PRIMARY KEY); INSERT INTO na.t VALUES (1);
+    CREATE TABLE nb.u (id INT PRIMARY KEY); INSERT INTO nb.u VALUES (1), (2);`)
+  const wh = path.join(top, 'lake-new')
+  let res = runW2l(wh, 'databases=na')
+  assert.equal(res.status, 0, `first run: ${res.stderr}`)
+  mariadb('INSERT INTO na.t VALUES (2); CREATE TABLE na.later (id INT PRIMARY KEY); INSERT INTO na.later VALUES (5); INSERT INTO nb.u VALUES (3);')
+  res = runW2l(wh, 'databases=na,nb')
+  assert.equal(res.status, 1, `wider filter: ${res.stderr}`)
+  assert.match(res.stderr, /1 table\(s\) new to this job: .* nb\.u \(about \d+ rows\)/)
+  assert.match(res.stderr, /source\.new-tables=stream/)
+  assert.ok(!fs.existsSync(path.join(wh, 'nb')), 'nothing of nb.u in the lake')
+  // the same filter as before: tables created under it since (na.later) are not new
+  res = runW2l(wh, 'databases=na')
+  assert.equal(res.status, 0, `same filter: ${res.stderr}`)
+  assert.deepEqual(sortedLines((await readTable(path.join(wh, 'na', 'later'))).rows), sortedLines([{ id: 5 }]))
+  res = runW2l(wh, 'databases=na,nb', ['--source.new-tables', 'stream'])
+  assert.equal(res.status, 0, `stream: ${res.stderr}`)
+  mariadb('INSERT INTO nb.u VALUES (4);')
+  res = runW2l(wh, 'databases=na,nb')
+  assert.equal(res.status, 0, `known since the stream run: ${res.stderr}`)
+  assert.deepEqual(sortedLines((await readTable(path.join(wh, 'nb', 'u'))).rows), sortedLines([{ id: 4 }]))
+})
