@@ -365,15 +365,26 @@ START_TEST(enum_set_by_gtid_in_three_runs)
 }
 END_TEST
 
-/* INVISIBLE columns and a BLOB; two runs, the second resumed by file:pos. */
-START_TEST(invisible_by_file_pos_in_two_runs)
+/* INVISIBLE columns and a BLOB; two runs. With gtid_mode OFF the second resumes by
+ * file:pos; with gtid_mode ON the empty PREVIOUS_GTIDS makes the set known, positions carry
+ * it and the second run resumes by GTID set. */
+static const fake_my_server invisible_no_gtids = {
+    .row_metadata = "FULL",
+    .gtid_mode = "OFF",
+    .columns = "mysql|t1|f1|int unsigned|YES\nmysql|t1|f2|int unsigned|YES\n"
+               "mysql|t1|f3|int|YES\nmysql|t1|f4|text|YES\nmysql|t1|f5|blob|YES\n"
+               "mysql|t1|f6|bigint unsigned|YES\n"};
+
+START_TEST(invisible_in_two_runs)
 {
-    serve("binlog-invisible-columns.000001", &invisible);
+    int by_gtid = _i;
+    serve("binlog-invisible-columns.000001", by_gtid ? &invisible : &invisible_no_gtids);
     const char *p = "databases=mysql&startup=file:binlog.000001:4";
     fake_my_set_end(srv, "binlog.000001", 1438);
     ck_assert_ok(run(p, &err), err);
     assert_no_unknown();
-    assert_lake("binlog-invisible-columns.000001.lake", "two inserts");
+    assert_lake("binlog-invisible-columns.000001.lake",
+                by_gtid ? "two inserts, by GTID" : "two inserts");
     fake_my_set_end(srv, NULL, 0);
     ck_assert_ok(run(p, &err), err);
     assert_no_unknown();
@@ -381,11 +392,14 @@ START_TEST(invisible_by_file_pos_in_two_runs)
     size_t dl;
     char *sql;
     fake_my_last_session(srv, &sql, &dump, &dl);
-    ck_assert_msg(dl > 11 && dump[0] == 0x12 && (dump[1] | dump[2] << 8) == 1438,
-                  "second run: no COM_BINLOG_DUMP from position 1438");
+    if (by_gtid)
+        ck_assert_msg(dl > 0 && dump[0] == 0x1e, "second run: no COM_BINLOG_DUMP_GTID");
+    else
+        ck_assert_msg(dl > 11 && dump[0] == 0x12 && (dump[1] | dump[2] << 8) == 1438,
+                      "second run: no COM_BINLOG_DUMP from position 1438");
     free(sql);
     free(dump);
-    assert_lake("binlog-invisible-columns.000001.lake", "update");
+    assert_lake("binlog-invisible-columns.000001.lake", by_gtid ? "update, by GTID" : "update");
 }
 END_TEST
 
@@ -395,6 +409,40 @@ START_TEST(bit_to_lake)
     ck_assert_ok(run("databases=mysql&startup=file:binlog.000001:4", &err), err);
     assert_no_unknown();
     assert_lake("mysql_type_bit.000001.lake", "end");
+}
+END_TEST
+
+/* A GTID server that never purged anything (gtid_purged and PREVIOUS_GTIDS empty), from
+ * startup=earliest: the empty set is a known set, so the first position carries
+ * "gtid_set":"" (the DDL transaction's position holds ALTER USER's GTID :1), positions
+ * grow with each GTID, and the next run resumes by GTID set (COM_BINLOG_DUMP_GTID), as a
+ * replica after a failover would need. */
+START_TEST(earliest_empty_set_is_known)
+{
+    serve("mysql_type_bit.000001", &bit);
+    const char *p = "databases=mysql&startup=earliest";
+    static const struct {
+        uint64_t end;
+        const char *label;
+        uint8_t dump;
+    } runs[] = {{156, "earliest, nothing yet", 0x12},
+                {491, "earliest, one transaction", 0x12},
+                {0, "earliest, end", 0x1e}};
+    for (size_t i = 0; i < 3; i++) {
+        if (runs[i].end) fake_my_set_end(srv, "binlog.000001", runs[i].end);
+        else fake_my_set_end(srv, NULL, 0);
+        ck_assert_ok(run(p, &err), err);
+        assert_no_unknown();
+        uint8_t *dump;
+        size_t dl;
+        char *sql;
+        fake_my_last_session(srv, &sql, &dump, &dl);
+        ck_assert_msg(dl > 0 && dump[0] == runs[i].dump, "run %zu: dump command 0x%02x", i + 1,
+                      dl ? dump[0] : 0);
+        free(sql);
+        free(dump);
+        assert_lake("mysql_type_bit.000001.lake", runs[i].label);
+    }
 }
 END_TEST
 
@@ -505,8 +553,9 @@ Suite *suite_mysql_replay(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, json_opaque_to_lake);
     tcase_add_test(tc, enum_set_by_gtid_in_three_runs);
-    tcase_add_test(tc, invisible_by_file_pos_in_two_runs);
+    tcase_add_loop_test(tc, invisible_in_two_runs, 0, 2);
     tcase_add_test(tc, bit_to_lake);
+    tcase_add_test(tc, earliest_empty_set_is_known);
     tcase_add_test(tc, vector_to_lake);
     tcase_add_test(tc, tagged_gtid_position);
     tcase_add_test(tc, compressed_position);

@@ -906,7 +906,7 @@ START_TEST(xa_held_until_commit_across_restart)
     ck_assert_msg(rc == W2L_DONE, "%s: %s", w2l_rc_name(rc), err.msg);
     run_close(&r);
     ck_assert_int_eq(m.inserts - inserts, 4); /* 12, a1's two rows, 4 */
-    ck_assert_ptr_null(strstr(m.last_pos, "\"xa\""));
+    ck_assert_ptr_null(strstr(m.last_pos, "\"xa\":"));
     static const coldef tc[] = {{"id", "", K_INT}, {"v", "", K_TEXT}, {"b", "", K_BIN}};
     compare_table(my, &m, "xa.t", tc, 3);
 

@@ -257,8 +257,12 @@ const w2l_conf_prop w2l__conf_props[] = {
       "nonzero is TRUE; the mysql source warns once per table and column); off: int, which "
       "keeps every value MySQL allows in it (e.g. 5). BOOL/BOOLEAN, MySQL's synonyms of "
       "TINYINT(1), follow it." },
-    { "source.time-as-string", W2L_CONF_BOOL, "false", NOLIM, NULL, 0,
-      "Map TIME to string (else time; values outside 00:00-24:00 then fail)." },
+    { "source.time-as-string", W2L_CONF_BOOL, "false", NOLIM, NULL, W2L_CONF_F_CLI,
+      "Map TIME to string, which holds every TIME value ('-838:59:59' to '838:59:59', "
+      "'24:00:32', '36:00:00') as the server prints it; off: Iceberg time, which holds "
+      "00:00:00-23:59:59.999999 only (a value outside fails the table). Applies to columns "
+      "the lake creates: a column already time keeps time and its values in range "
+      "(w2l-types(7)). Also time-as-string= in a mysql source's URI." },
     { "source.maxwell-database", W2L_CONF_STRING, "maxwell", NOLIM, NULL, 0,
       "maxwell-json: the database of Maxwell's own bookkeeping (its schema store, positions, "
       "bootstrap requests, heartbeats); its rows and DDL are dropped. Empty: keep everything." },
@@ -284,6 +288,12 @@ const w2l_conf_prop w2l__conf_props[] = {
       "Memory the mysql source may hold for prepared XA transactions until their XA COMMIT; past "
       "it "
       "the job fails, naming the transaction (nothing is spilled)." },
+    { "source.new-tables", W2L_CONF_ENUM, "refuse", NOLIM, "refuse|stream", W2L_CONF_F_CLI,
+      "A mysql source restarted with a filter (databases=, tables=, include, exclude) that "
+      "selects tables the checkpoint's did not: refuse fails at start naming them and their "
+      "estimated rows; stream takes only their changes from the checkpoint's position on, "
+      "without their earlier rows (a snapshot of such tables is a later feature: sync them "
+      "into a new warehouse to get their rows)." },
     { "source.snapshot-lock", W2L_CONF_ENUM, "auto", NOLIM, "auto|none|ftwrl", 0,
       "How the mysql source's snapshot learns its binlog position: none (MariaDB only: its "
       "consistent snapshot reports the position, no lock), ftwrl (FLUSH TABLES WITH READ LOCK "

@@ -303,6 +303,12 @@ static w2l_rc open_op(const w2l_conf *conf, unsigned index, unsigned n, w2l_stat
      * partition at the end of its log while more is produced). The binlog keeps its order. */
     const char *src = NULL;
     if (w2l_conf_get(conf, "source", &src, NULL) != W2L_OK) src = NULL;
+    /* a mysql source's time-as-string= parameter wins over the key, as in the source */
+    const char *tq = src && !strncmp(src, "mysql:", 6) ? strchr(src, '?') : NULL;
+    for (const char *p = tq; p && *p; p = strchr(p + 1, '&')) {
+        if (!strncmp(p + 1, "time-as-string=", 15))
+            op->eo.types.time_as_string = p[16] == '1' || !strncmp(p + 16, "true", 4);
+    }
     op->eo.replayed_ok = w2l__ledger_current() != NULL || (src && strncmp(src, "mysql:", 6));
     W2L_TRY(w2l__fileio_open_for(conf, op->warehouse, &op->io, err));
     W2L_TRY(w2l__catalog_open(cat, conf, op->warehouse, op->io, &op->cat, err));

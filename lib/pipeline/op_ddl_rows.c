@@ -53,6 +53,15 @@ static w2l_rc smap_get(tbl *t, const w2l_schema *src, smap **out, w2l_error *err
     return W2L_OK;
 }
 
+/* A source value of type s fits a lake column of type c: c is s or wider, or (with
+ * source.time-as-string) the source's TIME text goes to a column the lake created as time
+ * before the option was set, which keeps the values it can hold (w2l-types(7)). */
+static int fits(const ddl_op *op, w2l_type s, w2l_type c)
+{
+    return w2l_type_can_promote(s, c) ||
+           (op->eo.types.time_as_string && s.id == W2L_TYPE_STRING && c.id == W2L_TYPE_TIME);
+}
+
 /* Resolves m's field ids against t's current schema. */
 /* The source names a key and the table has none: a CDC JSON stream described the table
  * before it knew the key (a debezium envelope carries none; its schema-change event does).
@@ -73,7 +82,7 @@ static int key_gained(const tbl *t, const smap *m)
     return 1;
 }
 
-static void smap_resolve(tbl *t, smap *m)
+static void smap_resolve(const ddl_op *op, tbl *t, smap *m)
 {
     if (m->ice == t->schema && m->ice_id == w2l_schema_id(t->schema)) return;
     size_t n = w2l_schema_field_count(m->src), nc = w2l_schema_field_count(t->schema);
@@ -102,8 +111,7 @@ static void smap_resolve(tbl *t, smap *m)
         w2l_type c = w2l_schema_field(t->schema, (size_t)k)->type;
         if (!w2l__ddlop_type_eq(c, s->type)) {
             m->identity = 0;
-            if (!w2l_type_can_promote(s->type, c))
-                m->evolve = 1; /* wider in the source, or no fit */
+            if (!fits(op, s->type, c)) m->evolve = 1; /* wider in the source, or no fit */
         }
     }
     if (key_gained(t, m)) m->evolve = 1;
@@ -112,19 +120,31 @@ static void smap_resolve(tbl *t, smap *m)
     m->ice_id = w2l_schema_id(t->schema);
 }
 
-/* One value of source type s as Iceberg type c (w2l_type_can_promote(s, c) holds). */
-static w2l_value convert_value(const w2l_value *v, w2l_type s, w2l_type c)
+/* One value of source type s as Iceberg type c (fits(s, c) holds). TIME text into a time
+ * column: 0, or -1 when it is outside 00:00:00-23:59:59.999999 (r NULL then). */
+static int convert_value(const w2l_value *v, w2l_type s, w2l_type c, w2l_value *r)
 {
-    w2l_value r = *v;
-    if (v->is_null) return r;
-    if (s.id == W2L_TYPE_INT && c.id == W2L_TYPE_LONG) r.v.i64 = v->v.i32;
-    else if (s.id == W2L_TYPE_FLOAT && c.id == W2L_TYPE_DOUBLE) r.v.f64 = v->v.f32;
-    return r;
+    *r = *v;
+    if (v->is_null) return 0;
+    if (s.id == W2L_TYPE_INT && c.id == W2L_TYPE_LONG) r->v.i64 = v->v.i32;
+    else if (s.id == W2L_TYPE_FLOAT && c.id == W2L_TYPE_DOUBLE) r->v.f64 = v->v.f32;
+    else if (s.id == W2L_TYPE_STRING && c.id == W2L_TYPE_TIME) {
+        const char *p = v->v.bytes.ptr;
+        size_t n = v->v.bytes.len;
+        w2l_error e;
+        if (n < 8 || p[2] != ':' || p[0] < '0' || p[0] > '2' || (p[0] == '2' && p[1] > '3') ||
+            w2l_value_parse(c, p, n, r, &e) != W2L_OK) {
+            memset(r, 0, sizeof *r);
+            r->is_null = 1;
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* Rows of changes (one source schema) in t's current schema, in op->scratch. */
 static w2l_rc convert_rows(ddl_op *op, tbl *t, smap *m, const w2l_change *in, size_t n,
-                           w2l_change **out, w2l_error *err)
+                           int null_bad, w2l_change **out, w2l_error *err)
 {
     size_t ns = w2l_schema_field_count(m->src), nc = w2l_schema_field_count(t->schema);
     w2l_change *cs = w2l__arena_alloc(&op->scratch, n * sizeof *cs + 1);
@@ -161,8 +181,21 @@ static w2l_rc convert_rows(ddl_op *op, tbl *t, smap *m, const w2l_change *in, si
             if (k < 0) continue;
             int here = !c->present || (c->present[i / 8] >> (i % 8) & 1);
             if (pr && here) pr[k / 8] = (uint8_t)(pr[k / 8] | 1u << (k % 8));
-            row[k] = convert_value(&c->row[i], w2l_schema_field(m->src, i)->type,
-                                   w2l_schema_field(t->schema, (size_t)k)->type);
+            if (convert_value(&c->row[i], w2l_schema_field(m->src, i)->type,
+                              w2l_schema_field(t->schema, (size_t)k)->type, &row[k]) &&
+                !null_bad) {
+                const w2l_value *v = &c->row[i];
+                return w2l__fail(
+                    err, W2L_SCHEMA,
+                    "column '%s': TIME value '%.*s' does not fit the lake's column, which was "
+                    "created as Iceberg time (00:00:00-23:59:59.999999) before "
+                    "source.time-as-string was set, and Iceberg cannot change time to string; "
+                    "to keep every value, sync the table into a new warehouse with "
+                    "--source.time-as-string, and leave it out of this one with --exclude "
+                    "(w2l-types(7))",
+                    w2l_schema_field(m->src, i)->name,
+                    (int)(v->v.bytes.len > 40 ? 40 : v->v.bytes.len), v->v.bytes.ptr);
+            }
         }
         if (extras) w2l__ddlop_fill_extras(t, c, row, pr);
         cs[r] = *c;
@@ -264,7 +297,7 @@ w2l_rc w2l__ddlop_evolve_to_source(ddl_op *op, tbl *t, const w2l_schema *src, w2
 {
     smap *m;
     W2L_TRY(smap_get(t, src, &m, err));
-    smap_resolve(t, m);
+    smap_resolve(op, t, m);
     if (!m->evolve) return W2L_OK;
     size_t n = w2l_schema_field_count(src);
     w2l__ice_schema_change *ops = w2l__calloc(n + 1, sizeof *ops);
@@ -280,8 +313,7 @@ w2l_rc w2l__ddlop_evolve_to_source(ddl_op *op, tbl *t, const w2l_schema *src, w2
         }
         if (m->idx[i] < 0) continue;
         const w2l_field *c = w2l_schema_field(t->schema, (size_t)m->idx[i]);
-        if (w2l__ddlop_type_eq(c->type, s->type) || w2l_type_can_promote(s->type, c->type))
-            continue;
+        if (w2l__ddlop_type_eq(c->type, s->type) || fits(op, s->type, c->type)) continue;
         if (w2l_type_can_promote(c->type, s->type))
             ops[nops++] = (w2l__ice_schema_change){W2L_ICE_WIDEN_COLUMN, c->name, NULL, s->type, 0};
         else {
@@ -335,13 +367,13 @@ w2l_rc w2l__ddlop_evolve_to_source(ddl_op *op, tbl *t, const w2l_schema *src, w2
         /* ignored: write what fits, by name; columns that do not fit are dropped */
         m->settled = 1;
         m->ice_id = -1;
-        smap_resolve(t, m);
+        smap_resolve(op, t, m);
         size_t k = w2l_schema_field_count(src);
         for (size_t i = 0; i < k; i++) {
             if (m->idx[i] < 0) continue;
             const w2l_field *s = w2l_schema_field(src, i),
                             *c = w2l_schema_field(t->schema, (size_t)m->idx[i]);
-            if (!w2l_type_can_promote(s->type, c->type)) m->idx[i] = -1;
+            if (!fits(op, s->type, c->type)) m->idx[i] = -1;
         }
     }
     return rc;
@@ -374,7 +406,7 @@ w2l_rc w2l__ddlop_forward(ddl_op *op, tbl *t, w2l_change *changes, size_t n, int
     W2L_TRY(resolve_for_rows(op, t, src, err));
     smap *m;
     W2L_TRY(smap_get(t, src, &m, err));
-    smap_resolve(t, m);
+    smap_resolve(op, t, m);
     if (m->evolve) {
         *need_evolve = 1;
         return W2L_OK;
@@ -414,7 +446,16 @@ w2l_rc w2l__ddlop_forward(ddl_op *op, tbl *t, w2l_change *changes, size_t n, int
         rc = w2l_collect(out, &e, err);
     } else {
         w2l_change *cs = NULL;
-        rc = convert_rows(op, t, m, changes, n, &cs, err);
+        rc = convert_rows(op, t, m, changes, n, 0, &cs, err);
+        if (rc == W2L_SCHEMA) { /* a value the lake's column cannot hold: the table's policy */
+            w2l__arena_release(&op->scratch);
+            W2L_TRY(w2l__ddlop_unsupported(op, t, rc, "rows", err));
+            if (t->quarantined) {
+                w2l__ddlop_count_dropped(t, n);
+                return W2L_OK;
+            }
+            rc = convert_rows(op, t, m, changes, n, 1, &cs, err); /* ignore: NULL there */
+        }
         e.changes = cs;
         if (rc == W2L_OK) rc = w2l_collect(out, &e, err);
         w2l__arena_release(&op->scratch);

@@ -246,7 +246,8 @@ static w2l_rc time_value(const w2l__bl_col *c, int neg, int64_t h, int64_t mi, i
     if (neg || h >= 24)
         return w2l__fail(err, W2L_SCHEMA,
                          "column '%s': TIME value %s%02lld:%02lld:%02lld is outside 00:00-24:00 "
-                         "(set source.time-as-string)",
+                         "(set source.time-as-string (--source.time-as-string); a table the lake "
+                         "has already keeps its time column: w2l-types(7))",
                          c->name, neg ? "-" : "", (long long)h, (long long)mi, (long long)s);
     v->v.i64 = ((h * 60 + mi) * 60 + s) * 1000000 + us;
     return W2L_OK;

@@ -34,6 +34,9 @@
  * {scale, value} as exact text; Bits as base64 little-endian; geometry structs {wkb, srid}
  * and points {x, y} as WKB; structs, arrays and maps as their JSON text.
  */
+#define W2L__TIME_HINT                                                                             \
+    "set source.time-as-string (--source.time-as-string); a table the lake has already keeps its " \
+    "time column: w2l-types(7)"
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -279,7 +282,7 @@ static w2l_rc time_text(const vctx *x, const char *s, size_t n, int64_t *us, w2l
     while (h < n && s[h] >= '0' && s[h] <= '9') h++;
     if ((n && s[0] == '-') || h > 2 || (h == 2 && (s[0] - '0') * 10 + (s[1] - '0') >= 24))
         return bad_value(x, s, n,
-                         "TIME outside 00:00:00..23:59:59.999999 (set source.time-as-string)", err);
+                         "TIME outside 00:00:00..23:59:59.999999 (" W2L__TIME_HINT ")", err);
     if (w2l__time_parse(s, n, us, err) != W2L_OK) return bad_value_err(x, s, n, err);
     return W2L_OK;
 }
@@ -554,7 +557,7 @@ static w2l_rc dbz_time(const vctx *x, w2l_type t, int64_t us, const char *orig, 
     }
     if (us < 0 || us >= W2L_MICROS_PER_DAY)
         return bad_value(x, orig, olen,
-                         "TIME outside 00:00:00..23:59:59.999999 (set source.time-as-string)", err);
+                         "TIME outside 00:00:00..23:59:59.999999 (" W2L__TIME_HINT ")", err);
     out->v.i64 = us;
     return W2L_OK;
 }

@@ -164,12 +164,19 @@ static w2l_rc set_param(mysql_source *ms, const char *uri, const char *k, size_t
         if (kl == 10) ms->cfg.chunk_rows = x > 0 ? (size_t)x : SNAP_CHUNK_DEFAULT;
         else ms->cfg.params.connect_timeout_s = x > 0 ? (unsigned)x : 10;
         return W2L_OK;
+    } else if (kl == 14 && !memcmp(k, "time-as-string", 14)) { /* source.time-as-string */
+        int on = !strcmp(val, "true") || !strcmp(val, "1");
+        if (!on && strcmp(val, "false") && strcmp(val, "0"))
+            return w2l__fail(err, W2L_CONFIG,
+                             "source URI: time-as-string '%.40s' is not true or false", val);
+        ms->cfg.topts.time_as_string = on;
+        return W2L_OK;
     } else
         return w2l__fail(
             err, W2L_CONFIG,
             "source URI: unknown parameter '%.*s' (allowed: server-id, databases, tables, startup, "
             "chunk-rows, connect-timeout, snapshot-lock, ssl-mode, ssl-ca, ssl-cert, ssl-key, "
-            "server-public-key, get-server-public-key)",
+            "server-public-key, get-server-public-key, time-as-string)",
             (int)kl, k);
     (void)uri;
     w2l__free(*dst);
@@ -315,7 +322,7 @@ w2l_rc w2l__ms_parse_uri(mysql_source *ms, const w2l_conf *conf, const char *uri
                            s);
     }
     w2l__free(dbs_text);
-    w2l__free(tables);
+    ms->cfg.tables_text = tables; /* the filter a position records (mysql_newtables.c) */
     w2l__free(startup);
     return rc;
 }

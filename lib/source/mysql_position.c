@@ -61,28 +61,37 @@ static w2l_rc put_str(w2l_buf *b, const char *s, w2l_error *err)
     return W2L_OK;
 }
 
-/* The GTID text of the current position: MariaDB's GTID state, or MySQL's executed set
- * ("" while it is not known). From w2l__malloc; NULL when out of memory. */
-char *w2l__ms_gtid_text(const mysql_source *ms)
+/* The GTID text of the current position into *out: MariaDB's GTID state, or MySQL's
+ * executed set ("" the empty set, which is known: a server that never executed a GTID;
+ * *out NULL while the set is not known). From w2l__malloc. */
+w2l_rc w2l__ms_gtid_text(const mysql_source *ms, char **out, w2l_error *err)
 {
-    if (ms->server.mysql)
-        return ms->at.mygtids_known ? w2l__mygtids_format(ms->at.mygtids) : w2l__strdup("");
+    *out = NULL;
+    if (ms->server.mysql) {
+        if (!ms->at.mygtids_known) return W2L_OK;
+        *out = w2l__mygtids_format(ms->at.mygtids);
+        W2L_NOMEM_IF(!*out, err);
+        return W2L_OK;
+    }
     char g[1024];
     w2l__gtid_format(ms->at.gtid, ms->at.ngtid, g, sizeof g);
-    return w2l__strdup(g);
+    *out = w2l__strdup(g);
+    W2L_NOMEM_IF(!*out, err);
+    return W2L_OK;
 }
 
 /* The start of a position object, without its closing brace:
  *   MariaDB: {"file":"binlog.000003","pos":1234,"gtid":"0-1-55"}
  *   MySQL:   {"file":"binlog.000003","pos":1234,"gtid_set":"3e11fa47-...:1-57"}
- * (gtid_set left out while the set is not known, gtid the text of either). */
+ * gtid the text of either; for MySQL NULL while the set is not known (gtid_set left out),
+ * "" the empty set ("gtid_set":"", a server that has executed no GTID yet). */
 w2l_rc w2l__ms_position_json(const mysql_source *ms, w2l_buf *b, const char *file, uint64_t pos,
                              const char *gtid, w2l_error *err)
 {
     W2L_TRY(w2l__buf_printf(b, err, "{\"file\":\""));
     W2L_TRY(put_str(b, file, err));
     W2L_TRY(w2l__buf_printf(b, err, "\",\"pos\":%llu", (unsigned long long)pos));
-    if (ms->server.mysql && !*gtid) return W2L_OK;
+    if (!gtid) return W2L_OK;
     W2L_TRY(w2l__buf_printf(b, err, ",\"%s\":\"", ms->server.mysql ? "gtid_set" : "gtid"));
     W2L_TRY(put_str(b, gtid, err));
     return w2l__buf_printf(b, err, "\"");
@@ -91,9 +100,9 @@ w2l_rc w2l__ms_position_json(const mysql_source *ms, w2l_buf *b, const char *fil
 w2l_rc w2l__ms_emit_commit(mysql_source *ms, w2l_emitter *em, w2l_error *err)
 {
     w2l_buf b = {0};
-    char *g = w2l__ms_gtid_text(ms);
-    w2l_rc rc = g ? w2l__ms_position_json(ms, &b, ms->at.file, ms->at.pos, g, err)
-                  : w2l__fail(err, W2L_NOMEM, "out of memory");
+    char *g;
+    w2l_rc rc = w2l__ms_gtid_text(ms, &g, err);
+    if (rc == W2L_OK) rc = w2l__ms_position_json(ms, &b, ms->at.file, ms->at.pos, g, err);
     w2l__free(g);
     if (rc == W2L_OK && ms->xa.n) {
         const xa_txn *x = ms->xa.pending[0];
@@ -101,6 +110,8 @@ w2l_rc w2l__ms_emit_commit(mysql_source *ms, w2l_emitter *em, w2l_error *err)
         if (rc == W2L_OK) rc = w2l__ms_position_json(ms, &b, x->file, x->pos, x->gtid, err);
         if (rc == W2L_OK) rc = w2l__buf_printf(&b, err, "}");
     }
+    if (rc == W2L_OK && ms->cfg.filter_json && *ms->cfg.filter_json)
+        rc = w2l__buf_printf(&b, err, "%s", ms->cfg.filter_json);
     if (rc == W2L_OK && ms->snap.nsegs) {
         char win[MAX_WSEGS * 900];
         size_t n = w2l__ms_format_window(ms, win, sizeof win);
@@ -112,12 +123,14 @@ w2l_rc w2l__ms_emit_commit(mysql_source *ms, w2l_emitter *em, w2l_error *err)
     return rc;
 }
 
+/* The position's GTID text becomes s (MySQL: NULL not known, "" the empty set; MariaDB:
+ * NULL or "" no GTID state). */
 w2l_rc w2l__ms_set_gtid_text(mysql_source *ms, const char *s, w2l_error *err)
 {
     if (ms->server.mysql) return w2l__ms_set_mygtids_text(ms, s, err);
     w2l__bl_gtid *g;
     size_t n;
-    W2L_TRY(w2l__gtid_parse(s, &g, &n, err));
+    W2L_TRY(w2l__gtid_parse(s ? s : "", &g, &n, err));
     w2l__free(ms->at.gtid);
     ms->at.gtid = g;
     ms->at.ngtid = n;
@@ -125,19 +138,19 @@ w2l_rc w2l__ms_set_gtid_text(mysql_source *ms, const char *s, w2l_error *err)
     return W2L_OK;
 }
 
-/* MySQL: the executed set becomes s ("": not known). */
+/* MySQL: the executed set becomes s (NULL: not known; "": the empty set, known). */
 w2l_rc w2l__ms_set_mygtids_text(mysql_source *ms, const char *s, w2l_error *err)
 {
     w2l__mygtids *g = w2l__mygtids_new();
     W2L_NOMEM_IF(!g, err);
-    w2l_rc rc = w2l__mygtids_parse(g, s, err);
+    w2l_rc rc = w2l__mygtids_parse(g, s ? s : "", err);
     if (rc != W2L_OK) {
         w2l__mygtids_free(g);
         return rc;
     }
     w2l__mygtids_free(ms->at.mygtids);
     ms->at.mygtids = g;
-    ms->at.mygtids_known = !w2l__mygtids_empty(g);
+    ms->at.mygtids_known = s != NULL;
     return W2L_OK;
 }
 
@@ -178,10 +191,8 @@ w2l_rc w2l__ms_xa_begin(mysql_source *ms, w2l_error *err)
     w2l__arena_init(&x->arena, 16384);
     snprintf(x->file, sizeof x->file, "%s", ms->at.file);
     x->pos = ms->at.pos;
-    x->gtid = w2l__ms_gtid_text(ms);
     ms->xa.cur = x;
-    W2L_NOMEM_IF(!x->gtid, err);
-    return W2L_OK;
+    return w2l__ms_gtid_text(ms, &x->gtid, err);
 }
 
 static char *arena_dup(w2l__arena *a, const void *p, size_t n)
@@ -208,7 +219,8 @@ w2l_rc w2l__ms_xa_add(mysql_source *ms, const w2l_change *ch, w2l_error *err)
             "mysql source: the XA transaction prepared at %s:%llu (GTID state %s) needs "
             "more than %zu bytes of memory until its XA COMMIT, with %zu other(s) pending; raise "
             "source.xa-buffer-bytes",
-            x->file, (unsigned long long)x->pos, x->gtid, ms->xa.limit, ms->xa.n);
+            x->file, (unsigned long long)x->pos, x->gtid ? x->gtid : "not known", ms->xa.limit,
+            ms->xa.n);
     xa_change *c = w2l__arena_alloc(&x->arena, sizeof *c);
     w2l_value *vals = c ? w2l__arena_alloc(&x->arena, (n ? n : 1) * sizeof *vals) : NULL;
     char *db = vals ? arena_dup(&x->arena, ch->db, dl) : NULL;

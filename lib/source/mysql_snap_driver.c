@@ -19,11 +19,54 @@ void w2l__ms_snap_tables_free(mysql_source *ms)
         for (size_t k = 0; k < t->ncols; k++) w2l__free((char *)t->cols[k].name);
         w2l__free(t->cols);
         w2l__free(t->pk);
+        w2l__free(t->create_sql);
         w2l_schema_unref(t->schema);
     }
     w2l__free(ms->snap.tables);
     ms->snap.tables = NULL;
     ms->snap.ntables = 0;
+}
+
+/* `name` with backticks doubled, appended to b. */
+static w2l_rc put_ident(w2l_buf *b, const char *name, w2l_error *err)
+{
+    W2L_TRY(w2l_buf_append(b, "`", 1, err));
+    for (const char *p = name; *p; p++)
+        W2L_TRY(w2l_buf_append(b, *p == '`' ? "``" : p, *p == '`' ? 2 : 1, err));
+    return w2l_buf_append(b, "`", 1, err);
+}
+
+/* CREATE TABLE of a tracked definition (information_schema's COLUMN_TYPE, nullability and
+ * primary key): what the DDL handler creates an empty table from, so a table without rows
+ * is in the lake after the snapshot, with its schema. From w2l__malloc. */
+static w2l_rc create_sql(const ttable *t, char **out, w2l_error *err)
+{
+    w2l_buf b = {0};
+    w2l_rc rc = w2l__buf_printf(&b, err, "CREATE TABLE ");
+    if (rc == W2L_OK) rc = put_ident(&b, t->db, err);
+    if (rc == W2L_OK) rc = w2l_buf_append(&b, ".", 1, err);
+    if (rc == W2L_OK) rc = put_ident(&b, t->name, err);
+    if (rc == W2L_OK) rc = w2l_buf_append(&b, " (", 2, err);
+    for (size_t k = 0; rc == W2L_OK && k < t->ncols; k++) {
+        if (k) rc = w2l_buf_append(&b, ", ", 2, err);
+        if (rc == W2L_OK) rc = put_ident(&b, t->cols[k].name, err);
+        if (rc == W2L_OK)
+            rc = w2l__buf_printf(&b, err, " %s%s", t->cols[k].type,
+                                 t->cols[k].nullable ? "" : " NOT NULL");
+    }
+    for (size_t k = 0; rc == W2L_OK && k < t->npk; k++) {
+        rc = w2l__buf_printf(&b, err, "%s", k ? ", " : ", PRIMARY KEY (");
+        if (rc == W2L_OK) rc = put_ident(&b, t->pk[k], err);
+        if (rc == W2L_OK && k + 1 == t->npk) rc = w2l_buf_append(&b, ")", 1, err);
+    }
+    if (rc == W2L_OK) rc = w2l_buf_append(&b, ")", 1, err);
+    if (rc == W2L_OK) rc = w2l__buf_cstr(&b, err);
+    if (rc != W2L_OK) {
+        w2l_buf_release(&b);
+        return rc;
+    }
+    *out = (char *)b.data;
+    return W2L_OK;
 }
 
 /* The selected tables and their columns, from the tracked definitions. */
@@ -81,6 +124,7 @@ w2l_rc w2l__ms_snap_plan(mysql_source *ms, w2l_error *err)
         if (rc == W2L_OK)
             rc = w2l__ms_build_schema(t, names, types, nul, t->ncols, s->pk, s->npk, &s->schema,
                                       err);
+        if (rc == W2L_OK) rc = create_sql(t, &s->create_sql, err);
         if (rc != W2L_OK) w2l__error_prefix(err, "snapshot of %s.%s: ", t->db, t->name);
         w2l__free(names);
         w2l__free(types);
@@ -222,8 +266,10 @@ static w2l_rc start_locked(mysql_source *ms, int fresh, char *file, size_t fsize
     } else if (rc == W2L_OK && !ms->server.mysql && !null)
         *gtext = w2l__strdup(g);
     w2l__my_res_free(r);
-    if (rc == W2L_OK && !*gtext) *gtext = w2l__strdup("");
-    if (rc == W2L_OK && !*gtext) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    /* MySQL without gtid_mode=ON: the set is not known (NULL) */
+    int known = !ms->server.mysql || ms->server.gtid_mode;
+    if (rc == W2L_OK && known && !*gtext) *gtext = w2l__strdup("");
+    if (rc == W2L_OK && known && !*gtext) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
     if (rc == W2L_OK)
         rc = w2l__my_exec(c, "START TRANSACTION WITH CONSISTENT SNAPSHOT", err);
     w2l_error e2;
@@ -309,7 +355,7 @@ w2l_rc w2l__ms_snap_begin(mysql_source *ms, int fresh, w2l_error *err)
 static w2l_rc snap_position(const mysql_source *ms, w2l_buf *b, const snap_table *t,
                             w2l_error *err)
 {
-    const char *g = ms->server.mysql ? (ms->snap.mygtids ? ms->snap.mygtids : "") : ms->snap.gtid;
+    const char *g = ms->server.mysql ? ms->snap.mygtids : ms->snap.gtid;
     W2L_TRY(w2l__ms_position_json(ms, b, ms->snap.file, ms->snap.pos, g, err));
     if (t) {
         W2L_TRY(w2l__buf_printf(b, err,
@@ -323,6 +369,8 @@ static w2l_rc snap_position(const mysql_source *ms, w2l_buf *b, const snap_table
         }
         W2L_TRY(w2l__buf_printf(b, err, "]}"));
     }
+    if (ms->cfg.filter_json && *ms->cfg.filter_json)
+        W2L_TRY(w2l__buf_printf(b, err, "%s", ms->cfg.filter_json));
     if (ms->snap.nsegs) {
         char win[MAX_WSEGS * 900];
         size_t n = w2l__ms_format_window(ms, win, sizeof win);
@@ -381,6 +429,7 @@ w2l_rc w2l__ms_snapshot_next(mysql_source *ms, w2l_emitter *em, w2l_error *err)
         w2l__arena_release(a);
         w2l__arena_init(a, 4096);
         size_t limit = t->npk ? ms->cfg.chunk_rows : 0;
+        int first = !ms->snap.key; /* the table's first chunk */
         uint8_t *coerced = w2l__arena_alloc(a, t->ncols / 8 + 1);
         W2L_NOMEM_IF(!coerced, err);
         memset(coerced, 0, t->ncols / 8 + 1);
@@ -398,6 +447,16 @@ w2l_rc w2l__ms_snapshot_next(mysql_source *ms, w2l_emitter *em, w2l_error *err)
             return rc;
         }
         int table_done = !t->npk || nrows < limit;
+        /* a table without rows: its CREATE TABLE, so the lake has it, with its schema */
+        int empty = table_done && first && nrows == 0;
+        if (empty) {
+            w2l_ddl d = {0};
+            d.db = t->db;
+            d.table = t->name;
+            d.sql = t->create_sql;
+            d.sql_len = strlen(t->create_sql);
+            W2L_TRY(w2l_emit_ddl(em, &d, err));
+        }
         const snap_table *pt = t;
         if (table_done) {
             ms->snap.idx++;
@@ -409,21 +468,20 @@ w2l_rc w2l__ms_snapshot_next(mysql_source *ms, w2l_emitter *em, w2l_error *err)
             ms->snap.key = lk;
             ms->snap.key_len = ll;
         }
-        if (nrows == 0 && pt) continue; /* nothing emitted: no transaction */
+        if (nrows == 0 && !empty && pt) continue; /* nothing emitted: no transaction */
         w2l_buf pb = {0};
         rc = snap_position(ms, &pb, pt, err);
         if (rc == W2L_OK) rc = w2l_emit_commit(em, (const char *)pb.data, pb.len, err);
         w2l_buf_release(&pb);
         W2L_TRY(rc);
-        if (nrows) return W2L_OK;
+        if (nrows || empty) return W2L_OK;
     }
     /* snapshot done: hand over to the binlog at the snapshot's position */
     w2l__my_close(ms->snap.conn);
     ms->snap.conn = NULL;
     snprintf(ms->at.file, sizeof ms->at.file, "%s", ms->snap.file);
     ms->at.pos = ms->snap.pos;
-    W2L_TRY(w2l__ms_set_gtid_text(
-        ms, ms->server.mysql ? (ms->snap.mygtids ? ms->snap.mygtids : "") : ms->snap.gtid, err));
+    W2L_TRY(w2l__ms_set_gtid_text(ms, ms->server.mysql ? ms->snap.mygtids : ms->snap.gtid, err));
     ms->state = ST_BINLOG;
     w2l__log(W2L_LOG_INFO,
              "mysql source: snapshot of %zu tables done; streaming the binlog from %s:%llu",

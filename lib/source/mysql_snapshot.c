@@ -111,14 +111,18 @@ static w2l_rc convert(const w2l__snap_col *col, const char *s, size_t n, w2l_val
     }
     case W2L_TYPE_TIME:
         if (n && s[0] == '-') break;
-        if (n >= 3 && s[2] != ':') break; /* 24 hours and more */
+        if (n >= 3 && s[2] != ':') break;                     /* 100 hours and more */
+        if (n >= 2 && (s[0] > '2' || (s[0] == '2' && s[1] >= '4'))) break; /* 24-99 */
         return w2l_value_parse(col->ice, s, n, v, err);
     default: return w2l_value_parse(col->ice, s, n, v, err);
     }
-    return w2l__fail(
-        err, W2L_SCHEMA, "column '%s': value '%.40s' does not fit %s%s", col->name, s,
-        w2l__type_name(col->ice.id),
-        col->ice.id == W2L_TYPE_TIME ? " (outside 00:00-24:00: set source.time-as-string)" : "");
+    return w2l__fail(err, W2L_SCHEMA, "column '%s': value '%.40s' does not fit %s%s", col->name, s,
+                     w2l__type_name(col->ice.id),
+                     col->ice.id == W2L_TYPE_TIME
+                         ? " (Iceberg time holds 00:00:00-23:59:59.999999: set "
+                           "source.time-as-string (--source.time-as-string); a table the lake has "
+                           "already keeps its time column: w2l-types(7))"
+                         : "");
 }
 
 w2l_rc w2l__snap_chunk(w2l__my *c, const char *db, const char *table, const w2l__snap_col *cols,

@@ -138,11 +138,12 @@ w2l_rc w2l__ms_read_binlog_status(const mysql_source *ms, w2l__my *c, char *file
     return W2L_OK;
 }
 
-/* MySQL: gtid_executed (or gtid_purged) when gtid_mode=ON, else "" (not known). */
+/* MySQL: gtid_executed (or gtid_purged) when gtid_mode=ON ("" the empty set, known),
+ * else not known. */
 static w2l_rc read_mysql_gtids(mysql_source *ms, w2l__my *c, const char *var, w2l_error *err)
 {
     if (!ms->server.mysql) return W2L_OK;
-    if (!ms->server.gtid_mode) return w2l__ms_set_mygtids_text(ms, "", err);
+    if (!ms->server.gtid_mode) return w2l__ms_set_mygtids_text(ms, NULL, err);
     char q[64];
     snprintf(q, sizeof q, "SELECT @@global.%s", var);
     w2l__my_res *r;
@@ -258,7 +259,7 @@ static w2l_rc parse_restored(mysql_source *ms, const char *restored, w2l_error *
     if (ms->server.mysql) gtid = gset; /* MySQL positions hold the executed set */
     snprintf(ms->at.file, sizeof ms->at.file, "%s", file);
     ms->at.pos = (uint64_t)pos;
-    rc = w2l__ms_set_gtid_text(ms, gtid ? gtid : "", err);
+    rc = w2l__ms_set_gtid_text(ms, gtid, err); /* MySQL: absent = not known */
     w2l__json *win = w2l__json_get(j, "window");
     for (w2l__json *w = win ? w2l__json_first(win) : NULL; rc == W2L_OK && w;
          w = w2l__json_next(w)) {
@@ -295,7 +296,7 @@ static w2l_rc parse_restored(mysql_source *ms, const char *restored, w2l_error *
         ms->xa.replaying = 1;
         snprintf(ms->at.file, sizeof ms->at.file, "%s", xf);
         ms->at.pos = (uint64_t)xp;
-        rc = w2l__ms_set_gtid_text(ms, xg ? xg : "", err);
+        rc = w2l__ms_set_gtid_text(ms, xg, err);
         w2l__log(W2L_LOG_INFO,
                  "mysql source: an XA transaction was prepared, not committed, at the checkpoint: "
                  "reading from its PREPARE at %s:%llu, emitting after %s:%llu",
@@ -309,8 +310,8 @@ static w2l_rc parse_restored(mysql_source *ms, const char *restored, w2l_error *
         snprintf(ms->snap.gtid, sizeof ms->snap.gtid, "%s", gtid ? gtid : "");
         if (ms->server.mysql) {
             w2l__free(ms->snap.mygtids);
-            ms->snap.mygtids = w2l__strdup(gtid ? gtid : "");
-            W2L_NOMEM_IF(!ms->snap.mygtids, err);
+            ms->snap.mygtids = gtid ? w2l__strdup(gtid) : NULL;
+            W2L_NOMEM_IF(gtid && !ms->snap.mygtids, err);
         }
         ms->state = ST_SNAPSHOT;
         const char *tname = w2l__json_str(w2l__json_get(snap, "table"));
@@ -387,6 +388,10 @@ static void ms_close(w2l_source *self)
     ms->cfg.have_regex = 0;
     w2l__tfilter_free(&ms->cfg.filter);
     w2l__free(ms->cfg.startup);
+    w2l__free(ms->cfg.tables_text);
+    ms->cfg.tables_text = NULL;
+    w2l__free(ms->cfg.filter_json);
+    ms->cfg.filter_json = NULL;
     w2l__free(ms->cfg.params.host);
     w2l__free(ms->cfg.params.user);
     if (ms->cfg.params.pass) {
@@ -429,6 +434,8 @@ static w2l_rc ms_open_inner(mysql_source *ms, const w2l_conf *conf, const char *
     W2L_TRY(w2l__my_connect(&ms->cfg.params, &c, err));
     w2l_rc rc = check_server(ms, c, err);
     if (rc == W2L_OK) rc = w2l__ms_load_definitions(ms, c, err);
+    if (rc == W2L_OK) rc = w2l__ms_filter_json(ms, conf, err);
+    if (rc == W2L_OK && restored) rc = w2l__ms_check_new_tables(ms, conf, c, restored, err);
     if (rc == W2L_OK && ms->cfg.until_caught_up)
         rc = w2l__ms_read_binlog_status(ms, c, ms->end.file, sizeof ms->end.file, &ms->end.pos,
                                         err);
@@ -475,7 +482,8 @@ static w2l_rc ms_open_inner(mysql_source *ms, const w2l_conf *conf, const char *
                 rc = w2l__fail(err, W2L_CONFIG,
                                "mysql source: startup gtid: needs gtid_mode=ON on a MySQL server");
             if (rc == W2L_OK) rc = w2l__ms_set_gtid_text(ms, s + 5, err);
-            if (rc == W2L_OK && (ms->server.mysql ? !ms->at.mygtids_known : !ms->at.ngtid))
+            if (rc == W2L_OK &&
+                (ms->server.mysql ? w2l__mygtids_empty(ms->at.mygtids) : !ms->at.ngtid))
                 rc = w2l__fail(err, W2L_CONFIG,
                                "mysql source: startup gtid: needs a GTID %s",
                                ms->server.mysql ? "set (UUID:N-M,...)" : "state (D-S-N,...)");

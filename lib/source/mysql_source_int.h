@@ -73,7 +73,7 @@ typedef struct xa_txn {
     /* where its PREPARE group starts: the resume point while it is pending */
     char file[256];
     uint64_t pos;
-    char *gtid;
+    char *gtid;              /* NULL: MySQL's set not known there */
 } xa_txn;
 
 typedef struct snap_table {
@@ -83,6 +83,7 @@ typedef struct snap_table {
     size_t *pk;
     size_t npk;
     w2l_schema *schema;
+    char *create_sql;    /* CREATE TABLE of its tracked definition: an empty table's DDL */
 } snap_table;
 
 /* A resumed snapshot read the tables from `db.name` on (in snapshot order) at file:pos:
@@ -106,6 +107,8 @@ typedef struct mysql_source {
         regex_t re;
         w2l__tfilter filter;  /* include / exclude */
         char *startup;
+        char *tables_text;    /* tables= (source.tables) as given, NULL unset */
+        char *filter_json;    /* ,"filter":{...} of every position, "" no filter */
         int until_caught_up;
         int64_t clock_skew_ms; /* source.clock-skew: heartbeat marks stay this far back */
         w2l__type_opts topts;
@@ -133,7 +136,8 @@ typedef struct mysql_source {
         size_t ngtid, gtid_cap;
         /* MySQL: the server's executed GTID set at file:pos; known 0 while it is not
          * (started from file:pos, gtid_mode not ON): then it is learnt from the next
-         * file's PREVIOUS_GTIDS, and positions hold file:pos alone */
+         * file's PREVIOUS_GTIDS, and positions hold file:pos alone. The empty set is a
+         * known set (a server that never executed a GTID: "gtid_set":"") */
         w2l__mygtids *mygtids;
         int mygtids_known;
     } at;
@@ -200,6 +204,7 @@ typedef struct mysql_source {
         size_t n, cap;
     } warned;
 
+    int announce_filter;      /* new tables streamed: emit the position with the new filter */
     int failed;
     w2l_error ferr;
     _Atomic int64_t last_event_ms;
@@ -237,7 +242,7 @@ int w2l__ms_in_window(const mysql_source *ms, const char *db, const char *table,
 w2l_rc w2l__ms_emit_commit(mysql_source *ms, w2l_emitter *em, w2l_error *err);
 w2l_rc w2l__ms_set_gtid_text(mysql_source *ms, const char *s, w2l_error *err);
 w2l_rc w2l__ms_set_mygtids_text(mysql_source *ms, const char *s, w2l_error *err);
-char *w2l__ms_gtid_text(const mysql_source *ms);
+w2l_rc w2l__ms_gtid_text(const mysql_source *ms, char **out, w2l_error *err);
 w2l_rc w2l__ms_position_json(const mysql_source *ms, w2l_buf *b, const char *file, uint64_t pos,
                              const char *gtid, w2l_error *err);
 w2l_rc w2l__ms_read_binlog_status(const mysql_source *ms, w2l__my *c, char *file, size_t fsize,
@@ -256,6 +261,12 @@ w2l_rc w2l__ms_xa_finish(mysql_source *ms, w2l_emitter *em, const char *key, int
 void w2l__ms_warn_coerced(mysql_source *ms, const char *db, const char *table,
                           const char *const *names, size_t ncols, uint8_t *coerced);
 w2l_rc w2l__ms_binlog_next(mysql_source *ms, w2l_emitter *em, int timeout_ms, w2l_error *err);
+
+/* ---- mysql_newtables.c ---- */
+
+w2l_rc w2l__ms_filter_json(mysql_source *ms, const w2l_conf *conf, w2l_error *err);
+w2l_rc w2l__ms_check_new_tables(mysql_source *ms, const w2l_conf *conf, w2l__my *c,
+                                const char *restored, w2l_error *err);
 
 /* ---- mysql_snap_driver.c ---- */
 

@@ -32,13 +32,15 @@ static w2l_rc start_stream(mysql_source *ms, w2l_error *err)
     o.server_id = ms->cfg.server_id;
     o.heartbeat_ms = HEARTBEAT_MS;
     o.mysql = ms->server.mysql;
-    /* MySQL: by the executed set while it is known and gtid_mode=ON (it survives a
-     * failover and file renames), else by file:pos, as MariaDB by its GTID state */
-    char *set = ms->server.mysql && ms->server.gtid_mode && ms->at.mygtids_known
-                    ? w2l__mygtids_format(ms->at.mygtids)
-                    : NULL;
-    if (ms->server.mysql && ms->server.gtid_mode && ms->at.mygtids_known && !set)
-        return w2l__fail(err, W2L_NOMEM, "out of memory");
+    /* MySQL: by the executed set while it is known, not empty and gtid_mode=ON (it
+     * survives a failover and file renames), else by file:pos, as MariaDB by its GTID
+     * state. A known empty set resumes by file:pos: a GTID dump of the empty set would
+     * send the server's binlog from its start, anonymous transactions of the time before
+     * gtid_mode=ON too (the position names the file and offset they lie before). */
+    int by_set = ms->server.mysql && ms->server.gtid_mode && ms->at.mygtids_known &&
+                 !w2l__mygtids_empty(ms->at.mygtids);
+    char *set = by_set ? w2l__mygtids_format(ms->at.mygtids) : NULL;
+    if (by_set && !set) return w2l__fail(err, W2L_NOMEM, "out of memory");
     if (set) o.mysql_gtids = set;
     else if (!ms->server.mysql && ms->at.ngtid) o.gtid = g;
     else {
@@ -421,7 +423,9 @@ static w2l_rc on_previous_gtids(mysql_source *ms, const w2l__bl_event *ev, w2l_e
         w2l__error_prefix(err, "mysql source: PREVIOUS_GTIDS of %s: ", ms->at.file);
         return rc;
     }
-    if (!ms->at.mygtids_known && !w2l__mygtids_empty(g)) {
+    /* an empty set is a known set too, where GTIDs are on (a server that never executed
+     * one); without gtid_mode=ON the transactions are anonymous and positions file:pos */
+    if (!ms->at.mygtids_known && (ms->server.gtid_mode || !w2l__mygtids_empty(g))) {
         w2l__mygtids_free(ms->at.mygtids);
         ms->at.mygtids = g;
         ms->at.mygtids_known = 1;
@@ -557,6 +561,12 @@ w2l_rc w2l__ms_binlog_next(mysql_source *ms, w2l_emitter *em, int timeout_ms, w2
      * starts: a start position the server lacks is its error) */
     if (ms->bl && ms->cfg.until_caught_up && !ms->txn.open && caught_up(ms)) return W2L_DONE;
     if (!ms->bl) W2L_TRY(start_stream(ms, err));
+    /* source.new-tables=stream: the restored position, now with the filter that selects the
+     * new tables, so the next checkpoint knows them even when no transaction comes */
+    if (ms->announce_filter && !ms->txn.open && !ms->xa.replaying) {
+        ms->announce_filter = 0;
+        return w2l__ms_emit_commit(ms, em, err);
+    }
     for (;;) {
         w2l__bl_event ev;
         w2l_rc rc = w2l__bl_fetch(ms->bl, &ev, err);
