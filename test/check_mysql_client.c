@@ -97,8 +97,9 @@ START_TEST(connect_errors_name_the_server_not_the_password)
     };
     w2l__my *c = NULL;
     w2l_error err;
-    /* wrong password: a configuration error, with the server's message */
-    ck_assert_int_eq(w2l__my_connect(&p, &c, &err), W2L_CONFIG);
+    /* wrong password: the server's refusal, a runtime failure of the caller's fail_code (here
+     * the default W2L_ERROR; the source's is W2L_SOURCE: exit 1, never the usage exit 2) */
+    ck_assert_int_eq(w2l__my_connect(&p, &c, &err), W2L_ERROR);
     ck_assert_ptr_null(c);
     ck_assert_msg(strstr(err.msg, "test: connecting to ") && strstr(err.msg, where) &&
                   strstr(err.msg, "Access denied") && strstr(err.msg, "(error 1045)") &&
@@ -106,7 +107,8 @@ START_TEST(connect_errors_name_the_server_not_the_password)
     ck_assert_int_eq(err.sys_errno, 1045);
     /* a label replaces user@host:port */
     p.label = "mysql://w2l:****@db";
-    ck_assert_int_eq(w2l__my_connect(&p, &c, &err), W2L_CONFIG);
+    p.fail_code = W2L_SOURCE;
+    ck_assert_int_eq(w2l__my_connect(&p, &c, &err), W2L_SOURCE);
     ck_assert_msg(strstr(err.msg, "connecting to mysql://w2l:****@db: Access denied"), "%s",
                   err.msg);
     /* nothing listens: unavailable and retriable, with the client's errno */
@@ -120,7 +122,7 @@ START_TEST(connect_errors_name_the_server_not_the_password)
     /* an unknown database is not created unless asked */
     q.port = port;
     q.db = "w2l_no_such_db";
-    ck_assert_int_eq(w2l__my_connect(&q, &c, &err), W2L_CONFIG);
+    ck_assert_int_eq(w2l__my_connect(&q, &c, &err), W2L_ERROR);
     ck_assert_msg(strstr(err.msg, "use database: ") && strstr(err.msg, "w2l_no_such_db") &&
                       err.sys_errno == 1049,
                   "%s", err.msg);

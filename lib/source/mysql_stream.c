@@ -128,8 +128,24 @@ static w2l_rc emit_row(mysql_source *ms, w2l_emitter *em, const w2l__bl_tmap *tm
     ch.row = u->vals;
     ch.ncols = tm->ncols;
     int all = 1;
+    size_t missing = 0;
     for (size_t i = 0; i < tm->ncols; i++)
-        if (!(u->present[i / 8] >> (i % 8) & 1)) all = 0;
+        if (!(u->present[i / 8] >> (i % 8) & 1)) {
+            if (all) missing = i;
+            all = 0;
+        }
+    /* an insert or update-after image that leaves columns out (binlog_row_image=MINIMAL or
+     * NOBLOB on the server) cannot become a lake row; deletes need only the key */
+    if (!all && (op == W2L_OP_INSERT || op == W2L_OP_UPDATE_AFTER))
+        return w2l__fail(
+            err, W2L_SOURCE,
+            "mysql source: %s.%s at %s:%llu: an %s row image without column '%s': the server "
+            "wrote it with binlog_row_image=MINIMAL or NOBLOB, which leave columns out: run "
+            "SET GLOBAL binlog_row_image=FULL and put binlog_row_image=FULL under %s in my.cnf "
+            "(the images written before stay partial: sync the table again from a snapshot)",
+            tm->db, tm->table, ms->at.file, (unsigned long long)ms->ev_pos,
+            op == W2L_OP_INSERT ? "INSERT" : "UPDATE", tm->cols[missing].name,
+            ms->server.mysql ? "[mysqld]" : "[mariadbd]");
     ch.present = all ? NULL : u->present;
     ch.ts_ms = ms->txn.ts_ms;
     if (ms->xa.cur) return w2l__ms_xa_add(ms, &ch, err);
@@ -478,7 +494,7 @@ static w2l_rc handle_event(mysql_source *ms, w2l_emitter *em, const w2l__bl_even
     case BL_EV_TABLE_MAP:
         if (ms->server.mysql && !ev->tmap->has_names &&
             w2l__ms_table_selected(ms, ev->tmap->db, ev->tmap->table))
-            return w2l__fail(err, W2L_CONFIG,
+            return w2l__fail(err, W2L_SOURCE,
                              "mysql source: the TABLE_MAP of %s.%s at %s:%llu has no column names: "
                              "the server wrote it with binlog_row_metadata=MINIMAL; set "
                              "binlog_row_metadata=FULL (SET PERSIST) and start from a position "

@@ -340,6 +340,35 @@ static int starts(const char *s, const char *prefix)
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+/* SHOW DATABASES: the system ones, d->databases (one a line), and those of d->columns. */
+static int send_databases(int fd, uint8_t *seq, const fake_my_server *d)
+{
+    const char *cells[64] = {"information_schema", "mysql", "performance_schema", "sys"};
+    char buf[2048];
+    size_t n = 4, used = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        const char *t = pass ? d->columns : d->databases;
+        for (const char *p = t; p && *p && n < 64;) {
+            size_t l = strcspn(p, pass ? "|\n" : "\n");
+            if (l && used + l + 1 <= sizeof buf) {
+                int dup = 0;
+                for (size_t i = 0; i < n && !dup; i++)
+                    dup = strlen(cells[i]) == l && !memcmp(cells[i], p, l);
+                if (!dup) {
+                    memcpy(buf + used, p, l);
+                    buf[used + l] = '\0';
+                    cells[n++] = buf + used;
+                    used += l + 1;
+                }
+            }
+            p += strcspn(p, "\n");
+            if (*p) p++;
+        }
+    }
+    static const char *const name = "Database";
+    return send_result(fd, seq, &name, 1, cells, n);
+}
+
 /* One statement in recording mode: a result, an OK, or an error for what the fake does not
  * know (noted). */
 static int answer_query(fake_my *f, int fd, uint8_t *seq, const char *q, const char *version)
@@ -359,6 +388,16 @@ static int answer_query(fake_my *f, int fd, uint8_t *seq, const char *q, const c
     if (!strcmp(q, "SELECT @@version")) return send_one(fd, seq, "@@version", version);
     if (!strcmp(q, "SELECT @@version_comment"))
         return send_one(fd, seq, "@@version_comment", "MySQL Community Server - GPL");
+    if (!strcmp(q, "SELECT @@global.log_bin")) return send_one(fd, seq, "@@global.log_bin", "1");
+    if (!strcmp(q, "SHOW DATABASES")) return send_databases(fd, seq, d);
+    if (!strcmp(q, "SELECT CURRENT_USER()"))
+        return send_one(fd, seq, "CURRENT_USER()", "cdc@127.0.0.1");
+    if (!strcmp(q, "SELECT PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES WHERE "
+                   "GRANTEE = '\\'cdc\\'@\\'127.0.0.1\\''")) {
+        static const char *const n[] = {"PRIVILEGE_TYPE"};
+        static const char *const rows[] = {"SELECT", "REPLICATION SLAVE", "REPLICATION CLIENT"};
+        return send_result(fd, seq, n, 1, rows, 3);
+    }
     if (!strcmp(q, "SELECT @@global.binlog_format"))
         return send_one(fd, seq, "@@global.binlog_format", "ROW");
     if (!strcmp(q, "SELECT @@global.binlog_row_metadata"))

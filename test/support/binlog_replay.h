@@ -35,7 +35,8 @@ void fake_my_last_session(fake_my *f, char **sql, uint8_t **dump, size_t *dump_l
  * named binlog.000001, so that the real "mysql" source (lib/source/mysql_source.c) runs
  * against it unchanged. It answers the statements the source sends, word for word (the
  * session SETs, SELECT @@version, @@version_comment, @@global.binlog_format,
- * binlog_row_metadata, binlog_row_image, gtid_mode, gtid_executed, gtid_purged, server_id,
+ * binlog_row_metadata, binlog_row_image, log_bin, SHOW DATABASES, CURRENT_USER() and its
+ * USER_PRIVILEGES, gtid_mode, gtid_executed, gtid_purged, server_id,
  * the two information_schema queries of mysql_tracked.c, SHOW BINARY LOG STATUS on 8.2+,
  * SHOW MASTER STATUS before 8.4, SHOW BINARY LOGS), with text result sets; any other
  * statement or command gets an error and is kept for fake_my_unknown(). Dumps:
@@ -57,6 +58,9 @@ typedef struct fake_my_server {
      * column "db|table|column|COLUMN_TYPE|YES or NO", in ordinal order; keys: the PRIMARY
      * KEY columns "db|table|column" in order. System databases are left out of answers. */
     const char *columns, *keys;
+    /* SHOW DATABASES: the system databases, these (one a line; NULL: none) and those of
+     * columns. The account is cdc@127.0.0.1 with global SELECT. */
+    const char *databases;
 } fake_my_server;
 /* Serves file (copied) in recording mode; desc is borrowed for the server's life. */
 void fake_my_serve_recording(fake_my *f, const uint8_t *file, size_t len,
