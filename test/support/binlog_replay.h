@@ -25,6 +25,13 @@ void fake_my_set_packets(fake_my *f, const uint8_t *const *pkts, const size_t *l
 void fake_my_stop(fake_my *f); /* NULL is a no-op */
 /* mysql 1: the server greets as MySQL 8.0 and answers COM_BINLOG_DUMP_GTID (0x1e) too. */
 void fake_my_set_mysql(fake_my *f, int mysql);
+/* The greeting names greeting_plugin (NULL: mysql_native_password); when the client's
+ * handshake response names another plugin than account_plugin (NULL: any is taken), or the
+ * greeting did, the fake sends an AuthSwitchRequest to account_plugin with a new scramble,
+ * as MySQL 8 does (its restart with the account's plugin), then takes any answer. fake_my_auth_seen: the plugin the last client's response named, and whether the
+ * fake asked it to switch. */
+void fake_my_set_auth(fake_my *f, const char *greeting_plugin, const char *account_plugin);
+void fake_my_auth_seen(fake_my *f, char *plugin, size_t size, int *switched);
 /* What the last connection sent: its statements joined by "\n" and its last dump command
  * (command byte first); copies (malloc'd) into *sql and *dump, *dump_len. */
 void fake_my_last_session(fake_my *f, char **sql, uint8_t **dump, size_t *dump_len);
