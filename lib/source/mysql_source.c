@@ -346,6 +346,11 @@ static void ms_close(w2l_source *self)
     w2l__ms_free_strv(ms->warned.names, ms->warned.n);
     ms->warned.names = NULL;
     ms->warned.n = ms->warned.cap = 0;
+    w2l__ms_free_strv(ms->quarantined.names, ms->quarantined.n);
+    ms->quarantined.names = NULL;
+    ms->quarantined.n = 0;
+    w2l_conf_free(ms->conf);
+    ms->conf = NULL;
     for (size_t i = 0; i < ms->defs.n; i++) w2l__ms_ttable_clear(&ms->defs.tab[i]);
     w2l__free(ms->defs.tab);
     ms->defs.tab = NULL;
@@ -410,6 +415,8 @@ static w2l_rc ms_open_inner(mysql_source *ms, const w2l_conf *conf, const char *
         if (w2l_conf_get_int(conf, "source.xa-buffer-bytes", &v, NULL) == W2L_OK && v > 0)
             ms->xa.limit = (size_t)v;
     }
+    ms->conf = conf ? w2l_conf_dup(conf) : NULL;
+    W2L_NOMEM_IF(conf && !ms->conf, err);
     W2L_TRY(w2l__ms_parse_uri(ms, conf, uri, err));
     w2l__my *c;
     W2L_TRY(w2l__my_connect(&ms->cfg.params, &c, err));

@@ -201,6 +201,11 @@ typedef struct mysql_source {
         char **names;
         size_t n, cap;
     } warned;
+    struct {                  /* "db.table" set aside (ddl.policy=quarantine) by the source */
+        char **names;
+        size_t n;
+    } quarantined;
+    w2l_conf *conf;           /* a copy, for per-table keys (ddl.policy) */
 
     int failed;
     w2l_error ferr;
