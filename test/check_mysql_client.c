@@ -3,12 +3,16 @@
  * MariaDB: errors that name the server and never the password, the session options
  * (utf8mb4, time zone +00:00), escaping and a utf8mb4 round trip, error codes of
  * statements, matched rows, a created database and binary-safe prepared statements.
+ * Against the fake server of test/support/binlog_replay.c (no MySQL 8 can be installed
+ * here): a MySQL 8 greeting that names caching_sha2_password, for an account of
+ * mysql_native_password (logs in) and one of caching_sha2_password (refused, RSA key).
  */
 #include <check.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "mysql/mysql_client.h"
+#include "support/binlog_replay.h"
 #include "support/support.h"
 
 static unsigned port;
@@ -97,8 +101,9 @@ START_TEST(connect_errors_name_the_server_not_the_password)
     };
     w2l__my *c = NULL;
     w2l_error err;
-    /* wrong password: a configuration error, with the server's message */
-    ck_assert_int_eq(w2l__my_connect(&p, &c, &err), W2L_CONFIG);
+    /* wrong password: the server's refusal, a runtime failure of the caller's fail_code (here
+     * the default W2L_ERROR; the source's is W2L_SOURCE: exit 1, never the usage exit 2) */
+    ck_assert_int_eq(w2l__my_connect(&p, &c, &err), W2L_ERROR);
     ck_assert_ptr_null(c);
     ck_assert_msg(strstr(err.msg, "test: connecting to ") && strstr(err.msg, where) &&
                   strstr(err.msg, "Access denied") && strstr(err.msg, "(error 1045)") &&
@@ -106,7 +111,8 @@ START_TEST(connect_errors_name_the_server_not_the_password)
     ck_assert_int_eq(err.sys_errno, 1045);
     /* a label replaces user@host:port */
     p.label = "mysql://w2l:****@db";
-    ck_assert_int_eq(w2l__my_connect(&p, &c, &err), W2L_CONFIG);
+    p.fail_code = W2L_SOURCE;
+    ck_assert_int_eq(w2l__my_connect(&p, &c, &err), W2L_SOURCE);
     ck_assert_msg(strstr(err.msg, "connecting to mysql://w2l:****@db: Access denied"), "%s",
                   err.msg);
     /* nothing listens: unavailable and retriable, with the client's errno */
@@ -120,7 +126,7 @@ START_TEST(connect_errors_name_the_server_not_the_password)
     /* an unknown database is not created unless asked */
     q.port = port;
     q.db = "w2l_no_such_db";
-    ck_assert_int_eq(w2l__my_connect(&q, &c, &err), W2L_CONFIG);
+    ck_assert_int_eq(w2l__my_connect(&q, &c, &err), W2L_ERROR);
     ck_assert_msg(strstr(err.msg, "use database: ") && strstr(err.msg, "w2l_no_such_db") &&
                       err.sys_errno == 1049,
                   "%s", err.msg);
@@ -238,11 +244,51 @@ START_TEST(prepared_statements_are_binary_safe)
 }
 END_TEST
 
+/* The greeting names the server's default plugin, not the account's: the client starts
+ * with mysql_native_password, so the server can switch it to the account's own plugin;
+ * only a plugin that needs the RSA exchange is refused (W2L__MY_PIN_RSA_KEY, no TLS). */
+START_TEST(caching_sha2_greeting_switches_to_the_accounts_plugin)
+{
+    fake_my *f = fake_my_start();
+    ck_assert_ptr_nonnull(f);
+    fake_my_set_mysql(f, 1);
+    fake_my_set_auth(f, "caching_sha2_password", "mysql_native_password");
+    w2l__my_params p = {.host = "127.0.0.1", .port = fake_my_port(f), .user = "cdc",
+                        .pass = "secret", .what = "test", .fail_code = W2L_SOURCE,
+                        .flags = W2L__MY_PIN_RSA_KEY};
+    w2l__my *c = NULL;
+    w2l_error err;
+    ck_assert_ok(w2l__my_connect(&p, &c, &err), err);
+    w2l__my_close(c);
+    char plugin[64];
+    int switched;
+    fake_my_auth_seen(f, plugin, sizeof plugin, &switched);
+    ck_assert_str_eq(plugin, "mysql_native_password");
+    ck_assert_int_eq(switched, 1);
+    /* an account of caching_sha2_password: refused when the server switches to it */
+    fake_my_set_auth(f, "caching_sha2_password", "caching_sha2_password");
+    ck_assert_int_eq(w2l__my_connect(&p, &c, &err), W2L_SOURCE);
+    ck_assert_ptr_null(c);
+    ck_assert_msg(strstr(err.msg, "the server asks for an RSA password plugin") &&
+                      strstr(err.msg, "server-public-key=FILE") && !strstr(err.msg, "secret"),
+                  "%s", err.msg);
+    fake_my_auth_seen(f, plugin, sizeof plugin, &switched);
+    ck_assert_int_eq(switched, 1);
+    /* with a way to verify the key (here: allowed unverified), the plugin is not refused */
+    p.get_server_public_key = 1;
+    fake_my_set_auth(f, "mysql_native_password", "mysql_native_password");
+    ck_assert_ok(w2l__my_connect(&p, &c, &err), err);
+    w2l__my_close(c);
+    fake_my_stop(f);
+}
+END_TEST
+
 Suite *suite_mysql_client(void)
 {
     Suite *s = suite_create("mysql_client");
     TCase *offline = tcase_create("offline");
     tcase_add_test(offline, uri_parse);
+    tcase_add_test(offline, caching_sha2_greeting_switches_to_the_accounts_plugin);
     suite_add_tcase(s, offline);
     TCase *server = tcase_create("server");
     tcase_add_unchecked_fixture(server, up, down);

@@ -34,6 +34,7 @@
 #include "common/common.h"
 #include "event/emit.h"
 #include "source/mysql_int.h"
+#include "source/mysql_source_int.h"
 #include "support/support.h"
 
 /* ---- the server: one per TCase (unchecked fixture, runs in the parent) ---- */
@@ -51,6 +52,17 @@ static MYSQL *db_connect(void)
     mysql_optionsv(m, MYSQL_INIT_COMMAND, "SET time_zone = '+00:00'");
     ck_assert_msg(mysql_real_connect(m, "127.0.0.1", "w2l", "w2lpass", NULL, test_mariadb_port(), NULL, 0),
                   "connect: %s", mysql_error(m));
+    return m;
+}
+
+/* root, without a password over 127.0.0.1 (scripts/test-mariadb): for GRANT, which the
+ * test's own user w2l may not give */
+static MYSQL *root_connect(void)
+{
+    MYSQL *m = mysql_init(NULL);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_msg(mysql_real_connect(m, "127.0.0.1", "root", "", NULL, test_mariadb_port(), NULL, 0),
+                  "connect as root: %s", mysql_error(m));
     return m;
 }
 
@@ -716,8 +728,10 @@ START_TEST(errors_are_clear)
     /* wrong password: named user and server, never the password */
     snprintf(uri, sizeof uri, "mysql://cdc:Wr0ngPassw0rd@127.0.0.1:%d/?server-id=77", (int)test_mariadb_port());
     w2l_rc rc = run_open(&r, &m, uri, NULL, 1, &err);
-    ck_assert_int_eq(rc, W2L_CONFIG);
-    ck_assert_msg(strstr(err.msg, "cdc@127.0.0.1") && !strstr(err.msg, "Wr0ngPassw0rd"), "%s", err.msg);
+    ck_assert_int_eq(rc, W2L_SOURCE); /* the server's answer: exit 1, not the usage exit 2 */
+    ck_assert_msg(strstr(err.msg, "cdc@127.0.0.1") && strstr(err.msg, "(error 1045)") &&
+                      !strstr(err.msg, "Wr0ngPassw0rd"),
+                  "%s", err.msg);
     /* unreachable server */
     snprintf(uri, sizeof uri, "mysql://cdc:cdcpass@127.0.0.1:1/?server-id=77");
     rc = run_open(&r, &m, uri, NULL, 1, &err);
@@ -1315,13 +1329,15 @@ START_TEST(snapshot_ftwrl_while_writing)
     /* a user without RELOAD: the error names the privilege */
     sql(my, "DROP USER IF EXISTS 'norel'@'127.0.0.1'");
     sql(my, "CREATE USER 'norel'@'127.0.0.1' IDENTIFIED BY 'norelpass'");
-    /* (no grants at all: the test's own user may not grant; the lock is what fails first) */
+    MYSQL *root = root_connect(); /* the test's own user may not grant */
+    sql(root, "GRANT SELECT ON fw.* TO 'norel'@'127.0.0.1'");
+    mysql_close(root);
     char uri[512];
     snprintf(uri, sizeof uri,
              "mysql://norel:norelpass@127.0.0.1:%d/?server-id=%u&databases=fw&snapshot-lock=ftwrl",
              (int)test_mariadb_port(), next_server_id());
     rc = run_open(&r, &m, uri, NULL, 0, &err);
-    ck_assert_msg(rc == W2L_CONFIG && strstr(err.msg, "RELOAD privilege") &&
+    ck_assert_msg(rc == W2L_CONFIG && strstr(err.msg, "RELOAD privilege") && /* snap driver's */
                       strstr(err.msg, "FLUSH TABLES WITH READ LOCK"),
                   "%s: %s", w2l_rc_name(rc), err.msg);
     /* the same user gets past the snapshot's start lock-free (MariaDB's default) */
@@ -1378,13 +1394,283 @@ START_TEST(auth_options)
     ck_assert_msg(rc == W2L_CONFIG && strstr(err.msg, "needs ssl-ca"), "%s", err.msg);
     /* the test server has no TLS: required fails, naming TLS */
     rc = run_open(&r, &m, uri_for("ssl-mode=required"), NULL, 1, &err);
-    ck_assert_msg(rc == W2L_CONFIG && strstr(err.msg, "TLS"), "%s: %s", w2l_rc_name(rc), err.msg);
+    ck_assert_msg(rc == W2L_SOURCE && strstr(err.msg, "TLS"), "%s: %s", w2l_rc_name(rc), err.msg);
     /* a native-password user connects with the RSA plugins refused (the default) and with
      * get-server-public-key=true */
-    ck_assert_ok(run_open(&r, &m, uri_for("databases=none&get-server-public-key=true"), NULL, 1,
+    MYSQL *my = db_connect();
+    sql(my, "CREATE DATABASE IF NOT EXISTS authdb");
+    mysql_close(my);
+    ck_assert_ok(run_open(&r, &m, uri_for("databases=authdb&get-server-public-key=true"), NULL,
+                          1, &err),
+                 err);
+    run_close(&r);
+}
+END_TEST
+
+/* ---- start-time checks (issue: "success reported for nothing") ---- */
+
+/* A database named that is not there, a user without SELECT, tables= / include that match
+ * no table: W2L_SOURCE (exit 1), naming what exists and what to do; a database that exists
+ * and holds no table is fine. */
+START_TEST(selection_errors_name_what_exists)
+{
+    static model m;
+    memset(&m, 0, sizeof m);
+    run r;
+    w2l_error err;
+    MYSQL *my = db_connect();
+    sql(my, "DROP DATABASE IF EXISTS selshop");
+    sql(my, "DROP DATABASE IF EXISTS selempty");
+    sql(my, "CREATE DATABASE selshop");
+    sql(my, "CREATE DATABASE selempty");
+    sql(my, "CREATE TABLE selshop.orders (id INT PRIMARY KEY)");
+    sql(my, "CREATE TABLE selshop.items (id INT PRIMARY KEY)");
+    /* a typo in databases= */
+    w2l_rc rc = run_open(&r, &m, uri_for("databases=selshpo"), NULL, 1, &err);
+    ck_assert_msg(rc == W2L_SOURCE && strstr(err.msg, ": databases= names 'selshpo', which is not "
+                                                      "on the server; its databases: ") &&
+                      strstr(err.msg, "selshop"),
+                  "%s: %s", w2l_rc_name(rc), err.msg);
+    /* include is matched against db.table */
+    run_conf = "include=accounts";
+    rc = run_open(&r, &m, uri_for("databases=selshop"), NULL, 1, &err);
+    run_conf = NULL;
+    ck_assert_int_eq(rc, W2L_SOURCE);
+    ck_assert_msg(strstr(err.msg, ": --include 'accounts' matched no table: patterns match "
+                                  "DB.TABLE, whole, e.g. 'selshop\\.accounts' or '.*\\.accounts'; "
+                                  "tables the source user can read: selshop.items, selshop.orders"),
+                  "%s", err.msg);
+    rc = run_open(&r, &m, uri_for("databases=selshop&tables=orders"), NULL, 1, &err);
+    ck_assert_msg(rc == W2L_SOURCE && strstr(err.msg, ": tables='orders' matched no table: "
+                                                      "patterns match DB.TABLE, whole, e.g. "
+                                                      "'selshop\\.orders' or '.*\\.orders'"),
+                  "%s: %s", w2l_rc_name(rc), err.msg);
+    /* the same patterns written as DB.TABLE work */
+    ck_assert_ok(run_open(&r, &m, uri_for("databases=selshop&tables=selshop\\.orders"), NULL, 1,
                           &err),
                  err);
     run_close(&r);
+    /* an empty database: fine, its tables come from the binlog */
+    ck_assert_ok(run_open(&r, &m, uri_for("databases=selempty"), NULL, 1, &err), err);
+    rc = run_all(&r, &m, 0, &err);
+    run_close(&r);
+    ck_assert_msg(rc == W2L_DONE, "%s: %s", w2l_rc_name(rc), err.msg);
+    /* a user with the replication grants only */
+    MYSQL *root = root_connect();
+    sql(root, "DROP USER IF EXISTS 'nosel'@'127.0.0.1'");
+    sql(root, "CREATE USER 'nosel'@'127.0.0.1' IDENTIFIED BY 'noselpass'");
+    sql(root, "GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'nosel'@'127.0.0.1'");
+    mysql_close(root);
+    char uri[512];
+    snprintf(uri, sizeof uri, "mysql://nosel:noselpass@127.0.0.1:%d/?server-id=%u&databases=selshop",
+             (int)test_mariadb_port(), next_server_id());
+    rc = run_open(&r, &m, uri, NULL, 1, &err);
+    ck_assert_int_eq(rc, W2L_SOURCE);
+    ck_assert_msg(strstr(err.msg, "nosel@127.0.0.1:") &&
+                      strstr(err.msg, ": databases= names 'selshop', which the source user cannot "
+                                      "see: it is not on the server, or the user may not read it "
+                                      "(GRANT SELECT ON `selshop`.* TO 'nosel'@'127.0.0.1'); "
+                                      "databases the user can see: (none)"),
+                  "%s", err.msg);
+    snprintf(uri, sizeof uri, "mysql://nosel:noselpass@127.0.0.1:%d/?server-id=%u",
+             (int)test_mariadb_port(), next_server_id());
+    rc = run_open(&r, &m, uri, NULL, 1, &err);
+    ck_assert_int_eq(rc, W2L_SOURCE);
+    ck_assert_msg(strstr(err.msg, ": the source user sees no database but the system ones: GRANT "
+                                  "SELECT ON *.* TO 'nosel'@'127.0.0.1'"),
+                  "%s", err.msg);
+    /* a user who sees the database (SHOW DATABASES) but may not read it */
+    root = root_connect();
+    sql(root, "GRANT SHOW DATABASES ON *.* TO 'nosel'@'127.0.0.1'");
+    mysql_close(root);
+    snprintf(uri, sizeof uri, "mysql://nosel:noselpass@127.0.0.1:%d/?server-id=%u&databases=selshop",
+             (int)test_mariadb_port(), next_server_id());
+    rc = run_open(&r, &m, uri, NULL, 1, &err);
+    ck_assert_int_eq(rc, W2L_SOURCE);
+    ck_assert_msg(strstr(err.msg, ": database 'selshop' shows no table to the source user, which "
+                                  "may not read it: GRANT SELECT ON `selshop`.* TO "
+                                  "'nosel'@'127.0.0.1'"),
+                  "%s", err.msg);
+    sql(my, "DROP DATABASE selshop");
+    sql(my, "DROP DATABASE selempty");
+    mysql_close(my);
+}
+END_TEST
+
+/* binlog_row_image=MINIMAL (dynamic) and binlog_format: refused at start, each named, with
+ * the SET GLOBAL statements and the my.cnf lines; back to FULL, the source opens. */
+START_TEST(settings_named_at_once)
+{
+    static model m;
+    memset(&m, 0, sizeof m);
+    run r;
+    w2l_error err;
+    MYSQL *my = db_connect();
+    sql(my, "CREATE DATABASE IF NOT EXISTS setdb");
+    sql(my, "SET GLOBAL binlog_row_image = 'MINIMAL'");
+    w2l_rc rc = run_open(&r, &m, uri_for("databases=setdb"), NULL, 1, &err);
+    sql(my, "SET GLOBAL binlog_row_image = 'NOBLOB'");
+    sql(my, "SET GLOBAL binlog_format = 'MIXED'");
+    w2l_error err2;
+    w2l_rc rc2 = run_open(&r, &m, uri_for("databases=setdb"), NULL, 1, &err2);
+    sql(my, "SET GLOBAL binlog_row_image = 'FULL'");
+    sql(my, "SET GLOBAL binlog_format = 'ROW'");
+    ck_assert_int_eq(rc, W2L_SOURCE);
+    ck_assert_msg(strstr(err.msg, ": the server is not set up for binlog CDC: binlog_row_image is "
+                                  "MINIMAL (FULL needed); at once: SET GLOBAL "
+                                  "binlog_row_image=FULL; and for restarts, in my.cnf under "
+                                  "[mariadbd]: binlog_row_image=FULL"),
+                  "%s", err.msg);
+    ck_assert_int_eq(rc2, W2L_SOURCE);
+    ck_assert_msg(strstr(err2.msg, ": binlog_format is MIXED (ROW needed), binlog_row_image is "
+                                   "NOBLOB (FULL needed); at once: SET GLOBAL binlog_format=ROW; "
+                                   "SET GLOBAL binlog_row_image=FULL; and for restarts, in my.cnf "
+                                   "under [mariadbd]: binlog_format=ROW binlog_row_image=FULL"),
+                  "%s", err2.msg);
+    ck_assert_ok(run_open(&r, &m, uri_for("databases=setdb"), NULL, 1, &err), err);
+    run_close(&r);
+    mysql_close(my);
+}
+END_TEST
+
+/* A MINIMAL image that reaches the stream (the setting changed after the start): the
+ * table's error names the setting, not the lake's "image without column". */
+START_TEST(minimal_image_at_run_time_names_the_setting)
+{
+    static model m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.table, sizeof m.table, "minrt.t");
+    run r;
+    w2l_error err;
+    MYSQL *my = db_connect();
+    sql(my, "DROP DATABASE IF EXISTS minrt");
+    sql(my, "CREATE DATABASE minrt");
+    sql(my, "CREATE TABLE minrt.t (id INT PRIMARY KEY, a INT, b VARCHAR(10))");
+    sql(my, "INSERT INTO minrt.t VALUES (1, 1, 'x')");
+    ck_assert_ok(run_open(&r, &m, uri_for("databases=minrt&startup=latest"), NULL, 0, &err), err);
+    sql(my, "SET GLOBAL binlog_row_image = 'MINIMAL'");
+    MYSQL *w = db_connect(); /* a new session: the global setting applies to it */
+    sql(w, "UPDATE minrt.t SET a = 2 WHERE id = 1");
+    mysql_close(w);
+    sql(my, "SET GLOBAL binlog_row_image = 'FULL'");
+    w2l_rc rc = W2L_OK;
+    for (int i = 0; i < 200 && (rc == W2L_OK || rc == W2L_AGAIN); i++) {
+        rc = r.src->methods->next(r.src, r.em, 200, &err);
+        w2l__emitter_flush(r.em, NULL);
+    }
+    run_close(&r);
+    ck_assert_int_eq(rc, W2L_SOURCE);
+    ck_assert_msg(strstr(err.msg, "minrt.t at binlog.") &&
+                      strstr(err.msg, ": an UPDATE row image without column 'id': the server wrote "
+                                      "it with binlog_row_image=MINIMAL or NOBLOB") &&
+                      strstr(err.msg, "run SET GLOBAL binlog_row_image=FULL and put "
+                                      "binlog_row_image=FULL under [mariadbd] in my.cnf"),
+                  "%s", err.msg);
+    sql(my, "DROP DATABASE minrt");
+    mysql_close(my);
+}
+END_TEST
+
+/* The password from password-file= / source.password-file (first line) or
+ * W2L_SOURCE_PASSWORD when the URI has none; the URI's wins. Never in a message. */
+START_TEST(password_file_and_env)
+{
+    static model m;
+    memset(&m, 0, sizeof m);
+    run r;
+    w2l_error err;
+    MYSQL *my = db_connect();
+    sql(my, "CREATE DATABASE IF NOT EXISTS pwdb");
+    mysql_close(my);
+    char dir[400], path[512], bad[512], uri[1200];
+    snprintf(dir, sizeof dir, "%s", tmpdir_make("mysrc_pw"));
+    snprintf(path, sizeof path, "%s/pw", dir);
+    snprintf(bad, sizeof bad, "%s/badpw", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("cdcpass\n", f);
+    fclose(f);
+    f = fopen(bad, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("Wr0ngFr0mF1le\r\n", f);
+    fclose(f);
+    unsetenv("W2L_SOURCE_PASSWORD");
+    snprintf(uri, sizeof uri,
+             "mysql://cdc@127.0.0.1:%d/?server-id=%u&databases=pwdb&password-file=%s",
+             (int)test_mariadb_port(), next_server_id(), path);
+    ck_assert_ok(run_open(&r, &m, uri, NULL, 1, &err), err);
+    run_close(&r);
+    /* the conf key; a wrong password from it is refused without showing it */
+    char conf[600];
+    snprintf(conf, sizeof conf, "source.password-file=%s", bad);
+    run_conf = conf;
+    snprintf(uri, sizeof uri, "mysql://cdc@127.0.0.1:%d/?server-id=%u&databases=pwdb",
+             (int)test_mariadb_port(), next_server_id());
+    w2l_rc rc = run_open(&r, &m, uri, NULL, 1, &err);
+    run_conf = NULL;
+    ck_assert_msg(rc == W2L_SOURCE && strstr(err.msg, "(error 1045)") &&
+                      !strstr(err.msg, "Wr0ngFr0mF1le"),
+                  "%s: %s", w2l_rc_name(rc), err.msg);
+    /* a file that is not there: named */
+    snprintf(uri, sizeof uri,
+             "mysql://cdc@127.0.0.1:%d/?server-id=%u&databases=pwdb&password-file=%s/none",
+             (int)test_mariadb_port(), next_server_id(), dir);
+    rc = run_open(&r, &m, uri, NULL, 1, &err);
+    ck_assert_msg(rc == W2L_CONFIG && strstr(err.msg, "password-file ") &&
+                      strstr(err.msg, "/none: No such file"),
+                  "%s: %s", w2l_rc_name(rc), err.msg);
+    /* the environment, when neither URI nor file has one */
+    setenv("W2L_SOURCE_PASSWORD", "cdcpass", 1);
+    snprintf(uri, sizeof uri, "mysql://cdc@127.0.0.1:%d/?server-id=%u&databases=pwdb",
+             (int)test_mariadb_port(), next_server_id());
+    ck_assert_ok(run_open(&r, &m, uri, NULL, 1, &err), err);
+    run_close(&r);
+    /* the file wins over the environment */
+    setenv("W2L_SOURCE_PASSWORD", "Wr0ngFr0mEnv", 1);
+    snprintf(uri, sizeof uri,
+             "mysql://cdc@127.0.0.1:%d/?server-id=%u&databases=pwdb&password-file=%s",
+             (int)test_mariadb_port(), next_server_id(), path);
+    ck_assert_ok(run_open(&r, &m, uri, NULL, 1, &err), err);
+    run_close(&r);
+    /* the URI's password wins over both */
+    snprintf(uri, sizeof uri,
+             "mysql://cdc:cdcpass@127.0.0.1:%d/?server-id=%u&databases=pwdb&password-file=%s",
+             (int)test_mariadb_port(), next_server_id(), bad);
+    ck_assert_ok(run_open(&r, &m, uri, NULL, 1, &err), err);
+    run_close(&r);
+    unsetenv("W2L_SOURCE_PASSWORD");
+    tmpdir_remove(dir);
+}
+END_TEST
+
+/* Every missing setting named at once, log_bin first, per flavour (no server: the builder
+ * on the settings as read). */
+START_TEST(settings_message_lists_every_setting)
+{
+    w2l_error err;
+    w2l__ms_settings ok = {0, "1", "ROW", "FULL", "FULL"};
+    ck_assert_ok(w2l__ms_settings_check(&ok, "cdc@db:3306", &err), err);
+    w2l__ms_settings off = {0, "0", "MIXED", "MINIMAL", "NO_LOG"};
+    ck_assert_int_eq(w2l__ms_settings_check(&off, "cdc@db:3306", &err), W2L_SOURCE);
+    ck_assert_str_eq(err.msg,
+                     "mysql source cdc@db:3306: the server is not set up for binlog CDC: log_bin "
+                     "(the binlog) is OFF, binlog_format is MIXED (ROW needed), binlog_row_image "
+                     "is MINIMAL (FULL needed), binlog_row_metadata is NO_LOG (FULL needed); in "
+                     "my.cnf under [mariadbd]: log_bin=binlog binlog_format=ROW "
+                     "binlog_row_image=FULL binlog_row_metadata=FULL, then restart the server "
+                     "(log_bin is not dynamic); the others at once: SET GLOBAL binlog_format=ROW; "
+                     "SET GLOBAL binlog_row_image=FULL; SET GLOBAL binlog_row_metadata=FULL;");
+    /* MySQL, binlog off and nothing else: [mysqld], no SET GLOBAL */
+    w2l__ms_settings my = {1, "OFF", "ROW", "FULL", "FULL"};
+    ck_assert_int_eq(w2l__ms_settings_check(&my, "cdc@db:3306", &err), W2L_SOURCE);
+    ck_assert_str_eq(err.msg, "mysql source cdc@db:3306: the server is not set up for binlog CDC: "
+                              "log_bin (the binlog) is OFF; in my.cnf under [mysqld]: "
+                              "log_bin=binlog, then restart the server (log_bin is not dynamic)");
+    /* a server without binlog_row_metadata (before MariaDB 10.5) */
+    w2l__ms_settings old = {0, "1", "ROW", "FULL", NULL};
+    ck_assert_int_eq(w2l__ms_settings_check(&old, "cdc@db:3306", &err), W2L_SOURCE);
+    ck_assert_msg(strstr(err.msg, "binlog_row_metadata is unknown to this server;"), "%s",
+                  err.msg);
 }
 END_TEST
 
@@ -1405,6 +1691,10 @@ Suite *suite_mysql_source(void)
     tcase_add_test(tc, tinyint1_as_boolean_warns_once);
     tcase_add_test(tc, snapshot_ftwrl_while_writing);
     tcase_add_test(tc, auth_options);
+    tcase_add_test(tc, selection_errors_name_what_exists);
+    tcase_add_test(tc, settings_named_at_once);
+    tcase_add_test(tc, minimal_image_at_run_time_names_the_setting);
+    tcase_add_test(tc, password_file_and_env);
     /* last: it restarts the server (a later test's first connection may fail) */
     tcase_add_test(tc, server_restart_mid_stream);
     suite_add_tcase(s, tc);
@@ -1413,6 +1703,7 @@ Suite *suite_mysql_source(void)
     tcase_add_test(dec, decode_bit64_keeps_every_bit);
     tcase_add_test(dec, decode_geometry_drops_the_srid);
     tcase_add_test(dec, decode_tinyint1_boolean_nonzero_is_true);
+    tcase_add_test(dec, settings_message_lists_every_setting);
     suite_add_tcase(s, dec);
     return s;
 }

@@ -305,6 +305,10 @@ const w2l_conf_prop w2l__conf_props[] = {
       "TLS of the mysql source's connections: required encrypts without checking the server's "
       "certificate, verify-ca and verify-identity check it against source.ssl-ca (and its host "
       "name: this client library checks it in both). Also ssl-mode= in its URI." },
+    { "source.password-file", W2L_CONF_STRING, NULL, NOLIM, NULL, 0,
+      "File whose first line is the MySQL source's password, used when its URI has none (also "
+      "password-file=); without either, the environment variable W2L_SOURCE_PASSWORD. Keeps "
+      "the password out of the command line, where ps shows it." },
     { "source.ssl-ca", W2L_CONF_STRING, NULL, NOLIM, NULL, 0,
       "PEM file of the CA that signed the MySQL server's certificate (also ssl-ca=)." },
     { "source.ssl-cert", W2L_CONF_STRING, NULL, NOLIM, NULL, 0,

@@ -149,18 +149,11 @@ static int retriable(unsigned e)
            e == ER_SERVER_SHUTDOWN || e == ER_CONNECTION_KILLED;
 }
 
-static int access_denied(unsigned e)
-{
-    return e == ER_ACCESS_DENIED_ERROR || e == ER_DBACCESS_DENIED_ERROR ||
-           e == ER_TABLEACCESS_DENIED_ERROR;
-}
-
 /* Fails a statement with the server's error e/msg (copied now). */
 static w2l_rc stmt_fail(w2l__my *c, const char *sql, unsigned e, const char *msg, w2l_error *err)
 {
-    w2l_rc code = retriable(e) ? W2L_UNAVAILABLE
-                : e == ER_DUP_ENTRY ? W2L_EXISTS
-                : access_denied(e) ? W2L_CONFIG : c->fail_code;
+    /* a statement the user may not run is the server's answer, not bad usage: fail_code */
+    w2l_rc code = retriable(e) ? W2L_UNAVAILABLE : e == ER_DUP_ENTRY ? W2L_EXISTS : c->fail_code;
     /* statements are the library's own (no secrets); keep the message short */
     w2l__fail(err, code, "%s %s: %.120s: %s (error %u)", c->what, c->name, sql, msg, e);
     if (err) {
@@ -232,8 +225,15 @@ static void set_tls_and_auth(MYSQL *m, const w2l__my_params *p)
     }
     if (p->server_public_key) mysql_optionsv(m, MYSQL_SERVER_PUBLIC_KEY, p->server_public_key);
     if ((p->flags & W2L__MY_PIN_RSA_KEY) && p->tls == W2L__MY_TLS_OFF && !p->server_public_key &&
-        !p->get_server_public_key)
+        !p->get_server_public_key) {
         mysql_optionsv(m, MARIADB_OPT_RESTRICTED_AUTH, NO_RSA_PLUGINS);
+        /* The client library checks the plugin the server's greeting names against that
+         * list before it sends anything, and a MySQL 8 server names its default,
+         * caching_sha2_password, whatever the account uses. Starting with
+         * mysql_native_password instead lets the server switch to the account's plugin;
+         * only an account whose plugin needs the RSA exchange is then refused. */
+        mysql_optionsv(m, MYSQL_DEFAULT_AUTH, "mysql_native_password");
+    }
 }
 
 w2l_rc w2l__my_connect(const w2l__my_params *p, w2l__my **out, w2l_error *err)
@@ -285,12 +285,13 @@ w2l_rc w2l__my_connect(const w2l__my_params *p, w2l__my **out, w2l_error *err)
                 /* the client library falls back to plain text when the server offers no
                  * TLS, whatever it was asked */
                 mysql_close(c->mysql);
-                w2l__fail(err, W2L_CONFIG,
+                w2l_rc code = c->fail_code;
+                w2l__fail(err, code,
                           "%s: connecting to %s: TLS was required (ssl-mode), the server "
                           "offers none (have_ssl)",
                           c->what, c->name);
                 w2l__free(c);
-                return W2L_CONFIG;
+                return code;
             }
             if (e == 0) {
                 *out = c;
@@ -306,9 +307,11 @@ w2l_rc w2l__my_connect(const w2l__my_params *p, w2l__my **out, w2l_error *err)
         mysql_close(c->mysql);
         c->mysql = NULL;
         if (!retriable(e) || attempt >= p->retries) {
+            /* the server's refusal (a wrong password, an unknown database, a plugin or TLS
+             * handshake refused) is a runtime failure of the caller's kind, not usage */
             w2l_rc code = retriable(e)            ? W2L_UNAVAILABLE
                           : e == CR_OUT_OF_MEMORY ? W2L_NOMEM
-                                                  : W2L_CONFIG;
+                                                  : c->fail_code;
             const char *hint =
                 e == ER_ACCESS_DENIED_ERROR ? " (wrong user or password?)"
                 : e == CR_PLUGIN_NOT_ALLOWED

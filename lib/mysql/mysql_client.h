@@ -94,8 +94,10 @@ typedef struct w2l__my_stmt w2l__my_stmt;
 /* Connects, retrying retriable failures (server unreachable, too many connections) with
  * exponential backoff p->retries times. Errors: "WHAT: connecting to LABEL: server message
  * (error N)"; W2L_UNAVAILABLE (flagged retriable) when the server could not be reached,
- * otherwise W2L_CONFIG (access denied, unknown host or database, a TLS or key file that
- * cannot be read, a TLS handshake that failed, an RSA password plugin refused). */
+ * W2L_CONFIG for what is wrong before connecting (a TLS or key file that cannot be read,
+ * verify-ca without ssl-ca), otherwise the params' fail_code (access denied, unknown host
+ * or database, a TLS handshake that failed, no TLS offered, an RSA password plugin
+ * refused): the server's answer is a runtime failure, not a usage error. */
 w2l_rc w2l__my_connect(const w2l__my_params *p, w2l__my **out, w2l_error *err);
 void w2l__my_close(w2l__my *c); /* NULL is a no-op */
 /* The MYSQL handle, for lib/source/binlog*.c (replication on a connection of its own). */
@@ -105,7 +107,7 @@ const char *w2l__my_name(const w2l__my *c);
 
 /* Errors of statements: "WHAT LABEL: SQL (first 120 bytes): server message (error N)",
  * sys_errno the server's errno. W2L_UNAVAILABLE (retriable) when the connection was lost,
- * W2L_EXISTS for a duplicate key, otherwise the params' fail_code. */
+ * W2L_EXISTS for a duplicate key, otherwise (access denied too) the params' fail_code. */
 
 /* Runs a statement, discarding any result. */
 w2l_rc w2l__my_exec(w2l__my *c, const char *sql, w2l_error *err);

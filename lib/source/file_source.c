@@ -293,6 +293,9 @@ static w2l_rc fs_next(w2l_source *self, w2l_emitter *em, int timeout_ms, w2l_err
                          "%llu) not emitted",
                          fs->path, np, (unsigned long long)fs->txn_off);
             fs->done = 1;
+            char who[300];
+            snprintf(who, sizeof who, "file %s", fs->path);
+            w2l__tfilter_report(&fs->st.filter, who); /* include / exclude matched nothing? */
             return W2L_DONE;
         }
         int64_t left = deadline - w2l__mono_ns() / 1000000;

@@ -1036,6 +1036,9 @@ static w2l_rc ks_next(w2l_source *self, w2l_emitter *em, int timeout_ms, w2l_err
     if (ks->st.until_caught_up && end) {
         ks->done = 1;
         w2l__log(W2L_LOG_INFO, "kafka %s: caught up on %s", ks->brokers, ks->topics_text);
+        char who[300];
+        snprintf(who, sizeof who, "kafka %.120s", ks->brokers);
+        w2l__tfilter_report(&ks->st.filter, who); /* include / exclude matched nothing? */
         return W2L_DONE;
     }
     return W2L_AGAIN; /* nothing emitted (tombstones and skipped messages only, perhaps) */

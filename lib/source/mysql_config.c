@@ -92,7 +92,8 @@ static w2l_rc set_auth(mysql_source *ms, const char *k, const char *val, int *ha
                              "mysql source: snapshot-lock '%.40s' is not auto, none or ftwrl", val);
         return W2L_OK;
     }
-    if (!strcmp(k, "ssl-ca")) dst = &ms->cfg.ssl_ca;
+    if (!strcmp(k, "password-file")) dst = &ms->cfg.password_file;
+    else if (!strcmp(k, "ssl-ca")) dst = &ms->cfg.ssl_ca;
     else if (!strcmp(k, "ssl-cert")) dst = &ms->cfg.ssl_cert;
     else if (!strcmp(k, "ssl-key")) dst = &ms->cfg.ssl_key;
     else if (!strcmp(k, "server-public-key")) dst = &ms->cfg.server_public_key;
@@ -106,10 +107,9 @@ static w2l_rc set_auth(mysql_source *ms, const char *k, const char *val, int *ha
     return W2L_OK;
 }
 
-static const char *const auth_keys[] = {"ssl-mode",          "ssl-ca",
-                                        "ssl-cert",          "ssl-key",
-                                        "server-public-key", "get-server-public-key",
-                                        "snapshot-lock"};
+static const char *const auth_keys[] = {
+    "ssl-mode",   "ssl-ca", "ssl-cert", "ssl-key", "server-public-key", "get-server-public-key",
+    "snapshot-lock", "password-file"};
 
 /* The source.* conf keys of set_auth; URI parameters given later win. */
 static w2l_rc auth_from_conf(mysql_source *ms, const w2l_conf *conf, w2l_error *err)
@@ -175,13 +175,55 @@ static w2l_rc set_param(mysql_source *ms, const char *uri, const char *k, size_t
         return w2l__fail(
             err, W2L_CONFIG,
             "source URI: unknown parameter '%.*s' (allowed: server-id, databases, tables, startup, "
-            "chunk-rows, connect-timeout, snapshot-lock, ssl-mode, ssl-ca, ssl-cert, ssl-key, "
-            "server-public-key, get-server-public-key, time-as-string)",
+            "chunk-rows, connect-timeout, snapshot-lock, password-file, ssl-mode, ssl-ca, "
+            "ssl-cert, ssl-key, server-public-key, get-server-public-key, time-as-string)",
             (int)kl, k);
     (void)uri;
     w2l__free(*dst);
     *dst = w2l__strdup(val);
     W2L_NOMEM_IF(!*dst, err);
+    return W2L_OK;
+}
+
+/* The password when the URI has none: the file of password-file= (or source.password-file;
+ * its first line, without the line end), else the environment's W2L_SOURCE_PASSWORD. The
+ * password is never written to a message or log line. */
+static w2l_rc password_from_file_or_env(mysql_source *ms, w2l_error *err)
+{
+    if (ms->cfg.params.pass) {
+        if (ms->cfg.password_file)
+            w2l__log(W2L_LOG_WARN, "mysql source: the URI holds a password, which wins over "
+                                   "password-file (the file is not read)");
+        return W2L_OK;
+    }
+    if (ms->cfg.password_file) {
+        const char *path = ms->cfg.password_file;
+        FILE *f = fopen(path, "r");
+        if (!f)
+            return w2l__fail_errno(err, W2L_CONFIG, errno, "mysql source: password-file %.300s",
+                                   path);
+        char buf[1024];
+        size_t n = fread(buf, 1, sizeof buf, f);
+        int rerr = ferror(f);
+        fclose(f);
+        if (rerr || n == sizeof buf) {
+            memset(buf, 0, sizeof buf);
+            return w2l__fail(err, W2L_CONFIG,
+                             "mysql source: password-file %.300s: %s", path,
+                             rerr ? "cannot be read" : "longer than 1023 bytes");
+        }
+        size_t l = 0;
+        while (l < n && buf[l] != '\n' && buf[l] != '\r') l++; /* the first line */
+        ms->cfg.params.pass = w2l__strndup(buf, l);
+        memset(buf, 0, sizeof buf);
+        W2L_NOMEM_IF(!ms->cfg.params.pass, err);
+        return W2L_OK;
+    }
+    const char *env = getenv("W2L_SOURCE_PASSWORD");
+    if (env) {
+        ms->cfg.params.pass = w2l__strdup(env);
+        W2L_NOMEM_IF(!ms->cfg.params.pass, err);
+    }
     return W2L_OK;
 }
 
@@ -300,10 +342,12 @@ w2l_rc w2l__ms_parse_uri(mysql_source *ms, const w2l_conf *conf, const char *uri
                 rc = w2l__fail(err, W2L_CONFIG,
                                "mysql source: tables '%.200s' is not a valid regular expression",
                                tables);
-            else ms->cfg.have_regex = 1;
+            else
+                ms->cfg.have_regex = 1;
         }
     }
     if (rc == W2L_OK) rc = w2l__tfilter_init(&ms->cfg.filter, conf, err);
+    if (rc == W2L_OK) rc = password_from_file_or_env(ms, err);
     ms->cfg.params.tls_ca = ms->cfg.ssl_ca;
     ms->cfg.params.tls_cert = ms->cfg.ssl_cert;
     ms->cfg.params.tls_key = ms->cfg.ssl_key;

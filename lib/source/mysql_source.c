@@ -133,7 +133,7 @@ w2l_rc w2l__ms_read_binlog_status(const mysql_source *ms, w2l__my *c, char *file
     w2l__my_res_free(r);
     if (k < 0) return err->code;
     if (k == 0)
-        return w2l__fail(err, W2L_CONFIG, "mysql source %s: the server has no binlog (set log_bin)",
+        return w2l__fail(err, W2L_SOURCE, "mysql source %s: the server has no binlog (set log_bin)",
                          w2l__my_name(c));
     return W2L_OK;
 }
@@ -172,7 +172,7 @@ static w2l_rc detect_flavour(mysql_source *ms, w2l__my *c, w2l_error *err)
     ms->server.version = major * 10000 + minor * 100 + patch;
     ms->server.mysql = !strstr(v, "MariaDB") && !strstr(comment, "MariaDB");
     if (ms->server.mysql && major < 8)
-        return w2l__fail(err, W2L_CONFIG,
+        return w2l__fail(err, W2L_SOURCE,
                          "mysql source %s: MySQL %s is not supported; MySQL 8.0 or later is "
                          "required (or MariaDB)",
                          w2l__my_name(c), v);
@@ -186,27 +186,9 @@ static w2l_rc check_server(mysql_source *ms, w2l__my *c, w2l_error *err)
     char v[64];
     int null;
     W2L_TRY(detect_flavour(ms, c, err));
-    W2L_TRY(w2l__my_value(c, "SELECT @@global.binlog_format", v, sizeof v, &null, err));
-    if (null || strcasecmp(v, "ROW"))
-        return w2l__fail(err, W2L_CONFIG,
-                         "mysql source %s: binlog_format is %s; ROW is required (SET GLOBAL "
-                         "binlog_format=ROW)",
-                         w2l__my_name(c), null ? "unset" : v);
-    W2L_TRY(w2l__my_value(c, "SELECT @@global.binlog_row_metadata", v, sizeof v, &null, err));
-    if (null || strcasecmp(v, "FULL"))
-        return w2l__fail(err, W2L_CONFIG,
-                         "mysql source %s: binlog_row_metadata is %s; FULL is required for column "
-                         "names (SET PERSIST binlog_row_metadata=FULL on MySQL, SET GLOBAL "
-                         "binlog_row_metadata=FULL on MariaDB)",
-                         w2l__my_name(c), null ? "unset" : v);
+    /* log_bin, binlog_format, binlog_row_image, binlog_row_metadata: all named at once */
+    W2L_TRY(w2l__ms_check_settings(ms, c, err));
     if (ms->server.mysql) {
-        W2L_TRY(w2l__my_value(c, "SELECT @@global.binlog_row_image", v, sizeof v, &null, err));
-        if (!null && strcasecmp(v, "FULL"))
-            w2l__log(W2L_LOG_WARN,
-                     "mysql source %s: binlog_row_image is %s: updates and deletes carry only "
-                     "some columns, and the lake keeps the others as they were (FULL is "
-                     "recommended)",
-                     w2l__my_name(c), v);
         W2L_TRY(w2l__my_value(c, "SELECT @@global.gtid_mode", v, sizeof v, &null, err));
         ms->server.gtid_mode = !null && !strcasecmp(v, "ON");
         if (!ms->server.gtid_mode)
@@ -250,7 +232,7 @@ static w2l_rc parse_restored(mysql_source *ms, const char *restored, w2l_error *
     }
     if ((ms->server.mysql && gtid && *gtid) || (!ms->server.mysql && gset && *gset)) {
         w2l__json_free(j);
-        return w2l__fail(err, W2L_CONFIG,
+        return w2l__fail(err, W2L_SOURCE,
                          "mysql source: the restored position is a %s position (%s), the server "
                          "is %s: was the source pointed at another server?",
                          gset ? "MySQL" : "MariaDB", gset ? "gtid_set" : "gtid",
@@ -365,6 +347,11 @@ static void ms_close(w2l_source *self)
     w2l__ms_free_strv(ms->warned.names, ms->warned.n);
     ms->warned.names = NULL;
     ms->warned.n = ms->warned.cap = 0;
+    w2l__ms_free_strv(ms->quarantined.names, ms->quarantined.n);
+    ms->quarantined.names = NULL;
+    ms->quarantined.n = 0;
+    w2l_conf_free(ms->conf);
+    ms->conf = NULL;
     for (size_t i = 0; i < ms->defs.n; i++) w2l__ms_ttable_clear(&ms->defs.tab[i]);
     w2l__free(ms->defs.tab);
     ms->defs.tab = NULL;
@@ -381,7 +368,9 @@ static void ms_close(w2l_source *self)
     w2l__free(ms->cfg.ssl_cert);
     w2l__free(ms->cfg.ssl_key);
     w2l__free(ms->cfg.server_public_key);
+    w2l__free(ms->cfg.password_file);
     ms->cfg.ssl_ca = ms->cfg.ssl_cert = ms->cfg.ssl_key = ms->cfg.server_public_key = NULL;
+    ms->cfg.password_file = NULL;
     w2l__ms_free_strv(ms->cfg.dbs, ms->cfg.ndbs);
     ms->cfg.dbs = NULL;
     if (ms->cfg.have_regex) regfree(&ms->cfg.re);
@@ -429,6 +418,8 @@ static w2l_rc ms_open_inner(mysql_source *ms, const w2l_conf *conf, const char *
         if (w2l_conf_get_int(conf, "source.xa-buffer-bytes", &v, NULL) == W2L_OK && v > 0)
             ms->xa.limit = (size_t)v;
     }
+    ms->conf = conf ? w2l_conf_dup(conf) : NULL;
+    W2L_NOMEM_IF(conf && !ms->conf, err);
     W2L_TRY(w2l__ms_parse_uri(ms, conf, uri, err));
     w2l__my *c;
     W2L_TRY(w2l__my_connect(&ms->cfg.params, &c, err));
@@ -436,6 +427,7 @@ static w2l_rc ms_open_inner(mysql_source *ms, const w2l_conf *conf, const char *
     if (rc == W2L_OK) rc = w2l__ms_load_definitions(ms, c, err);
     if (rc == W2L_OK) rc = w2l__ms_filter_json(ms, conf, err);
     if (rc == W2L_OK && restored) rc = w2l__ms_check_new_tables(ms, conf, c, restored, err);
+    if (rc == W2L_OK) rc = w2l__ms_check_selection(ms, c, err);
     if (rc == W2L_OK && ms->cfg.until_caught_up)
         rc = w2l__ms_read_binlog_status(ms, c, ms->end.file, sizeof ms->end.file, &ms->end.pos,
                                         err);
@@ -470,7 +462,7 @@ static w2l_rc ms_open_inner(mysql_source *ms, const w2l_conf *conf, const char *
                 int k = w2l__my_row(r, &row, &len, err);
                 if (k > 0) snprintf(ms->at.file, sizeof ms->at.file, "%s", row[0]);
                 else if (k == 0)
-                    rc = w2l__fail(err, W2L_CONFIG, "mysql source: the server has no binlog files");
+                    rc = w2l__fail(err, W2L_SOURCE, "mysql source: the server has no binlog files");
                 else rc = err->code;
                 w2l__my_res_free(r);
             }
@@ -479,7 +471,7 @@ static w2l_rc ms_open_inner(mysql_source *ms, const w2l_conf *conf, const char *
             if (rc == W2L_OK) rc = read_mysql_gtids(ms, c, "gtid_purged", err);
         } else if (!strncmp(s, "gtid:", 5)) {
             if (ms->server.mysql && !ms->server.gtid_mode)
-                rc = w2l__fail(err, W2L_CONFIG,
+                rc = w2l__fail(err, W2L_SOURCE,
                                "mysql source: startup gtid: needs gtid_mode=ON on a MySQL server");
             if (rc == W2L_OK) rc = w2l__ms_set_gtid_text(ms, s + 5, err);
             if (rc == W2L_OK &&

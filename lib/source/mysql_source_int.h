@@ -116,6 +116,7 @@ typedef struct mysql_source {
         snap_lock snapshot_lock;
         /* TLS and the server's RSA key (caching_sha2_password): paths, owned */
         char *ssl_ca, *ssl_cert, *ssl_key, *server_public_key;
+        char *password_file;  /* password-file= / source.password-file, owned */
     } cfg;
 
     struct {                  /* the server (check_server in mysql_source.c) */
@@ -203,6 +204,11 @@ typedef struct mysql_source {
         char **names;
         size_t n, cap;
     } warned;
+    struct {                  /* "db.table" set aside (ddl.policy=quarantine) by the source */
+        char **names;
+        size_t n;
+    } quarantined;
+    w2l_conf *conf;           /* a copy, for per-table keys (ddl.policy) */
 
     int announce_filter;      /* new tables streamed: emit the position with the new filter */
     int failed;
@@ -217,6 +223,17 @@ typedef struct mysql_source {
 void w2l__ms_sleep_ms(int ms);
 int w2l__ms_hexval(int c);
 void w2l__ms_free_strv(char **v, size_t n);
+/* mysql_checks.c: the start-time checks. The binlog settings as read (NULL: the server has
+ * no such variable); every one missing is named at once, W2L_SOURCE. */
+typedef struct w2l__ms_settings {
+    int mysql; /* [mysqld], else [mariadbd] */
+    const char *log_bin, *binlog_format, *row_image, *row_metadata;
+} w2l__ms_settings;
+w2l_rc w2l__ms_settings_check(const w2l__ms_settings *s, const char *server, w2l_error *err);
+w2l_rc w2l__ms_check_settings(mysql_source *ms, w2l__my *c, w2l_error *err);
+/* After w2l__ms_load_definitions: the databases named exist and are readable, and the table
+ * patterns match a table when there are tables (W2L_SOURCE naming what there is). */
+w2l_rc w2l__ms_check_selection(mysql_source *ms, w2l__my *c, w2l_error *err);
 w2l_rc w2l__ms_parse_uri(mysql_source *ms, const w2l_conf *conf, const char *uri, w2l_error *err);
 int w2l__ms_db_selected(const mysql_source *ms, const char *db);
 int w2l__ms_table_selected(const mysql_source *ms, const char *db, const char *table);

@@ -110,6 +110,51 @@ static void warn_tmap(mysql_source *ms, const w2l__bl_tmap *tm, uint8_t *coerced
     w2l__free(names);
 }
 
+/* Whether db.table was set aside by partial_image. */
+static int quarantined(const mysql_source *ms, const char *db, const char *table)
+{
+    for (size_t i = 0; i < ms->quarantined.n; i++) {
+        const char *q = ms->quarantined.names[i];
+        size_t dl = strlen(db);
+        if (!strncmp(q, db, dl) && q[dl] == '.' && !strcmp(q + dl + 1, table)) return 1;
+    }
+    return 0;
+}
+
+static w2l_rc partial_image(mysql_source *ms, w2l_emitter *em, const w2l__bl_tmap *tm, w2l_op op,
+                            const char *missing, w2l_error *err)
+{
+    char why[1024];
+    snprintf(why, sizeof why,
+             "mysql source: %s.%s at %s:%llu: an %s row image without column '%s': the server "
+             "wrote it with binlog_row_image=MINIMAL or NOBLOB, which leave columns out: run "
+             "SET GLOBAL binlog_row_image=FULL and put binlog_row_image=FULL under %s in my.cnf "
+             "(the images written before stay partial: sync the table again from a snapshot)",
+             tm->db, tm->table, ms->at.file, (unsigned long long)ms->ev_pos,
+             op == W2L_OP_INSERT ? "INSERT" : "UPDATE", missing,
+             ms->server.mysql ? "[mysqld]" : "[mariadbd]");
+    char fq[600];
+    const char *pol = NULL;
+    snprintf(fq, sizeof fq, "%s.%s", tm->db, tm->table);
+    if (ms->conf) w2l_conf_get_for_table(ms->conf, fq, "ddl.policy", &pol, NULL);
+    if (!pol || strcmp(pol, "quarantine") || ms->xa.cur)
+        return w2l__fail(err, W2L_SOURCE, "%s", why);
+    char *name = w2l__strdup(fq);
+    char **nv = name ? w2l__realloc(ms->quarantined.names,
+                                    (ms->quarantined.n + 1) * sizeof *nv)
+                     : NULL;
+    if (!nv) {
+        w2l__free(name);
+        return w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    ms->quarantined.names = nv;
+    nv[ms->quarantined.n++] = name;
+    w2l__log(W2L_LOG_ERROR, "%s; table %s QUARANTINED (ddl.policy=quarantine): its rows are "
+                            "dropped from here on, the other tables go on",
+             why, fq);
+    return w2l_emit_quarantine(em, tm->db, tm->table, why, 1, err);
+}
+
 static w2l_rc emit_row(mysql_source *ms, w2l_emitter *em, const w2l__bl_tmap *tm, w2l_op op,
                        w2l_error *err)
 {
@@ -122,6 +167,8 @@ static w2l_rc emit_row(mysql_source *ms, w2l_emitter *em, const w2l__bl_tmap *tm
         ms->txn.emitted++;
         return W2L_OK;
     }
+    if (ms->quarantined.n && quarantined(ms, tm->db, tm->table))
+        return w2l_emit_quarantine(em, tm->db, tm->table, NULL, 1, err); /* counted, dropped */
     w2l_change ch;
     ch.db = tm->db;
     ch.table = tm->table;
@@ -130,8 +177,18 @@ static w2l_rc emit_row(mysql_source *ms, w2l_emitter *em, const w2l__bl_tmap *tm
     ch.row = u->vals;
     ch.ncols = tm->ncols;
     int all = 1;
+    size_t missing = 0;
     for (size_t i = 0; i < tm->ncols; i++)
-        if (!(u->present[i / 8] >> (i % 8) & 1)) all = 0;
+        if (!(u->present[i / 8] >> (i % 8) & 1)) {
+            if (all) missing = i;
+            all = 0;
+        }
+    /* an insert or update-after image that leaves columns out (binlog_row_image=MINIMAL or
+     * NOBLOB on the server) cannot become a lake row; deletes need only the key. With
+     * ddl.policy=quarantine the table is set aside (the others go on), else the source
+     * fails; either way naming the setting. */
+    if (!all && (op == W2L_OP_INSERT || op == W2L_OP_UPDATE_AFTER))
+        return partial_image(ms, em, tm, op, tm->cols[missing].name, err);
     ch.present = all ? NULL : u->present;
     ch.ts_ms = ms->txn.ts_ms;
     if (ms->xa.cur) return w2l__ms_xa_add(ms, &ch, err);
@@ -482,7 +539,7 @@ static w2l_rc handle_event(mysql_source *ms, w2l_emitter *em, const w2l__bl_even
     case BL_EV_TABLE_MAP:
         if (ms->server.mysql && !ev->tmap->has_names &&
             w2l__ms_table_selected(ms, ev->tmap->db, ev->tmap->table))
-            return w2l__fail(err, W2L_CONFIG,
+            return w2l__fail(err, W2L_SOURCE,
                              "mysql source: the TABLE_MAP of %s.%s at %s:%llu has no column names: "
                              "the server wrote it with binlog_row_metadata=MINIMAL; set "
                              "binlog_row_metadata=FULL (SET PERSIST) and start from a position "

@@ -397,7 +397,7 @@ w2l_rc w2l__ms_prepare_tmap(mysql_source *ms, w2l__bl_tmap *tm, w2l_error *err)
     u->selected = w2l__ms_table_selected(ms, tm->db, tm->table);
     if (!u->selected) return W2L_OK;
     if (!tm->has_names)
-        return w2l__fail(err, W2L_CONFIG,
+        return w2l__fail(err, W2L_SOURCE,
                          "mysql source %s: the binlog has no column names for %s.%s: set "
                          "binlog_row_metadata=FULL on the server",
                          w2l__my_name(ms->conn), tm->db, tm->table);

@@ -46,6 +46,10 @@ struct fake_my {
     size_t unknown_len;
     int dumps;          /* dump sessions served */
     int client;         /* the connection being served; -1 none */
+    /* authentication (fake_my_set_auth): the greeting's plugin and the account's; what the
+     * last client answered with, and whether the fake asked it to switch */
+    char greet_plugin[64], account_plugin[64], client_plugin[64];
+    int switched;
 };
 
 static int build_dump(const uint8_t *file, size_t len, const char *name, uint64_t pos,
@@ -60,6 +64,46 @@ void fake_my_set_mysql(fake_my *f, int mysql)
     pthread_mutex_lock(&f->mu);
     f->mysql = mysql;
     pthread_mutex_unlock(&f->mu);
+}
+
+void fake_my_set_auth(fake_my *f, const char *greeting_plugin, const char *account_plugin)
+{
+    pthread_mutex_lock(&f->mu);
+    snprintf(f->greet_plugin, sizeof f->greet_plugin, "%s", greeting_plugin ? greeting_plugin : "");
+    snprintf(f->account_plugin, sizeof f->account_plugin, "%s",
+             account_plugin ? account_plugin : "");
+    pthread_mutex_unlock(&f->mu);
+}
+
+void fake_my_auth_seen(fake_my *f, char *plugin, size_t size, int *switched)
+{
+    pthread_mutex_lock(&f->mu);
+    snprintf(plugin, size, "%s", f->client_plugin);
+    *switched = f->switched;
+    pthread_mutex_unlock(&f->mu);
+}
+
+/* The plugin a HandshakeResponse41 names ("" none): caps 4, max packet 4, charset 1,
+ * reserved 23, user NUL, auth data (length-encoded or 1-byte length), db NUL, plugin NUL. */
+static void response_plugin(const uint8_t *p, size_t n, char *out, size_t size)
+{
+    out[0] = '\0';
+    if (n < 32) return;
+    uint32_t caps = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                    (uint32_t)p[3] << 24;
+    size_t i = 32;
+    while (i < n && p[i]) i++; /* user */
+    if (++i >= n) return;
+    size_t al = p[i++]; /* a short auth answer: its length in one byte either way */
+    i += al;
+    if (caps & 0x8) { /* CLIENT_CONNECT_WITH_DB */
+        while (i < n && p[i]) i++;
+        i++;
+    }
+    if (!(caps & 0x80000) || i >= n) return; /* CLIENT_PLUGIN_AUTH */
+    size_t l = 0;
+    while (i + l < n && p[i + l]) l++;
+    snprintf(out, size, "%.*s", (int)l, (const char *)p + i);
 }
 
 void fake_my_last_session(fake_my *f, char **sql, uint8_t **dump, size_t *dump_len)
@@ -340,6 +384,35 @@ static int starts(const char *s, const char *prefix)
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+/* SHOW DATABASES: the system ones, d->databases (one a line), and those of d->columns. */
+static int send_databases(int fd, uint8_t *seq, const fake_my_server *d)
+{
+    const char *cells[64] = {"information_schema", "mysql", "performance_schema", "sys"};
+    char buf[2048];
+    size_t n = 4, used = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        const char *t = pass ? d->columns : d->databases;
+        for (const char *p = t; p && *p && n < 64;) {
+            size_t l = strcspn(p, pass ? "|\n" : "\n");
+            if (l && used + l + 1 <= sizeof buf) {
+                int dup = 0;
+                for (size_t i = 0; i < n && !dup; i++)
+                    dup = strlen(cells[i]) == l && !memcmp(cells[i], p, l);
+                if (!dup) {
+                    memcpy(buf + used, p, l);
+                    buf[used + l] = '\0';
+                    cells[n++] = buf + used;
+                    used += l + 1;
+                }
+            }
+            p += strcspn(p, "\n");
+            if (*p) p++;
+        }
+    }
+    static const char *const name = "Database";
+    return send_result(fd, seq, &name, 1, cells, n);
+}
+
 /* One statement in recording mode: a result, an OK, or an error for what the fake does not
  * know (noted). */
 static int answer_query(fake_my *f, int fd, uint8_t *seq, const char *q, const char *version)
@@ -359,6 +432,16 @@ static int answer_query(fake_my *f, int fd, uint8_t *seq, const char *q, const c
     if (!strcmp(q, "SELECT @@version")) return send_one(fd, seq, "@@version", version);
     if (!strcmp(q, "SELECT @@version_comment"))
         return send_one(fd, seq, "@@version_comment", "MySQL Community Server - GPL");
+    if (!strcmp(q, "SELECT @@global.log_bin")) return send_one(fd, seq, "@@global.log_bin", "1");
+    if (!strcmp(q, "SHOW DATABASES")) return send_databases(fd, seq, d);
+    if (!strcmp(q, "SELECT CURRENT_USER()"))
+        return send_one(fd, seq, "CURRENT_USER()", "cdc@127.0.0.1");
+    if (!strcmp(q, "SELECT PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES WHERE "
+                   "GRANTEE = '\\'cdc\\'@\\'127.0.0.1\\''")) {
+        static const char *const n[] = {"PRIVILEGE_TYPE"};
+        static const char *const rows[] = {"SELECT", "REPLICATION SLAVE", "REPLICATION CLIENT"};
+        return send_result(fd, seq, n, 1, rows, 3);
+    }
     if (!strcmp(q, "SELECT @@global.binlog_format"))
         return send_one(fd, seq, "@@global.binlog_format", "ROW");
     if (!strcmp(q, "SELECT @@global.binlog_row_metadata"))
@@ -580,12 +663,44 @@ static void serve(fake_my *f, int fd)
     n += 10;
     memcpy(hs + n, "ijklmnopqrst", 13); /* scramble, second part, NUL */
     n += 13;
-    memcpy(hs + n, "mysql_native_password", 22);
-    n += 22;
+    pthread_mutex_lock(&f->mu);
+    char greet[64], account[64];
+    snprintf(greet, sizeof greet, "%s", f->greet_plugin[0] ? f->greet_plugin : "mysql_native_password");
+    snprintf(account, sizeof account, "%s", f->account_plugin);
+    f->client_plugin[0] = '\0';
+    f->switched = 0;
+    pthread_mutex_unlock(&f->mu);
+    size_t gl = strlen(greet) + 1;
+    memcpy(hs + n, greet, gl);
+    n += gl;
     if (send_pkt(fd, &seq, hs, n)) return;
     uint8_t *p = recv_pkt(fd, &seq, &n); /* handshake response: any user, any password */
     if (!p) return;
+    char cp[64];
+    response_plugin(p, n, cp, sizeof cp);
     free(p);
+    pthread_mutex_lock(&f->mu);
+    snprintf(f->client_plugin, sizeof f->client_plugin, "%s", cp);
+    pthread_mutex_unlock(&f->mu);
+    /* AuthSwitchRequest to the account's plugin when the client answered for another, or
+     * when the greeting named another (MySQL then restarts with the account's plugin, and
+     * mysql_native_password sends its scramble first) */
+    if (account[0] && (strcmp(cp, account) || strcmp(greet, account))) {
+        uint8_t sw[96];
+        size_t al = strlen(account) + 1, k = 0;
+        sw[k++] = 0xFE;
+        memcpy(sw + k, account, al);
+        k += al;
+        memcpy(sw + k, "uvwxyzabcdefghijklmn", 21); /* a new scramble, NUL */
+        k += 21;
+        pthread_mutex_lock(&f->mu);
+        f->switched = 1;
+        pthread_mutex_unlock(&f->mu);
+        if (send_pkt(fd, &seq, sw, k)) return;
+        p = recv_pkt(fd, &seq, &n); /* the answer of the account's plugin */
+        if (!p) return;
+        free(p);
+    }
     if (send_ok(fd, &seq)) return;
     for (;;) {
         p = recv_pkt(fd, &seq, &n);

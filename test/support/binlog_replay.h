@@ -25,6 +25,13 @@ void fake_my_set_packets(fake_my *f, const uint8_t *const *pkts, const size_t *l
 void fake_my_stop(fake_my *f); /* NULL is a no-op */
 /* mysql 1: the server greets as MySQL 8.0 and answers COM_BINLOG_DUMP_GTID (0x1e) too. */
 void fake_my_set_mysql(fake_my *f, int mysql);
+/* The greeting names greeting_plugin (NULL: mysql_native_password); when the client's
+ * handshake response names another plugin than account_plugin (NULL: any is taken), or the
+ * greeting did, the fake sends an AuthSwitchRequest to account_plugin with a new scramble,
+ * as MySQL 8 does (its restart with the account's plugin), then takes any answer. fake_my_auth_seen: the plugin the last client's response named, and whether the
+ * fake asked it to switch. */
+void fake_my_set_auth(fake_my *f, const char *greeting_plugin, const char *account_plugin);
+void fake_my_auth_seen(fake_my *f, char *plugin, size_t size, int *switched);
 /* What the last connection sent: its statements joined by "\n" and its last dump command
  * (command byte first); copies (malloc'd) into *sql and *dump, *dump_len. */
 void fake_my_last_session(fake_my *f, char **sql, uint8_t **dump, size_t *dump_len);
@@ -35,7 +42,8 @@ void fake_my_last_session(fake_my *f, char **sql, uint8_t **dump, size_t *dump_l
  * named binlog.000001, so that the real "mysql" source (lib/source/mysql_source.c) runs
  * against it unchanged. It answers the statements the source sends, word for word (the
  * session SETs, SELECT @@version, @@version_comment, @@global.binlog_format,
- * binlog_row_metadata, binlog_row_image, gtid_mode, gtid_executed, gtid_purged, server_id,
+ * binlog_row_metadata, binlog_row_image, log_bin, SHOW DATABASES, CURRENT_USER() and its
+ * USER_PRIVILEGES, gtid_mode, gtid_executed, gtid_purged, server_id,
  * the two information_schema queries of mysql_tracked.c, SHOW BINARY LOG STATUS on 8.2+,
  * SHOW MASTER STATUS before 8.4, SHOW BINARY LOGS), with text result sets; any other
  * statement or command gets an error and is kept for fake_my_unknown(). Dumps:
@@ -57,6 +65,9 @@ typedef struct fake_my_server {
      * column "db|table|column|COLUMN_TYPE|YES or NO", in ordinal order; keys: the PRIMARY
      * KEY columns "db|table|column" in order. System databases are left out of answers. */
     const char *columns, *keys;
+    /* SHOW DATABASES: the system databases, these (one a line; NULL: none) and those of
+     * columns. The account is cdc@127.0.0.1 with global SELECT. */
+    const char *databases;
 } fake_my_server;
 /* Serves file (copied) in recording mode; desc is borrowed for the server's life. */
 void fake_my_serve_recording(fake_my *f, const uint8_t *file, size_t len,
