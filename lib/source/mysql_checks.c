@@ -292,11 +292,17 @@ w2l_rc w2l__ms_check_selection(mysql_source *ms, w2l__my *c, w2l_error *err)
                      ms->cfg.filter.exclude_text);
         else if (ms->cfg.filter.has_include) snprintf(what, sizeof what, "--include '%.200s'", pat);
         else snprintf(what, sizeof what, "--exclude '%.200s'", ms->cfg.filter.exclude_text);
-        w2l__tfilter_hint(pat, ms->defs.tab[0].db, hint, sizeof hint);
-        rc = w2l__fail(err, W2L_SOURCE,
-                       "mysql source %s: %s matched no table: %s; tables the source user can "
-                       "read: %s",
-                       who, what, hint, tl);
+        if (pat) {
+            w2l__tfilter_hint(pat, ms->defs.tab[0].db, hint, sizeof hint);
+            rc = w2l__fail(err, W2L_SOURCE,
+                           "mysql source %s: %s matched no table: %s; tables the source user "
+                           "can read: %s",
+                           who, what, hint, tl);
+        } else
+            rc = w2l__fail(err, W2L_SOURCE,
+                           "mysql source %s: %s leaves no table to sync: it matches every "
+                           "table the source user can read: %s",
+                           who, what, tl);
     }
 
     /* 4. a database named without tables: empty (fine) or not readable */

@@ -107,7 +107,8 @@ test('TIME outside 00:00-24:00: the hint names source.time-as-string, and follow
 })
 
 test('source.time-as-string on a table whose column the lake has as time: values in range stay time; the hint for others works', { timeout: 120000 }, async () => {
-  mariadb(`CREATE DATABASE tk; CREATE TABLE tk.keep (id INT PRIMARY KEY, t TIME); INSERT INTO tk.keep VALUES (1, '01:02:03');`)
+  mariadb(`CREATE DATABASE tk; CREATE TABLE tk.keep (id INT PRIMARY KEY, t TIME); INSERT INTO tk.keep VALUES (1, '01:02:03');
+    CREATE TABLE tk.other (id INT PRIMARY KEY); INSERT INTO tk.other VALUES (1);`)
   const wh = path.join(top, 'lake-time-keep')
   let res = runW2l(wh, 'databases=tk')
   assert.equal(res.status, 0, `snapshot: ${res.stderr}`)
@@ -131,8 +132,14 @@ test('source.time-as-string on a table whose column the lake has as time: values
   got = await duckRows(path.join(whN, 'tk', 'keep'), { id: 'INTEGER', t: 'VARCHAR' })
   assert.deepEqual(got.rows, [{ id: '1', t: '01:02:03' }, { id: '2', t: '10:00:00' }, { id: '3', t: '36:00:00' }])
   mariadb(`INSERT INTO tk.keep VALUES (4, '-00:00:05');`)
+  mariadb(`INSERT INTO tk.other VALUES (2);`)
   res = runW2l(wh, 'databases=tk', ['--exclude', 'tk\\.keep'])
   assert.equal(res.status, 0, `the old warehouse without the table: ${res.stderr}`)
+  assert.deepEqual((await duckRows(path.join(wh, 'tk', 'other'), { id: 'INTEGER' })).rows, [{ id: '1' }, { id: '2' }])
+  // an exclude that leaves nothing is refused, saying so
+  res = runW2l(wh, 'databases=tk', ['--exclude', 'tk\\..*'])
+  assert.equal(res.status, 1, `an exclude of every table: ${res.stderr}`)
+  assert.match(res.stderr, /--exclude 'tk\\\.\.\*' leaves no table to sync: it matches every table/)
 })
 
 // A wider filter at a restart: the tables it adds are refused, named with their estimated
