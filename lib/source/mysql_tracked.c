@@ -173,6 +173,41 @@ w2l_rc w2l__ms_load_definitions(mysql_source *ms, w2l__my *c, w2l_error *err)
     return rc;
 }
 
+/* A key column renamed (to a new name) or dropped (to == NULL): the key follows, as the
+ * server's does. */
+static w2l_rc tt_pk_follow(ttable *t, const char *from, const char *to, w2l_error *err)
+{
+    for (size_t k = 0; k < t->npk; k++) {
+        if (strcasecmp(t->pk[k], from)) continue;
+        if (to) {
+            char *s = w2l__strdup(to);
+            W2L_NOMEM_IF(!s, err);
+            w2l__free(t->pk[k]);
+            t->pk[k] = s;
+        } else {
+            w2l__free(t->pk[k]);
+            memmove(&t->pk[k], &t->pk[k + 1], (t->npk - k - 1) * sizeof *t->pk);
+            t->npk--;
+        }
+        break;
+    }
+    return W2L_OK;
+}
+
+/* Appends the key columns to t's (empty) primary key. */
+static w2l_rc tt_set_pk(ttable *t, const char *const *keys, size_t n, w2l_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        char **nv = w2l__realloc(t->pk, (t->npk + 1) * sizeof *nv);
+        W2L_NOMEM_IF(!nv, err);
+        t->pk = nv;
+        t->pk[t->npk] = w2l__strdup(keys[i]);
+        W2L_NOMEM_IF(!t->pk[t->npk], err);
+        t->npk++;
+    }
+    return W2L_OK;
+}
+
 static w2l_rc tt_from_create(mysql_source *ms, const w2l__ddl_stmt *st, w2l_error *err)
 {
     ttable *old = tt_find(ms, st->table.db, st->table.name);
@@ -181,15 +216,7 @@ static w2l_rc tt_from_create(mysql_source *ms, const w2l__ddl_stmt *st, w2l_erro
     if (!t) return err->code;
     for (size_t i = 0; i < st->ncols; i++)
         W2L_TRY(tt_add_col(t, st->cols[i].name, st->cols[i].type_text, !st->cols[i].not_null, err));
-    for (size_t i = 0; i < st->npk; i++) {
-        char **n = w2l__realloc(t->pk, (t->npk + 1) * sizeof *n);
-        W2L_NOMEM_IF(!n, err);
-        t->pk = n;
-        t->pk[t->npk] = w2l__strdup(st->pk[i]);
-        W2L_NOMEM_IF(!t->pk[t->npk], err);
-        t->npk++;
-    }
-    return W2L_OK;
+    return tt_set_pk(t, st->pk, st->npk, err);
 }
 
 static w2l_rc tt_rename(mysql_source *ms, const w2l__ddl_name *from, const w2l__ddl_name *to,
@@ -277,6 +304,7 @@ w2l_rc w2l__ms_tt_apply(mysql_source *ms, const w2l__ddl_stmt *st, w2l_error *er
                 break;
             case W2L_ALTER_DROP_COLUMN:
                 if (ci >= 0) {
+                    W2L_TRY(tt_pk_follow(t, t->cols[ci].name, NULL, err));
                     w2l__free(t->cols[ci].name);
                     w2l__free(t->cols[ci].type);
                     memmove(&t->cols[ci], &t->cols[ci + 1],
@@ -287,15 +315,29 @@ w2l_rc w2l__ms_tt_apply(mysql_source *ms, const w2l__ddl_stmt *st, w2l_error *er
             case W2L_ALTER_CHANGE_COLUMN:
             case W2L_ALTER_MODIFY_COLUMN:
                 if (ci >= 0) {
+                    W2L_TRY(tt_pk_follow(t, t->cols[ci].name, a->col.name, err));
                     W2L_TRY(tcol_set(&t->cols[ci], a->col.name, a->col.type_text, !a->col.not_null,
                                      err));
                     tt_place(t, (size_t)ci, a->position, a->after);
                 }
                 break;
             case W2L_ALTER_RENAME_COLUMN:
-                if (ci >= 0 && a->new_name)
+                if (ci >= 0 && a->new_name) {
+                    W2L_TRY(tt_pk_follow(t, t->cols[ci].name, a->new_name, err));
                     W2L_TRY(tcol_set(&t->cols[ci], a->new_name, t->cols[ci].type,
                                      t->cols[ci].nullable, err));
+                }
+                break;
+            case W2L_ALTER_DROP_PRIMARY_KEY:
+                w2l__ms_free_strv(t->pk, t->npk);
+                t->pk = NULL;
+                t->npk = 0;
+                break;
+            case W2L_ALTER_ADD_PRIMARY_KEY:
+                w2l__ms_free_strv(t->pk, t->npk);
+                t->pk = NULL;
+                t->npk = 0;
+                W2L_TRY(tt_set_pk(t, a->keys, a->nkeys, err));
                 break;
             case W2L_ALTER_RENAME_TABLE: {
                 w2l__ddl_name from = st->table;
