@@ -478,6 +478,27 @@ START_TEST(forbidden_change_follows_policy)
             finish(p);
             ck_assert_int_eq(find_ev(0, EV_ROW, "t1", NULL), -1);
             ck_assert_int_ge(find_ev(0, EV_ROW, "t2", "id=3"), 0);
+            /* the way back: the source drops the table and creates it anew; statements
+             * other than those stay ignored */
+            rec.n = 0;
+            p = start(c);
+            ddl(p, "ALTER TABLE t1 ADD COLUMN w INT");
+            ddl(p, "DROP TABLE t1");
+            ddl(p, "CREATE TABLE t1 (id BIGINT PRIMARY KEY, name INT)");
+            w2l_schema *s2 = mk("id:long!,name:int");
+            row(p, "t1", s2, "9,5");
+            commit(p);
+            finish(p);
+            ck_assert_int_ge(find_ev(0, EV_ROW, "t1", "id=9,name=5"), 0);
+            ck_ice("t1", "1:id:long!,2:name:int");
+            /* and a restart keeps it out of quarantine */
+            rec.n = 0;
+            p = start(c);
+            row(p, "t1", s2, "10,6");
+            commit(p);
+            finish(p);
+            ck_assert_int_ge(find_ev(0, EV_ROW, "t1", "id=10,name=6"), 0);
+            w2l_schema_unref(s2);
         }
     }
     (void)rc;

@@ -224,6 +224,10 @@ w2l_rc w2l__ddl_parse(const char *sql, size_t len, const char *default_db, w2l__
                       w2l_error *err);
 void w2l__ddl_list_free(w2l__ddl_list *l); /* NULL is a no-op */
 
+/* Whether st ends table db.name's life in the source: DROP TABLE naming it, or a CREATE OR
+ * REPLACE of it (what comes after is a new table's; the way out of a quarantine). */
+int w2l__ddl_ends_table(const w2l__ddl_stmt *st, const char *db, const char *name);
+
 /* A copy of len bytes of sql (NUL-terminated, w2l__malloc) with every string and hex
  * literal that follows IDENTIFIED, PASSWORD, MASTER_PASSWORD or SOURCE_PASSWORD in the
  * same statement replaced by '***' (and the rest of such a statement when it cannot be

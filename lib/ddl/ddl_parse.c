@@ -995,3 +995,22 @@ void w2l__ddl_list_free(w2l__ddl_list *l)
     w2l__arena_release(&l->arena);
     w2l__free(l);
 }
+
+static int same_name(const w2l__ddl_name *n, const char *db, const char *name)
+{
+    return n->db && n->name && !strcmp(n->db, db) && !strcmp(n->name, name);
+}
+
+int w2l__ddl_ends_table(const w2l__ddl_stmt *st, const char *db, const char *name)
+{
+    switch (st->kind) {
+    case W2L_DDL_DROP_TABLE:
+        for (size_t i = 0; i < st->ntables; i++)
+            if (same_name(&st->tables[i], db, name)) return 1;
+        return 0;
+    case W2L_DDL_CREATE_TABLE:
+    case W2L_DDL_CREATE_TABLE_LIKE:
+    case W2L_DDL_CREATE_TABLE_SELECT: return st->or_replace && same_name(&st->table, db, name);
+    default: return 0;
+    }
+}

@@ -150,6 +150,16 @@ void w2l__metrics_quarantined(w2l__metrics *m, const char *ns, const char *table
     mtx_unlock(&m->mtx);
 }
 
+/* The table left its quarantine (its source table was dropped or replaced). */
+void w2l__metrics_released(w2l__metrics *m, const char *ns, const char *table)
+{
+    if (!m) return;
+    mtx_lock(&m->mtx);
+    tm_entry *e = entry(m, ns, table);
+    if (e) e->m.quarantined = 0;
+    mtx_unlock(&m->mtx);
+}
+
 static _Thread_local w2l__metrics *current_metrics;
 void w2l__metrics_set_current(w2l__metrics *m) { current_metrics = m; }
 w2l__metrics *w2l__metrics_current(void) { return current_metrics; }

@@ -30,6 +30,7 @@ void w2l__metrics_schema(w2l__metrics *m, const char *ns, const char *table);
 /* A quarantined table (ddl.policy=quarantine): n more of its changes dropped. */
 void w2l__metrics_quarantined(w2l__metrics *m, const char *ns, const char *table, uint64_t n,
                               const char *reason);
+void w2l__metrics_released(w2l__metrics *m, const char *ns, const char *table);
 /* The metrics of the pipeline whose operator runs on the calling thread (NULL outside), for
  * built-in operators that measure what the runtime cannot see (rows a DDL handler drops). */
 void w2l__metrics_set_current(w2l__metrics *m);

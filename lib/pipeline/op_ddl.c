@@ -77,7 +77,12 @@ static w2l_rc ddl_unit(ddl_op *op, const w2l_ddl *d, const w2l__ddl_stmt *st, si
         return w2l__ddlop_shadow_stmt(op, st, sub, ns, name, base, err);
     tbl *t, *to = NULL;
     W2L_TRY(w2l__ddlop_tbl_source(op, ns, name, &t, err));
-    if (t->quarantined) return W2L_OK;
+    if (t->quarantined) {
+        /* DROP TABLE or CREATE OR REPLACE: the table it set aside is gone, the way back */
+        if (!w2l__ddl_ends_table(st, ns, name)) return W2L_OK;
+        w2l__ddlop_release(t, st->kind == W2L_DDL_DROP_TABLE ? "DROP TABLE"
+                                                              : "CREATE OR REPLACE TABLE");
+    }
     /* a resend (file header): statement text, default database, source time and its place
      * in the text identify it */
     uint64_t key = 0;

@@ -217,6 +217,7 @@ w2l_rc w2l__ddlop_announce(tbl *t, w2l_collector *out, w2l_error *err);
 
 void w2l__ddlop_count_dropped(tbl *t, uint64_t n);
 w2l_rc w2l__ddlop_quarantine(ddl_op *op, tbl *t, const char *reason, w2l_error *err);
+void w2l__ddlop_release(tbl *t, const char *what);
 w2l_rc w2l__ddlop_unsupported(ddl_op *op, tbl *t, w2l_rc rc, const char *what, w2l_error *err);
 w2l_rc w2l__ddlop_evolve_to_source(ddl_op *op, tbl *t, const w2l_schema *src, w2l_collector *out,
                                    w2l_error *err);

@@ -256,6 +256,21 @@ w2l_rc w2l__ddlop_quarantine(ddl_op *op, tbl *t, const char *reason, w2l_error *
     return W2L_OK;
 }
 
+/* The way back from a quarantine: the source dropped the table (or replaced it), so what
+ * comes next is a new table's; its rows flow again. The reason and count are forgotten. */
+void w2l__ddlop_release(tbl *t, const char *what)
+{
+    w2l__log_table(W2L_LOG_WARN, t->ns, t->name,
+                   "ddl: table %s.%s leaves its quarantine: %s (its %llu changes dropped while "
+                   "quarantined stay dropped)",
+                   t->ns, t->name, what, (unsigned long long)t->rows_quarantined);
+    t->quarantined = 0;
+    w2l__free(t->reason);
+    t->reason = NULL;
+    t->rows_quarantined = 0;
+    w2l__metrics_released(w2l__metrics_current(), t->ns, t->name);
+}
+
 /* An unsupported or Iceberg-illegal change of t (err holds the reason, rc its code):
  * fail, ignore or quarantine per the table's ddl.policy. what names the statement. */
 w2l_rc w2l__ddlop_unsupported(ddl_op *op, tbl *t, w2l_rc rc, const char *what, w2l_error *err)

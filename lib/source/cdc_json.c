@@ -1120,6 +1120,13 @@ int w2l__cdc_table_skipped(w2l__cdc *d, const char *db, const char *name)
     return t && t->skip;
 }
 
+void w2l__cdc_unskip_table(w2l__cdc *d, const char *db, const char *name)
+{
+    table *t = NULL;
+    w2l__cdc_table_get(d, db, name, 0, &t, NULL);
+    if (t) t->skip = 0, t->skipped = 0;
+}
+
 uint64_t w2l__cdc_take_skipped(w2l__cdc *d, const char *db, const char *name)
 {
     table *t = NULL;

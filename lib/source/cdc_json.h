@@ -94,5 +94,7 @@ w2l_rc w2l__cdc_skip_table(w2l__cdc *d, const char *db, const char *table, w2l_e
 int w2l__cdc_table_skipped(w2l__cdc *d, const char *db, const char *table);
 /* The rows of the table dropped since the last call. */
 uint64_t w2l__cdc_take_skipped(w2l__cdc *d, const char *db, const char *table);
+/* The table's rows are decoded again (its quarantine ended). */
+void w2l__cdc_unskip_table(w2l__cdc *d, const char *db, const char *table);
 
 #endif

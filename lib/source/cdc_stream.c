@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "cdc_stream.h"
+#include "../ddl/ddl.h"
 
 void w2l__cdc_where_text(const w2l__cdc_where *w, char *buf, size_t size)
 {
@@ -94,6 +95,25 @@ static struct w2l__cdc_qtable *find_quarantine(w2l__cdc_stream *st, const char *
     for (size_t i = 0; i < st->nq; i++)
         if (!strcmp(st->q[i].db, db) && !strcmp(st->q[i].table, table)) return &st->q[i];
     return NULL;
+}
+
+/* A DDL event that drops or replaces a table set aside here ends its quarantine (the
+ * pipeline's DDL handler does the same on its side): the new table's rows are decoded. */
+static void release_quarantines(w2l__cdc_stream *st, const w2l_ddl *d)
+{
+    w2l__ddl_list *l = NULL;
+    w2l_error scratch;
+    if (!d->sql || w2l__ddl_parse(d->sql, d->sql_len, d->db, &l, &scratch) != W2L_OK) return;
+    for (size_t k = 0; k < l->n; k++)
+        for (size_t i = st->nq; i-- > 0;) {
+            struct w2l__cdc_qtable *q = &st->q[i];
+            if (!w2l__ddl_ends_table(&l->stmts[k], q->db, q->table)) continue;
+            w2l__cdc_unskip_table(st->dec, q->db, q->table);
+            w2l__free(q->db), w2l__free(q->table), w2l__free(q->reason);
+            memmove(q, q + 1, (st->nq - i - 1) * sizeof *q);
+            st->nq--;
+        }
+    w2l__ddl_list_free(l);
 }
 
 /* Sets db.table aside for why: the decoder drops its rows from now on. */
@@ -213,6 +233,7 @@ w2l_rc w2l__cdc_stream_emit(w2l__cdc_stream *st, w2l_emitter *em, const char *po
             q->dropped++;
             continue;
         }
+        if (ev[i].is_ddl && st->nq) release_quarantines(st, &ev[i].ddl);
         w2l_rc rc = ev[i].is_ddl ? w2l_emit_ddl(em, &ev[i].ddl, err) : w2l_emit_change(em, c, err);
         if (rc == W2L_SCHEMA && !ev[i].is_ddl && policy_quarantine(st, c->db, c->table)) {
             /* a row the pipeline cannot take (a NULL key, say): the table is set aside from

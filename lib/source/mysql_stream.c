@@ -121,24 +121,46 @@ static int quarantined(const mysql_source *ms, const char *db, const char *table
     return 0;
 }
 
+/* A statement that drops or replaces a table set aside here ends its quarantine (the
+ * pipeline's DDL handler does the same on its side): the new table's rows flow. */
+static void release_quarantined(mysql_source *ms, const w2l__ddl_stmt *st)
+{
+    for (size_t i = ms->quarantined.n; i-- > 0;) {
+        char *q = ms->quarantined.names[i], *dot = strchr(q, '.');
+        if (!dot) continue;
+        *dot = '\0';
+        int ends = w2l__ddl_ends_table(st, q, dot + 1);
+        *dot = '.';
+        if (!ends) continue;
+        w2l__free(q);
+        memmove(&ms->quarantined.names[i], &ms->quarantined.names[i + 1],
+                (ms->quarantined.n - i - 1) * sizeof *ms->quarantined.names);
+        ms->quarantined.n--;
+    }
+}
+
 static w2l_rc partial_image(mysql_source *ms, w2l_emitter *em, const w2l__bl_tmap *tm, w2l_op op,
                             const char *missing, w2l_error *err)
 {
-    char why[1024];
-    snprintf(why, sizeof why,
-             "mysql source: %s.%s at %s:%llu: an %s row image without column '%s': the server "
-             "wrote it with binlog_row_image=MINIMAL or NOBLOB, which leave columns out: run "
-             "SET GLOBAL binlog_row_image=FULL and put binlog_row_image=FULL under %s in my.cnf "
-             "(the images written before stay partial: sync the table again from a snapshot)",
-             tm->db, tm->table, ms->at.file, (unsigned long long)ms->ev_pos,
-             op == W2L_OP_INSERT ? "INSERT" : "UPDATE", missing,
-             ms->server.mysql ? "[mysqld]" : "[mariadbd]");
     char fq[600];
     const char *pol = NULL;
     snprintf(fq, sizeof fq, "%s.%s", tm->db, tm->table);
     if (ms->conf) w2l_conf_get_for_table(ms->conf, fq, "ddl.policy", &pol, NULL);
-    if (!pol || strcmp(pol, "quarantine") || ms->xa.cur)
-        return w2l__fail(err, W2L_SOURCE, "%s", why);
+    int quarantine = pol && !strcmp(pol, "quarantine") && !ms->xa.cur;
+    char why[1400];
+    snprintf(why, sizeof why,
+             "mysql source: %s.%s at %s:%llu: an %s row image without column '%s': the server "
+             "wrote it with binlog_row_image=MINIMAL or NOBLOB, which leave columns out: run "
+             "SET GLOBAL binlog_row_image=FULL and put binlog_row_image=FULL under %s in my.cnf "
+             "(the images already written stay partial: %s%s.%s%sthe table comes back when it "
+             "is dropped and created anew in the source, or sync it into a new warehouse; "
+             "w2l-run(1), QUARANTINE)",
+             tm->db, tm->table, ms->at.file, (unsigned long long)ms->ev_pos,
+             op == W2L_OP_INSERT ? "INSERT" : "UPDATE", missing,
+             ms->server.mysql ? "[mysqld]" : "[mariadbd]", quarantine ? "" : "set table.",
+             quarantine ? "" : tm->db, quarantine ? "" : tm->table,
+             quarantine ? "" : ".ddl.policy=quarantine to go on without it, then ");
+    if (!quarantine) return w2l__fail(err, W2L_SOURCE, "%s", why);
     char *name = w2l__strdup(fq);
     char **nv = name ? w2l__realloc(ms->quarantined.names,
                                     (ms->quarantined.n + 1) * sizeof *nv)
@@ -416,6 +438,7 @@ static w2l_rc on_query(mysql_source *ms, w2l_emitter *em, const w2l__bl_event *e
             default: break;
             }
             rc = w2l__ms_tt_apply(ms, st, err);
+            if (ms->quarantined.n) release_quarantined(ms, st);
             if (rc == W2L_OK && emit) {
                 w2l_ddl d = {0};
                 d.db = tdb ? tdb : (db[0] ? db : NULL);

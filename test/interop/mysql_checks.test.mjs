@@ -94,7 +94,8 @@ test('a MINIMAL image at run time: a table error naming the setting, quarantined
   db.sql('INSERT INTO rt.u VALUES (7);')
   lastLine(go(), 1, "rt.t at binlog.", "an UPDATE row image without column 'id': the server wrote it with " +
     'binlog_row_image=MINIMAL or NOBLOB', 'run SET GLOBAL binlog_row_image=FULL and put binlog_row_image=FULL under ' +
-    '[mariadbd] in my.cnf')
+    '[mariadbd] in my.cnf', 'set table.rt.t.ddl.policy=quarantine to go on without it, then the table comes back when it is ' +
+    'dropped and created anew in the source')
   const conf = path.join(top, 'quarantine.json')
   fs.writeFileSync(conf, JSON.stringify({ 'ddl.policy': 'quarantine' }))
   const q = go('--config', conf)
@@ -106,6 +107,22 @@ test('a MINIMAL image at run time: a table error naming the setting, quarantined
   const st = spawnSync(w2lBin, ['status', '--warehouse', wh], { encoding: 'utf8' })
   assert.equal(st.status, 0, st.stderr)
   assert.match(st.stdout, /rt\.t\s+\d+\s+mysql source: rt\.t at binlog\.\d+:\d+: an UPDATE row image without column 'id'/, st.stdout)
+  // the way back (w2l-run(1)): the table dropped and created anew in the source. Another
+  // partial image first, so that the source sets it aside in this run too and the DROP
+  // releases both sides.
+  db.sql("SET GLOBAL binlog_row_image = 'MINIMAL';")
+  try { db.sql('UPDATE rt.t SET a = 3 WHERE id = 1;') } finally { db.sql("SET GLOBAL binlog_row_image = 'FULL';") }
+  db.sql(`DROP TABLE rt.t; CREATE TABLE rt.t (id INT PRIMARY KEY, a INT); INSERT INTO rt.t VALUES (5, 50);
+    INSERT INTO rt.u VALUES (8);`)
+  const back = go('--config', conf)
+  assert.equal(back.code, 0, back.err)
+  assert.ok(back.err.includes('table rt.t leaves its quarantine: DROP TABLE'), back.err)
+  const cat2 = spawnSync(w2lBin, ['cat', 'rt.t', '--warehouse', wh], { encoding: 'utf8' })
+  assert.equal(cat2.status, 0, cat2.stderr)
+  assert.deepEqual(cat2.stdout.trimEnd().split('\n').map(l => JSON.parse(l)), [{ id: 5, a: 50 }])
+  const st2 = spawnSync(w2lBin, ['status', '--warehouse', wh], { encoding: 'utf8' })
+  assert.equal(st2.status, 0, st2.stderr)
+  assert.doesNotMatch(st2.stdout, /rt\.t\s+\d+\s+mysql source/, st2.stdout)
 })
 
 test('the password from password-file= or W2L_SOURCE_PASSWORD, not the command line', () => {
