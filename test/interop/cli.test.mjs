@@ -6,7 +6,7 @@
 // (unreachable server, missing warehouse directory, corrupt state, table not found).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -319,4 +319,39 @@ test('runtime errors: one line naming what and where, exit 1', () => {
   assertOneLine(w2l('status', '--warehouse', copy), 1, latest)
   assert.equal(w2l('tables', '--warehouse', copy).code, 0)
   assertOneLine(w2l('recover', '--warehouse', copy), 1, latest)
+})
+
+// `w2l cat ... | head`: the reader closes the pipe after one line; that is a normal end
+// (exit 0, nothing on stderr), in both forms. 20,000 rows are far more than a pipe holds,
+// so w2l is still writing when the pipe closes.
+test('w2l cat into a pipe closed early exits 0 without an error', async () => {
+  const pdir = fs.mkdtempSync(path.join(top, 'pipe-'))
+  const many = []
+  for (let i = 0; i < 20000; i++) many.push({ id: String(i), name: 'row ' + i, price: '1.00', at: null })
+  const psrc = path.join(pdir, 'stream.jsonl')
+  fs.writeFileSync(psrc, [lines[0], msg('items', 'INSERT', many)].join('\n') + '\n')
+  const pwh = path.join(pdir, 'wh')
+  const run = w2l('run', '--source', `file:${psrc}?format=canal-json`, '--warehouse', pwh, '--until-caught-up', '--quiet')
+  assert.equal(run.code, 0, run.err)
+  for (const format of ['json', 'table']) {
+    const child = spawn(w2lBin, ['cat', 'shop.items', '--warehouse', pwh, '--format', format], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stderr = ''
+    child.stderr.on('data', d => { stderr += d })
+    const first = await new Promise((resolve, reject) => {
+      let buf = ''
+      child.stdout.on('data', d => {
+        buf += d
+        const nl = buf.indexOf('\n')
+        if (nl >= 0) {
+          child.stdout.destroy()
+          resolve(buf.slice(0, nl))
+        }
+      })
+      child.on('error', reject)
+    })
+    const code = await new Promise(resolve => child.on('close', (c, sig) => resolve(sig || c)))
+    assert.ok(first.length > 0, 'a first line')
+    assert.equal(code, 0, `${format}: exit ${code}, stderr: ${stderr}`)
+    assert.equal(stderr, '', `${format}: nothing on stderr`)
+  }
 })
