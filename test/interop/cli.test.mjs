@@ -292,6 +292,26 @@ test('usage errors: one line, exit 2', () => {
   assertOneLine(w2l('status', '--warehouse', wh, '--source', 'x'), 2, '--source', 'status')
 })
 
+test('did you mean: an unknown flag or key names the nearest known one', () => {
+  assertOneLine(w2l('run', '--source', `file:${src}?format=canal-json`, '--warehouse', wh, '--incldue', 'shop.*'), 2,
+    "unknown flag '--incldue'; did you mean --include?")
+  assertOneLine(w2l('status', '--warehouse', wh, '--tabel', 'shop.items'), 2, 'did you mean --table?')
+  assertOneLine(w2l('tables', '--warehouse', wh, '--zzzz'), 2, "unknown flag '--zzzz'")
+  assert.ok(!w2l('tables', '--warehouse', wh, '--zzzz').err.includes('did you mean'), 'nothing near: no guess')
+  const cdir = fs.mkdtempSync(path.join(top, 'keys-'))
+  const conf = (name, obj) => {
+    const f = path.join(cdir, name)
+    fs.writeFileSync(f, JSON.stringify(obj))
+    return f
+  }
+  assertOneLine(w2l('tables', '--warehouse', wh, '--config', conf('a.json', { 'checkpoint-intervl': '1s' })), 2,
+    "unknown configuration key 'checkpoint-intervl' (did you mean 'checkpoint-interval'?)")
+  assertOneLine(w2l('tables', '--warehouse', wh, '--config', conf('b.json', { 'table.shop.items.ddl.polcy': 'quarantine' })), 2,
+    "unknown per-table configuration key 'table.shop.items.ddl.polcy' (did you mean 'table.shop.items.ddl.policy'?)")
+  assertOneLine(w2l('tables', '--warehouse', wh, '--config', conf('c.json', { table: { shop: { items: { colour: 'red' } } } })), 2,
+    "'table.shop.items.colour'", 'ddl.policy', 'partition-by', 'maintenance.enabled')
+})
+
 test('runtime errors: one line naming what and where, exit 1', () => {
   const missing = path.join(dir, 'no-such-lake')
   assertOneLine(w2l('tables', '--warehouse', missing), 1, missing)
