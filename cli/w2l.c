@@ -23,6 +23,9 @@ static const cli_extra status_extra[] = {
     { "table", "NAMESPACE.TABLE",
       "Only this table, and how far it is complete in source time (README, Completeness for "
       "schedulers)." },
+    { "format", "text|json",
+      "text (default): lines and aligned columns; json: one object with stable member names "
+      "(w2l-status(1)), for scripts." },
     { NULL, NULL, NULL }
 };
 

@@ -31,6 +31,7 @@
 
 #include "../event/emit.h"
 #include "complete.h"
+#include "lastrun.h"
 #include "pipeline_int.h"
 #include "route.h"
 
@@ -558,6 +559,29 @@ static w2l_rc default_to_cores(w2l_conf *c, const char *key, long floor, long ma
     return w2l_conf_set(c, key, v, err);
 }
 
+/* The last run's record (lastrun.h). Only a pipeline that holds its checkpoint state
+ * writes one. */
+static void record(w2l_pipeline *p, const char *outcome, const w2l_error *e)
+{
+    if (!p->st) return;
+    if (!p->job_id) w2l__ops_job_restored(p->conf, p->st, p->restored, &p->job_id, NULL);
+    w2l__lastrun r = {outcome,
+                      p->began_ms,
+                      strcmp(outcome, "running") == 0 ? -1 : w2l__now_ms(),
+                      e ? (e->msg[0] ? e->msg : w2l_rc_name(e->code)) : NULL,
+                      p->job_id,
+                      p->em ? (uint64_t)w2l__emitter_rows(p->em) : 0,
+                      p->committed};
+    w2l__lastrun_write(p->conf, &r);
+}
+
+static void record_end(w2l_pipeline *p, const w2l_error *e)
+{
+    if (!p->recorded_start) return;
+    p->recorded_start = 0; /* once */
+    record(p, e ? "failed" : "ok", e);
+}
+
 w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err)
 {
     *out = NULL;
@@ -566,6 +590,7 @@ w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err
     W2L_NOMEM_IF(!p, err);
     mtx_init(&p->mtx, mtx_plain);
     cnd_init(&p->cv);
+    p->began_ms = w2l__now_ms();
     w2l_rc rc = W2L_OK;
     p->conf = w2l_conf_dup(conf);
     p->metrics = w2l__metrics_new();
@@ -650,6 +675,11 @@ w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err
         p->push = 1;
     }
     if (rc != W2L_OK) {
+        /* a run that got its checkpoint state and then could not start is a failed run */
+        w2l_error e;
+        if (err) e = *err;
+        else w2l__fail(&e, rc, "%s", w2l_rc_name(rc));
+        record(p, "failed", &e);
         w2l_pipeline_free(p);
         return rc;
     }
@@ -666,6 +696,8 @@ w2l_rc w2l_pipeline_start(w2l_pipeline *p, w2l_error *err)
     if (!p) return w2l__fail(err, W2L_MISUSE, "w2l_pipeline_start: NULL pipeline");
     if (p->started) return W2L_OK;
     p->started = 1;
+    record(p, "running", NULL);
+    p->recorded_start = 1;
     unsigned total = p->nddl + p->nwriter + p->ncommit;
     for (unsigned i = 0; i < total; i++) {
         if (thrd_create(&p->nodes[i].thr, w2l__node_main, &p->nodes[i]) != thrd_success) {
@@ -736,13 +768,18 @@ static w2l_rc join_all(w2l_pipeline *p, w2l_error *err)
             p->nodes[i].started = 0;
         }
     p->done = 1;
+    int failed = atomic_load(&p->failed);
+    /* a run that failed says so in its summary, which is logged before the error itself
+     * reaches the caller: the summary never reads like a healthy end */
     w2l__log(W2L_LOG_INFO,
-             "pipeline: %llu rows; CPU seconds by stage: source %.2f, ddl %.2f, writers %.2f, "
-             "committers %.2f",
-             (unsigned long long)w2l__emitter_rows(p->em), atomic_load(&p->cpu_ns[0]) / 1e9,
+             "pipeline: %s%llu rows, checkpoint %llu committed; CPU seconds by stage: source "
+             "%.2f, ddl %.2f, writers %.2f, committers %.2f",
+             failed ? "failed after " : "", (unsigned long long)w2l__emitter_rows(p->em),
+             (unsigned long long)p->committed, atomic_load(&p->cpu_ns[0]) / 1e9,
              atomic_load(&p->cpu_ns[1]) / 1e9, atomic_load(&p->cpu_ns[2]) / 1e9,
              atomic_load(&p->cpu_ns[3]) / 1e9);
-    if (atomic_load(&p->failed)) {
+    record_end(p, failed ? &p->first_err : NULL);
+    if (failed) {
         if (err) *err = p->first_err;
         return p->first_err.code ? p->first_err.code : W2L_ERROR;
     }
@@ -808,6 +845,7 @@ void w2l_pipeline_free(w2l_pipeline *p)
     w2l__metrics_free(p->metrics);
     w2l__owner_free(p->owner);
     w2l__free(p->restored_pos);
+    w2l__free(p->job_id);
     cnd_destroy(&p->cv);
     mtx_destroy(&p->mtx);
     w2l__free(p);

@@ -122,6 +122,10 @@ struct w2l_pipeline {
     struct w2l__http_server *http; /* metrics.listen; NULL: not serving */
     int64_t readyz_max_lag_ms, healthz_deadline_ms;
     size_t max_tables;          /* metrics.max-tables */
+    /* the last run's record (lastrun.h) */
+    int64_t began_ms;           /* when w2l_pipeline_new() began */
+    char *job_id;               /* the job, as the committers name it; NULL: unknown */
+    int recorded_start;         /* "running" was written: the end is written too */
 };
 
 /* pipeline.c: failure, the coordinator, CPU accounting */
