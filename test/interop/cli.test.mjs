@@ -80,7 +80,7 @@ test('w2l run, then tables, cat and status show what landed', () => {
   assert.equal(rows.length, 3)
   assert.equal(rows[1][0], 'shop.items')
   assert.equal(rows[2][0], 'shop.tags')
-  assert.equal(rows[1][2], '4', 'items: 4 records before deletes (3 inserted, 1 updated)')
+  assert.equal(rows[1][2], '2', 'items: 2 live records (3 inserted, 1 updated, 1 deleted), as cat shows')
   assert.equal(rows[2][2], '2', 'tags: 2 records')
   assert.equal(rows[2][7], '0', 'tags: schema 0')
   for (const r of rows.slice(1)) {
@@ -93,6 +93,27 @@ test('w2l run, then tables, cat and status show what landed', () => {
   // aligned: every line has the columns at the same offsets
   const ls = t.out.trimEnd().split('\n')
   assert.ok(ls.every(l => l.length === ls[0].length), 'aligned columns')
+
+  // --format json: one object per table and line, the same figures
+  const tj = w2l('tables', '--warehouse', wh, '--format', 'json')
+  assert.equal(tj.code, 0, tj.err)
+  const objs = tj.out.trimEnd().split('\n').map(l => JSON.parse(l))
+  assert.deepEqual(objs.map(o => o.table), ['shop.items', 'shop.tags'])
+  assert.deepEqual([objs[0].namespace, objs[0].name], ['shop', 'items'])
+  assert.equal(objs[0].records, 2)
+  assert.equal(objs[0].records_exact, true)
+  assert.equal(objs[0].records_before_deletes, 4)
+  assert.equal(objs[1].records, 2)
+  for (const [i, o] of objs.entries()) {
+    const r = rows[i + 1]
+    assert.deepEqual([o.snapshots, o.data_files, o.delete_files, o.bytes, o.checkpoint, o.schema_id, o.manifests],
+      [r[1], r[3], r[4], r[5], r[6], r[7], r[8]].map(Number), `json and text agree: ${JSON.stringify(o)}`)
+    assert.equal(o.last_compaction, null)
+    assert.equal(o.partition_by, null)
+    assert.match(o.job_id, /^w2l-[0-9a-f]+$/)
+    assert.ok(o.last_commit_ms > 0)
+  }
+  assertOneLine(w2l('tables', '--warehouse', wh, '--format', 'csv'), 2, '--format', 'csv')
 
   const cat = w2l('cat', 'shop.items', '--warehouse', wh)
   assert.equal(cat.code, 0, cat.err)
@@ -119,10 +140,11 @@ test('w2l run, then tables, cat and status show what landed', () => {
   const st = w2l('status', '--warehouse', wh)
   assert.equal(st.code, 0, st.err)
   const sl = st.out.trimEnd().split('\n')
+  assert.match(sl.shift(), /^last run ended ok at \d{4}-\d\d-\d\dT[0-9:.]+Z \(job w2l-[0-9a-f]+, pid [1-9][0-9]*/)
   assert.match(sl[0], /^checkpoint [1-9][0-9]* sealed by job w2l-[0-9a-f]+ \(epoch 1\)$/)
   const sealed = sl[0].split(' ')[1]
   assert.match(sl[1], /^source position \{.*\}$/)
-  assert.deepEqual(sl[2].trim().split(/\s+/), ['TABLE', 'COMMITTED', 'LAG', 'OLDEST-PENDING'])
+  assert.deepEqual(sl[2].trim().split(/\s+/), ['TABLE', 'COMMITTED', 'LAG(ckpt)', 'OLDEST-PENDING'])
   const blank = sl.indexOf('')
   assert.equal(blank, 5, 'two tables, then an empty line')
   for (const l of sl.slice(3, blank)) {
@@ -374,4 +396,77 @@ test('w2l cat into a pipe closed early exits 0 without an error', async () => {
     assert.equal(code, 0, `${format}: exit ${code}, stderr: ${stderr}`)
     assert.equal(stderr, '', `${format}: nothing on stderr`)
   }
+})
+
+// A run that fails: its last stderr line is the error (after the summary, which says the
+// run failed); `w2l status` then says the last run failed, when and why, in text and JSON;
+// after a good run it no longer does.
+test('a failed run: the error is its last line, and status shows the last run failed', () => {
+  const fdir = fs.mkdtempSync(path.join(top, 'failed-'))
+  const fsrc = path.join(fdir, 'stream.jsonl')
+  const good = msg('items', 'INSERT', [{ id: '1', name: 'one', price: '1.00', at: null }])
+  const bad = msg('items', 'INSERT', [{ id: '2', name: 'two', price: 'abc', at: null }])
+  fs.writeFileSync(fsrc, [lines[0], good, bad].join('\n') + '\n')
+  const fwh = path.join(fdir, 'wh')
+  const run = w2l('run', '--source', `file:${fsrc}?format=canal-json`, '--warehouse', fwh, '--until-caught-up', '--quiet',
+    '--log-level', 'info')
+  assert.equal(run.code, 1, run.err)
+  const el = run.err.trimEnd().split('\n')
+  const last = el[el.length - 1]
+  assert.match(last, /^w2l run: .*line 3.*abc/, run.err)
+  const summary = el.find(l => / info +pipeline: .*CPU seconds/.test(l))
+  assert.ok(summary && summary.includes('pipeline: failed after '), `the summary says the run failed: ${run.err}`)
+  assert.ok(el.indexOf(summary) < el.length - 1, 'the summary comes before the error')
+
+  const st = w2l('status', '--warehouse', fwh)
+  assert.equal(st.code, 0, st.err)
+  const first = st.out.split('\n')[0]
+  assert.match(first, /^last run failed at \d{4}-\d\d-\d\dT[0-9:.]+Z \(job w2l-[0-9a-f]+, pid [1-9][0-9]*.*\): .*line 3.*abc/, st.out)
+  const sj = JSON.parse(w2l('status', '--warehouse', fwh, '--format', 'json').out)
+  assert.equal(sj.last_run.outcome, 'failed')
+  assert.match(sj.last_run.error, /line 3.*abc/)
+  assert.ok(sj.last_run.ended_ms >= sj.last_run.started_ms)
+  assert.equal(sj.last_run.pid > 0, true)
+  assert.equal(sj.checkpoint.sealed >= 1, true)
+  assert.deepEqual(sj.tables.map(t => t.table), ['shop.items'])
+  assert.equal(sj.tables[0].lag_checkpoints, 0)
+  assert.equal(typeof sj.tables[0].snapshots, 'number')
+  assert.equal(sj.tables[0].quarantined, null)
+
+  // the bad value mended in place (same line, the position before it stays valid): a good run
+  fs.writeFileSync(fsrc, [lines[0], good, bad.replace('"abc"', '"2.00"')].join('\n') + '\n')
+  const again = w2l('run', '--source', `file:${fsrc}?format=canal-json`, '--warehouse', fwh, '--until-caught-up', '--quiet')
+  assert.equal(again.code, 0, again.err)
+  const st2 = w2l('status', '--warehouse', fwh)
+  assert.match(st2.out.split('\n')[0], /^last run ended ok at /, st2.out)
+  assert.ok(!st2.out.includes('failed'), st2.out)
+  assert.equal(JSON.parse(w2l('status', '--warehouse', fwh, '--format', 'json').out).last_run.outcome, 'ok')
+  assert.deepEqual(w2l('cat', 'shop.items', '--warehouse', fwh).out.trimEnd().split('\n').map(l => JSON.parse(l).id).sort(), [1, 2])
+  assertOneLine(w2l('status', '--warehouse', fwh, '--format', 'yaml'), 2, '--format', 'yaml')
+})
+
+// RECORDS counts live rows when the deletes are equality deletes too (changes to rows that
+// an earlier run committed): the table is read, every delete applied, as `w2l cat` reads it.
+test('w2l tables: RECORDS are the live rows after equality deletes', () => {
+  const edir = fs.mkdtempSync(path.join(top, 'eq-'))
+  const esrc = path.join(edir, 'stream.jsonl')
+  const ewh = path.join(edir, 'wh')
+  const rowsOf = n => Array.from({ length: n }, (_, i) => ({ id: String(i + 1), name: 'r' + (i + 1), price: '1.00', at: null }))
+  const first = [lines[0], msg('items', 'INSERT', rowsOf(5))]
+  fs.writeFileSync(esrc, first.join('\n') + '\n')
+  const run = (...more) => w2l('run', '--source', `file:${esrc}?format=canal-json`, '--warehouse', ewh, '--until-caught-up', '--quiet', ...more)
+  assert.equal(run().code, 0)
+  const upd = msg('items', 'UPDATE', [{ id: '1', name: 'one', price: '2.00', at: null }], { old: [{ name: 'r1', price: '1.00' }] })
+  const del = msg('items', 'DELETE', [{ id: '2', name: 'r2', price: '1.00', at: null }, { id: '3', name: 'r3', price: '1.00', at: null }])
+  fs.writeFileSync(esrc, [...first, upd, del].join('\n') + '\n')
+  const r2 = run()
+  assert.equal(r2.code, 0, r2.err)
+  const catRows = w2l('cat', 'shop.items', '--warehouse', ewh).out.trimEnd().split('\n').length
+  assert.equal(catRows, 3)
+  const o = JSON.parse(w2l('tables', '--warehouse', ewh, '--format', 'json').out)
+  assert.ok(o.equality_deletes > 0, `equality deletes: ${JSON.stringify(o)}`)
+  assert.equal(o.records_before_deletes, 6, '5 inserted, 1 updated')
+  assert.equal(o.records, 3)
+  assert.equal(o.records_exact, true)
+  assert.equal(tableRows(w2l('tables', '--warehouse', ewh).out)[1][2], '3')
 })
