@@ -88,6 +88,19 @@ static void notify_committers(w2l_pipeline *p)
     }
 }
 
+int64_t w2l__pipeline_commit_lag_ms(w2l_pipeline *p)
+{
+    mtx_lock(&p->mtx);
+    int64_t oldest = p->npends ? p->pends[0].since_ms : 0;
+    mtx_unlock(&p->mtx);
+    int64_t pend = atomic_load(&p->pend_ms), held = p->em ? w2l__emitter_held_ms(p->em) : 0;
+    if (!oldest || (pend && pend < oldest)) oldest = pend;
+    if (!oldest || (held && held < oldest)) oldest = held; /* rows no batch carries yet */
+    if (!oldest) return 0;
+    int64_t lag = w2l__now_ms() - oldest;
+    return lag > 0 ? lag : 0;
+}
+
 /* One participant finished checkpoint id. The last one seals it. */
 void w2l__pipeline_ack(w2l_pipeline *p, uint64_t id)
 {
@@ -141,6 +154,10 @@ void w2l__pipeline_commit_done(w2l_pipeline *p, node *n, uint64_t id, double sec
             if (p->marks[k].ms > mark) mark = p->marks[k].ms;
         memmove(p->marks, p->marks + k, (p->nmarks - k) * sizeof *p->marks);
         p->nmarks -= k;
+        size_t kp = 0;
+        while (kp < p->npends && p->pends[kp].id <= low) kp++;
+        memmove(p->pends, p->pends + kp, (p->npends - kp) * sizeof *p->pends);
+        p->npends -= kp;
         w2l__completer_post(p->completer, low, mark);
         w2l__metrics_all_committed(p->metrics, low, mark);
         w2l__log(W2L_LOG_DEBUG, "checkpoint %llu committed", (unsigned long long)low);
@@ -199,7 +216,12 @@ static w2l_rc complete_setup(w2l_pipeline *p, w2l_error *err)
 /* Places checkpoint barrier `id` after the current transaction end. */
 static w2l_rc place_barrier(w2l_pipeline *p, uint64_t *out_id, w2l_error *err)
 {
+    int64_t held = w2l__emitter_held_ms(p->em); /* the flush forgets it */
     W2L_TRY(w2l__emitter_flush(p->em, err));
+    if (held) {
+        int64_t none = 0;
+        atomic_compare_exchange_strong(&p->pend_ms, &none, held);
+    }
     mtx_lock(&p->mtx);
     while (p->nfl == MAX_INFLIGHT && !atomic_load(&p->failed)) cnd_wait(&p->cv, &p->mtx);
     if (atomic_load(&p->failed)) {
@@ -213,6 +235,19 @@ static w2l_rc place_barrier(w2l_pipeline *p, uint64_t *out_id, w2l_error *err)
     p->nfl++;
     w2l__metrics_barrier(p->metrics, id);
     p->last_trigger_ms = w2l__coarse_ms();
+    int64_t since = atomic_exchange(&p->pend_ms, 0);
+    if (since) { /* the changes before the barrier wait for checkpoint id now */
+        if (p->npends == p->cappends) {
+            size_t cap = p->cappends ? 2 * p->cappends : 8;
+            struct w2l__pend *v = w2l__realloc(p->pends, cap * sizeof *v);
+            if (v) {
+                p->pends = v;
+                p->cappends = cap;
+            }
+        }
+        if (p->npends < p->cappends) p->pends[p->npends++] = (struct w2l__pend){id, since};
+        else atomic_store(&p->pend_ms, since); /* out of memory: kept as not yet placed */
+    }
     int64_t mark = w2l__emitter_progress(p->em);
     w2l_rc mrc = mark_add(p, id, mark, err);
     mtx_unlock(&p->mtx);
@@ -295,6 +330,10 @@ static w2l_rc hook_batch(void *ctx, w2l__batch *b, w2l_error *err)
             return rc;
         }
     }
+    /* the first change since the last barrier starts the commit lag: when the emitter took
+     * the oldest row it held, else now */
+    int64_t none = 0, held = w2l__emitter_held_ms(p->em);
+    atomic_compare_exchange_strong(&p->pend_ms, &none, held ? held : w2l__now_ms());
     msg *m = w2l__msg_new(M_ELEM);
     if (!m) {
         w2l__batch_free(b);
@@ -846,6 +885,7 @@ void w2l_pipeline_free(w2l_pipeline *p)
     w2l__owner_free(p->owner);
     w2l__free(p->restored_pos);
     w2l__free(p->job_id);
+    w2l__free(p->pends);
     cnd_destroy(&p->cv);
     mtx_destroy(&p->mtx);
     w2l__free(p);

@@ -90,7 +90,7 @@ typedef struct kafka_source {
     uint64_t skipped;
     int assigned_once;
     int joined;            /* a group rebalance happened (a member may get nothing) */
-    int brokers_down;      /* librdkafka reported every broker down */
+    atomic_int brokers_down; /* librdkafka reported every broker down (read by lag_ms) */
     int64_t open_ms;       /* when opened: no assignment within the timeout is an error */
     int64_t connect_timeout_ms;
     int announce;   /* a position to emit even without a message: the restored one, or one
@@ -783,6 +783,8 @@ static w2l_rc poll_once(kafka_source *ks, int timeout_ms, int *got, w2l_error *e
     }
     if (!m) return W2L_OK;
     *got = 1;
+    if (!m->err || m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF)
+        atomic_store(&ks->brokers_down, 0); /* a broker answers */
     if (!m->err) return enqueue(ks, m, err);
     rd_kafka_resp_err_t e = m->err;
     const char *topic = m->rkt ? rd_kafka_topic_name(m->rkt) : "?";
@@ -1134,7 +1136,9 @@ static w2l_rc ks_checkpoint_done(w2l_source *self, uint64_t ckpt, const char *po
 static int64_t ks_lag_ms(w2l_source *self)
 {
     kafka_source *ks = (kafka_source *)self;
-    if (!ks->st.last_ts_ms || atomic_load(&ks->at_end)) return 0;
+    if (atomic_load(&ks->brokers_down)) return -1; /* what waits there is not known */
+    if (atomic_load(&ks->at_end)) return 0;
+    if (!ks->st.last_ts_ms) return -1;
     int64_t lag = w2l__now_ms() - ks->st.last_ts_ms;
     return lag > 0 ? lag : 0;
 }
