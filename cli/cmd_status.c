@@ -330,8 +330,7 @@ int cmd_status(int argc, char **argv)
     maint_ctx m = {0};
     s.only = m.only = only;
     w2l_error err;
-    /* the last run first: it needs no lock, and a state store that cannot be read is one
-     * more reason to show why the last run stopped */
+    /* the last run's record needs no lock */
     w2l_run_info run;
     w2l_rc lr = w2l_lake_last_run(lake, &run, &err);
     if (lr != W2L_OK && lr != W2L_NOTFOUND) {
@@ -341,7 +340,6 @@ int cmd_status(int argc, char **argv)
         cli_redact(line, sizeof line);
         fprintf(stderr, "w2l status: warning: %s\n", line);
     }
-    if (lr == W2L_OK && !json) print_last_run(&run);
     w2l_rc r = w2l_lake_checkpoints(lake, on_info, &s, &err);
     if (r == W2L_OK && s.oom) r = w2l_error_set(&err, W2L_NOMEM, "out of memory");
     if (r == W2L_OK) r = w2l_lake_tables(lake, on_table, &m, &err);
@@ -405,6 +403,12 @@ int cmd_status(int argc, char **argv)
         if (only) {
             if (s.n || m.n) putchar('\n');
             print_complete(only, &ci);
+        }
+        /* last, after an empty line: new lines go at the end, so scripts reading the first
+         * ones keep working, and on a terminal the last line is the one in view */
+        if (lr == W2L_OK) {
+            putchar('\n');
+            print_last_run(&run);
         }
     }
     for (size_t i = 0; i < s.n; i++) {
