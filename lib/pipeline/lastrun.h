@@ -9,7 +9,8 @@
  *    "rows": 1000, "checkpoint": 7}
  *
  * One file per warehouse: with several jobs on one warehouse, the job whose run started or
- * ended last. Only a pipeline that opened its checkpoint state writes it, so a second
+ * ended last. A configuration refused by w2l_pipeline_new() (W2L_CONFIG, a usage error) is
+ * no run and writes nothing. Only a pipeline that opened its checkpoint state writes it, so a second
  * process turned away from a job that runs does not overwrite the running one's record.
  * Writing it is best effort: a failure is logged as a warning, never fails the run.
  */

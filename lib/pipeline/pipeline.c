@@ -714,11 +714,12 @@ w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err
         p->push = 1;
     }
     if (rc != W2L_OK) {
-        /* a run that got its checkpoint state and then could not start is a failed run */
+        /* a run that got its checkpoint state and then could not start is a failed run; a
+         * configuration refused (a usage error) is no run and writes nothing */
         w2l_error e;
         if (err) e = *err;
         else w2l__fail(&e, rc, "%s", w2l_rc_name(rc));
-        record(p, "failed", &e);
+        if (rc != W2L_CONFIG && rc != W2L_MISUSE) record(p, "failed", &e);
         w2l_pipeline_free(p);
         return rc;
     }
