@@ -91,6 +91,57 @@ void w2l__lastrun_write(const w2l_conf *conf, const w2l__lastrun *r)
     w2l__free(path);
 }
 
+/* The record's path under conf's warehouse and the file IO for it; 0 when conf has no
+ * warehouse or either cannot be had. */
+static int open_record(const w2l_conf *conf, char **path, w2l_fileio **io)
+{
+    const char *wh = NULL;
+    *path = NULL;
+    *io = NULL;
+    w2l_conf_get(conf, "warehouse", &wh, NULL);
+    if (!wh || !*wh) return 0;
+    size_t whn = strlen(wh);
+    while (whn > 1 && wh[whn - 1] == '/') whn--;
+    *path = w2l__asprintf("%.*s/" W2L_LASTRUN_FILE, (int)whn, wh);
+    w2l_error err;
+    if (*path && w2l__fileio_open_for(conf, *path, io, &err) == W2L_OK) return 1;
+    w2l__free(*path);
+    *path = NULL;
+    return 0;
+}
+
+char *w2l__lastrun_save(const w2l_conf *conf, size_t *len)
+{
+    char *path;
+    w2l_fileio *io;
+    *len = 0;
+    if (!open_record(conf, &path, &io)) return NULL;
+    void *data = NULL;
+    w2l_error err;
+    if (w2l_fileio_read_all(io, path, &data, len, &err) != W2L_OK) {
+        data = NULL;
+        *len = 0;
+    }
+    w2l_fileio_close(io);
+    w2l__free(path);
+    return data;
+}
+
+void w2l__lastrun_restore(const w2l_conf *conf, const char *saved, size_t len)
+{
+    char *path;
+    w2l_fileio *io;
+    if (!open_record(conf, &path, &io)) return;
+    w2l_error err;
+    w2l_rc rc = saved ? w2l_fileio_write_all(io, path, W2L_CREATE_REPLACE, saved, len, &err)
+                      : w2l_fileio_remove(io, path, &err);
+    if (rc != W2L_OK)
+        w2l__log(W2L_LOG_WARN, "pipeline: cannot put back the last run's record %s: %s", path,
+                 err.msg);
+    w2l_fileio_close(io);
+    w2l__free(path);
+}
+
 /* A copy of the string member key of j appended to *buf at *off (NULL when absent). */
 static const char *take(const w2l__json *j, const char *key, char *buf, size_t *off)
 {

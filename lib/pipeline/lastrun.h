@@ -10,8 +10,8 @@
  *
  * One file per warehouse: with several jobs on one warehouse, the job whose run started or
  * ended last. A configuration refused by w2l_pipeline_new() (W2L_CONFIG, a usage error) is
- * no run and writes nothing. Only a pipeline that opened its checkpoint state writes it, so a second
- * process turned away from a job that runs does not overwrite the running one's record.
+ * no run and writes nothing. Only a pipeline that opened its checkpoint state writes it, so a
+ * second process turned away from a job that runs does not overwrite the running one's record.
  * Writing it is best effort: a failure is logged as a warning, never fails the run.
  */
 #ifndef W2L_PIPELINE_LASTRUN_H
@@ -34,6 +34,12 @@ typedef struct w2l__lastrun {
 /* Writes r (with this process's pid and host) under conf's warehouse; nothing when conf has
  * no warehouse. Logs a warning on failure. */
 void w2l__lastrun_write(const w2l_conf *conf, const w2l__lastrun *r);
+
+/* The record as it is before a run writes its own (fresh memory, *len bytes), so that a
+ * run refused for its configuration can put it back; NULL when there is none. */
+char *w2l__lastrun_save(const w2l_conf *conf, size_t *len);
+/* Puts back what w2l__lastrun_save() returned: saved (len bytes), or no file when NULL. */
+void w2l__lastrun_restore(const w2l_conf *conf, const char *saved, size_t len);
 
 /* Reads warehouse's record into *out (strings in *hold, which the caller frees with
  * w2l__free); W2L_NOTFOUND when no run recorded one, W2L_CORRUPT naming the file. */

@@ -618,7 +618,12 @@ static void record_end(w2l_pipeline *p, const w2l_error *e)
 {
     if (!p->recorded_start) return;
     p->recorded_start = 0; /* once */
-    record(p, e ? "failed" : "ok", e);
+    if (e && (e->code == W2L_CONFIG || e->code == W2L_MISUSE) && p->committed <= p->restored)
+        /* refused for its configuration before it committed anything: no run (exit 2);
+         * the record stays what it was */
+        w2l__lastrun_restore(p->conf, p->prev_run, p->prev_run_len);
+    else
+        record(p, e ? "failed" : "ok", e);
 }
 
 w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err)
@@ -736,6 +741,7 @@ w2l_rc w2l_pipeline_start(w2l_pipeline *p, w2l_error *err)
     if (!p) return w2l__fail(err, W2L_MISUSE, "w2l_pipeline_start: NULL pipeline");
     if (p->started) return W2L_OK;
     p->started = 1;
+    if (p->st) p->prev_run = w2l__lastrun_save(p->conf, &p->prev_run_len);
     record(p, "running", NULL);
     p->recorded_start = 1;
     unsigned total = p->nddl + p->nwriter + p->ncommit;
@@ -887,6 +893,7 @@ void w2l_pipeline_free(w2l_pipeline *p)
     w2l__free(p->restored_pos);
     w2l__free(p->job_id);
     w2l__free(p->pends);
+    w2l__free(p->prev_run);
     cnd_destroy(&p->cv);
     mtx_destroy(&p->mtx);
     w2l__free(p);

@@ -126,6 +126,8 @@ struct w2l_pipeline {
     int64_t began_ms;           /* when w2l_pipeline_new() began */
     char *job_id;               /* the job, as the committers name it; NULL: unknown */
     int recorded_start;         /* "running" was written: the end is written too */
+    char *prev_run;             /* the record before ours (lastrun.h); NULL: none */
+    size_t prev_run_len;
     /* commit lag: the oldest change not committed yet */
     atomic_llong pend_ms;       /* wall ms of the oldest change behind no barrier; 0: none */
     struct w2l__pend { uint64_t id; int64_t since_ms; } *pends; /* per placed checkpoint not
