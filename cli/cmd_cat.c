@@ -9,8 +9,8 @@
  * --format table: a header of column names, aligned columns (NULL for null) and a last
  * line "(N rows)". The table form holds every row in memory to align them; json streams.
  *
- * A reader that stops early (`w2l cat ... | head`) closes the pipe: that is a normal end,
- * exit 0 with nothing on stderr, not a write error.
+ * A reader that stops early (`w2l cat ... | head`) closes the pipe (or socket): that is a
+ * normal end, exit 0 with nothing on stderr, not a write error.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -28,14 +28,19 @@ typedef struct cat_ctx {
     char **cells;
     size_t ncols, nrows, ccap;
     int oom;
-    int closed;           /* the reader closed standard output (EPIPE) */
+    int closed;           /* the reader closed standard output (reader_gone) */
 } cat_ctx;
+
+/* 1 when error e of a write means the reader closed standard output: EPIPE for a pipe,
+ * ECONNRESET for a socket (some launchers give their children socket pairs as stdio) whose
+ * reader closed with data unread. */
+static int reader_gone(int e) { return e == EPIPE || e == ECONNRESET; }
 
 /* 1 when standard output has failed; notes in c whether its reader closed it. */
 static int out_failed(cat_ctx *c)
 {
     if (!ferror(stdout)) return 0;
-    if (errno == EPIPE) c->closed = 1;
+    if (reader_gone(errno)) c->closed = 1;
     return 1;
 }
 
@@ -211,7 +216,7 @@ int cmd_cat(int argc, char **argv)
         if (c.nrows) print_table(&c);
         printf("(%zu row%s)\n", c.nrows ? c.nrows - 1 : 0, c.nrows == 2 ? "" : "s");
     }
-    if (!c.closed && (fflush(stdout) != 0 || ferror(stdout)) && errno != EPIPE &&
+    if (!c.closed && (fflush(stdout) != 0 || ferror(stdout)) && !reader_gone(errno) &&
         rc == EXIT_DONE) {
         fprintf(stderr, "w2l cat: writing rows to standard output failed: %s\n", strerror(errno));
         rc = EXIT_RUNTIME;
