@@ -11,8 +11,9 @@
  * total-position-deletes when it has only position deletes (each deletes one row). An
  * equality delete may remove any number of rows, so a table with equality deletes is
  * counted by reading it (w2l_lake_scan(3), every delete applied) when it holds at most
- * SCAN_MAX records; a larger one shows the estimate total-records - position deletes -
- * equality deletes, marked "~" (records_exact false in JSON).
+ * SCAN_MAX records and the tables read so far leave room in SCAN_BUDGET; any other shows
+ * the estimate total-records - position deletes - equality deletes, marked "~"
+ * (records_exact false in JSON).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -21,7 +22,8 @@
 #include "cmd.h"
 
 enum { NCOLS = 11 };
-#define SCAN_MAX 2000000 /* records: tables with equality deletes up to this are counted */
+#define SCAN_MAX 2000000     /* records: tables with equality deletes up to this are read */
+#define SCAN_BUDGET 10000000 /* records read over all tables of one call */
 
 /* One table as w2l_lake_tables() gave it. */
 typedef struct tinfo {
@@ -94,7 +96,7 @@ static int count_row(void *ctx, const w2l_schema *s, const w2l_value *row, size_
 }
 
 /* x->live and x->exact (see the head of the file). */
-static w2l_rc live_rows(w2l_lake *lake, tinfo *x, w2l_error *err)
+static w2l_rc live_rows(w2l_lake *lake, tinfo *x, uint64_t *budget, w2l_error *err)
 {
     const w2l_table_info *t = &x->t;
     uint64_t pos = t->position_deletes, eq = t->equality_deletes;
@@ -103,7 +105,8 @@ static w2l_rc live_rows(w2l_lake *lake, tinfo *x, w2l_error *err)
         x->live = t->rows;
     } else if (!eq) {
         x->live = t->rows > pos ? t->rows - pos : 0;
-    } else if (t->rows <= SCAN_MAX) {
+    } else if (t->rows <= SCAN_MAX && t->rows <= *budget) {
+        *budget -= t->rows;
         uint64_t n = 0;
         w2l_rc r = w2l_lake_scan(lake, t->ns, t->table, t->current_snapshot_id, count_row, &n, err);
         if (r != W2L_OK) return r;
@@ -222,7 +225,8 @@ int cmd_tables(int argc, char **argv)
     w2l_error err;
     w2l_rc r = w2l_lake_tables(lake, collect, &g, &err);
     if (r == W2L_OK && g.oom) r = w2l_error_set(&err, W2L_NOMEM, "out of memory");
-    for (size_t i = 0; r == W2L_OK && i < g.nt; i++) r = live_rows(lake, &g.v[i], &err);
+    uint64_t budget = SCAN_BUDGET;
+    for (size_t i = 0; r == W2L_OK && i < g.nt; i++) r = live_rows(lake, &g.v[i], &budget, &err);
     if (r != W2L_OK) {
         rc = cli_fail("tables", &err, r);
     } else if (json) {
