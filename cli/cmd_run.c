@@ -88,10 +88,11 @@ static void *progress_main(void *arg)
          * status), then the lags */
         char line[300], lag[32];
         snprintf(line, sizeof line,
-                 "this run: %llu rows, %.0f rows/s, %llu tables, %llu checkpoints committed; "
+                 "this run: %llu rows, %.0f rows/s, %llu table%s, %llu checkpoint%s committed; "
                  "job: checkpoint %llu committed; source lag %s, commit lag %.1f s",
                  (unsigned long long)pi.rows_in, rate, (unsigned long long)pi.tables,
-                 (unsigned long long)pi.checkpoints_completed, (unsigned long long)pi.committed,
+                 pi.tables == 1 ? "" : "s", (unsigned long long)pi.checkpoints_completed,
+                 pi.checkpoints_completed == 1 ? "" : "s", (unsigned long long)pi.committed,
                  lag_text(lag, sizeof lag, &pi), (double)pi.commit_lag_ms / 1000.0);
         if (progress_tty) {
             pthread_mutex_lock(&out_mtx);
