@@ -101,7 +101,10 @@ static void *progress_main(void *arg)
             pthread_mutex_unlock(&out_mtx);
         } else if (t - last_log >= 10.0) {
             last_log = t;
-            log_line(NULL, W2L_LOG_INFO, line);
+            /* as JSON, component "run" (the library takes it from a leading "run: ") */
+            char json_line[sizeof line + 8];
+            snprintf(json_line, sizeof json_line, "run: %s", line);
+            log_line(NULL, W2L_LOG_INFO, log_json ? json_line : line);
         }
     }
     if (progress_tty) {

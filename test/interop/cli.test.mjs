@@ -472,3 +472,34 @@ test('w2l tables: RECORDS are the live rows after equality deletes', () => {
   assert.equal(o.records_exact, true)
   assert.equal(tableRows(w2l('tables', '--warehouse', ewh).out)[1][2], '3')
 })
+
+// The progress line (a log line every 10 s off a terminal): this run's counts, labelled as
+// such, the job's checkpoint, the source lag (a number, 'snapshot' or 'unknown') and the
+// commit lag. The run follows its file (no --until-caught-up) until SIGTERM.
+test('w2l run: the progress line labels its counts and shows both lags', { timeout: 60000 }, async () => {
+  const gdir = fs.mkdtempSync(path.join(top, 'progress-'))
+  const gsrc = path.join(gdir, 'stream.jsonl')
+  fs.writeFileSync(gsrc, lines.join('\n') + '\n')
+  const child = spawn(w2lBin, ['run', '--source', `file:${gsrc}?format=canal-json`, '--warehouse', path.join(gdir, 'wh'),
+    '--log-format', 'json', '--checkpoint-interval', '200ms'], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  const progress = new Promise((resolve, reject) => {
+    child.stderr.on('data', d => {
+      stderr += d
+      const line = stderr.split('\n').map(l => { try { return JSON.parse(l) } catch { return null } })
+        .find(o => o && o.component === 'run' && o.message.startsWith('this run: '))
+      if (line) resolve(line)
+    })
+    child.on('exit', () => reject(new Error(`w2l run ended without a progress line:\n${stderr}`)))
+  })
+  const exited = new Promise(resolve => child.on('exit', (c, sig) => resolve(sig || c)))
+  try {
+    const line = await progress
+    assert.equal(line.level, 'info')
+    assert.match(line.message, /^this run: \d+ rows, \d+ rows\/s, 2 tables, [1-9]\d* checkpoints? committed; job: checkpoint [1-9]\d* committed; source lag (\d+\.\d s|snapshot|unknown), commit lag \d+\.\d s$/)
+    child.kill('SIGTERM')
+    assert.equal(await exited, 0, stderr)
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  }
+})
