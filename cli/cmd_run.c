@@ -6,6 +6,9 @@
  * its last on stderr: "w2l run: <error>". With --log-format json every stderr line is a
  * JSON object: the library's lines as w2l_log_format_line() makes them (with the table it
  * attached), the command's own (progress, the closing error) with component "run".
+ * The progress line labels what counts from this process's start ("this run: ...") apart
+ * from the job's checkpoint ("job: checkpoint N committed"), and shows the source lag as
+ * seconds, "snapshot" or "unknown", and the commit lag (w2l_pipeline_stats(3)).
  */
 #include <pthread.h>
 #include <signal.h>

@@ -9,6 +9,9 @@
  * w2l_lake_checkpoints(3) and w2l_lake_tables(3); nothing is written. Passwords of URIs are
  * never printed. With --table NAMESPACE.TABLE only that table's lines, then the source time
  * through which it is complete (w2l_table_complete_through(3)) and where that comes from.
+ * Last, after an empty line, how the last run ended (w2l_lake_last_run(3): "last run failed
+ * at TIME (...): ERROR", "last run ended ok at TIME (...)"). --format json prints all of it
+ * as one object with stable member names (w2l-status(1)); absent figures are null.
  */
 #include <inttypes.h>
 #include <stdlib.h>
