@@ -156,8 +156,10 @@ void w2l__pipeline_commit_done(w2l_pipeline *p, node *n, uint64_t id, double sec
         p->nmarks -= k;
         size_t kp = 0;
         while (kp < p->npends && p->pends[kp].id <= low) kp++;
-        memmove(p->pends, p->pends + kp, (p->npends - kp) * sizeof *p->pends);
-        p->npends -= kp;
+        if (kp) {
+            memmove(p->pends, p->pends + kp, (p->npends - kp) * sizeof *p->pends);
+            p->npends -= kp;
+        }
         w2l__completer_post(p->completer, low, mark);
         w2l__metrics_all_committed(p->metrics, low, mark);
         w2l__log(W2L_LOG_DEBUG, "checkpoint %llu committed", (unsigned long long)low);
