@@ -820,9 +820,10 @@ static w2l_rc join_all(w2l_pipeline *p, w2l_error *err)
     /* a run that failed says so in its summary, which is logged before the error itself
      * reaches the caller: the summary never reads like a healthy end */
     w2l__log(W2L_LOG_INFO,
-             "pipeline: %s%llu rows, checkpoint %llu committed; CPU seconds by stage: source "
+             "pipeline: %s%llu row%s, checkpoint %llu committed; CPU seconds by stage: source "
              "%.2f, ddl %.2f, writers %.2f, committers %.2f",
              failed ? "failed after " : "", (unsigned long long)w2l__emitter_rows(p->em),
+             w2l__emitter_rows(p->em) == 1 ? "" : "s",
              (unsigned long long)p->committed, atomic_load(&p->cpu_ns[0]) / 1e9,
              atomic_load(&p->cpu_ns[1]) / 1e9, atomic_load(&p->cpu_ns[2]) / 1e9,
              atomic_load(&p->cpu_ns[3]) / 1e9);
