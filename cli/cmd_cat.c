@@ -8,8 +8,13 @@
  * string — decimals too, so no reader rounds them — with binary as lowercase hex.
  * --format table: a header of column names, aligned columns (NULL for null) and a last
  * line "(N rows)". The table form holds every row in memory to align them; json streams.
+ *
+ * A reader that stops early (`w2l cat ... | head`) closes the pipe (or socket): that is a
+ * normal end, exit 0 with nothing on stderr, not a write error.
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +28,21 @@ typedef struct cat_ctx {
     char **cells;
     size_t ncols, nrows, ccap;
     int oom;
+    int closed;           /* the reader closed standard output (reader_gone) */
 } cat_ctx;
+
+/* 1 when error e of a write means the reader closed standard output: EPIPE for a pipe,
+ * ECONNRESET for a socket (some launchers give their children socket pairs as stdio) whose
+ * reader closed with data unread. */
+static int reader_gone(int e) { return e == EPIPE || e == ECONNRESET; }
+
+/* 1 when standard output has failed; notes in c whether its reader closed it. */
+static int out_failed(cat_ctx *c)
+{
+    if (!ferror(stdout)) return 0;
+    if (reader_gone(errno)) c->closed = 1;
+    return 1;
+}
 
 /* The canonical text of v in ctx->buf (NUL-terminated); NULL when out of memory. */
 static const char *format_value(cat_ctx *c, w2l_type t, const w2l_value *v, size_t *len)
@@ -67,7 +86,7 @@ static int json_row(cat_ctx *c, const w2l_schema *s, const w2l_value *row, size_
         else cli_json_string(stdout, text, len);
     }
     fputs("}\n", stdout);
-    return ferror(stdout) != 0;
+    return out_failed(c);
 }
 
 static int on_row(void *ctx, const w2l_schema *s, const w2l_value *row, size_t n)
@@ -149,6 +168,7 @@ int cmd_cat(int argc, char **argv)
     w2l_conf *conf;
     w2l_lake *lake;
     cli_args args;
+    signal(SIGPIPE, SIG_IGN); /* a closed pipe is seen as EPIPE, and is a normal end */
     int rc = cli_open_lake("cat", argc, argv, &args, &conf, &lake);
     if (rc != EXIT_DONE) return rc;
     w2l_error err;
@@ -186,16 +206,19 @@ int cmd_cat(int argc, char **argv)
     if (rc == EXIT_DONE) {
         w2l_rc r = w2l_lake_scan(lake, ns, table, snapshot, on_row, &c, &err);
         if (r == W2L_OK && c.oom) r = w2l_error_set(&err, W2L_NOMEM, "out of memory");
-        if (r == W2L_CANCELLED && ferror(stdout))
-            r = w2l_error_set(&err, W2L_IO, "writing rows to standard output failed");
+        if (r == W2L_CANCELLED && c.closed) r = W2L_OK; /* the reader has what it wanted */
+        else if (r == W2L_CANCELLED && ferror(stdout))
+            r = w2l_error_set(&err, W2L_IO, "writing rows to standard output failed: %s",
+                              strerror(errno));
         if (r != W2L_OK) rc = cli_fail("cat", &err, r);
     }
-    if (rc == EXIT_DONE && c.table) {
+    if (rc == EXIT_DONE && c.table && !c.closed) {
         if (c.nrows) print_table(&c);
         printf("(%zu row%s)\n", c.nrows ? c.nrows - 1 : 0, c.nrows == 2 ? "" : "s");
     }
-    if (fflush(stdout) != 0 && rc == EXIT_DONE) {
-        fprintf(stderr, "w2l cat: writing rows to standard output failed\n");
+    if (!c.closed && (fflush(stdout) != 0 || ferror(stdout)) && !reader_gone(errno) &&
+        rc == EXIT_DONE) {
+        fprintf(stderr, "w2l cat: writing rows to standard output failed: %s\n", strerror(errno));
         rc = EXIT_RUNTIME;
     }
     for (size_t i = 0; i < c.nrows * c.ncols; i++) free(c.cells[i]);

@@ -6,6 +6,9 @@
  * its last on stderr: "w2l run: <error>". With --log-format json every stderr line is a
  * JSON object: the library's lines as w2l_log_format_line() makes them (with the table it
  * attached), the command's own (progress, the closing error) with component "run".
+ * The progress line labels what counts from this process's start ("this run: ...") apart
+ * from the job's checkpoint ("job: checkpoint N committed"), and shows the source lag as
+ * seconds, "snapshot" or "unknown", and the commit lag (w2l_pipeline_stats(3)).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -51,21 +54,15 @@ static void log_line(void *opaque, w2l_log_level level, const char *line)
 
 /* ---- progress: a live line on a terminal, a log line every 10 s otherwise ---- */
 
-typedef struct totals {
-    unsigned long long rows, commits, ckpt;
-    unsigned tables;
-    long long lag_ms;
-} totals;
-
-static int add_table(void *ctx, const w2l_table_metrics *m)
+/* The source lag as the progress line shows it: "snapshot" while the initial snapshot
+ * runs (a lag means nothing then), "unknown" when the source does not know it (no event
+ * yet, the source unreachable), else seconds. */
+static const char *lag_text(char *buf, size_t size, const w2l_pipeline_info *pi)
 {
-    totals *t = ctx;
-    t->rows += m->rows_in;
-    t->commits += m->commits;
-    if (m->last_committed_ckpt > t->ckpt) t->ckpt = m->last_committed_ckpt;
-    t->tables++;
-    t->lag_ms = m->source_lag_ms;
-    return 0;
+    if (pi->source_snapshot) snprintf(buf, size, "snapshot");
+    else if (pi->source_lag_ms < 0) snprintf(buf, size, "unknown");
+    else snprintf(buf, size, "%.1f s", (double)pi->source_lag_ms / 1000.0);
+    return buf;
 }
 
 static volatile int progress_done;
@@ -84,16 +81,22 @@ static void *progress_main(void *arg)
         clock_gettime(CLOCK_MONOTONIC, &now);
         double t = (double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9;
         if (t - last < 1.0 || progress_done) continue;
-        totals tot = {0, 0, 0, 0, 0};
+        w2l_pipeline_info pi;
         w2l_error err;
-        if (w2l_pipeline_metrics(p, add_table, &tot, &err) != W2L_OK) continue;
-        double rate = (double)(tot.rows - last_rows) / (t - last);
+        if (w2l_pipeline_stats(p, &pi, sizeof pi, &err) != W2L_OK) continue;
+        double rate = (double)(pi.rows_in - last_rows) / (t - last);
         last = t;
-        last_rows = tot.rows;
-        char line[200];
+        last_rows = pi.rows_in;
+        /* what this run did, then where the job stands (the checkpoint numbers of w2l
+         * status), then the lags */
+        char line[300], lag[32];
         snprintf(line, sizeof line,
-                 "%llu rows, %.0f rows/s, %u tables, checkpoint %llu committed, source lag %.1f s",
-                 tot.rows, rate, tot.tables, tot.ckpt, (double)tot.lag_ms / 1000.0);
+                 "this run: %llu rows, %.0f rows/s, %llu table%s, %llu checkpoint%s committed; "
+                 "job: checkpoint %llu committed; source lag %s, commit lag %.1f s",
+                 (unsigned long long)pi.rows_in, rate, (unsigned long long)pi.tables,
+                 pi.tables == 1 ? "" : "s", (unsigned long long)pi.checkpoints_completed,
+                 pi.checkpoints_completed == 1 ? "" : "s", (unsigned long long)pi.committed,
+                 lag_text(lag, sizeof lag, &pi), (double)pi.commit_lag_ms / 1000.0);
         if (progress_tty) {
             pthread_mutex_lock(&out_mtx);
             fprintf(stderr, "\r\033[K%s", line);
@@ -101,7 +104,10 @@ static void *progress_main(void *arg)
             pthread_mutex_unlock(&out_mtx);
         } else if (t - last_log >= 10.0) {
             last_log = t;
-            log_line(NULL, W2L_LOG_INFO, line);
+            /* as JSON, component "run" (the library takes it from a leading "run: ") */
+            char json_line[sizeof line + 8];
+            snprintf(json_line, sizeof json_line, "run: %s", line);
+            log_line(NULL, W2L_LOG_INFO, log_json ? json_line : line);
         }
     }
     if (progress_tty) {

@@ -9,6 +9,9 @@
  * w2l_lake_checkpoints(3) and w2l_lake_tables(3); nothing is written. Passwords of URIs are
  * never printed. With --table NAMESPACE.TABLE only that table's lines, then the source time
  * through which it is complete (w2l_table_complete_through(3)) and where that comes from.
+ * Last, after an empty line, how the last run ended (w2l_lake_last_run(3): "last run failed
+ * at TIME (...): ERROR", "last run ended ok at TIME (...)"). --format json prints all of it
+ * as one object with stable member names (w2l-status(1)); absent figures are null.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -28,6 +31,9 @@ typedef struct status_ctx {
     size_t n, cap;
     int oom;
     const char *only; /* --table: "ns.table"; NULL: every table */
+    /* the checkpoint (the first call) */
+    uint64_t sealed, epoch;
+    char *job, *position; /* NULL: none; the position redacted, one line */
 } status_ctx;
 
 /* One table's maintenance figures. */
@@ -44,6 +50,33 @@ typedef struct maint_ctx {
     const char *only;
 } maint_ctx;
 
+/* The last run's record as one line: "last run failed at TIME: ERROR", "last run ended ok
+ * at TIME", or "last run started at TIME ... has recorded no end". */
+static void print_last_run(const w2l_run_info *r)
+{
+    char at[40], began[40];
+    w2l_time_format(r->ended_ms >= 0 ? r->ended_ms : r->started_ms, at, sizeof at);
+    w2l_time_format(r->started_ms, began, sizeof began);
+    char who[400];
+    snprintf(who, sizeof who, "job %s, pid %lld%s%s", r->job_id ? r->job_id : "-",
+             (long long)r->pid, r->host ? " on " : "", r->host ? r->host : "");
+    if (strcmp(r->outcome, "failed") == 0) {
+        char msg[sizeof ((w2l_error *)0)->msg + 64];
+        snprintf(msg, sizeof msg, "%s", r->error ? r->error : "(no message)");
+        for (char *p = msg; *p; p++)
+            if ((unsigned char)*p < 0x20) *p = ' ';
+        cli_redact(msg, sizeof msg);
+        printf("last run failed at %s (%s; started %s): %s\n", at, who, began, msg);
+    } else if (strcmp(r->outcome, "ok") == 0) {
+        printf("last run ended ok at %s (%s; started %s; %" PRIu64 " rows)\n", at, who, began,
+               r->rows);
+    } else {
+        printf("last run started at %s (%s) and has recorded no end: it is running, or was "
+               "killed\n",
+               began, who);
+    }
+}
+
 /* 1 when ns.table is not the one --table names. */
 static int skip(const char *only, const char *ns, const char *table)
 {
@@ -52,8 +85,9 @@ static int skip(const char *only, const char *ns, const char *table)
            !(strncmp(only, ns, n) == 0 && only[n] == '.' && strcmp(only + n + 1, table) == 0);
 }
 
-/* The completeness lines of --table. */
-static w2l_rc print_complete(w2l_lake *lake, const char *only, w2l_error *err)
+/* The completeness of --table into *ci. */
+static w2l_rc get_complete(w2l_lake *lake, const char *only, w2l_complete_info *ci,
+                           w2l_error *err)
 {
     const char *dot = strchr(only, '.');
     size_t nl = (size_t)(dot - only);
@@ -61,25 +95,150 @@ static w2l_rc print_complete(w2l_lake *lake, const char *only, w2l_error *err)
     if (!ns) return w2l_error_set(err, W2L_NOMEM, "out of memory");
     memcpy(ns, only, nl);
     ns[nl] = '\0';
-    w2l_complete_info ci;
-    w2l_rc r = w2l_table_complete_through(lake, ns, dot + 1, &ci, err);
+    w2l_rc r = w2l_table_complete_through(lake, ns, dot + 1, ci, err);
     free(ns);
-    if (r != W2L_OK) return r;
-    if (ci.through_ms < 0) {
+    return r;
+}
+
+/* The completeness lines of --table. */
+static void print_complete(const char *only, const w2l_complete_info *ci)
+{
+    if (ci->through_ms < 0) {
         printf("%s complete through: unknown (no snapshot of it carries a mark yet)\n", only);
-        return W2L_OK;
+        return;
     }
     char iso[40];
-    w2l_time_format(ci.through_ms, iso, sizeof iso);
-    printf("%s complete through %s (%" PRId64 " ms)\n", only, iso, ci.through_ms);
-    if (strcmp(ci.source, "job-file") == 0)
+    w2l_time_format(ci->through_ms, iso, sizeof iso);
+    printf("%s complete through %s (%" PRId64 " ms)\n", only, iso, ci->through_ms);
+    if (strcmp(ci->source, "job-file") == 0)
         printf("  from the job file of %s (checkpoint %" PRIu64
                "; the table's last commit is checkpoint %" PRIu64 ")\n",
-               ci.job_id, ci.job_file_checkpoint, ci.checkpoint);
+               ci->job_id, ci->job_file_checkpoint, ci->checkpoint);
     else
-        printf("  from the snapshot summary (checkpoint %" PRIu64 " of job %s)\n", ci.checkpoint,
-               ci.job_id ? ci.job_id : "-");
-    return W2L_OK;
+        printf("  from the snapshot summary (checkpoint %" PRIu64 " of job %s)\n", ci->checkpoint,
+               ci->job_id ? ci->job_id : "-");
+}
+
+/* A JSON string member "key":"value" (null when value is NULL), after a comma when comma. */
+static void jstr(const char *key, const char *value, int comma)
+{
+    printf("%s\"%s\":", comma ? "," : "", key);
+    if (value) cli_json_string(stdout, value, strlen(value));
+    else fputs("null", stdout);
+}
+
+/* A count, null when zero means none (none_is_null). */
+static void jnum(const char *key, uint64_t v, int none_is_null)
+{
+    if (none_is_null && !v) printf(",\"%s\":null", key);
+    else printf(",\"%s\":%" PRIu64, key, v);
+}
+
+static void jtime(const char *key, int64_t ms)
+{
+    if (ms < 0) {
+        printf(",\"%s_ms\":null,\"%s\":null", key, key);
+        return;
+    }
+    char iso[40];
+    w2l_time_format(ms, iso, sizeof iso);
+    printf(",\"%s_ms\":%" PRId64 ",\"%s\":\"%s\"", key, ms, key, iso);
+}
+
+static const mrow *find_m(const maint_ctx *m, const char *name)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (strcmp(m->v[i].name, name) == 0) return &m->v[i];
+    return NULL;
+}
+
+/* --format json: one object (w2l-status(1) lists its members). */
+static void print_json(const status_ctx *s, const maint_ctx *m, const w2l_run_info *run,
+                       const char *only, const w2l_complete_info *ci)
+{
+    fputs("{\"last_run\":", stdout);
+    if (!run) {
+        fputs("null", stdout);
+    } else {
+        char msg[sizeof ((w2l_error *)0)->msg + 64] = "";
+        if (run->error) {
+            snprintf(msg, sizeof msg, "%s", run->error);
+            cli_redact(msg, sizeof msg);
+        }
+        putchar('{');
+        jstr("outcome", run->outcome, 0);
+        jtime("started", run->started_ms);
+        jtime("ended", run->ended_ms);
+        jstr("error", run->error ? msg : NULL, 1);
+        jstr("job_id", run->job_id, 1);
+        jstr("host", run->host, 1);
+        printf(",\"pid\":%lld", (long long)run->pid);
+        jnum("rows", run->rows, 0);
+        jnum("checkpoint", run->checkpoint, 1);
+        putchar('}');
+    }
+    printf(",\"checkpoint\":{");
+    if (s->sealed) printf("\"sealed\":%" PRIu64, s->sealed);
+    else fputs("\"sealed\":null", stdout);
+    jstr("job_id", s->job, 1);
+    jnum("epoch", s->epoch, 1);
+    jstr("source_position", s->position, 1);
+    fputs("},\"tables\":[", stdout);
+    /* every table of either list, in the order of the checkpoint list, then the others */
+    size_t k = 0;
+    for (size_t pass = 0; pass < 2; pass++) {
+        size_t n = pass ? m->n : s->n;
+        for (size_t i = 0; i < n; i++) {
+            const char *name = pass ? m->v[i].name : s->v[i].name;
+            const row *r = NULL;
+            if (pass) {
+                int seen = 0;
+                for (size_t j = 0; j < s->n && !seen; j++) seen = strcmp(s->v[j].name, name) == 0;
+                if (seen) continue;
+            } else {
+                r = &s->v[i];
+            }
+            const mrow *mr = find_m(m, name);
+            printf("%s{", k++ ? "," : "");
+            jstr("table", name, 0);
+            if (r) {
+                jnum("committed_checkpoint", r->committed, 1);
+                jnum("lag_checkpoints", r->lag, 0);
+                jnum("oldest_pending_checkpoint", r->oldest, 1);
+            } else {
+                fputs(",\"committed_checkpoint\":null,\"lag_checkpoints\":null,"
+                      "\"oldest_pending_checkpoint\":null",
+                      stdout);
+            }
+            if (mr) {
+                jnum("snapshots", mr->snapshots, 0);
+                jnum("manifests", mr->manifests, 0);
+                jnum("data_files", mr->data_files, 0);
+                jnum("delete_files", mr->delete_files, 0);
+                jtime("last_compaction", mr->last_compaction_ms);
+            }
+            if (r && r->quarantined) {
+                fputs(",\"quarantined\":{", stdout);
+                jstr("reason", r->quarantined, 0);
+                jnum("rows_dropped", r->rows_quarantined, 0);
+                putchar('}');
+            } else {
+                fputs(",\"quarantined\":null", stdout);
+            }
+            putchar('}');
+        }
+    }
+    putchar(']');
+    if (only && ci) {
+        fputs(",\"complete\":{", stdout);
+        jstr("table", only, 0);
+        jtime("through", ci->through_ms);
+        jstr("source", ci->source, 1);
+        jstr("job_id", ci->job_id, 1);
+        jnum("checkpoint", ci->checkpoint, 1);
+        putchar('}');
+    }
+    fputs("}\n", stdout);
 }
 
 static int on_table(void *ctx, const w2l_table_info *t)
@@ -106,14 +265,9 @@ static int on_info(void *ctx, const w2l_checkpoint_info *ck)
 {
     status_ctx *s = ctx;
     if (!ck->ns) {
-        if (!ck->sealed) {
-            printf("no sealed checkpoint yet\n");
-            return 0;
-        }
-        printf("checkpoint %" PRIu64 " sealed", ck->sealed);
-        if (ck->job_id) printf(" by job %s", ck->job_id);
-        if (ck->epoch) printf(" (epoch %" PRIu64 ")", ck->epoch);
-        putchar('\n');
+        s->sealed = ck->sealed;
+        s->epoch = ck->epoch;
+        if (ck->job_id && !(s->job = strdup(ck->job_id))) return s->oom = 1;
         if (ck->source_position) {
             size_t n = strlen(ck->source_position) + 16;
             char *pos = malloc(n);
@@ -122,10 +276,7 @@ static int on_info(void *ctx, const w2l_checkpoint_info *ck)
             cli_redact(pos, n);
             for (char *p = pos; *p; p++)
                 if ((unsigned char)*p < 0x20) *p = ' ';
-            printf("source position %s\n", pos);
-            free(pos);
-        } else {
-            printf("source position none (changes were pushed without one)\n");
+            s->position = pos;
         }
         return 0;
     }
@@ -163,24 +314,56 @@ int cmd_status(int argc, char **argv)
     cli_args args;
     int rc = cli_open_lake("status", argc, argv, &args, &conf, &lake);
     if (rc != EXIT_DONE) return rc;
-    const char *only = args.extra[0];
+    const char *only = args.extra[0], *format = args.extra[1];
     if (only && (!strchr(only, '.') || only[0] == '.' || !strchr(only, '.')[1])) {
         fprintf(stderr, "w2l status: --table: '%s' is not NAMESPACE.TABLE (see w2l help status)\n",
                 only);
         cli_finish(conf, lake);
         return EXIT_USAGE;
     }
+    if (format && strcmp(format, "json") != 0 && strcmp(format, "text") != 0) {
+        fprintf(stderr, "w2l status: --format: expected text or json, got '%s' (see w2l help "
+                        "status)\n",
+                format);
+        cli_finish(conf, lake);
+        return EXIT_USAGE;
+    }
+    int json = format && strcmp(format, "json") == 0;
     status_ctx s = {0};
     maint_ctx m = {0};
     s.only = m.only = only;
     w2l_error err;
+    /* the last run's record needs no lock */
+    w2l_run_info run;
+    w2l_rc lr = w2l_lake_last_run(lake, &run, &err);
+    if (lr != W2L_OK && lr != W2L_NOTFOUND) {
+        /* an unreadable record is reported, not fatal: the rest of status still helps */
+        char line[sizeof err.msg];
+        snprintf(line, sizeof line, "%s", err.msg);
+        cli_redact(line, sizeof line);
+        fprintf(stderr, "w2l status: warning: %s\n", line);
+    }
     w2l_rc r = w2l_lake_checkpoints(lake, on_info, &s, &err);
     if (r == W2L_OK && s.oom) r = w2l_error_set(&err, W2L_NOMEM, "out of memory");
     if (r == W2L_OK) r = w2l_lake_tables(lake, on_table, &m, &err);
     if (r == W2L_OK && m.oom) r = w2l_error_set(&err, W2L_NOMEM, "out of memory");
+    w2l_complete_info ci;
+    if (r == W2L_OK && only) r = get_complete(lake, only, &ci, &err);
     if (r != W2L_OK) {
         rc = cli_fail("status", &err, r);
+    } else if (json) {
+        print_json(&s, &m, lr == W2L_OK ? &run : NULL, only, only ? &ci : NULL);
     } else {
+        if (!s.sealed) {
+            printf("no sealed checkpoint yet\n");
+        } else {
+            printf("checkpoint %" PRIu64 " sealed", s.sealed);
+            if (s.job) printf(" by job %s", s.job);
+            if (s.epoch) printf(" (epoch %" PRIu64 ")", s.epoch);
+            putchar('\n');
+            if (s.position) printf("source position %s\n", s.position);
+            else printf("source position none (changes were pushed without one)\n");
+        }
         /* both tables share the width of the name column */
         int w = 5;
         for (size_t i = 0; i < s.n; i++)
@@ -188,12 +371,13 @@ int cmd_status(int argc, char **argv)
         for (size_t i = 0; i < m.n; i++)
             if ((int)strlen(m.v[i].name) > w) w = (int)strlen(m.v[i].name);
         if (s.n) {
-            printf("%-*s  %10s  %4s  %14s\n", w, "TABLE", "COMMITTED", "LAG", "OLDEST-PENDING");
+            printf("%-*s  %10s  %9s  %14s\n", w, "TABLE", "COMMITTED", "LAG(ckpt)",
+                   "OLDEST-PENDING");
             for (size_t i = 0; i < s.n; i++) {
                 char c[24] = "-", o[24] = "-";
                 if (s.v[i].committed) snprintf(c, sizeof c, "%" PRIu64, s.v[i].committed);
                 if (s.v[i].oldest) snprintf(o, sizeof o, "%" PRIu64, s.v[i].oldest);
-                printf("%-*s  %10s  %4" PRIu64 "  %14s\n", w, s.v[i].name, c, s.v[i].lag, o);
+                printf("%-*s  %10s  %9" PRIu64 "  %14s\n", w, s.v[i].name, c, s.v[i].lag, o);
             }
         }
         if (m.n) {
@@ -221,8 +405,13 @@ int cmd_status(int argc, char **argv)
         }
         if (only) {
             if (s.n || m.n) putchar('\n');
-            r = print_complete(lake, only, &err);
-            if (r != W2L_OK) rc = cli_fail("status", &err, r);
+            print_complete(only, &ci);
+        }
+        /* last, after an empty line: new lines go at the end, so scripts reading the first
+         * ones keep working, and on a terminal the last line is the one in view */
+        if (lr == W2L_OK) {
+            putchar('\n');
+            print_last_run(&run);
         }
     }
     for (size_t i = 0; i < s.n; i++) {
@@ -230,6 +419,8 @@ int cmd_status(int argc, char **argv)
         free(s.v[i].quarantined);
     }
     free(s.v);
+    free(s.job);
+    free(s.position);
     for (size_t i = 0; i < m.n; i++) free(m.v[i].name);
     free(m.v);
     cli_finish(conf, lake);

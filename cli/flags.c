@@ -7,6 +7,7 @@
  * byte counts.
  */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -36,6 +37,26 @@ static int extra_index(const cli_command *c, const char *name)
     for (int i = 0; c && c->extra && i < CLI_MAX_EXTRA && c->extra[i].name; i++)
         if (strcmp(c->extra[i].name, name) == 0) return i;
     return -1;
+}
+
+/* The flag of c nearest to the unknown key (w2l_suggest(3)), or NULL. */
+static const char *nearest_flag(const cli_command *c, const char *key)
+{
+    size_t nprops = 0;
+    const w2l_conf_prop *props = w2l_conf_props(&nprops);
+    const char **names = calloc(nprops + CLI_MAX_EXTRA + 1, sizeof *names);
+    if (!names) return NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < nprops; i++)
+        if ((props[i].flags & W2L_CONF_F_CLI) &&
+            (!c || !c->keys || in_list(c->keys, props[i].name)))
+            names[n++] = props[i].name;
+    for (int i = 0; c && c->extra && i < CLI_MAX_EXTRA && c->extra[i].name; i++)
+        names[n++] = c->extra[i].name;
+    names[n++] = "help";
+    const char *near = w2l_suggest(key, names, n);
+    free(names);
+    return near; /* static strings */
 }
 
 int cli_parse(const char *cmd, int argc, char **argv, w2l_conf *conf, cli_args *args)
@@ -77,7 +98,10 @@ int cli_parse(const char *cmd, int argc, char **argv, w2l_conf *conf, cli_args *
         int x = args ? extra_index(c, key) : -1;
         const w2l_conf_prop *p = x < 0 ? w2l_conf_prop_find(key) : NULL;
         if (x < 0 && (!p || !(p->flags & W2L_CONF_F_CLI))) {
-            snprintf(msg, sizeof msg, "unknown flag '--%s'", key);
+            const char *near = nearest_flag(c, key);
+            if (near)
+                snprintf(msg, sizeof msg, "unknown flag '--%s'; did you mean --%s?", key, near);
+            else snprintf(msg, sizeof msg, "unknown flag '--%s'", key);
             return usage_error(cmd, msg);
         }
         if (x < 0 && c && c->keys && !in_list(c->keys, key)) {

@@ -23,6 +23,16 @@ static const cli_extra status_extra[] = {
     { "table", "NAMESPACE.TABLE",
       "Only this table, and how far it is complete in source time (README, Completeness for "
       "schedulers)." },
+    { "format", "text|json",
+      "text (default): lines and aligned columns; json: one object with stable member names "
+      "(w2l-status(1)), for scripts." },
+    { NULL, NULL, NULL }
+};
+
+static const cli_extra tables_extra[] = {
+    { "format", "text|json",
+      "text (default): aligned columns with a header; json: one object per table and line, "
+      "with stable member names (w2l-tables(1)), for scripts." },
     { NULL, NULL, NULL }
 };
 
@@ -94,8 +104,9 @@ static const cli_command commands[] = {
       "usage error such as a bad TIME.",
       cmd_wait_complete },
     { "tables", "list the lake's tables", NULL, "warehouse catalog config log-level" S3_FLAGS,
-      "warehouse", NULL,
-      "Prints one line per table: snapshots, records (before deletes), data and delete files, "
+      "warehouse", tables_extra,
+      "Prints one line per table: snapshots, records (live rows, after deletes), data and delete "
+      "files, "
       "bytes, the last "
       "checkpoint committed to it, its schema id, the manifests of its current snapshot and the "
       "age of its last "

@@ -71,6 +71,56 @@ START_TEST(unknown_key_is_named)
 }
 END_TEST
 
+START_TEST(suggest_names_the_nearest)
+{
+    const char *flags[] = {"include", "exclude", "warehouse", NULL, "table", "snapshot"};
+    size_t n = sizeof flags / sizeof flags[0];
+    ck_assert_str_eq(w2l_suggest("incldue", flags, n), "include");  /* a transposition */
+    ck_assert_str_eq(w2l_suggest("warehous", flags, n), "warehouse"); /* a letter missing */
+    ck_assert_str_eq(w2l_suggest("WAREHOUSE", flags, n), "warehouse"); /* case is free */
+    ck_assert_str_eq(w2l_suggest("tabel", flags, n), "table");
+    ck_assert_str_eq(w2l_suggest("snapshto", flags, n), "snapshot");
+    ck_assert_str_eq(w2l_suggest("excldue", flags, n), "exclude"); /* not include: 3 edits */
+    ck_assert_ptr_null(w2l_suggest("xyz", flags, n));            /* nothing near */
+    ck_assert_ptr_null(w2l_suggest("tx", flags, n));
+    ck_assert_ptr_null(w2l_suggest("", flags, n));
+    ck_assert_ptr_null(w2l_suggest(NULL, flags, n));
+    ck_assert_ptr_null(w2l_suggest("table", NULL, 0));
+    const char *dash[] = {"checkpoint-interval", "checkpoint-retain"};
+    ck_assert_str_eq(w2l_suggest("checkpoint_interval", dash, 2), "checkpoint-interval");
+    ck_assert_str_eq(w2l_suggest("checkpoint-intervl", dash, 2), "checkpoint-interval");
+    ck_assert_str_eq(w2l_suggest("checkpoint-retian", dash, 2), "checkpoint-retain");
+    /* a short word takes one edit at most; a long one up to three, never half the word */
+    const char *shortw[] = {"sql", "abcdefghijkl"};
+    ck_assert_ptr_null(w2l_suggest("sxx", shortw, 2));
+    ck_assert_str_eq(w2l_suggest("sq1", shortw, 2), "sql");
+    ck_assert_str_eq(w2l_suggest("abxdexghixkl", shortw, 2), "abcdefghijkl");
+    ck_assert_ptr_null(w2l_suggest("abxdexghixkx", shortw, 2));
+    /* ties go to the first candidate */
+    const char *tie[] = {"abcd", "abce"};
+    ck_assert_str_eq(w2l_suggest("abcx", tie, 2), "abcd");
+}
+END_TEST
+
+START_TEST(unknown_per_table_key_is_named)
+{
+    ck_assert_int_eq(w2l_conf_set(conf, "table.shop.items.ddl.polcy", "quarantine", &err),
+                     W2L_CONFIG);
+    ck_assert_msg(strstr(err.msg, "unknown per-table configuration key 'table.shop.items.ddl.polcy'"),
+                  "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "did you mean 'table.shop.items.ddl.policy'?"), "%s", err.msg);
+    /* nothing near: every per-table key is listed */
+    ck_assert_int_eq(w2l_conf_set(conf, "table.shop.items.frobnicate", "1", &err), W2L_CONFIG);
+    ck_assert_msg(strstr(err.msg, "'table.shop.items.frobnicate'"), "%s", err.msg);
+    size_t n;
+    const w2l_conf_prop *p = w2l_conf_props(&n);
+    for (size_t i = 0; i < n; i++)
+        if (p[i].flags & W2L_CONF_F_PER_TABLE)
+            ck_assert_msg(strstr(err.msg, p[i].name), "%s lists %s", err.msg, p[i].name);
+    ck_assert_int_eq(w2l_conf_is_set(conf, "table.shop.items.frobnicate"), 0);
+}
+END_TEST
+
 START_TEST(wrong_type_names_expected_form)
 {
     ck_assert_int_eq(w2l_conf_set(conf, "checkpoint-interval", "soon", &err), W2L_CONFIG);
@@ -278,6 +328,8 @@ Suite *suite_conf(void)
     TCase *edge = tcase_create("edge");
     tcase_add_checked_fixture(edge, setup, teardown);
     tcase_add_test(edge, unknown_key_is_named);
+    tcase_add_test(edge, suggest_names_the_nearest);
+    tcase_add_test(edge, unknown_per_table_key_is_named);
     tcase_add_test(edge, wrong_type_names_expected_form);
     tcase_add_test(edge, missing_required_value);
     tcase_add_test(edge, json_errors_are_located);

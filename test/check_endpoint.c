@@ -109,6 +109,34 @@ START_TEST(every_family_has_help_and_type)
 }
 END_TEST
 
+/* An unknown source lag is NaN beside w2l_source_lag_unknown 1, never 0; the commit lag
+ * is its own gauge. */
+START_TEST(unknown_lag_is_not_zero)
+{
+    w2l_pipeline_info pi;
+    memset(&pi, 0, sizeof pi);
+    pi.source_lag_ms = -1;
+    pi.commit_lag_ms = 2500;
+    w2l_buf b = {0};
+    ck_assert_ok(w2l__exposition(&b, NULL, 0, &pi, 10, &err), err);
+    ck_assert_ok(w2l__buf_cstr(&b, &err), err);
+    const char *x = (const char *)b.data;
+    ck_assert_msg(has_line(x, "w2l_source_lag_seconds NaN"), "%s", x);
+    ck_assert_msg(has_line(x, "w2l_source_lag_unknown 1"), "%s", x);
+    ck_assert_msg(has_line(x, "w2l_commit_lag_seconds 2.5"), "%s", x);
+    w2l_buf_release(&b);
+    pi.source_lag_ms = 1500;
+    pi.commit_lag_ms = 0;
+    ck_assert_ok(w2l__exposition(&b, NULL, 0, &pi, 10, &err), err);
+    ck_assert_ok(w2l__buf_cstr(&b, &err), err);
+    x = (const char *)b.data;
+    ck_assert_msg(has_line(x, "w2l_source_lag_seconds 1.5"), "%s", x);
+    ck_assert_msg(has_line(x, "w2l_source_lag_unknown 0"), "%s", x);
+    ck_assert_msg(has_line(x, "w2l_commit_lag_seconds 0"), "%s", x);
+    w2l_buf_release(&b);
+}
+END_TEST
+
 START_TEST(label_values_are_escaped)
 {
     w2l_table_metrics t[1] = {tm("we\"ird\\db", "line\nbreak", 5)};
@@ -283,6 +311,7 @@ START_TEST(pipeline_serves_probes)
     ck_assert_int_eq(http(pi.http_port, "GET", "/readyz", body, sizeof body), 200);
     ck_assert_int_eq(http(pi.http_port, "GET", "/status", body, sizeof body), 200);
     ck_assert_msg(strstr(body, "\"ready\":true") && strstr(body, "\"committed\":1"), "%s", body);
+    ck_assert_msg(strstr(body, "\"commit_lag_seconds\":0"), "%s", body);
     ck_assert_int_eq(http(pi.http_port, "GET", "/metrics", body, sizeof body), 200);
     ck_assert_msg(has_line(body, "w2l_checkpoint_last_committed 1"), "%s", body);
     ck_assert_msg(has_line(body, "w2l_ready 1"), "%s", body);
@@ -313,6 +342,7 @@ Suite *suite_endpoint(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, every_family_has_help_and_type);
     tcase_add_test(tc, label_values_are_escaped);
+    tcase_add_test(tc, unknown_lag_is_not_zero);
     tcase_add_test(tc, histograms_are_cumulative_with_inf);
     tcase_add_test(tc, tables_beyond_the_bound_are_other);
     tcase_add_test(tc, http_server_answers_and_refuses);

@@ -5,7 +5,9 @@
  * exact values — snapshot counts and summaries, rows with deletes applied (also at an
  * older snapshot), the sealed checkpoint, its job, epoch and source position, and the lag
  * of tables whose sealed checkpoints are not committed yet. Errors: no warehouse, a
- * missing warehouse, a missing table or snapshot, a corrupt state.
+ * missing warehouse, a missing table or snapshot, a corrupt state. The last run's record
+ * (w2l_lake_last_run): running while a pipeline runs, ok after, a failed one with its
+ * error (passwords masked; written through the internal writer), none, a corrupt one.
  */
 #include <check.h>
 #include <errno.h>
@@ -13,8 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "support/support.h"
+#include "common/common.h"
+#include "pipeline/lastrun.h"
 
 static char wh[600];
 static w2l_error err;
@@ -391,6 +396,66 @@ START_TEST(empty_warehouse)
 }
 END_TEST
 
+START_TEST(last_run_records_outcome)
+{
+    w2l_conf *c = make_conf();
+    w2l_lake *lake;
+    ck_assert_ok(w2l_lake_open(c, &lake, &err), err);
+    w2l_run_info r;
+    ck_assert_int_eq(w2l_lake_last_run(lake, &r, &err), W2L_NOTFOUND);
+    ck_assert_ptr_null(r.outcome);
+    int64_t t0 = w2l__now_ms();
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    put(p, "a", W2L_OP_INSERT, 1, "x", 1);
+    commit(p, 1);
+    checkpoint(p);
+    ck_assert_ok(w2l_lake_last_run(lake, &r, &err), err);
+    ck_assert_str_eq(r.outcome, "running");
+    ck_assert_int_ge(r.started_ms, t0 - 1);
+    ck_assert_int_eq(r.ended_ms, -1);
+    ck_assert_ptr_null(r.error);
+    ck_assert_str_eq(r.job_id, "lake-job");
+    ck_assert_int_eq(r.pid, (int64_t)getpid());
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+    w2l_pipeline_free(p);
+    ck_assert_ok(w2l_lake_last_run(lake, &r, &err), err);
+    ck_assert_str_eq(r.outcome, "ok");
+    ck_assert_int_ge(r.ended_ms, r.started_ms);
+    ck_assert_uint_eq(r.rows, 1);
+    ck_assert_uint_ge(r.checkpoint, 1);
+    ck_assert_ptr_null(r.error);
+    /* a failed run: its error, the password of a URI in it masked */
+    w2l__lastrun f = {"failed", t0, t0 + 5, "source mysql://cdc:s3cret@db:3306/?x=1: refused",
+                      "lake-job", 7, 3};
+    w2l__lastrun_write(c, &f);
+    ck_assert_ok(w2l_lake_last_run(lake, &r, &err), err);
+    ck_assert_str_eq(r.outcome, "failed");
+    ck_assert_str_eq(r.error, "source mysql://cdc:****@db:3306/?x=1: refused");
+    ck_assert_int_eq(r.started_ms, t0);
+    ck_assert_int_eq(r.ended_ms, t0 + 5);
+    ck_assert_uint_eq(r.rows, 7);
+    ck_assert_uint_eq(r.checkpoint, 3);
+    /* a record that is not one names its file */
+    char path[800];
+    snprintf(path, sizeof path, "%s/_w2l/last-run.json", wh);
+    FILE *fp = fopen(path, "w");
+    ck_assert_ptr_nonnull(fp);
+    fputs("{\"outcome\":\"maybe\"}", fp);
+    ck_assert_int_eq(fclose(fp), 0);
+    ck_assert_int_eq(w2l_lake_last_run(lake, &r, &err), W2L_CORRUPT);
+    ck_assert_msg(strstr(err.msg, "last-run.json"), "%s", err.msg);
+    fp = fopen(path, "w");
+    fputs("not json", fp);
+    fclose(fp);
+    ck_assert_int_eq(w2l_lake_last_run(lake, &r, &err), W2L_CORRUPT);
+    ck_assert_msg(strstr(err.msg, "last-run.json"), "%s", err.msg);
+    ck_assert_int_eq(w2l_lake_last_run(NULL, &r, &err), W2L_MISUSE);
+    w2l_lake_close(lake);
+    w2l_conf_free(c);
+}
+END_TEST
+
 /* wh/rel and its parents, as directories. */
 static void make_dir(const char *rel)
 {
@@ -485,6 +550,7 @@ Suite *suite_lake(void)
     tcase_add_test(basic, scan_applies_deletes_and_time_travels);
     tcase_add_test(basic, checkpoints_and_lag);
     tcase_add_test(basic, empty_warehouse);
+    tcase_add_test(basic, last_run_records_outcome);
     tcase_set_timeout(basic, 60);
     suite_add_tcase(s, basic);
     TCase *edge = tcase_create("edge");

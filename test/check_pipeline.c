@@ -323,6 +323,44 @@ START_TEST(checkpoint_waits_for_commit)
 }
 END_TEST
 
+/* The commit lag: how long the oldest change read and not committed has waited. It grows
+ * while changes wait (the clock is watched, not slept on) and is 0 once a checkpoint
+ * committed them; a push pipeline has no source, so its source lag is 0. */
+START_TEST(commit_lag_counts_from_the_oldest_uncommitted_change)
+{
+    memset(expect_rows, 0, sizeof expect_rows);
+    memset(expect_sum, 0, sizeof expect_sum);
+    w2l_conf *c = make_conf(1, 2, 1);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    w2l_pipeline_info pi;
+    ck_assert_ok(w2l_pipeline_stats(p, &pi, sizeof pi, &err), err);
+    ck_assert_int_eq(pi.commit_lag_ms, 0); /* nothing read */
+    int64_t t0 = w2l__now_ms();
+    push_rows(p, 0, 10, 1000000); /* fewer than a batch: held by the emitter */
+    while (w2l__now_ms() < t0 + 20) continue;
+    ck_assert_ok(w2l_pipeline_stats(p, &pi, sizeof pi, &err), err);
+    ck_assert_int_ge(pi.commit_lag_ms, 20);
+    ck_assert_int_eq(pi.source_lag_ms, 0);
+    uint64_t id;
+    ck_assert_ok(w2l_pipeline_checkpoint(p, 1, &id, &err), err);
+    ck_assert_ok(w2l_pipeline_stats(p, &pi, sizeof pi, &err), err);
+    ck_assert_int_eq(pi.commit_lag_ms, 0); /* every change read is committed */
+    /* changes after the barrier wait again, from when they came */
+    int64_t t1 = w2l__now_ms();
+    push_rows(p, 10, 20, 1000000);
+    while (w2l__now_ms() < t1 + 10) continue;
+    ck_assert_ok(w2l_pipeline_stats(p, &pi, sizeof pi, &err), err);
+    ck_assert_int_ge(pi.commit_lag_ms, 10);
+    ck_assert_int_le(pi.commit_lag_ms, w2l__now_ms() - t1 + 1);
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+    ck_assert_ok(w2l_pipeline_stats(p, &pi, sizeof pi, &err), err);
+    ck_assert_int_eq(pi.commit_lag_ms, 0);
+    w2l_pipeline_free(p);
+    w2l_conf_free(c);
+}
+END_TEST
+
 START_TEST(failed_commit_stops_job_and_recover_commits_once)
 {
     memset(expect_rows, 0, sizeof expect_rows);
@@ -706,6 +744,7 @@ Suite *suite_pipeline(void)
     tcase_add_checked_fixture(basic, setup, teardown);
     tcase_add_loop_test(basic, push_api_exactly_once_with_parallel_operators, 0, 2);
     tcase_add_test(basic, checkpoint_waits_for_commit);
+    tcase_add_test(basic, commit_lag_counts_from_the_oldest_uncommitted_change);
     tcase_add_test(basic, unknown_operator_is_a_config_error);
     tcase_add_test(basic, emitter_batches_by_table_and_validates);
     tcase_add_test(basic, emitter_keeps_a_groups_order);

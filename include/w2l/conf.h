@@ -112,6 +112,11 @@ W2L_API const w2l_conf_prop *w2l_conf_props(size_t *count);
 /* The property named name, or NULL. See w2l_conf_props(3). */
 W2L_API const w2l_conf_prop *w2l_conf_prop_find(const char *name);
 
+/* "Did you mean": of the n candidates (NULL entries skipped), the one nearest to word by
+ * edit distance (case and '_' for '-' free, a transposition one edit), when it is close
+ * enough to be a slip; NULL when none is. Borrowed from candidates. See w2l_suggest(3). */
+W2L_API const char *w2l_suggest(const char *word, const char *const *candidates, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -130,6 +130,27 @@ typedef struct w2l_complete_info {
 W2L_API w2l_rc w2l_table_complete_through(w2l_lake *lake, const char *ns, const char *table,
                                           w2l_complete_info *out, w2l_error *err);
 
+/* The record of the last run of a pipeline on the warehouse (w2l_lake_last_run(3)),
+ * WAREHOUSE/_w2l/last-run.json, written when a run starts and when it ends. Strings
+ * borrowed until the next call with the lake or its close. */
+typedef struct w2l_run_info {
+    const char *outcome;         /* "running" (started, no end recorded: running, or killed
+                                    before it could record one), "ok" or "failed" */
+    int64_t started_ms;          /* ms since the epoch */
+    int64_t ended_ms;            /* -1 while "running" */
+    const char *error;           /* "failed": the error that stopped it; NULL otherwise */
+    const char *job_id;          /* NULL when unknown */
+    const char *host;            /* the host it ran on; NULL when unknown */
+    int64_t pid;                 /* its process id; 0 when unknown */
+    uint64_t rows;               /* rows it read */
+    uint64_t checkpoint;         /* the newest checkpoint committed when it recorded; 0 none */
+} w2l_run_info;
+
+/* Reads the last run's record into *out, without a lock (any file IO, S3 included).
+ * W2L_NOTFOUND when no run has recorded one, W2L_CORRUPT naming the file when it cannot be
+ * read. See w2l_lake_last_run(3). */
+W2L_API w2l_rc w2l_lake_last_run(w2l_lake *lake, w2l_run_info *out, w2l_error *err);
+
 /* Parses a time: ms since the epoch (digits only), or ISO-8601 YYYY-MM-DD, optionally
  * followed by T (or a space) HH:MM[:SS[.fraction]] and Z or an offset +HH[:MM] / -HH[:MM]
  * (no zone: UTC). *out_ms is set only on W2L_OK; W2L_CONFIG names what is wrong. See

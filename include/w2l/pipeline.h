@@ -78,7 +78,8 @@ typedef struct w2l_table_metrics {
     uint64_t rows_in, files_written, bytes_written, commits;
     uint64_t last_committed_ckpt;
     double secs_since_commit;     /* -1 before the first commit */
-    int64_t source_lag_ms;
+    int64_t source_lag_ms;        /* the source's lag; -1: not known (no event yet, the
+                                     source unreachable) */
     /* maintenance (w2l-design(7) section 10) */
     uint64_t compactions;         /* compaction commits */
     uint64_t files_compacted;     /* data and delete files they replaced */
@@ -118,7 +119,8 @@ typedef struct w2l_pipeline_info {
     uint64_t checkpoint_duration[W2L_LATENCY_BUCKETS + 1]; /* barrier placed -> sealed, as
                                         w2l_table_metrics.commit_latency */
     double checkpoint_duration_sum;
-    int64_t source_lag_ms;           /* the source's lag_ms(): position time vs now */
+    int64_t source_lag_ms;           /* the source's lag_ms(): position time vs now; -1: not
+                                        known (no event yet, the source unreachable) */
     int source_snapshot;             /* 1 while the source takes its initial snapshot */
     uint64_t source_reconnects;
     uint64_t rows_in, rows_committed; /* all tables; the difference is "events behind" */
@@ -131,6 +133,9 @@ typedef struct w2l_pipeline_info {
     int http_port;                   /* metrics.listen's bound port; 0: not serving */
     uint64_t process_rss_bytes;
     double process_cpu_secs;         /* user + system, the whole process */
+    /* appended with the commit lag (new members only ever go at the end): */
+    int64_t commit_lag_ms;           /* how long the oldest change read and not committed yet
+                                        has waited; 0: every change read is committed */
 } w2l_pipeline_info;
 
 /* Fills *out (size: sizeof *out as the caller knows it). Safe from any thread while the

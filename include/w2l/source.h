@@ -60,8 +60,9 @@ typedef struct w2l_source_methods {
      * undo the checkpoint. A transaction may span several next() calls; barriers wait
      * for its w2l_emit_commit(). */
     w2l_rc (*checkpoint_complete)(w2l_source *self, uint64_t ckpt, w2l_error *err);
-    /* How far behind the source is, in ms (0 when caught up or unknown). Optional: NULL.
-     * Called from any thread. */
+    /* How far behind the source is, in ms: 0 when caught up, negative when not known (no
+     * event yet, the source unreachable: reported as "unknown", never as 0). Optional:
+     * NULL (then 0). Called from any thread. */
     int64_t (*lag_ms)(w2l_source *self);
     void (*close)(w2l_source *self); /* cannot fail */
     /* ---- V2 (version >= W2L_SOURCE_METHODS_V2); each may be NULL ---- */

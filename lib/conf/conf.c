@@ -296,21 +296,61 @@ static size_t locate(const w2l_conf *c, const char *key, int *found)
     return lo;
 }
 
+/* The names of the properties that pass filter (NULL: all), in table order, into v (at
+ * least w2l__conf_nprops entries). Returns how many. */
+static size_t prop_names(const char **v, unsigned filter)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < w2l__conf_nprops; i++)
+        if (!filter || (w2l__conf_props[i].flags & filter)) v[k++] = w2l__conf_props[i].name;
+    return k;
+}
+
+/* table.<db>.<table>.<name> whose name is no per-table key: name the nearest one and list
+ * them all. */
+static w2l_rc unknown_table_key(const char *key, w2l_error *err)
+{
+    /* out of memory: the same error, without the suggestion */
+    const char **names = w2l__calloc(w2l__conf_nprops ? w2l__conf_nprops : 1, sizeof *names);
+    size_t n = names ? prop_names(names, W2L_CONF_F_PER_TABLE) : 0;
+    /* the name is what follows table.<db>.<table>. */
+    const char *best = NULL, *name = strchr(key + 6, '.');
+    if (name) name = strchr(name + 1, '.');
+    if (name) best = w2l_suggest(++name, names, n);
+    char list[1024];
+    size_t o = 0;
+    list[0] = '\0';
+    for (size_t i = 0; i < n && o < sizeof list; i++)
+        o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "", names[i]);
+    w2l_rc rc;
+    if (best)
+        rc = w2l__fail(err, W2L_CONFIG,
+                       "unknown per-table configuration key '%s' (did you mean '%.*s%s'?)", key,
+                       (int)(name - key), key, best);
+    else if (!n)
+        rc = w2l__fail(err, W2L_CONFIG,
+                       "unknown per-table configuration key '%s' (see w2l-config(5))", key);
+    else
+        rc = w2l__fail(err, W2L_CONFIG,
+                       "unknown per-table configuration key '%s': table.<db>.<table>.KEY takes "
+                       "one of %s",
+                       key, list);
+    w2l__free(names);
+    return rc;
+}
+
 static w2l_rc unknown_key(const char *key, w2l_error *err)
 {
-    /* suggest a key that differs only by '_' vs '-' or case, the usual slips */
-    for (size_t i = 0; i < w2l__conf_nprops; i++) {
-        const char *n = w2l__conf_props[i].name;
-        size_t j = 0;
-        while (n[j] && key[j] &&
-               (tolower((unsigned char)n[j]) == tolower((unsigned char)key[j]) ||
-                ((n[j] == '-' || n[j] == '_') && (key[j] == '-' || key[j] == '_'))))
-            j++;
-        if (!n[j] && !key[j])
-            return w2l__fail(err, W2L_CONFIG, "unknown configuration key '%s' (did you mean '%s'?)",
-                             key, n);
-    }
-    return w2l__fail(err, W2L_CONFIG, "unknown configuration key '%s' (see w2l-config(5))", key);
+    if (strncmp(key, "table.", 6) == 0 && !w2l_conf_prop_find(key))
+        return unknown_table_key(key, err);
+    const char **names = w2l__calloc(w2l__conf_nprops ? w2l__conf_nprops : 1, sizeof *names);
+    const char *best = names ? w2l_suggest(key, names, prop_names(names, 0)) : NULL;
+    w2l_rc rc = best ? w2l__fail(err, W2L_CONFIG,
+                                 "unknown configuration key '%s' (did you mean '%s'?)", key, best)
+                     : w2l__fail(err, W2L_CONFIG,
+                                 "unknown configuration key '%s' (see w2l-config(5))", key);
+    w2l__free(names);
+    return rc;
 }
 
 static int grow(w2l_conf *c)

@@ -45,6 +45,8 @@ struct w2l_emitter {
     int64_t progress_ms; /* w2l_emit_progress(): the largest mark; -1 none */
     atomic_int snapshot;         /* w2l__emitter_set_snapshot() */
     atomic_ullong reconnects;    /* w2l__emitter_reconnected() */
+    int held;                    /* rows are held since the last flush */
+    atomic_llong held_ms;        /* since when (wall ms); 0: none (w2l__emitter_held_ms()) */
     w2l__arena_pool *pool;       /* the full-size blocks of batches' arenas */
 };
 
@@ -402,6 +404,10 @@ w2l_rc w2l_emit_change(w2l_emitter *em, const w2l_change *c, w2l_error *err)
     d->present = present;
     em->rows++;
     em->in_txn = 1;
+    if (!em->held) { /* the first row since the last flush: the commit lag starts here */
+        em->held = 1;
+        atomic_store(&em->held_ms, w2l__now_ms());
+    }
     if (b->n >= em->batch_rows) return hand_over(em, s, err);
     return W2L_OK;
 }
@@ -466,7 +472,14 @@ w2l_rc w2l__emitter_flush(w2l_emitter *em, w2l_error *err)
 {
     for (size_t i = 0; i < em->nslots; i++)
         if (em->slots[i].open) W2L_TRY(hand_over(em, &em->slots[i], err));
+    em->held = 0;
+    atomic_store(&em->held_ms, 0);
     return W2L_OK;
+}
+
+int64_t w2l__emitter_held_ms(const w2l_emitter *em)
+{
+    return atomic_load(&((w2l_emitter *)em)->held_ms);
 }
 
 const char *w2l__emitter_position(const w2l_emitter *em, size_t *len)

@@ -83,6 +83,9 @@ int w2l__emitter_in_txn(const w2l_emitter *em);
 void w2l__emitter_set_snapshot(w2l_emitter *em, int on);
 int w2l__emitter_snapshot(const w2l_emitter *em);
 void w2l__emitter_reconnected(w2l_emitter *em);
+/* Wall ms since which the emitter holds rows no flush has handed over (the oldest change
+ * read and not yet behind a checkpoint barrier, at most); 0 when none. Any thread. */
+int64_t w2l__emitter_held_ms(const w2l_emitter *em);
 uint64_t w2l__emitter_reconnects(const w2l_emitter *em);
 /* The largest w2l_emit_progress() mark so far; -1 before the first. */
 int64_t w2l__emitter_progress(const w2l_emitter *em);

@@ -82,6 +82,7 @@ static void figures(w2l_pipeline *p, w2l_pipeline_info *pi, char *why_h, char *w
     mtx_unlock(&p->mtx);
     pi->failed = atomic_load(&p->failed);
     pi->source_lag_ms = p->src ? w2l__source_lag_ms(p->src) : 0;
+    pi->commit_lag_ms = w2l__pipeline_commit_lag_ms(p);
     pi->source_snapshot = w2l__emitter_snapshot(p->em);
     pi->source_reconnects = w2l__emitter_reconnects(p->em);
     pi->http_port = w2l__http_server_port(p->http);
@@ -208,7 +209,12 @@ static w2l_rc status_json(w2l_pipeline *p, w2l_buf *body, w2l_error *err)
     }
     bad = bad || w2l__json_add(j, "checkpoints", ck);
     ck = NULL;
-    bad = bad || w2l__json_add(src, "lag_seconds", w2l__json_new_double(pi.source_lag_ms / 1e3)) ||
+    bad = bad ||
+          w2l__json_add(src, "lag_seconds",
+                        pi.source_lag_ms < 0 ? w2l__json_new_null()
+                                             : w2l__json_new_double(pi.source_lag_ms / 1e3)) ||
+          w2l__json_add(src, "commit_lag_seconds",
+                        w2l__json_new_double(pi.commit_lag_ms / 1e3)) ||
           w2l__json_add(src, "snapshot", w2l__json_new_bool(pi.source_snapshot)) ||
           add_u(src, "reconnects", pi.source_reconnects) ||
           add_u(src, "changes_behind", pi.rows_in - pi.rows_committed);

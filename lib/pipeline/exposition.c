@@ -227,8 +227,21 @@ static w2l_rc pipeline_families(w2l_buf *b, const w2l_pipeline_info *pi, size_t 
                    "The newest checkpoint committed to every table.", err));
     W2L_TRY(sample_u(b, n, NULL, NULL, pi->committed, err));
     W2L_TRY(family(b, n = "w2l_source_lag_seconds", "gauge",
-                   "How far the source position's time is behind now (0: caught up).", err));
-    W2L_TRY(sample_d(b, n, NULL, NULL, (double)pi->source_lag_ms / 1000.0, err));
+                   "How far the source position's time is behind now (0: caught up; NaN: not "
+                   "known, see w2l_source_lag_unknown).",
+                   err));
+    W2L_TRY(sample_d(b, n, NULL, NULL,
+                     pi->source_lag_ms < 0 ? NAN : (double)pi->source_lag_ms / 1000.0, err));
+    W2L_TRY(family(b, n = "w2l_source_lag_unknown", "gauge",
+                   "1 when the source lag is not known: no event yet, or the source unreachable "
+                   "(every Kafka broker down, the MySQL connection being made again).",
+                   err));
+    W2L_TRY(sample_u(b, n, NULL, NULL, pi->source_lag_ms < 0, err));
+    W2L_TRY(family(b, n = "w2l_commit_lag_seconds", "gauge",
+                   "How long the oldest change read and not committed yet has waited (0: every "
+                   "change read is committed).",
+                   err));
+    W2L_TRY(sample_d(b, n, NULL, NULL, (double)pi->commit_lag_ms / 1000.0, err));
     W2L_TRY(family(b, n = "w2l_source_snapshot_running", "gauge",
                    "1 while the source takes its initial snapshot.", err));
     W2L_TRY(sample_u(b, n, NULL, NULL, (uint64_t)pi->source_snapshot, err));

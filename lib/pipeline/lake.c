@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "complete.h"
+#include "lastrun.h"
 #include "ops.h"
 #include "../io/io.h"
 
@@ -22,6 +23,7 @@ struct w2l_lake {
     w2l_fileio *io;
     w2l_catalog *cat;
     char *complete_job; /* w2l_complete_info.job_id of the last w2l_table_complete_through() */
+    char *last_run;     /* the strings of the last w2l_lake_last_run() */
 };
 
 w2l_rc w2l_lake_open(const w2l_conf *conf, w2l_lake **out, w2l_error *err)
@@ -68,6 +70,7 @@ void w2l_lake_close(w2l_lake *l)
     w2l_fileio_close(l->io);
     w2l__free(l->warehouse);
     w2l__free(l->complete_job);
+    w2l__free(l->last_run);
     w2l_conf_free(l->conf);
     w2l__free(l);
 }
@@ -513,4 +516,14 @@ w2l_rc w2l_table_complete_through(w2l_lake *l, const char *ns, const char *table
     }
     out->job_id = l->complete_job;
     return W2L_OK;
+}
+
+/* ------------------------------------------------------------------- last run ------- */
+
+w2l_rc w2l_lake_last_run(w2l_lake *lake, w2l_run_info *out, w2l_error *err)
+{
+    if (!lake || !out) return w2l__fail(err, W2L_MISUSE, "w2l_lake_last_run: NULL argument");
+    w2l__free(lake->last_run);
+    lake->last_run = NULL;
+    return w2l__lastrun_read(lake->io, lake->warehouse, out, &lake->last_run, err);
 }

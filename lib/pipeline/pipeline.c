@@ -31,6 +31,7 @@
 
 #include "../event/emit.h"
 #include "complete.h"
+#include "lastrun.h"
 #include "pipeline_int.h"
 #include "route.h"
 
@@ -87,6 +88,19 @@ static void notify_committers(w2l_pipeline *p)
     }
 }
 
+int64_t w2l__pipeline_commit_lag_ms(w2l_pipeline *p)
+{
+    mtx_lock(&p->mtx);
+    int64_t oldest = p->npends ? p->pends[0].since_ms : 0;
+    mtx_unlock(&p->mtx);
+    int64_t pend = atomic_load(&p->pend_ms), held = p->em ? w2l__emitter_held_ms(p->em) : 0;
+    if (!oldest || (pend && pend < oldest)) oldest = pend;
+    if (!oldest || (held && held < oldest)) oldest = held; /* rows no batch carries yet */
+    if (!oldest) return 0;
+    int64_t lag = w2l__now_ms() - oldest;
+    return lag > 0 ? lag : 0;
+}
+
 /* One participant finished checkpoint id. The last one seals it. */
 void w2l__pipeline_ack(w2l_pipeline *p, uint64_t id)
 {
@@ -140,6 +154,12 @@ void w2l__pipeline_commit_done(w2l_pipeline *p, node *n, uint64_t id, double sec
             if (p->marks[k].ms > mark) mark = p->marks[k].ms;
         memmove(p->marks, p->marks + k, (p->nmarks - k) * sizeof *p->marks);
         p->nmarks -= k;
+        size_t kp = 0;
+        while (kp < p->npends && p->pends[kp].id <= low) kp++;
+        if (kp) {
+            memmove(p->pends, p->pends + kp, (p->npends - kp) * sizeof *p->pends);
+            p->npends -= kp;
+        }
         w2l__completer_post(p->completer, low, mark);
         w2l__metrics_all_committed(p->metrics, low, mark);
         w2l__log(W2L_LOG_DEBUG, "checkpoint %llu committed", (unsigned long long)low);
@@ -198,7 +218,12 @@ static w2l_rc complete_setup(w2l_pipeline *p, w2l_error *err)
 /* Places checkpoint barrier `id` after the current transaction end. */
 static w2l_rc place_barrier(w2l_pipeline *p, uint64_t *out_id, w2l_error *err)
 {
+    int64_t held = w2l__emitter_held_ms(p->em); /* the flush forgets it */
     W2L_TRY(w2l__emitter_flush(p->em, err));
+    if (held) {
+        int64_t none = 0;
+        atomic_compare_exchange_strong(&p->pend_ms, &none, held);
+    }
     mtx_lock(&p->mtx);
     while (p->nfl == MAX_INFLIGHT && !atomic_load(&p->failed)) cnd_wait(&p->cv, &p->mtx);
     if (atomic_load(&p->failed)) {
@@ -212,6 +237,19 @@ static w2l_rc place_barrier(w2l_pipeline *p, uint64_t *out_id, w2l_error *err)
     p->nfl++;
     w2l__metrics_barrier(p->metrics, id);
     p->last_trigger_ms = w2l__coarse_ms();
+    int64_t since = atomic_exchange(&p->pend_ms, 0);
+    if (since) { /* the changes before the barrier wait for checkpoint id now */
+        if (p->npends == p->cappends) {
+            size_t cap = p->cappends ? 2 * p->cappends : 8;
+            struct w2l__pend *v = w2l__realloc(p->pends, cap * sizeof *v);
+            if (v) {
+                p->pends = v;
+                p->cappends = cap;
+            }
+        }
+        if (p->npends < p->cappends) p->pends[p->npends++] = (struct w2l__pend){id, since};
+        else atomic_store(&p->pend_ms, since); /* out of memory: kept as not yet placed */
+    }
     int64_t mark = w2l__emitter_progress(p->em);
     w2l_rc mrc = mark_add(p, id, mark, err);
     mtx_unlock(&p->mtx);
@@ -294,6 +332,10 @@ static w2l_rc hook_batch(void *ctx, w2l__batch *b, w2l_error *err)
             return rc;
         }
     }
+    /* the first change since the last barrier starts the commit lag: when the emitter took
+     * the oldest row it held, else now */
+    int64_t none = 0, held = w2l__emitter_held_ms(p->em);
+    atomic_compare_exchange_strong(&p->pend_ms, &none, held ? held : w2l__now_ms());
     msg *m = w2l__msg_new(M_ELEM);
     if (!m) {
         w2l__batch_free(b);
@@ -558,6 +600,34 @@ static w2l_rc default_to_cores(w2l_conf *c, const char *key, long floor, long ma
     return w2l_conf_set(c, key, v, err);
 }
 
+/* The last run's record (lastrun.h). Only a pipeline that holds its checkpoint state
+ * writes one. */
+static void record(w2l_pipeline *p, const char *outcome, const w2l_error *e)
+{
+    if (!p->st) return;
+    if (!p->job_id) w2l__ops_job_restored(p->conf, p->st, p->restored, &p->job_id, NULL);
+    w2l__lastrun r = {outcome,
+                      p->began_ms,
+                      strcmp(outcome, "running") == 0 ? -1 : w2l__now_ms(),
+                      e ? (e->msg[0] ? e->msg : w2l_rc_name(e->code)) : NULL,
+                      p->job_id,
+                      p->em ? (uint64_t)w2l__emitter_rows(p->em) : 0,
+                      p->committed};
+    w2l__lastrun_write(p->conf, &r);
+}
+
+static void record_end(w2l_pipeline *p, const w2l_error *e)
+{
+    if (!p->recorded_start) return;
+    p->recorded_start = 0; /* once */
+    if (e && (e->code == W2L_CONFIG || e->code == W2L_MISUSE) && p->committed <= p->restored)
+        /* refused for its configuration before it committed anything: no run (exit 2);
+         * the record stays what it was */
+        w2l__lastrun_restore(p->conf, p->prev_run, p->prev_run_len);
+    else
+        record(p, e ? "failed" : "ok", e);
+}
+
 w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err)
 {
     *out = NULL;
@@ -566,6 +636,7 @@ w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err
     W2L_NOMEM_IF(!p, err);
     mtx_init(&p->mtx, mtx_plain);
     cnd_init(&p->cv);
+    p->began_ms = w2l__now_ms();
     w2l_rc rc = W2L_OK;
     p->conf = w2l_conf_dup(conf);
     p->metrics = w2l__metrics_new();
@@ -650,6 +721,12 @@ w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err
         p->push = 1;
     }
     if (rc != W2L_OK) {
+        /* a run that got its checkpoint state and then could not start is a failed run; a
+         * configuration refused (a usage error) is no run and writes nothing */
+        w2l_error e;
+        if (err) e = *err;
+        else w2l__fail(&e, rc, "%s", w2l_rc_name(rc));
+        if (rc != W2L_CONFIG && rc != W2L_MISUSE) record(p, "failed", &e);
         w2l_pipeline_free(p);
         return rc;
     }
@@ -666,6 +743,9 @@ w2l_rc w2l_pipeline_start(w2l_pipeline *p, w2l_error *err)
     if (!p) return w2l__fail(err, W2L_MISUSE, "w2l_pipeline_start: NULL pipeline");
     if (p->started) return W2L_OK;
     p->started = 1;
+    if (p->st) p->prev_run = w2l__lastrun_save(p->conf, &p->prev_run_len);
+    record(p, "running", NULL);
+    p->recorded_start = 1;
     unsigned total = p->nddl + p->nwriter + p->ncommit;
     for (unsigned i = 0; i < total; i++) {
         if (thrd_create(&p->nodes[i].thr, w2l__node_main, &p->nodes[i]) != thrd_success) {
@@ -736,13 +816,19 @@ static w2l_rc join_all(w2l_pipeline *p, w2l_error *err)
             p->nodes[i].started = 0;
         }
     p->done = 1;
+    int failed = atomic_load(&p->failed);
+    /* a run that failed says so in its summary, which is logged before the error itself
+     * reaches the caller: the summary never reads like a healthy end */
     w2l__log(W2L_LOG_INFO,
-             "pipeline: %llu rows; CPU seconds by stage: source %.2f, ddl %.2f, writers %.2f, "
-             "committers %.2f",
-             (unsigned long long)w2l__emitter_rows(p->em), atomic_load(&p->cpu_ns[0]) / 1e9,
+             "pipeline: %s%llu row%s, checkpoint %llu committed; CPU seconds by stage: source "
+             "%.2f, ddl %.2f, writers %.2f, committers %.2f",
+             failed ? "failed after " : "", (unsigned long long)w2l__emitter_rows(p->em),
+             w2l__emitter_rows(p->em) == 1 ? "" : "s",
+             (unsigned long long)p->committed, atomic_load(&p->cpu_ns[0]) / 1e9,
              atomic_load(&p->cpu_ns[1]) / 1e9, atomic_load(&p->cpu_ns[2]) / 1e9,
              atomic_load(&p->cpu_ns[3]) / 1e9);
-    if (atomic_load(&p->failed)) {
+    record_end(p, failed ? &p->first_err : NULL);
+    if (failed) {
         if (err) *err = p->first_err;
         return p->first_err.code ? p->first_err.code : W2L_ERROR;
     }
@@ -808,6 +894,9 @@ void w2l_pipeline_free(w2l_pipeline *p)
     w2l__metrics_free(p->metrics);
     w2l__owner_free(p->owner);
     w2l__free(p->restored_pos);
+    w2l__free(p->job_id);
+    w2l__free(p->pends);
+    w2l__free(p->prev_run);
     cnd_destroy(&p->cv);
     mtx_destroy(&p->mtx);
     w2l__free(p);

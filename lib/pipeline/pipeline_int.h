@@ -122,9 +122,24 @@ struct w2l_pipeline {
     struct w2l__http_server *http; /* metrics.listen; NULL: not serving */
     int64_t readyz_max_lag_ms, healthz_deadline_ms;
     size_t max_tables;          /* metrics.max-tables */
+    /* the last run's record (lastrun.h) */
+    int64_t began_ms;           /* when w2l_pipeline_new() began */
+    char *job_id;               /* the job, as the committers name it; NULL: unknown */
+    int recorded_start;         /* "running" was written: the end is written too */
+    char *prev_run;             /* the record before ours (lastrun.h); NULL: none */
+    size_t prev_run_len;
+    /* commit lag: the oldest change not committed yet */
+    atomic_llong pend_ms;       /* wall ms of the oldest change behind no barrier; 0: none */
+    struct w2l__pend { uint64_t id; int64_t since_ms; } *pends; /* per placed checkpoint not
+                                   committed yet, the oldest change it holds (under mtx) */
+    size_t npends, cappends;
 };
 
 /* pipeline.c: failure, the coordinator, CPU accounting */
+
+/* How long the oldest change read and not yet committed to its table has waited, in ms;
+ * 0 when every change read is committed. Any thread. */
+int64_t w2l__pipeline_commit_lag_ms(w2l_pipeline *p);
 
 /* Records the first error (made FATAL), raises the failed flag, wakes every waiter and
  * closes every channel. Any thread. */

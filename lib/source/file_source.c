@@ -419,7 +419,8 @@ static w2l_rc fs_checkpoint_complete(w2l_source *self, uint64_t ckpt, w2l_error 
 static int64_t fs_lag_ms(w2l_source *self)
 {
     file_source *fs = (file_source *)self;
-    if (fs->at_end || !fs->st.last_ts_ms) return 0;
+    if (fs->at_end) return 0;
+    if (!fs->st.last_ts_ms) return -1; /* no event with a time yet */
     int64_t lag = w2l__now_ms() - fs->st.last_ts_ms;
     return lag > 0 ? lag : 0;
 }

@@ -80,6 +80,7 @@ typedef struct kafka_source {
     char *brokers, *group, *topics_text;
     int in_group;          /* group= given: subscribe as a member; else assign everything */
     int64_t metadata_ms;   /* without a group: when partitions were last looked up */
+    int64_t probe_ms;      /* every broker down: when a broker was last asked (lag_ms) */
     w2l__cdc_format fmt;
     w2l__cdc_stream st;
     rd_kafka_t *rk;
@@ -90,7 +91,7 @@ typedef struct kafka_source {
     uint64_t skipped;
     int assigned_once;
     int joined;            /* a group rebalance happened (a member may get nothing) */
-    int brokers_down;      /* librdkafka reported every broker down */
+    atomic_int brokers_down; /* librdkafka reported every broker down (read by lag_ms) */
     int64_t open_ms;       /* when opened: no assignment within the timeout is an error */
     int64_t connect_timeout_ms;
     int announce;   /* a position to emit even without a message: the restored one, or one
@@ -546,6 +547,7 @@ static w2l_rc assign_all(kafka_source *ks, w2l_error *err)
         if (e == RD_KAFKA_RESP_ERR__TRANSPORT) ks->brokers_down = 1;
         return W2L_OK; /* looked up again on the next call */
     }
+    atomic_store(&ks->brokers_down, 0); /* a broker answered */
     rd_kafka_topic_partition_list_t *add = rd_kafka_topic_partition_list_new(16);
     char *list = w2l__strdup(ks->topics_text);
     w2l_rc rc = add && list ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
@@ -783,6 +785,8 @@ static w2l_rc poll_once(kafka_source *ks, int timeout_ms, int *got, w2l_error *e
     }
     if (!m) return W2L_OK;
     *got = 1;
+    if (!m->err || m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF)
+        atomic_store(&ks->brokers_down, 0); /* a broker answers */
     if (!m->err) return enqueue(ks, m, err);
     rd_kafka_resp_err_t e = m->err;
     const char *topic = m->rkt ? rd_kafka_topic_name(m->rkt) : "?";
@@ -1030,6 +1034,16 @@ static w2l_rc ks_next(w2l_source *self, w2l_emitter *em, int timeout_ms, w2l_err
             return rc;
         }
     }
+    if (atomic_load(&ks->brokers_down) && w2l__now_ms() - ks->probe_ms >= 5000) {
+        /* caught up, nothing comes either way: ask a broker, so that the lag is known
+         * again as soon as one answers, not only with the next message */
+        ks->probe_ms = w2l__now_ms();
+        const struct rd_kafka_metadata *md = NULL;
+        if (rd_kafka_metadata(ks->rk, 0, NULL, &md, 1000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+            rd_kafka_metadata_destroy(md);
+            atomic_store(&ks->brokers_down, 0);
+        }
+    }
     int end = all_caught_up(ks);
     atomic_store(&ks->at_end, end);
     if (count) return W2L_OK;
@@ -1134,7 +1148,9 @@ static w2l_rc ks_checkpoint_done(w2l_source *self, uint64_t ckpt, const char *po
 static int64_t ks_lag_ms(w2l_source *self)
 {
     kafka_source *ks = (kafka_source *)self;
-    if (!ks->st.last_ts_ms || atomic_load(&ks->at_end)) return 0;
+    if (atomic_load(&ks->brokers_down)) return -1; /* what waits there is not known */
+    if (atomic_load(&ks->at_end)) return 0;
+    if (!ks->st.last_ts_ms) return -1;
     int64_t lag = w2l__now_ms() - ks->st.last_ts_ms;
     return lag > 0 ? lag : 0;
 }

@@ -556,9 +556,10 @@ static w2l_rc ms_checkpoint_complete(w2l_source *self, uint64_t ckpt, w2l_error 
 static int64_t ms_lag_ms(w2l_source *self)
 {
     mysql_source *ms = (mysql_source *)self;
+    if (atomic_load(&ms->disconnected)) return -1;
     if (atomic_load(&ms->caught_up)) return 0;
     int64_t t = atomic_load(&ms->last_event_ms);
-    if (!t) return 0;
+    if (!t) return -1; /* no event yet, no heartbeat: not known */
     int64_t lag = w2l__now_ms() - t;
     return lag > 0 ? lag : 0;
 }

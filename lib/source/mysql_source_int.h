@@ -215,6 +215,7 @@ typedef struct mysql_source {
     w2l_error ferr;
     _Atomic int64_t last_event_ms;
     _Atomic int caught_up;
+    _Atomic int disconnected; /* reconnecting: the lag is not known */
     uint64_t reconnects;
 } mysql_source;
 

@@ -653,7 +653,10 @@ w2l_rc w2l__ms_binlog_next(mysql_source *ms, w2l_emitter *em, int timeout_ms, w2
         if (rc == W2L_DONE) return count ? W2L_OK : W2L_DONE;
         if (rc == W2L_UNAVAILABLE) {
             w2l__log(W2L_LOG_WARN, "%s; reconnecting", err->msg);
-            W2L_TRY(reconnect(ms, err));
+            atomic_store(&ms->disconnected, 1);
+            w2l_rc rr = reconnect(ms, err);
+            atomic_store(&ms->disconnected, 0);
+            W2L_TRY(rr);
             w2l__emitter_reconnected(em);
             continue;
         }

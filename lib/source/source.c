@@ -141,7 +141,7 @@ int64_t w2l__source_lag_ms(w2l_source *src)
 {
     if (!src || !src->methods->lag_ms) return 0;
     int64_t lag = src->methods->lag_ms(src);
-    return lag > 0 ? lag : 0;
+    return lag < 0 ? -1 : lag;
 }
 
 void w2l__source_close(w2l_source *src)

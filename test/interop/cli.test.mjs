@@ -6,7 +6,7 @@
 // (unreachable server, missing warehouse directory, corrupt state, table not found).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -80,7 +80,7 @@ test('w2l run, then tables, cat and status show what landed', () => {
   assert.equal(rows.length, 3)
   assert.equal(rows[1][0], 'shop.items')
   assert.equal(rows[2][0], 'shop.tags')
-  assert.equal(rows[1][2], '4', 'items: 4 records before deletes (3 inserted, 1 updated)')
+  assert.equal(rows[1][2], '2', 'items: 2 live records (3 inserted, 1 updated, 1 deleted), as cat shows')
   assert.equal(rows[2][2], '2', 'tags: 2 records')
   assert.equal(rows[2][7], '0', 'tags: schema 0')
   for (const r of rows.slice(1)) {
@@ -93,6 +93,27 @@ test('w2l run, then tables, cat and status show what landed', () => {
   // aligned: every line has the columns at the same offsets
   const ls = t.out.trimEnd().split('\n')
   assert.ok(ls.every(l => l.length === ls[0].length), 'aligned columns')
+
+  // --format json: one object per table and line, the same figures
+  const tj = w2l('tables', '--warehouse', wh, '--format', 'json')
+  assert.equal(tj.code, 0, tj.err)
+  const objs = tj.out.trimEnd().split('\n').map(l => JSON.parse(l))
+  assert.deepEqual(objs.map(o => o.table), ['shop.items', 'shop.tags'])
+  assert.deepEqual([objs[0].namespace, objs[0].name], ['shop', 'items'])
+  assert.equal(objs[0].records, 2)
+  assert.equal(objs[0].records_exact, true)
+  assert.equal(objs[0].records_before_deletes, 4)
+  assert.equal(objs[1].records, 2)
+  for (const [i, o] of objs.entries()) {
+    const r = rows[i + 1]
+    assert.deepEqual([o.snapshots, o.data_files, o.delete_files, o.bytes, o.checkpoint, o.schema_id, o.manifests],
+      [r[1], r[3], r[4], r[5], r[6], r[7], r[8]].map(Number), `json and text agree: ${JSON.stringify(o)}`)
+    assert.equal(o.last_compaction, null)
+    assert.equal(o.partition_by, null)
+    assert.match(o.job_id, /^w2l-[0-9a-f]+$/)
+    assert.ok(o.last_commit_ms > 0)
+  }
+  assertOneLine(w2l('tables', '--warehouse', wh, '--format', 'csv'), 2, '--format', 'csv')
 
   const cat = w2l('cat', 'shop.items', '--warehouse', wh)
   assert.equal(cat.code, 0, cat.err)
@@ -119,10 +140,12 @@ test('w2l run, then tables, cat and status show what landed', () => {
   const st = w2l('status', '--warehouse', wh)
   assert.equal(st.code, 0, st.err)
   const sl = st.out.trimEnd().split('\n')
+  assert.match(sl.pop(), /^last run ended ok at \d{4}-\d\d-\d\dT[0-9:.]+Z \(job w2l-[0-9a-f]+, pid [1-9][0-9]*/)
+  assert.equal(sl.pop(), '', 'the last run after an empty line')
   assert.match(sl[0], /^checkpoint [1-9][0-9]* sealed by job w2l-[0-9a-f]+ \(epoch 1\)$/)
   const sealed = sl[0].split(' ')[1]
   assert.match(sl[1], /^source position \{.*\}$/)
-  assert.deepEqual(sl[2].trim().split(/\s+/), ['TABLE', 'COMMITTED', 'LAG', 'OLDEST-PENDING'])
+  assert.deepEqual(sl[2].trim().split(/\s+/), ['TABLE', 'COMMITTED', 'LAG(ckpt)', 'OLDEST-PENDING'])
   const blank = sl.indexOf('')
   assert.equal(blank, 5, 'two tables, then an empty line')
   for (const l of sl.slice(3, blank)) {
@@ -228,7 +251,8 @@ test('quarantine: status shows the table and why; tables lists only namespaces',
   const q = sl.findIndex(l => l.startsWith('QUARANTINED'))
   assert.ok(q > 0, st.out)
   assert.deepEqual(sl[q].trim().split(/\s+/), ['QUARANTINED', 'ROWS-DROPPED', 'REASON'])
-  assert.equal(sl.length, q + 2, 'one quarantined table: ' + st.out)
+  assert.equal(sl.length, q + 4, 'one quarantined table, then the last run: ' + st.out)
+  assert.deepEqual([sl[q + 2], sl[q + 3].replace(/ at .*/, '')], ['', 'last run ended ok'], st.out)
   const [name, dropped, ...why] = sl[q + 1].trim().split(/\s+/)
   assert.equal(name, 'shop.items')
   assert.equal(dropped, '2', 'the bad row and the one after it')
@@ -290,6 +314,26 @@ test('usage errors: one line, exit 2', () => {
   assertOneLine(w2l('cat', 'shop.items', '--warehouse', wh, '--format', 'xml'), 2, '--format', 'xml')
   assertOneLine(w2l('cat', 'shop.items', '--warehouse', wh, '--snapshot', 'latest'), 2, '--snapshot', 'latest')
   assertOneLine(w2l('status', '--warehouse', wh, '--source', 'x'), 2, '--source', 'status')
+})
+
+test('did you mean: an unknown flag or key names the nearest known one', () => {
+  assertOneLine(w2l('run', '--source', `file:${src}?format=canal-json`, '--warehouse', wh, '--incldue', 'shop.*'), 2,
+    "unknown flag '--incldue'; did you mean --include?")
+  assertOneLine(w2l('status', '--warehouse', wh, '--tabel', 'shop.items'), 2, 'did you mean --table?')
+  assertOneLine(w2l('tables', '--warehouse', wh, '--zzzz'), 2, "unknown flag '--zzzz'")
+  assert.ok(!w2l('tables', '--warehouse', wh, '--zzzz').err.includes('did you mean'), 'nothing near: no guess')
+  const cdir = fs.mkdtempSync(path.join(top, 'keys-'))
+  const conf = (name, obj) => {
+    const f = path.join(cdir, name)
+    fs.writeFileSync(f, JSON.stringify(obj))
+    return f
+  }
+  assertOneLine(w2l('tables', '--warehouse', wh, '--config', conf('a.json', { 'checkpoint-intervl': '1s' })), 2,
+    "unknown configuration key 'checkpoint-intervl' (did you mean 'checkpoint-interval'?)")
+  assertOneLine(w2l('tables', '--warehouse', wh, '--config', conf('b.json', { 'table.shop.items.ddl.polcy': 'quarantine' })), 2,
+    "unknown per-table configuration key 'table.shop.items.ddl.polcy' (did you mean 'table.shop.items.ddl.policy'?)")
+  assertOneLine(w2l('tables', '--warehouse', wh, '--config', conf('c.json', { table: { shop: { items: { colour: 'red' } } } })), 2,
+    "'table.shop.items.colour'", 'ddl.policy', 'partition-by', 'maintenance.enabled')
 })
 
 test('runtime errors: one line naming what and where, exit 1', () => {
@@ -364,4 +408,143 @@ test('quarantine ends when the source drops the table and creates it anew', () =
   assert.equal(r.code, 0, r.err)
   assert.deepEqual(ids().sort(), [4, 5])
   assert.match(w2l('status', '--warehouse', qwh).out, /^shop\.items\s+1\s+file \S*stream\.jsonl: line 11: .*xyz/m)
+})
+
+// `w2l cat ... | head`: the reader closes the pipe after one line; that is a normal end
+// (exit 0, nothing on stderr), in both forms. 20,000 rows are far more than a pipe holds,
+// so w2l is still writing when the pipe closes.
+test('w2l cat into a pipe closed early exits 0 without an error', async () => {
+  const pdir = fs.mkdtempSync(path.join(top, 'pipe-'))
+  const many = []
+  for (let i = 0; i < 20000; i++) many.push({ id: String(i), name: 'row ' + i, price: '1.00', at: null })
+  const psrc = path.join(pdir, 'stream.jsonl')
+  fs.writeFileSync(psrc, [lines[0], msg('items', 'INSERT', many)].join('\n') + '\n')
+  const pwh = path.join(pdir, 'wh')
+  const run = w2l('run', '--source', `file:${psrc}?format=canal-json`, '--warehouse', pwh, '--until-caught-up', '--quiet')
+  assert.equal(run.code, 0, run.err)
+  for (const format of ['json', 'table']) {
+    const child = spawn(w2lBin, ['cat', 'shop.items', '--warehouse', pwh, '--format', format], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stderr = ''
+    child.stderr.on('data', d => { stderr += d })
+    const first = await new Promise((resolve, reject) => {
+      let buf = ''
+      child.stdout.on('data', d => {
+        buf += d
+        const nl = buf.indexOf('\n')
+        if (nl >= 0) {
+          child.stdout.destroy()
+          resolve(buf.slice(0, nl))
+        }
+      })
+      child.on('error', reject)
+    })
+    const code = await new Promise(resolve => child.on('close', (c, sig) => resolve(sig || c)))
+    assert.ok(first.length > 0, 'a first line')
+    assert.equal(code, 0, `${format}: exit ${code}, stderr: ${stderr}`)
+    assert.equal(stderr, '', `${format}: nothing on stderr`)
+  }
+})
+
+// A run that fails: its last stderr line is the error (after the summary, which says the
+// run failed); `w2l status` then says the last run failed, when and why, in text and JSON;
+// after a good run it no longer does.
+test('a failed run: the error is its last line, and status shows the last run failed', () => {
+  const fdir = fs.mkdtempSync(path.join(top, 'failed-'))
+  const fsrc = path.join(fdir, 'stream.jsonl')
+  const good = msg('items', 'INSERT', [{ id: '1', name: 'one', price: '1.00', at: null }])
+  const bad = msg('items', 'INSERT', [{ id: '2', name: 'two', price: 'abc', at: null }])
+  fs.writeFileSync(fsrc, [lines[0], good, bad].join('\n') + '\n')
+  const fwh = path.join(fdir, 'wh')
+  const run = w2l('run', '--source', `file:${fsrc}?format=canal-json`, '--warehouse', fwh, '--until-caught-up', '--quiet',
+    '--log-level', 'info')
+  assert.equal(run.code, 1, run.err)
+  const el = run.err.trimEnd().split('\n')
+  const last = el[el.length - 1]
+  assert.match(last, /^w2l run: .*line 3.*abc/, run.err)
+  const summary = el.find(l => / info +pipeline: .*CPU seconds/.test(l))
+  assert.ok(summary && summary.includes('pipeline: failed after '), `the summary says the run failed: ${run.err}`)
+  assert.ok(el.indexOf(summary) < el.length - 1, 'the summary comes before the error')
+
+  const st = w2l('status', '--warehouse', fwh)
+  assert.equal(st.code, 0, st.err)
+  const lastLine = st.out.trimEnd().split('\n').pop()
+  assert.match(lastLine, /^last run failed at \d{4}-\d\d-\d\dT[0-9:.]+Z \(job w2l-[0-9a-f]+, pid [1-9][0-9]*.*\): .*line 3.*abc/, st.out)
+  const sj = JSON.parse(w2l('status', '--warehouse', fwh, '--format', 'json').out)
+  assert.equal(sj.last_run.outcome, 'failed')
+  assert.match(sj.last_run.error, /line 3.*abc/)
+  assert.ok(sj.last_run.ended_ms >= sj.last_run.started_ms)
+  assert.equal(sj.last_run.pid > 0, true)
+  assert.equal(sj.checkpoint.sealed >= 1, true)
+  assert.deepEqual(sj.tables.map(t => t.table), ['shop.items'])
+  assert.equal(sj.tables[0].lag_checkpoints, 0)
+  assert.equal(typeof sj.tables[0].snapshots, 'number')
+  assert.equal(sj.tables[0].quarantined, null)
+
+  // the bad value mended in place (same line, the position before it stays valid): a good run
+  fs.writeFileSync(fsrc, [lines[0], good, bad.replace('"abc"', '"2.00"')].join('\n') + '\n')
+  const again = w2l('run', '--source', `file:${fsrc}?format=canal-json`, '--warehouse', fwh, '--until-caught-up', '--quiet')
+  assert.equal(again.code, 0, again.err)
+  const st2 = w2l('status', '--warehouse', fwh)
+  assert.match(st2.out.trimEnd().split('\n').pop(), /^last run ended ok at /, st2.out)
+  assert.ok(!st2.out.includes('failed'), st2.out)
+  assert.equal(JSON.parse(w2l('status', '--warehouse', fwh, '--format', 'json').out).last_run.outcome, 'ok')
+  assert.deepEqual(w2l('cat', 'shop.items', '--warehouse', fwh).out.trimEnd().split('\n').map(l => JSON.parse(l).id).sort(), [1, 2])
+  assertOneLine(w2l('status', '--warehouse', fwh, '--format', 'yaml'), 2, '--format', 'yaml')
+})
+
+// RECORDS counts live rows when the deletes are equality deletes too (changes to rows that
+// an earlier run committed): the table is read, every delete applied, as `w2l cat` reads it.
+test('w2l tables: RECORDS are the live rows after equality deletes', () => {
+  const edir = fs.mkdtempSync(path.join(top, 'eq-'))
+  const esrc = path.join(edir, 'stream.jsonl')
+  const ewh = path.join(edir, 'wh')
+  const rowsOf = n => Array.from({ length: n }, (_, i) => ({ id: String(i + 1), name: 'r' + (i + 1), price: '1.00', at: null }))
+  const first = [lines[0], msg('items', 'INSERT', rowsOf(5))]
+  fs.writeFileSync(esrc, first.join('\n') + '\n')
+  const run = (...more) => w2l('run', '--source', `file:${esrc}?format=canal-json`, '--warehouse', ewh, '--until-caught-up', '--quiet', ...more)
+  assert.equal(run().code, 0)
+  const upd = msg('items', 'UPDATE', [{ id: '1', name: 'one', price: '2.00', at: null }], { old: [{ name: 'r1', price: '1.00' }] })
+  const del = msg('items', 'DELETE', [{ id: '2', name: 'r2', price: '1.00', at: null }, { id: '3', name: 'r3', price: '1.00', at: null }])
+  fs.writeFileSync(esrc, [...first, upd, del].join('\n') + '\n')
+  const r2 = run()
+  assert.equal(r2.code, 0, r2.err)
+  const catRows = w2l('cat', 'shop.items', '--warehouse', ewh).out.trimEnd().split('\n').length
+  assert.equal(catRows, 3)
+  const o = JSON.parse(w2l('tables', '--warehouse', ewh, '--format', 'json').out)
+  assert.ok(o.equality_deletes > 0, `equality deletes: ${JSON.stringify(o)}`)
+  assert.equal(o.records_before_deletes, 6, '5 inserted, 1 updated')
+  assert.equal(o.records, 3)
+  assert.equal(o.records_exact, true)
+  assert.equal(tableRows(w2l('tables', '--warehouse', ewh).out)[1][2], '3')
+})
+
+// The progress line (a log line every 10 s off a terminal): this run's counts, labelled as
+// such, the job's checkpoint, the source lag (a number, 'snapshot' or 'unknown') and the
+// commit lag. The run follows its file (no --until-caught-up) until SIGTERM.
+test('w2l run: the progress line labels its counts and shows both lags', { timeout: 60000 }, async () => {
+  const gdir = fs.mkdtempSync(path.join(top, 'progress-'))
+  const gsrc = path.join(gdir, 'stream.jsonl')
+  fs.writeFileSync(gsrc, lines.join('\n') + '\n')
+  const child = spawn(w2lBin, ['run', '--source', `file:${gsrc}?format=canal-json`, '--warehouse', path.join(gdir, 'wh'),
+    '--log-format', 'json', '--checkpoint-interval', '200ms'], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  const progress = new Promise((resolve, reject) => {
+    child.stderr.on('data', d => {
+      stderr += d
+      const line = stderr.split('\n').map(l => { try { return JSON.parse(l) } catch { return null } })
+        .find(o => o && o.component === 'run' && o.message.startsWith('this run: '))
+      if (line) resolve(line)
+    })
+    child.on('exit', () => reject(new Error(`w2l run ended without a progress line:\n${stderr}`)))
+  })
+  const exited = new Promise(resolve => child.on('exit', (c, sig) => resolve(sig || c)))
+  try {
+    const line = await progress
+    assert.equal(line.level, 'info')
+    assert.match(line.message, /^this run: \d+ rows, \d+ rows\/s, 2 tables, [1-9]\d* checkpoints? committed; job: checkpoint [1-9]\d* committed; source lag (\d+\.\d s|snapshot|unknown), commit lag \d+\.\d s$/)
+    child.kill('SIGTERM')
+    assert.equal(await exited, 0, stderr)
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  }
 })

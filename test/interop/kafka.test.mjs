@@ -18,6 +18,8 @@
 //   f. a message that is not JSON fails the run naming topic, partition and offset; with
 //      source.on-bad-message=skip it and one of an unknown shape (another topic) are
 //      skipped; tombstones are skipped.
+//   h. every broker down while a run follows its topic: the source lag is unknown (NaN,
+//      w2l_source_lag_unknown 1, /status lag_seconds null), not 0, until a broker answers;
 //   g. three members of one consumer group (the same command line), a topic partitioned by
 //      table: one member SIGKILLed and one added mid-stream, one stopped past its session and
 //      woken up: nothing lost or doubled (positions per table in the lake, w2l-kafka(7)).
@@ -28,6 +30,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
+import http from 'node:http'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
@@ -308,4 +311,67 @@ test('f. a message that is not JSON: fail names topic, partition and offset; ski
   const t = await readTable(path.join(wh, 'shop', 'items'))
   const d = diffRows(s.tables.items, t.rows, s.expected('items'))
   assert.equal(d, null, `shop.items: ${d}`)
+})
+
+// GET path of the run's operations endpoint.
+function get (port, p) {
+  return new Promise((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port, path: p }, res => {
+      let body = ''
+      res.on('data', d => { body += d })
+      res.on('end', () => resolve({ status: res.statusCode, body }))
+    }).on('error', reject)
+  })
+}
+
+// Polls fn until it returns something truthy (a condition, not a delay), at most ms.
+async function untilAsync (what, fn, ms = 45000) {
+  const t0 = Date.now()
+  for (;;) {
+    const v = await fn()
+    if (v) return v
+    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`)
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
+}
+
+const sample = (body, name) => (new RegExp(`^${name} (\\S+)$`, 'm').exec(body) || [])[1]
+
+test('h. every broker down: the source lag is unknown, not 0, until a broker answers again', { skip, timeout: 120000 }, async () => {
+  const g = stream(23, 300)
+  const recs = canalRecords(g.stream.lines, 'canal-h', 2)
+  await topics([['canal-h', 2]])
+  assert.equal(await kafka.produce(recs), recs.length)
+  const wh = path.join(top, 'h')
+  const child = spawn(w2l, ['run', '--source', source('canal-h', 'canal-json'), '--warehouse', wh, '--checkpoint-interval', '200ms',
+    '--quiet', '--metrics-listen', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  child.stderr.on('data', d => { stderr += d })
+  const exited = new Promise(resolve => child.on('exit', (c, sig) => resolve(sig || c)))
+  let down = false
+  try {
+    const port = Number(await untilAsync('the metrics port in the log', () => (/metrics: serving .* \(port (\d+)\)/.exec(stderr) || [])[1]))
+    // caught up: every change committed, the lag known (0)
+    await untilAsync('caught up', async () => {
+      const m = (await get(port, '/metrics')).body
+      return sample(m, 'w2l_source_lag_unknown') === '0' && sample(m, 'w2l_changes_behind') === '0' &&
+        Number(sample(m, 'w2l_checkpoint_last_committed')) >= 1
+    })
+    for (const b of [1, 2, 3]) await kafka.ok(`down ${b}`)
+    down = true
+    const m = await untilAsync('the lag unknown', async () => {
+      const body = (await get(port, '/metrics')).body
+      return sample(body, 'w2l_source_lag_unknown') === '1' && body
+    })
+    assert.equal(sample(m, 'w2l_source_lag_seconds'), 'NaN', 'an unknown lag is not 0')
+    assert.equal(JSON.parse((await get(port, '/status')).body).source.lag_seconds, null)
+    for (const b of [1, 2, 3]) await kafka.ok(`up ${b}`)
+    down = false
+    await untilAsync('the lag known again', async () => sample((await get(port, '/metrics')).body, 'w2l_source_lag_unknown') === '0')
+    child.kill('SIGTERM')
+    assert.equal(await exited, 0, tail(stderr))
+  } finally {
+    if (down) for (const b of [1, 2, 3]) await kafka.ok(`up ${b}`)
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  }
 })
