@@ -69,6 +69,10 @@ void cli_finish(w2l_conf *conf, w2l_lake *lake);
  * invalid UTF-8 bytes replaced by U+FFFD. */
 void cli_json_string(FILE *f, const char *s, size_t len);
 
+/* Prints the members `,"KEY_ms":MS,"KEY":"ISO-8601"` to stdout; both null when ms < 0
+ * (never happened). */
+void cli_json_time(const char *key, int64_t ms);
+
 /* Masks the password of every "scheme://user:password@" in s (a buffer of size bytes),
  * in place. */
 void cli_redact(char *s, size_t size);

@@ -134,17 +134,6 @@ static void jnum(const char *key, uint64_t v, int none_is_null)
     else printf(",\"%s\":%" PRIu64, key, v);
 }
 
-static void jtime(const char *key, int64_t ms)
-{
-    if (ms < 0) {
-        printf(",\"%s_ms\":null,\"%s\":null", key, key);
-        return;
-    }
-    char iso[40];
-    w2l_time_format(ms, iso, sizeof iso);
-    printf(",\"%s_ms\":%" PRId64 ",\"%s\":\"%s\"", key, ms, key, iso);
-}
-
 static const mrow *find_m(const maint_ctx *m, const char *name)
 {
     for (size_t i = 0; i < m->n; i++)
@@ -167,8 +156,8 @@ static void print_json(const status_ctx *s, const maint_ctx *m, const w2l_run_in
         }
         putchar('{');
         jstr("outcome", run->outcome, 0);
-        jtime("started", run->started_ms);
-        jtime("ended", run->ended_ms);
+        cli_json_time("started", run->started_ms);
+        cli_json_time("ended", run->ended_ms);
         jstr("error", run->error ? msg : NULL, 1);
         jstr("job_id", run->job_id, 1);
         jstr("host", run->host, 1);
@@ -215,7 +204,7 @@ static void print_json(const status_ctx *s, const maint_ctx *m, const w2l_run_in
                 jnum("manifests", mr->manifests, 0);
                 jnum("data_files", mr->data_files, 0);
                 jnum("delete_files", mr->delete_files, 0);
-                jtime("last_compaction", mr->last_compaction_ms);
+                cli_json_time("last_compaction", mr->last_compaction_ms);
             }
             if (r && r->quarantined) {
                 fputs(",\"quarantined\":{", stdout);
@@ -232,7 +221,7 @@ static void print_json(const status_ctx *s, const maint_ctx *m, const w2l_run_in
     if (only && ci) {
         fputs(",\"complete\":{", stdout);
         jstr("table", only, 0);
-        jtime("through", ci->through_ms);
+        cli_json_time("through", ci->through_ms);
         jstr("source", ci->source, 1);
         jstr("job_id", ci->job_id, 1);
         jnum("checkpoint", ci->checkpoint, 1);

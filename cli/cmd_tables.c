@@ -152,17 +152,6 @@ static void jstr(const char *key, const char *v)
     else fputs("null", stdout);
 }
 
-static void jms(const char *key, int64_t ms)
-{
-    if (ms < 0) {
-        printf(",\"%s_ms\":null,\"%s\":null", key, key);
-        return;
-    }
-    char iso[40];
-    w2l_time_format(ms, iso, sizeof iso);
-    printf(",\"%s_ms\":%" PRId64 ",\"%s\":\"%s\"", key, ms, key, iso);
-}
-
 /* One table as one line of JSON (w2l-tables(1) lists the members). */
 static void json_row(const tinfo *x)
 {
@@ -193,8 +182,8 @@ static void json_row(const tinfo *x)
         printf(",\"current_snapshot_id\":%" PRId64, t->current_snapshot_id);
     else
         fputs(",\"current_snapshot_id\":null", stdout);
-    jms("last_commit", t->last_commit_ms);
-    jms("last_compaction", t->last_compaction_ms);
+    cli_json_time("last_commit", t->last_commit_ms);
+    cli_json_time("last_compaction", t->last_compaction_ms);
     jstr("partition_by", t->partition_by && *t->partition_by ? t->partition_by : NULL);
     fputs("}\n", stdout);
 }

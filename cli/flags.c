@@ -252,6 +252,17 @@ static size_t utf8_len(const unsigned char *s, size_t n)
     return len;
 }
 
+void cli_json_time(const char *key, int64_t ms)
+{
+    if (ms < 0) {
+        printf(",\"%s_ms\":null,\"%s\":null", key, key);
+        return;
+    }
+    char iso[40];
+    w2l_time_format(ms, iso, sizeof iso);
+    printf(",\"%s_ms\":%" PRId64 ",\"%s\":\"%s\"", key, ms, key, iso);
+}
+
 void cli_json_string(FILE *f, const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *)s;

@@ -700,9 +700,9 @@ static size_t ref_escape(const unsigned char *s, size_t n, char *o)
 
 START_TEST(strings_escape_every_byte_at_every_offset)
 {
-    unsigned char s[40];
+    unsigned char s[41];
     char want[40 * 6 + 3];
-    for (size_t len = 1; len <= sizeof s; len += 3)
+    for (size_t len = 1; len < sizeof s; len += 3)
         for (size_t at = 0; at < len; at++)
             for (int c = 0; c < 256; c++) {
                 for (size_t i = 0; i < len; i++) s[i] = (unsigned char)('a' + i % 26);
@@ -715,6 +715,13 @@ START_TEST(strings_escape_every_byte_at_every_offset)
                 ck_assert_str_eq(got, want);
                 w2l_free(got);
                 w2l__json_free(j);
+                if (!c) continue; /* w2l__json_buf_string takes a C string */
+                w2l_buf b = {0};
+                s[len] = 0;
+                ck_assert_int_eq(w2l__json_buf_string(&b, (const char *)s, &err), W2L_OK);
+                ck_assert_uint_eq(b.len, strlen(want));
+                ck_assert(!memcmp(b.data, want, b.len));
+                w2l_buf_release(&b);
             }
 }
 END_TEST

@@ -653,3 +653,14 @@ char *w2l__json_w_finish(w2l__json_writer *w, size_t *len)
     w2l__json_w_init(w, w->pretty);
     return text;
 }
+
+w2l_rc w2l__json_buf_string(w2l_buf *b, const char *s, w2l_error *err)
+{
+    out o = {0};
+    put_string(&o, s, strlen(s));
+    w2l_rc rc = o.nomem ? w2l__fail(err, W2L_NOMEM, "json: no memory for a string of %zu bytes",
+                                    strlen(s))
+                        : w2l_buf_append(b, o.p, o.n, err);
+    w2l__free(o.p);
+    return rc;
+}

@@ -165,4 +165,7 @@ void w2l__json_w_tree(w2l__json_writer *w, const char *key, const w2l__json *j);
 /* The text (NUL-terminated, from w2l__malloc; *len its length) or NULL; w is reset. */
 char *w2l__json_w_finish(w2l__json_writer *w, size_t *len);
 
+/* Appends s to b as a JSON string, quotes included, escaped as w2l__json_print does. */
+w2l_rc w2l__json_buf_string(w2l_buf *b, const char *s, w2l_error *err);
+
 #endif

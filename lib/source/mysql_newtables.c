@@ -22,18 +22,6 @@
 #include "mysql_source_int.h"
 #include "../json/json.h"
 
-/* JSON string characters of s (backslashes and quotes of regular expressions escaped). */
-static w2l_rc put_str(w2l_buf *b, const char *s, w2l_error *err)
-{
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') W2L_TRY(w2l__buf_printf(b, err, "\\%c", c));
-        else if (c < 0x20) W2L_TRY(w2l__buf_printf(b, err, "\\u%04x", c));
-        else W2L_TRY(w2l_buf_append(b, s, 1, err));
-    }
-    return W2L_OK;
-}
-
 /* The four texts of the current filter (NULL: unset); the databases joined into dbs. */
 static void current_texts(const mysql_source *ms, const w2l_conf *conf, char *dbs, size_t size,
                           const char *t[4])
@@ -63,9 +51,8 @@ w2l_rc w2l__ms_filter_json(mysql_source *ms, const w2l_conf *conf, w2l_error *er
     int any = 0;
     for (int i = 0; i < 4 && rc == W2L_OK; i++) {
         if (!t[i]) continue;
-        rc = w2l__buf_printf(&b, err, "%s\"%s\":\"", any ? "," : ",\"filter\":{", members[i]);
-        if (rc == W2L_OK) rc = put_str(&b, t[i], err);
-        if (rc == W2L_OK) rc = w2l_buf_append(&b, "\"", 1, err);
+        rc = w2l__buf_printf(&b, err, "%s\"%s\":", any ? "," : ",\"filter\":{", members[i]);
+        if (rc == W2L_OK) rc = w2l__json_buf_string(&b, t[i], err);
         any = 1;
     }
     if (rc == W2L_OK && any) rc = w2l_buf_append(&b, "}", 1, err);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "mysql_source_int.h"
+#include "../json/json.h"
 
 /* ---- positions ---- */
 
@@ -48,19 +49,6 @@ int w2l__ms_in_window(const mysql_source *ms, const char *db, const char *table,
     return w && w2l__ms_pos_cmp(file, pos, w->file, w->pos) <= 0;
 }
 
-/* JSON string characters of s (positions hold names and GTID texts: no quotes expected,
- * escaped anyway) */
-static w2l_rc put_str(w2l_buf *b, const char *s, w2l_error *err)
-{
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') W2L_TRY(w2l__buf_printf(b, err, "\\%c", c));
-        else if (c < 0x20) W2L_TRY(w2l__buf_printf(b, err, "\\u%04x", c));
-        else W2L_TRY(w2l_buf_append(b, s, 1, err));
-    }
-    return W2L_OK;
-}
-
 /* The GTID text of the current position into *out: MariaDB's GTID state, or MySQL's
  * executed set ("" the empty set, which is known: a server that never executed a GTID;
  * *out NULL while the set is not known). From w2l__malloc. */
@@ -88,13 +76,12 @@ w2l_rc w2l__ms_gtid_text(const mysql_source *ms, char **out, w2l_error *err)
 w2l_rc w2l__ms_position_json(const mysql_source *ms, w2l_buf *b, const char *file, uint64_t pos,
                              const char *gtid, w2l_error *err)
 {
-    W2L_TRY(w2l__buf_printf(b, err, "{\"file\":\""));
-    W2L_TRY(put_str(b, file, err));
-    W2L_TRY(w2l__buf_printf(b, err, "\",\"pos\":%llu", (unsigned long long)pos));
+    W2L_TRY(w2l__buf_printf(b, err, "{\"file\":"));
+    W2L_TRY(w2l__json_buf_string(b, file, err));
+    W2L_TRY(w2l__buf_printf(b, err, ",\"pos\":%llu", (unsigned long long)pos));
     if (!gtid) return W2L_OK;
-    W2L_TRY(w2l__buf_printf(b, err, ",\"%s\":\"", ms->server.mysql ? "gtid_set" : "gtid"));
-    W2L_TRY(put_str(b, gtid, err));
-    return w2l__buf_printf(b, err, "\"");
+    W2L_TRY(w2l__buf_printf(b, err, ",\"%s\":", ms->server.mysql ? "gtid_set" : "gtid"));
+    return w2l__json_buf_string(b, gtid, err);
 }
 
 w2l_rc w2l__ms_emit_commit(mysql_source *ms, w2l_emitter *em, w2l_error *err)
