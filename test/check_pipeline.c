@@ -336,11 +336,14 @@ START_TEST(commit_lag_counts_from_the_oldest_uncommitted_change)
     w2l_pipeline_info pi;
     ck_assert_ok(w2l_pipeline_stats(p, &pi, sizeof pi, &err), err);
     ck_assert_int_eq(pi.commit_lag_ms, 0); /* nothing read */
+    /* the rows' time is taken inside push_rows: at or after t0, at or before t0b */
     int64_t t0 = w2l__now_ms();
     push_rows(p, 0, 10, 1000000); /* fewer than a batch: held by the emitter */
-    while (w2l__now_ms() < t0 + 20) continue;
+    int64_t t0b = w2l__now_ms();
+    while (w2l__now_ms() < t0b + 20) continue;
     ck_assert_ok(w2l_pipeline_stats(p, &pi, sizeof pi, &err), err);
     ck_assert_int_ge(pi.commit_lag_ms, 20);
+    ck_assert_int_le(pi.commit_lag_ms, w2l__now_ms() - t0 + 1);
     ck_assert_int_eq(pi.source_lag_ms, 0);
     uint64_t id;
     ck_assert_ok(w2l_pipeline_checkpoint(p, 1, &id, &err), err);
@@ -349,7 +352,8 @@ START_TEST(commit_lag_counts_from_the_oldest_uncommitted_change)
     /* changes after the barrier wait again, from when they came */
     int64_t t1 = w2l__now_ms();
     push_rows(p, 10, 20, 1000000);
-    while (w2l__now_ms() < t1 + 10) continue;
+    int64_t t1b = w2l__now_ms();
+    while (w2l__now_ms() < t1b + 10) continue;
     ck_assert_ok(w2l_pipeline_stats(p, &pi, sizeof pi, &err), err);
     ck_assert_int_ge(pi.commit_lag_ms, 10);
     ck_assert_int_le(pi.commit_lag_ms, w2l__now_ms() - t1 + 1);

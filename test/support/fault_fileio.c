@@ -23,12 +23,14 @@ typedef struct fault_file {
     w2l_file base;
     fault_io *io;
     w2l_file *inner;
+    char *path;
 } fault_file;
 
 typedef struct fault_rfile {
     w2l_rfile base;
     fault_io *io;
     w2l_rfile *inner;
+    char *path;
 } fault_rfile;
 
 /* Arming of every instance (fault_fileio_arm_all): calls counted across threads. */
@@ -37,11 +39,13 @@ static unsigned all_kinds;
 static long all_nth;
 static int all_persistent;
 static atomic_long all_calls;
+static char all_where[256]; /* "": every path; else only paths that contain it */
 
-/* 1 when this call of kind k must fail. */
-static int trip(fault_io *io, unsigned k)
+/* 1 when this call of kind k on path must fail. */
+static int trip(fault_io *io, unsigned k, const char *path)
 {
-    if (!io->armed && atomic_load(&all_armed) && (all_kinds & k)) {
+    if (!io->armed && atomic_load(&all_armed) && (all_kinds & k) &&
+        (!all_where[0] || (path && strstr(path, all_where)))) {
         long c = atomic_fetch_add(&all_calls, 1);
         return c == all_nth || (all_persistent && c > all_nth);
     }
@@ -58,7 +62,7 @@ static w2l_rc injected(w2l_error *err, const char *what)
 static w2l_rc ff_write(w2l_file *b, const void *buf, size_t len, w2l_error *err)
 {
     fault_file *f = (fault_file *)b;
-    if (trip(f->io, FAULT_WRITE)) return injected(err, "write");
+    if (trip(f->io, FAULT_WRITE, f->path)) return injected(err, "write");
     return w2l_file_write(f->inner, buf, len, err);
 }
 
@@ -66,12 +70,13 @@ static w2l_rc ff_close(w2l_file *b, w2l_error *err)
 {
     fault_file *f = (fault_file *)b;
     w2l_rc rc;
-    if (trip(f->io, FAULT_CLOSE)) {
+    if (trip(f->io, FAULT_CLOSE, f->path)) {
         w2l_file_abort(f->inner);
         rc = injected(err, "close");
     } else {
         rc = w2l_file_close(f->inner, err);
     }
+    free(f->path);
     w2l_free(f);
     return rc;
 }
@@ -80,6 +85,7 @@ static void ff_abort(w2l_file *b)
 {
     fault_file *f = (fault_file *)b;
     w2l_file_abort(f->inner);
+    free(f->path);
     w2l_free(f);
 }
 
@@ -89,7 +95,7 @@ static const w2l_file_methods fault_file_methods = {W2L_FILEIO_METHODS_V1, ff_wr
 static w2l_rc fr_pread(w2l_rfile *b, void *buf, size_t len, uint64_t off, w2l_error *err)
 {
     fault_rfile *f = (fault_rfile *)b;
-    if (trip(f->io, FAULT_READ)) return injected(err, "read");
+    if (trip(f->io, FAULT_READ, f->path)) return injected(err, "read");
     return w2l_rfile_pread(f->inner, buf, len, off, err);
 }
 
@@ -99,21 +105,22 @@ static void fr_close(w2l_rfile *b)
 {
     fault_rfile *f = (fault_rfile *)b;
     w2l_rfile_close(f->inner);
+    free(f->path);
     w2l_free(f);
 }
 
 static const w2l_rfile_methods fault_rfile_methods = {W2L_FILEIO_METHODS_V1, fr_pread, fr_size,
                                                       fr_close};
 
-static w2l_fileio *last_opened;
-w2l_fileio *fault_fileio_last(void) { return last_opened; }
+static _Atomic(w2l_fileio *) last_opened;
+w2l_fileio *fault_fileio_last(void) { return atomic_load(&last_opened); }
 
 static w2l_rc fo_open(const w2l_fileio_methods *m, const w2l_conf *conf, w2l_fileio *self,
                       w2l_error *err)
 {
     (void)m;
     fault_io *io = (fault_io *)self;
-    last_opened = self;
+    atomic_store(&last_opened, self);
     const char *parent = NULL;
     if (conf) w2l_conf_get(conf, "ext.fault.parent", &parent, NULL);
     return w2l_fileio_open(parent ? parent : "local", conf, &io->parent, err);
@@ -123,11 +130,14 @@ static w2l_rc fo_create(w2l_fileio *self, const char *path, unsigned flags, w2l_
                         w2l_error *err)
 {
     fault_io *io = (fault_io *)self;
-    if (trip(io, FAULT_CREATE)) return injected(err, "create");
+    if (trip(io, FAULT_CREATE, path)) return injected(err, "create");
     fault_file *f = w2l_malloc(sizeof *f);
     if (!f) return w2l_error_set(err, W2L_NOMEM, "fault create: out of memory");
+    f->path = strdup(path);
+    ck_assert_ptr_nonnull(f->path);
     w2l_rc rc = w2l_fileio_create(io->parent, path, flags, &f->inner, err);
     if (rc != W2L_OK) {
+        free(f->path);
         w2l_free(f);
         return rc;
     }
@@ -142,8 +152,11 @@ static w2l_rc fo_open_read(w2l_fileio *self, const char *path, w2l_rfile **out, 
     fault_io *io = (fault_io *)self;
     fault_rfile *f = w2l_malloc(sizeof *f);
     if (!f) return w2l_error_set(err, W2L_NOMEM, "fault open: out of memory");
+    f->path = strdup(path);
+    ck_assert_ptr_nonnull(f->path);
     w2l_rc rc = w2l_fileio_open_read(io->parent, path, &f->inner, err);
     if (rc != W2L_OK) {
+        free(f->path);
         w2l_free(f);
         return rc;
     }
@@ -156,7 +169,7 @@ static w2l_rc fo_open_read(w2l_fileio *self, const char *path, w2l_rfile **out, 
 static w2l_rc fo_remove(w2l_fileio *self, const char *path, w2l_error *err)
 {
     fault_io *io = (fault_io *)self;
-    if (trip(io, FAULT_REMOVE)) return injected(err, "remove");
+    if (trip(io, FAULT_REMOVE, path)) return injected(err, "remove");
     return w2l_fileio_remove(io->parent, path, err);
 }
 
@@ -176,7 +189,12 @@ static w2l_rc fo_stat(w2l_fileio *self, const char *path, w2l_file_stat *out, w2
     return w2l_fileio_stat(((fault_io *)self)->parent, path, out, err);
 }
 
-static void fo_close(w2l_fileio *self) { w2l_fileio_close(((fault_io *)self)->parent); }
+static void fo_close(w2l_fileio *self)
+{
+    w2l_fileio *me = self;
+    atomic_compare_exchange_strong(&last_opened, &me, NULL); /* never a freed one */
+    w2l_fileio_close(((fault_io *)self)->parent);
+}
 
 /* Each file of the batch counts as one close, in order; a file whose close trips is
  * aborted (never published) and the others go to the parent's close_many together. */
@@ -189,12 +207,13 @@ static w2l_rc fo_close_many(w2l_fileio *self, w2l_file **files, size_t n, w2l_er
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         fault_file *f = (fault_file *)files[i];
-        if (trip(f->io, FAULT_CLOSE)) {
+        if (trip(f->io, FAULT_CLOSE, f->path)) {
             w2l_file_abort(f->inner);
             if (rc == W2L_OK) rc = injected(err, "close");
         } else {
             inner[k++] = f->inner;
         }
+        free(f->path);
         w2l_free(f);
     }
     w2l_rc r = w2l_file_close_many(((fault_io *)self)->parent, inner, k, rc == W2L_OK ? err : &e2);
@@ -236,7 +255,14 @@ long fault_fileio_calls(w2l_fileio *b) { return ((fault_io *)b)->calls; }
 
 void fault_fileio_arm_all(unsigned kinds, long nth, int persistent)
 {
+    fault_fileio_arm_where(NULL, kinds, nth, persistent);
+}
+
+void fault_fileio_arm_where(const char *where, unsigned kinds, long nth, int persistent)
+{
     atomic_store(&all_armed, 0);
+    ck_assert(!where || strlen(where) < sizeof all_where);
+    strcpy(all_where, where ? where : "");
     all_kinds = kinds;
     all_nth = nth;
     all_persistent = persistent;

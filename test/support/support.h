@@ -44,6 +44,10 @@ long fault_fileio_calls(w2l_fileio *io); /* matching calls since arm */
  * with one count shared by all of them and all threads: the nth matching call among them
  * fails. Instances armed on their own (fault_fileio_arm) keep their own count. */
 void fault_fileio_arm_all(unsigned kinds, long nth, int persistent);
+/* As fault_fileio_arm_all, counting and failing only calls on paths that contain where
+ * (a file's write, read and close count under the path it was made with): the way to fail
+ * one operator's files in a pipeline without knowing which instance it opened. */
+void fault_fileio_arm_where(const char *where, unsigned kinds, long nth, int persistent);
 void fault_fileio_disarm_all(void);
 long fault_fileio_calls_all(void); /* matching calls since fault_fileio_arm_all */
 /* The "fault" instance opened last (e.g. the one a state store opened inside itself). */
