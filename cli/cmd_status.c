@@ -10,7 +10,9 @@
  * never printed. With --table NAMESPACE.TABLE only that table's lines, then the source time
  * through which it is complete (w2l_table_complete_through(3)) and where that comes from.
  * Last, after an empty line, how the last run ended (w2l_lake_last_run(3): "last run failed
- * at TIME (...): ERROR", "last run ended ok at TIME (...)"). --format json prints all of it
+ * at TIME (...): ERROR", "last run ended ok at TIME (...)"), and the job running on the
+ * warehouse now, if any (w2l_lake_holder(3): "running now: job J, pid N on HOST since T";
+ * its lock is read, never taken). --format json prints all of it
  * as one object with stable member names (w2l-status(1)); absent figures are null.
  */
 #include <inttypes.h>
@@ -75,6 +77,20 @@ static void print_last_run(const w2l_run_info *r)
                "killed\n",
                began, who);
     }
+}
+
+/* The job that holds the state store now: "running now: job J, pid N on HOST since T
+ * (lock epoch E)". */
+static void print_holder(const w2l_state_holder *h)
+{
+    char since[40];
+    w2l_time_format(h->since_ms, since, sizeof since);
+    if (!h->pid && !h->host[0]) {
+        printf("running now: a job that left no record of itself holds the state store\n");
+        return;
+    }
+    printf("running now: job %s, pid %lld on %s since %s (lock epoch %" PRIu64 ")\n",
+           h->job[0] ? h->job : "-", h->pid, h->host, since, h->epoch);
 }
 
 /* 1 when ns.table is not the one --table names. */
@@ -143,7 +159,7 @@ static const mrow *find_m(const maint_ctx *m, const char *name)
 
 /* --format json: one object (w2l-status(1) lists its members). */
 static void print_json(const status_ctx *s, const maint_ctx *m, const w2l_run_info *run,
-                       const char *only, const w2l_complete_info *ci)
+                       const w2l_state_holder *h, const char *only, const w2l_complete_info *ci)
 {
     fputs("{\"last_run\":", stdout);
     if (!run) {
@@ -164,6 +180,19 @@ static void print_json(const status_ctx *s, const maint_ctx *m, const w2l_run_in
         printf(",\"pid\":%lld", (long long)run->pid);
         jnum("rows", run->rows, 0);
         jnum("checkpoint", run->checkpoint, 1);
+        putchar('}');
+    }
+    fputs(",\"running\":", stdout);
+    if (!h) {
+        fputs("null", stdout);
+    } else {
+        putchar('{');
+        jstr("job_id", h->job[0] ? h->job : NULL, 0);
+        jstr("host", h->host[0] ? h->host : NULL, 1);
+        printf(",\"pid\":%lld", h->pid);
+        cli_json_time("since", h->since_ms);
+        cli_json_time("lease_expires", h->expires_ms ? h->expires_ms : -1);
+        jnum("lock_epoch", h->epoch, 1);
         putchar('}');
     }
     printf(",\"checkpoint\":{");
@@ -332,6 +361,15 @@ int cmd_status(int argc, char **argv)
         cli_redact(line, sizeof line);
         fprintf(stderr, "w2l status: warning: %s\n", line);
     }
+    /* who runs on this warehouse now: read, never taken */
+    w2l_state_holder holder;
+    w2l_rc hr = w2l_lake_holder(lake, &holder, &err);
+    if (hr != W2L_OK && hr != W2L_NOTFOUND) {
+        char line[sizeof err.msg];
+        snprintf(line, sizeof line, "%s", err.msg);
+        cli_redact(line, sizeof line);
+        fprintf(stderr, "w2l status: warning: cannot tell whether a job runs: %s\n", line);
+    }
     w2l_rc r = w2l_lake_checkpoints(lake, on_info, &s, &err);
     if (r == W2L_OK && s.oom) r = w2l_error_set(&err, W2L_NOMEM, "out of memory");
     if (r == W2L_OK) r = w2l_lake_tables(lake, on_table, &m, &err);
@@ -341,7 +379,8 @@ int cmd_status(int argc, char **argv)
     if (r != W2L_OK) {
         rc = cli_fail("status", &err, r);
     } else if (json) {
-        print_json(&s, &m, lr == W2L_OK ? &run : NULL, only, only ? &ci : NULL);
+        print_json(&s, &m, lr == W2L_OK ? &run : NULL, hr == W2L_OK ? &holder : NULL, only,
+                   only ? &ci : NULL);
     } else {
         if (!s.sealed) {
             printf("no sealed checkpoint yet\n");
@@ -401,6 +440,10 @@ int cmd_status(int argc, char **argv)
         if (lr == W2L_OK) {
             putchar('\n');
             print_last_run(&run);
+        }
+        if (hr == W2L_OK) {
+            if (lr != W2L_OK) putchar('\n');
+            print_holder(&holder);
         }
     }
     for (size_t i = 0; i < s.n; i++) {

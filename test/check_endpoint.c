@@ -298,6 +298,7 @@ START_TEST(pipeline_serves_probes)
     char addr[64];
     snprintf(addr, sizeof addr, "127.0.0.1:%d", pi.http_port);
     w2l_conf *c2 = w2l_conf_dup(c);
+    ck_assert_ok(w2l_conf_set(c2, "state", "mem", &err), err); /* the store is p's */
     ck_assert_ok(w2l_conf_set(c2, "metrics.listen", addr, &err), err);
     w2l_pipeline *p2 = NULL;
     ck_assert_int_eq(w2l_pipeline_new(c2, &p2, &err), W2L_IO);

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "support/support.h"
@@ -381,7 +383,7 @@ static void my_close(w2l_state *s) { (void)s; }
 
 static const w2l_state_methods my_methods = {W2L_STATE_METHODS_V1, "mine", sizeof(my_state), NULL,
                                              my_open, my_put, my_get, my_keys, my_seal, my_latest,
-                                             my_prune, my_close};
+                                             my_prune, my_close, NULL, NULL};
 
 START_TEST(host_store_plugs_in)
 {
@@ -427,6 +429,195 @@ START_TEST(mem_store_oom_is_clean)
 }
 END_TEST
 
+/* ------------------------------------------------------------- one job per store ---- */
+
+static w2l_state_holder holder_of(w2l_state *st)
+{
+    w2l_state_holder h;
+    ck_assert_ok(w2l_state_holder_get(st, &h, &err), err);
+    return h;
+}
+
+START_TEST(file_store_lock_refuses_a_second_job)
+{
+    char u[700];
+    snprintf(u, sizeof u, "%s", store_uri("file"));
+    w2l_state *a = reopen(u, NULL), *b = reopen(u, NULL);
+    ck_assert_ok(w2l_state_lock(a, "job-a", &err), err);
+    w2l_state_holder h = holder_of(b); /* read beside the holder, taking nothing */
+    ck_assert_str_eq(h.job, "job-a");
+    ck_assert_int_eq(h.pid, (long long)getpid());
+    ck_assert_uint_eq(h.epoch, 1);
+    ck_assert_int_eq(h.expires_ms, 0);
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    ck_assert_str_eq(h.host, host);
+    /* the second is refused, told who holds the store and where */
+    ck_assert_int_eq(w2l_state_lock(b, "job-b", &err), W2L_BUSY);
+    char pid[32];
+    snprintf(pid, sizeof pid, "pid %lld on host %s", (long long)getpid(), host);
+    ck_assert_msg(strstr(err.msg, "job \"job-a\"") && strstr(err.msg, pid) &&
+                      strstr(err.msg, dir) && strstr(err.msg, "running since") &&
+                      strstr(err.msg, "stop that job first"),
+                  "%s", err.msg);
+    ck_assert_int_eq(w2l_state_lock(a, "job-a", &err), W2L_MISUSE);
+    /* the holder seals while b waits: b, once it has the store, sees that checkpoint */
+    ck_assert_ok(w2l_state_put(a, 1, "k", "one", 3, &err), err);
+    ck_assert_ok(w2l_state_seal(a, 1, &err), err);
+    w2l_state_close(a);
+    ck_assert_int_eq(w2l_state_holder_get(b, &h, &err), W2L_NOTFOUND);
+    ck_assert_ok(w2l_state_lock(b, "job-b", &err), err);
+    uint64_t ck = 0;
+    ck_assert_ok(w2l_state_latest(b, &ck, &err), err);
+    ck_assert_uint_eq(ck, 1);
+    h = holder_of(b);
+    ck_assert_str_eq(h.job, "job-b");
+    ck_assert_uint_eq(h.epoch, 2);
+    ck_assert_ok(w2l_state_put(b, 2, "k", "two", 3, &err), err);
+    ck_assert_ok(w2l_state_seal(b, 2, &err), err);
+    w2l_state_close(b);
+}
+END_TEST
+
+/* Writes a lease record by hand, as another process would have left it. */
+static void write_lease(const char *host, long long pid, int64_t expires_ms, unsigned epoch)
+{
+    char path[700], rec[600];
+    snprintf(path, sizeof path, "%s/LEASE", dir);
+    snprintf(rec, sizeof rec,
+             "{\"job\":\"other\",\"host\":\"%s\",\"pid\":%lld,\"since-ms\":1000,"
+             "\"expires-ms\":%lld,\"version\":\"0.1.0\",\"epoch\":%u}",
+             host, pid, (long long)expires_ms, epoch);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(rec, f);
+    fclose(f);
+}
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* On a file IO other than local disk the store is held by a lease: a job whose lease
+ * lapsed and was taken over is fenced (its seal and prune fail with W2L_BUSY), and the
+ * lease of a process of this host that is gone is taken at once. */
+START_TEST(file_store_lease_fences_a_job_taken_over)
+{
+    fault_fileio_register();
+    char u[700];
+    snprintf(u, sizeof u, "%s", store_uri("file"));
+    w2l_conf *c = w2l_conf_new();
+    ck_assert_ok(w2l_conf_set(c, "fileio", "fault", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "ha.lease-timeout", "5m", &err), err);
+    w2l_state *a = reopen(u, c), *b = reopen(u, c);
+    ck_assert_ok(w2l_state_lock(a, "job-a", &err), err);
+    w2l_state_holder h = holder_of(b);
+    ck_assert_uint_eq(h.epoch, 1);
+    ck_assert_msg(h.expires_ms > wall_ms() + 4 * 60000, "%lld", (long long)h.expires_ms);
+    ck_assert_int_eq(w2l_state_lock(b, "job-b", &err), W2L_BUSY);
+    ck_assert_msg(strstr(err.msg, "job \"job-a\"") && strstr(err.msg, "LEASE") == NULL &&
+                      strstr(err.msg, dir),
+                  "%s", err.msg);
+    /* a's lease lapses (a stalled): b takes the store */
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    write_lease(host, (long long)getpid(), wall_ms() - 1, 1);
+    ck_assert_int_eq(w2l_state_holder_get(b, &h, &err), W2L_NOTFOUND);
+    ck_assert_ok(w2l_state_lock(b, "job-b", &err), err);
+    ck_assert_uint_eq(holder_of(b).epoch, 2);
+    /* a wakes up: fenced at its next seal and prune, and its close leaves b's lease */
+    ck_assert_ok(w2l_state_put(a, 1, "k", "a", 1, &err), err);
+    ck_assert_int_eq(w2l_state_seal(a, 1, &err), W2L_BUSY);
+    ck_assert_msg(strstr(err.msg, "fenced") && strstr(err.msg, "job \"job-b\"") &&
+                      strstr(err.msg, "epoch 2"),
+                  "%s", err.msg);
+    ck_assert_int_eq(w2l_state_prune(a, 1, &err), W2L_BUSY);
+    w2l_state_close(a);
+    ck_assert_ok(w2l_state_put(b, 1, "k", "b", 1, &err), err);
+    ck_assert_ok(w2l_state_seal(b, 1, &err), err);
+    ck_assert_str_eq(holder_of(b).job, "job-b");
+    w2l_state_close(b); /* removes its lease */
+    w2l_state *r = reopen(u, c);
+    ck_assert_int_eq(w2l_state_holder_get(r, &h, &err), W2L_NOTFOUND);
+    w2l_buf v = {0};
+    ck_assert_ok(w2l_state_get(r, 1, "k", &v, &err), err);
+    ck_assert_mem_eq(v.data, "b", 1);
+    w2l_buf_release(&v);
+    /* a lease left by a process of this host that is gone: taken though not expired */
+    pid_t child = fork();
+    if (child == 0) _exit(0);
+    ck_assert_int_eq(waitpid(child, NULL, 0), child);
+    write_lease(host, (long long)child, wall_ms() + 3600000, 7);
+    ck_assert_ok(w2l_state_lock(r, "job-c", &err), err);
+    ck_assert_uint_eq(holder_of(r).epoch, 8);
+    /* one of another host is not: it may be alive */
+    w2l_state_close(r);
+    write_lease("another-host", 1, wall_ms() + 3600000, 9);
+    r = reopen(u, c);
+    ck_assert_int_eq(w2l_state_lock(r, "job-d", &err), W2L_BUSY);
+    ck_assert_msg(strstr(err.msg, "another-host"), "%s", err.msg);
+    w2l_state_close(r);
+    w2l_conf_free(c);
+}
+END_TEST
+
+/* LATEST naming a checkpoint whose file is gone (a second writer of an older version, or
+ * a hand) is said in those words, with what to do, and the file is never pruned. */
+START_TEST(file_store_missing_checkpoint_is_named)
+{
+    char u[700];
+    snprintf(u, sizeof u, "%s", store_uri("file"));
+    w2l_state *st = reopen(u, NULL);
+    for (uint64_t ck = 1; ck <= 2; ck++) {
+        ck_assert_ok(w2l_state_put(st, ck, "k", "v", 1, &err), err);
+        ck_assert_ok(w2l_state_seal(st, ck, &err), err);
+    }
+    w2l_state_close(st);
+    char path[700];
+    snprintf(path, sizeof path, "%s/ckpt-%020d.state", dir, 2);
+    ck_assert_int_eq(unlink(path), 0);
+    ck_assert_int_eq(w2l_state_open(u, NULL, &st, &err), W2L_CORRUPT);
+    ck_assert_msg(strstr(err.msg, "LATEST names checkpoint 2") && strstr(err.msg, "missing") &&
+                      strstr(err.msg, "second job"),
+                  "%s", err.msg);
+}
+END_TEST
+
+START_TEST(mysql_store_lock_refuses_a_second_job)
+{
+    char u[200];
+    snprintf(u, sizeof u, "%s", mysql_uri("locked"));
+    w2l_state *a = reopen(u, NULL), *b = reopen(u, NULL);
+    ck_assert_int_eq(w2l_state_holder_get(b, &(w2l_state_holder){0}, &err), W2L_NOTFOUND);
+    ck_assert_ok(w2l_state_lock(a, "job-a", &err), err);
+    w2l_state_holder h = holder_of(b);
+    ck_assert_str_eq(h.job, "job-a");
+    ck_assert_int_eq(h.pid, (long long)getpid());
+    uint64_t epoch = h.epoch;
+    ck_assert_uint_ge(epoch, 1);
+    ck_assert_int_eq(w2l_state_lock(b, "job-b", &err), W2L_BUSY);
+    ck_assert_msg(strstr(err.msg, "job \"job-a\"") && strstr(err.msg, "table locked") &&
+                      !strstr(err.msg, "w2lpass"),
+                  "%s", err.msg);
+    ck_assert_ok(w2l_state_put(a, 1, "k", "a", 1, &err), err);
+    ck_assert_ok(w2l_state_seal(a, 1, &err), err);
+    w2l_state_close(a); /* the server drops the lock with the connection */
+    ck_assert_ok(w2l_state_lock(b, "job-b", &err), err);
+    h = holder_of(b);
+    ck_assert_str_eq(h.job, "job-b");
+    ck_assert_uint_eq(h.epoch, epoch + 1);
+    uint64_t ck = 0;
+    ck_assert_ok(w2l_state_latest(b, &ck, &err), err);
+    ck_assert_uint_eq(ck, 1);
+    ck_assert_ok(w2l_state_put(b, 2, "k", "b", 1, &err), err);
+    ck_assert_ok(w2l_state_seal(b, 2, &err), err);
+    w2l_state_close(b);
+}
+END_TEST
+
 Suite *suite_state(void)
 {
     Suite *s = suite_create("state");
@@ -436,12 +627,16 @@ Suite *suite_state(void)
     tcase_add_test(basic, host_store_plugs_in);
     tcase_add_test(basic, file_store_survives_restart_and_drops_unsealed);
     tcase_add_test(basic, file_store_without_location_is_a_config_error);
+    tcase_add_test(basic, file_store_lock_refuses_a_second_job);
+    tcase_add_test(basic, file_store_lease_fences_a_job_taken_over);
+    tcase_add_test(basic, file_store_missing_checkpoint_is_named);
     suite_add_tcase(s, basic);
     TCase *mysql = tcase_create("mysql");
     tcase_add_unchecked_fixture(mysql, mysql_up, mysql_down);
     tcase_add_test(mysql, mysql_store_contract);
     tcase_add_test(mysql, mysql_store_survives_restart);
     tcase_add_test(mysql, mysql_store_errors_hide_the_password);
+    tcase_add_test(mysql, mysql_store_lock_refuses_a_second_job);
     tcase_set_timeout(mysql, 60);
     suite_add_tcase(s, mysql);
     TCase *faults = tcase_create("faults");

@@ -29,7 +29,8 @@ typedef enum w2l_rc {
     W2L_AGAIN = 12,     /* nothing yet; call again */
     W2L_CANCELLED = 13, /* stopped on request */
     W2L_CONFIG = 14,    /* bad configuration: unknown key, wrong type, missing value */
-    W2L_DONE = 15       /* the source has nothing more (end of stream) */
+    W2L_DONE = 15,      /* the source has nothing more (end of stream) */
+    W2L_BUSY = 16       /* another process holds it (a state store in use by another job) */
 } w2l_rc;
 
 /* Flags of a w2l_error. */

@@ -18,6 +18,7 @@
 #include "error.h"
 #include "conf.h"
 #include "types.h"
+#include "state.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -150,6 +151,11 @@ typedef struct w2l_run_info {
  * W2L_NOTFOUND when no run has recorded one, W2L_CORRUPT naming the file when it cannot be
  * read. See w2l_lake_last_run(3). */
 W2L_API w2l_rc w2l_lake_last_run(w2l_lake *lake, w2l_run_info *out, w2l_error *err);
+
+/* The job that holds the lake's checkpoint state store now (w2l_state_lock(3)) into *out,
+ * taking nothing: W2L_NOTFOUND when no job runs on it (or its store cannot be locked, as
+ * "mem"). See w2l_lake_last_run(3). */
+W2L_API w2l_rc w2l_lake_holder(w2l_lake *lake, w2l_state_holder *out, w2l_error *err);
 
 /* Parses a time: ms since the epoch (digits only), or ISO-8601 YYYY-MM-DD, optionally
  * followed by T (or a space) HH:MM[:SS[.fraction]] and Z or an offset +HH[:MM] / -HH[:MM]

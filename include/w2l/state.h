@@ -31,7 +31,20 @@ W2L_API void w2l_buf_release(w2l_buf *b);
 
 typedef struct w2l_state w2l_state;
 
+/* The process that holds a state store (w2l_state_lock): one job writes to a store at a
+ * time. See w2l_state_lock(3). */
+typedef struct w2l_state_holder {
+    char job[128];      /* its job id; "" when it had none */
+    char host[256];     /* its host name */
+    long long pid;      /* its process id on host */
+    int64_t since_ms;   /* when it took the store, ms since 1970-01-01 UTC */
+    int64_t expires_ms; /* a lease: when it ends unless renewed; 0: held until the holder ends */
+    char version[32];   /* its libwholedb2lake version */
+    uint64_t epoch;     /* one more at each taking: a fencing token */
+} w2l_state_holder;
+
 #define W2L_STATE_METHODS_V1 1
+#define W2L_STATE_METHODS_V2 2 /* adds lock and holder */
 
 typedef struct w2l_state_methods {
     int version;      /* W2L_STATE_METHODS_V1 */
@@ -56,7 +69,16 @@ typedef struct w2l_state_methods {
     w2l_rc (*latest)(w2l_state *self, uint64_t *ckpt, w2l_error *err);
     /* Forgets every checkpoint below keep_from (never the latest sealed one). */
     w2l_rc (*prune)(w2l_state *self, uint64_t keep_from, w2l_error *err);
-    void (*close)(w2l_state *self); /* cannot fail */
+    void (*close)(w2l_state *self); /* cannot fail; releases what lock took */
+    /* V2. Takes the store for the process described by *me, exclusively, until close:
+     * sets me->epoch (the previous holder's plus one) and, for a lease, me->expires_ms.
+     * When another live process holds it: W2L_BUSY, *other filled, and err's message the
+     * store's location only (e.g. "file:/lake/_w2l/state"); the core words the error.
+     * Once taken, seal and prune fail with W2L_BUSY when the store was taken over. */
+    w2l_rc (*lock)(w2l_state *self, w2l_state_holder *me, w2l_state_holder *other,
+                   w2l_error *err);
+    /* V2. The live holder into *out, without taking anything; W2L_NOTFOUND when none. */
+    w2l_rc (*holder)(w2l_state *self, w2l_state_holder *out, w2l_error *err);
 } w2l_state_methods;
 struct w2l_state { const w2l_state_methods *methods; };
 
@@ -81,6 +103,14 @@ W2L_API w2l_rc w2l_state_keys(w2l_state *st, uint64_t ckpt, const char *prefix,
 W2L_API w2l_rc w2l_state_seal(w2l_state *st, uint64_t ckpt, w2l_error *err);
 W2L_API w2l_rc w2l_state_latest(w2l_state *st, uint64_t *ckpt, w2l_error *err);
 W2L_API w2l_rc w2l_state_prune(w2l_state *st, uint64_t keep_from, w2l_error *err);
+
+/* Takes the store for this process (job: its job id, or NULL) until w2l_state_close: a
+ * second job on the same store gets W2L_BUSY, naming the first's job, pid, host and start.
+ * A store of version 1 cannot be locked: W2L_OK, nothing taken. See w2l_state_lock(3). */
+W2L_API w2l_rc w2l_state_lock(w2l_state *st, const char *job, w2l_error *err);
+/* Who holds the store now; W2L_NOTFOUND when nobody (or a version 1 store). Takes
+ * nothing, so a reader beside a running job may call it. See w2l_state_lock(3). */
+W2L_API w2l_rc w2l_state_holder_get(w2l_state *st, w2l_state_holder *out, w2l_error *err);
 
 #ifdef __cplusplus
 }

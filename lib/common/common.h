@@ -107,6 +107,8 @@ struct w2l__registry {
 int64_t w2l__now_ms(void);
 int64_t w2l__mono_ns(void);
 int64_t w2l__coarse_ms(void);
+/* ms since 1970 as "2026-01-31 12:00:00" (UTC, to the second) into buf; returns buf. */
+const char *w2l__format_utc_ms(int64_t ms, char *buf, size_t size);
 /* 64-bit hash of bytes (for keying tables and primary keys). */
 uint64_t w2l__hash64(const void *p, size_t n, uint64_t seed);
 /* The 64-bit finaliser w2l__hash64 ends with (each output bit depends on every input bit):

@@ -11,6 +11,7 @@ static const char *const rc_names[] = {
     "W2L_OK", "W2L_ERROR", "W2L_NOMEM", "W2L_IO", "W2L_CORRUPT", "W2L_MISUSE",
     "W2L_NOTFOUND", "W2L_EXISTS", "W2L_CONFLICT", "W2L_UNAVAILABLE", "W2L_SCHEMA",
     "W2L_SOURCE", "W2L_AGAIN", "W2L_CANCELLED", "W2L_CONFIG", "W2L_DONE",
+    "W2L_BUSY",
 };
 
 const char *w2l_rc_name(w2l_rc rc)

@@ -2,6 +2,8 @@
  * Clocks, deadlines and a fast 64-bit hash (a 64-bit variant of the FNV-1a/xorshift-multiply
  * family, processing 8 bytes per step; good enough for routing tables and keys to threads).
  */
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "common.h"
@@ -12,6 +14,16 @@ int64_t w2l__now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+const char *w2l__format_utc_ms(int64_t ms, char *buf, size_t size)
+{
+    time_t secs = (time_t)(ms / 1000);
+    struct tm tm;
+    if (!gmtime_r(&secs, &tm)) memset(&tm, 0, sizeof tm);
+    snprintf(buf, size, "%04d-%02d-%02d %02d:%02d:%02d", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    return buf;
 }
 
 int64_t w2l__mono_ns(void)

@@ -56,6 +56,9 @@ const w2l_conf_prop w2l__conf_props[] = {
     { "readyz.max-lag", W2L_CONF_DURATION, "30s", 0, MS_DAY, NULL, W2L_CONF_F_CLI,
       "/readyz answers 200 once the initial snapshot is done, a checkpoint of the run is "
       "committed and the source lag is at most this." },
+    { "ha.lease-timeout", W2L_CONF_DURATION, "60s", 1000, MS_DAY, NULL, W2L_CONF_F_CLI,
+      "How long the lease on a state store that is not on a local disk (S3) lasts unless its "
+      "job renews it at a checkpoint; a job that stops for longer loses the store to the next." },
     { "healthz.deadline", W2L_CONF_DURATION, "2m", 100, MS_DAY, NULL, W2L_CONF_F_CLI,
       "/healthz answers 503 when a stage (the source, a DDL handler, writer or committer) has "
       "been inside one call for longer than this, or the run failed." },

@@ -64,8 +64,8 @@ static w2l_rc local_open(const w2l_fileio_methods *m, const w2l_conf *conf, w2l_
 
 static void local_close_io(w2l_fileio *self) { (void)self; }
 
-/* mkdir -p of the directory part of path. */
-static w2l_rc make_parents(const char *path, w2l_error *err)
+/* mkdir -p of the directory part of path (io.h). */
+w2l_rc w2l__local_make_parents(const char *path, w2l_error *err)
 {
     char *d = w2l__strdup(path);
     W2L_NOMEM_IF(!d, err);
@@ -132,7 +132,7 @@ static w2l_rc open_tmp(local_file *f, w2l_error *err)
     if (f->fd >= 0) return W2L_OK;
     f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (f->fd < 0 && errno == ENOENT) { /* parent directories only when missing */
-        W2L_TRY(make_parents(f->path, err));
+        W2L_TRY(w2l__local_make_parents(f->path, err));
         f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     }
     if (f->fd < 0) return w2l__fail_errno(err, W2L_IO, errno, "create %s", f->path);
@@ -357,7 +357,7 @@ static w2l_rc local_create(w2l_fileio *self, const char *path, unsigned flags, w
     struct stat st;
     w2l_rc rc = dir ? W2L_OK : w2l__fail(err, W2L_NOMEM, "create %s: out of memory", path);
     if (rc == W2L_OK && dirlen > 1 && stat(dir, &st) != 0) {
-        if (errno == ENOENT) rc = make_parents(path, err);
+        if (errno == ENOENT) rc = w2l__local_make_parents(path, err);
         else rc = w2l__fail_errno(err, W2L_IO, errno, "create %s", path);
     } else if (rc == W2L_OK && dirlen > 1 && !S_ISDIR(st.st_mode)) {
         rc = w2l__fail_errno(err, W2L_IO, ENOTDIR, "create %s", path);

@@ -18,6 +18,9 @@ const char *w2l__fileio_name_for(const w2l_conf *conf, const char *path);
 w2l_rc w2l__fileio_open_for(const w2l_conf *conf, const char *path, w2l_fileio **out,
                             w2l_error *err);
 
+/* mkdir -p of the directory part of a local path ("a/b/c": a and a/b). */
+w2l_rc w2l__local_make_parents(const char *path, w2l_error *err);
+
 /* Joins dir and name with one '/', into fresh memory; NULL when out of memory. */
 char *w2l__path_join(const char *dir, const char *name);
 /* w2l_fileio_write_all without the close: *out holds the whole file, for the caller to

@@ -527,3 +527,16 @@ w2l_rc w2l_lake_last_run(w2l_lake *lake, w2l_run_info *out, w2l_error *err)
     lake->last_run = NULL;
     return w2l__lastrun_read(lake->io, lake->warehouse, out, &lake->last_run, err);
 }
+
+w2l_rc w2l_lake_holder(w2l_lake *lake, w2l_state_holder *out, w2l_error *err)
+{
+    if (!lake || !out) return w2l__fail(err, W2L_MISUSE, "w2l_lake_holder: NULL argument");
+    memset(out, 0, sizeof *out);
+    const char *uri = NULL;
+    w2l_conf_get(lake->conf, "state", &uri, NULL);
+    w2l_state *st = NULL;
+    W2L_TRY(w2l_state_open(uri, lake->conf, &st, err));
+    w2l_rc rc = w2l_state_holder_get(st, out, err);
+    w2l_state_close(st);
+    return rc;
+}

@@ -553,6 +553,25 @@ static w2l_rc shared_setup(w2l_pipeline *p, const char **state_uri, w2l_error *e
     return W2L_OK;
 }
 
+/* One job writes a state store: this one takes it (w2l_state_lock) under the job id it
+ * will commit under, or leaves it to the job that has it (W2L_BUSY; the store is then
+ * not this pipeline's, so nothing here writes to it, not even the last run's record). */
+static w2l_rc lock_state(w2l_pipeline *p, w2l_error *err)
+{
+    uint64_t latest = 0;
+    w2l_rc rc = w2l_state_latest(p->st, &latest, err);
+    if (rc == W2L_NOTFOUND) rc = W2L_OK;
+    char *job = NULL;
+    if (rc == W2L_OK) rc = w2l__ops_job_restored(p->conf, p->st, latest, &job, err);
+    if (rc == W2L_OK) rc = w2l_state_lock(p->st, job, err);
+    w2l__free(job);
+    if (rc == W2L_BUSY) {
+        w2l_state_close(p->st);
+        p->st = NULL;
+    }
+    return rc;
+}
+
 static w2l_rc lake_committed(void *ctx, const char *db, const char *table, const char *stream,
                              int32_t part, int rows, int64_t *next, w2l_error *err)
 {
@@ -663,6 +682,7 @@ w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err
     if (rc == W2L_OK && source_uri && w2l__source_shared(source_uri, p->conf))
         rc = shared_setup(p, &state_uri, err);
     if (rc == W2L_OK) rc = w2l_state_open(state_uri, p->conf, &p->st, err);
+    if (rc == W2L_OK) rc = lock_state(p, err);
     if (rc == W2L_OK) {
         uint64_t latest = 0;
         rc = w2l_state_latest(p->st, &latest, err);

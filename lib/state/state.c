@@ -5,6 +5,7 @@
  * checkpoint at or below the sealed one).
  */
 #include <stdio.h>
+#include <unistd.h>
 
 #include "state_int.h"
 
@@ -113,4 +114,54 @@ w2l_rc w2l_state_latest(w2l_state *st, uint64_t *ckpt, w2l_error *err)
 w2l_rc w2l_state_prune(w2l_state *st, uint64_t keep_from, w2l_error *err)
 {
     return st->methods->prune(st, keep_from, err);
+}
+
+/* The error a second job sees: the store's location (err's message, from the store) and
+ * who holds it. */
+static w2l_rc busy_error(w2l_error *err, const w2l_state_holder *o)
+{
+    char loc[sizeof err->msg];
+    char since[32];
+    snprintf(loc, sizeof loc, "%s", err && err->msg[0] ? err->msg : "(this store)");
+    w2l__format_utc_ms(o->since_ms, since, sizeof since);
+    if (!o->pid && !o->host[0])
+        return w2l__fail(err, W2L_BUSY,
+                         "state store %s is in use by another job (it left no record of "
+                         "itself); stop that job first, or give this one its own warehouse",
+                         loc);
+    return w2l__fail(err, W2L_BUSY,
+                     "state store %s is in use by job \"%s\" (pid %lld on host %s, running "
+                     "since %s UTC, w2l %s); stop that job first, or give this one its own "
+                     "warehouse",
+                     loc, o->job[0] ? o->job : "(none)", o->pid, o->host, since,
+                     o->version[0] ? o->version : "?");
+}
+
+w2l_rc w2l_state_lock(w2l_state *st, const char *job, w2l_error *err)
+{
+    const w2l_state_methods *m = st->methods;
+    if (m->version < W2L_STATE_METHODS_V2 || !m->lock) return W2L_OK;
+    w2l_state_holder me, other;
+    memset(&me, 0, sizeof me);
+    memset(&other, 0, sizeof other);
+    snprintf(me.job, sizeof me.job, "%s", job ? job : "");
+    if (gethostname(me.host, sizeof me.host - 1) != 0) snprintf(me.host, sizeof me.host, "?");
+    me.pid = (long long)getpid();
+    me.since_ms = w2l__now_ms();
+    snprintf(me.version, sizeof me.version, "%s", W2L_VERSION_STRING);
+    if (err) err->msg[0] = '\0';
+    w2l_rc rc = m->lock(st, &me, &other, err);
+    if (rc == W2L_BUSY) return busy_error(err, &other);
+    if (rc == W2L_OK)
+        w2l__log(W2L_LOG_DEBUG, "state: taken by pid %lld (lock epoch %llu)", me.pid,
+                 (unsigned long long)me.epoch);
+    return rc;
+}
+
+w2l_rc w2l_state_holder_get(w2l_state *st, w2l_state_holder *out, w2l_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const w2l_state_methods *m = st->methods;
+    if (m->version < W2L_STATE_METHODS_V2 || !m->holder) return W2L_NOTFOUND;
+    return m->holder(st, out, err);
 }

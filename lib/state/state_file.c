@@ -12,6 +12,11 @@
  * `w2l status` opens the store beside a running job, whose ckpt file of the checkpoint it
  * is sealing is newer than LATEST for a moment). Until seal, puts stay in memory.
  *
+ *   DIR/LOCK             (local) the holder's record, under a lock its process holds
+ *   DIR/LEASE            (any other file IO: S3) the holder's lease, checked at every
+ *                        seal and prune; state_lock.c
+ * One job writes a store: w2l_state_lock takes LOCK or LEASE, and a second job is refused.
+ *
  * File grammar (all integers little-endian):
  *   "W2LSTATE" u32 version=1  u64 ckpt  u32 count
  *   count x ( u32 keylen  key  u32 vallen  val )
@@ -41,7 +46,14 @@ typedef struct file_state {
     w2l__kv_pending pending;  /* unsealed checkpoints */
     table cache;              /* entries of an older sealed checkpoint last read */
     int swept;                /* orphans above LATEST removed (at the first seal) */
+    int local;                /* a local directory: LOCK, else LEASE */
+    int lock_fd;              /* LOCK held: -1 when not */
+    int leased;               /* LEASE held, as `me` */
+    int64_t lease_ms;         /* ha.lease-timeout */
+    w2l_state_holder me;
 } file_state;
+
+static w2l_rc check_held(file_state *fs, w2l_error *err);
 
 static char *ckpt_path(const file_state *fs, uint64_t ckpt)
 {
@@ -160,7 +172,7 @@ static w2l_rc load_ckpt(file_state *fs, uint64_t ckpt, table *t, w2l_error *err)
 
 typedef struct scan_ctx {
     file_state *fs;
-    uint64_t keep_from, latest;
+    uint64_t keep_from, latest, on_disk; /* on_disk: what LATEST names now (prune) */
     int remove_newer, remove_older;
     w2l_rc rc;
     w2l_error *err;
@@ -174,7 +186,7 @@ static int scan_one(void *p, const char *name)
     char tail[16];
     if (sscanf(name, "ckpt-%llu.%15s", &id, tail) != 2 || strcmp(tail, "state") != 0) return 0;
     if ((c->remove_newer && id > c->latest) ||
-        (c->remove_older && id < c->keep_from && id != c->latest)) {
+        (c->remove_older && id < c->keep_from && id != c->latest && id != c->on_disk)) {
         char *path = ckpt_path(c->fs, id);
         if (!path) {
             c->rc = w2l__fail(c->err, W2L_NOMEM, "out of memory");
@@ -187,6 +199,31 @@ static int scan_one(void *p, const char *name)
     return 0;
 }
 
+/* What DIR/LATEST names now into *out; 0 when there is none. */
+static w2l_rc read_latest(file_state *fs, uint64_t *out, w2l_error *err)
+{
+    *out = 0;
+    char *latest = w2l__path_join(fs->dir, "LATEST");
+    void *data = NULL;
+    size_t len = 0;
+    w2l_rc rc = latest ? w2l_fileio_read_all(fs->io, latest, &data, &len, err)
+                       : w2l__fail(err, W2L_NOMEM, "out of memory");
+    if (rc == W2L_NOTFOUND) {
+        rc = W2L_OK;
+    } else if (rc == W2L_OK) {
+        char *end;
+        unsigned long long v = strtoull(data, &end, 10);
+        while (*end == '\n') end++;
+        if (len == 0 || *end || v == 0)
+            rc = w2l__fail(err, W2L_CORRUPT, "%s: expected a checkpoint id, got '%.40s'",
+                           latest, (char *)data);
+        else *out = v;
+    }
+    w2l__free(data);
+    w2l__free(latest);
+    return rc;
+}
+
 static w2l_rc fs_open(const w2l_state_methods *m, const w2l_conf *conf, const char *uri,
                       w2l_state *self, w2l_error *err)
 {
@@ -194,6 +231,8 @@ static w2l_rc fs_open(const w2l_state_methods *m, const w2l_conf *conf, const ch
     file_state *fs = (file_state *)self;
     if (mtx_init(&fs->mtx, mtx_plain) != thrd_success)
         return w2l__fail(err, W2L_ERROR, "mutex init failed");
+    fs->lock_fd = -1;
+    fs->lease_ms = 60000;
     if (uri && *uri) {
         fs->dir = w2l__strdup(uri);
     } else {
@@ -209,31 +248,28 @@ static w2l_rc fs_open(const w2l_state_methods *m, const w2l_conf *conf, const ch
     }
     w2l_rc rc = fs->dir ? w2l__fileio_open_for(conf, fs->dir, &fs->io, err)
                         : w2l__fail(err, W2L_NOMEM, "out of memory");
+    if (rc == W2L_OK) {
+        const char *io = w2l__fileio_name_for(conf, fs->dir);
+        fs->local = !io || strcmp(io, "local") == 0;
+        if (!fs->local && conf) rc = w2l_conf_get_int(conf, "ha.lease-timeout", &fs->lease_ms, err);
+    }
     /* a reader beside a running job: the checkpoint LATEST names may be pruned before it
      * is read, when newer ones were sealed meanwhile; LATEST is then read again */
     for (int attempt = 0; rc == W2L_OK; attempt++) {
-        fs->latest = 0;
-        char *latest = w2l__path_join(fs->dir, "LATEST");
-        void *data = NULL;
-        size_t len = 0;
-        rc = latest ? w2l_fileio_read_all(fs->io, latest, &data, &len, err)
-                    : w2l__fail(err, W2L_NOMEM, "out of memory");
-        if (rc == W2L_NOTFOUND) {
-            rc = W2L_OK;
-        } else if (rc == W2L_OK) {
-            char *end;
-            unsigned long long v = strtoull(data, &end, 10);
-            while (*end == '\n') end++;
-            if (len == 0 || *end || v == 0)
-                rc = w2l__fail(err, W2L_CORRUPT, "%s: expected a checkpoint id, got '%.40s'",
-                               latest, (char *)data);
-            else fs->latest = v;
-        }
-        w2l__free(data);
-        w2l__free(latest);
+        rc = read_latest(fs, &fs->latest, err);
         if (rc != W2L_OK || !fs->latest) break;
         rc = load_ckpt(fs, fs->latest, &fs->sealed, err);
-        if (rc != W2L_NOTFOUND || attempt >= 20) break;
+        if (rc != W2L_NOTFOUND) break;
+        if (attempt >= 20) { /* not a prune racing this read: the file is gone for good */
+            rc = w2l__fail(err, W2L_CORRUPT,
+                           "LATEST names checkpoint %llu, whose file ckpt-%020llu.state is "
+                           "missing: removed by hand, or pruned by a second job writing this "
+                           "store at the same time (a version without the store lock); "
+                           "restore the file from a backup, or move the directory away to "
+                           "start the job over (its tables keep what they committed)",
+                           (unsigned long long)fs->latest, (unsigned long long)fs->latest);
+            break;
+        }
         rc = W2L_OK;
     }
     if (rc != W2L_OK) {
@@ -332,8 +368,9 @@ static w2l_rc fs_seal(w2l_state *self, uint64_t ckpt, w2l_error *err)
     char num[32];
     int nl = snprintf(num, sizeof num, "%llu\n", (unsigned long long)ckpt);
     w2l_rc rc = path && latest ? encode(t, &b, err) : w2l__fail(err, W2L_NOMEM, "out of memory");
+    if (rc == W2L_OK) rc = check_held(fs, err);
     if (rc == W2L_OK && !fs->swept) { /* leftovers of a crashed earlier run */
-        scan_ctx c = {fs, 0, fs->latest, 1, 0, W2L_OK, err};
+        scan_ctx c = {fs, 0, fs->latest, 0, 1, 0, W2L_OK, err};
         rc = w2l_fileio_list(fs->io, fs->dir, scan_one, &c, err);
         if (rc == W2L_OK) rc = c.rc;
         fs->swept = rc == W2L_OK;
@@ -370,17 +407,86 @@ static w2l_rc fs_prune(w2l_state *self, uint64_t keep_from, w2l_error *err)
 {
     file_state *fs = (file_state *)self;
     mtx_lock(&fs->mtx);
-    scan_ctx c = {fs, keep_from, fs->latest, 0, 1, W2L_OK, err};
-    w2l_rc rc = w2l_fileio_list(fs->io, fs->dir, scan_one, &c, err);
+    scan_ctx c = {fs, keep_from, fs->latest, 0, 0, 1, W2L_OK, err};
+    w2l_rc rc = check_held(fs, err);
+    if (rc == W2L_OK) rc = read_latest(fs, &c.on_disk, err);
+    if (rc == W2L_OK) rc = w2l_fileio_list(fs->io, fs->dir, scan_one, &c, err);
     if (rc == W2L_OK) rc = c.rc;
     if (fs->cache.ckpt < keep_from) w2l__kv_clear(&fs->cache);
     mtx_unlock(&fs->mtx);
     return rc;
 }
 
+static char *holder_path(const file_state *fs)
+{
+    return w2l__path_join(fs->dir, fs->local ? "LOCK" : "LEASE");
+}
+
+static w2l_rc fs_lock(w2l_state *self, w2l_state_holder *me, w2l_state_holder *other,
+                      w2l_error *err)
+{
+    file_state *fs = (file_state *)self;
+    if (fs->lock_fd >= 0 || fs->leased)
+        return w2l__fail(err, W2L_MISUSE, "state %s: already locked by this process", fs->dir);
+    char *path = holder_path(fs);
+    W2L_NOMEM_IF(!path, err);
+    w2l_rc rc = W2L_OK;
+    if (fs->local) {
+        rc = w2l__lockfile_take(path, me, other, &fs->lock_fd, err);
+    } else {
+        rc = w2l__lease_take(fs->io, path, fs->lease_ms, me, other, err);
+        if (rc == W2L_OK) {
+            mtx_lock(&fs->mtx);
+            fs->me = *me;
+            fs->leased = 1;
+            mtx_unlock(&fs->mtx);
+        }
+    }
+    if (rc == W2L_BUSY) snprintf(err->msg, sizeof err->msg, "%s", fs->dir);
+    w2l__free(path);
+    /* the job that held it until now may have sealed since open read LATEST */
+    uint64_t now = 0;
+    if (rc == W2L_OK) rc = read_latest(fs, &now, err);
+    if (rc == W2L_OK && now && now != fs->latest) {
+        mtx_lock(&fs->mtx);
+        rc = load_ckpt(fs, now, &fs->sealed, err);
+        if (rc == W2L_OK) fs->latest = now;
+        mtx_unlock(&fs->mtx);
+    }
+    return rc;
+}
+
+static w2l_rc fs_holder(w2l_state *self, w2l_state_holder *out, w2l_error *err)
+{
+    file_state *fs = (file_state *)self;
+    char *path = holder_path(fs);
+    W2L_NOMEM_IF(!path, err);
+    w2l_rc rc = fs->local ? w2l__lockfile_probe(path, out, err)
+                          : w2l__lease_probe(fs->io, path, out, err);
+    w2l__free(path);
+    return rc;
+}
+
+/* Before a seal or a prune (fs->mtx held): the lease is still this job's (renewed when due). */
+static w2l_rc check_held(file_state *fs, w2l_error *err)
+{
+    if (!fs->leased) return W2L_OK;
+    char *path = holder_path(fs);
+    W2L_NOMEM_IF(!path, err);
+    w2l_rc rc = w2l__lease_check(fs->io, path, fs->lease_ms, &fs->me, err);
+    w2l__free(path);
+    return rc;
+}
+
 static void fs_close(w2l_state *self)
 {
     file_state *fs = (file_state *)self;
+    w2l__lockfile_release(fs->lock_fd);
+    if (fs->leased) {
+        char *path = holder_path(fs);
+        if (path) w2l__lease_release(fs->io, path, &fs->me);
+        w2l__free(path);
+    }
     w2l__kv_clear(&fs->sealed);
     w2l__kv_clear(&fs->cache);
     w2l__kv_pending_free(&fs->pending);
@@ -390,7 +496,7 @@ static void fs_close(w2l_state *self)
 }
 
 const w2l_state_methods w2l__state_file = {
-    .version = W2L_STATE_METHODS_V1,
+    .version = W2L_STATE_METHODS_V2,
     .name = "file",
     .size = sizeof(file_state),
     .open = fs_open,
@@ -401,4 +507,6 @@ const w2l_state_methods w2l__state_file = {
     .latest = fs_latest,
     .prune = fs_prune,
     .close = fs_close,
+    .lock = fs_lock,
+    .holder = fs_holder,
 };

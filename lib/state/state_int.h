@@ -47,4 +47,27 @@ w2l__kv_table *w2l__kv_pending_get(w2l__kv_pending *p, uint64_t ckpt, int create
 int w2l__kv_pending_take(w2l__kv_pending *p, uint64_t ckpt, w2l__kv_table *out);
 void w2l__kv_pending_free(w2l__kv_pending *p);
 
+/* ---- state_lock.c: who holds a store; a lock file (local) or a lease (any file IO) ---- */
+/* The holder record as one JSON object (fresh memory in *out), and back (-1: not one). */
+w2l_rc w2l__holder_encode(const w2l_state_holder *h, char **out, w2l_error *err);
+int w2l__holder_decode(const char *text, size_t len, w2l_state_holder *h);
+/* 1 when h names a process of this host that no longer runs. */
+int w2l__holder_gone(const w2l_state_holder *h);
+/* The lock file at path: taken (fd into *fd, me->epoch set, the record written), or
+ * W2L_BUSY with *other read from the file. probe: the holder, W2L_NOTFOUND when none. */
+w2l_rc w2l__lockfile_take(const char *path, w2l_state_holder *me, w2l_state_holder *other,
+                          int *fd, w2l_error *err);
+w2l_rc w2l__lockfile_probe(const char *path, w2l_state_holder *out, w2l_error *err);
+void w2l__lockfile_release(int fd);
+/* The lease object at path, of timeout_ms: take (W2L_BUSY with *other when live and not
+ * ours); check before each seal and prune (W2L_BUSY, worded, when taken over; renews it
+ * once a third of its time has passed); probe (the live holder, or W2L_NOTFOUND); release
+ * (removes it when still ours). */
+w2l_rc w2l__lease_take(w2l_fileio *io, const char *path, int64_t timeout_ms,
+                       w2l_state_holder *me, w2l_state_holder *other, w2l_error *err);
+w2l_rc w2l__lease_check(w2l_fileio *io, const char *path, int64_t timeout_ms,
+                        w2l_state_holder *me, w2l_error *err);
+w2l_rc w2l__lease_probe(w2l_fileio *io, const char *path, w2l_state_holder *out, w2l_error *err);
+void w2l__lease_release(w2l_fileio *io, const char *path, const w2l_state_holder *me);
+
 #endif

@@ -5,6 +5,12 @@
  *
  *   NAME          (ckpt BIGINT UNSIGNED, k VARBINARY(512), v LONGBLOB, PRIMARY KEY (ckpt, k))
  *   NAME_sealed   (one BOOL PRIMARY KEY, ckpt BIGINT UNSIGNED)      -- one row
+ *   NAME_holder   (one BOOL PRIMARY KEY, rec VARBINARY(2048))       -- who holds it
+ * One job writes a store: lock takes the server's named lock 'w2l:' + SHA1(DB.NAME) with
+ * GET_LOCK (the server drops it when the holder's connection ends, however the process
+ * ended), writes its record (state_lock.c) with the epoch one up, and every seal checks in
+ * its transaction that the lock is still this connection's: a connection lost and made
+ * again has lost it, and the seal fails with W2L_BUSY rather than write beside another.
  * Puts stay in memory until seal, which is one InnoDB transaction: insert every entry of
  * the checkpoint, then move the sealed pointer; COMMIT makes both visible and durable at
  * once. At open, rows above the sealed pointer (a seal that crashed before COMMIT cannot
@@ -29,7 +35,22 @@ typedef struct mysql_state {
     char where[300];          /* "mysql://USER:****@HOST:PORT/DB" for messages */
     uint64_t latest;
     w2l__kv_pending pending;
+    int locked;               /* lock taken: every seal checks it is still held */
 } mysql_state;
+
+/* The named lock of the store's table (the table's name is letters, digits and _ only). */
+#define LOCK_NAME_SQL "CONCAT('w2l:',SHA1(CONCAT(DATABASE(),'.','%s')))"
+
+/* The holder record into *h; W2L_NOTFOUND when there is none or it does not parse. */
+static w2l_rc read_holder(mysql_state *s, w2l_state_holder *h, w2l_error *err)
+{
+    char sql[256], rec[2049];
+    int null = 1;
+    memset(h, 0, sizeof *h);
+    snprintf(sql, sizeof sql, "SELECT rec FROM `%s_holder` WHERE one", s->table);
+    W2L_TRY(w2l__my_value(s->db, sql, rec, sizeof rec, &null, err));
+    return !null && w2l__holder_decode(rec, strlen(rec), h) == 0 ? W2L_OK : W2L_NOTFOUND;
+}
 
 /* The table name from the URI's query ("table=NAME"; default w2l_state). */
 static w2l_rc parse_table(const char *query, char *table, size_t tsize, w2l_error *err)
@@ -99,6 +120,11 @@ static w2l_rc open_db(mysql_state *s, const char *uri, w2l_error *err)
              "CREATE TABLE IF NOT EXISTS `%s_sealed` (one BOOL NOT NULL PRIMARY KEY, ckpt BIGINT "
              "UNSIGNED NOT NULL)"
              " ENGINE=InnoDB",
+             s->table);
+    W2L_TRY(w2l__my_exec(s->db, sql, err));
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE IF NOT EXISTS `%s_holder` (one BOOL NOT NULL PRIMARY KEY, rec "
+             "VARBINARY(2048) NOT NULL) ENGINE=InnoDB",
              s->table);
     W2L_TRY(w2l__my_exec(s->db, sql, err));
     W2L_TRY(load_latest(s, err));
@@ -220,6 +246,82 @@ static w2l_rc ms_keys(w2l_state *self, uint64_t ckpt, const char *prefix,
     return rc;
 }
 
+/* The named lock is still this connection's. */
+static w2l_rc check_held(mysql_state *s, w2l_error *err)
+{
+    char sql[256], v[8];
+    int null = 1;
+    snprintf(sql, sizeof sql, "SELECT IS_USED_LOCK(" LOCK_NAME_SQL ") = CONNECTION_ID()",
+             s->table);
+    W2L_TRY(w2l__my_value(s->db, sql, v, sizeof v, &null, err));
+    if (!null && strcmp(v, "1") == 0) return W2L_OK;
+    return w2l__fail(err, W2L_BUSY,
+                     "fenced: the lock on state store %s table %s was lost with its "
+                     "connection (another job may hold it now); this job stops so that no "
+                     "two write the state",
+                     s->where, s->table);
+}
+
+static w2l_rc ms_lock(w2l_state *self, w2l_state_holder *me, w2l_state_holder *other,
+                      w2l_error *err)
+{
+    mysql_state *s = (mysql_state *)self;
+    char sql[256], v[8];
+    int null = 1;
+    mtx_lock(&s->mtx);
+    snprintf(sql, sizeof sql, "SELECT GET_LOCK(" LOCK_NAME_SQL ", 0)", s->table);
+    w2l_rc rc = s->locked ? w2l__fail(err, W2L_MISUSE, "state %s: already locked", s->where)
+                          : w2l__my_value(s->db, sql, v, sizeof v, &null, err);
+    if (rc == W2L_OK && (null || strcmp(v, "1") != 0)) {
+        if (read_holder(s, other, err) == W2L_OK || !null) rc = W2L_BUSY;
+        else rc = w2l__fail(err, W2L_IO, "state %s: GET_LOCK failed", s->where);
+        if (rc == W2L_BUSY)
+            snprintf(err->msg, sizeof err->msg, "%s table %s", s->where, s->table);
+    }
+    w2l_state_holder prev;
+    if (rc == W2L_OK) {
+        rc = read_holder(s, &prev, err);
+        if (rc == W2L_NOTFOUND) rc = W2L_OK;
+        me->epoch = prev.epoch + 1;
+        me->expires_ms = 0;
+    }
+    char *text = NULL;
+    w2l_buf q = {0};
+    if (rc == W2L_OK) rc = w2l__holder_encode(me, &text, err);
+    if (rc == W2L_OK) {
+        char head[128];
+        snprintf(head, sizeof head, "REPLACE INTO `%s_holder` (one, rec) VALUES (1, ", s->table);
+        rc = w2l_buf_append(&q, head, strlen(head), err);
+        if (rc == W2L_OK) rc = w2l__my_append_literal(s->db, &q, text, strlen(text), err);
+        if (rc == W2L_OK) rc = w2l_buf_append(&q, ")", 2, err);
+        if (rc == W2L_OK) rc = w2l__my_exec(s->db, (const char *)q.data, err);
+    }
+    w2l_buf_release(&q);
+    w2l__free(text);
+    if (rc == W2L_OK) s->locked = 1;
+    /* the job that held it until now may have sealed since open read the pointer */
+    if (rc == W2L_OK) rc = load_latest(s, err);
+    mtx_unlock(&s->mtx);
+    return rc;
+}
+
+static w2l_rc ms_holder(w2l_state *self, w2l_state_holder *out, w2l_error *err)
+{
+    mysql_state *s = (mysql_state *)self;
+    char sql[256], v[32];
+    int null = 1;
+    mtx_lock(&s->mtx);
+    snprintf(sql, sizeof sql, "SELECT IS_USED_LOCK(" LOCK_NAME_SQL ")", s->table);
+    w2l_rc rc = w2l__my_value(s->db, sql, v, sizeof v, &null, err);
+    if (rc == W2L_OK && null) rc = W2L_NOTFOUND;
+    if (rc == W2L_OK && read_holder(s, out, err) != W2L_OK) {
+        memset(out, 0, sizeof *out); /* held, by a job that wrote no record */
+        rc = W2L_OK;
+    }
+    mtx_unlock(&s->mtx);
+    return rc;
+}
+
 static w2l_rc ms_seal(w2l_state *self, uint64_t ckpt, w2l_error *err)
 {
     mysql_state *s = (mysql_state *)self;
@@ -227,6 +329,7 @@ static w2l_rc ms_seal(w2l_state *self, uint64_t ckpt, w2l_error *err)
     const w2l__kv_table *t = w2l__kv_pending_get(&s->pending, ckpt, 0, err);
     w2l_rc rc = w2l__my_exec(s->db, "START TRANSACTION", err);
     char sql[256];
+    if (rc == W2L_OK && s->locked) rc = check_held(s, err);
     if (rc == W2L_OK) {
         snprintf(sql, sizeof sql, "DELETE FROM `%s` WHERE ckpt >= %llu", s->table,
                  (unsigned long long)ckpt);
@@ -298,7 +401,7 @@ static void ms_close(w2l_state *self)
 }
 
 const w2l_state_methods w2l__state_mysql = {
-    .version = W2L_STATE_METHODS_V1,
+    .version = W2L_STATE_METHODS_V2,
     .name = "mysql",
     .size = sizeof(mysql_state),
     .open = ms_open,
@@ -309,4 +412,6 @@ const w2l_state_methods w2l__state_mysql = {
     .latest = ms_latest,
     .prune = ms_prune,
     .close = ms_close,
+    .lock = ms_lock,
+    .holder = ms_holder,
 };

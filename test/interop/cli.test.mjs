@@ -548,3 +548,59 @@ test('w2l run: the progress line labels its counts and shows both lags', { timeo
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   }
 })
+
+// One job per warehouse: a second `w2l run` (or `w2l recover`) beside a running job is
+// refused at start, naming the first's job, pid, host and start, and writes nothing;
+// `w2l status` shows the running job; once that job is SIGKILLed the next run starts at
+// once (the lock went with the process) and the lake holds every row exactly once.
+test('w2l run: a second job on a warehouse is refused, naming the first', { timeout: 60000 }, async () => {
+  const gdir = fs.mkdtempSync(path.join(top, 'lock-'))
+  const gsrc = path.join(gdir, 'stream.jsonl')
+  fs.writeFileSync(gsrc, lines.join('\n') + '\n')
+  const src = `file:${gsrc}?format=canal-json`
+  const wh = path.join(gdir, 'wh')
+  const child = spawn(w2lBin, ['run', '--source', src, '--warehouse', wh, '--log-format', 'json',
+    '--log-level', 'debug', '--checkpoint-interval', '200ms'], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  const exited = new Promise(resolve => child.on('exit', (c, sig) => resolve(sig || c)))
+  try {
+    await new Promise((resolve, reject) => {
+      child.stderr.on('data', d => {
+        stderr += d
+        if (/"component":"state".*"message":"taken by pid \d+ \(lock epoch 1\)"/.test(stderr)) resolve()
+      })
+      child.on('exit', () => reject(new Error(`w2l run ended before it took its state:\n${stderr}`)))
+    })
+    const held = new RegExp(`in use by job "w2l-[0-9a-f]+" \\(pid ${child.pid} on host ${os.hostname()}, running since \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC`)
+    for (const args of [['run', '--source', src, '--until-caught-up'], ['recover']]) {
+      const r = w2l(...args, '--warehouse', wh)
+      assert.equal(r.code, 1, r.err)
+      assert.match(r.err, held)
+      assert.match(r.err, /stop that job first/)
+    }
+    const st = w2l('status', '--warehouse', wh)
+    assert.equal(st.code, 0, st.err)
+    assert.match(st.out, new RegExp(`^running now: job w2l-[0-9a-f]+, pid ${child.pid} on ${os.hostname()} since .* \\(lock epoch 1\\)$`, 'm'))
+    const js = JSON.parse(w2l('status', '--warehouse', wh, '--format', 'json').out)
+    assert.equal(js.running.pid, child.pid)
+    assert.equal(js.running.lock_epoch, 1)
+    assert.equal(js.last_run.pid, child.pid, 'the refused runs left the running job\'s record alone')
+    child.kill('SIGKILL')
+    assert.equal(await exited, 'SIGKILL')
+    const after = JSON.parse(w2l('status', '--warehouse', wh, '--format', 'json').out)
+    assert.equal(after.running, null)
+    const again = w2l('run', '--source', src, '--warehouse', wh, '--until-caught-up')
+    assert.equal(again.code, 0, again.err)
+    assert.equal(JSON.parse(w2l('status', '--warehouse', wh, '--format', 'json').out).running, null)
+    const ref = path.join(gdir, 'ref')
+    assert.equal(w2l('run', '--source', src, '--warehouse', ref, '--until-caught-up').code, 0)
+    for (const t of ['shop.items', 'shop.tags']) {
+      const got = w2l('cat', t, '--warehouse', wh, '--format', 'json')
+      assert.equal(got.code, 0, got.err)
+      assert.deepEqual(got.out.trim().split('\n').sort(),
+        w2l('cat', t, '--warehouse', ref, '--format', 'json').out.trim().split('\n').sort(), t)
+    }
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  }
+})

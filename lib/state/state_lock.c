@@ -1,0 +1,277 @@
+/*
+ * One writer per state store: the holder record and the two ways a store is held.
+ *
+ *   a lock file  for a store on a local file system: an open-file-description lock
+ *                (F_OFD_SETLK) on DIR/LOCK, which the kernel drops when the holder's
+ *                process ends however it ends; the file holds the holder's record.
+ *                A reader tests it (F_OFD_GETLK) without taking it.
+ *   a lease      for a store anywhere else (S3, any file IO): the record in an object,
+ *                with an epoch and an expiry. It is taken when absent, expired, or held
+ *                by a process of this host that is gone; the holder reads it back before
+ *                every seal and prune, renews it when a third of its time has passed, and
+ *                stops with W2L_BUSY when someone else's epoch is there (fencing).
+ *
+ * The record is one JSON object:
+ *   {"job":"J","host":"H","pid":N,"since-ms":T,"expires-ms":E,"version":"V","epoch":K}
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "state_int.h"
+#include "../io/io.h"
+#include "../json/json.h"
+
+w2l_rc w2l__holder_encode(const w2l_state_holder *h, char **out, w2l_error *err)
+{
+    *out = NULL;
+    w2l__json *j = w2l__json_new_object();
+    int bad = !j || w2l__json_add(j, "job", w2l__json_new_string(h->job)) ||
+              w2l__json_add(j, "host", w2l__json_new_string(h->host)) ||
+              w2l__json_add(j, "pid", w2l__json_new_int64(h->pid)) ||
+              w2l__json_add(j, "since-ms", w2l__json_new_int64(h->since_ms)) ||
+              w2l__json_add(j, "expires-ms", w2l__json_new_int64(h->expires_ms)) ||
+              w2l__json_add(j, "version", w2l__json_new_string(h->version)) ||
+              w2l__json_add(j, "epoch", w2l__json_new_int64((int64_t)h->epoch));
+    *out = bad ? NULL : w2l__json_print(j, 0);
+    w2l__json_free(j);
+    return *out ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
+}
+
+static void copy_str(const w2l__json *j, const char *key, char *dst, size_t size)
+{
+    const char *s = w2l__json_str(w2l__json_get(j, key));
+    snprintf(dst, size, "%s", s ? s : "");
+}
+
+int w2l__holder_decode(const char *text, size_t len, w2l_state_holder *h)
+{
+    memset(h, 0, sizeof *h);
+    w2l__json *j = NULL;
+    w2l_error e;
+    if (len == 0 || w2l__json_parse(text, len, &j, &e) != W2L_OK) return -1;
+    int64_t pid = 0, since = 0, expires = 0, epoch = 0;
+    int ok = w2l__json_type(j) == W2L_JSON_OBJECT &&
+             w2l__json_int64(w2l__json_get(j, "pid"), &pid) == 0 &&
+             w2l__json_int64(w2l__json_get(j, "since-ms"), &since) == 0 &&
+             w2l__json_int64(w2l__json_get(j, "epoch"), &epoch) == 0;
+    if (ok) {
+        w2l__json_int64(w2l__json_get(j, "expires-ms"), &expires);
+        copy_str(j, "job", h->job, sizeof h->job);
+        copy_str(j, "host", h->host, sizeof h->host);
+        copy_str(j, "version", h->version, sizeof h->version);
+        h->pid = pid;
+        h->since_ms = since;
+        h->expires_ms = expires;
+        h->epoch = (uint64_t)epoch;
+    }
+    w2l__json_free(j);
+    return ok ? 0 : -1;
+}
+
+int w2l__holder_gone(const w2l_state_holder *h)
+{
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) != 0 || strcmp(host, h->host) != 0) return 0;
+    if (h->pid <= 0) return 1;
+    return kill((pid_t)h->pid, 0) != 0 && errno == ESRCH;
+}
+
+static int same_holder(const w2l_state_holder *a, const w2l_state_holder *b)
+{
+    return a->epoch == b->epoch && a->pid == b->pid && a->since_ms == b->since_ms &&
+           strcmp(a->host, b->host) == 0;
+}
+
+/* ------------------------------------------------------------------- lock file ---- */
+
+#ifdef F_OFD_SETLK
+static int ofd(int fd, int cmd, short type, pid_t *holder)
+{
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = type;
+    fl.l_whence = SEEK_SET; /* the whole file */
+    if (fcntl(fd, cmd, &fl) != 0) return -1;
+    if (holder) *holder = fl.l_type == F_UNLCK ? 0 : 1;
+    return 0;
+}
+#define TAKE(fd) ofd(fd, F_OFD_SETLK, F_WRLCK, NULL)
+#else
+#define TAKE(fd) flock(fd, LOCK_EX | LOCK_NB)
+#endif
+
+/* The record in the lock file fd, or a zeroed one. */
+static void read_record(int fd, w2l_state_holder *h)
+{
+    char buf[1024];
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    if (n <= 0 || w2l__holder_decode(buf, (size_t)n, h) != 0) memset(h, 0, sizeof *h);
+}
+
+w2l_rc w2l__lockfile_take(const char *path, w2l_state_holder *me, w2l_state_holder *other,
+                          int *fd_out, w2l_error *err)
+{
+    *fd_out = -1;
+    W2L_TRY(w2l__local_make_parents(path, err));
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return w2l__fail_errno(err, W2L_IO, errno, "open %s", path);
+    if (TAKE(fd) != 0) {
+        int e = errno;
+        read_record(fd, other);
+        close(fd);
+        if (e == EAGAIN || e == EACCES || e == EWOULDBLOCK) return W2L_BUSY;
+        return w2l__fail_errno(err, W2L_IO, e, "lock %s", path);
+    }
+    w2l_state_holder prev;
+    read_record(fd, &prev);
+    me->epoch = prev.epoch + 1;
+    me->expires_ms = 0;
+    char *text = NULL;
+    w2l_rc rc = w2l__holder_encode(me, &text, err);
+    size_t len = text ? strlen(text) : 0;
+    if (rc == W2L_OK && (ftruncate(fd, 0) != 0 || pwrite(fd, text, len, 0) != (ssize_t)len ||
+                         fdatasync(fd) != 0))
+        rc = w2l__fail_errno(err, W2L_IO, errno, "write %s", path);
+    w2l__free(text);
+    if (rc != W2L_OK) {
+        close(fd);
+        return rc;
+    }
+    *fd_out = fd;
+    return W2L_OK;
+}
+
+w2l_rc w2l__lockfile_probe(const char *path, w2l_state_holder *out, w2l_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? W2L_NOTFOUND
+                               : w2l__fail_errno(err, W2L_IO, errno, "open %s", path);
+    int held;
+#ifdef F_OFD_SETLK
+    pid_t h = 0;
+    held = ofd(fd, F_OFD_GETLK, F_WRLCK, &h) == 0 ? h != 0 : 0;
+#else
+    /* a shared lock taken for a moment: a job starting at that moment may be refused */
+    held = flock(fd, LOCK_SH | LOCK_NB) != 0;
+    if (!held) flock(fd, LOCK_UN);
+#endif
+    if (held) read_record(fd, out);
+    close(fd);
+    return held ? W2L_OK : W2L_NOTFOUND;
+}
+
+void w2l__lockfile_release(int fd)
+{
+    if (fd >= 0) close(fd); /* the lock goes with the file description */
+}
+
+/* ----------------------------------------------------------------------- lease ---- */
+
+/* The lease's record: W2L_OK, W2L_NOTFOUND, or an IO error. A record that does not parse
+ * counts as none: it cannot name a holder. */
+static w2l_rc lease_read(w2l_fileio *io, const char *path, w2l_state_holder *h, w2l_error *err)
+{
+    void *data = NULL;
+    size_t len = 0;
+    memset(h, 0, sizeof *h);
+    w2l_rc rc = w2l_fileio_read_all(io, path, &data, &len, err);
+    if (rc == W2L_OK && w2l__holder_decode(data, len, h) != 0) {
+        w2l__log(W2L_LOG_WARN, "state: lease %s is not a holder record; taken over", path);
+        rc = W2L_NOTFOUND;
+    }
+    w2l__free(data);
+    return rc;
+}
+
+static w2l_rc lease_write(w2l_fileio *io, const char *path, const w2l_state_holder *h,
+                          w2l_error *err)
+{
+    char *text = NULL;
+    W2L_TRY(w2l__holder_encode(h, &text, err));
+    w2l_rc rc = w2l_fileio_write_all(io, path, W2L_CREATE_REPLACE, text, strlen(text), err);
+    w2l__free(text);
+    return rc;
+}
+
+static int lease_live(const w2l_state_holder *h, int64_t now)
+{
+    return h->epoch && h->expires_ms > now && !w2l__holder_gone(h);
+}
+
+w2l_rc w2l__lease_take(w2l_fileio *io, const char *path, int64_t timeout_ms,
+                       w2l_state_holder *me, w2l_state_holder *other, w2l_error *err)
+{
+    w2l_state_holder cur;
+    w2l_rc rc = lease_read(io, path, &cur, err);
+    if (rc != W2L_OK && rc != W2L_NOTFOUND) return rc;
+    int64_t now = w2l__now_ms();
+    if (rc == W2L_OK && lease_live(&cur, now)) {
+        *other = cur;
+        return W2L_BUSY;
+    }
+    me->epoch = (rc == W2L_OK ? cur.epoch : 0) + 1;
+    me->expires_ms = now + timeout_ms;
+    W2L_TRY(lease_write(io, path, me, err));
+    /* two takers at once: the one whose record is there afterwards holds it */
+    rc = lease_read(io, path, &cur, err);
+    if (rc == W2L_NOTFOUND)
+        return w2l__fail(err, W2L_IO, "lease %s: gone right after it was written", path);
+    W2L_TRY(rc);
+    if (!same_holder(&cur, me)) {
+        *other = cur;
+        return W2L_BUSY;
+    }
+    return W2L_OK;
+}
+
+w2l_rc w2l__lease_check(w2l_fileio *io, const char *path, int64_t timeout_ms,
+                        w2l_state_holder *me, w2l_error *err)
+{
+    w2l_state_holder cur;
+    w2l_rc rc = lease_read(io, path, &cur, err);
+    if (rc != W2L_OK && rc != W2L_NOTFOUND) return rc;
+    if (rc == W2L_NOTFOUND || !same_holder(&cur, me)) {
+        if (rc == W2L_NOTFOUND)
+            return w2l__fail(err, W2L_BUSY,
+                             "fenced: the lease %s of this job (epoch %llu) was removed; this "
+                             "job stops so that no two write the state",
+                             path, (unsigned long long)me->epoch);
+        char since[32];
+        w2l__format_utc_ms(cur.since_ms, since, sizeof since);
+        return w2l__fail(err, W2L_BUSY,
+                         "fenced: job \"%s\" (pid %lld on host %s, since %s) took the state "
+                         "store over at epoch %llu (this job's: %llu); this job stops",
+                         cur.job, cur.pid, cur.host, since, (unsigned long long)cur.epoch,
+                         (unsigned long long)me->epoch);
+    }
+    int64_t now = w2l__now_ms();
+    if (me->expires_ms - now > timeout_ms * 2 / 3) return W2L_OK;
+    me->expires_ms = now + timeout_ms;
+    return lease_write(io, path, me, err);
+}
+
+w2l_rc w2l__lease_probe(w2l_fileio *io, const char *path, w2l_state_holder *out, w2l_error *err)
+{
+    w2l_state_holder cur;
+    w2l_rc rc = lease_read(io, path, &cur, err);
+    if (rc != W2L_OK) return rc;
+    if (!lease_live(&cur, w2l__now_ms())) return W2L_NOTFOUND;
+    *out = cur;
+    return W2L_OK;
+}
+
+void w2l__lease_release(w2l_fileio *io, const char *path, const w2l_state_holder *me)
+{
+    w2l_state_holder cur;
+    w2l_error e;
+    if (lease_read(io, path, &cur, &e) == W2L_OK && same_holder(&cur, me) &&
+        w2l_fileio_remove(io, path, &e) != W2L_OK)
+        w2l__log(W2L_LOG_WARN, "state: cannot remove the lease %s: %s (it expires by itself)",
+                 path, e.msg);
+}
