@@ -361,16 +361,19 @@ int cmd_status(int argc, char **argv)
         cli_redact(line, sizeof line);
         fprintf(stderr, "w2l status: warning: %s\n", line);
     }
-    /* who runs on this warehouse now: read, never taken */
+    w2l_rc r = w2l_lake_checkpoints(lake, on_info, &s, &err);
+    /* who runs on this warehouse now: read, never taken; once the store opened above */
     w2l_state_holder holder;
-    w2l_rc hr = w2l_lake_holder(lake, &holder, &err);
-    if (hr != W2L_OK && hr != W2L_NOTFOUND) {
+    w2l_rc hr = W2L_NOTFOUND;
+    if (r == W2L_OK && (hr = w2l_lake_holder(lake, &holder, &err)) != W2L_OK &&
+        hr != W2L_NOTFOUND) {
         char line[sizeof err.msg];
         snprintf(line, sizeof line, "%s", err.msg);
+        for (char *c = line; *c; c++)
+            if ((unsigned char)*c < 0x20) *c = ' ';
         cli_redact(line, sizeof line);
         fprintf(stderr, "w2l status: warning: cannot tell whether a job runs: %s\n", line);
     }
-    w2l_rc r = w2l_lake_checkpoints(lake, on_info, &s, &err);
     if (r == W2L_OK && s.oom) r = w2l_error_set(&err, W2L_NOMEM, "out of memory");
     if (r == W2L_OK) r = w2l_lake_tables(lake, on_table, &m, &err);
     if (r == W2L_OK && m.oom) r = w2l_error_set(&err, W2L_NOMEM, "out of memory");
