@@ -269,7 +269,9 @@ static w2l_rc ms_lock(w2l_state *self, w2l_state_holder *me, w2l_state_holder *o
     char sql[256], v[8];
     int null = 1;
     mtx_lock(&s->mtx);
-    snprintf(sql, sizeof sql, "SELECT GET_LOCK(" LOCK_NAME_SQL ", 0)", s->table);
+    /* a holder that just ended: the server drops its lock once it has seen the
+     * connection go, which it learns a moment after the holder's process closed it */
+    snprintf(sql, sizeof sql, "SELECT GET_LOCK(" LOCK_NAME_SQL ", 2)", s->table);
     w2l_rc rc = s->locked ? w2l__fail(err, W2L_MISUSE, "state %s: already locked", s->where)
                           : w2l__my_value(s->db, sql, v, sizeof v, &null, err);
     if (rc == W2L_OK && (null || strcmp(v, "1") != 0)) {
@@ -395,6 +397,15 @@ static w2l_rc ms_prune(w2l_state *self, uint64_t keep_from, w2l_error *err)
 static void ms_close(w2l_state *self)
 {
     mysql_state *s = (mysql_state *)self;
+    if (s->locked) { /* now, not when the server gets to the disconnect */
+        char sql[256], v[8];
+        int null;
+        w2l_error e;
+        snprintf(sql, sizeof sql, "SELECT RELEASE_LOCK(" LOCK_NAME_SQL ")", s->table);
+        if (w2l__my_value(s->db, sql, v, sizeof v, &null, &e) != W2L_OK)
+            w2l__log(W2L_LOG_WARN, "state %s: %s (the server drops the lock with the connection)",
+                     s->where, e.msg);
+    }
     w2l__kv_pending_free(&s->pending);
     w2l__my_close(s->db);
     mtx_destroy(&s->mtx);
