@@ -90,17 +90,19 @@ static int same_holder(const w2l_state_holder *a, const w2l_state_holder *b)
 /* ------------------------------------------------------------------- lock file ---- */
 
 #ifdef F_OFD_SETLK
-static int ofd(int fd, int cmd, short type, pid_t *holder)
+/* F_OFD_SETLK or F_OFD_GETLK of a write lock on the whole file; for GETLK, *held: 1 when
+ * another open file description holds a lock on it. */
+static int ofd(int fd, int cmd, int *held)
 {
     struct flock fl;
     memset(&fl, 0, sizeof fl);
-    fl.l_type = type;
-    fl.l_whence = SEEK_SET; /* the whole file */
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
     if (fcntl(fd, cmd, &fl) != 0) return -1;
-    if (holder) *holder = fl.l_type == F_UNLCK ? 0 : 1;
+    if (held) *held = fl.l_type != F_UNLCK;
     return 0;
 }
-#define TAKE(fd) ofd(fd, F_OFD_SETLK, F_WRLCK, NULL)
+#define TAKE(fd) ofd(fd, F_OFD_SETLK, NULL)
 #else
 #define TAKE(fd) flock(fd, LOCK_EX | LOCK_NB)
 #endif
@@ -152,10 +154,9 @@ w2l_rc w2l__lockfile_probe(const char *path, w2l_state_holder *out, w2l_error *e
     if (fd < 0)
         return errno == ENOENT ? W2L_NOTFOUND
                                : w2l__fail_errno(err, W2L_IO, errno, "open %s", path);
-    int held;
+    int held = 0;
 #ifdef F_OFD_SETLK
-    pid_t h = 0;
-    held = ofd(fd, F_OFD_GETLK, F_WRLCK, &h) == 0 ? h != 0 : 0;
+    if (ofd(fd, F_OFD_GETLK, &held) != 0) held = 0;
 #else
     /* a shared lock taken for a moment: a job starting at that moment may be refused */
     held = flock(fd, LOCK_SH | LOCK_NB) != 0;
