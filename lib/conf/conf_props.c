@@ -143,6 +143,13 @@ const w2l_conf_prop w2l__conf_props[] = {
     /* ---- writers ---- */
     { "writer.target-file-bytes", W2L_CONF_SIZE, "128MiB", 64 * K, 1LL << 40, NULL,
       W2L_CONF_F_PER_TABLE, "A data file is completed once it reaches about this size." },
+    { "write.delete-mode", W2L_CONF_ENUM, "position", NOLIM, "position|equality",
+      W2L_CONF_F_PER_TABLE,
+      "How updates and deletes of rows of earlier checkpoints reach the lake: position (a "
+      "position delete of the row, found in the writer's key index, which is loaded from the "
+      "lake before the table's first change; every Iceberg reader applies them) or equality "
+      "(an equality delete of the key: no index, but DuckDB, Snowflake, ClickHouse and others "
+      "cannot read such tables until they are compacted)." },
     { "writer.open-partitions", W2L_CONF_INT, "64", 1, 100000, NULL, W2L_CONF_F_PER_TABLE,
       "Partitions of one table a writer keeps files open for; past it the least recently used "
       "one's files are completed." },

@@ -610,6 +610,22 @@ w2l_rc w2l__ice_remove_orphans(w2l_fileio *io, const char *location,
                                int (*keep)(void *ctx, const char *path), void *keep_ctx,
                                int dry_run, w2l__ice_maint_stats *st, w2l_error *err);
 
+/* ---- position deletes moved onto rewritten files (pos_rebase.c) ---- */
+/* dels[0..ndels): the delete files a commit to the table of m is about to add; own: its
+ * data files. Every position delete naming a data file that is neither live in m's current
+ * snapshot nor one of own (a compaction rewrote it since the delete was made) is moved onto
+ * the live row of the same key (identifier columns, else every column) among the live data
+ * files of its partition (of onto[0..nonto) instead, when onto is not NULL: the files the
+ * compactions added), their deletes applied; a delete file with such rows is written
+ * again beside the old one and replaces it in dels (strings in a). *moved: rows moved.
+ * W2L_CORRUPT when a row has no live row of its key. */
+struct w2l__pq_options;
+w2l_rc w2l__ice_rebase_pos_deletes(w2l_fileio *io, const w2l__ice_meta *m,
+                                   const struct w2l__pq_options *pq, w2l__ice_data_file *dels,
+                                   size_t ndels, const w2l__ice_data_file *own, size_t nown,
+                                   const char *const *onto, size_t nonto, w2l__arena *a,
+                                   size_t *moved, w2l_error *err);
+
 /* ================================================================================= */
 /* Scans (scan.c)                                                                    */
 /* ================================================================================= */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "maintenance.h"
+#include "rewrites.h"
 #include "ops.h"
 #include "../common/thread.h"
 #include "../conf/conf.h"
@@ -297,6 +298,7 @@ struct w2l__maint {
     int64_t next_orphans_ms;
     unsigned nthreads;
     thrd_t *threads;
+    w2l__rewrites *rewrites;    /* the compactions committed, for the writers' key indexes */
 };
 
 /* The lake's file IO (for removing the files of a dropped compaction); NULL on failure. */
@@ -617,6 +619,7 @@ void w2l__maint_free(w2l__maint *m)
         }
     w2l_fileio_close(io);
     w2l__free(m->inbox);
+    w2l__rewrites_free(m->rewrites);
     for (size_t i = 0; i < m->tcap; i++)
         for (tstat *t = m->tbl[i], *n; t; t = n) {
             n = t->chain;
@@ -738,8 +741,8 @@ void w2l__maint_drop(w2l__maint *m, w2l__maint_result *r)
  * times after a race with another process; an input that changed conflicts every time and
  * drops it (*dropped, W2L_OK, its manifests removed). Another failure keeps every file: the
  * commit's outcome is unknown. */
-static w2l_rc commit_compaction(w2l__ice_table *t, const w2l__ice_compaction *k, int retries,
-                                int *dropped, w2l_error *err)
+static w2l_rc commit_compaction(w2l__maint *m, w2l__ice_table *t, const w2l__ice_compaction *k,
+                                int retries, int *dropped, w2l_error *err)
 {
     *dropped = 0;
     w2l__ice_change ch;
@@ -765,6 +768,15 @@ static w2l_rc commit_compaction(w2l__ice_table *t, const w2l__ice_compaction *k,
     } else if (rc != W2L_OK && err) {
         *err = e1;
     }
+    if (rc == W2L_OK && !*dropped && m && m->rewrites) {
+        /* the writers' key indexes name rows of the removed files (rewrites.h) */
+        const char **added = w2l__calloc(ch.nfiles + 1, sizeof *added);
+        for (size_t i = 0; added && i < ch.nfiles; i++) added[i] = ch.files[i].path;
+        rc = added ? w2l__rewrites_post(m->rewrites, t->ns, t->name, ch.removed, ch.nremoved,
+                                        added, ch.nfiles, err)
+                   : w2l__fail(err, W2L_NOMEM, "out of memory");
+        w2l__free(added);
+    }
     w2l__ice_change_release(&ch, t->io, *dropped);
     return rc;
 }
@@ -781,7 +793,7 @@ w2l_rc w2l__maint_commit(w2l__maint *m, w2l__maint_result *r, w2l__ice_table *t,
         w2l__log_table(W2L_LOG_INFO, NULL, fq,
                        "maintenance: %s compact: the table was re-created; compaction dropped", fq);
     } else {
-        rc = commit_compaction(t, r->k, retries, &dropped, err);
+        rc = commit_compaction(m, t, r->k, retries, &dropped, err);
     }
     if (rc == W2L_OK && !dropped) {
         const w2l__ice_maint_stats *st = w2l__ice_compaction_stats(r->k);
@@ -900,7 +912,7 @@ static w2l_rc compact_on_demand(w2l__ice_table *t, const w2l__ice_policy *p,
         return W2L_OK;
     }
     int dropped;
-    w2l_rc rc = commit_compaction(t, k, 5, &dropped, err);
+    w2l_rc rc = commit_compaction(NULL, t, k, 5, &dropped, err);
     w2l__ice_maint_stats st = *w2l__ice_compaction_stats(k);
     w2l__ice_compaction_free(k, t->io, dropped);
     if (rc == W2L_OK) emit_report(mr, t->ns, t->name, "compact", dropped ? &none : &st, dropped);
@@ -970,3 +982,12 @@ w2l_rc w2l_maintain(const w2l_conf *conf, const w2l_maintain_options *opt,
     w2l_fileio_close(io);
     return rc;
 }
+
+w2l_rc w2l__maint_set_writers(w2l__maint *m, unsigned nwriters, w2l_error *err)
+{
+    if (!m || m->rewrites) return W2L_OK;
+    m->rewrites = w2l__rewrites_new(nwriters);
+    return m->rewrites ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
+}
+
+w2l__rewrites *w2l__maint_rewrites(w2l__maint *m) { return m ? m->rewrites : NULL; }

@@ -63,6 +63,12 @@ const char *w2l__maint_result_table(const w2l__maint_result *r);
  * r had to be dropped (the table changed under it); an error leaves t stale. Frees r. */
 w2l_rc w2l__maint_commit(w2l__maint *m, w2l__maint_result *r, w2l__ice_table *t, int retries,
                          w2l_error *err);
+/* The pipeline's writers, which take the compactions committed (rewrites.h); until this is
+ * called none are posted. */
+struct w2l__rewrites;
+w2l_rc w2l__maint_set_writers(w2l__maint *m, unsigned nwriters, w2l_error *err);
+/* The compactions committed (NULL: none are posted, or no maintainer). */
+struct w2l__rewrites *w2l__maint_rewrites(w2l__maint *m);
 /* Drops r (its files removed): the table is gone. */
 void w2l__maint_drop(w2l__maint *m, w2l__maint_result *r);
 

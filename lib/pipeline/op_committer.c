@@ -45,6 +45,8 @@
 #include "ledger.h"
 #include "maintenance.h"
 #include "owner.h"
+#include "rewrites.h"
+#include "../parquet/parquet.h"
 #include "../model/model.h"
 
 /* Loaded tables kept by all committers together (each keeps its share, at least 256). A
@@ -61,6 +63,7 @@ typedef struct pend {         /* one table's files of one checkpoint, not yet co
     char *ns, *table;
     char *value;              /* the state value (ops.h), NUL-terminated */
     size_t len;
+    int restored;             /* from the restored checkpoint: written by an earlier run */
     struct pend *next;
 } pend;
 
@@ -395,6 +398,7 @@ static int restore_key(void *x, const char *key)
     }
     pe->value = (char *)b.data;
     pe->len = b.len;
+    pe->restored = 1;
     pend_append(c, pe);
     return 0;
 }
@@ -679,6 +683,42 @@ static w2l_rc handle_get(committer *c, const char *ns, const char *table, handle
 /* ----------------------------------------------------------------- commits -------- */
 
 /* Commits one table's files of one checkpoint (p), unless the table has it already. */
+/* Position deletes may name data files a compaction removed since they were made: those
+ * of a checkpoint an earlier run wrote (whatever it committed since), and those made before
+ * every writer took a compaction this run committed (rewrites.h). They are moved onto the
+ * files that hold the rows now (w2l__ice_rebase_pos_deletes). */
+static w2l_rc rebase_deletes(committer *c, const pend *p, handle *h, const w2l__ice_data_file *data,
+                             size_t nd, w2l__ice_data_file *dels, size_t nx, w2l__arena *a,
+                             w2l_error *err)
+{
+    char **onto = NULL;
+    size_t nonto = 0;
+    w2l__rewrites *rw = w2l__maint_rewrites(c->maint);
+    int need = p->restored || w2l__rewrites_pending(rw, p->ns, p->table, p->ckpt, &onto, &nonto);
+    if (!need) return W2L_OK;
+    w2l__pq_options pq;
+    size_t moved = 0;
+    int64_t t0 = w2l__now_ms();
+    w2l_rc rc = w2l__ops_pq_options(c->conf, &pq, err);
+    if (rc == W2L_OK)
+        rc = w2l__ice_rebase_pos_deletes(h->t->io, h->t->meta, &pq, dels, nx, data, nd,
+                                         p->restored ? NULL : (const char *const *)onto, nonto, a,
+                                         &moved, err);
+    w2l__rewrites_onto_free(onto, nonto);
+    if (rc != W2L_OK) {
+        w2l__error_prefix(err, "table %s.%s checkpoint %llu: ", p->ns, p->table,
+                          (unsigned long long)p->ckpt);
+        return rc;
+    }
+    if (moved)
+        w2l__log_table(W2L_LOG_INFO, p->ns, p->table,
+                       "committer %u: %s.%s checkpoint %llu: %zu position deletes moved onto "
+                       "compacted files (%lld ms)",
+                       c->index, p->ns, p->table, (unsigned long long)p->ckpt, moved,
+                       (long long)(w2l__now_ms() - t0));
+    return W2L_OK;
+}
+
 static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
 {
     handle *h = NULL;
@@ -723,6 +763,7 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
         if (df.content == W2L_ICE_DATA) data[nd++] = df;
         else dels[nx++] = df;
     }
+    if (rc == W2L_OK && nx) rc = rebase_deletes(c, p, h, data, nd, dels, nx, &ch.arena, err);
     const char *pos = w2l__json_str(w2l__json_get(j, "source-position"));
     int64_t mark_ms = -1;
     int have_mark = w2l__json_int64(w2l__json_get(j, "complete-through-ms"), &mark_ms) == 0;

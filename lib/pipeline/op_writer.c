@@ -46,6 +46,8 @@
 #include <stdlib.h>
 
 #include "op_writer_int.h"
+#include "maintenance.h"
+#include "rewrites.h"
 #include "../io/io.h"
 #include "../model/model.h"
 
@@ -160,39 +162,25 @@ w2l_rc w2l__ops_file_json(w2l_buf *b, int content, const char *path, const w2l__
 
 /* ------------------------------------------------------------------- table states --- */
 
-/* The first capacity of a key map array: room for the last checkpoint's n, at least 16. */
-static size_t first_cap(size_t n)
-{
-    size_t c = 16;
-    while (c < n && c < ((size_t)1 << 40)) c *= 2;
-    return c;
-}
-
-static void keymap_clear(tstate *t)
-{
-    t->khint = t->kcount;
-    t->kehint = t->nke;
-    w2l__free(t->kslots);
-    w2l__free(t->ks);
-    w2l__free(t->ke);
-    t->kslots = NULL;
-    t->ks = NULL;
-    t->ke = NULL;
-    t->kcap = t->kcount = t->kscap = t->nke = t->kecap = 0;
-    w2l__arena_release(&t->karena);
-    w2l__arena_init(&t->karena, 1 << 14);
-}
-
 /* Forgets the checkpoint's data file paths and partitions (their files are completed or
  * aborted). */
 static void paths_clear(tstate *t)
 {
-    for (size_t i = 0; i < t->npaths; i++) w2l__free(t->paths[i]);
-    w2l__free(t->paths);
-    w2l__free(t->path_part);
-    t->paths = NULL;
-    t->path_part = NULL;
-    t->npaths = t->pcap = 0;
+    for (size_t i = 0; i < t->nfiles; i++) {
+        w2l__free(t->files[i].path);
+        w2l__free(t->files[i].pkey);
+    }
+    w2l__free(t->files);
+    t->files = NULL;
+    t->nfiles = t->fcap = 0;
+    w2l__wr_parts_clear(t);
+}
+
+/* Forgets the checkpoint's partitions; the files the key map points into stay (delete
+ * mode "position", at a barrier). */
+static void parts_reset(tstate *t)
+{
+    for (size_t i = 0; i < t->nfiles; i++) t->files[i].part = NO_PART;
     w2l__wr_parts_clear(t);
 }
 
@@ -277,6 +265,9 @@ static w2l_rc get_table(writer *w, const char *ns, const char *table, tstate **o
     }
     t->target = conf_size_for(w->conf, t->fq, "writer.target-file-bytes", 128u << 20);
     t->max_open = (size_t)conf_size_for(w->conf, t->fq, "writer.open-partitions", 64);
+    const char *mode = NULL;
+    w2l_conf_get_for_table(w->conf, t->fq, "write.delete-mode", &mode, NULL);
+    t->posmode = t->want_pos = !mode || strcmp(mode, "equality") != 0;
     size_t k = h & (w->tcap - 1);
     while (w->tabs[k]) k = (k + 1) & (w->tcap - 1);
     w->tabs[k] = t;
@@ -298,9 +289,6 @@ static int same_ids(const int32_t *a, size_t na, const int32_t *b, size_t nb)
     return na == nb && (na == 0 || memcmp(a, b, na * sizeof *a) == 0);
 }
 
-static w2l_rc rekey(writer *w, tstate *t, const int32_t *ids, size_t nids, w2l_error *err);
-static w2l_rc live_rows(const tstate *t, kent **out, size_t *nout, w2l_error *err);
-static w2l_rc reread_keys(writer *w, tstate *t, kent *live, size_t n, w2l_error *err);
 
 /* Makes s the table's schema and derives the equality columns. */
 static w2l_rc set_schema(writer *w, tstate *t, const w2l_schema *s, w2l_error *err)
@@ -358,13 +346,14 @@ static w2l_rc set_schema(writer *w, tstate *t, const w2l_schema *s, w2l_error *e
      * back from those files (reread_keys): an equality delete cannot reach them, as they
      * share the checkpoint's sequence number. */
     int full_row = policy == POL_FULL_ROW && t->policy == POL_FULL_ROW && t->schema;
-    if (rc == W2L_OK && t->kcount && full_row) rc = rekey(w, t, eq_ids, neq, err);
+    if (rc == W2L_OK && t->kcount && full_row) rc = w2l__wr_rekey(w, t, eq_ids, neq, err);
     kent *live = NULL;
     size_t nlive = 0;
     if (rc == W2L_OK && t->kcount && !full_row &&
         (t->policy != policy || !same_ids(t->eq_ids, t->neq, eq_ids, neq))) {
-        if (policy == POL_PK || policy == POL_FULL_ROW) rc = live_rows(t, &live, &nlive, err);
-        keymap_clear(t);
+        if (policy == POL_PK || policy == POL_FULL_ROW)
+            rc = w2l__wr_live_rows(t, &live, &nlive, err);
+        w2l__wr_keymap_clear(t);
     }
     if (rc != W2L_OK) {
         w2l__free(eq_ids);
@@ -385,7 +374,7 @@ static w2l_rc set_schema(writer *w, tstate *t, const w2l_schema *s, w2l_error *e
     w2l_schema_unref(t->schema);
     t->schema = ref;
     if (nlive) {
-        rc = reread_keys(w, t, live, nlive, err);
+        rc = w2l__wr_reread_keys(w, t, live, nlive, err);
         w2l__free(live);
         W2L_TRY(rc);
     }
@@ -406,7 +395,7 @@ static w2l_rc flush_rows(writer *w, tstate *t, wpart *p, w2l_error *err)
         w2l_rc rc = w2l__pq_write_rows(p->dw, w->dbuf, n, err);
         if (rc != W2L_OK) {
             p->nrows = 0;
-            w2l__error_prefix(err, "table %s: file %s: ", t->fq, t->paths[p->dpath]);
+            w2l__error_prefix(err, "table %s: file %s: ", t->fq, t->files[p->dpath].path);
             return rc;
         }
         p->drows += n;
@@ -459,139 +448,6 @@ static w2l_rc flush_all(writer *w, tstate *t, w2l_error *err)
     return rc;
 }
 
-static int present(const w2l_change *c, long i)
-{
-    return !c->present || (c->present[i >> 3] >> (i & 7) & 1);
-}
-
-/* The key of change c in w->key: for each equality column (field-id order) whose value is
- * not NULL, its field id (4 bytes) and its value as comparable bytes — integers, booleans
- * and dates as 8 bytes, floats as doubles (so a widened column keeps its keys), decimals
- * as 16 bytes of unscaled value, strings and binaries as a 4-byte length and the bytes.
- * NULL values (and, in a row without primary key, columns absent from the image) are left
- * out, so a row written before a column was added has the key of the same row with the
- * new column NULL. value_len() reads an entry back. */
-static w2l_rc encode_key(w2l_buf *b, const tstate *t, const w2l_change *c, w2l_error *err)
-{
-    /* the common key, one 8-byte column (a bigint or timestamp primary key): the bytes of
-     * the general loop's default case, written directly */
-    if (t->neq == 1 && (t->eq_type[0] == W2L_TYPE_LONG || t->eq_type[0] == W2L_TYPE_TIME ||
-                        t->eq_type[0] == W2L_TYPE_TIMESTAMP ||
-                        t->eq_type[0] == W2L_TYPE_TIMESTAMPTZ)) {
-        const w2l_value *v = &c->row[t->eq_idx[0]];
-        b->len = 0;
-        if (v->is_null || !present(c, t->eq_idx[0])) return W2L_OK;
-        if (b->cap < 12 || !b->data) W2L_TRY(w2l__buf_reserve(b, 12, err));
-        memcpy(b->data, &t->eq_ids[0], 4);
-        memcpy(b->data + 4, &v->v.i64, 8);
-        b->len = 12;
-        return W2L_OK;
-    }
-    size_t need = 0; /* at most: 4 + 16 a value, or 8 + its bytes */
-    for (size_t i = 0; i < t->neq; i++) {
-        const w2l_value *v = &c->row[t->eq_idx[i]];
-        int var = t->eq_type[i] == W2L_TYPE_STRING || t->eq_type[i] == W2L_TYPE_BINARY;
-        need += v->is_null ? 0 : 20 + (var ? v->v.bytes.len : 0);
-    }
-    b->len = 0;
-    W2L_TRY(w2l__buf_reserve(b, need, err));
-    unsigned char *o = b->data;
-    for (size_t i = 0; i < t->neq; i++) {
-        const w2l_value *v = &c->row[t->eq_idx[i]];
-        if (v->is_null || !present(c, t->eq_idx[i])) continue;
-        int64_t i64;
-        double d;
-        uint32_t len;
-        memcpy(o, &t->eq_ids[i], 4);
-        o += 4;
-        switch (t->eq_type[i]) {
-        case W2L_TYPE_BOOLEAN: case W2L_TYPE_INT: case W2L_TYPE_DATE:
-            i64 = v->v.i32;
-            memcpy(o, &i64, 8);
-            o += 8;
-            break;
-        case W2L_TYPE_FLOAT:
-            d = v->v.f32;
-            memcpy(o, &d, 8);
-            o += 8;
-            break;
-        case W2L_TYPE_DOUBLE:
-            memcpy(o, &v->v.f64, 8);
-            o += 8;
-            break;
-        case W2L_TYPE_DECIMAL:
-            memcpy(o, &v->v.dec.lo, 8);
-            memcpy(o + 8, &v->v.dec.hi, 8);
-            o += 16;
-            break;
-        case W2L_TYPE_STRING: case W2L_TYPE_BINARY:
-            len = (uint32_t)v->v.bytes.len;
-            memcpy(o, &len, 4);
-            if (len) memcpy(o + 4, v->v.bytes.ptr, len);
-            o += 4 + (size_t)len;
-            break;
-        default:
-            memcpy(o, &v->v.i64, 8);
-            o += 8;
-        }
-    }
-    b->len = (size_t)(o - b->data);
-    return W2L_OK;
-}
-
-/* Bytes of one encoded value of type ty at p (encode_key). */
-static size_t value_len(w2l_type_id ty, const unsigned char *p)
-{
-    uint32_t len;
-    switch (ty) {
-    case W2L_TYPE_DECIMAL: return 16;
-    case W2L_TYPE_STRING: case W2L_TYPE_BINARY:
-        memcpy(&len, p, 4);
-        return 4 + (size_t)len;
-    default: return 8;
-    }
-}
-
-static int has_id(const int32_t *ids, size_t n, int32_t id)
-{
-    for (size_t i = 0; i < n; i++)
-        if (ids[i] == id) return 1;
-    return 0;
-}
-
-/* The hash of an encoded key. Keys of 8 to 16 bytes (a single integer, date, timestamp or
- * double column is 12) take two overlapping 8-byte words through a 64-bit finaliser twice,
- * inline; longer and shorter ones the general hash. */
-static inline uint64_t key_hash(const unsigned char *p, size_t n)
-{
-    if (n >= 8 && n <= 16) {
-        uint64_t a, b;
-        memcpy(&a, p, 8);
-        memcpy(&b, p + n - 8, 8);
-        return w2l__mix64(a ^ w2l__mix64(b ^ (uint64_t)n * 0x9e3779b97f4a7c15ULL));
-    }
-    return w2l__hash64(p, n, 0x6b6d6170);
-}
-
-static inline const unsigned char *kslot_key(const kslot *s)
-{
-    return s->len <= KEY_INLINE ? s->key.in : s->key.p;
-}
-
-static inline int key_eq(const kslot *s, const unsigned char *k, size_t n)
-{
-    if (s->len != n) return 0;
-    if (n >= 8 && n <= 16) { /* inline: two overlapping words */
-        uint64_t a, b, x, y;
-        memcpy(&a, s->key.in, 8);
-        memcpy(&b, s->key.in + n - 8, 8);
-        memcpy(&x, k, 8);
-        memcpy(&y, k + n - 8, 8);
-        return ((a ^ x) | (b ^ y)) == 0;
-    }
-    return n == 0 || memcmp(kslot_key(s), k, n) == 0;
-}
-
 /* The key map is far larger than the caches once a checkpoint holds many rows, and a
  * lookup is one cache miss on its slot: on_changes encodes and hashes the key of the change
  * KEY_AHEAD places ahead and prefetches its slot (key_ahead), so the miss overlaps the work
@@ -603,8 +459,8 @@ static void key_ahead(writer *w, const tstate *t, const w2l_change *c, uint32_t 
     size_t k = ci % KEY_AHEAD;
     w->ahead_ci[k] = 0;
     w2l_error e; /* only out of memory; on_change meets it again */
-    if (encode_key(&w->akey[k], t, c, &e) != W2L_OK) return;
-    uint64_t h = key_hash(w->akey[k].data, w->akey[k].len);
+    if (w2l__wr_encode_key(&w->akey[k], t, c, &e) != W2L_OK) return;
+    uint64_t h = w2l__wr_key_hash(w->akey[k].data, w->akey[k].len);
     w->ahead_h[k] = h;
     w->ahead_ci[k] = (uint64_t)ci + 1;
 #if defined(__GNUC__) || defined(__clang__)
@@ -623,299 +479,12 @@ static w2l_rc ahead_key(writer *w, const tstate *t, const w2l_change *c, uint32_
         *h = w->ahead_h[k];
         return W2L_OK;
     }
-    W2L_TRY(encode_key(&w->key, t, c, err));
+    W2L_TRY(w2l__wr_encode_key(&w->key, t, c, err));
     *key = &w->key;
-    *h = key_hash(w->key.data, w->key.len);
+    *h = w2l__wr_key_hash(w->key.data, w->key.len);
     return W2L_OK;
 }
 
-/* The entry of key (hash h); with add, inserts it (copied) when absent. NULL when absent
- * (or out of memory with add: *err set). The slot index and the tag are the hash's upper
- * 32 bits. */
-static kslot *key_slot(tstate *t, const w2l_buf *key, uint64_t h, int add, w2l_error *err)
-{
-    uint32_t h32 = (uint32_t)(h >> 32);
-    if (t->kcap) {
-        for (size_t i = h32 & (t->kcap - 1);; i = (i + 1) & (t->kcap - 1)) {
-            uint64_t e = t->kslots[i];
-            if (!e) break;
-            if ((uint32_t)(e >> 32) != h32) continue;
-            kslot *s = &t->ks[(uint32_t)e - 1];
-            if (key_eq(s, key->data, key->len)) return s;
-        }
-    }
-    if (!add) return NULL;
-    if (t->kcount >= INT32_MAX) {
-        w2l__fail(err, W2L_ERROR, "table %s: too many keys in one checkpoint", t->fq);
-        return NULL;
-    }
-    if ((t->kcount + 1) * 2 > t->kcap) {
-        size_t ncap = t->kcap ? t->kcap * 2 : first_cap(2 * t->khint + 2);
-        uint64_t *ns = w2l__calloc(ncap, sizeof *ns);
-        if (!ns) {
-            w2l__fail(err, W2L_NOMEM, "out of memory");
-            return NULL;
-        }
-        for (size_t i = 0; i < t->kcap; i++) {
-            uint64_t e = t->kslots[i];
-            if (!e) continue;
-            size_t k = (size_t)(e >> 32) & (ncap - 1);
-            while (ns[k]) k = (k + 1) & (ncap - 1);
-            ns[k] = e;
-        }
-        w2l__free(t->kslots);
-        t->kslots = ns;
-        t->kcap = ncap;
-    }
-    if (t->kcount == t->kscap) {
-        size_t ncap = t->kscap ? t->kscap * 2 : first_cap(t->khint);
-        kslot *nk = w2l__realloc(t->ks, ncap * sizeof *nk);
-        if (!nk) {
-            w2l__fail(err, W2L_NOMEM, "out of memory");
-            return NULL;
-        }
-        t->ks = nk;
-        t->kscap = ncap;
-    }
-    kslot *s = &t->ks[t->kcount];
-    s->len = (uint32_t)key->len;
-    s->head = -1;
-    if (key->len >= 8 && key->len <= KEY_INLINE) { /* two overlapping words, as key_eq */
-        memcpy(s->key.in, key->data, 8);
-        memcpy(s->key.in + key->len - 8, key->data + key->len - 8, 8);
-    } else if (key->len <= KEY_INLINE) {
-        if (key->len) memcpy(s->key.in, key->data, key->len);
-    } else {
-        unsigned char *copy = w2l__arena_alloc(&t->karena, key->len);
-        if (!copy) {
-            w2l__fail(err, W2L_NOMEM, "out of memory");
-            return NULL;
-        }
-        memcpy(copy, key->data, key->len);
-        s->key.p = copy;
-    }
-    size_t k = h32 & (t->kcap - 1);
-    while (t->kslots[k]) k = (k + 1) & (t->kcap - 1);
-    t->kslots[k] = (uint64_t)h32 << 32 | (uint64_t)(t->kcount + 1);
-    t->kcount++;
-    return s;
-}
-
-static w2l_rc add_pos_delete(tstate *t, const kent *e, w2l_error *err)
-{
-    if (t->npd == t->pdcap) {
-        size_t ncap = t->pdcap ? t->pdcap * 2 : 64;
-        pdel *np = w2l__realloc(t->pd, ncap * sizeof *np);
-        W2L_NOMEM_IF(!np, err);
-        t->pd = np;
-        t->pdcap = ncap;
-    }
-    t->pd[t->npd++] = (pdel){e->file, e->pos};
-    return W2L_OK;
-}
-
-static w2l_rc add_entry(tstate *t, kslot *s, int chain, w2l_error *err)
-{
-    if (t->nke == t->kecap) {
-        size_t ncap = t->kecap ? t->kecap * 2 : first_cap(t->kehint);
-        kent *ne = w2l__realloc(t->ke, ncap * sizeof *ne);
-        W2L_NOMEM_IF(!ne, err);
-        t->ke = ne;
-        t->kecap = ncap;
-    }
-    if (t->nke >= INT32_MAX)
-        return w2l__fail(err, W2L_ERROR, "table %s: too many rows in one checkpoint", t->fq);
-    t->ke[t->nke] = (kent){0, 0, chain ? s->head : -1};
-    s->head = (int32_t)t->nke++;
-    return W2L_OK;
-}
-
-/* The schema of a table without primary key changes within a checkpoint (set_schema): the
- * map's keys lose the columns that are not in ids any more (dropped), and rows whose keys
- * become equal share one chain. Keys are read with the current (old) schema's types. */
-static w2l_rc rekey(writer *w, tstate *t, const int32_t *ids, size_t nids, w2l_error *err)
-{
-    int dropped = 0;
-    for (size_t i = 0; i < t->neq && !dropped; i++) dropped = !has_id(ids, nids, t->eq_ids[i]);
-    if (!dropped) return W2L_OK; /* every key is valid as it is */
-    kslot *old = t->ks;
-    size_t nold = t->kcount;
-    w2l__arena oarena = t->karena;
-    w2l__free(t->kslots);
-    t->kslots = NULL;
-    t->ks = NULL;
-    t->kcap = t->kcount = t->kscap = 0;
-    w2l__arena_init(&t->karena, 1 << 14);
-    w2l_rc rc = W2L_OK;
-    for (size_t i = 0; rc == W2L_OK && i < nold; i++) {
-        const kslot *o = &old[i];
-        if (o->head < 0) continue;
-        const unsigned char *ok = kslot_key(o);
-        w->key.len = 0;
-        for (size_t p = 0; rc == W2L_OK && p < o->len;) {
-            int32_t id;
-            memcpy(&id, ok + p, 4);
-            long at = w2l_schema_index_of_id(t->schema, id);
-            if (at < 0) {
-                rc = w2l__fail(err, W2L_ERROR,
-                               "table %s: a key of this checkpoint names field %d, which schema %d "
-                               "lacks",
-                               t->fq, (int)id, (int)w2l_schema_id(t->schema));
-                break;
-            }
-            size_t n =
-                4 + value_len(w2l_schema_field(t->schema, (size_t)at)->type.id, ok + p + 4);
-            if (has_id(ids, nids, id)) rc = w2l_buf_append(&w->key, ok + p, n, err);
-            p += n;
-        }
-        kslot *s =
-            rc == W2L_OK ? key_slot(t, &w->key, key_hash(w->key.data, w->key.len), 1, err) : NULL;
-        if (!s) {
-            if (rc == W2L_OK) rc = W2L_NOMEM;
-            break;
-        }
-        /* rows that differed only in a dropped column: one chain now */
-        int32_t tail = o->head;
-        while (t->ke[tail].next >= 0) tail = t->ke[tail].next;
-        t->ke[tail].next = s->head;
-        s->head = o->head;
-    }
-    w2l__free(old);
-    w2l__arena_release(&oarena);
-    if (rc != W2L_OK) keymap_clear(t);
-    return rc;
-}
-
-/* The rows of the key map that are live (written in this checkpoint, not deleted since):
- * their files and positions, in *out (caller frees). */
-static w2l_rc live_rows(const tstate *t, kent **out, size_t *nout, w2l_error *err)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < t->kcount; i++)
-        for (int32_t e = t->ks[i].head; e >= 0; e = t->ke[e].next) n++;
-    *out = NULL;
-    *nout = 0;
-    if (!n) return W2L_OK;
-    kent *v = w2l__malloc(n * sizeof *v);
-    W2L_NOMEM_IF(!v, err);
-    n = 0;
-    for (size_t i = 0; i < t->kcount; i++)
-        for (int32_t e = t->ks[i].head; e >= 0; e = t->ke[e].next) v[n++] = t->ke[e];
-    *out = v;
-    *nout = n;
-    return W2L_OK;
-}
-
-static int live_cmp(const void *a, const void *b)
-{
-    const kent *x = a, *y = b;
-    if (x->file != y->file) return x->file < y->file ? -1 : 1;
-    return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
-/* The key columns changed (set_schema, with the new ones in t): the n live rows of this
- * checkpoint get their keys under the new columns, read back from their data files (a
- * column a file lacks is NULL; a value of a column widened since is widened). */
-static w2l_rc reread_keys(writer *w, tstate *t, kent *live, size_t n, w2l_error *err)
-{
-    qsort(live, n, sizeof *live, live_cmp);
-    if (w->pend.n) W2L_TRY(w2l__wr_close_pending(w, err));
-    size_t nf = w2l_schema_field_count(t->schema);
-    w2l_value *row = w2l__calloc(nf + 1, sizeof *row);
-    w2l_value **vals = w2l__calloc(t->neq + 1, sizeof *vals);
-    long *at = w2l__calloc(t->neq + 1, sizeof *at);
-    w2l_type_id *ft = w2l__calloc(t->neq + 1, sizeof *ft);
-    w2l_rc rc = row && vals && at && ft ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
-    for (size_t i = 0; i < nf && row; i++) row[i].is_null = 1;
-    w2l_change c = {0};
-    c.row = row;
-    c.ncols = nf;
-    c.schema = t->schema;
-    for (size_t k = 0; rc == W2L_OK && k < n;) {
-        uint32_t file = live[k].file;
-        size_t end = k;
-        while (end < n && live[end].file == file) end++;
-        const char *path = t->paths[file];
-        w2l__pq_reader *r = NULL;
-        rc = w2l__pq_reader_open(w->io, path, &r, err);
-        const w2l_schema *fs = r ? w2l__pq_reader_schema(r) : NULL;
-        for (size_t i = 0; rc == W2L_OK && i < t->neq; i++) {
-            at[i] = w2l_schema_index_of_id(fs, t->eq_ids[i]);
-            ft[i] = at[i] >= 0 ? w2l_schema_field(fs, (size_t)at[i])->type.id : 0;
-        }
-        uint64_t first = 0;
-        for (size_t rg = 0; rc == W2L_OK && r && rg < w2l__pq_reader_num_row_groups(r) && k < end;
-             rg++) {
-            uint64_t rows = w2l__pq_reader_row_group_rows(r, rg);
-            if ((uint64_t)live[k].pos >= first + rows) {
-                first += rows;
-                continue;
-            }
-            for (size_t i = 0; rc == W2L_OK && i < t->neq; i++) {
-                if (at[i] < 0) continue;
-                w2l__free(vals[i]);
-                vals[i] = w2l__calloc(rows + 1, sizeof **vals);
-                if (!vals[i]) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
-                else rc = w2l__pq_reader_read_column(r, rg, (size_t)at[i], vals[i], err);
-            }
-            for (; rc == W2L_OK && k < end && (uint64_t)live[k].pos < first + rows; k++) {
-                size_t ri = (size_t)((uint64_t)live[k].pos - first);
-                for (size_t i = 0; i < t->neq; i++) {
-                    w2l_value v = {0};
-                    v.is_null = 1;
-                    if (at[i] >= 0) v = vals[i][ri];
-                    if (!v.is_null && ft[i] == W2L_TYPE_INT && t->eq_type[i] == W2L_TYPE_LONG)
-                        v.v.i64 = v.v.i32;
-                    if (!v.is_null && ft[i] == W2L_TYPE_FLOAT && t->eq_type[i] == W2L_TYPE_DOUBLE)
-                        v.v.f64 = v.v.f32;
-                    row[t->eq_idx[i]] = v;
-                }
-                rc = encode_key(&w->key, t, &c, err);
-                kslot *s = rc == W2L_OK
-                               ? key_slot(t, &w->key, key_hash(w->key.data, w->key.len), 1, err)
-                               : NULL;
-                if (!s && rc == W2L_OK) rc = W2L_NOMEM;
-                if (rc == W2L_OK) rc = add_entry(t, s, 1, err);
-                if (rc == W2L_OK) {
-                    t->ke[s->head].file = file;
-                    t->ke[s->head].pos = live[k].pos;
-                }
-            }
-            first += rows;
-        }
-        if (rc == W2L_OK && k < end)
-            rc = w2l__fail(err, W2L_CORRUPT, "row %lld is past the end of the file",
-                           (long long)live[k].pos);
-        if (rc != W2L_OK && rc != W2L_NOMEM)
-            w2l__error_prefix(err, "table %s: the key columns changed; reading back %s: ", t->fq,
-                              path);
-        w2l__pq_reader_close(r);
-        k = end;
-    }
-    for (size_t i = 0; vals && i < t->neq; i++) w2l__free(vals[i]);
-    w2l__free(vals);
-    w2l__free(at);
-    w2l__free(ft);
-    w2l__free(row);
-    if (rc == W2L_OK)
-        w2l__log(W2L_LOG_DEBUG,
-                 "writer %u: %s: key columns changed; %zu rows of this checkpoint keyed anew",
-                 w->index, t->fq, n);
-    else keymap_clear(t);
-    /* several writers share the table by the hash of the key (pipeline_nodes.c): under the
-     * new key a row may go to another writer, whose map lacks the rows written here */
-    const char *par = NULL;
-    if (rc == W2L_OK &&
-        w2l_conf_get_for_table(w->conf, t->fq, "table-parallelism", &par, NULL) == W2L_OK &&
-        par && strtol(par, NULL, 10) > 1 && w->n > 1)
-        w2l__log(W2L_LOG_WARN,
-                 "writer %u: %s: the key columns changed within a checkpoint that wrote %zu "
-                 "rows of the table here; with table-parallelism %s an update or delete of one "
-                 "of them after the change may reach another writer and leave the old row in "
-                 "the lake (table.%s.table-parallelism=1 keeps the table on one writer)",
-                 w->index, t->fq, n, par, t->fq);
-    return rc;
-}
 
 static w2l_rc ensure_capacity(writer *w, size_t nf, size_t neq, w2l_error *err)
 {
@@ -980,21 +549,14 @@ static w2l_rc open_part_file(writer *w, tstate *t, wpart *p, int eq, w2l_error *
     if (eq) {
         W2L_TRY(w2l__wr_open_file(w, t, p, t->eq_schema, "eq-delete", &p->epath, &p->ew, err));
     } else {
-        if (t->npaths == t->pcap) {
-            size_t ncap = t->pcap ? t->pcap * 2 : 8;
-            char **np = w2l__realloc(t->paths, ncap * sizeof *np);
-            W2L_NOMEM_IF(!np, err);
-            t->paths = np;
-            uint32_t *pp = w2l__realloc(t->path_part, ncap * sizeof *pp);
-            W2L_NOMEM_IF(!pp, err);
-            t->path_part = pp;
-            t->pcap = ncap;
-        }
         char *path = NULL;
         W2L_TRY(w2l__wr_open_file(w, t, p, t->schema, "data", &path, &p->dw, err));
-        t->paths[t->npaths] = path;
-        t->path_part[t->npaths] = p->idx;
-        p->dpath = (uint32_t)t->npaths++;
+        w2l_rc rc = w2l__wr_file_add(t, path, p->key, p->klen, p->idx, &p->dpath, err);
+        if (rc != W2L_OK) {
+            w2l__pq_writer_abort(p->dw);
+            p->dw = NULL;
+            return rc;
+        }
         p->drows = 0;
     }
     if (!was_open) t->nopen++;
@@ -1021,7 +583,7 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, uint32_t ci, 
         /* without a primary key, a column absent from the image (one the source does not
          * carry) is NULL, as it is in the rows that source inserted */
         for (size_t i = 0; t->policy == POL_PK && i < t->neq; i++)
-            if (!present(c, t->eq_idx[i]))
+            if (!w2l__wr_present(c, t->eq_idx[i]))
                 return w2l__fail(err, W2L_SCHEMA,
                                  "table %s: a %s image without column %s, which its deletes "
                                  "match on",
@@ -1035,14 +597,10 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, uint32_t ci, 
             W2L_TRY(w2l_buf_append(&t->ubkey, key->data, key->len, err));
             t->ub_set = 1;
         }
-        kslot *s = key_slot(t, key, h, 0, err);
-        if (s && s->head >= 0) {
-            /* written in this checkpoint: only a position delete reaches it */
-            kent *e = &t->ke[s->head];
-            W2L_TRY(add_pos_delete(t, e, err));
-            s->head = e->next;
-            return W2L_OK;
-        }
+        kslot *s = w2l__wr_key_slot(t, key, h, 0, err);
+        if (s && s->head >= 0) /* a live row: deleted by position */
+            return w2l__wr_delete_head(t, s, err);
+        if (t->posmode) return W2L_OK; /* the map holds every live row: the key has none */
         /* an equality delete in the partition of the before image, where the row lives,
          * and in its partition of each older spec that holds data files: a delete applies
          * only within its own spec and partition */
@@ -1057,7 +615,7 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, uint32_t ci, 
     }
     if (c->present)
         for (size_t i = 0; i < nf; i++)
-            if (!present(c, (long)i))
+            if (!w2l__wr_present(c, (long)i))
                 return w2l__fail(err, W2L_SCHEMA, "table %s: an %s image without column %s", t->fq,
                                  c->op == W2L_OP_INSERT ? "insert" : "update-after",
                                  w2l_schema_field(t->schema, i)->name);
@@ -1068,13 +626,12 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, uint32_t ci, 
         const w2l_buf *key;
         uint64_t h;
         W2L_TRY(ahead_key(w, t, c, ci, &key, &h, err));
-        kslot *s = key_slot(t, key, h, 1, err);
+        kslot *s = w2l__wr_key_slot(t, key, h, 1, err);
         if (!s) return W2L_NOMEM;
         if (t->policy == POL_PK && s->head >= 0) {
-            /* the key is live in this checkpoint already: the new row replaces it */
-            W2L_TRY(add_pos_delete(t, &t->ke[s->head], err));
-            s->head = t->ke[s->head].next;
-        } else if (t->upsert && t->policy == POL_PK &&
+            /* the key is live already: the new row replaces it */
+            W2L_TRY(w2l__wr_delete_head(t, s, err));
+        } else if (t->upsert && !t->posmode && t->policy == POL_PK &&
                    (c->op == W2L_OP_INSERT ||
                     (c->op == W2L_OP_UPDATE_AFTER &&
                      !(after_before && t->ubkey.len == key->len &&
@@ -1089,7 +646,7 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, uint32_t ci, 
             W2L_TRY(queue(t, p, ci, 1, err));
             if (p->ndels == CHUNK_ROWS) W2L_TRY(flush_dels(w, t, p, err));
         }
-        W2L_TRY(add_entry(t, s, t->policy == POL_FULL_ROW, err));
+        W2L_TRY(w2l__wr_add_entry(t, s, t->policy == POL_FULL_ROW, err));
         kent *e = &t->ke[s->head];
         e->file = p->dpath;
         e->pos = (int64_t)(p->drows + p->nrows);
@@ -1166,6 +723,7 @@ static w2l_rc on_changes(writer *w, const w2l_element *e, w2l_error *err)
         }
 #endif
         if ((rc = ensure_capacity(w, nf, t->neq, err)) != W2L_OK) break;
+        if (t->posmode && !t->loaded && (rc = w2l__wr_index_load(w, t, err)) != W2L_OK) break;
         rc = on_change(w, t, c, (uint32_t)i, nf, err);
     }
     if (rc == W2L_OK) {
@@ -1259,8 +817,9 @@ static void drop_checkpoint(writer *w, tstate *t)
     t->npd = 0;
     w2l_buf_release(&t->results);
     t->nresults = 0;
-    keymap_clear(t);
+    w2l__wr_keymap_clear(t);
     paths_clear(t);
+    t->loaded = 1; /* the table has no rows now (TRUNCATE, or another incarnation) */
     mark_dirty(w, t);
     w2l__wr_account(w, t);
 }
@@ -1301,9 +860,10 @@ static void move_keys(tstate *t, tstate *nt)
     nt->ke = t->ke, nt->nke = t->nke, nt->kecap = t->kecap;
     t->kslots = NULL, t->ks = NULL, t->ke = NULL;
     t->kcap = t->kcount = t->kscap = t->nke = t->kecap = 0;
-    nt->paths = t->paths, nt->path_part = t->path_part, nt->npaths = t->npaths,
-    nt->pcap = t->pcap;
-    t->paths = NULL, t->path_part = NULL, t->npaths = t->pcap = 0;
+    nt->files = t->files, nt->nfiles = t->nfiles, nt->fcap = t->fcap;
+    t->files = NULL, t->nfiles = t->fcap = 0;
+    nt->posmode = t->posmode, nt->loaded = t->loaded, nt->ndead = t->ndead;
+    t->loaded = 1, t->ndead = 0; /* nothing of the old name is left */
     w2l__wr_parts_move(t, nt);
     nt->schema = t->schema, nt->eq_schema = t->eq_schema, nt->eq_ids = t->eq_ids,
     nt->eq_idx = t->eq_idx, nt->eq_type = t->eq_type;
@@ -1341,17 +901,46 @@ static w2l_rc rename_results(writer *w, tstate *t, const char *payload, w2l_erro
             mark_dirty(w, nt);
             w2l_buf_release(&t->results);
             t->nresults = 0;
-            if (nt->kcount == 0 && nt->npaths == 0 && !nt->schema &&
-                renamed_here(w, t->ns, t->table, ns, table)) {
+            if (t->want_pos) {
+                /* below */
+            } else if (nt->kcount == 0 && nt->nfiles == 0 && !nt->schema &&
+                       renamed_here(w, t->ns, t->table, ns, table)) {
                 move_keys(t, nt); /* later changes to rows written before the rename find them */
             } else {
                 /* the new name's rows go to other writers (another DDL handler routes
                  * them, or the new name had rows here already): changes there to rows
                  * written here before the rename become equality deletes, which miss them
                  * until the next checkpoint (documented limitation) */
-                keymap_clear(t);
+                w2l__wr_keymap_clear(t);
                 paths_clear(t);
             }
+        }
+    }
+    if (rc == W2L_OK && t->want_pos) {
+        /* delete mode "position": the map holds the table's rows of earlier checkpoints
+         * too; for the rest of this checkpoint they are the new name's */
+        if (!nt) rc = get_table(w, ns, table, &nt, err);
+        if (rc == W2L_OK && t->posmode && !t->loaded && t->schema)
+            rc = w2l__wr_index_load(w, t, err); /* its rows are in the lake, by the old name */
+        if (rc == W2L_OK && t->posmode && t->loaded && nt->kcount == 0 && nt->nfiles == 0 &&
+            !nt->schema && renamed_here(w, t->ns, t->table, ns, table)) {
+            move_keys(t, nt);
+        } else if (rc == W2L_OK) {
+            /* the rows cannot come here (never loaded, or the new name's changes go to
+             * other writers): equality deletes reach them until the barrier */
+            w2l__log(W2L_LOG_DEBUG,
+                     "writer %u: %s renamed to %s.%s: its deletes are equality deletes until "
+                     "the next checkpoint",
+                     w->index, t->fq, ns, table);
+            w2l__wr_keymap_clear(t);
+            paths_clear(t);
+            t->loaded = 1;
+            nt->posmode = 0;
+        }
+        if (rc == W2L_OK) {
+            t->renamed = nt->renamed = 1;
+            mark_dirty(w, t);
+            mark_dirty(w, nt);
         }
     }
     w2l__json_free(j);
@@ -1381,6 +970,7 @@ static w2l_rc on_fence(writer *w, const w2l_element *e, w2l_collector *out, w2l_
 
 static w2l_rc on_barrier(writer *w, uint64_t ckpt, w2l_collector *out, w2l_error *err)
 {
+    w->barrier = ckpt;
     w2l_rc rc = W2L_OK;
     w2l_buf pl = {0};
     tstate *t = w->dirty;
@@ -1410,8 +1000,20 @@ static w2l_rc on_barrier(writer *w, uint64_t ckpt, w2l_collector *out, w2l_error
         w2l_buf_release(&t->results);
         t->nresults = 0;
         t->truncated = 0;
-        keymap_clear(t);
-        paths_clear(t);
+        if (t->renamed) {
+            /* a RENAME in this checkpoint: the names' rows may go to other writers from
+             * now on; whoever gets a change of one next loads it from the lake */
+            w2l__wr_keymap_clear(t);
+            paths_clear(t);
+            t->loaded = t->renamed = 0;
+            t->posmode = t->want_pos;
+        } else if (!t->posmode) {
+            w2l__wr_keymap_clear(t);
+            paths_clear(t);
+        } else {
+            parts_reset(t);
+            rc = w2l__wr_index_compact(t, err);
+        }
         tstate *next = t->next_dirty;
         t->dirty = 0;
         t->next_dirty = NULL;
@@ -1448,11 +1050,13 @@ static w2l_rc wr_open(const w2l_operator_methods *m, const w2l_conf *conf, unsig
                       unsigned n, w2l_state *st, uint64_t restored, w2l_operator *self,
                       w2l_error *err)
 {
-    (void)m, (void)st, (void)restored;
+    (void)m, (void)st;
     writer *w = (writer *)self;
     w->conf = conf;
     w->index = index;
     w->n = n ? n : 1;
+    w->barrier = restored;
+    w->rw = w2l__maint_rewrites(w2l__maint_current());
     W2L_TRY(w2l__ops_pq_options(conf, &w->pq, err));
     W2L_TRY(w2l__pq_codec_new(&w->codec, err));
     w->pq.codec_ctx = w->codec;
@@ -1470,10 +1074,24 @@ static w2l_rc wr_open(const w2l_operator_methods *m, const w2l_conf *conf, unsig
     return w2l__fileio_open_for(conf, wh, &w->io, err);
 }
 
+/* A compaction the pipeline committed (rewrites.h). */
+static w2l_rc on_rewrite(void *ctx, const char *ns, const char *table, const char *const *removed,
+                         size_t nremoved, const char *const *added, size_t nadded,
+                         w2l_error *err)
+{
+    writer *w = ctx;
+    tstate *t = find_table(w, ns, table, w2l__table_hash(ns, table));
+    return t ? w2l__wr_index_rewritten(w, t, removed, nremoved, added, nadded, err) : W2L_OK;
+}
+
 static w2l_rc wr_process(w2l_operator *self, const w2l_element *e, w2l_collector *out,
                          w2l_error *err)
 {
     writer *w = (writer *)self;
+    /* the deletes queued in the checkpoint in progress may name files a compaction
+     * removed: the committer moves those (rewrites.h), from the next one on none do */
+    if (w->rw && w2l__rewrites_newest(w->rw) != w->rw_seen)
+        W2L_TRY(w2l__rewrites_take(w->rw, &w->rw_seen, w->barrier + 2, on_rewrite, w, err));
     switch (e->kind) {
     case W2L_ELEM_CHANGES: return on_changes(w, e, err);
     case W2L_ELEM_SCHEMA: return on_schema(w, e, err);

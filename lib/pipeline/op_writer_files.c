@@ -106,7 +106,7 @@ w2l_rc w2l__wr_complete_data(writer *w, tstate *t, wpart *p, w2l_error *err)
     p->dw = NULL;
     p->drows = 0;
     closed_one(t, p);
-    return close_file(w, t, p, W2L_ICE_DATA, t->paths[p->dpath], pw, err);
+    return close_file(w, t, p, W2L_ICE_DATA, t->files[p->dpath].path, pw, err);
 }
 
 w2l_rc w2l__wr_complete_eq(writer *w, tstate *t, wpart *p, w2l_error *err)
@@ -137,11 +137,11 @@ static int pdsort_cmp(const void *a, const void *b)
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-/* the paths being ranked by complete_pos(), for qsort's comparator (per thread) */
-static _Thread_local const char *const *tl_paths;
+/* the files being ranked by complete_pos(), for qsort's comparator (per thread) */
+static _Thread_local const wfile *tl_files;
 static int path_idx_cmp(const void *a, const void *b)
 {
-    return strcmp(tl_paths[*(const uint32_t *)a], tl_paths[*(const uint32_t *)b]);
+    return strcmp(tl_files[*(const uint32_t *)a].path, tl_files[*(const uint32_t *)b].path);
 }
 
 /* Writes one position-delete file of sorted deletes d[0..n) of partition p. */
@@ -154,7 +154,7 @@ static w2l_rc write_pos(writer *w, tstate *t, const wpart *p, const pdsort *d, s
     for (size_t i = 0; rc == W2L_OK && i < n; i += CHUNK_ROWS) {
         size_t m = W2L_MIN((size_t)CHUNK_ROWS, n - i);
         for (size_t k = 0; k < m; k++) {
-            const char *fp = t->paths[order[d[i + k].file]];
+            const char *fp = t->files[order[d[i + k].file]].path;
             memset(&rows[2 * k], 0, 2 * sizeof *rows);
             rows[2 * k].v.bytes.ptr = fp;
             rows[2 * k].v.bytes.len = strlen(fp);
@@ -178,19 +178,27 @@ static w2l_rc write_pos(writer *w, tstate *t, const wpart *p, const pdsort *d, s
 static w2l_rc complete_pos(writer *w, tstate *t, w2l_error *err)
 {
     if (!t->npd) return W2L_OK;
-    uint32_t *order = w2l__malloc(t->npaths * sizeof *order);
-    uint32_t *rank = w2l__malloc(t->npaths * sizeof *rank);
+    /* a data file of an earlier checkpoint: its deletes go to its partition, made again */
+    for (size_t i = 0; i < t->npd; i++) {
+        wfile *f = &t->files[t->pd[i].file];
+        if (f->part != NO_PART) continue;
+        wpart *p;
+        W2L_TRY(w2l__wr_part_by_key(w, t, f->pkey, f->klen, &p, err));
+        f->part = p->idx;
+    }
+    uint32_t *order = w2l__malloc((t->nfiles + 1) * sizeof *order);
+    uint32_t *rank = w2l__malloc((t->nfiles + 1) * sizeof *rank);
     pdsort *d = w2l__malloc(t->npd * sizeof *d);
     w2l_value *rows = w2l__malloc(2 * CHUNK_ROWS * sizeof *rows);
     w2l_rc rc = order && rank && d && rows ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
     if (rc == W2L_OK) {
-        for (uint32_t i = 0; i < t->npaths; i++) order[i] = i;
-        tl_paths = (const char *const *)t->paths;
-        qsort(order, t->npaths, sizeof *order, path_idx_cmp);
-        tl_paths = NULL;
-        for (uint32_t i = 0; i < t->npaths; i++) rank[order[i]] = i;
+        for (uint32_t i = 0; i < t->nfiles; i++) order[i] = i;
+        tl_files = t->files;
+        qsort(order, t->nfiles, sizeof *order, path_idx_cmp);
+        tl_files = NULL;
+        for (uint32_t i = 0; i < t->nfiles; i++) rank[order[i]] = i;
         for (size_t i = 0; i < t->npd; i++)
-            d[i] = (pdsort){t->path_part[t->pd[i].file], rank[t->pd[i].file], t->pd[i].pos};
+            d[i] = (pdsort){t->files[t->pd[i].file].part, rank[t->pd[i].file], t->pd[i].pos};
         qsort(d, t->npd, sizeof *d, pdsort_cmp);
     }
     for (size_t i = 0, j; rc == W2L_OK && i < t->npd; i = j) {

@@ -36,9 +36,21 @@ typedef struct kent {
 } kent;
 
 typedef struct pdel {
-    uint32_t file;            /* index into paths; replaced by the path's rank when sorting */
+    uint32_t file;            /* index into files; replaced by the path's rank when sorting */
     int64_t pos;
 } pdel;
+
+/* A data file the key map points into: one this checkpoint wrote, or (delete mode
+ * "position") one of an earlier checkpoint or of the lake, whose rows the map still holds.
+ * Its partition is kept encoded (spec id, then the values, as op_writer_parts.c encodes
+ * them) so that a position delete of a later checkpoint goes to the same partition. */
+#define NO_PART UINT32_MAX
+typedef struct wfile {
+    char *path;
+    unsigned char *pkey;      /* its partition's key (malloc'd) */
+    uint32_t klen;
+    uint32_t part;            /* its partition in this checkpoint (index into parts); NO_PART */
+} wfile;
 
 /* One partition of a table in this checkpoint (op_writer_parts.c): its values, its open
  * files, and the changes of the current element waiting for them. An unpartitioned table
@@ -103,9 +115,14 @@ typedef struct tstate {
     size_t ntouched, tcap;
     size_t nopen;             /* partitions with an open file */
     uint64_t clock;
-    char **paths;             /* data files written since the last barrier */
-    uint32_t *path_part;      /* the partition of each (index into parts) */
-    size_t npaths, pcap;
+    wfile *files;             /* data files the key map points into */
+    size_t nfiles, fcap;
+    /* the key map: the live rows of this checkpoint (delete mode "equality"), or of the
+     * whole table (delete mode "position", op_writer_keys.c: loaded from the lake before
+     * the first change, kept across checkpoints) */
+    int posmode;              /* delete mode "position": updates and deletes by position only */
+    int loaded;               /* posmode: the map holds every live row of the table */
+    size_t ndead;             /* entries unlinked since the map was last compacted */
     uint64_t *kslots;         /* kcap slots */
     kslot *ks;                /* kcount keys, in the order they came */
     size_t kcap, kcount, kscap;
@@ -120,6 +137,10 @@ typedef struct tstate {
     size_t nresults;
     int32_t results_schema;
     int truncated;            /* a TRUNCATE since the last barrier: results hold only later files */
+    int renamed;              /* posmode: a RENAME from or onto the name in this checkpoint */
+    int want_pos;             /* write.delete-mode is "position" (posmode, but for a name
+                                 whose rows a RENAME could not bring here: equality deletes
+                                 until the barrier) */
     int dirty;
     struct tstate *next_dirty;
     uint64_t mem;
@@ -151,7 +172,70 @@ typedef struct writer {
     w2l_buf pkey;             /* scratch: a change's partition, encoded */
     w2l_value *pvals;         /* scratch: a change's partition values */
     size_t npvals;
+    uint64_t barrier;         /* the last checkpoint barrier passed (the restored one) */
+    struct w2l__rewrites *rw; /* the compactions the pipeline committed (rewrites.h) ... */
+    uint64_t rw_seen;         /* ... up to the one taken last */
 } writer;
+
+/* Whether column i of change c is in its image. */
+static inline int w2l__wr_present(const w2l_change *c, long i)
+{
+    return !c->present || (c->present[i >> 3] >> (i & 7) & 1);
+}
+
+/* The hash of an encoded key. Keys of 8 to 16 bytes (a single integer, date, timestamp or
+ * double column is 12) take two overlapping 8-byte words through a 64-bit finaliser twice,
+ * inline; longer and shorter ones the general hash. */
+static inline uint64_t w2l__wr_key_hash(const unsigned char *p, size_t n)
+{
+    if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        memcpy(&a, p, 8);
+        memcpy(&b, p + n - 8, 8);
+        return w2l__mix64(a ^ w2l__mix64(b ^ (uint64_t)n * 0x9e3779b97f4a7c15ULL));
+    }
+    return w2l__hash64(p, n, 0x6b6d6170);
+}
+
+/* ---- op_writer_keys.c ---- */
+
+/* The key of change c (a row of t->schema) in b: for each equality column (field-id order)
+ * whose value is not NULL, its field id and its value as comparable bytes. */
+w2l_rc w2l__wr_encode_key(w2l_buf *b, const tstate *t, const w2l_change *c, w2l_error *err);
+/* The entry of key (hash h); with add, inserts it when absent. NULL when absent (or out of
+ * memory with add: *err set). */
+kslot *w2l__wr_key_slot(tstate *t, const w2l_buf *key, uint64_t h, int add, w2l_error *err);
+/* A new live row for s (chained before its others with chain, else replacing them);
+ * the caller sets its file and position. */
+w2l_rc w2l__wr_add_entry(tstate *t, kslot *s, int chain, w2l_error *err);
+/* Queues a position delete of row e and unlinks it from s (e is s's head). */
+w2l_rc w2l__wr_delete_head(tstate *t, kslot *s, w2l_error *err);
+/* Forgets every key and every file of the map. */
+void w2l__wr_keymap_clear(tstate *t);
+/* Registers data file path (taken) in partition p (its key copied): its index in *out. */
+w2l_rc w2l__wr_file_add(tstate *t, char *path, const unsigned char *pkey, size_t klen,
+                        uint32_t part, uint32_t *out, w2l_error *err);
+/* set_schema's helpers (op_writer.c): a full-row table lost columns (rekey); the key
+ * columns changed, so the live rows are keyed anew from their files (live_rows, then
+ * reread_keys with the new columns in t). */
+w2l_rc w2l__wr_rekey(writer *w, tstate *t, const int32_t *ids, size_t nids, w2l_error *err);
+w2l_rc w2l__wr_live_rows(const tstate *t, kent **out, size_t *nout, w2l_error *err);
+w2l_rc w2l__wr_reread_keys(writer *w, tstate *t, kent *live, size_t n, w2l_error *err);
+/* Delete mode "position": fills t's map with every live row of the table before its first
+ * change — the rows of the table's current snapshot (when it is the incarnation t names),
+ * then those of the checkpoints the restored state holds beyond the table's newest
+ * committed one. */
+w2l_rc w2l__wr_index_load(writer *w, tstate *t, w2l_error *err);
+/* At a barrier (no pending deletes, no open files): drops dead keys, dead entries and the
+ * files no entry points into, once they are many. */
+w2l_rc w2l__wr_index_compact(tstate *t, w2l_error *err);
+/* A compaction committed: removed data files went, added ones hold their rows. The map's
+ * entries of removed files move onto the added ones, found by their keys; when one is not
+ * found the map is dropped (loaded again before the next change). */
+w2l_rc w2l__wr_index_rewritten(writer *w, tstate *t, const char *const *removed, size_t nremoved,
+                               const char *const *added, size_t nadded, w2l_error *err);
+/* Bytes the map holds. */
+uint64_t w2l__wr_index_bytes(const tstate *t);
 
 /* ---- op_writer_parts.c ---- */
 
@@ -166,6 +250,13 @@ w2l_rc w2l__wr_bind_specs(tstate *t, w2l_error *err);
  * belongs to, created when new. */
 w2l_rc w2l__wr_part_of(writer *w, tstate *t, const wspec *s, const w2l_change *c, wpart **out,
                        w2l_error *err);
+/* The partition (created when new) whose key, as w2l__wr_part_key encodes it, is key: where
+ * position deletes of a data file written in an earlier checkpoint go. */
+w2l_rc w2l__wr_part_by_key(writer *w, tstate *t, const unsigned char *key, size_t klen,
+                           wpart **out, w2l_error *err);
+/* The key of the partition of spec sid (-1: none) with values vals (spec's result types). */
+w2l_rc w2l__wr_part_key(w2l_buf *b, int32_t sid, const w2l__ice_spec *spec,
+                        const w2l_value *vals, w2l_error *err);
 /* Forgets the checkpoint's partitions (their files are completed or aborted). */
 void w2l__wr_parts_clear(tstate *t);
 void w2l__wr_parts_free(tstate *t);

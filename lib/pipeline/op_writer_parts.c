@@ -13,10 +13,6 @@
 #include "op_writer_int.h"
 #include "../model/model.h"
 
-static int present(const w2l_change *c, long i)
-{
-    return !c->present || (c->present[i >> 3] >> (i & 7) & 1);
-}
 
 /* Field i of spec widened from type was (its source column int -> long or float -> double
  * in this checkpoint): the partitions made before hold values of the narrower type, and
@@ -175,6 +171,30 @@ void w2l__wr_parts_free(tstate *t)
     t->ndspecs = 0;
 }
 
+w2l_rc w2l__wr_part_key(w2l_buf *b, int32_t sid, const w2l__ice_spec *spec,
+                        const w2l_value *vals, w2l_error *err)
+{
+    size_t n = spec ? spec->nfields : 0;
+    b->len = 0;
+    W2L_TRY(w2l_buf_append(b, &sid, 4, err));
+    for (size_t i = 0; i < n; i++) {
+        const w2l_value *v = &vals[i];
+        if (v->is_null) {
+            W2L_TRY(w2l_buf_append(b, "\xff", 1, err));
+            continue;
+        }
+        size_t need = w2l__value_to_bytes(spec->fields[i].type, v, NULL, 0);
+        W2L_TRY(w2l__buf_reserve(b, need + 5, err));
+        unsigned char *o = b->data + b->len;
+        uint32_t len = (uint32_t)need;
+        o[0] = 0;
+        memcpy(o + 1, &len, 4);
+        w2l__value_to_bytes(spec->fields[i].type, v, o + 5, need);
+        b->len += need + 5;
+    }
+    return W2L_OK;
+}
+
 /* The partition values of change c under s in w->pvals and their encoding in w->pkey: the
  * spec id (4 bytes; -1 unpartitioned), then per value a 0xff byte for NULL, else 0x00, a
  * 4-byte length and the single-value bytes. */
@@ -189,8 +209,6 @@ static w2l_rc values_of(writer *w, tstate *t, const wspec *s, const w2l_change *
         w->npvals = n;
     }
     int32_t sid = s->spec ? s->spec->spec_id : -1;
-    w->pkey.len = 0;
-    W2L_TRY(w2l_buf_append(&w->pkey, &sid, 4, err));
     for (size_t i = 0; i < n; i++) {
         const w2l__ice_pfield *f = &s->spec->fields[i];
         long at = s->src[i];
@@ -206,7 +224,7 @@ static w2l_rc values_of(writer *w, tstate *t, const wspec *s, const w2l_change *
                              "them (compact the table with w2l maintain first)",
                              t->fq, (int)sid, f->name);
         const w2l_field *src = w2l_schema_field(t->schema, (size_t)at);
-        if (!present(c, at))
+        if (!w2l__wr_present(c, at))
             return w2l__fail(err, W2L_SCHEMA,
                              "table %s: a %s image without column %s, which the table is "
                              "partitioned by (%s): the row's partition is unknown (a source "
@@ -217,21 +235,8 @@ static w2l_rc values_of(writer *w, tstate *t, const wspec *s, const w2l_change *
                                                              : "row",
                              src->name, f->name);
         W2L_TRY(w2l__ice_transform_apply(f->transform, src->type, &c->row[at], &w->pvals[i], err));
-        const w2l_value *v = &w->pvals[i];
-        if (v->is_null) {
-            W2L_TRY(w2l_buf_append(&w->pkey, "\xff", 1, err));
-            continue;
-        }
-        size_t need = w2l__value_to_bytes(f->type, v, NULL, 0);
-        W2L_TRY(w2l__buf_reserve(&w->pkey, need + 5, err));
-        unsigned char *o = w->pkey.data + w->pkey.len;
-        uint32_t len = (uint32_t)need;
-        o[0] = 0;
-        memcpy(o + 1, &len, 4);
-        w2l__value_to_bytes(f->type, v, o + 5, need);
-        w->pkey.len += need + 5;
     }
-    return W2L_OK;
+    return w2l__wr_part_key(&w->pkey, sid, s->spec, w->pvals, err);
 }
 
 static int same_key(const wpart *p, const w2l_buf *k)
@@ -329,6 +334,77 @@ w2l_rc w2l__wr_part_of(writer *w, tstate *t, const wspec *s, const w2l_change *c
     W2L_TRY(add_part(w, t, s, h, &t->last, err));
     *out = t->last;
     return W2L_OK;
+}
+
+/* The spec of id sid among the table's (its default, the older ones holding data, those
+ * replaced in this checkpoint); -1 is "none", which a table partitioned since knows as its
+ * older spec without fields. */
+static const wspec *spec_by_id(tstate *t, int32_t sid, wspec *tmp)
+{
+    for (size_t i = 0; i <= t->ndspecs; i++) {
+        const wspec *s = i ? &t->dspecs[i - 1] : &t->spec;
+        int32_t id = s->spec ? s->spec->spec_id : -1;
+        if (id == sid || (sid == -1 && s->spec && !s->spec->nfields)) return s;
+    }
+    for (size_t i = 0; i < t->nretired; i++)
+        if (t->retired[i]->spec_id == sid) {
+            tmp->spec = t->retired[i];
+            tmp->src = NULL;
+            return tmp;
+        }
+    return NULL;
+}
+
+w2l_rc w2l__wr_part_by_key(writer *w, tstate *t, const unsigned char *key, size_t klen,
+                           wpart **out, w2l_error *err)
+{
+    uint64_t h = w2l__hash64(key, klen, 0x70617274);
+    for (size_t k = t->pscap ? h & (t->pscap - 1) : 0; t->pscap && t->pslots[k];
+         k = (k + 1) & (t->pscap - 1)) {
+        wpart *p = t->parts[t->pslots[k] - 1];
+        if (p->h == h && p->klen == klen && memcmp(p->key, key, klen) == 0) {
+            *out = p;
+            return W2L_OK;
+        }
+    }
+    int32_t sid;
+    if (klen < 4) return w2l__fail(err, W2L_CORRUPT, "table %s: a bad partition key", t->fq);
+    memcpy(&sid, key, 4);
+    wspec tmp;
+    const wspec *s = spec_by_id(t, sid, &tmp);
+    if (!s)
+        return w2l__fail(err, W2L_SCHEMA,
+                         "table %s: a data file of partition spec %d holds rows to delete, but "
+                         "the table does not list that spec any more",
+                         t->fq, (int)sid);
+    size_t n = s->spec ? s->spec->nfields : 0;
+    if (w->npvals < n) {
+        w2l_value *v = w2l__realloc(w->pvals, n * sizeof *v);
+        W2L_NOMEM_IF(!v, err);
+        w->pvals = v;
+        w->npvals = n;
+    }
+    size_t at = 4;
+    for (size_t i = 0; i < n; i++) {
+        memset(&w->pvals[i], 0, sizeof w->pvals[i]);
+        if (at < klen && key[at] == 0xff) {
+            w->pvals[i].is_null = 1;
+            at++;
+            continue;
+        }
+        uint32_t len;
+        if (at + 5 > klen)
+            return w2l__fail(err, W2L_CORRUPT, "table %s: a bad partition key", t->fq);
+        memcpy(&len, key + at + 1, 4);
+        if (at + 5 + len > klen)
+            return w2l__fail(err, W2L_CORRUPT, "table %s: a bad partition key", t->fq);
+        W2L_TRY(w2l__value_from_bytes(s->spec->fields[i].type, key + at + 5, len, &w->pvals[i],
+                                      err));
+        at += 5 + len;
+    }
+    w->pkey.len = 0;
+    W2L_TRY(w2l_buf_append(&w->pkey, key, klen, err));
+    return add_part(w, t, s, h, out, err);
 }
 
 void w2l__wr_parts_move(tstate *from, tstate *to)

@@ -271,13 +271,19 @@ static uint64_t min_done(const w2l__owner *o)
     return low;
 }
 
-w2l_rc w2l__owner_wait_restored(w2l__owner *o, w2l_error *err)
+w2l_rc w2l__owner_wait_done(w2l__owner *o, uint64_t ckpt, w2l_error *err)
 {
+    if (ckpt < o->restored) ckpt = o->restored;
     mtx_lock(&o->mtx);
-    while (!o->aborted && min_done(o) < o->restored) cnd_wait(&o->cv, &o->mtx);
+    while (!o->aborted && min_done(o) < ckpt) cnd_wait(&o->cv, &o->mtx);
     int ab = o->aborted;
     mtx_unlock(&o->mtx);
     return ab ? stopped(err) : W2L_OK;
+}
+
+w2l_rc w2l__owner_wait_restored(w2l__owner *o, w2l_error *err)
+{
+    return w2l__owner_wait_done(o, o->restored, err);
 }
 
 /* ------------------------------------------------------------- committer side ----- */

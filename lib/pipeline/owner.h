@@ -64,6 +64,9 @@ w2l_rc w2l__owner_add_ops(w2l__owner *o, uint64_t ckpt, unsigned handler, const 
 w2l_rc w2l__owner_pending_ops(w2l__owner *o, unsigned handler, w2l_buf *out, w2l_error *err);
 /* Blocks until the committers committed the restored checkpoint. */
 w2l_rc w2l__owner_wait_restored(w2l__owner *o, w2l_error *err);
+/* Blocks until every committer committed every checkpoint up to ckpt (and the restored
+ * one). */
+w2l_rc w2l__owner_wait_done(w2l__owner *o, uint64_t ckpt, w2l_error *err);
 
 /* ---- the runtime, around each committer's notify_complete ---- */
 

@@ -701,6 +701,7 @@ w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err
                       : w2l__fail(err, W2L_NOMEM, "out of memory");
     }
     if (rc == W2L_OK) rc = w2l__maint_new(p->conf, p->metrics, p->ncommit, &p->maint, err);
+    if (rc == W2L_OK) rc = w2l__maint_set_writers(p->maint, p->nwriter, err);
     if (rc == W2L_OK) rc = w2l__routes_new(p->conf, &p->routes, err);
     if (rc == W2L_OK) {
         p->acks_needed = 1 + p->nddl + p->nwriter + p->ncommit;

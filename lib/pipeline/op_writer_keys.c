@@ -1,0 +1,830 @@
+/*
+ * The writer's key map (op_writer_int.h): each key (the identifier columns, or the whole row
+ * of a table without primary key) to the data file and row position of its live rows. In
+ * delete mode "equality" it holds the rows of the current checkpoint; in delete mode
+ * "position" every live row of the table: loaded from the lake (and from the checkpoints
+ * sealed but not yet committed) before the table's first change, kept across checkpoints,
+ * and compacted when many of its entries are dead. See op_writer.c for how changes use it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "op_writer_int.h"
+#include "../io/io.h"
+#include "../model/model.h"
+#include "owner.h"
+
+/* The first capacity of a key map array: room for the last checkpoint's n, at least 16. */
+static size_t first_cap(size_t n)
+{
+    size_t c = 16;
+    while (c < n && c < ((size_t)1 << 40)) c *= 2;
+    return c;
+}
+
+void w2l__wr_keymap_clear(tstate *t)
+{
+    t->khint = t->kcount;
+    t->kehint = t->nke;
+    w2l__free(t->kslots);
+    w2l__free(t->ks);
+    w2l__free(t->ke);
+    t->kslots = NULL;
+    t->ks = NULL;
+    t->ke = NULL;
+    t->kcap = t->kcount = t->kscap = t->nke = t->kecap = 0;
+    w2l__arena_release(&t->karena);
+    w2l__arena_init(&t->karena, 1 << 14);
+    t->ndead = 0;
+}
+
+/* The key of change c in w->key: for each equality column (field-id order) whose value is
+ * not NULL, its field id (4 bytes) and its value as comparable bytes — integers, booleans
+ * and dates as 8 bytes, floats as doubles (so a widened column keeps its keys), decimals
+ * as 16 bytes of unscaled value, strings and binaries as a 4-byte length and the bytes.
+ * NULL values (and, in a row without primary key, columns absent from the image) are left
+ * out, so a row written before a column was added has the key of the same row with the
+ * new column NULL. value_len() reads an entry back. */
+w2l_rc w2l__wr_encode_key(w2l_buf *b, const tstate *t, const w2l_change *c, w2l_error *err)
+{
+    /* the common key, one 8-byte column (a bigint or timestamp primary key): the bytes of
+     * the general loop's default case, written directly */
+    if (t->neq == 1 && (t->eq_type[0] == W2L_TYPE_LONG || t->eq_type[0] == W2L_TYPE_TIME ||
+                        t->eq_type[0] == W2L_TYPE_TIMESTAMP ||
+                        t->eq_type[0] == W2L_TYPE_TIMESTAMPTZ)) {
+        const w2l_value *v = &c->row[t->eq_idx[0]];
+        b->len = 0;
+        if (v->is_null || !w2l__wr_present(c, t->eq_idx[0])) return W2L_OK;
+        if (b->cap < 12 || !b->data) W2L_TRY(w2l__buf_reserve(b, 12, err));
+        memcpy(b->data, &t->eq_ids[0], 4);
+        memcpy(b->data + 4, &v->v.i64, 8);
+        b->len = 12;
+        return W2L_OK;
+    }
+    size_t need = 0; /* at most: 4 + 16 a value, or 8 + its bytes */
+    for (size_t i = 0; i < t->neq; i++) {
+        const w2l_value *v = &c->row[t->eq_idx[i]];
+        int var = t->eq_type[i] == W2L_TYPE_STRING || t->eq_type[i] == W2L_TYPE_BINARY;
+        need += v->is_null ? 0 : 20 + (var ? v->v.bytes.len : 0);
+    }
+    b->len = 0;
+    W2L_TRY(w2l__buf_reserve(b, need, err));
+    unsigned char *o = b->data;
+    for (size_t i = 0; i < t->neq; i++) {
+        const w2l_value *v = &c->row[t->eq_idx[i]];
+        if (v->is_null || !w2l__wr_present(c, t->eq_idx[i])) continue;
+        int64_t i64;
+        double d;
+        uint32_t len;
+        memcpy(o, &t->eq_ids[i], 4);
+        o += 4;
+        switch (t->eq_type[i]) {
+        case W2L_TYPE_BOOLEAN: case W2L_TYPE_INT: case W2L_TYPE_DATE:
+            i64 = v->v.i32;
+            memcpy(o, &i64, 8);
+            o += 8;
+            break;
+        case W2L_TYPE_FLOAT:
+            d = v->v.f32;
+            memcpy(o, &d, 8);
+            o += 8;
+            break;
+        case W2L_TYPE_DOUBLE:
+            memcpy(o, &v->v.f64, 8);
+            o += 8;
+            break;
+        case W2L_TYPE_DECIMAL:
+            memcpy(o, &v->v.dec.lo, 8);
+            memcpy(o + 8, &v->v.dec.hi, 8);
+            o += 16;
+            break;
+        case W2L_TYPE_STRING: case W2L_TYPE_BINARY:
+            len = (uint32_t)v->v.bytes.len;
+            memcpy(o, &len, 4);
+            if (len) memcpy(o + 4, v->v.bytes.ptr, len);
+            o += 4 + (size_t)len;
+            break;
+        default:
+            memcpy(o, &v->v.i64, 8);
+            o += 8;
+        }
+    }
+    b->len = (size_t)(o - b->data);
+    return W2L_OK;
+}
+
+/* Bytes of one encoded value of type ty at p (encode_key). */
+static size_t value_len(w2l_type_id ty, const unsigned char *p)
+{
+    uint32_t len;
+    switch (ty) {
+    case W2L_TYPE_DECIMAL: return 16;
+    case W2L_TYPE_STRING: case W2L_TYPE_BINARY:
+        memcpy(&len, p, 4);
+        return 4 + (size_t)len;
+    default: return 8;
+    }
+}
+
+static int has_id(const int32_t *ids, size_t n, int32_t id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] == id) return 1;
+    return 0;
+}
+
+
+static inline const unsigned char *kslot_key(const kslot *s)
+{
+    return s->len <= KEY_INLINE ? s->key.in : s->key.p;
+}
+
+static inline int key_eq(const kslot *s, const unsigned char *k, size_t n)
+{
+    if (s->len != n) return 0;
+    if (n >= 8 && n <= 16) { /* inline: two overlapping words */
+        uint64_t a, b, x, y;
+        memcpy(&a, s->key.in, 8);
+        memcpy(&b, s->key.in + n - 8, 8);
+        memcpy(&x, k, 8);
+        memcpy(&y, k + n - 8, 8);
+        return ((a ^ x) | (b ^ y)) == 0;
+    }
+    return n == 0 || memcmp(kslot_key(s), k, n) == 0;
+}
+
+
+/* The entry of key (hash h); with add, inserts it (copied) when absent. NULL when absent
+ * (or out of memory with add: *err set). The slot index and the tag are the hash's upper
+ * 32 bits. */
+kslot *w2l__wr_key_slot(tstate *t, const w2l_buf *key, uint64_t h, int add, w2l_error *err)
+{
+    uint32_t h32 = (uint32_t)(h >> 32);
+    if (t->kcap) {
+        for (size_t i = h32 & (t->kcap - 1);; i = (i + 1) & (t->kcap - 1)) {
+            uint64_t e = t->kslots[i];
+            if (!e) break;
+            if ((uint32_t)(e >> 32) != h32) continue;
+            kslot *s = &t->ks[(uint32_t)e - 1];
+            if (key_eq(s, key->data, key->len)) return s;
+        }
+    }
+    if (!add) return NULL;
+    if (t->kcount >= INT32_MAX) {
+        w2l__fail(err, W2L_ERROR, "table %s: too many keys in one checkpoint", t->fq);
+        return NULL;
+    }
+    if ((t->kcount + 1) * 2 > t->kcap) {
+        size_t ncap = t->kcap ? t->kcap * 2 : first_cap(2 * t->khint + 2);
+        uint64_t *ns = w2l__calloc(ncap, sizeof *ns);
+        if (!ns) {
+            w2l__fail(err, W2L_NOMEM, "out of memory");
+            return NULL;
+        }
+        for (size_t i = 0; i < t->kcap; i++) {
+            uint64_t e = t->kslots[i];
+            if (!e) continue;
+            size_t k = (size_t)(e >> 32) & (ncap - 1);
+            while (ns[k]) k = (k + 1) & (ncap - 1);
+            ns[k] = e;
+        }
+        w2l__free(t->kslots);
+        t->kslots = ns;
+        t->kcap = ncap;
+    }
+    if (t->kcount == t->kscap) {
+        size_t ncap = t->kscap ? t->kscap * 2 : first_cap(t->khint);
+        kslot *nk = w2l__realloc(t->ks, ncap * sizeof *nk);
+        if (!nk) {
+            w2l__fail(err, W2L_NOMEM, "out of memory");
+            return NULL;
+        }
+        t->ks = nk;
+        t->kscap = ncap;
+    }
+    kslot *s = &t->ks[t->kcount];
+    s->len = (uint32_t)key->len;
+    s->head = -1;
+    if (key->len >= 8 && key->len <= KEY_INLINE) { /* two overlapping words, as key_eq */
+        memcpy(s->key.in, key->data, 8);
+        memcpy(s->key.in + key->len - 8, key->data + key->len - 8, 8);
+    } else if (key->len <= KEY_INLINE) {
+        if (key->len) memcpy(s->key.in, key->data, key->len);
+    } else {
+        unsigned char *copy = w2l__arena_alloc(&t->karena, key->len);
+        if (!copy) {
+            w2l__fail(err, W2L_NOMEM, "out of memory");
+            return NULL;
+        }
+        memcpy(copy, key->data, key->len);
+        s->key.p = copy;
+    }
+    size_t k = h32 & (t->kcap - 1);
+    while (t->kslots[k]) k = (k + 1) & (t->kcap - 1);
+    t->kslots[k] = (uint64_t)h32 << 32 | (uint64_t)(t->kcount + 1);
+    t->kcount++;
+    return s;
+}
+
+w2l_rc w2l__wr_add_pos_delete(tstate *t, const kent *e, w2l_error *err)
+{
+    if (t->npd == t->pdcap) {
+        size_t ncap = t->pdcap ? t->pdcap * 2 : 64;
+        pdel *np = w2l__realloc(t->pd, ncap * sizeof *np);
+        W2L_NOMEM_IF(!np, err);
+        t->pd = np;
+        t->pdcap = ncap;
+    }
+    t->pd[t->npd++] = (pdel){e->file, e->pos};
+    return W2L_OK;
+}
+
+w2l_rc w2l__wr_add_entry(tstate *t, kslot *s, int chain, w2l_error *err)
+{
+    if (t->nke == t->kecap) {
+        size_t ncap = t->kecap ? t->kecap * 2 : first_cap(t->kehint);
+        kent *ne = w2l__realloc(t->ke, ncap * sizeof *ne);
+        W2L_NOMEM_IF(!ne, err);
+        t->ke = ne;
+        t->kecap = ncap;
+    }
+    if (t->nke >= INT32_MAX)
+        return w2l__fail(err, W2L_ERROR, "table %s: too many rows in one checkpoint", t->fq);
+    t->ke[t->nke] = (kent){0, 0, chain ? s->head : -1};
+    s->head = (int32_t)t->nke++;
+    return W2L_OK;
+}
+
+/* The schema of a table without primary key changes within a checkpoint (set_schema): the
+ * map's keys lose the columns that are not in ids any more (dropped), and rows whose keys
+ * become equal share one chain. Keys are read with the current (old) schema's types. */
+w2l_rc w2l__wr_rekey(writer *w, tstate *t, const int32_t *ids, size_t nids, w2l_error *err)
+{
+    int dropped = 0;
+    for (size_t i = 0; i < t->neq && !dropped; i++) dropped = !has_id(ids, nids, t->eq_ids[i]);
+    if (!dropped) return W2L_OK; /* every key is valid as it is */
+    kslot *old = t->ks;
+    size_t nold = t->kcount;
+    w2l__arena oarena = t->karena;
+    w2l__free(t->kslots);
+    t->kslots = NULL;
+    t->ks = NULL;
+    t->kcap = t->kcount = t->kscap = 0;
+    w2l__arena_init(&t->karena, 1 << 14);
+    w2l_rc rc = W2L_OK;
+    for (size_t i = 0; rc == W2L_OK && i < nold; i++) {
+        const kslot *o = &old[i];
+        if (o->head < 0) continue;
+        const unsigned char *ok = kslot_key(o);
+        w->key.len = 0;
+        for (size_t p = 0; rc == W2L_OK && p < o->len;) {
+            int32_t id;
+            memcpy(&id, ok + p, 4);
+            long at = w2l_schema_index_of_id(t->schema, id);
+            if (at < 0) {
+                rc = w2l__fail(err, W2L_ERROR,
+                               "table %s: a key of this checkpoint names field %d, which schema %d "
+                               "lacks",
+                               t->fq, (int)id, (int)w2l_schema_id(t->schema));
+                break;
+            }
+            size_t n =
+                4 + value_len(w2l_schema_field(t->schema, (size_t)at)->type.id, ok + p + 4);
+            if (has_id(ids, nids, id)) rc = w2l_buf_append(&w->key, ok + p, n, err);
+            p += n;
+        }
+        kslot *s =
+            rc == W2L_OK
+                ? w2l__wr_key_slot(t, &w->key, w2l__wr_key_hash(w->key.data, w->key.len), 1, err)
+                : NULL;
+        if (!s) {
+            if (rc == W2L_OK) rc = W2L_NOMEM;
+            break;
+        }
+        /* rows that differed only in a dropped column: one chain now */
+        int32_t tail = o->head;
+        while (t->ke[tail].next >= 0) tail = t->ke[tail].next;
+        t->ke[tail].next = s->head;
+        s->head = o->head;
+    }
+    w2l__free(old);
+    w2l__arena_release(&oarena);
+    if (rc != W2L_OK) w2l__wr_keymap_clear(t);
+    return rc;
+}
+
+/* The rows of the key map that are live (written in this checkpoint, not deleted since):
+ * their files and positions, in *out (caller frees). */
+w2l_rc w2l__wr_live_rows(const tstate *t, kent **out, size_t *nout, w2l_error *err)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->kcount; i++)
+        for (int32_t e = t->ks[i].head; e >= 0; e = t->ke[e].next) n++;
+    *out = NULL;
+    *nout = 0;
+    if (!n) return W2L_OK;
+    kent *v = w2l__malloc(n * sizeof *v);
+    W2L_NOMEM_IF(!v, err);
+    n = 0;
+    for (size_t i = 0; i < t->kcount; i++)
+        for (int32_t e = t->ks[i].head; e >= 0; e = t->ke[e].next) v[n++] = t->ke[e];
+    *out = v;
+    *nout = n;
+    return W2L_OK;
+}
+
+static int live_cmp(const void *a, const void *b)
+{
+    const kent *x = a, *y = b;
+    if (x->file != y->file) return x->file < y->file ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* The key columns changed (set_schema, with the new ones in t): the n live rows of this
+ * checkpoint get their keys under the new columns, read back from their data files (a
+ * column a file lacks is NULL; a value of a column widened since is widened). */
+w2l_rc w2l__wr_reread_keys(writer *w, tstate *t, kent *live, size_t n, w2l_error *err)
+{
+    qsort(live, n, sizeof *live, live_cmp);
+    if (w->pend.n) W2L_TRY(w2l__wr_close_pending(w, err));
+    size_t nf = w2l_schema_field_count(t->schema);
+    w2l_value *row = w2l__calloc(nf + 1, sizeof *row);
+    w2l_value **vals = w2l__calloc(t->neq + 1, sizeof *vals);
+    long *at = w2l__calloc(t->neq + 1, sizeof *at);
+    w2l_type_id *ft = w2l__calloc(t->neq + 1, sizeof *ft);
+    w2l_rc rc = row && vals && at && ft ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
+    for (size_t i = 0; i < nf && row; i++) row[i].is_null = 1;
+    w2l_change c = {0};
+    c.row = row;
+    c.ncols = nf;
+    c.schema = t->schema;
+    for (size_t k = 0; rc == W2L_OK && k < n;) {
+        uint32_t file = live[k].file;
+        size_t end = k;
+        while (end < n && live[end].file == file) end++;
+        const char *path = t->files[file].path;
+        w2l__pq_reader *r = NULL;
+        rc = w2l__pq_reader_open(w->io, path, &r, err);
+        const w2l_schema *fs = r ? w2l__pq_reader_schema(r) : NULL;
+        for (size_t i = 0; rc == W2L_OK && i < t->neq; i++) {
+            at[i] = w2l_schema_index_of_id(fs, t->eq_ids[i]);
+            ft[i] = at[i] >= 0 ? w2l_schema_field(fs, (size_t)at[i])->type.id : 0;
+        }
+        uint64_t first = 0;
+        for (size_t rg = 0; rc == W2L_OK && r && rg < w2l__pq_reader_num_row_groups(r) && k < end;
+             rg++) {
+            uint64_t rows = w2l__pq_reader_row_group_rows(r, rg);
+            if ((uint64_t)live[k].pos >= first + rows) {
+                first += rows;
+                continue;
+            }
+            for (size_t i = 0; rc == W2L_OK && i < t->neq; i++) {
+                if (at[i] < 0) continue;
+                w2l__free(vals[i]);
+                vals[i] = w2l__calloc(rows + 1, sizeof **vals);
+                if (!vals[i]) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                else rc = w2l__pq_reader_read_column(r, rg, (size_t)at[i], vals[i], err);
+            }
+            for (; rc == W2L_OK && k < end && (uint64_t)live[k].pos < first + rows; k++) {
+                size_t ri = (size_t)((uint64_t)live[k].pos - first);
+                for (size_t i = 0; i < t->neq; i++) {
+                    w2l_value v = {0};
+                    v.is_null = 1;
+                    if (at[i] >= 0) v = vals[i][ri];
+                    if (!v.is_null && ft[i] == W2L_TYPE_INT && t->eq_type[i] == W2L_TYPE_LONG)
+                        v.v.i64 = v.v.i32;
+                    if (!v.is_null && ft[i] == W2L_TYPE_FLOAT && t->eq_type[i] == W2L_TYPE_DOUBLE)
+                        v.v.f64 = v.v.f32;
+                    row[t->eq_idx[i]] = v;
+                }
+                rc = w2l__wr_encode_key(&w->key, t, &c, err);
+                kslot *s = rc == W2L_OK
+                               ? w2l__wr_key_slot(t, &w->key,
+                                                  w2l__wr_key_hash(w->key.data, w->key.len), 1, err)
+                               : NULL;
+                if (!s && rc == W2L_OK) rc = W2L_NOMEM;
+                if (rc == W2L_OK) rc = w2l__wr_add_entry(t, s, 1, err);
+                if (rc == W2L_OK) {
+                    t->ke[s->head].file = file;
+                    t->ke[s->head].pos = live[k].pos;
+                }
+            }
+            first += rows;
+        }
+        if (rc == W2L_OK && k < end)
+            rc = w2l__fail(err, W2L_CORRUPT, "row %lld is past the end of the file",
+                           (long long)live[k].pos);
+        if (rc != W2L_OK && rc != W2L_NOMEM)
+            w2l__error_prefix(err, "table %s: the key columns changed; reading back %s: ", t->fq,
+                              path);
+        w2l__pq_reader_close(r);
+        k = end;
+    }
+    for (size_t i = 0; vals && i < t->neq; i++) w2l__free(vals[i]);
+    w2l__free(vals);
+    w2l__free(at);
+    w2l__free(ft);
+    w2l__free(row);
+    if (rc == W2L_OK)
+        w2l__log(W2L_LOG_DEBUG,
+                 "writer %u: %s: key columns changed; %zu rows of this checkpoint keyed anew",
+                 w->index, t->fq, n);
+    else w2l__wr_keymap_clear(t);
+    /* several writers share the table by the hash of the key (pipeline_nodes.c): under the
+     * new key a row may go to another writer, whose map lacks the rows written here */
+    const char *par = NULL;
+    if (rc == W2L_OK &&
+        w2l_conf_get_for_table(w->conf, t->fq, "table-parallelism", &par, NULL) == W2L_OK &&
+        par && strtol(par, NULL, 10) > 1 && w->n > 1)
+        w2l__log(W2L_LOG_WARN,
+                 "writer %u: %s: the key columns changed within a checkpoint that wrote %zu "
+                 "rows of the table here; with table-parallelism %s an update or delete of one "
+                 "of them after the change may reach another writer and leave the old row in "
+                 "the lake (table.%s.table-parallelism=1 keeps the table on one writer)",
+                 w->index, t->fq, n, par, t->fq);
+    return rc;
+}
+w2l_rc w2l__wr_delete_head(tstate *t, kslot *s, w2l_error *err)
+{
+    kent *e = &t->ke[s->head];
+    W2L_TRY(w2l__wr_add_pos_delete(t, e, err));
+    s->head = e->next;
+    t->ndead++;
+    return W2L_OK;
+}
+
+w2l_rc w2l__wr_file_add(tstate *t, char *path, const unsigned char *pkey, size_t klen,
+                        uint32_t part, uint32_t *out, w2l_error *err)
+{
+    if (t->nfiles == t->fcap) {
+        size_t ncap = t->fcap ? t->fcap * 2 : 8;
+        wfile *nf = ncap < UINT32_MAX ? w2l__realloc(t->files, ncap * sizeof *nf) : NULL;
+        if (!nf) {
+            w2l__free(path);
+            return w2l__fail(err, W2L_NOMEM, "out of memory");
+        }
+        t->files = nf;
+        t->fcap = ncap;
+    }
+    unsigned char *k = w2l__malloc(klen + 1);
+    if (!k) {
+        w2l__free(path);
+        return w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    if (klen) memcpy(k, pkey, klen);
+    t->files[t->nfiles] = (wfile){path, k, (uint32_t)klen, part};
+    *out = (uint32_t)t->nfiles++;
+    return W2L_OK;
+}
+
+uint64_t w2l__wr_index_bytes(const tstate *t)
+{
+    uint64_t b = t->kcap * sizeof *t->kslots + t->kscap * sizeof *t->ks +
+                 t->kecap * sizeof *t->ke + t->karena.used;
+    for (size_t i = 0; i < t->nfiles; i++)
+        b += strlen(t->files[i].path) + 1 + t->files[i].klen + sizeof *t->files;
+    return b;
+}
+
+/* ------------------------------------------------------------ compaction --------- */
+
+w2l_rc w2l__wr_index_compact(tstate *t, w2l_error *err)
+{
+    if (t->ndead < 1024 || t->ndead * 2 < t->nke) return W2L_OK;
+    size_t nlive = 0, nkeys = 0;
+    uint32_t *fmap = w2l__malloc((t->nfiles + 1) * sizeof *fmap);
+    W2L_NOMEM_IF(!fmap, err);
+    for (size_t i = 0; i < t->nfiles; i++) fmap[i] = NO_PART;
+    for (size_t i = 0; i < t->kcount; i++) {
+        if (t->ks[i].head >= 0) nkeys++;
+        for (int32_t e = t->ks[i].head; e >= 0; e = t->ke[e].next) {
+            nlive++;
+            fmap[t->ke[e].file] = 0;
+        }
+    }
+    /* the files still pointed into, renumbered in order */
+    size_t nf = 0;
+    for (size_t i = 0; i < t->nfiles; i++) {
+        if (fmap[i] == NO_PART) {
+            w2l__free(t->files[i].path);
+            w2l__free(t->files[i].pkey);
+            continue;
+        }
+        fmap[i] = (uint32_t)nf;
+        t->files[nf++] = t->files[i];
+    }
+    t->nfiles = nf;
+    kslot *ks = w2l__malloc((nkeys ? nkeys : 1) * sizeof *ks);
+    kent *ke = w2l__malloc((nlive ? nlive : 1) * sizeof *ke);
+    size_t cap = 16;
+    while (cap < 2 * nkeys + 2) cap *= 2;
+    uint64_t *slots = w2l__calloc(cap, sizeof *slots);
+    w2l__arena ar;
+    w2l__arena_init(&ar, 1 << 14);
+    w2l_rc rc = ks && ke && slots ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
+    size_t k = 0, n = 0;
+    for (size_t i = 0; rc == W2L_OK && i < t->kcount; i++) {
+        const kslot *o = &t->ks[i];
+        if (o->head < 0) continue;
+        kslot *d = &ks[k];
+        *d = *o;
+        if (o->len > KEY_INLINE) {
+            unsigned char *c = w2l__arena_alloc(&ar, o->len);
+            if (!c) {
+                rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                break;
+            }
+            memcpy(c, o->key.p, o->len);
+            d->key.p = c;
+        }
+        /* the chain, newest first, as it was */
+        int32_t prev = -1;
+        for (int32_t e = o->head; e >= 0; e = t->ke[e].next) {
+            ke[n] = t->ke[e];
+            ke[n].file = fmap[t->ke[e].file];
+            ke[n].next = -1;
+            if (prev < 0) d->head = (int32_t)n;
+            else ke[prev].next = (int32_t)n;
+            prev = (int32_t)n++;
+        }
+        uint32_t h32 = (uint32_t)(w2l__wr_key_hash(kslot_key(d), d->len) >> 32);
+        size_t at = h32 & (cap - 1);
+        while (slots[at]) at = (at + 1) & (cap - 1);
+        slots[at] = (uint64_t)h32 << 32 | (uint64_t)(k + 1);
+        k++;
+    }
+    w2l__free(fmap);
+    if (rc != W2L_OK) {
+        /* the map stays as it was, files renumbered: undo is not possible, so forget it
+         * all; the table is loaded again before its next change */
+        w2l__free(ks);
+        w2l__free(ke);
+        w2l__free(slots);
+        w2l__arena_release(&ar);
+        w2l__wr_keymap_clear(t);
+        t->loaded = 0;
+        return rc;
+    }
+    w2l__free(t->ks);
+    w2l__free(t->ke);
+    w2l__free(t->kslots);
+    w2l__arena_release(&t->karena);
+    t->karena = ar;
+    t->ks = ks, t->kcount = t->kscap = nkeys;
+    t->ke = ke, t->nke = t->kecap = nlive;
+    t->kslots = slots, t->kcap = cap;
+    t->ndead = 0;
+    return W2L_OK;
+}
+
+/* ------------------------------------------------------------------ loading ------ */
+
+typedef struct load_ctx {
+    writer *w;
+    tstate *t;
+    const w2l__ice_scan *scan;
+    uint32_t file;
+    w2l_value *row;           /* one value per column of t->schema; the key columns set */
+    w2l_change c;
+    size_t dups;
+    w2l_rc rc;
+    w2l_error *err;
+} load_ctx;
+
+/* One live row of the table (the key columns, in t->eq_schema's order). */
+static int load_row(void *x, const w2l_value *vals, size_t n)
+{
+    load_ctx *l = x;
+    tstate *t = l->t;
+    for (size_t i = 0; i < n && i < t->neq; i++) l->row[t->eq_idx[i]] = vals[i];
+    w2l_rc rc = w2l__wr_encode_key(&l->w->key, t, &l->c, l->err);
+    uint64_t h = rc == W2L_OK ? w2l__wr_key_hash(l->w->key.data, l->w->key.len) : 0;
+    kslot *s = rc == W2L_OK ? w2l__wr_key_slot(t, &l->w->key, h, 1, l->err) : NULL;
+    if (rc == W2L_OK && !s) rc = W2L_NOMEM;
+    /* a primary key with two live rows (a lake written wrong before): the one read first
+     * goes, by position, with the next checkpoint */
+    if (rc == W2L_OK && t->policy == POL_PK && s->head >= 0) {
+        l->dups++;
+        rc = w2l__wr_delete_head(t, s, l->err);
+    }
+    if (rc == W2L_OK) rc = w2l__wr_add_entry(t, s, t->policy == POL_FULL_ROW, l->err);
+    if (rc == W2L_OK) {
+        t->ke[s->head].file = l->file;
+        t->ke[s->head].pos = l->scan->pos;
+    }
+    l->rc = rc;
+    return rc != W2L_OK;
+}
+
+/* The partition key of data file f as the writer encodes its partitions. */
+static w2l_rc lake_part_key(const tstate *t, const w2l__ice_meta *m, const w2l__ice_data_file *f,
+                            w2l_buf *b, w2l_error *err)
+{
+    const w2l__ice_spec *spec = w2l__ice_meta_spec(m, f->spec_id);
+    size_t n = spec ? spec->nfields : 0;
+    if (n != f->npart)
+        return w2l__fail(err, W2L_CORRUPT,
+                         "table %s: data file %s has %zu partition values for spec %d of %zu "
+                         "fields",
+                         t->fq, f->path, f->npart, (int)f->spec_id, n);
+    int32_t sid = !n && !t->spec.spec ? -1 : f->spec_id;
+    return w2l__wr_part_key(b, sid, spec, f->partition, err);
+}
+
+static w2l_rc load_lake(writer *w, tstate *t, const w2l__ice_table *it, size_t *nfiles,
+                        size_t *dups, w2l_error *err)
+{
+    w2l__ice_scan *scan = NULL;
+    W2L_TRY(w2l__ice_scan_plan(it->io, it->meta, -1, NULL, NULL, &scan, err));
+    /* the key columns only, with the types the writer keys them by (older files' narrower
+     * values are widened by the scan) */
+    scan->schema = t->eq_schema;
+    size_t nf = w2l_schema_field_count(t->schema);
+    load_ctx l = {0};
+    l.w = w, l.t = t, l.scan = scan, l.err = err;
+    l.row = w2l__calloc(nf + 1, sizeof *l.row);
+    w2l_rc rc = l.row ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
+    for (size_t i = 0; i < nf && l.row; i++) l.row[i].is_null = 1;
+    l.c.row = l.row;
+    l.c.ncols = nf;
+    l.c.schema = t->schema;
+    w2l_buf pk = {0};
+    for (size_t i = 0; rc == W2L_OK && i < scan->ntasks; i++) {
+        const w2l__ice_data_file *f = scan->tasks[i].file;
+        rc = lake_part_key(t, it->meta, f, &pk, err);
+        char *path = rc == W2L_OK ? w2l__strdup(f->path) : NULL;
+        if (rc == W2L_OK && !path) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        if (rc == W2L_OK) rc = w2l__wr_file_add(t, path, pk.data, pk.len, NO_PART, &l.file, err);
+        if (rc == W2L_OK) rc = w2l__ice_scan_read_task(it->io, scan, i, load_row, &l, err);
+        if (rc == W2L_CANCELLED) rc = l.rc;
+    }
+    *nfiles = scan->ntasks;
+    *dups = l.dups;
+    w2l_buf_release(&pk);
+    w2l__free(l.row);
+    w2l__ice_scan_free(scan);
+    return rc;
+}
+
+w2l_rc w2l__wr_index_load(writer *w, tstate *t, w2l_error *err)
+{
+    if (t->policy != POL_PK && t->policy != POL_FULL_ROW) {
+        t->loaded = 1;
+        return W2L_OK;
+    }
+    int64_t t0 = w2l__now_ms();
+    /* the rows of every checkpoint before this one are in the lake once committed: ours
+     * of the table start with this change, but another writer (before a RENAME, another
+     * parallelism) may have written some in the last one */
+    w2l__owner *o = w2l__owner_current();
+    if (o) W2L_TRY(w2l__owner_wait_done(o, w->barrier, err));
+    if (!w->cat) W2L_TRY(w2l__catalog_open_conf(w->conf, &w->io, &w->cat, err));
+    w2l__ice_table *it = NULL;
+    w2l_rc rc = w2l__ice_table_load(w->cat, w->io, t->ns, t->table, &it, err);
+    size_t nfiles = 0, dups = 0;
+    if (rc == W2L_NOTFOUND) {
+        rc = W2L_OK; /* no table yet: no rows */
+    } else if (rc == W2L_OK && (!t->uuid[0] || !strcmp(it->meta->uuid, t->uuid))) {
+        rc = load_lake(w, t, it, &nfiles, &dups, err);
+    }
+    w2l__ice_table_free(it);
+    if (rc != W2L_OK) {
+        w2l__wr_keymap_clear(t);
+        w2l__error_prefix(err, "table %s: loading its key index from the lake: ", t->fq);
+        return rc;
+    }
+    t->loaded = 1;
+    if (dups)
+        w2l__log_table(W2L_LOG_WARN, t->ns, t->table,
+                       "writer %u: %s: %zu primary keys had two live rows in the lake; the "
+                       "older ones are deleted with the next commit",
+                       w->index, t->fq, dups);
+    w2l__log(W2L_LOG_DEBUG,
+             "writer %u: %s: key index loaded: %zu keys, %zu files, %llu bytes, %lld ms",
+             w->index, t->fq, t->kcount, nfiles, (unsigned long long)w2l__wr_index_bytes(t),
+             (long long)(w2l__now_ms() - t0));
+    return W2L_OK;
+}
+
+/* ------------------------------------------------------------- compactions ------- */
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Moves the entries of the rows in file `from` (indices in dead) onto data file gi (path),
+ * by the keys read back from it. */
+static w2l_rc remap_file(writer *w, tstate *t, uint32_t gi, const unsigned char *dead,
+                         size_t *moved, w2l_error *err)
+{
+    const char *path = t->files[gi].path;
+    w2l__pq_reader *r = NULL;
+    W2L_TRY(w2l__pq_reader_open(w->io, w2l__ice_local_path(path), &r, err));
+    const w2l_schema *fs = w2l__pq_reader_schema(r);
+    size_t nf = w2l_schema_field_count(t->schema);
+    w2l_value *row = w2l__calloc(nf + 1, sizeof *row);
+    w2l_value **vals = w2l__calloc(t->neq + 1, sizeof *vals);
+    long *at = w2l__calloc(t->neq + 1, sizeof *at);
+    w2l_rc rc = row && vals && at ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
+    for (size_t i = 0; row && i < nf; i++) row[i].is_null = 1;
+    for (size_t i = 0; rc == W2L_OK && i < t->neq; i++)
+        at[i] = w2l_schema_index_of_id(fs, t->eq_ids[i]);
+    w2l_change c = {0};
+    c.row = row;
+    c.ncols = nf;
+    c.schema = t->schema;
+    int64_t pos = 0;
+    for (size_t rg = 0; rc == W2L_OK && rg < w2l__pq_reader_num_row_groups(r); rg++) {
+        uint64_t rows = w2l__pq_reader_row_group_rows(r, rg);
+        for (size_t i = 0; rc == W2L_OK && i < t->neq; i++) {
+            w2l__free(vals[i]);
+            vals[i] = NULL;
+            if (at[i] < 0) continue;
+            vals[i] = w2l__calloc(rows + 1, sizeof **vals);
+            rc = vals[i] ? w2l__pq_reader_read_column(r, rg, (size_t)at[i], vals[i], err)
+                         : w2l__fail(err, W2L_NOMEM, "out of memory");
+        }
+        for (uint64_t q = 0; rc == W2L_OK && q < rows; q++, pos++) {
+            for (size_t i = 0; i < t->neq; i++) {
+                w2l_value v = {0};
+                v.is_null = 1;
+                if (at[i] >= 0) v = vals[i][q];
+                w2l_type_id ft = at[i] >= 0 ? w2l_schema_field(fs, (size_t)at[i])->type.id : 0;
+                if (!v.is_null && ft == W2L_TYPE_INT && t->eq_type[i] == W2L_TYPE_LONG)
+                    v.v.i64 = v.v.i32;
+                if (!v.is_null && ft == W2L_TYPE_FLOAT && t->eq_type[i] == W2L_TYPE_DOUBLE)
+                    v.v.f64 = v.v.f32;
+                row[t->eq_idx[i]] = v;
+            }
+            rc = w2l__wr_encode_key(&w->key, t, &c, err);
+            kslot *s = rc == W2L_OK ? w2l__wr_key_slot(t, &w->key,
+                                                       w2l__wr_key_hash(w->key.data, w->key.len),
+                                                       0, err)
+                                    : NULL;
+            for (int32_t e = s ? s->head : -1; e >= 0; e = t->ke[e].next)
+                if (dead[t->ke[e].file]) {
+                    t->ke[e].file = gi;
+                    t->ke[e].pos = pos;
+                    (*moved)++;
+                    break;
+                }
+        }
+    }
+    for (size_t i = 0; vals && i < t->neq; i++) w2l__free(vals[i]);
+    w2l__free(vals);
+    w2l__free(at);
+    w2l__free(row);
+    w2l__pq_reader_close(r);
+    if (rc != W2L_OK && rc != W2L_NOMEM) w2l__error_prefix(err, "reading %s: ", path);
+    return rc;
+}
+
+w2l_rc w2l__wr_index_rewritten(writer *w, tstate *t, const char *const *removed, size_t nremoved,
+                               const char *const *added, size_t nadded, w2l_error *err)
+{
+    if (!t->posmode || !t->loaded || !t->nfiles || !nremoved) return W2L_OK;
+    const char **rm = w2l__malloc(nremoved * sizeof *rm);
+    W2L_NOMEM_IF(!rm, err);
+    memcpy(rm, removed, nremoved * sizeof *rm);
+    qsort(rm, nremoved, sizeof *rm, str_cmp);
+    size_t nold = t->nfiles, ndead = 0;
+    unsigned char *dead = w2l__calloc(nold + nadded + 1, 1);
+    w2l_rc rc = dead ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
+    for (size_t i = 0; rc == W2L_OK && i < nold; i++)
+        ndead += dead[i] = bsearch(&t->files[i].path, rm, nremoved, sizeof *rm, str_cmp) != NULL;
+    size_t live = 0, moved = 0;
+    for (size_t i = 0; rc == W2L_OK && ndead && i < t->kcount; i++)
+        for (int32_t e = t->ks[i].head; e >= 0; e = t->ke[e].next) live += dead[t->ke[e].file];
+    int64_t t0 = w2l__now_ms();
+    for (size_t g = 0; rc == W2L_OK && live && moved < live && g < nadded; g++) {
+        /* an added file is in the directory (the partition) of the files it replaced */
+        size_t like = nold;
+        for (size_t i = 0; i < nold && like == nold; i++)
+            if (dead[i] && w2l__ice_same_dir(t->files[i].path, added[g])) like = i;
+        if (like == nold) continue; /* another partition's, none of whose files we hold */
+        char *p = w2l__strdup(added[g]);
+        uint32_t gi;
+        rc = p ? w2l__wr_file_add(t, p, t->files[like].pkey, t->files[like].klen, NO_PART, &gi,
+                                  err)
+               : w2l__fail(err, W2L_NOMEM, "out of memory");
+        if (rc == W2L_OK) rc = remap_file(w, t, gi, dead, &moved, err);
+    }
+    w2l__free(rm);
+    w2l__free(dead);
+    if (rc == W2L_OK && moved < live) {
+        /* rows the compaction did not carry: the map no longer matches the lake, and the
+         * rows of this checkpoint are not in the lake yet to load it again from */
+        rc = w2l__fail(err, W2L_CORRUPT,
+                       "%zu rows of the key index are in none of the %zu files a compaction "
+                       "wrote (a restart loads the index from the lake)",
+                       live - moved, nadded);
+    } else if (rc == W2L_OK && live) {
+        w2l__log(W2L_LOG_DEBUG,
+                 "writer %u: %s: %zu rows of the key index moved onto %zu compacted files in "
+                 "%lld ms",
+                 w->index, t->fq, moved, nadded, (long long)(w2l__now_ms() - t0));
+    }
+    if (rc != W2L_OK) w2l__error_prefix(err, "table %s: following a compaction: ", t->fq);
+    return rc;
+}
