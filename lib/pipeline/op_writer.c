@@ -759,6 +759,9 @@ static void set_incarnation(writer *w, tstate *t, const char *uuid)
                  w->index, t->fq, uuid, t->uuid);
         drop_checkpoint(w, t);
         t->truncated = 0;
+        /* the other table may hold rows (one renamed onto the name): its index comes from
+         * the lake, once what was written before is committed */
+        t->loaded = 0;
         eq_clear(t); /* the next SCHEMA (or a rename's move) brings the new table's */
         w2l_schema_unref(t->schema);
         t->schema = NULL;
@@ -819,7 +822,7 @@ static void drop_checkpoint(writer *w, tstate *t)
     t->nresults = 0;
     w2l__wr_keymap_clear(t);
     paths_clear(t);
-    t->loaded = 1; /* the table has no rows now (TRUNCATE, or another incarnation) */
+    t->loaded = 1; /* the table has no rows now */
     mark_dirty(w, t);
     w2l__wr_account(w, t);
 }

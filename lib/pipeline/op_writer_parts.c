@@ -398,8 +398,17 @@ w2l_rc w2l__wr_part_by_key(writer *w, tstate *t, const unsigned char *key, size_
         memcpy(&len, key + at + 1, 4);
         if (at + 5 + len > klen)
             return w2l__fail(err, W2L_CORRUPT, "table %s: a bad partition key", t->fq);
-        W2L_TRY(w2l__value_from_bytes(s->spec->fields[i].type, key + at + 5, len, &w->pvals[i],
-                                      err));
+        /* a value kept from before its source column was widened (int -> long, float ->
+         * double): the narrower bytes, read as such and widened */
+        w2l_type ty = s->spec->fields[i].type;
+        w2l_type narrow = ty;
+        if (len == 4 && ty.id == W2L_TYPE_LONG) narrow.id = W2L_TYPE_INT;
+        if (len == 4 && ty.id == W2L_TYPE_DOUBLE) narrow.id = W2L_TYPE_FLOAT;
+        W2L_TRY(w2l__value_from_bytes(narrow, key + at + 5, len, &w->pvals[i], err));
+        if (narrow.id == W2L_TYPE_INT && ty.id == W2L_TYPE_LONG)
+            w->pvals[i].v.i64 = w->pvals[i].v.i32;
+        if (narrow.id == W2L_TYPE_FLOAT && ty.id == W2L_TYPE_DOUBLE)
+            w->pvals[i].v.f64 = w->pvals[i].v.f32;
         at += 5 + len;
     }
     w->pkey.len = 0;
