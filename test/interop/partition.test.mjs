@@ -67,6 +67,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { currentMetadata, partitionKey, readAvro, readTable, withLocalFetch } from './lib/lake.mjs'
+import { equalityDeletes } from './lib/deletes.mjs'
 import { diffRows, duckRows } from './lib/ddl_stream.mjs'
 import { murmur3, bucketBytes, applyTransform, checkPartitions, checkSpecIds } from './lib/partition.mjs'
 import { makePartitionStream, config, expectedSpecs } from './lib/partition_stream.mjs'
@@ -170,7 +171,9 @@ async function checkTable (t, run, part, icebird, opts = {}) {
   if (jsonl(gotSpecs) !== jsonl(wantSpecs)) problems.push(`${name}: partition specs ${jsonl(gotSpecs)}, want ${jsonl(wantSpecs)}`)
   if (meta['default-spec-id'] !== defaultId) problems.push(`${name}: default-spec-id ${meta['default-spec-id']}, want ${defaultId}`)
   for (const p of checkSpecIds(meta)) problems.push(`${name}: ${p}`)
-  // the data and position-delete files of run k have the default spec of run k
+  // the data files of run k have the default spec of run k; its position-delete files that
+  // of the data files they name: of run k or of an earlier one (the key index deletes rows
+  // of every earlier run by position, in the data file's own spec and partition)
   if (!compacted) {
     const runOf = f => { const k = seqAfter.findIndex(x => f.seq <= x); return k < 0 ? run : k + 1 }
     for (const f of [...tbl.dataFiles, ...tbl.deleteFiles]) {
@@ -178,6 +181,8 @@ async function checkTable (t, run, part, icebird, opts = {}) {
       const k = runOf(f)
       const wantSpec = expectedSpecs(t, k).defaultId
       const what = ['data', 'position-delete'][f.content]
+      const earlier = Array.from({ length: k }, (_, i) => expectedSpecs(t, i + 1).defaultId)
+      if (f.content === 1 && earlier.includes(f.specId)) continue
       if (f.specId !== wantSpec) { problems.push(`${name}: ${what} file ${path.relative(dir(name), f.file_path)} (seq ${f.seq}, run ${k}) has spec ${f.specId}, want ${wantSpec} (the default spec of run ${k})`); break }
     }
   }
@@ -210,12 +215,29 @@ async function checkTable (t, run, part, icebird, opts = {}) {
   }
   // the files against their partitions
   for (const p of await checkPartitions(dir(name), tbl, { cache, placement: !compacted })) problems.push(`${name}: ${p}`)
+  // every update and delete is a position delete carrying its data file's partition (issue
+  // 35): kept apart (eqFound), the test fails on them after its other checks, so that the
+  // runs after it still run
+  eqFound.push(...await noEqualityDeletes(name, dir(name)))
   return problems
+}
+
+// The problems of a table holding live equality-delete files (content 2): one text.
+async function noEqualityDeletes (name, tableDir) {
+  const eq = await equalityDeletes(tableDir)
+  return eq.length ? [`${name}: ${eq.length} live equality-delete file(s) (content 2), e.g. ${eq[0].path} (${eq[0].records} rows)`] : []
+}
+const eqFound = []
+// Fails naming the tables with equality deletes that checkTable found since the last call.
+function assertNoEqualityDeletesFound (what) {
+  const eq = eqFound.splice(0)
+  if (eq.length) assert.fail(`${what}: ${eq.length} table(s) hold equality deletes, every update and delete must be a position delete (${where()}):\n${eq.join('\n')}`)
 }
 
 // opts.icebird: read with icebird too (after the last run and the compaction: it reads
 // the history of every run, and it takes as long as the other two readers together)
 async function checkAll (run, opts = {}) {
+  eqFound.length = 0
   const icebird = opts.icebird ? (await import('icebird')).icebergRead : null
   const problems = []
   for (const t of g.defs) problems.push(...await checkTable(t, run, g.parts[run - 1], icebird, { ...opts, seqAfter: (opts.seqAfter ?? []).map(m => m.get(t.name)) }))
@@ -265,6 +287,7 @@ for (let k = 1; k <= g.parts.length; k++) {
     if (problems.length) assert.fail(`after run ${k}: ${problems.length} problem(s) (${where()}):\n${problems.join('\n')}`)
     seqAfter.push(new Map(g.defs.map(d => [d.name, BigInt(currentMetadata(dir(d.name))['last-sequence-number'])])))
     passed++
+    assertNoEqualityDeletesFound(`after run ${k}`)
   })
 }
 
@@ -284,6 +307,7 @@ test('partitioned tables after w2l maintain --compact --force: rows by three rea
   }
   t.diagnostic(`data/delete files before -> after: ${shape.join('; ')}; ${readersNote()}`)
   if (problems.length) assert.fail(`after w2l maintain --compact --force: ${problems.length} problem(s) (${where()}):\n${problems.join('\n')}`)
+  assertNoEqualityDeletesFound('after w2l maintain --compact --force')
 })
 
 // Snapshot summaries: changed-partition-count is "the number of partitions with files
@@ -404,6 +428,7 @@ test('MariaDB: partitioned tables through the binlog, rows moving between partit
         const dd = diffRows(tdef, await duckRows(duck, tbl), want)
         if (dd) problems.push(`${name} (DuckDB): ${dd}`)
         for (const p of await checkPartitions(path.join(mwh, 'pshop', name), tbl, { cache, placement: true })) problems.push(`${name}: ${p}`)
+        eqFound.push(...(await noEqualityDeletes(name, path.join(mwh, 'pshop', name))).map(x => `${what}: ${x}`))
       }
       if (problems.length) assert.fail(`MariaDB, ${what}: ${problems.length} problem(s)${keep ? ` (warehouse ${mwh})` : ''}:\n${problems.join('\n')}`)
     }
@@ -472,6 +497,7 @@ test('MariaDB: partitioned tables through the binlog, rows moving between partit
       return out.join('\n')
     }
 
+    eqFound.length = 0
     writeConf(false)
     sql('CREATE DATABASE pshop;\n' + Object.values(MTABLES).map(x => x.ddl + ';').join('\n'))
     sql(Array.from({ length: 300 }, (_, i) => insert(['orders', 'events', 'people'][i % 3])).join('\n'))
@@ -496,6 +522,7 @@ test('MariaDB: partitioned tables through the binlog, rows moving between partit
     assert.deepEqual(specs, ['truncate[2],month', 'bucket[3],hour'], 'events: the partition specs')
     assert.equal(meta['default-spec-id'], 1, 'events: default-spec-id')
     t.diagnostic(`MariaDB: ${runs} runs; rows at the end: ${Object.keys(MTABLES).map(n => `${n} ${ids[n].size}`).join(', ')}`)
+    assertNoEqualityDeletesFound('MariaDB')
   } finally {
     server.stop()
   }
