@@ -10,6 +10,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { assertNoEqualityDeletes, knowsConfigKey } from './lib/deletes.mjs'
 
 const bin = process.env.W2L_TEST_BIN || path.resolve('build')
 const w2lBin = path.join(bin, 'w2l')
@@ -68,7 +69,7 @@ function assertOneLine (r, code, ...words) {
   for (const w of words) assert.ok(errLines[0].includes(w), `'${errLines[0]}' names ${w}`)
 }
 
-test('w2l run, then tables, cat and status show what landed', () => {
+test('w2l run, then tables, cat and status show what landed', async () => {
   const run = w2l('run', '--source', `file:${src}?format=canal-json`, '--warehouse', wh, '--until-caught-up', '--quiet')
   assert.equal(run.code, 0, run.err)
 
@@ -122,6 +123,7 @@ test('w2l run, then tables, cat and status show what landed', () => {
     { id: 1, name: 'renamed', price: '2.00', at: '2024-02-29T12:00:00.500000' },
     { id: 2, name: 'quote " back \\ nl \n tab \t ünï ✓', price: '-0.01', at: null }
   ])
+  await assertNoEqualityDeletes(wh, 'w2l run of the canal stream')
 
   const tab = w2l('cat', 'shop.items', '--warehouse', wh, '--format', 'table')
   assert.equal(tab.code, 0, tab.err)
@@ -494,6 +496,11 @@ test('a failed run: the error is its last line, and status shows the last run fa
 
 // RECORDS counts live rows when the deletes are equality deletes too (changes to rows that
 // an earlier run committed): the table is read, every delete applied, as `w2l cat` reads it.
+// Equality deletes are an explicit choice (write.delete-mode=equality) once the binary
+// knows the key (issue 35); before, they were what every such change wrote.
+const equalityConf = path.join(top, 'delete-mode-equality.json')
+fs.writeFileSync(equalityConf, JSON.stringify({ 'write.delete-mode': 'equality' }))
+const equalityArgs = () => knowsConfigKey(w2lBin, 'write.delete-mode') ? ['--config', equalityConf] : []
 test('w2l tables: RECORDS are the live rows after equality deletes', () => {
   const edir = fs.mkdtempSync(path.join(top, 'eq-'))
   const esrc = path.join(edir, 'stream.jsonl')
@@ -501,7 +508,8 @@ test('w2l tables: RECORDS are the live rows after equality deletes', () => {
   const rowsOf = n => Array.from({ length: n }, (_, i) => ({ id: String(i + 1), name: 'r' + (i + 1), price: '1.00', at: null }))
   const first = [lines[0], msg('items', 'INSERT', rowsOf(5))]
   fs.writeFileSync(esrc, first.join('\n') + '\n')
-  const run = (...more) => w2l('run', '--source', `file:${esrc}?format=canal-json`, '--warehouse', ewh, '--until-caught-up', '--quiet', ...more)
+  const run = (...more) => w2l('run', '--source', `file:${esrc}?format=canal-json`, '--warehouse', ewh, '--until-caught-up', '--quiet',
+    ...equalityArgs(), ...more)
   assert.equal(run().code, 0)
   const upd = msg('items', 'UPDATE', [{ id: '1', name: 'one', price: '2.00', at: null }], { old: [{ name: 'r1', price: '1.00' }] })
   const del = msg('items', 'DELETE', [{ id: '2', name: 'r2', price: '1.00', at: null }, { id: '3', name: 'r3', price: '1.00', at: null }])
@@ -516,6 +524,33 @@ test('w2l tables: RECORDS are the live rows after equality deletes', () => {
   assert.equal(o.records, 3)
   assert.equal(o.records_exact, true)
   assert.equal(tableRows(w2l('tables', '--warehouse', ewh).out)[1][2], '3')
+})
+
+// The same changes by default (write.delete-mode=position, issue 35): the update and the
+// deletes of rows an earlier run committed are position deletes against their files, no
+// equality delete; RECORDS and `w2l cat` agree.
+test('w2l tables: changes of rows an earlier run committed are position deletes by default', async () => {
+  const pdir = fs.mkdtempSync(path.join(top, 'pos-'))
+  const psrc = path.join(pdir, 'stream.jsonl')
+  const pwh = path.join(pdir, 'wh')
+  const rowsOf = n => Array.from({ length: n }, (_, i) => ({ id: String(i + 1), name: 'r' + (i + 1), price: '1.00', at: null }))
+  const first = [lines[0], msg('items', 'INSERT', rowsOf(5))]
+  fs.writeFileSync(psrc, first.join('\n') + '\n')
+  const run = () => w2l('run', '--source', `file:${psrc}?format=canal-json`, '--warehouse', pwh, '--until-caught-up', '--quiet')
+  assert.equal(run().code, 0)
+  const upd = msg('items', 'UPDATE', [{ id: '1', name: 'one', price: '2.00', at: null }], { old: [{ name: 'r1', price: '1.00' }] })
+  const del = msg('items', 'DELETE', [{ id: '2', name: 'r2', price: '1.00', at: null }, { id: '3', name: 'r3', price: '1.00', at: null }])
+  fs.writeFileSync(psrc, [...first, upd, del].join('\n') + '\n')
+  const r2 = run()
+  assert.equal(r2.code, 0, r2.err)
+  const cat = w2l('cat', 'shop.items', '--warehouse', pwh).out.trimEnd().split('\n').map(l => JSON.parse(l))
+  assert.deepEqual(cat.map(r => [r.id, r.name]).sort((a, b) => a[0] - b[0]), [[1, 'one'], [4, 'r4'], [5, 'r5']])
+  await assertNoEqualityDeletes(pwh, 'changes of rows an earlier run committed')
+  const o = JSON.parse(w2l('tables', '--warehouse', pwh, '--format', 'json').out)
+  assert.equal(o.equality_deletes ?? 0, 0, `no equality deletes: ${JSON.stringify(o)}`)
+  assert.ok(o.delete_files > 0, `a position delete file: ${JSON.stringify(o)}`)
+  assert.equal(o.records, 3)
+  assert.equal(o.records_exact, true)
 })
 
 // The progress line (a log line every 10 s off a terminal): this run's counts, labelled as

@@ -38,6 +38,7 @@ import { DuckDBInstance } from '@duckdb/node-api'
 import { Stream, rng } from './lib/canal.mjs'
 import { makeDdlStream, checkLake, diffRows } from './lib/ddl_stream.mjs'
 import { readTable } from './lib/lake.mjs'
+import { assertNoEqualityDeletes } from './lib/deletes.mjs'
 import { startKafka, mockBin, canalRecords, canalPartition, debeziumRecords, maxwellRecords, maxwellPartition } from './lib/kafka.mjs'
 
 const bin = process.env.W2L_TEST_BIN || path.resolve('build')
@@ -93,6 +94,8 @@ async function syncCaughtUp (src, wh, extra = [], opts) {
 async function assertLake (wh, g, what, opts = {}) {
   const problems = await checkLake(wh, g, { duckdb: duck, ...opts })
   assert.deepEqual(problems, [], `${what}: the lake differs from the model (${g.stream.lines.length} messages of ${g.stream.db})`)
+  // every update and delete is a position delete (issue 35)
+  await assertNoEqualityDeletes(path.join(wh, g.stream.db), what)
 }
 
 async function topics (list) { for (const [name, n] of list) await kafka.ok(`topic ${name} ${n}`) }
@@ -311,6 +314,7 @@ test('f. a message that is not JSON: fail names topic, partition and offset; ski
   const t = await readTable(path.join(wh, 'shop', 'items'))
   const d = diffRows(s.tables.items, t.rows, s.expected('items'))
   assert.equal(d, null, `shop.items: ${d}`)
+  await assertNoEqualityDeletes(path.join(wh, 'shop'), 'source.on-bad-message=skip')
 })
 
 // GET path of the run's operations endpoint.

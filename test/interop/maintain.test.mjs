@@ -42,6 +42,7 @@ import path from 'node:path'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { rng } from './lib/canal.mjs'
 import { checkLake } from './lib/ddl_stream.mjs'
+import { assertNoEqualityDeletes } from './lib/deletes.mjs'
 import { makeMaintainStream, walkTable, filesUnder } from './lib/maintain_stream.mjs'
 import { followFile } from './lib/follow.mjs'
 
@@ -297,6 +298,9 @@ test('eager maintenance while syncing, SIGKILL at random moments and restart: co
   t.diagnostic(`${runs} runs, ${kills} SIGKILLs; ${summary}; at the end (manifests/data/delete files/snapshots): ` +
     Object.entries(walked).map(([n, w]) => `${n} ${w.current.manifests}/${w.current.dataFiles}/${w.current.deleteFiles}/${w.snapshots.length}`).join(', '))
   synced = true
+  // every update and delete is a position delete (issue 35), with compaction beside it
+  // (checked last: the tests after this one need only the sync)
+  await assertNoEqualityDeletes(wh, `after ${kills} SIGKILLs and ${runs} runs (${where()})`)
 })
 
 test('w2l maintain --remove-orphans: removes old files no snapshot reaches (a planted one too), keeps what snapshots reach', { timeout: 120000 }, async (t) => {
@@ -342,6 +346,7 @@ test('w2l maintain --remove-orphans: removes old files no snapshot reaches (a pl
   // w2l-maintain(1): orphan removal removes "what a crashed writer ... left behind"
   assert.deepEqual(temps, [], `w2l maintain --remove-orphans leaves ${temps.length} temporaries of killed runs, two days old, ` +
     `under the tables' data/ and metadata/ (${where()}):\n${res.stdout}`)
+  await assertNoEqualityDeletes(wh, `after w2l maintain --remove-orphans (${where()})`)
 })
 
 test('w2l maintain --compact --expire --force: one data file and no delete file per table, the lake equals the model', { timeout: 120000 }, async (t) => {
@@ -362,4 +367,5 @@ test('w2l maintain --compact --expire --force: one data file and no delete file 
     assert.ok(w.snapshots.length <= POLICY['maintenance.min-snapshots'] + 1, `expiry left too many snapshots: ${shape}`)
   }
   await assertLakeEqualsModel('after w2l maintain --compact --expire --force')
+  await assertNoEqualityDeletes(wh, `after w2l maintain --compact --expire --force (${where()})`)
 })

@@ -3,7 +3,8 @@
 // (lib/lake.mjs: avsc + hyparquet with the spec's delete rules; DuckDB reads every live
 // file; icebird reads the tables) and compared with a reference model of the stream
 // (lib/canal.mjs). Also: SIGKILL at random moments with restarts — the final tables must
-// still equal the model, no row lost or doubled.
+// still equal the model, no row lost or doubled. Wherever the lake is compared with the
+// model, no table may hold an equality delete (lib/deletes.mjs; issue 35).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
@@ -14,6 +15,7 @@ import { DuckDBInstance } from '@duckdb/node-api'
 import { icebergRead } from 'icebird'
 import { readTable, sortedLines, withLocalFetch } from './lib/lake.mjs'
 import { Stream, rng, datetimeText } from './lib/canal.mjs'
+import { assertNoEqualityDeletes } from './lib/deletes.mjs'
 
 const bin = process.env.W2L_TEST_BIN || path.resolve('build')
 const w2l = path.join(bin, 'w2l')
@@ -127,6 +129,8 @@ async function assertLakeEquals (warehouse, s, tables) {
     assert.equal(got.rows.length, want.length, `${t}: row count`)
     assert.deepEqual(sortedLines(got.rows), sortedLines(want), `${t}: rows`)
   }
+  // every update and delete is a position delete (issue 35): no table holds equality deletes
+  await assertNoEqualityDeletes(warehouse)
 }
 
 test('canal-json stream into the lake equals the reference model (avsc + hyparquet reader)', async () => {
@@ -152,6 +156,7 @@ test('DuckDB reads every live data and delete file; icebird reads the tables', a
   const rows = await withLocalFetch(() => icebergRead({ tableUrl: path.join(wh, 'shop', 'orders') }))
   const ids = rows.map(r => String(r.id)).sort()
   assert.deepEqual(ids, s.expected('orders').map(r => r.id).sort(), 'icebird: live order ids')
+  await assertNoEqualityDeletes(wh)
 })
 
 test('SIGKILL at random moments and restart: no row lost or doubled', { timeout: 300000 }, async (t) => {

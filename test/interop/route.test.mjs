@@ -56,6 +56,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { readTable } from './lib/lake.mjs'
+import { equalityDeletes } from './lib/deletes.mjs'
 import { diffRows, duckRows } from './lib/ddl_stream.mjs'
 import { followFile } from './lib/follow.mjs'
 import { privateMariadb } from './lib/mariadb.mjs'
@@ -142,6 +143,9 @@ async function checkTable (wh, m) {
     const dd = diffRows(m, await duckRows(duck, tbl), m.rows)
     if (dd) problems.push(`${m.name} (DuckDB): ${dd}`)
   } catch (e) { problems.push(`${m.name}: DuckDB fails: ${e.message}`) }
+  // every update and delete is a position delete (issue 35), also across shards and routes
+  const eq = await equalityDeletes(dir)
+  if (eq.length) problems.push(`${m.name}: ${eq.length} live equality-delete file(s) (content 2), e.g. ${eq[0].path} (${eq[0].records} rows)`)
   return problems
 }
 
