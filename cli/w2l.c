@@ -124,9 +124,10 @@ static const cli_command commands[] = {
       "unless an action "
       "flag picks some) over every table, or the one --table names, printing one line per table "
       "and action. "
-      "Safe while w2l run writes the lake: each action is one atomic commit, and a compaction that "
-      "loses a race "
-      "is dropped. Policy comes from the maintenance.* keys of --config (w2l-config(5)).",
+      "Expiry and orphan removal are safe while w2l run writes the lake (each action is one "
+      "atomic commit); compaction is refused while a job runs on the warehouse, whose pipeline "
+      "compacts its tables itself. Policy comes from the maintenance.* keys of --config "
+      "(w2l-config(5)).",
       cmd_maintain },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

@@ -919,6 +919,30 @@ static w2l_rc compact_on_demand(w2l__ice_table *t, const w2l__ice_policy *p,
     return rc;
 }
 
+/* A compaction moves rows to other files and positions: the key indexes of a job running
+ * on the warehouse point at the old ones, and only compactions its own pipeline commits
+ * reach them (rewrites.h). So none is made beside a running job. */
+static w2l_rc refuse_beside_a_job(const w2l_conf *conf, w2l_error *err)
+{
+    const char *uri = NULL;
+    w2l_conf_get(conf, "state", &uri, NULL);
+    w2l_state *st = NULL;
+    w2l_error e;
+    if (w2l_state_open(uri, conf, &st, &e) != W2L_OK) return W2L_OK; /* no store: no job */
+    w2l_state_holder h;
+    w2l_rc rc = w2l_state_holder_get(st, &h, &e);
+    w2l_state_close(st);
+    if (rc != W2L_OK || !h.pid) return W2L_OK;
+    char since[40];
+    w2l__format_utc_ms(h.since_ms, since, sizeof since);
+    return w2l__fail(err, W2L_BUSY,
+                     "w2l_maintain: job \"%s\" runs on this warehouse (pid %lld on %s, since %s "
+                     "UTC): its pipeline compacts its tables itself (maintenance.*); a compaction "
+                     "beside it would move rows its key index points at. Expire snapshots and "
+                     "remove orphans only (--expire, --remove-orphans), or stop the job first",
+                     h.job, h.pid, h.host, since);
+}
+
 w2l_rc w2l_maintain(const w2l_conf *conf, const w2l_maintain_options *opt,
                     int (*fn)(void *ctx, const w2l_maintain_report *r), void *ctx, w2l_error *err)
 {
@@ -943,6 +967,8 @@ w2l_rc w2l_maintain(const w2l_conf *conf, const w2l_maintain_options *opt,
         rc = w2l__catalog_list(cat, NULL, collect, &c, err);
         if (rc == W2L_OK && c.oom) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
     }
+    if (rc == W2L_OK && (o.actions & W2L_MAINTAIN_COMPACT) && !o.dry_run)
+        rc = refuse_beside_a_job(conf, err);
     mreport mr = {fn, ctx, 0, o.dry_run, 0, c.n};
     for (size_t i = 0; rc == W2L_OK && !mr.stopped && i < c.n &&
                        (o.actions & (W2L_MAINTAIN_EXPIRE | W2L_MAINTAIN_COMPACT));
