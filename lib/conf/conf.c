@@ -320,8 +320,23 @@ static w2l_rc unknown_table_key(const char *key, w2l_error *err)
     char list[1024];
     size_t o = 0;
     list[0] = '\0';
-    for (size_t i = 0; i < n && o < sizeof list; i++)
-        o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "", names[i]);
+    /* keys of one family together, as family.{a, b}: the list fits one error line */
+    for (size_t i = 0, j; i < n && o < sizeof list; i = j) {
+        const char *dot = strchr(names[i], '.');
+        size_t fl = dot ? (size_t)(dot - names[i]) + 1 : 0;
+        for (j = i + 1; fl && j < n && !strncmp(names[j], names[i], fl);) j++;
+        if (j - i < 2) {
+            j = i + 1;
+            o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "", names[i]);
+            continue;
+        }
+        o += (size_t)snprintf(list + o, sizeof list - o, "%s%.*s{", i ? ", " : "", (int)fl,
+                              names[i]);
+        for (size_t k = i; k < j && o < sizeof list; k++)
+            o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", k > i ? ", " : "",
+                                  names[k] + fl);
+        if (o < sizeof list) o += (size_t)snprintf(list + o, sizeof list - o, "}");
+    }
     w2l_rc rc;
     if (best)
         rc = w2l__fail(err, W2L_CONFIG,

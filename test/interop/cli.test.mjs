@@ -335,7 +335,7 @@ test('did you mean: an unknown flag or key names the nearest known one', () => {
   assertOneLine(w2l('tables', '--warehouse', wh, '--config', conf('b.json', { 'table.shop.items.ddl.polcy': 'quarantine' })), 2,
     "unknown per-table configuration key 'table.shop.items.ddl.polcy' (did you mean 'table.shop.items.ddl.policy'?)")
   assertOneLine(w2l('tables', '--warehouse', wh, '--config', conf('c.json', { table: { shop: { items: { colour: 'red' } } } })), 2,
-    "'table.shop.items.colour'", 'ddl.policy', 'partition-by', 'maintenance.enabled')
+    "'table.shop.items.colour'", 'ddl.policy', 'partition-by', 'maintenance.{enabled, ', 'write.delete-mode')
 })
 
 test('runtime errors: one line naming what and where, exit 1', () => {
