@@ -114,9 +114,13 @@ START_TEST(unknown_per_table_key_is_named)
     ck_assert_msg(strstr(err.msg, "'table.shop.items.frobnicate'"), "%s", err.msg);
     size_t n;
     const w2l_conf_prop *p = w2l_conf_props(&n);
-    for (size_t i = 0; i < n; i++)
-        if (p[i].flags & W2L_CONF_F_PER_TABLE)
-            ck_assert_msg(strstr(err.msg, p[i].name), "%s lists %s", err.msg, p[i].name);
+    for (size_t i = 0; i < n; i++) {
+        if (!(p[i].flags & W2L_CONF_F_PER_TABLE)) continue;
+        /* a key of a family of several is listed as family.{..., rest, ...} */
+        const char *dot = strchr(p[i].name, '.');
+        ck_assert_msg(strstr(err.msg, p[i].name) || (dot && strstr(err.msg, dot + 1)),
+                      "%s lists %s", err.msg, p[i].name);
+    }
     ck_assert_int_eq(w2l_conf_is_set(conf, "table.shop.items.frobnicate"), 0);
 }
 END_TEST
