@@ -610,7 +610,21 @@ w2l_rc w2l__ice_remove_orphans(w2l_fileio *io, const char *location,
                                int (*keep)(void *ctx, const char *path), void *keep_ctx,
                                int dry_run, w2l__ice_maint_stats *st, w2l_error *err);
 
-/* ---- position deletes moved onto rewritten files (pos_rebase.c) ---- */
+/* ---- position-delete files (pos_rebase.c) ---- */
+typedef struct w2l__ice_posref { /* one deleted row: data file path (borrowed), position */
+    const char *path;
+    int64_t pos;
+} w2l__ice_posref;
+/* qsort order of position deletes: by path, then position (the spec's file order). */
+int w2l__ice_posref_cmp(const void *a, const void *b);
+/* Writes position-delete file path of the sorted rows v[0..n) (a row repeated is written
+ * once) and fills *df (strings in a; spec and partition are the caller's to set), naming
+ * the data file in referenced_data_file when every row is of one. The file is removed when
+ * anything fails. */
+w2l_rc w2l__ice_pos_file_write(w2l_fileio *io, const char *path,
+                               const struct w2l__pq_options *pq, const w2l__ice_posref *v,
+                               size_t n, w2l__arena *a, w2l__ice_data_file *df, w2l_error *err);
+
 /* dels[0..ndels): the delete files a commit to the table of m is about to add; own: its
  * data files. Every position delete naming a data file that is neither live in m's current
  * snapshot nor one of own (a compaction rewrote it since the delete was made) is moved onto
@@ -619,7 +633,6 @@ w2l_rc w2l__ice_remove_orphans(w2l_fileio *io, const char *location,
  * compactions added), their deletes applied; a delete file with such rows is written
  * again beside the old one and replaces it in dels (strings in a). *moved: rows moved.
  * W2L_CORRUPT when a row has no live row of its key. */
-struct w2l__pq_options;
 w2l_rc w2l__ice_rebase_pos_deletes(w2l_fileio *io, const w2l__ice_meta *m,
                                    const struct w2l__pq_options *pq, w2l__ice_data_file *dels,
                                    size_t ndels, const w2l__ice_data_file *own, size_t nown,

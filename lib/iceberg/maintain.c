@@ -652,104 +652,50 @@ static int mark_alive(void *ctx, const w2l_value *row, size_t n)
     return 0;
 }
 
-typedef struct posdel {
-    const char *path;
-    int64_t pos;
-} posdel;
-
-static int cmp_posdel(const void *a, const void *b)
-{
-    const posdel *x = a, *y = b;
-    int c = strcmp(x->path, y->path);
-    if (c) return c;
-    return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
 /* The position delete file of the group at hand: its partition is that of the data files
  * it names ("Position Delete Files"; applied within one partition, "Scan Planning"). */
-static w2l_rc write_posdeletes(rewriter *r, posdel *pd, size_t n)
+static w2l_rc write_posdeletes(rewriter *r, w2l__ice_posref *pd, size_t n)
 {
     if (!n) return W2L_OK;
-    qsort(pd, n, sizeof *pd, cmp_posdel);
-    w2l_schema *s = w2l_schema_new(0);
-    W2L_NOMEM_IF(!s, r->err);
-    w2l_rc rc = w2l_schema_add_field(s, W2L_PQ_FIELD_ID_FILE_PATH, "file_path",
-                                     (w2l_type){ W2L_TYPE_STRING, 0, 0 }, 1, r->err);
-    if (rc == W2L_OK)
-        rc = w2l_schema_add_field(s, W2L_PQ_FIELD_ID_POS, "pos", (w2l_type){ W2L_TYPE_LONG, 0, 0 },
-                                  1, r->err);
+    qsort(pd, n, sizeof *pd, w2l__ice_posref_cmp);
     w2l__ice_table t;
     memset(&t, 0, sizeof t);
     t.meta = (w2l__ice_meta *)r->m;
-    char *path =
-        rc == W2L_OK ? w2l__ice_new_data_path(&t, r->g->dir, "compacted-pos-delete") : NULL;
-    if (rc == W2L_OK && !path) rc = w2l__fail(r->err, W2L_NOMEM, "out of memory");
-    w2l__pq_writer *w = NULL;
-    if (rc == W2L_OK)
-        rc = w2l__pq_writer_open(r->io, w2l__ice_local_path(path), W2L_CREATE_EXCL, s, r->pq, NULL,
-                                 0, &w, r->err);
-    for (size_t i = 0; rc == W2L_OK && i < n; i++) {
-        w2l_value row[2];
-        memset(row, 0, sizeof row);
-        row[0].v.bytes.ptr = pd[i].path;
-        row[0].v.bytes.len = strlen(pd[i].path);
-        row[1].v.i64 = pd[i].pos;
-        rc = w2l__pq_write_row(w, row, r->err);
-    }
-    w2l__file_stats fst;
-    memset(&fst, 0, sizeof fst);
+    char *path = w2l__ice_new_data_path(&t, r->g->dir, "compacted-pos-delete");
+    W2L_NOMEM_IF(!path, r->err);
+    w2l__ice_data_file df;
+    w2l_rc rc = w2l__ice_pos_file_write(r->io, path, r->pq, pd, n, &r->k->arena, &df, r->err);
     if (rc == W2L_OK) {
-        rc = w2l__pq_writer_close(w, &fst, r->err);
-        w = NULL;
-    }
-    w2l__pq_writer_abort(w);
-    if (rc == W2L_OK) {
-        char *ap = w2l__arena_strndup(&r->k->arena, path, strlen(path));
-        w2l__ice_data_file df;
-        rc = ap ? w2l__ice_data_file_from_stats(&r->k->arena, W2L_ICE_POS_DELETES, ap, &fst, NULL,
-                                                0, &df, r->err)
-                : w2l__fail(r->err, W2L_NOMEM, "out of memory");
-        if (rc == W2L_OK) {
-            stamp(&df, r->g);
-            /* positions of one data file name it ("Manifests", referenced_data_file): the
-             * file then applies to that data file alone */
-            if (strcmp(pd[0].path, pd[n - 1].path) == 0) {
-                df.referenced_data_file =
-                    w2l__arena_strndup(&r->k->arena, pd[0].path, strlen(pd[0].path));
-                if (!df.referenced_data_file) rc = w2l__fail(r->err, W2L_NOMEM, "out of memory");
-            }
-        }
-        if (rc == W2L_OK) rc = push_out(r->k, &df, r->err);
+        stamp(&df, r->g);
+        rc = push_out(r->k, &df, r->err);
         if (rc == W2L_OK) {
             r->k->st.files_out++;
-            r->k->st.bytes_out += (int64_t)fst.file_size;
+            r->k->st.bytes_out += df.file_size;
             r->k->st.deletes_out += (int64_t)n;
         } else {
             w2l_error e2;
             w2l_fileio_remove(r->io, w2l__ice_local_path(path), &e2);
         }
     }
-    w2l__file_stats_release(&fst);
     w2l__free(path);
-    w2l_schema_unref(s);
     return rc;
 }
 
 /* The positions pass 1 found deleted in f, added to the group's position deletes. */
 static w2l_rc add_posdeletes(const w2l__ice_data_file *f, const unsigned char *alive,
-                             int64_t nrec, posdel **pd, size_t *npd, size_t *cap,
+                             int64_t nrec, w2l__ice_posref **pd, size_t *npd, size_t *cap,
                              w2l_error *err)
 {
     for (int64_t q = 0; q < nrec; q++) {
         if (alive[q]) continue;
         if (*npd == *cap) {
             size_t nc = *cap ? *cap * 2 : 1024;
-            posdel *nv = w2l__realloc(*pd, nc * sizeof *nv);
+            w2l__ice_posref *nv = w2l__realloc(*pd, nc * sizeof *nv);
             W2L_NOMEM_IF(!nv, err);
             *pd = nv;
             *cap = nc;
         }
-        (*pd)[(*npd)++] = (posdel){f->path, q};
+        (*pd)[(*npd)++] = (w2l__ice_posref){f->path, q};
     }
     return W2L_OK;
 }
@@ -767,7 +713,7 @@ static int own_posdeletes_only(const w2l__ice_task *t)
  * with (its rows rewritten without them, its deleted positions written, or none of its
  * rows deleted). pd: the group's position deletes (scratch, kept across groups). */
 static w2l_rc compact_group(rewriter *r, const w2l__ice_policy *p, const member *mv, size_t n,
-                            unsigned char *handled, posdel **pd, size_t *cappd)
+                            unsigned char *handled, w2l__ice_posref **pd, size_t *cappd)
 {
     w2l__ice_scan *scan = r->scan;
     const int64_t small_below = r->target / W2L_ICE_SMALL_FILE_RATIO;
@@ -883,7 +829,7 @@ w2l_rc w2l__ice_compact_prepare(w2l_fileio *io, const w2l__ice_meta *m,
     }
     qsort(mv, nm, sizeof *mv, cmp_member);
     rewriter r = {k, io, m, scan->schema, pq, target, NULL, NULL, NULL, NULL, 0, scan, W2L_OK, err};
-    posdel *pd = NULL;
+    w2l__ice_posref *pd = NULL;
     size_t cappd = 0;
     w2l_rc rc = W2L_OK;
     for (size_t g0 = 0, g1; rc == W2L_OK && g0 < nm; g0 = g1) {

@@ -1,5 +1,6 @@
 /*
- * Position deletes moved onto rewritten files. A writer that keeps a key index (delete mode
+ * Position-delete files: written (w2l__ice_pos_file_write, also compaction's), and moved
+ * onto rewritten files. A writer that keeps a key index (delete mode
  * "position") names each deleted row by data file and position; when a compaction commits
  * between the writer's lookup and the commit of its delete, the data file it names is no
  * longer live and its rows sit in the compaction's output files, at other positions. A
@@ -69,9 +70,8 @@ static int rkey_cmp(const void *a, const void *b)
 static int rrow_cmp(const void *a, const void *b)
 {
     const rrow *x = a, *y = b;
-    int c = strcmp(x->path, y->path);
-    if (c) return c;
-    return x->pos < y->pos ? -1 : x->pos > y->pos;
+    w2l__ice_posref p = {x->path, x->pos}, q = {y->path, y->pos};
+    return w2l__ice_posref_cmp(&p, &q);
 }
 
 /* Appends value v of type t to b: a 0xff byte for NULL, else 0, a 4-byte length and the
@@ -262,28 +262,29 @@ static w2l_rc read_deletes(rb *r, const w2l__ice_data_file *d, rrow **out, size_
     return W2L_OK;
 }
 
-/* Writes rows v[0..n) (sorted) as a new position-delete file beside d, and makes *d it. */
-static w2l_rc write_deletes(rb *r, const w2l__pq_options *pq, w2l__ice_data_file *d,
-                            const rrow *v, size_t n, w2l__arena *a)
+int w2l__ice_posref_cmp(const void *a, const void *b)
+{
+    const w2l__ice_posref *x = a, *y = b;
+    int c = strcmp(x->path, y->path);
+    if (c) return c;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+w2l_rc w2l__ice_pos_file_write(w2l_fileio *io, const char *path,
+                               const struct w2l__pq_options *pq, const w2l__ice_posref *v,
+                               size_t n, w2l__arena *a, w2l__ice_data_file *df, w2l_error *err)
 {
     w2l_schema *s = w2l_schema_new(0);
-    W2L_NOMEM_IF(!s, r->err);
+    W2L_NOMEM_IF(!s, err);
     w2l_rc rc = w2l_schema_add_field(s, W2L_PQ_FIELD_ID_FILE_PATH, "file_path",
-                                     (w2l_type){ W2L_TYPE_STRING, 0, 0 }, 1, r->err);
+                                     (w2l_type){ W2L_TYPE_STRING, 0, 0 }, 1, err);
     if (rc == W2L_OK)
         rc = w2l_schema_add_field(s, W2L_PQ_FIELD_ID_POS, "pos", (w2l_type){ W2L_TYPE_LONG, 0, 0 },
-                                  1, r->err);
-    /* beside the old file: its partition's directory */
-    const char *slash = strrchr(d->path, '/');
-    size_t dl = slash ? (size_t)(slash - d->path) : 0;
-    char uuid[37];
-    w2l__ice_uuid(uuid);
-    char *path = w2l__asprintf("%.*s/rebased-pos-delete-%s.parquet", (int)dl, d->path, uuid);
-    if (rc == W2L_OK && !path) rc = w2l__fail(r->err, W2L_NOMEM, "out of memory");
+                                  1, err);
     w2l__pq_writer *w = NULL;
     if (rc == W2L_OK)
-        rc = w2l__pq_writer_open(r->io, w2l__ice_local_path(path), W2L_CREATE_EXCL, s, pq, NULL,
-                                 0, &w, r->err);
+        rc = w2l__pq_writer_open(io, w2l__ice_local_path(path), W2L_CREATE_EXCL, s, pq, NULL, 0,
+                                 &w, err);
     for (size_t i = 0; rc == W2L_OK && i < n; i++) {
         if (i && !strcmp(v[i].path, v[i - 1].path) && v[i].pos == v[i - 1].pos) continue;
         w2l_value row[2];
@@ -291,37 +292,59 @@ static w2l_rc write_deletes(rb *r, const w2l__pq_options *pq, w2l__ice_data_file
         row[0].v.bytes.ptr = v[i].path;
         row[0].v.bytes.len = strlen(v[i].path);
         row[1].v.i64 = v[i].pos;
-        rc = w2l__pq_write_row(w, row, r->err);
+        rc = w2l__pq_write_row(w, row, err);
     }
     w2l__file_stats fst;
     memset(&fst, 0, sizeof fst);
     if (rc == W2L_OK) {
-        rc = w2l__pq_writer_close(w, &fst, r->err);
+        rc = w2l__pq_writer_close(w, &fst, err);
         w = NULL;
     }
+    int opened = rc == W2L_OK || w;
     w2l__pq_writer_abort(w);
     w2l_schema_unref(s);
-    w2l__ice_data_file nd;
     char *ap = rc == W2L_OK ? w2l__arena_strndup(a, path, strlen(path)) : NULL;
-    if (rc == W2L_OK && !ap) rc = w2l__fail(r->err, W2L_NOMEM, "out of memory");
+    if (rc == W2L_OK && !ap) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
     if (rc == W2L_OK)
-        rc = w2l__ice_data_file_from_stats(a, W2L_ICE_POS_DELETES, ap, &fst, NULL, 0, &nd, r->err);
+        rc = w2l__ice_data_file_from_stats(a, W2L_ICE_POS_DELETES, ap, &fst, NULL, 0, df, err);
     w2l__file_stats_release(&fst);
+    /* positions of one data file name it ("Manifests", referenced_data_file): the file then
+     * applies to that data file alone */
+    if (rc == W2L_OK && n && !strcmp(v[0].path, v[n - 1].path)) {
+        df->referenced_data_file = w2l__arena_strndup(a, v[0].path, strlen(v[0].path));
+        if (!df->referenced_data_file) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    if (rc != W2L_OK && opened) {
+        w2l_error e2;
+        w2l_fileio_remove(io, w2l__ice_local_path(path), &e2);
+    }
+    return rc;
+}
+
+/* Writes rows v[0..n) (sorted) as a new position-delete file beside d, and makes *d it. */
+static w2l_rc write_deletes(rb *r, const struct w2l__pq_options *pq, w2l__ice_data_file *d,
+                            const rrow *v, size_t n, w2l__arena *a)
+{
+    w2l__ice_posref *refs = w2l__malloc((n + 1) * sizeof *refs);
+    W2L_NOMEM_IF(!refs, r->err);
+    for (size_t i = 0; i < n; i++) refs[i] = (w2l__ice_posref){v[i].path, v[i].pos};
+    /* beside the old file: its partition's directory */
+    const char *slash = strrchr(d->path, '/');
+    size_t dl = slash ? (size_t)(slash - d->path) : 0;
+    char uuid[37];
+    w2l__ice_uuid(uuid);
+    char *path = w2l__asprintf("%.*s/rebased-pos-delete-%s.parquet", (int)dl, d->path, uuid);
+    w2l__ice_data_file nd;
+    w2l_rc rc = path ? w2l__ice_pos_file_write(r->io, path, pq, refs, n, a, &nd, r->err)
+                     : w2l__fail(r->err, W2L_NOMEM, "out of memory");
     if (rc == W2L_OK) {
         nd.spec_id = d->spec_id;
         nd.npart = d->npart;
         nd.partition = d->partition;
-        nd.referenced_data_file = NULL;
-        if (n && !strcmp(v[0].path, v[n - 1].path)) {
-            nd.referenced_data_file = w2l__arena_strndup(a, v[0].path, strlen(v[0].path));
-            if (!nd.referenced_data_file) rc = w2l__fail(r->err, W2L_NOMEM, "out of memory");
-        }
-        if (rc == W2L_OK) *d = nd;
-    } else if (path) {
-        w2l_error e2;
-        w2l_fileio_remove(r->io, w2l__ice_local_path(path), &e2);
+        *d = nd;
     }
     w2l__free(path);
+    w2l__free(refs);
     return rc;
 }
 

@@ -343,10 +343,17 @@ static int live_cmp(const void *a, const void *b)
 /* The key columns changed (set_schema, with the new ones in t): the n live rows of this
  * checkpoint get their keys under the new columns, read back from their data files (a
  * column a file lacks is NULL; a value of a column widened since is widened). */
-w2l_rc w2l__wr_reread_keys(writer *w, tstate *t, kent *live, size_t n, w2l_error *err)
+/* Reads the key columns of data file path back, under t's key columns now (a column the
+ * file lacks is NULL, a value of a column widened since is widened): for the rows at the
+ * sorted positions pos[0..n) (pos NULL: every row) calls fn with the row's position and its
+ * key in w->key. */
+static w2l_rc file_keys(writer *w, tstate *t, const char *path, const int64_t *pos, size_t n,
+                        w2l_rc (*fn)(void *ctx, int64_t pos, w2l_error *err), void *ctx,
+                        w2l_error *err)
 {
-    qsort(live, n, sizeof *live, live_cmp);
-    if (w->pend.n) W2L_TRY(w2l__wr_close_pending(w, err));
+    w2l__pq_reader *r = NULL;
+    W2L_TRY(w2l__pq_reader_open(w->io, w2l__ice_local_path(path), &r, err));
+    const w2l_schema *fs = w2l__pq_reader_schema(r);
     size_t nf = w2l_schema_field_count(t->schema);
     w2l_value *row = w2l__calloc(nf + 1, sizeof *row);
     w2l_value **vals = w2l__calloc(t->neq + 1, sizeof *vals);
@@ -354,80 +361,99 @@ w2l_rc w2l__wr_reread_keys(writer *w, tstate *t, kent *live, size_t n, w2l_error
     w2l_type_id *ft = w2l__calloc(t->neq + 1, sizeof *ft);
     w2l_rc rc = row && vals && at && ft ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
     for (size_t i = 0; i < nf && row; i++) row[i].is_null = 1;
+    for (size_t i = 0; rc == W2L_OK && i < t->neq; i++) {
+        at[i] = w2l_schema_index_of_id(fs, t->eq_ids[i]);
+        ft[i] = at[i] >= 0 ? w2l_schema_field(fs, (size_t)at[i])->type.id : 0;
+    }
     w2l_change c = {0};
     c.row = row;
     c.ncols = nf;
     c.schema = t->schema;
-    for (size_t k = 0; rc == W2L_OK && k < n;) {
-        uint32_t file = live[k].file;
-        size_t end = k;
-        while (end < n && live[end].file == file) end++;
-        const char *path = t->files[file].path;
-        w2l__pq_reader *r = NULL;
-        rc = w2l__pq_reader_open(w->io, path, &r, err);
-        const w2l_schema *fs = r ? w2l__pq_reader_schema(r) : NULL;
+    uint64_t first = 0;
+    size_t k = 0; /* pos[k]: the next position wanted */
+    for (size_t rg = 0; rc == W2L_OK && rg < w2l__pq_reader_num_row_groups(r) && (!pos || k < n);
+         first += w2l__pq_reader_row_group_rows(r, rg), rg++) {
+        uint64_t rows = w2l__pq_reader_row_group_rows(r, rg);
+        size_t m = rows; /* the rows wanted of this group */
+        if (pos)
+            for (m = 0; k + m < n && (uint64_t)pos[k + m] < first + rows;) m++;
+        if (!m) continue;
         for (size_t i = 0; rc == W2L_OK && i < t->neq; i++) {
-            at[i] = w2l_schema_index_of_id(fs, t->eq_ids[i]);
-            ft[i] = at[i] >= 0 ? w2l_schema_field(fs, (size_t)at[i])->type.id : 0;
+            w2l__free(vals[i]);
+            vals[i] = NULL;
+            if (at[i] < 0) continue;
+            vals[i] = w2l__calloc(rows + 1, sizeof **vals);
+            rc = vals[i] ? w2l__pq_reader_read_column(r, rg, (size_t)at[i], vals[i], err)
+                         : w2l__fail(err, W2L_NOMEM, "out of memory");
         }
-        uint64_t first = 0;
-        for (size_t rg = 0; rc == W2L_OK && r && rg < w2l__pq_reader_num_row_groups(r) && k < end;
-             rg++) {
-            uint64_t rows = w2l__pq_reader_row_group_rows(r, rg);
-            if ((uint64_t)live[k].pos >= first + rows) {
-                first += rows;
-                continue;
+        for (size_t j = 0; rc == W2L_OK && j < m; j++) {
+            size_t q = pos ? (size_t)((uint64_t)pos[k + j] - first) : j;
+            for (size_t i = 0; i < t->neq; i++) {
+                w2l_value v = {0};
+                v.is_null = 1;
+                if (at[i] >= 0) v = vals[i][q];
+                if (!v.is_null && ft[i] == W2L_TYPE_INT && t->eq_type[i] == W2L_TYPE_LONG)
+                    v.v.i64 = v.v.i32;
+                if (!v.is_null && ft[i] == W2L_TYPE_FLOAT && t->eq_type[i] == W2L_TYPE_DOUBLE)
+                    v.v.f64 = v.v.f32;
+                row[t->eq_idx[i]] = v;
             }
-            for (size_t i = 0; rc == W2L_OK && i < t->neq; i++) {
-                if (at[i] < 0) continue;
-                w2l__free(vals[i]);
-                vals[i] = w2l__calloc(rows + 1, sizeof **vals);
-                if (!vals[i]) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
-                else rc = w2l__pq_reader_read_column(r, rg, (size_t)at[i], vals[i], err);
-            }
-            for (; rc == W2L_OK && k < end && (uint64_t)live[k].pos < first + rows; k++) {
-                size_t ri = (size_t)((uint64_t)live[k].pos - first);
-                for (size_t i = 0; i < t->neq; i++) {
-                    w2l_value v = {0};
-                    v.is_null = 1;
-                    if (at[i] >= 0) v = vals[i][ri];
-                    if (!v.is_null && ft[i] == W2L_TYPE_INT && t->eq_type[i] == W2L_TYPE_LONG)
-                        v.v.i64 = v.v.i32;
-                    if (!v.is_null && ft[i] == W2L_TYPE_FLOAT && t->eq_type[i] == W2L_TYPE_DOUBLE)
-                        v.v.f64 = v.v.f32;
-                    row[t->eq_idx[i]] = v;
-                }
-                rc = w2l__wr_encode_key(&w->key, t, &c, err);
-                kslot *s = rc == W2L_OK
-                               ? w2l__wr_key_slot(t, &w->key,
-                                                  w2l__wr_key_hash(w->key.data, w->key.len), 1, err)
-                               : NULL;
-                if (!s && rc == W2L_OK) rc = W2L_NOMEM;
-                if (rc == W2L_OK) rc = w2l__wr_add_entry(t, s, 1, err);
-                if (rc == W2L_OK) {
-                    t->ke[s->head].file = file;
-                    t->ke[s->head].pos = live[k].pos;
-                }
-            }
-            first += rows;
+            rc = w2l__wr_encode_key(&w->key, t, &c, err);
+            if (rc == W2L_OK) rc = fn(ctx, (int64_t)(first + q), err);
         }
-        if (rc == W2L_OK && k < end)
-            rc = w2l__fail(err, W2L_CORRUPT, "row %lld is past the end of the file",
-                           (long long)live[k].pos);
-        if (rc != W2L_OK && rc != W2L_NOMEM)
-            w2l__error_prefix(err, "table %s: the key columns changed; reading back %s: ", t->fq,
-                              path);
-        w2l__pq_reader_close(r);
-        k = end;
+        if (pos) k += m;
     }
+    if (rc == W2L_OK && pos && k < n)
+        rc = w2l__fail(err, W2L_CORRUPT, "row %lld is past the end of the file",
+                       (long long)pos[k]);
     for (size_t i = 0; vals && i < t->neq; i++) w2l__free(vals[i]);
     w2l__free(vals);
     w2l__free(at);
     w2l__free(ft);
     w2l__free(row);
+    w2l__pq_reader_close(r);
+    if (rc != W2L_OK && rc != W2L_NOMEM) w2l__error_prefix(err, "reading back %s: ", path);
+    return rc;
+}
+
+typedef struct rekey_ctx {
+    writer *w;
+    tstate *t;
+    uint32_t file;
+} rekey_ctx;
+
+/* A live row keyed anew: an entry of its new key. */
+static w2l_rc rekeyed(void *x, int64_t pos, w2l_error *err)
+{
+    rekey_ctx *k = x;
+    tstate *t = k->t;
+    const w2l_buf *key = &k->w->key;
+    kslot *s = w2l__wr_key_slot(t, key, w2l__wr_key_hash(key->data, key->len), 1, err);
+    if (!s) return W2L_NOMEM;
+    W2L_TRY(w2l__wr_add_entry(t, s, 1, err));
+    t->ke[s->head].file = k->file;
+    t->ke[s->head].pos = pos;
+    return W2L_OK;
+}
+
+w2l_rc w2l__wr_reread_keys(writer *w, tstate *t, kent *live, size_t n, w2l_error *err)
+{
+    qsort(live, n, sizeof *live, live_cmp);
+    if (w->pend.n) W2L_TRY(w2l__wr_close_pending(w, err));
+    int64_t *pos = w2l__malloc((n + 1) * sizeof *pos);
+    w2l_rc rc = pos ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
+    for (size_t k = 0, end; rc == W2L_OK && k < n; k = end) {
+        for (end = k; end < n && live[end].file == live[k].file; end++)
+            pos[end - k] = live[end].pos;
+        rekey_ctx x = {w, t, live[k].file};
+        rc = file_keys(w, t, t->files[live[k].file].path, pos, end - k, rekeyed, &x, err);
+        if (rc != W2L_OK && rc != W2L_NOMEM)
+            w2l__error_prefix(err, "table %s: the key columns changed; ", t->fq);
+    }
+    w2l__free(pos);
     if (rc == W2L_OK)
         w2l__log(W2L_LOG_DEBUG,
-                 "writer %u: %s: key columns changed; %zu rows of this checkpoint keyed anew",
+                 "writer %u: %s: key columns changed; %zu live rows keyed anew",
                  w->index, t->fq, n);
     else w2l__wr_keymap_clear(t);
     /* several writers share the table by the hash of the key (pipeline_nodes.c): under the
@@ -444,6 +470,7 @@ w2l_rc w2l__wr_reread_keys(writer *w, tstate *t, kent *live, size_t n, w2l_error
                  w->index, t->fq, n, par, t->fq);
     return rc;
 }
+
 w2l_rc w2l__wr_delete_head(tstate *t, kslot *s, w2l_error *err)
 {
     kent *e = &t->ke[s->head];
@@ -713,71 +740,29 @@ static int str_cmp(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Moves the entries of the rows in file `from` (indices in dead) onto data file gi (path),
- * by the keys read back from it. */
-static w2l_rc remap_file(writer *w, tstate *t, uint32_t gi, const unsigned char *dead,
-                         size_t *moved, w2l_error *err)
+typedef struct remap_ctx {
+    writer *w;
+    tstate *t;
+    uint32_t gi;
+    const unsigned char *dead;
+    size_t *moved;
+} remap_ctx;
+
+/* A row of a compacted file: the entry of its key that is in a removed file moves here. */
+static w2l_rc remapped(void *x, int64_t pos, w2l_error *err)
 {
-    const char *path = t->files[gi].path;
-    w2l__pq_reader *r = NULL;
-    W2L_TRY(w2l__pq_reader_open(w->io, w2l__ice_local_path(path), &r, err));
-    const w2l_schema *fs = w2l__pq_reader_schema(r);
-    size_t nf = w2l_schema_field_count(t->schema);
-    w2l_value *row = w2l__calloc(nf + 1, sizeof *row);
-    w2l_value **vals = w2l__calloc(t->neq + 1, sizeof *vals);
-    long *at = w2l__calloc(t->neq + 1, sizeof *at);
-    w2l_rc rc = row && vals && at ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
-    for (size_t i = 0; row && i < nf; i++) row[i].is_null = 1;
-    for (size_t i = 0; rc == W2L_OK && i < t->neq; i++)
-        at[i] = w2l_schema_index_of_id(fs, t->eq_ids[i]);
-    w2l_change c = {0};
-    c.row = row;
-    c.ncols = nf;
-    c.schema = t->schema;
-    int64_t pos = 0;
-    for (size_t rg = 0; rc == W2L_OK && rg < w2l__pq_reader_num_row_groups(r); rg++) {
-        uint64_t rows = w2l__pq_reader_row_group_rows(r, rg);
-        for (size_t i = 0; rc == W2L_OK && i < t->neq; i++) {
-            w2l__free(vals[i]);
-            vals[i] = NULL;
-            if (at[i] < 0) continue;
-            vals[i] = w2l__calloc(rows + 1, sizeof **vals);
-            rc = vals[i] ? w2l__pq_reader_read_column(r, rg, (size_t)at[i], vals[i], err)
-                         : w2l__fail(err, W2L_NOMEM, "out of memory");
+    remap_ctx *m = x;
+    tstate *t = m->t;
+    const w2l_buf *key = &m->w->key;
+    kslot *s = w2l__wr_key_slot(t, key, w2l__wr_key_hash(key->data, key->len), 0, err);
+    for (int32_t e = s ? s->head : -1; e >= 0; e = t->ke[e].next)
+        if (m->dead[t->ke[e].file]) {
+            t->ke[e].file = m->gi;
+            t->ke[e].pos = pos;
+            (*m->moved)++;
+            break;
         }
-        for (uint64_t q = 0; rc == W2L_OK && q < rows; q++, pos++) {
-            for (size_t i = 0; i < t->neq; i++) {
-                w2l_value v = {0};
-                v.is_null = 1;
-                if (at[i] >= 0) v = vals[i][q];
-                w2l_type_id ft = at[i] >= 0 ? w2l_schema_field(fs, (size_t)at[i])->type.id : 0;
-                if (!v.is_null && ft == W2L_TYPE_INT && t->eq_type[i] == W2L_TYPE_LONG)
-                    v.v.i64 = v.v.i32;
-                if (!v.is_null && ft == W2L_TYPE_FLOAT && t->eq_type[i] == W2L_TYPE_DOUBLE)
-                    v.v.f64 = v.v.f32;
-                row[t->eq_idx[i]] = v;
-            }
-            rc = w2l__wr_encode_key(&w->key, t, &c, err);
-            kslot *s = rc == W2L_OK ? w2l__wr_key_slot(t, &w->key,
-                                                       w2l__wr_key_hash(w->key.data, w->key.len),
-                                                       0, err)
-                                    : NULL;
-            for (int32_t e = s ? s->head : -1; e >= 0; e = t->ke[e].next)
-                if (dead[t->ke[e].file]) {
-                    t->ke[e].file = gi;
-                    t->ke[e].pos = pos;
-                    (*moved)++;
-                    break;
-                }
-        }
-    }
-    for (size_t i = 0; vals && i < t->neq; i++) w2l__free(vals[i]);
-    w2l__free(vals);
-    w2l__free(at);
-    w2l__free(row);
-    w2l__pq_reader_close(r);
-    if (rc != W2L_OK && rc != W2L_NOMEM) w2l__error_prefix(err, "reading %s: ", path);
-    return rc;
+    return W2L_OK;
 }
 
 w2l_rc w2l__wr_index_rewritten(writer *w, tstate *t, const char *const *removed, size_t nremoved,
@@ -808,7 +793,8 @@ w2l_rc w2l__wr_index_rewritten(writer *w, tstate *t, const char *const *removed,
         rc = p ? w2l__wr_file_add(t, p, t->files[like].pkey, t->files[like].klen, NO_PART, &gi,
                                   err)
                : w2l__fail(err, W2L_NOMEM, "out of memory");
-        if (rc == W2L_OK) rc = remap_file(w, t, gi, dead, &moved, err);
+        remap_ctx x = {w, t, gi, dead, &moved};
+        if (rc == W2L_OK) rc = file_keys(w, t, added[g], NULL, 0, remapped, &x, err);
     }
     w2l__free(rm);
     w2l__free(dead);

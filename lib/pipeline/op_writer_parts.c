@@ -195,6 +195,17 @@ w2l_rc w2l__wr_part_key(w2l_buf *b, int32_t sid, const w2l__ice_spec *spec,
     return W2L_OK;
 }
 
+/* Room for n partition values in w->pvals. */
+static w2l_rc pvals_reserve(writer *w, size_t n, w2l_error *err)
+{
+    if (w->npvals >= n) return W2L_OK;
+    w2l_value *v = w2l__realloc(w->pvals, n * sizeof *v);
+    W2L_NOMEM_IF(!v, err);
+    w->pvals = v;
+    w->npvals = n;
+    return W2L_OK;
+}
+
 /* The partition values of change c under s in w->pvals and their encoding in w->pkey: the
  * spec id (4 bytes; -1 unpartitioned), then per value a 0xff byte for NULL, else 0x00, a
  * 4-byte length and the single-value bytes. */
@@ -202,12 +213,7 @@ static w2l_rc values_of(writer *w, tstate *t, const wspec *s, const w2l_change *
                         w2l_error *err)
 {
     size_t n = s->spec ? s->spec->nfields : 0;
-    if (w->npvals < n) {
-        w2l_value *v = w2l__realloc(w->pvals, n * sizeof *v);
-        W2L_NOMEM_IF(!v, err);
-        w->pvals = v;
-        w->npvals = n;
-    }
+    W2L_TRY(pvals_reserve(w, n, err));
     int32_t sid = s->spec ? s->spec->spec_id : -1;
     for (size_t i = 0; i < n; i++) {
         const w2l__ice_pfield *f = &s->spec->fields[i];
@@ -378,12 +384,7 @@ w2l_rc w2l__wr_part_by_key(writer *w, tstate *t, const unsigned char *key, size_
                          "the table does not list that spec any more",
                          t->fq, (int)sid);
     size_t n = s->spec ? s->spec->nfields : 0;
-    if (w->npvals < n) {
-        w2l_value *v = w2l__realloc(w->pvals, n * sizeof *v);
-        W2L_NOMEM_IF(!v, err);
-        w->pvals = v;
-        w->npvals = n;
-    }
+    W2L_TRY(pvals_reserve(w, n, err));
     size_t at = 4;
     for (size_t i = 0; i < n; i++) {
         memset(&w->pvals[i], 0, sizeof w->pvals[i]);
