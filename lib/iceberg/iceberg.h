@@ -502,6 +502,9 @@ void w2l__ice_change_init(w2l__ice_change *c, w2l__ice_op op);
 /* Frees what attempts allocated; remove_files: also delete the manifests written for a
  * change that was never committed. */
 void w2l__ice_change_release(w2l__ice_change *c, w2l_fileio *io, int remove_files);
+/* The change's files changed after an attempt that lost its race (its manifests were never
+ * published): they are removed, and the next attempt writes them again. */
+void w2l__ice_change_unwrite(w2l__ice_change *c, w2l_fileio *io);
 
 /* Applies c to t->meta in memory: writes the manifests (once) and a manifest list through
  * t->io and adds the snapshot. The caller then commits t->meta. */
@@ -590,10 +593,17 @@ w2l_rc w2l__ice_compact_prepare(w2l_fileio *io, const w2l__ice_meta *m,
 /* Fills c (initialised by the caller, W2L_ICE_OP_REPLACE) from the compaction; c borrows
  * from it. */
 void w2l__ice_compaction_change(const w2l__ice_compaction *k, w2l__ice_change *c);
-/* W2L_CONFLICT when a position delete committed to t since the base names a file the
- * compaction rewrote (its rows would come back). */
-w2l_rc w2l__ice_compaction_validate(w2l_fileio *io, const w2l__ice_meta *m,
-                                    const w2l__ice_compaction *k, w2l_error *err);
+/* Brings compaction k up to m's current snapshot before it commits: a position delete
+ * committed since the base that names a file the compaction rewrote would apply to
+ * nothing once it commits (the row would come back), so the row it names is followed to
+ * its place in the compaction's output and deleted there, in a new position delete file
+ * of the compaction (the deletes committed since the base stay as they are: they then
+ * name no live file, and the next compaction removes them). What an earlier call added is
+ * replaced. *changed: the compaction's files differ from before the call (a change made
+ * of it must be made again). W2L_CONFLICT when the table has no snapshot, or a deletion
+ * vector names a rewritten file. */
+w2l_rc w2l__ice_compaction_rebase(w2l_fileio *io, const w2l__ice_meta *m, w2l__ice_compaction *k,
+                                  int *changed, w2l_error *err);
 const w2l__ice_maint_stats *w2l__ice_compaction_stats(const w2l__ice_compaction *k);
 int64_t w2l__ice_compaction_base(const w2l__ice_compaction *k); /* base snapshot id */
 /* remove_outputs: the compaction was not committed; its files are deleted. */

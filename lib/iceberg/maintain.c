@@ -406,14 +406,71 @@ typedef struct filevec {
     size_t n, cap;
 } filevec;
 
+/* Where rows of a rewritten file went: n rows from position from_pos of file from, in
+ * order, to position to_pos of output file to (both paths in the compaction's arena; to is
+ * the output data file's own path string). Deletes are sparse, so runs are long. */
+typedef struct move {
+    const char *from, *to;
+    int64_t from_pos, to_pos, n;
+} move;
+
 struct w2l__ice_compaction {
     w2l__arena arena;
     int64_t base_id, base_seq;
     filevec data, dels;        /* new files: data files, position delete files */
+    size_t ndels_own;          /* dels[0..ndels_own): written by prepare; the rest by rebase */
     const char **removed;      /* data and delete files of the base that go */
     size_t nremoved, capremoved;
+    move *moves;               /* sorted by from, from_pos once prepared */
+    size_t nmoves, capmoves;
+    w2l__pq_options pq;        /* for the delete files rebase writes (no shared codec) */
     w2l__ice_maint_stats st;
 };
+
+static w2l_rc move_add(w2l__ice_compaction *k, const char *from, int64_t from_pos,
+                       const char *to, int64_t to_pos, w2l_error *err)
+{
+    move *l = k->nmoves ? &k->moves[k->nmoves - 1] : NULL;
+    if (l && l->from == from && l->to == to && l->from_pos + l->n == from_pos &&
+        l->to_pos + l->n == to_pos) {
+        l->n++;
+        return W2L_OK;
+    }
+    if (k->nmoves == k->capmoves) {
+        size_t cap = k->capmoves ? k->capmoves * 2 : 64;
+        move *nv = w2l__realloc(k->moves, cap * sizeof *nv);
+        W2L_NOMEM_IF(!nv, err);
+        k->moves = nv;
+        k->capmoves = cap;
+    }
+    k->moves[k->nmoves++] = (move){from, to, from_pos, to_pos, 1};
+    return W2L_OK;
+}
+
+static int cmp_move(const void *x, const void *y)
+{
+    const move *a = x, *b = y;
+    int c = strcmp(a->from, b->from);
+    if (c) return c;
+    return a->from_pos < b->from_pos ? -1 : a->from_pos > b->from_pos;
+}
+
+/* The move holding row pos of file path; NULL: the compaction did not carry that row (it
+ * was deleted at the base, or the file was not rewritten). */
+static const move *move_find(const w2l__ice_compaction *k, const char *path, int64_t pos)
+{
+    size_t lo = 0, hi = k->nmoves; /* first move after (path, pos) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const move *x = &k->moves[mid];
+        int c = strcmp(x->from, path);
+        if (c < 0 || (c == 0 && x->from_pos <= pos)) lo = mid + 1;
+        else hi = mid;
+    }
+    if (!lo) return NULL;
+    const move *x = &k->moves[lo - 1];
+    return strcmp(x->from, path) == 0 && pos < x->from_pos + x->n ? x : NULL;
+}
 
 static w2l_rc push_out(w2l__ice_compaction *k, const w2l__ice_data_file *df, w2l_error *err)
 {
@@ -458,6 +515,7 @@ void w2l__ice_compaction_free(w2l__ice_compaction *k, w2l_fileio *io, int remove
     w2l__free(k->data.v);
     w2l__free(k->dels.v);
     w2l__free(k->removed);
+    w2l__free(k->moves);
     w2l__arena_release(&k->arena);
     w2l__free(k);
 }
@@ -561,6 +619,8 @@ typedef struct rewriter {
     const group *g;
     w2l__pq_writer *w;
     char *path;
+    const char *to;           /* path, in the compaction's arena: the output's data file path */
+    const char *from;         /* the file being rewritten (arena) */
     /* pass 1 of a large file: which positions survive */
     unsigned char *alive;
     int64_t nalive_cap;
@@ -580,8 +640,9 @@ static w2l_rc rw_close(rewriter *r)
     w2l_rc rc = w2l__pq_writer_close(w, &fst, r->err);
     char *path = r->path;
     r->path = NULL;
+    const char *ap = r->to;
+    r->to = NULL;
     if (rc == W2L_OK && rows) {
-        char *ap = w2l__arena_strndup(&r->k->arena, path, strlen(path));
         w2l__ice_data_file df;
         rc = ap ? w2l__ice_data_file_from_stats(&r->k->arena, W2L_ICE_DATA, ap, &fst, NULL, 0, &df,
                                                 r->err)
@@ -613,6 +674,7 @@ static void rw_abort(rewriter *r)
     r->w = NULL;
     w2l__free(r->path);
     r->path = NULL;
+    r->to = NULL;
 }
 
 static int rw_row(void *ctx, const w2l_value *row, size_t n)
@@ -624,7 +686,10 @@ static int rw_row(void *ctx, const w2l_value *row, size_t n)
         memset(&t, 0, sizeof t);
         t.meta = (w2l__ice_meta *)r->m;
         r->path = w2l__ice_new_data_path(&t, r->g->dir, "compacted");
-        if (!r->path) {
+        r->to = r->path ? w2l__arena_strndup(&r->k->arena, r->path, strlen(r->path)) : NULL;
+        if (!r->to) {
+            w2l__free(r->path);
+            r->path = NULL;
             r->rc = w2l__fail(r->err, W2L_NOMEM, "out of memory");
             return 1;
         }
@@ -636,7 +701,10 @@ static int rw_row(void *ctx, const w2l_value *row, size_t n)
             return 1;
         }
     }
-    r->rc = w2l__pq_write_row(r->w, row, r->err);
+    /* where the row goes, so a delete committed meanwhile can follow it (rebase) */
+    r->rc = move_add(r->k, r->from, r->scan->pos, r->to, (int64_t)w2l__pq_writer_rows(r->w),
+                     r->err);
+    if (r->rc == W2L_OK) r->rc = w2l__pq_write_row(r->w, row, r->err);
     if (r->rc == W2L_OK) r->k->st.rows_out++;
     if (r->rc == W2L_OK && (int64_t)w2l__pq_writer_bytes(r->w) >= r->target) r->rc = rw_close(r);
     return r->rc != W2L_OK;
@@ -767,6 +835,11 @@ static w2l_rc compact_group(rewriter *r, const w2l__ice_policy *p, const member 
             if (rc != W2L_OK) break;
         }
         /* rewritten: its surviving rows go to the group's output, the file goes */
+        r->from = w2l__arena_strndup(&r->k->arena, f->path, strlen(f->path));
+        if (!r->from) {
+            rc = w2l__fail(r->err, W2L_NOMEM, "out of memory");
+            break;
+        }
         rc = w2l__ice_scan_read_task(r->io, scan, i, rw_row, r, r->err);
         if (rc == W2L_CANCELLED) rc = r->rc;
         if (rc == W2L_OK) rc = push_removed(r->k, f, r->err);
@@ -815,6 +888,8 @@ w2l_rc w2l__ice_compact_prepare(w2l_fileio *io, const w2l__ice_meta *m,
     w2l__arena_init(&k->arena, 1 << 14);
     k->base_id = base->snapshot_id;
     k->base_seq = base->seq;
+    k->pq = *pq;
+    k->pq.codec_ctx = NULL; /* rebase may run on another thread, after the caller's is gone */
     /* files of every spec are compacted within their own spec and partition (files written
      * under an older spec keep it: "Partition Evolution"); a file whose spec the metadata
      * lacks, or whose partition does not fit its spec, stays */
@@ -828,7 +903,8 @@ w2l_rc w2l__ice_compact_prepare(w2l_fileio *io, const w2l__ice_meta *m,
                      (int)f->spec_id);
     }
     qsort(mv, nm, sizeof *mv, cmp_member);
-    rewriter r = {k, io, m, scan->schema, pq, target, NULL, NULL, NULL, NULL, 0, scan, W2L_OK, err};
+    rewriter r = {.k = k, .io = io, .m = m, .schema = scan->schema, .pq = pq, .target = target,
+                  .scan = scan, .rc = W2L_OK, .err = err};
     w2l__ice_posref *pd = NULL;
     size_t cappd = 0;
     w2l_rc rc = W2L_OK;
@@ -863,14 +939,170 @@ w2l_rc w2l__ice_compact_prepare(w2l_fileio *io, const w2l__ice_meta *m,
         w2l__ice_compaction_free(k, io, 1);
         return rc;
     }
+    k->ndels_own = k->dels.n;
+    qsort(k->moves, k->nmoves, sizeof *k->moves, cmp_move);
     k->st.ms = w2l__now_ms() - t0;
     *out = k;
     return W2L_OK;
 }
 
-w2l_rc w2l__ice_compaction_validate(w2l_fileio *io, const w2l__ice_meta *m,
-                                    const w2l__ice_compaction *k, w2l_error *err)
+/* A delete committed since the base, moved onto its row's place in an output data file
+ * (one of k->data; the files of one group share their partition values' array). */
+typedef struct rref {
+    const w2l__ice_data_file *df;
+    int64_t pos;
+} rref;
+
+static int cmp_rref(const void *x, const void *y)
 {
+    const rref *a = x, *b = y;
+    if (a->df->partition != b->df->partition)
+        return (uintptr_t)a->df->partition < (uintptr_t)b->df->partition ? -1 : 1;
+    if (a->df != b->df) return strcmp(a->df->path, b->df->path);
+    return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+typedef struct outmap { /* an output data file by its path pointer */
+    const char *path;
+    const w2l__ice_data_file *df;
+} outmap;
+
+static int cmp_outmap(const void *x, const void *y)
+{
+    uintptr_t a = (uintptr_t)((const outmap *)x)->path, b = (uintptr_t)((const outmap *)y)->path;
+    return a < b ? -1 : a > b;
+}
+
+typedef struct rebaser {
+    w2l__ice_compaction *k;
+    const pathset *rm;
+    outmap *om;
+    rref *v;
+    size_t n, cap;
+} rebaser;
+
+/* Position delete (path, pos) committed since the base: when path is a file the compaction
+ * rewrote, the row it names is followed to its output (a row the compaction did not carry
+ * was deleted at the base already: nothing to do). */
+static w2l_rc rebase_one(rebaser *b, const char *path, int64_t pos, w2l_error *err)
+{
+    if (!pathset_has(b->rm, path)) return W2L_OK;
+    const move *mv = move_find(b->k, path, pos);
+    if (!mv) return W2L_OK;
+    outmap key = {mv->to, NULL};
+    const outmap *o = bsearch(&key, b->om, b->k->data.n, sizeof *b->om, cmp_outmap);
+    if (!o) return w2l__fail(err, W2L_ERROR, "compaction: no output file %s", mv->to);
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 256;
+        rref *nv = w2l__realloc(b->v, cap * sizeof *nv);
+        W2L_NOMEM_IF(!nv, err);
+        b->v = nv;
+        b->cap = cap;
+    }
+    b->v[b->n++] = (rref){o->df, mv->to_pos + (pos - mv->from_pos)};
+    return W2L_OK;
+}
+
+/* The rows of position delete file d that name rewritten files. */
+static w2l_rc rebase_file(rebaser *b, w2l_fileio *io, const w2l__ice_data_file *d,
+                          w2l_error *err)
+{
+    if (d->format && strcmp(d->format, "PARQUET") != 0)
+        return w2l__fail(err, W2L_CONFLICT,
+                         "compaction: %s delete %s names rewritten file %s", d->format, d->path,
+                         d->referenced_data_file ? d->referenced_data_file : "(several)");
+    w2l__pq_reader *r;
+    W2L_TRY(w2l__pq_reader_open(io, w2l__ice_local_path(d->path), &r, err));
+    const w2l_schema *fs = w2l__pq_reader_schema(r);
+    long ip = w2l_schema_index_of_id(fs, W2L_PQ_FIELD_ID_FILE_PATH);
+    long iq = w2l_schema_index_of_id(fs, W2L_PQ_FIELD_ID_POS);
+    size_t nf = w2l_schema_field_count(fs);
+    w2l_rc rc = ip < 0 || iq < 0
+                    ? w2l__fail(err, W2L_CORRUPT, "%s: not a position delete file", d->path)
+                    : W2L_OK;
+    char *buf = NULL;
+    size_t bcap = 0;
+    for (size_t rg = 0; rc == W2L_OK && rg < w2l__pq_reader_num_row_groups(r); rg++) {
+        const w2l_value *rows;
+        size_t nrows = w2l__pq_reader_row_group_rows(r, rg);
+        rc = w2l__pq_reader_read_row_group(r, rg, &rows, err);
+        for (size_t x = 0; rc == W2L_OK && x < nrows; x++) {
+            const w2l_value *v = &rows[x * nf + (size_t)ip], *q = &rows[x * nf + (size_t)iq];
+            if (v->is_null || q->is_null) continue;
+            if (v->v.bytes.len + 1 > bcap) {
+                bcap = v->v.bytes.len + 64;
+                char *nb = w2l__realloc(buf, bcap);
+                if (!nb) {
+                    rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                    break;
+                }
+                buf = nb;
+            }
+            memcpy(buf, v->v.bytes.ptr, v->v.bytes.len);
+            buf[v->v.bytes.len] = 0;
+            rc = rebase_one(b, buf, q->v.i64, err);
+        }
+    }
+    w2l__free(buf);
+    w2l__pq_reader_close(r);
+    return rc;
+}
+
+/* Writes the rebased deletes b->v (sorted), one position delete file per output group. */
+static w2l_rc rebase_write(rebaser *b, w2l_fileio *io, const w2l__ice_meta *m, w2l_error *err)
+{
+    w2l__ice_compaction *k = b->k;
+    w2l_rc rc = W2L_OK;
+    w2l__ice_posref *pd = b->n ? w2l__malloc(b->n * sizeof *pd) : NULL;
+    if (b->n && !pd) return w2l__fail(err, W2L_NOMEM, "out of memory");
+    for (size_t i0 = 0, i1; rc == W2L_OK && i0 < b->n; i0 = i1) {
+        const w2l__ice_data_file *df = b->v[i0].df;
+        for (i1 = i0; i1 < b->n && b->v[i1].df->partition == df->partition; i1++)
+            pd[i1 - i0] = (w2l__ice_posref){b->v[i1].df->path, b->v[i1].pos};
+        const w2l__ice_spec *spec = w2l__ice_meta_spec(m, df->spec_id);
+        if (!spec) {
+            rc = w2l__fail(err, W2L_CORRUPT, "compaction: %s has an unknown spec %d", df->path,
+                           (int)df->spec_id);
+            break;
+        }
+        char *dir = w2l__ice_partition_path(spec, df->partition);
+        w2l__ice_table t;
+        memset(&t, 0, sizeof t);
+        t.meta = (w2l__ice_meta *)m;
+        char *path = dir ? w2l__ice_new_data_path(&t, dir, "compacted-pos-delete") : NULL;
+        w2l__free(dir);
+        if (!path) {
+            rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+            break;
+        }
+        w2l__ice_data_file out;
+        rc = w2l__ice_pos_file_write(io, path, &k->pq, pd, i1 - i0, &k->arena, &out, err);
+        if (rc == W2L_OK) {
+            out.spec_id = df->spec_id;
+            out.npart = df->npart;
+            out.partition = df->partition;
+            rc = push_out(k, &out, err);
+            if (rc != W2L_OK) {
+                w2l_error e2;
+                w2l_fileio_remove(io, w2l__ice_local_path(path), &e2);
+            }
+        }
+        w2l__free(path);
+    }
+    w2l__free(pd);
+    return rc;
+}
+
+w2l_rc w2l__ice_compaction_rebase(w2l_fileio *io, const w2l__ice_meta *m, w2l__ice_compaction *k,
+                                  int *changed, w2l_error *err)
+{
+    /* what an earlier attempt rebased goes: the deletes since the base are read again */
+    *changed = k->dels.n > k->ndels_own;
+    for (size_t i = k->ndels_own; i < k->dels.n; i++) {
+        w2l_error e2;
+        w2l_fileio_remove(io, w2l__ice_local_path(k->dels.v[i].path), &e2);
+    }
+    k->dels.n = k->ndels_own;
     const w2l__ice_snapshot *cur =
         m->current_snapshot_id != -1 ? w2l__ice_meta_snapshot(m, m->current_snapshot_id) : NULL;
     if (!cur) return w2l__fail(err, W2L_CONFLICT, "compaction: the table has no snapshot any more");
@@ -879,6 +1111,11 @@ w2l_rc w2l__ice_compaction_validate(w2l_fileio *io, const w2l__ice_meta *m,
     w2l_rc rc = W2L_OK;
     for (size_t i = 0; rc == W2L_OK && i < k->nremoved; i++)
         if (pathset_add(&rm, k->removed[i]) < 0) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    rebaser b = {k, &rm, w2l__malloc((k->data.n + 1) * sizeof *b.om), NULL, 0, 0};
+    if (rc == W2L_OK && !b.om) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    for (size_t i = 0; rc == W2L_OK && i < k->data.n; i++)
+        b.om[i] = (outmap){k->data.v[i].path, &k->data.v[i]};
+    if (rc == W2L_OK) qsort(b.om, k->data.n, sizeof *b.om, cmp_outmap);
     w2l__arena a;
     w2l__arena_init(&a, 1 << 14);
     w2l__ice_manifest *ml = NULL;
@@ -897,40 +1134,18 @@ w2l_rc w2l__ice_compaction_validate(w2l_fileio *io, const w2l__ice_meta *m,
             if (e[q].status == W2L_ICE_DELETED || d->content != W2L_ICE_POS_DELETES ||
                 e[q].seq <= k->base_seq)
                 continue;
-            if (d->referenced_data_file) {
-                if (pathset_has(&rm, d->referenced_data_file))
-                    rc = w2l__fail(err, W2L_CONFLICT,
-                                   "compaction: position delete %s names rewritten file %s",
-                                   d->path, d->referenced_data_file);
-                continue;
-            }
-            w2l__pq_reader *r;
-            rc = w2l__pq_reader_open(io, w2l__ice_local_path(d->path), &r, err);
-            if (rc != W2L_OK) break;
-            const w2l_schema *fs = w2l__pq_reader_schema(r);
-            long ip = w2l_schema_index_of_id(fs, W2L_PQ_FIELD_ID_FILE_PATH);
-            size_t nf = w2l_schema_field_count(fs);
-            for (size_t rg = 0; rc == W2L_OK && ip >= 0 && rg < w2l__pq_reader_num_row_groups(r);
-                 rg++) {
-                const w2l_value *rows;
-                size_t nrows = w2l__pq_reader_row_group_rows(r, rg);
-                rc = w2l__pq_reader_read_row_group(r, rg, &rows, err);
-                for (size_t x = 0; rc == W2L_OK && x < nrows; x++) {
-                    const w2l_value *v = &rows[x * nf + (size_t)ip];
-                    if (v->is_null) continue;
-                    char buf[4096];
-                    size_t len = W2L_MIN(v->v.bytes.len, sizeof buf - 1);
-                    memcpy(buf, v->v.bytes.ptr, len);
-                    buf[len] = 0;
-                    if (pathset_has(&rm, buf))
-                        rc = w2l__fail(err, W2L_CONFLICT,
-                                       "compaction: position delete %s names rewritten file %s",
-                                       d->path, buf);
-                }
-            }
-            w2l__pq_reader_close(r);
+            if (d->referenced_data_file && !pathset_has(&rm, d->referenced_data_file)) continue;
+            rc = rebase_file(&b, io, d, err);
         }
     }
+    if (rc == W2L_OK && b.n) {
+        qsort(b.v, b.n, sizeof *b.v, cmp_rref);
+        rc = rebase_write(&b, io, m, err);
+        k->st.deletes_out += rc == W2L_OK ? (int64_t)b.n : 0;
+        *changed = 1;
+    }
+    w2l__free(b.v);
+    w2l__free(b.om);
     w2l__arena_release(&a);
     pathset_free(&rm);
     return rc;

@@ -39,14 +39,19 @@ void w2l__ice_change_init(w2l__ice_change *c, w2l__ice_op op)
 
 void w2l__ice_change_release(w2l__ice_change *c, w2l_fileio *io, int remove_files)
 {
-    if (remove_files && io) {
-        w2l_error e2;
-        for (size_t i = 0; i < c->nown; i++) w2l_fileio_remove(io, c->own[i].path, &e2);
-    }
+    if (remove_files && io) w2l__ice_change_unwrite(c, io);
     w2l__arena_release(&c->arena);
     c->have_manifests = 0;
     c->own = NULL;
     c->nown = 0;
+}
+
+void w2l__ice_change_unwrite(w2l__ice_change *c, w2l_fileio *io)
+{
+    w2l_error e2;
+    for (size_t i = 0; i < c->nown; i++) w2l_fileio_remove(io, c->own[i].path, &e2);
+    c->nown = 0;
+    c->have_manifests = 0;
 }
 
 char *w2l__ice_new_data_path(const w2l__ice_table *t, const char *partition_path,
@@ -956,13 +961,8 @@ w2l_rc w2l__ice_table_try_commit(w2l__ice_table *t, w2l__ice_change *c, w2l_erro
     t->pending = NULL;
     if (rc == W2L_OK) rc = w2l__file_batch_close(t->io, &pend, err);
     w2l__file_batch_release(&pend);
-    if (rc != W2L_OK && own_pending && c->have_manifests) {
-        /* the change's own manifests were among them: written again by a retry */
-        w2l_error e2;
-        for (size_t i = 0; i < c->nown; i++) w2l_fileio_remove(t->io, c->own[i].path, &e2);
-        c->nown = 0;
-        c->have_manifests = 0;
-    }
+    if (rc != W2L_OK && own_pending && c->have_manifests)
+        w2l__ice_change_unwrite(c, t->io); /* they were among them: written again by a retry */
     w2l__ice_meta *m = t->meta;
     const char *dac = w2l__ice_props_get(&m->props, "write.metadata.delete-after-commit.enabled");
     const int delete_old = dac && strcmp(dac, "true") == 0;

@@ -737,17 +737,17 @@ void w2l__maint_drop(w2l__maint *m, w2l__maint_result *r)
     done_compaction(m, fq);
 }
 
-/* Validates and commits compaction k through t, trying again on a new base up to retries
- * times after a race with another process; an input that changed conflicts every time and
- * drops it (*dropped, W2L_OK, its manifests removed). Another failure keeps every file: the
- * commit's outcome is unknown. */
-static w2l_rc commit_compaction(w2l__maint *m, w2l__ice_table *t, const w2l__ice_compaction *k,
+/* Commits compaction k through t, brought up to the table's current snapshot first (deletes
+ * committed since its base follow their rows into its output), trying again on a new base
+ * up to retries times after a race with another process; an input that changed (a file it
+ * removes is gone) conflicts every time and drops it (*dropped, W2L_OK, its manifests
+ * removed). Another failure keeps every file: the commit's outcome is unknown. */
+static w2l_rc commit_compaction(w2l__maint *m, w2l__ice_table *t, w2l__ice_compaction *k,
                                 int retries, int *dropped, w2l_error *err)
 {
     *dropped = 0;
     w2l__ice_change ch;
     w2l__ice_change_init(&ch, W2L_ICE_OP_REPLACE);
-    w2l__ice_compaction_change(k, &ch);
     w2l__ice_kv mark = {"w2l.maintenance", "compact"};
     ch.summary = &mark;
     ch.nsummary = 1;
@@ -755,7 +755,10 @@ static w2l_rc commit_compaction(w2l__maint *m, w2l__ice_table *t, const w2l__ice
     w2l_rc rc;
     for (int attempt = 0;; attempt++) {
         w2l_error_clear(&e1);
-        rc = w2l__ice_compaction_validate(t->io, t->meta, k, &e1);
+        int changed = 0;
+        rc = w2l__ice_compaction_rebase(t->io, t->meta, k, &changed, &e1);
+        if (rc == W2L_OK && changed) w2l__ice_change_unwrite(&ch, t->io); /* they name its files */
+        w2l__ice_compaction_change(k, &ch);
         if (rc == W2L_OK) rc = w2l__ice_table_try_commit(t, &ch, &e1);
         if (rc != W2L_CONFLICT || attempt >= retries) break;
     }

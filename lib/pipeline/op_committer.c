@@ -684,17 +684,20 @@ static w2l_rc handle_get(committer *c, const char *ns, const char *table, handle
 
 /* Commits one table's files of one checkpoint (p), unless the table has it already. */
 /* Position deletes may name data files a compaction removed since they were made: those
- * of a checkpoint an earlier run wrote (whatever it committed since), and those made before
- * every writer took a compaction this run committed (rewrites.h). They are moved onto the
- * files that hold the rows now (w2l__ice_rebase_pos_deletes). */
+ * of a checkpoint an earlier run wrote (whatever it committed since), those made before
+ * every writer took a compaction this run committed (rewrites.h), and (raced) those of a
+ * commit that lost a race to another process, which may have compacted the table. They are
+ * moved onto the files that hold the rows now (w2l__ice_rebase_pos_deletes). */
 static w2l_rc rebase_deletes(committer *c, const pend *p, handle *h, const w2l__ice_data_file *data,
-                             size_t nd, w2l__ice_data_file *dels, size_t nx, w2l__arena *a,
-                             w2l_error *err)
+                             size_t nd, w2l__ice_data_file *dels, size_t nx, int raced,
+                             w2l__arena *a, size_t *nmoved, w2l_error *err)
 {
+    if (nmoved) *nmoved = 0;
     char **onto = NULL;
     size_t nonto = 0;
     w2l__rewrites *rw = w2l__maint_rewrites(c->maint);
-    int need = p->restored || w2l__rewrites_pending(rw, p->ns, p->table, p->ckpt, &onto, &nonto);
+    int anywhere = p->restored || raced; /* not only onto this run's compactions' files */
+    int need = anywhere || w2l__rewrites_pending(rw, p->ns, p->table, p->ckpt, &onto, &nonto);
     if (!need) return W2L_OK;
     w2l__pq_options pq;
     size_t moved = 0;
@@ -702,7 +705,7 @@ static w2l_rc rebase_deletes(committer *c, const pend *p, handle *h, const w2l__
     w2l_rc rc = w2l__ops_pq_options(c->conf, &pq, err);
     if (rc == W2L_OK)
         rc = w2l__ice_rebase_pos_deletes(h->t->io, h->t->meta, &pq, dels, nx, data, nd,
-                                         p->restored ? NULL : (const char *const *)onto, nonto, a,
+                                         anywhere ? NULL : (const char *const *)onto, nonto, a,
                                          &moved, err);
     w2l__rewrites_onto_free(onto, nonto);
     if (rc != W2L_OK) {
@@ -710,6 +713,7 @@ static w2l_rc rebase_deletes(committer *c, const pend *p, handle *h, const w2l__
                           (unsigned long long)p->ckpt);
         return rc;
     }
+    if (nmoved) *nmoved = moved;
     if (moved)
         w2l__log_table(W2L_LOG_INFO, p->ns, p->table,
                        "committer %u: %s.%s checkpoint %llu: %zu position deletes moved onto "
@@ -763,7 +767,8 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
         if (df.content == W2L_ICE_DATA) data[nd++] = df;
         else dels[nx++] = df;
     }
-    if (rc == W2L_OK && nx) rc = rebase_deletes(c, p, h, data, nd, dels, nx, &ch.arena, err);
+    if (rc == W2L_OK && nx)
+        rc = rebase_deletes(c, p, h, data, nd, dels, nx, 0, &ch.arena, NULL, err);
     const char *pos = w2l__json_str(w2l__json_get(j, "source-position"));
     int64_t mark_ms = -1;
     int have_mark = w2l__json_int64(w2l__json_get(j, "complete-through-ms"), &mark_ms) == 0;
@@ -865,6 +870,14 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
             w2l__log_table(W2L_LOG_INFO, p->ns, p->table,
                            "committer %u: %s.%s checkpoint %llu lost a race (attempt %d); retrying",
                            c->index, p->ns, p->table, (unsigned long long)p->ckpt, attempt + 1);
+            /* the winner may have compacted files our deletes name: they follow their rows,
+             * and the change's manifests (never published: the race was lost) are made
+             * again from the deletes as they are now */
+            size_t moved = 0;
+            if (nx && (rc = rebase_deletes(c, p, h, data, nd, dels, nx, 1, &ch.arena, &moved,
+                                           err)) != W2L_OK)
+                break;
+            if (moved) w2l__ice_change_unwrite(&ch, h->t->io);
         }
     }
     /* manifests of a failed commit stay: an ambiguous failure may have published them */
