@@ -940,7 +940,7 @@ w2l_rc w2l__ice_compact_prepare(w2l_fileio *io, const w2l__ice_meta *m,
         return rc;
     }
     k->ndels_own = k->dels.n;
-    qsort(k->moves, k->nmoves, sizeof *k->moves, cmp_move);
+    if (k->nmoves) qsort(k->moves, k->nmoves, sizeof *k->moves, cmp_move);
     k->st.ms = w2l__now_ms() - t0;
     *out = k;
     return W2L_OK;
