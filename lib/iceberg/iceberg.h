@@ -135,6 +135,11 @@ typedef struct w2l__ice_data_file {
     int32_t sort_order_id;
     const char *referenced_data_file; /* NULL: absent */
     w2l__ice_bytes key_metadata;      /* ptr NULL: absent */
+    /* format version 3 */
+    int has_first_row_id;             /* data files: first_row_id (row lineage); 0: null */
+    int64_t first_row_id;
+    int has_content_range;            /* deletion vectors: the blob in the Puffin file */
+    int64_t content_offset, content_size;
 } w2l__ice_data_file;
 
 /* Fills df from what the Parquet writer reported (spec_id -1, no partition values). stats
@@ -174,6 +179,51 @@ typedef struct w2l__ice_manifest {
     size_t nparts;
     w2l__ice_part_summary *parts; /* one per spec field */
 } w2l__ice_manifest;
+
+/* ================================================================================= */
+/* Deletion vectors (roaring.c, puffin.c, dv.c), format version 3                     */
+/* ================================================================================= */
+
+/* 64-bit Roaring bitmaps, portable serialization (roaring.c): v sorted ascending, distinct.
+ * Deserialize gives a fresh sorted array (W2L_CORRUPT with the byte offset on bad input);
+ * union merges two sorted arrays into a fresh one. */
+w2l_rc w2l__roaring64_serialize(const uint64_t *v, size_t n, w2l_buf *out, w2l_error *err);
+size_t w2l__roaring64_size(const uint64_t *v, size_t n); /* bytes serialize appends */
+w2l_rc w2l__roaring64_deserialize(const unsigned char *p, size_t len, uint64_t **out, size_t *n,
+                                  w2l_error *err);
+w2l_rc w2l__roaring64_union(const uint64_t *a, size_t na, const uint64_t *b, size_t nb,
+                            uint64_t **out, size_t *n, w2l_error *err);
+
+#define W2L_PUFFIN_DV_TYPE "deletion-vector-v1"
+#define W2L_ICE_ROW_POS_FIELD_ID 2147483645 /* the row position metadata column (_pos) */
+/* CRC-32 (IEEE, as zlib's crc32) of p[0..n). */
+uint32_t w2l__crc32(const unsigned char *p, size_t n);
+/* A deletion-vector-v1 blob of the sorted positions v appended to out, and back (length,
+ * magic and CRC checked; a fresh sorted array). */
+w2l_rc w2l__dv_blob_encode(const uint64_t *v, size_t n, w2l_buf *out, w2l_error *err);
+w2l_rc w2l__dv_blob_decode(const unsigned char *p, size_t len, uint64_t **v, size_t *n,
+                           w2l_error *err);
+/* One blob of a Puffin file's footer (strings in the parser's arena). */
+typedef struct w2l__puffin_blob {
+    int64_t offset, length;
+    int64_t file_size;        /* w2l__puffin_dv_write: the whole file's */
+    int64_t cardinality;      /* the "cardinality" property; -1: absent */
+    const char *type, *referenced;
+} w2l__puffin_blob;
+/* Writes Puffin file path (W2L_CREATE_EXCL) holding one deletion vector of the data file
+ * referenced: positions v[0..n) sorted, distinct. *out: the blob's offset and length and the
+ * file's size. */
+w2l_rc w2l__puffin_dv_write(w2l_fileio *io, const char *path, const char *referenced,
+                            const uint64_t *v, size_t n, w2l__puffin_blob *out, w2l_error *err);
+/* The blobs the footer of the Puffin file p[0..len) lists (uncompressed footers only). */
+w2l_rc w2l__puffin_footer_parse(const unsigned char *p, size_t len, w2l__arena *a,
+                                w2l__puffin_blob **out, size_t *n, w2l_error *err);
+/* Whether delete file d is a deletion vector (content 1, format PUFFIN). */
+int w2l__ice_is_dv(const w2l__ice_data_file *d);
+/* The positions deletion vector d deletes (fresh sorted array): the blob at its content
+ * offset and size, checked against its record_count. */
+w2l_rc w2l__ice_dv_read(w2l_fileio *io, const w2l__ice_data_file *d, uint64_t **v, size_t *n,
+                        w2l_error *err);
 
 /* ================================================================================= */
 /* Table metadata (table_meta.c)                                                     */
