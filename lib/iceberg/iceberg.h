@@ -178,6 +178,8 @@ typedef struct w2l__ice_manifest {
     int64_t added_rows, existing_rows, deleted_rows;
     size_t nparts;
     w2l__ice_part_summary *parts; /* one per spec field */
+    int has_first_row_id;  /* v3 data manifests: first_row_id (520); 0: null */
+    int64_t first_row_id;
 } w2l__ice_manifest;
 
 /* ================================================================================= */
@@ -252,6 +254,8 @@ typedef struct w2l__ice_snapshot {
     char *manifest_list;
     int32_t schema_id;       /* -1: absent */
     w2l__ice_props summary;  /* "operation" first */
+    int has_row_range;       /* v3: first-row-id and added-rows (row lineage) */
+    int64_t first_row_id, added_rows;
 } w2l__ice_snapshot;
 
 typedef struct w2l__ice_schema_entry {
@@ -273,7 +277,8 @@ typedef struct w2l__ice_ref {
 } w2l__ice_ref;
 
 typedef struct w2l__ice_meta {
-    int format_version;
+    int format_version;      /* 1 (read only), 2 or 3 */
+    int64_t next_row_id;     /* v3: the next row id to assign (row lineage) */
     char uuid[40];
     char *location;
     int64_t last_seq;
@@ -299,16 +304,18 @@ typedef struct w2l__ice_meta {
     w2l__json *extra;        /* other top-level members, written back unchanged */
 } w2l__ice_meta;
 
-/* Parses table metadata JSON (v1 tables are read as far as scans need; commits need v2).
+/* Parses table metadata JSON (v1 tables are read as far as scans need; commits need v2 or
+ * v3).
  * W2L_CORRUPT names the member that is missing or mistyped. */
 w2l_rc w2l__ice_meta_parse(const char *json, size_t len, w2l__ice_meta **out, w2l_error *err);
 /* Prints m as JSON (fresh memory, NUL-terminated). */
 w2l_rc w2l__ice_meta_print(const w2l__ice_meta *m, char **out, size_t *len, w2l_error *err);
 void w2l__ice_meta_free(w2l__ice_meta *m); /* NULL is a no-op */
 
-/* New metadata of a table (format 2, a fresh uuid, no snapshots) with schema (copied;
- * its field ids kept, schema id 0), spec (NULL or no fields: unpartitioned;
- * field ids and spec id assigned here) and props (copied). */
+/* New metadata of a table (a fresh uuid, no snapshots) with schema (copied; its field ids
+ * kept, schema id 0), spec (NULL or no fields: unpartitioned; field ids and spec id assigned
+ * here) and props (copied), except "format-version" ("2" or "3"; default 2), which is the
+ * table's format version, not a property. */
 w2l_rc w2l__ice_meta_new(const char *location, w2l_schema *schema,
                          const w2l__ice_spec *spec, const w2l__ice_props *props,
                          w2l__ice_meta **out, w2l_error *err);
@@ -353,9 +360,10 @@ int64_t w2l__ice_random_id(void);
 /* Avro files (avro.c, avro_schemas.c, manifest.c, manifest_list.c)                  */
 /* ================================================================================= */
 
-/* Avro schema JSON of a manifest entry for spec (fresh memory) and of a manifest list. */
-char *w2l__ice_avro_manifest_schema(const w2l__ice_spec *spec);
-const char *w2l__ice_avro_manifest_list_schema(void);
+/* Avro schema JSON of a manifest entry for spec (fresh memory) and of a manifest list, of
+ * a table of format_version (2 or 3). */
+char *w2l__ice_avro_manifest_schema(const w2l__ice_spec *spec, int format_version);
+const char *w2l__ice_avro_manifest_list_schema(int format_version);
 /* Avro schema type text of a partition value of type t, e.g. {"type":"int","logicalType":"date"}.
  */
 const char *w2l__ice_avro_partition_type(w2l_type t, char *buf, size_t size);
@@ -377,10 +385,11 @@ w2l_rc w2l__ice_manifest_read(w2l_fileio *io, const w2l__ice_manifest *mf,
                               const w2l__ice_spec *spec, w2l__arena *a, w2l__ice_entry **out,
                               size_t *n, w2l_error *err);
 
-/* Writes a manifest list (W2L_CREATE_EXCL; pend as for w2l__ice_manifest_write); entries
- * with seq -1 get seq (and min_seq). */
+/* Writes a manifest list of a table of format_version (W2L_CREATE_EXCL; pend as for
+ * w2l__ice_manifest_write); entries with seq -1 get seq (and min_seq). */
 w2l_rc w2l__ice_manifest_list_write(w2l_fileio *io, w2l__file_batch *pend, const char *path,
-                                    int64_t snapshot_id, int64_t parent_id, int64_t seq,
+                                    int format_version, int64_t snapshot_id, int64_t parent_id,
+                                    int64_t seq,
                                     const w2l__ice_manifest *m, size_t n, w2l_error *err);
 w2l_rc w2l__ice_manifest_list_read(w2l_fileio *io, const char *path, w2l__arena *a,
                                    w2l__ice_manifest **out, size_t *n, w2l_error *err);

@@ -664,6 +664,16 @@ static w2l_rc handle_get(committer *c, const char *ns, const char *table, handle
     }
     h->t = t;
     h->h = w2l__table_hash(ns, table);
+    /* table.format-version is for new tables: one already there keeps its version */
+    char fq[512];
+    snprintf(fq, sizeof fq, "%s.%s", ns, table);
+    const char *fv = NULL;
+    w2l_conf_get_for_table(c->conf, fq, "table.format-version", &fv, NULL);
+    if (fv && atoi(fv) > t->meta->format_version)
+        w2l__log_table(W2L_LOG_WARN, ns, table,
+                       "committer %u: %s.%s is a format version %d table and stays one "
+                       "(table.format-version %s applies to new tables only)",
+                       c->index, ns, table, t->meta->format_version, fv);
     w2l_rc rc;
     h->max_ckpt = job_ckpt(c, t->meta, err, &rc);
     if (rc != W2L_OK) {
