@@ -477,14 +477,14 @@ w2l_rc w2l_conf_get_for_table(const w2l_conf *c, const char *table, const char *
     if (p && (p->flags & W2L_CONF_F_PER_TABLE) && table) {
         /* "table.<table>.<key>" ("table.<table>.NAME" for key "table.NAME"), on the stack
          * unless long */
-        if (strncmp(key, "table.", 6) == 0) key += 6;
-        size_t tl = strlen(table), kl = strlen(key), n = 6 + tl + 1 + kl + 1;
+        const char *name = strncmp(key, "table.", 6) == 0 ? key + 6 : key;
+        size_t tl = strlen(table), kl = strlen(name), n = 6 + tl + 1 + kl + 1;
         char stack[256], *k = n <= sizeof stack ? stack : w2l__malloc(n);
         W2L_NOMEM_IF(!k, err);
         memcpy(k, "table.", 6);
         memcpy(k + 6, table, tl);
         k[6 + tl] = '.';
-        memcpy(k + 7 + tl, key, kl + 1);
+        memcpy(k + 7 + tl, name, kl + 1);
         int found;
         size_t i = locate(c, k, &found);
         if (k != stack) w2l__free(k);

@@ -684,6 +684,42 @@ w2l_rc w2l__ice_pos_file_write(w2l_fileio *io, const char *path,
                                const struct w2l__pq_options *pq, const w2l__ice_posref *v,
                                size_t n, w2l__arena *a, w2l__ice_data_file *df, w2l_error *err);
 
+/* The rows position-delete file d (Parquet) or deletion vector d (Puffin) deletes, in file
+ * order (fresh array; paths in a). */
+w2l_rc w2l__ice_pos_file_read(w2l_fileio *io, const w2l__ice_data_file *d, w2l__arena *a,
+                              w2l__ice_posref **out, size_t *n, w2l_error *err);
+
+/* ---- deletion vectors of a commit (dv.c) ---- */
+/* Writes a Puffin file of one deletion vector (positions pos[0..n), sorted, distinct) of
+ * data file referenced, in the directory of path beside, and makes *df its entry (df's
+ * spec and partition kept; strings in a). */
+w2l_rc w2l__ice_dv_file_write(w2l_fileio *io, const char *beside, const char *referenced,
+                              const uint64_t *pos, size_t n, w2l__arena *a,
+                              w2l__ice_data_file *df, w2l_error *err);
+typedef struct w2l__ice_dv_plan {
+    w2l__ice_data_file *deletes;  /* the change's delete files: equality deletes as they
+                                     were, then one deletion vector per data file */
+    size_t ndeletes;
+    const char **removed;         /* live delete files the vectors replace (the commit
+                                     removes them: W2L_ICE_OP_ROW_DELTA's removed) */
+    size_t nremoved;
+    const char **written;         /* Puffin files written (w2l__ice_dv_plan_abandon) */
+    size_t nwritten;
+    const char **consumed;        /* the change's Parquet position-delete files, merged into
+                                     the vectors: no table names them once it commits */
+    size_t nconsumed;
+} w2l__ice_dv_plan;
+/* Turns the position deletes among dels[0..ndels) into deletion vectors of a v3 table: one
+ * per data file they name, each the union of the change's rows of that file and (with
+ * with_table) of the live deletion vectors and position-delete files of m's current
+ * snapshot that name it; those naming that file alone go (out->removed). Strings and
+ * arrays in a. On failure nothing written is left. */
+w2l_rc w2l__ice_dv_merge(w2l_fileio *io, const w2l__ice_meta *m, const w2l__ice_data_file *dels,
+                         size_t ndels, int with_table, w2l__arena *a, w2l__ice_dv_plan *out,
+                         w2l_error *err);
+/* Removes the Puffin files of a plan that was not committed. */
+void w2l__ice_dv_plan_abandon(w2l_fileio *io, w2l__ice_dv_plan *p);
+
 /* dels[0..ndels): the delete files a commit to the table of m is about to add; own: its
  * data files. Every position delete naming a data file that is neither live in m's current
  * snapshot nor one of own (a compaction rewrote it since the delete was made) is moved onto

@@ -12,7 +12,8 @@
  *               another: small data files and files with many deleted rows are rewritten
  *               with every delete applied into files of that partition, large files with a
  *               few deleted rows get their positions in one position delete file of that
- *               partition, and a delete file of the base goes once every data file it
+ *               partition (format version 3: one deletion vector per such file, the union
+ *               of all its deletes), and a delete file of the base goes once every data file it
  *               applies to is dealt with. The new files keep data sequence number n
  *               (Iceberg's starting-sequence-number rule), so equality deletes committed
  *               after the base (n+1 and later) still apply to them; nothing older than the
@@ -652,12 +653,53 @@ static int mark_alive(void *ctx, const w2l_value *row, size_t n)
     return 0;
 }
 
+/* A format version 3 table's: one deletion vector per data file of pd[0..n) (sorted), each
+ * the union of every delete that applied to the file (pass 1 read them all), so the file's
+ * earlier vector goes with the base's deletes. */
+static w2l_rc write_dvs(rewriter *r, const w2l__ice_posref *pd, size_t n)
+{
+    uint64_t *pos = w2l__malloc((n + 1) * sizeof *pos);
+    W2L_NOMEM_IF(!pos, r->err);
+    w2l__ice_table t;
+    memset(&t, 0, sizeof t);
+    t.meta = (w2l__ice_meta *)r->m;
+    w2l_rc rc = W2L_OK;
+    for (size_t i = 0, j; rc == W2L_OK && i < n; i = j) {
+        size_t k = 0;
+        for (j = i; j < n && !strcmp(pd[j].path, pd[i].path); j++)
+            if (!k || pos[k - 1] != (uint64_t)pd[j].pos) pos[k++] = (uint64_t)pd[j].pos;
+        char *beside = w2l__ice_new_data_path(&t, r->g->dir, "compacted");
+        if (!beside) {
+            rc = w2l__fail(r->err, W2L_NOMEM, "out of memory");
+            break;
+        }
+        w2l__ice_data_file df;
+        memset(&df, 0, sizeof df);
+        stamp(&df, r->g);
+        rc = w2l__ice_dv_file_write(r->io, beside, pd[i].path, pos, k, &r->k->arena, &df, r->err);
+        w2l__free(beside);
+        if (rc != W2L_OK) break;
+        rc = push_out(r->k, &df, r->err);
+        if (rc == W2L_OK) {
+            r->k->st.files_out++;
+            r->k->st.bytes_out += df.file_size;
+            r->k->st.deletes_out += (int64_t)k;
+        } else {
+            w2l_error e2;
+            w2l_fileio_remove(r->io, w2l__ice_local_path(df.path), &e2);
+        }
+    }
+    w2l__free(pos);
+    return rc;
+}
+
 /* The position delete file of the group at hand: its partition is that of the data files
  * it names ("Position Delete Files"; applied within one partition, "Scan Planning"). */
 static w2l_rc write_posdeletes(rewriter *r, w2l__ice_posref *pd, size_t n)
 {
     if (!n) return W2L_OK;
     qsort(pd, n, sizeof *pd, w2l__ice_posref_cmp);
+    if (r->m->format_version >= 3) return write_dvs(r, pd, n);
     w2l__ice_table t;
     memset(&t, 0, sizeof t);
     t.meta = (w2l__ice_meta *)r->m;
