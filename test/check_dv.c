@@ -12,6 +12,7 @@
 
 #include "support/support.h"
 #include "iceberg/iceberg.h"
+#include "parquet/parquet.h"
 
 static int has_bytes(const void *hay, size_t n, const char *needle)
 {
@@ -287,6 +288,176 @@ START_TEST(puffin_file_and_footer)
 }
 END_TEST
 
+/* ---- merging at commit (dv.c) ---- */
+
+static w2l_fileio *mio;
+static w2l_catalog *mcat;
+static const char *mwh;
+
+static void merge_setup(void)
+{
+    w2l_error err;
+    mwh = strdup(tmpdir_make("dvm"));
+    ck_assert_ok(w2l_fileio_open("local", NULL, &mio, &err), err);
+    ck_assert_ok(w2l__catalog_open(NULL, NULL, mwh, mio, &mcat, &err), err);
+}
+
+static void merge_teardown(void)
+{
+    w2l__catalog_close(mcat);
+    w2l_fileio_close(mio);
+    tmpdir_remove(mwh);
+    free((char *)mwh);
+}
+
+/* A position-delete Parquet file (as writers write them) of rows refs[0..n). */
+static w2l__ice_data_file pos_file(w2l__ice_table *t, w2l__arena *a, w2l__ice_posref *refs,
+                                   size_t n)
+{
+    w2l_error err;
+    w2l__pq_options pq;
+    w2l__pq_options_default(&pq);
+    char *path = w2l__ice_new_data_path(t, "", "pos-delete");
+    qsort(refs, n, sizeof *refs, w2l__ice_posref_cmp);
+    w2l__ice_data_file df;
+    ck_assert_ok(w2l__ice_pos_file_write(mio, path, &pq, refs, n, a, &df, &err), err);
+    free(path);
+    return df;
+}
+
+/* The positions the live deletion vector of data file ref deletes; fails unless there is
+ * exactly one (and no other live delete file names ref). */
+static size_t live_dv_at(w2l__ice_table *t, const char *ref, uint64_t **pos, char **path)
+{
+    w2l_error err;
+    w2l__ice_scan *scan;
+    ck_assert_ok(w2l__ice_scan_plan(mio, t->meta, -1, NULL, NULL, &scan, &err), err);
+    const w2l__ice_data_file *found = NULL;
+    for (size_t i = 0; i < scan->ndelete_files; i++) {
+        const w2l__ice_data_file *d = scan->delete_files[i];
+        ck_assert(w2l__ice_is_dv(d));
+        if (strcmp(d->referenced_data_file, ref) != 0) continue;
+        ck_assert_msg(!found, "two deletion vectors of %s", ref);
+        found = d;
+    }
+    ck_assert_ptr_nonnull(found);
+    size_t n;
+    ck_assert_ok(w2l__ice_dv_read(mio, found, pos, &n, &err), err);
+    if (path) *path = strdup(found->path);
+    w2l__ice_scan_free(scan);
+    return n;
+}
+
+static size_t live_dv(w2l__ice_table *t, const char *ref, uint64_t **pos)
+{
+    return live_dv_at(t, ref, pos, NULL);
+}
+
+/* Merges and commits dels; *plan's counts stay readable (its arrays go with the change). */
+static void commit_deletes(w2l__ice_table *t, const w2l__ice_data_file *dels, size_t n,
+                           w2l__ice_dv_plan *plan, int *consumed_gone, char **removed0)
+{
+    w2l_error err;
+    w2l__ice_change ch;
+    w2l__ice_change_init(&ch, W2L_ICE_OP_ROW_DELTA);
+    ck_assert_ok(w2l__ice_dv_merge(mio, t->meta, dels, n, 1, &ch.arena, plan, &err), err);
+    ch.deletes = plan->deletes;
+    ch.ndeletes = plan->ndeletes;
+    ch.removed = plan->removed;
+    ch.nremoved = plan->nremoved;
+    ck_assert_ok(w2l__ice_table_commit(t, &ch, 0, &err), err);
+    *consumed_gone = (int)plan->nconsumed;
+    if (removed0) *removed0 = plan->nremoved ? strdup(plan->removed[0]) : NULL;
+    plan->deletes = NULL;
+    plan->removed = plan->written = plan->consumed = NULL;
+    w2l__ice_change_release(&ch, mio, 0);
+}
+
+START_TEST(merge_with_the_tables_vector)
+{
+    w2l_error err;
+    w2l_schema *s = w2l_schema_new(0);
+    ck_assert_ok(w2l_schema_add_field(s, 1, "id", (w2l_type){W2L_TYPE_LONG, 0, 0}, 1, &err), err);
+    w2l__ice_kv kv = {"format-version", "3"};
+    w2l__ice_props props = {1, &kv};
+    char *loc = w2l__ice_table_dir(mwh, "db", "m");
+    w2l__ice_table *t;
+    ck_assert_ok(w2l__ice_table_create(mcat, mio, loc, "db", "m", s, NULL, &props, &t, &err), err);
+    ck_assert_int_eq(t->meta->format_version, 3);
+    w2l__arena a;
+    w2l__arena_init(&a, 4096);
+    /* checkpoint 1: two files of the change name rows of A and B, A twice over */
+    const char *A = "/lake/data/a.parquet", *B = "/lake/data/b.parquet";
+    w2l__ice_posref r1[] = {{A, 1}, {A, 5}, {B, 70000}}, r2[] = {{A, 5}, {A, 3}};
+    w2l__ice_data_file d1[2] = {pos_file(t, &a, r1, 3), pos_file(t, &a, r2, 2)};
+    w2l__ice_dv_plan plan;
+    int consumed;
+    commit_deletes(t, d1, 2, &plan, &consumed, NULL);
+    ck_assert_int_eq(consumed, 2);
+    ck_assert_uint_eq(plan.nremoved, 0);
+    ck_assert_uint_eq(plan.ndeletes, 2); /* one vector per data file */
+    uint64_t *v;
+    char *old_a, *removed;
+    ck_assert_uint_eq(live_dv_at(t, A, &v, &old_a), 3);
+    ck_assert_uint_eq(v[0], 1);
+    ck_assert_uint_eq(v[1], 3);
+    ck_assert_uint_eq(v[2], 5);
+    w2l__free(v);
+    /* checkpoint 2: more rows of A (one again) and of C: A's vector is the union, the old
+     * one removed in the same snapshot; B's stays as it was */
+    const char *C = "/lake/data/c.parquet";
+    w2l__ice_posref r3[] = {{A, 3}, {A, 1ull << 33}, {C, 0}};
+    w2l__ice_data_file d3 = pos_file(t, &a, r3, 3);
+    commit_deletes(t, &d3, 1, &plan, &consumed, &removed);
+    ck_assert_uint_eq(plan.nremoved, 1);
+    ck_assert_str_eq(removed, old_a);
+    free(removed);
+    ck_assert_uint_eq(live_dv(t, A, &v), 4);
+    ck_assert_uint_eq(v[3], 1ull << 33);
+    w2l__free(v);
+    ck_assert_uint_eq(live_dv(t, B, &v), 1);
+    ck_assert_uint_eq(v[0], 70000);
+    w2l__free(v);
+    ck_assert_uint_eq(live_dv(t, C, &v), 1);
+    w2l__free(v);
+    const char *tot = w2l__ice_props_get(
+        &w2l__ice_meta_snapshot(t->meta, t->meta->current_snapshot_id)->summary,
+        "total-position-deletes");
+    ck_assert_str_eq(tot, "6"); /* A 4, B 1, C 1: the replaced vector no longer counts */
+    /* a merge against a base the vector left since (another writer replaced it): the
+     * commit of a plan naming the old vector is refused */
+    w2l__ice_meta *stale;
+    char *json;
+    size_t len;
+    ck_assert_ok(w2l__ice_meta_print(t->meta, &json, &len, &err), err);
+    ck_assert_ok(w2l__ice_meta_parse(json, len, &stale, &err), err);
+    w2l__free(json);
+    w2l__ice_posref r4[] = {{A, 7}};
+    w2l__ice_data_file d4 = pos_file(t, &a, r4, 1);
+    commit_deletes(t, &d4, 1, &plan, &consumed, NULL); /* the table moves on */
+    w2l__ice_change ch;
+    w2l__ice_change_init(&ch, W2L_ICE_OP_ROW_DELTA);
+    w2l__ice_posref r5[] = {{A, 8}};
+    w2l__ice_data_file d5 = pos_file(t, &a, r5, 1);
+    ck_assert_ok(w2l__ice_dv_merge(mio, stale, &d5, 1, 1, &ch.arena, &plan, &err), err);
+    ch.deletes = plan.deletes;
+    ch.ndeletes = plan.ndeletes;
+    ch.removed = plan.removed;
+    ch.nremoved = plan.nremoved;
+    ck_assert_int_eq(w2l__ice_table_try_commit(t, &ch, &err), W2L_CONFLICT);
+    w2l__ice_dv_plan_abandon(mio, &plan);
+    w2l__ice_change_release(&ch, mio, 1);
+    w2l__ice_meta_free(stale);
+    ck_assert_uint_eq(live_dv(t, A, &v), 5);
+    w2l__free(v);
+    free(old_a);
+    w2l__arena_release(&a);
+    w2l__ice_table_free(t);
+    w2l__free(loc);
+    w2l_schema_unref(s);
+}
+END_TEST
+
 Suite *suite_dv(void)
 {
     Suite *s = suite_create("dv");
@@ -304,5 +475,9 @@ Suite *suite_dv(void)
     tcase_add_test(p, dv_blob_frame);
     tcase_add_test(p, puffin_file_and_footer);
     suite_add_tcase(s, p);
+    TCase *m = tcase_create("merge");
+    tcase_add_checked_fixture(m, merge_setup, merge_teardown);
+    tcase_add_test(m, merge_with_the_tables_vector);
+    suite_add_tcase(s, m);
     return s;
 }

@@ -161,7 +161,8 @@ w2l_rc w2l__ice_dv_merge(w2l_fileio *io, const w2l__ice_meta *m, const w2l__ice_
     for (size_t i = 0; rc == W2L_OK && i < nall; i++) {
         if (nt && !strcmp(tv[nt - 1].path, all[i].path)) continue;
         int seen = 0;
-        for (size_t k = nt; k > 0 && !seen && nt - k < 8; k--) seen = !strcmp(tv[k - 1].path, all[i].path);
+        for (size_t k = nt; k > 0 && !seen && nt - k < 8; k--)
+            seen = !strcmp(tv[k - 1].path, all[i].path);
         if (seen) continue;
         if (nt == cap) {
             cap = cap ? cap * 2 : 16;
@@ -190,15 +191,16 @@ w2l_rc w2l__ice_dv_merge(w2l_fileio *io, const w2l__ice_meta *m, const w2l__ice_
     for (size_t d = 0; rc == W2L_OK && d < ndels; d++) /* equality deletes stay as they are */
         if (dels[d].content != W2L_ICE_POS_DELETES) out->deletes[out->ndeletes++] = dels[d];
     /* the table's live deletes of those files: merged in, and the one-file ones replaced */
-    const w2l__ice_snapshot *cur =
-        with_table && m->current_snapshot_id != -1 ? w2l__ice_meta_snapshot(m, m->current_snapshot_id)
-                                                   : NULL;
+    const w2l__ice_snapshot *cur = with_table && m->current_snapshot_id != -1
+                                       ? w2l__ice_meta_snapshot(m, m->current_snapshot_id)
+                                       : NULL;
     w2l__ice_manifest *ml = NULL;
     size_t nml = 0, rcap = 0;
     if (rc == W2L_OK && cur && nt)
         rc = w2l__ice_manifest_list_read(io, cur->manifest_list, &tmp, &ml, &nml, err);
     for (size_t i = 0; rc == W2L_OK && i < nml; i++) {
-        if (ml[i].content != W2L_ICE_MANIFEST_DELETES || ml[i].added_files + ml[i].existing_files == 0)
+        if (ml[i].content != W2L_ICE_MANIFEST_DELETES ||
+            ml[i].added_files + ml[i].existing_files == 0)
             continue;
         w2l__ice_entry *e;
         size_t ne;
