@@ -742,10 +742,15 @@ static w2l_rc add_posdeletes(const w2l__ice_data_file *f, const unsigned char *a
     return W2L_OK;
 }
 
-/* Whether t's only delete is a position delete file that names t's file alone. */
-static int own_posdeletes_only(const w2l__ice_task *t)
+/* Whether t's only delete is a position delete file that names t's file alone (a deletion
+ * vector always does: it counts only while its share of the file's rows is under
+ * rewrite_ratio, past which the file is rewritten). */
+static int own_posdeletes_only(const w2l__ice_task *t, double rewrite_ratio)
 {
     const w2l__ice_data_file *d = t->ndeletes == 1 ? t->deletes[0] : NULL;
+    if (d && w2l__ice_is_dv(d) &&
+        (double)d->record_count >= rewrite_ratio * (double)t->file->record_count)
+        return 0;
     return d && d->content == W2L_ICE_POS_DELETES && d->referenced_data_file &&
            strcmp(w2l__ice_local_path(d->referenced_data_file),
                   w2l__ice_local_path(t->file->path)) == 0;
@@ -778,7 +783,7 @@ static w2l_rc compact_group(rewriter *r, const w2l__ice_policy *p, const member 
         if (!t->ndeletes && (!small || nsmall < 2)) continue;
         /* a large file whose only delete is a position delete file of its own (as this
          * writes them) is as compact as it gets: it stays, and so does that file */
-        if (!small && own_posdeletes_only(t)) continue;
+        if (!small && own_posdeletes_only(t, p->rewrite_delete_ratio)) continue;
         if (!small) {
             /* pass 1: which rows survive the deletes */
             int64_t nrec = f->record_count > 0 ? f->record_count : 0;
