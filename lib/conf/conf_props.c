@@ -157,7 +157,8 @@ const w2l_conf_prop w2l__conf_props[] = {
       "per data file, merged at commit) and data files carry row lineage ids; Spark with "
       "Apache Iceberg 1.8 or later reads and writes such tables, other engines only partly or "
       "not yet: check your engine before choosing 3. A table keeps the version it was created "
-      "with: a table already at 2 stays at 2 (logged once), none is upgraded." },
+      "with: a table already at 2 stays at 2 (a warning when the committer loads it), none is "
+      "upgraded." },
     { "writer.open-partitions", W2L_CONF_INT, "64", 1, 100000, NULL, W2L_CONF_F_PER_TABLE,
       "Partitions of one table a writer keeps files open for; past it the least recently used "
       "one's files are completed." },
