@@ -1,5 +1,6 @@
 /*
- * Iceberg module for the rest of the library: Apache Iceberg format version 2 tables.
+ * Iceberg module for the rest of the library: Apache Iceberg format version 2 and 3 tables
+ * (v3: deletion vectors in Puffin files and row lineage; roaring.c, puffin.c, dv.c).
  * Table metadata JSON (table_meta.c), partition transforms (partition.c), manifests and
  * manifest lists as Avro object container files (avro.c, avro_schemas.c, manifest.c,
  * manifest_list.c), snapshot-producing operations (snapshot.c), scan planning and reading
@@ -9,7 +10,7 @@
  * Spec: "Iceberg Table Spec", format version 2: Table Metadata, Schemas and Data Types,
  * Partitioning and Partition Transforms, Manifests, Manifest Lists, Snapshots, Sequence
  * Numbers, Scan Planning, Appendix C (JSON serialization), Appendix D (single-value
- * serialization). w2l-design(7) section 5 fixes the lake layout and the reader contracts.
+ * serialization); format version 3: Deletion Vectors, Row Lineage; the Puffin spec. w2l-design(7) section 5 fixes the lake layout and the reader contracts.
  *
  * Ownership: structs returned from readers live in a caller-supplied arena (manifests,
  * manifest lists) or are freed with their _free function (metadata, tables, scans).

@@ -9,7 +9,9 @@
  * back. So before such a commit every position delete naming a data file that is not live
  * is moved onto the live row of the same key (the table's identifier columns, or every
  * column without one) in the live data files of the delete's partition, found with their
- * own deletes applied; the delete file is written again beside the old one.
+ * own deletes applied; the delete file is written again beside the old one. A deletion
+ * vector (format version 3) is read and written again the same way (w2l__ice_pos_file_read
+ * reads either kind), its rows staying on one data file.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -30,6 +30,12 @@
  * manifest written per barrier would be one more file per table and checkpoint to orphan
  * when a commit is retried on another base.
  *
+ * Format version 3 tables: the writers' position-delete files become deletion vectors at
+ * each commit attempt (w2l__ice_dv_merge against the table as that attempt finds it: one
+ * vector per data file, the table's earlier one merged in and removed in the same
+ * snapshot); an attempt that loses a race drops its vectors and manifests and the next
+ * merges anew; once committed, the Parquet files are removed (no table names them).
+ *
  * Scale: WRITE_RESULTs are gathered in a hash map per checkpoint, pending checkpoints in
  * one list in commit order, table handles in a hash map with an LRU bound; nothing walks
  * all tables per table. Different tables commit independently: a table that fails is
