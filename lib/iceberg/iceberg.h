@@ -10,7 +10,8 @@
  * Spec: "Iceberg Table Spec", format version 2: Table Metadata, Schemas and Data Types,
  * Partitioning and Partition Transforms, Manifests, Manifest Lists, Snapshots, Sequence
  * Numbers, Scan Planning, Appendix C (JSON serialization), Appendix D (single-value
- * serialization); format version 3: Deletion Vectors, Row Lineage; the Puffin spec. w2l-design(7) section 5 fixes the lake layout and the reader contracts.
+ * serialization); format version 3: Deletion Vectors, Row Lineage; the Puffin spec.
+ * w2l-design(7) section 5 fixes the lake layout and the reader contracts.
  *
  * Ownership: structs returned from readers live in a caller-supplied arena (manifests,
  * manifest lists) or are freed with their _free function (metadata, tables, scans).
