@@ -173,6 +173,17 @@ START_TEST(per_table_overrides)
     ck_assert_msg(strstr(err.msg, "table.shop.orders.ddl.policy"), "%s", err.msg);
     ck_assert_int_eq(w2l_conf_set(conf, "table.orders.ddl.policy", "fail", &err), W2L_CONFIG);
     ck_assert_msg(strstr(err.msg, "table.<db>.<table>"), "%s", err.msg);
+    /* a key named table.NAME: global as it is, per table table.DB.T.NAME */
+    ck_assert_ok(w2l_conf_set(conf, "table.format-version", "3", &err), err);
+    ck_assert_ok(w2l_conf_set(conf, "table.shop.orders.format-version", "2", &err), err);
+    ck_assert_int_eq(w2l_conf_set(conf, "table.shop.orders.format-version", "4", &err),
+                     W2L_CONFIG);
+    ck_assert_ok(w2l_conf_get_for_table(conf, "shop.orders", "table.format-version", &v, &err),
+                 err);
+    ck_assert_str_eq(v, "2");
+    ck_assert_ok(w2l_conf_get_for_table(conf, "shop.items", "table.format-version", &v, &err),
+                 err);
+    ck_assert_str_eq(v, "3");
 }
 END_TEST
 

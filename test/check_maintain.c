@@ -47,8 +47,11 @@ static void on_log(void *opaque, w2l_log_level level, const char *line)
     if (getenv("W2L_TEST_LOG")) fprintf(stderr, "%s\n", line);
 }
 
+static const char *format_version; /* table.format-version of the test's tables; NULL: default */
+
 static void setup(void)
 {
+    format_version = NULL;
     snprintf(wh, sizeof wh, "%s", tmpdir_make("maint"));
     w2l_error_clear(&err);
     sch = w2l_schema_new(0);
@@ -73,6 +76,8 @@ static w2l_conf *base_conf(void)
 {
     w2l_conf *c = w2l_conf_new();
     ck_assert_ok(w2l_conf_set(c, "warehouse", wh, &err), err);
+    if (format_version)
+        ck_assert_ok(w2l_conf_set(c, "table.format-version", format_version, &err), err);
     ck_assert_ok(w2l_conf_set(c, "job-id", "maint-job", &err), err);
     ck_assert_ok(w2l_conf_set(c, "checkpoint-interval", "1h", &err), err);
     return c;
@@ -203,6 +208,37 @@ static void unload(w2l__ice_table *t, w2l_catalog *cat, w2l_fileio *io)
     w2l_fileio_close(io);
 }
 
+/* A format version 3 table's live deletes: deletion vectors only (equality deletes aside),
+ * at most one per data file, each naming a live data file. Returns how many. */
+static size_t check_dvs(void)
+{
+    w2l_catalog *cat;
+    w2l_fileio *io;
+    w2l__ice_table *t = load(&cat, &io);
+    ck_assert_int_eq(t->meta->format_version, 3);
+    w2l__ice_scan *scan;
+    ck_assert_ok(w2l__ice_scan_plan(io, t->meta, -1, NULL, NULL, &scan, &err), err);
+    size_t n = 0;
+    for (size_t i = 0; i < scan->ndelete_files; i++) {
+        const w2l__ice_data_file *d = scan->delete_files[i];
+        if (d->content == W2L_ICE_EQ_DELETES) continue;
+        ck_assert_msg(w2l__ice_is_dv(d), "%s is no deletion vector", d->path);
+        n++;
+        int live = 0;
+        for (size_t k = 0; k < scan->ntasks; k++)
+            live |= !strcmp(scan->tasks[k].file->path, d->referenced_data_file);
+        ck_assert_msg(live, "%s names %s, not live", d->path, d->referenced_data_file);
+        for (size_t j = 0; j < i; j++)
+            ck_assert_msg(scan->delete_files[j]->content == W2L_ICE_EQ_DELETES ||
+                              strcmp(scan->delete_files[j]->referenced_data_file,
+                                     d->referenced_data_file) != 0,
+                          "two deletion vectors of %s", d->referenced_data_file);
+    }
+    w2l__ice_scan_free(scan);
+    unload(t, cat, io);
+    return n;
+}
+
 static int64_t summary_i64(const w2l__ice_meta *m, const char *key)
 {
     const w2l__ice_snapshot *s = w2l__ice_meta_snapshot(m, m->current_snapshot_id);
@@ -308,6 +344,7 @@ END_TEST
 
 START_TEST(a_pipeline_compacts_and_expires_by_itself)
 {
+    format_version = _i ? "3" : NULL; /* 1: deletion vectors, compacted and expired alike */
     w2l_conf *c = eager_conf();
     w2l_pipeline *p;
     ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
@@ -361,6 +398,7 @@ START_TEST(a_pipeline_compacts_and_expires_by_itself)
     w2l_pipeline_free(p);
     w2l_conf_free(c);
     check_model();
+    if (_i) check_dvs();
 }
 END_TEST
 
@@ -369,7 +407,8 @@ START_TEST(upserts_committed_during_a_compaction_win)
     /* _i == 0: equality deletes apply to the compacted files (their data sequence number is
      * the base's); _i == 1: position deletes name the files the compaction removes, so the
      * compaction moves them onto its output (w2l__ice_compaction_rebase) and the upserts
-     * stand */
+     * stand; _i == 2: the same with deletion vectors (format version 3) */
+    format_version = _i == 2 ? "3" : NULL;
     w2l_conf *c = base_conf();
     ck_assert_ok(w2l_conf_set(c, "maintenance.enabled", "false", &err), err);
     if (_i == 0) ck_assert_ok(w2l_conf_set(c, "write.delete-mode", "equality", &err), err);
@@ -394,22 +433,22 @@ START_TEST(upserts_committed_during_a_compaction_win)
     checkpoint(p);
     /* the compaction commits on the newer table */
     ck_assert_ok(w2l__ice_table_refresh(t, &err), err);
-    /* _i == 1: each position delete committed meanwhile names a file the compaction
+    /* _i >= 1: each position delete committed meanwhile names a file the compaction
      * removes; the compaction follows those rows into its output and deletes them there */
     int changed;
     ck_assert_ok(w2l__ice_compaction_rebase(io, t->meta, k, &changed, &err), err);
-    ck_assert_int_eq(changed, _i == 1);
+    ck_assert_int_eq(changed, _i >= 1);
     w2l__ice_change ch;
     w2l__ice_change_init(&ch, W2L_ICE_OP_REPLACE);
     w2l__ice_compaction_change(k, &ch);
     ck_assert_ok(w2l__ice_table_commit(t, &ch, 3, &err), err);
     w2l__ice_change_release(&ch, io, 0);
-    if (_i == 1) ck_assert_int_gt(w2l__ice_compaction_stats(k)->deletes_out, 0);
+    if (_i >= 1) ck_assert_int_gt(w2l__ice_compaction_stats(k)->deletes_out, 0);
     w2l__ice_compaction_free(k, io, 0);
     if (_i == 0) ck_assert_int_eq(summary_i64(t->meta, "total-delete-files"), 1); /* the upsert's */
     unload(t, cat, io);
     check_model();
-    if (_i == 1) {
+    if (_i >= 1) {
         /* the next compaction applies the rebased deletes and drops the ones that name
          * no live file any more */
         t = load(&cat, &io);
@@ -434,6 +473,7 @@ START_TEST(upserts_committed_during_a_compaction_win)
     w2l_conf_free(c);
     check_model();
     check_reachable();
+    if (_i == 2) ck_assert_uint_gt(check_dvs(), 0);
 }
 END_TEST
 
@@ -675,6 +715,7 @@ static void big_put(w2l_pipeline *p, long id, const char *tag, int update)
 START_TEST(large_files_get_position_deletes)
 {
     memset(big_model, 0, sizeof big_model);
+    format_version = _i ? "3" : NULL; /* 1: one deletion vector per large file instead */
     w2l_conf *c = base_conf();
     ck_assert_ok(w2l_conf_set(c, "maintenance.enabled", "false", &err), err);
     /* the upserts as equality deletes: compaction turns them into position deletes */
@@ -707,10 +748,24 @@ START_TEST(large_files_get_position_deletes)
     t = load(&cat, &io);
     ck_assert_int_eq(summary_i64(t->meta, "total-equality-deletes"), 0);
     ck_assert_int_eq(summary_i64(t->meta, "total-position-deletes"), 30);
-    ck_assert_int_eq(summary_i64(t->meta, "total-delete-files"), 1);
+    const int64_t ndel = summary_i64(t->meta, "total-delete-files");
+    if (_i) { /* a vector per large file with deleted rows */
+        ck_assert_int_ge(summary_i64(t->meta, "total-delete-files"), 2);
+        ck_assert_int_le(summary_i64(t->meta, "total-delete-files"), files_before);
+    } else {
+        ck_assert_int_eq(summary_i64(t->meta, "total-delete-files"), 1);
+    }
     /* the large files stay; the 30 new versions are one new file */
     ck_assert_int_eq(summary_i64(t->meta, "total-data-files"), files_before);
     unload(t, cat, io);
+    if (_i) {
+        ck_assert_uint_eq((size_t)ndel, check_dvs());
+        /* compacting again keeps a file's one vector, and the rows */
+        memset(&k, 0, sizeof k);
+        ck_assert_ok(w2l_maintain(c, &o, on_report, &k, &err), err);
+        check_big();
+        check_dvs();
+    }
     /* past maintenance.rewrite-delete-percent, the large files are rewritten */
     ck_assert_ok(w2l_conf_set(c, "maintenance.rewrite-delete-percent", "0", &err), err);
     memset(&k, 0, sizeof k);
@@ -724,6 +779,71 @@ START_TEST(large_files_get_position_deletes)
     memset(&k, 0, sizeof k);
     ck_assert_ok(w2l_maintain(c, &o, on_report, &k, &err), err);
     ck_assert_int_eq(k.compact, 0);
+    w2l_conf_free(c);
+}
+END_TEST
+
+/* Format version 3: a compaction gathers a large file's equality-deleted rows into the
+ * file's one deletion vector while a commit of another job gives the same file a vector of
+ * its own; the compaction commits the union of the two and removes the other, so the file
+ * still has one vector, and every row deleted by either stays deleted. */
+START_TEST(a_compactions_vector_merges_with_one_committed_meanwhile)
+{
+    memset(big_model, 0, sizeof big_model);
+    format_version = "3";
+    w2l_conf *c = base_conf();
+    ck_assert_ok(w2l_conf_set(c, "maintenance.enabled", "false", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "write.delete-mode", "equality", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "writer.target-file-bytes", "64KiB", &err), err);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    for (long id = 0; id < BIGN; id++) big_put(p, id, "v1", 0);
+    commit(p);
+    checkpoint(p);
+    for (long id = 0; id < BIGN; id += 100) big_put(p, id, "v2", 1); /* equality deletes */
+    commit(p);
+    checkpoint(p);
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+    w2l_pipeline_free(p);
+    w2l_conf_free(c);
+    /* the compaction: a vector per large file, the 1% in a new file */
+    w2l_catalog *cat;
+    w2l_fileio *io;
+    w2l__ice_table *t = load(&cat, &io);
+    w2l__ice_policy pol;
+    w2l__ice_policy_default(&pol);
+    pol.target_file_bytes = 64 << 10;
+    w2l__pq_options pq;
+    w2l__pq_options_default(&pq);
+    w2l__ice_compaction *k = NULL;
+    ck_assert_ok(w2l__ice_compact_prepare(t->io, t->meta, &pol, &pq, &k, &err), err);
+    ck_assert_ptr_nonnull(k);
+    /* meanwhile: position deletes (vectors at commit) of other rows of the large files */
+    c = base_conf();
+    ck_assert_ok(w2l_conf_set(c, "maintenance.enabled", "false", &err), err);
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    for (long id = 50; id < BIGN; id += 100) big_put(p, id, "v3", 1);
+    commit(p);
+    checkpoint(p);
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+    w2l_pipeline_free(p);
+    check_dvs();
+    ck_assert_ok(w2l__ice_table_refresh(t, &err), err);
+    int changed;
+    ck_assert_ok(w2l__ice_compaction_rebase(io, t->meta, k, &changed, &err), err);
+    ck_assert_int_eq(changed, 1);
+    w2l__ice_change ch;
+    w2l__ice_change_init(&ch, W2L_ICE_OP_REPLACE);
+    w2l__ice_compaction_change(k, &ch);
+    ck_assert_ok(w2l__ice_table_commit(t, &ch, 3, &err), err);
+    w2l__ice_change_release(&ch, io, 0);
+    w2l__ice_compaction_free(k, io, 0);
+    ck_assert_int_eq(summary_i64(t->meta, "total-equality-deletes"), 0);
+    ck_assert_int_eq(summary_i64(t->meta, "total-position-deletes"), 60);
+    unload(t, cat, io);
+    check_big();
+    ck_assert_uint_ge(check_dvs(), 2);
+    check_reachable();
     w2l_conf_free(c);
 }
 END_TEST
@@ -1521,12 +1641,13 @@ Suite *suite_maintain(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, merging_bounds_the_manifests);
-    tcase_add_test(tc, a_pipeline_compacts_and_expires_by_itself);
-    tcase_add_loop_test(tc, upserts_committed_during_a_compaction_win, 0, 2);
+    tcase_add_loop_test(tc, a_pipeline_compacts_and_expires_by_itself, 0, 2);
+    tcase_add_loop_test(tc, upserts_committed_during_a_compaction_win, 0, 3);
+    tcase_add_test(tc, a_compactions_vector_merges_with_one_committed_meanwhile);
     tcase_add_test(tc, a_compaction_whose_input_changed_is_dropped);
     tcase_add_test(tc, orphans_go_but_not_what_recover_needs);
     tcase_add_test(tc, a_fault_at_any_write_of_maintenance_leaves_the_table_whole);
-    tcase_add_test(tc, large_files_get_position_deletes);
+    tcase_add_loop_test(tc, large_files_get_position_deletes, 0, 2);
     tcase_add_test(tc, delete_files_a_compaction_leaves_do_not_make_it_due);
     tcase_add_test(tc, a_renamed_tables_old_metadata_is_not_the_new_tables);
     tcase_add_test(tc, partitions_are_compacted_apart);

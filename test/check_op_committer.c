@@ -4,7 +4,8 @@
  * checkpoint, source position), empty checkpoints, thousands of tables in one checkpoint,
  * a table dropped before its commit, and recovery — a commit failed by the fault file IO
  * stops the job naming table and checkpoint, w2l_recover() commits it exactly once
- * however often it runs, and a restarted job continues with a new epoch.
+ * however often it runs, and a restarted job continues with a new epoch; format version 3
+ * tables the same way, their deletes deletion vectors, one per data file.
  */
 #define OPS_HARNESS_ONLY
 #include "check_op_writer.c"
@@ -256,6 +257,108 @@ START_TEST(state_behind_catalog_never_commits_twice)
 }
 END_TEST
 
+/* The live delete files of table name's current snapshot are deletion vectors of format
+ * version 3 tables only: each a Puffin blob that reads back (CRC, cardinality), at most one
+ * per data file, every one naming a live data file; the snapshots' row ids follow one
+ * another. Returns the number of vectors. */
+static size_t assert_v3_deletes(const char *name)
+{
+    w2l_fileio *io;
+    w2l_catalog *cat;
+    w2l__ice_table *t = load_table("db", name, &io, &cat);
+    ck_assert_int_eq(t->meta->format_version, 3);
+    w2l__ice_scan *scan;
+    ck_assert_ok(w2l__ice_scan_plan(io, t->meta, -1, NULL, NULL, &scan, &err), err);
+    size_t ndv = scan->ndelete_files;
+    for (size_t i = 0; i < scan->ndelete_files; i++) {
+        const w2l__ice_data_file *d = scan->delete_files[i];
+        ck_assert_msg(w2l__ice_is_dv(d),
+                      "%s: delete file %s (content %d, %s) is no deletion vector", name, d->path,
+                      d->content, d->format);
+        ck_assert_ptr_nonnull(d->referenced_data_file);
+        uint64_t *v;
+        size_t n;
+        ck_assert_ok(w2l__ice_dv_read(io, d, &v, &n, &err), err);
+        ck_assert_uint_gt(n, 0);
+        w2l__free(v);
+        int live = 0;
+        for (size_t k = 0; k < scan->ntasks; k++)
+            live |= !strcmp(scan->tasks[k].file->path, d->referenced_data_file);
+        ck_assert_msg(live, "%s: deletion vector %s names %s, no live data file", name, d->path,
+                      d->referenced_data_file);
+        for (size_t j = 0; j < i; j++)
+            ck_assert_msg(strcmp(scan->delete_files[j]->referenced_data_file,
+                                 d->referenced_data_file) != 0,
+                          "%s: two deletion vectors of %s", name, d->referenced_data_file);
+    }
+    for (size_t k = 0; k < scan->ntasks; k++) ck_assert(scan->tasks[k].file->has_first_row_id);
+    w2l__ice_scan_free(scan);
+    for (size_t i = 0; i < t->meta->nsnapshots; i++) {
+        const w2l__ice_snapshot *sn = &t->meta->snapshots[i];
+        ck_assert(sn->has_row_range);
+        const w2l__ice_snapshot *pa = w2l__ice_meta_snapshot(t->meta, sn->parent_id);
+        if (pa) ck_assert_int_eq(sn->first_row_id, pa->first_row_id + pa->added_rows);
+    }
+    unload_table(t, io, cat);
+    return ndv;
+}
+
+/* Format version 3: updates and deletes of earlier checkpoints' rows become deletion
+ * vectors merged at commit; a failed commit recovered exactly once keeps them one per
+ * data file, and the table reads back as the model. */
+START_TEST(v3_deletion_vectors_exactly_once)
+{
+    fault_fileio_register();
+    table_format_version = "3";
+    tbl t[2];
+    tbl_init(&t[0], "v0");
+    tbl_init(&t[1], "v1");
+    w2l_conf *c = _i ? make_conf(2, 3, 2) : make_conf(1, 1, 1);
+    ck_assert_ok(w2l_conf_set(c, "fileio", "fault", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "commit-retries", "0", &err), err);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    size_t dvs = 0;
+    for (int ck = 0; ck < 4; ck++) {
+        for (int s = 0; s < 300; s++) random_step(p, &t[s % 2], 60);
+        commit_txn(p);
+        ckpt_wait(p);
+        for (int k = 0; k < 2; k++) {
+            assert_table_matches(&t[k]);
+            dvs += assert_v3_deletes(t[k].name);
+        }
+    }
+    ck_assert_uint_gt(dvs, 0); /* the workload did update rows of earlier checkpoints */
+    fault_fileio_arm_where("/metadata/snap-", FAULT_CREATE, 0, 1);
+    for (int s = 0; s < 300; s++) random_step(p, &t[s % 2], 60);
+    commit_txn(p);
+    uint64_t id;
+    ck_assert_int_eq(w2l_pipeline_checkpoint(p, 1, &id, &err), W2L_IO);
+    ck_assert_int_ne(w2l_pipeline_finish(p, &err), W2L_OK);
+    w2l_pipeline_free(p);
+    fault_fileio_disarm_all();
+    ck_assert_ok(w2l_recover(c, &err), err);
+    ck_assert_ok(w2l_recover(c, &err), err);
+    for (int k = 0; k < 2; k++) {
+        assert_table_matches(&t[k]);
+        assert_v3_deletes(t[k].name);
+        ck_assert_int_eq(snapshots_of_ckpt(t[k].name, 5, NULL), 1);
+    }
+    /* a restarted job rebuilds its key index from the vectors and goes on */
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    for (int s = 0; s < 300; s++) random_step(p, &t[s % 2], 60);
+    commit_txn(p);
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+    w2l_pipeline_free(p);
+    for (int k = 0; k < 2; k++) {
+        assert_table_matches(&t[k]);
+        assert_v3_deletes(t[k].name);
+    }
+    w2l_conf_free(c);
+    for (int k = 0; k < 2; k++) w2l_schema_unref(t[k].schema);
+}
+END_TEST
+
 Suite *suite_op_committer(void)
 {
     Suite *s = suite_create("op_committer");
@@ -270,6 +373,7 @@ Suite *suite_op_committer(void)
     tcase_add_checked_fixture(faults, setup, teardown);
     tcase_add_loop_test(faults, failed_commit_then_recover_exactly_once, 0, 2);
     tcase_add_test(faults, state_behind_catalog_never_commits_twice);
+    tcase_add_loop_test(faults, v3_deletion_vectors_exactly_once, 0, 2);
     tcase_set_timeout(faults, 120);
     suite_add_tcase(s, faults);
     return s;

@@ -88,15 +88,21 @@ static w2l_schema *pk_schema(void)
     return s;
 }
 
+static const char *table_format_version; /* NULL: tables made at the default version */
+
 static void create_table(const char *ns, const char *name, w2l_schema *s)
 {
+    w2l__ice_kv fv = {"format-version", (char *)table_format_version};
+    w2l__ice_props props = {1, &fv};
     w2l_fileio *io;
     w2l_catalog *cat;
     ck_assert_ok(w2l_fileio_open("local", NULL, &io, &err), err);
     ck_assert_ok(w2l__catalog_open(NULL, NULL, wh, io, &cat, &err), err);
     char *loc = w2l__ice_table_dir(wh, ns, name);
     w2l__ice_table *t;
-    ck_assert_ok(w2l__ice_table_create(cat, io, loc, ns, name, s, NULL, NULL, &t, &err), err);
+    ck_assert_ok(w2l__ice_table_create(cat, io, loc, ns, name, s, NULL,
+                                       table_format_version ? &props : NULL, &t, &err),
+                 err);
     w2l__free(loc);
     w2l__ice_table_free(t);
     w2l__catalog_close(cat);
@@ -106,6 +112,7 @@ static void create_table(const char *ns, const char *name, w2l_schema *s)
 static void setup(void)
 {
     spec_member[0] = '\0';
+    table_format_version = NULL;
     snprintf(wh, sizeof wh, "%s", tmpdir_make("opw"));
     ck_assert_int_eq(w2l_operator_register(&t_ops_ddl), W2L_OK);
     w2l_error_clear(&err);

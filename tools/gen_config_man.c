@@ -132,7 +132,8 @@ static void put_keys(void)
         }
         if (p->flags & W2L_CONF_F_PER_TABLE) {
             fputs(".TP\nPer table:\n.BI table. db . table .", stdout);
-            put_text(p->name);
+            /* "table.NAME" is overridden by table.DB.T.NAME (w2l_conf_get_for_table) */
+            put_text(strncmp(p->name, "table.", 6) == 0 ? p->name + 6 : p->name);
             fputs("\n", stdout);
         }
         if (p->flags & W2L_CONF_F_SECRET)

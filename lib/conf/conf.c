@@ -215,12 +215,14 @@ static const w2l_conf_prop *resolve(const char *key, const char **tpart, size_t 
         if (!memchr(key + gl, '.', kl - pl - gl)) return q; /* a name without dots */
     }
     if (strncmp(key, "table.", 6) != 0) return NULL;
-    /* the longest per-table property name that ends the key after a '.' */
+    /* the longest per-table property name that ends the key after a '.' (a property named
+     * "table.NAME" is overridden by "table.<db>.<table>.NAME") */
     for (size_t i = 0; i < w2l__conf_nprops; i++) {
         const w2l_conf_prop *q = &w2l__conf_props[i];
         if (!(q->flags & W2L_CONF_F_PER_TABLE)) continue;
-        size_t kl = strlen(key), nl = strlen(q->name);
-        if (kl > 6 + nl + 1 && key[kl - nl - 1] == '.' && strcmp(key + kl - nl, q->name) == 0) {
+        const char *name = strncmp(q->name, "table.", 6) == 0 ? q->name + 6 : q->name;
+        size_t kl = strlen(key), nl = strlen(name);
+        if (kl > 6 + nl + 1 && key[kl - nl - 1] == '.' && strcmp(key + kl - nl, name) == 0) {
             if (tpart) *tpart = key + 6;
             if (tlen) *tlen = kl - nl - 1 - 6;
             return q;
@@ -302,7 +304,12 @@ static size_t prop_names(const char **v, unsigned filter)
 {
     size_t k = 0;
     for (size_t i = 0; i < w2l__conf_nprops; i++)
-        if (!filter || (w2l__conf_props[i].flags & filter)) v[k++] = w2l__conf_props[i].name;
+        if (!filter || (w2l__conf_props[i].flags & filter)) {
+            const char *name = w2l__conf_props[i].name;
+            /* per table, "table.NAME" is table.<db>.<table>.NAME */
+            if (filter == W2L_CONF_F_PER_TABLE && strncmp(name, "table.", 6) == 0) name += 6;
+            v[k++] = name;
+        }
     return k;
 }
 
@@ -468,14 +475,16 @@ w2l_rc w2l_conf_get_for_table(const w2l_conf *c, const char *table, const char *
 {
     const w2l_conf_prop *p = w2l_conf_prop_find(key);
     if (p && (p->flags & W2L_CONF_F_PER_TABLE) && table) {
-        /* "table.<table>.<key>", on the stack unless long */
-        size_t tl = strlen(table), kl = strlen(key), n = 6 + tl + 1 + kl + 1;
+        /* "table.<table>.<key>" ("table.<table>.NAME" for key "table.NAME"), on the stack
+         * unless long */
+        const char *name = strncmp(key, "table.", 6) == 0 ? key + 6 : key;
+        size_t tl = strlen(table), kl = strlen(name), n = 6 + tl + 1 + kl + 1;
         char stack[256], *k = n <= sizeof stack ? stack : w2l__malloc(n);
         W2L_NOMEM_IF(!k, err);
         memcpy(k, "table.", 6);
         memcpy(k + 6, table, tl);
         k[6 + tl] = '.';
-        memcpy(k + 7 + tl, key, kl + 1);
+        memcpy(k + 7 + tl, name, kl + 1);
         int found;
         size_t i = locate(c, k, &found);
         if (k != stack) w2l__free(k);

@@ -150,6 +150,15 @@ const w2l_conf_prop w2l__conf_props[] = {
       "lake before the table's first change; every Iceberg reader applies them) or equality "
       "(an equality delete of the key: no index, but DuckDB, Snowflake, ClickHouse and others "
       "cannot read such tables until they are compacted)." },
+    { "table.format-version", W2L_CONF_ENUM, "2", NOLIM, "2|3", W2L_CONF_F_PER_TABLE,
+      "Iceberg format version of the tables this job creates (table.DB.T.format-version for "
+      "one table). 2: updates and deletes of earlier rows are position delete files, which "
+      "every Iceberg reader applies. 3: they are deletion vectors (Puffin files, at most one "
+      "per data file, merged at commit) and data files carry row lineage ids; Spark with "
+      "Apache Iceberg 1.8 or later reads and writes such tables, other engines only partly or "
+      "not yet: check your engine before choosing 3. A table keeps the version it was created "
+      "with: a table already at 2 stays at 2 (a warning when the committer loads it), none is "
+      "upgraded." },
     { "writer.open-partitions", W2L_CONF_INT, "64", 1, 100000, NULL, W2L_CONF_F_PER_TABLE,
       "Partitions of one table a writer keeps files open for; past it the least recently used "
       "one's files are completed." },

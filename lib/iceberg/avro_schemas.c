@@ -1,5 +1,7 @@
 /*
- * The Avro schemas of Iceberg manifests and manifest lists, format version 2 (Iceberg spec:
+ * The Avro schemas of Iceberg manifests and manifest lists, format versions 2 and 3 (v3 adds
+ * data_file's first_row_id 142, content_offset 144 and content_size_in_bytes 145, and the
+ * manifest list's first_row_id 520; the v2 schemas are unchanged) (Iceberg spec:
  * "Manifests" — the manifest_entry and data_file fields with their field ids, "Manifest
  * Lists" — manifest_file and field_summary, Appendix A "Format-specific Requirements", Avro:
  * optional fields as ["null", T] unions with default null, maps with non-string keys as
@@ -35,7 +37,21 @@ static const char LIST_SCHEMA[] =
     "\"element-id\":508}],\"default\":null,\"field-id\":507},"
     "{\"name\":\"key_metadata\",\"type\":[\"null\",\"bytes\"],\"default\":null,\"field-id\":519}]}";
 
-const char *w2l__ice_avro_manifest_list_schema(void) { return LIST_SCHEMA; }
+static const char LIST_V3_TAIL[] =
+    ",{\"name\":\"first_row_id\",\"type\":[\"null\",\"long\"],\"default\":null,\"field-id\":520}]}";
+
+const char *w2l__ice_avro_manifest_list_schema(int format_version)
+{
+    static char v3[sizeof LIST_SCHEMA + sizeof LIST_V3_TAIL];
+    static volatile int ready; /* benign race: every thread writes the same bytes */
+    if (format_version < 3) return LIST_SCHEMA;
+    if (!ready) {
+        memcpy(v3, LIST_SCHEMA, sizeof LIST_SCHEMA - 3); /* without the closing "]}" */
+        memcpy(v3 + sizeof LIST_SCHEMA - 3, LIST_V3_TAIL, sizeof LIST_V3_TAIL);
+        ready = 1;
+    }
+    return v3;
+}
 
 const char *w2l__ice_avro_partition_type(w2l_type t, char *buf, size_t size)
 {
@@ -107,8 +123,34 @@ static const char ENTRY_TAIL[] =
     "\"field-id\":143}"
     "]},\"field-id\":2}]}";
 
-char *w2l__ice_avro_manifest_schema(const w2l__ice_spec *spec)
+static const char ENTRY_TAIL_V3[] =
+    "]},\"field-id\":102},"
+    "{\"name\":\"record_count\",\"type\":\"long\",\"field-id\":103},"
+    "{\"name\":\"file_size_in_bytes\",\"type\":\"long\",\"field-id\":104},"
+    MAP("column_sizes", 108, 117, 118, "int", "long")
+    MAP("value_counts", 109, 119, 120, "int", "long")
+    MAP("null_value_counts", 110, 121, 122, "int", "long")
+    MAP("nan_value_counts", 137, 138, 139, "int", "long")
+    MAP("lower_bounds", 125, 126, 127, "int", "bytes")
+    MAP("upper_bounds", 128, 129, 130, "int", "bytes")
+    "{\"name\":\"key_metadata\",\"type\":[\"null\",\"bytes\"],\"default\":null,\"field-id\":131},"
+    "{\"name\":\"split_offsets\",\"type\":[\"null\",{\"type\":\"array\",\"items\":\"long\","
+    "\"element-id\":133}],\"default\":null,\"field-id\":132},"
+    "{\"name\":\"equality_ids\",\"type\":[\"null\",{\"type\":\"array\",\"items\":\"int\","
+    "\"element-id\":136}],\"default\":null,\"field-id\":135},"
+    "{\"name\":\"sort_order_id\",\"type\":[\"null\",\"int\"],\"default\":null,\"field-id\":140},"
+    "{\"name\":\"first_row_id\",\"type\":[\"null\",\"long\"],\"default\":null,\"field-id\":142},"
+    "{\"name\":\"referenced_data_file\",\"type\":[\"null\",\"string\"],\"default\":null,"
+    "\"field-id\":143},"
+    "{\"name\":\"content_offset\",\"type\":[\"null\",\"long\"],\"default\":null,"
+    "\"field-id\":144},"
+    "{\"name\":\"content_size_in_bytes\",\"type\":[\"null\",\"long\"],\"default\":null,"
+    "\"field-id\":145}"
+    "]},\"field-id\":2}]}";
+
+char *w2l__ice_avro_manifest_schema(const w2l__ice_spec *spec, int format_version)
 {
+    const char *tail = format_version >= 3 ? ENTRY_TAIL_V3 : ENTRY_TAIL;
     w2l_buf b = {0};
     w2l_error e;
     if (w2l_buf_append(&b, ENTRY_HEAD, sizeof ENTRY_HEAD - 1, &e) != W2L_OK) goto oom;
@@ -128,7 +170,7 @@ char *w2l__ice_avro_manifest_schema(const w2l__ice_spec *spec)
                             "\"field-id\":%d}", i ? "," : "", name, t, (int)f->field_id) != W2L_OK)
             goto oom;
     }
-    if (w2l_buf_append(&b, ENTRY_TAIL, sizeof ENTRY_TAIL - 1, &e) != W2L_OK ||
+    if (w2l_buf_append(&b, tail, strlen(tail), &e) != W2L_OK ||
         w2l__buf_cstr(&b, &e) != W2L_OK)
         goto oom;
     return (char *)b.data;

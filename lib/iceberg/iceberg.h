@@ -1,5 +1,6 @@
 /*
- * Iceberg module for the rest of the library: Apache Iceberg format version 2 tables.
+ * Iceberg module for the rest of the library: Apache Iceberg format version 2 and 3 tables
+ * (v3: deletion vectors in Puffin files and row lineage; roaring.c, puffin.c, dv.c).
  * Table metadata JSON (table_meta.c), partition transforms (partition.c), manifests and
  * manifest lists as Avro object container files (avro.c, avro_schemas.c, manifest.c,
  * manifest_list.c), snapshot-producing operations (snapshot.c), scan planning and reading
@@ -9,7 +10,8 @@
  * Spec: "Iceberg Table Spec", format version 2: Table Metadata, Schemas and Data Types,
  * Partitioning and Partition Transforms, Manifests, Manifest Lists, Snapshots, Sequence
  * Numbers, Scan Planning, Appendix C (JSON serialization), Appendix D (single-value
- * serialization). w2l-design(7) section 5 fixes the lake layout and the reader contracts.
+ * serialization); format version 3: Deletion Vectors, Row Lineage; the Puffin spec.
+ * w2l-design(7) section 5 fixes the lake layout and the reader contracts.
  *
  * Ownership: structs returned from readers live in a caller-supplied arena (manifests,
  * manifest lists) or are freed with their _free function (metadata, tables, scans).
@@ -135,6 +137,11 @@ typedef struct w2l__ice_data_file {
     int32_t sort_order_id;
     const char *referenced_data_file; /* NULL: absent */
     w2l__ice_bytes key_metadata;      /* ptr NULL: absent */
+    /* format version 3 */
+    int has_first_row_id;             /* data files: first_row_id (row lineage); 0: null */
+    int64_t first_row_id;
+    int has_content_range;            /* deletion vectors: the blob in the Puffin file */
+    int64_t content_offset, content_size;
 } w2l__ice_data_file;
 
 /* Fills df from what the Parquet writer reported (spec_id -1, no partition values). stats
@@ -173,7 +180,54 @@ typedef struct w2l__ice_manifest {
     int64_t added_rows, existing_rows, deleted_rows;
     size_t nparts;
     w2l__ice_part_summary *parts; /* one per spec field */
+    int has_first_row_id;  /* v3 data manifests: first_row_id (520); 0: null */
+    int64_t first_row_id;
 } w2l__ice_manifest;
+
+/* ================================================================================= */
+/* Deletion vectors (roaring.c, puffin.c, dv.c), format version 3                     */
+/* ================================================================================= */
+
+/* 64-bit Roaring bitmaps, portable serialization (roaring.c): v sorted ascending, distinct.
+ * Deserialize gives a fresh sorted array (W2L_CORRUPT with the byte offset on bad input);
+ * union merges two sorted arrays into a fresh one. */
+w2l_rc w2l__roaring64_serialize(const uint64_t *v, size_t n, w2l_buf *out, w2l_error *err);
+size_t w2l__roaring64_size(const uint64_t *v, size_t n); /* bytes serialize appends */
+w2l_rc w2l__roaring64_deserialize(const unsigned char *p, size_t len, uint64_t **out, size_t *n,
+                                  w2l_error *err);
+w2l_rc w2l__roaring64_union(const uint64_t *a, size_t na, const uint64_t *b, size_t nb,
+                            uint64_t **out, size_t *n, w2l_error *err);
+
+#define W2L_PUFFIN_DV_TYPE "deletion-vector-v1"
+#define W2L_ICE_ROW_POS_FIELD_ID 2147483645 /* the row position metadata column (_pos) */
+/* CRC-32 (IEEE, as zlib's crc32) of p[0..n). */
+uint32_t w2l__crc32(const unsigned char *p, size_t n);
+/* A deletion-vector-v1 blob of the sorted positions v appended to out, and back (length,
+ * magic and CRC checked; a fresh sorted array). */
+w2l_rc w2l__dv_blob_encode(const uint64_t *v, size_t n, w2l_buf *out, w2l_error *err);
+w2l_rc w2l__dv_blob_decode(const unsigned char *p, size_t len, uint64_t **v, size_t *n,
+                           w2l_error *err);
+/* One blob of a Puffin file's footer (strings in the parser's arena). */
+typedef struct w2l__puffin_blob {
+    int64_t offset, length;
+    int64_t file_size;        /* w2l__puffin_dv_write: the whole file's */
+    int64_t cardinality;      /* the "cardinality" property; -1: absent */
+    const char *type, *referenced;
+} w2l__puffin_blob;
+/* Writes Puffin file path (W2L_CREATE_EXCL) holding one deletion vector of the data file
+ * referenced: positions v[0..n) sorted, distinct. *out: the blob's offset and length and the
+ * file's size. */
+w2l_rc w2l__puffin_dv_write(w2l_fileio *io, const char *path, const char *referenced,
+                            const uint64_t *v, size_t n, w2l__puffin_blob *out, w2l_error *err);
+/* The blobs the footer of the Puffin file p[0..len) lists (uncompressed footers only). */
+w2l_rc w2l__puffin_footer_parse(const unsigned char *p, size_t len, w2l__arena *a,
+                                w2l__puffin_blob **out, size_t *n, w2l_error *err);
+/* Whether delete file d is a deletion vector (content 1, format PUFFIN). */
+int w2l__ice_is_dv(const w2l__ice_data_file *d);
+/* The positions deletion vector d deletes (fresh sorted array): the blob at its content
+ * offset and size, checked against its record_count. */
+w2l_rc w2l__ice_dv_read(w2l_fileio *io, const w2l__ice_data_file *d, uint64_t **v, size_t *n,
+                        w2l_error *err);
 
 /* ================================================================================= */
 /* Table metadata (table_meta.c)                                                     */
@@ -202,6 +256,8 @@ typedef struct w2l__ice_snapshot {
     char *manifest_list;
     int32_t schema_id;       /* -1: absent */
     w2l__ice_props summary;  /* "operation" first */
+    int has_row_range;       /* v3: first-row-id and added-rows (row lineage) */
+    int64_t first_row_id, added_rows;
 } w2l__ice_snapshot;
 
 typedef struct w2l__ice_schema_entry {
@@ -223,7 +279,8 @@ typedef struct w2l__ice_ref {
 } w2l__ice_ref;
 
 typedef struct w2l__ice_meta {
-    int format_version;
+    int format_version;      /* 1 (read only), 2 or 3 */
+    int64_t next_row_id;     /* v3: the next row id to assign (row lineage) */
     char uuid[40];
     char *location;
     int64_t last_seq;
@@ -249,16 +306,18 @@ typedef struct w2l__ice_meta {
     w2l__json *extra;        /* other top-level members, written back unchanged */
 } w2l__ice_meta;
 
-/* Parses table metadata JSON (v1 tables are read as far as scans need; commits need v2).
+/* Parses table metadata JSON (v1 tables are read as far as scans need; commits need v2 or
+ * v3).
  * W2L_CORRUPT names the member that is missing or mistyped. */
 w2l_rc w2l__ice_meta_parse(const char *json, size_t len, w2l__ice_meta **out, w2l_error *err);
 /* Prints m as JSON (fresh memory, NUL-terminated). */
 w2l_rc w2l__ice_meta_print(const w2l__ice_meta *m, char **out, size_t *len, w2l_error *err);
 void w2l__ice_meta_free(w2l__ice_meta *m); /* NULL is a no-op */
 
-/* New metadata of a table (format 2, a fresh uuid, no snapshots) with schema (copied;
- * its field ids kept, schema id 0), spec (NULL or no fields: unpartitioned;
- * field ids and spec id assigned here) and props (copied). */
+/* New metadata of a table (a fresh uuid, no snapshots) with schema (copied; its field ids
+ * kept, schema id 0), spec (NULL or no fields: unpartitioned; field ids and spec id assigned
+ * here) and props (copied), except "format-version" ("2" or "3"; default 2), which is the
+ * table's format version, not a property. */
 w2l_rc w2l__ice_meta_new(const char *location, w2l_schema *schema,
                          const w2l__ice_spec *spec, const w2l__ice_props *props,
                          w2l__ice_meta **out, w2l_error *err);
@@ -303,9 +362,10 @@ int64_t w2l__ice_random_id(void);
 /* Avro files (avro.c, avro_schemas.c, manifest.c, manifest_list.c)                  */
 /* ================================================================================= */
 
-/* Avro schema JSON of a manifest entry for spec (fresh memory) and of a manifest list. */
-char *w2l__ice_avro_manifest_schema(const w2l__ice_spec *spec);
-const char *w2l__ice_avro_manifest_list_schema(void);
+/* Avro schema JSON of a manifest entry for spec (fresh memory) and of a manifest list, of
+ * a table of format_version (2 or 3). */
+char *w2l__ice_avro_manifest_schema(const w2l__ice_spec *spec, int format_version);
+const char *w2l__ice_avro_manifest_list_schema(int format_version);
 /* Avro schema type text of a partition value of type t, e.g. {"type":"int","logicalType":"date"}.
  */
 const char *w2l__ice_avro_partition_type(w2l_type t, char *buf, size_t size);
@@ -327,10 +387,11 @@ w2l_rc w2l__ice_manifest_read(w2l_fileio *io, const w2l__ice_manifest *mf,
                               const w2l__ice_spec *spec, w2l__arena *a, w2l__ice_entry **out,
                               size_t *n, w2l_error *err);
 
-/* Writes a manifest list (W2L_CREATE_EXCL; pend as for w2l__ice_manifest_write); entries
- * with seq -1 get seq (and min_seq). */
+/* Writes a manifest list of a table of format_version (W2L_CREATE_EXCL; pend as for
+ * w2l__ice_manifest_write); entries with seq -1 get seq (and min_seq). */
 w2l_rc w2l__ice_manifest_list_write(w2l_fileio *io, w2l__file_batch *pend, const char *path,
-                                    int64_t snapshot_id, int64_t parent_id, int64_t seq,
+                                    int format_version, int64_t snapshot_id, int64_t parent_id,
+                                    int64_t seq,
                                     const w2l__ice_manifest *m, size_t n, w2l_error *err);
 w2l_rc w2l__ice_manifest_list_read(w2l_fileio *io, const char *path, w2l__arena *a,
                                    w2l__ice_manifest **out, size_t *n, w2l_error *err);
@@ -600,8 +661,8 @@ void w2l__ice_compaction_change(const w2l__ice_compaction *k, w2l__ice_change *c
  * of the compaction (the deletes committed since the base stay as they are: they then
  * name no live file, and the next compaction removes them). What an earlier call added is
  * replaced. *changed: the compaction's files differ from before the call (a change made
- * of it must be made again). W2L_CONFLICT when the table has no snapshot, or a deletion
- * vector names a rewritten file. */
+ * of it must be made again). Format version 3: deletion vectors are read, and written
+ * (one per output file). W2L_CONFLICT when the table has no snapshot. */
 w2l_rc w2l__ice_compaction_rebase(w2l_fileio *io, const w2l__ice_meta *m, w2l__ice_compaction *k,
                                   int *changed, w2l_error *err);
 const w2l__ice_maint_stats *w2l__ice_compaction_stats(const w2l__ice_compaction *k);
@@ -634,6 +695,42 @@ int w2l__ice_posref_cmp(const void *a, const void *b);
 w2l_rc w2l__ice_pos_file_write(w2l_fileio *io, const char *path,
                                const struct w2l__pq_options *pq, const w2l__ice_posref *v,
                                size_t n, w2l__arena *a, w2l__ice_data_file *df, w2l_error *err);
+
+/* The rows position-delete file d (Parquet) or deletion vector d (Puffin) deletes, in file
+ * order (fresh array; paths in a). */
+w2l_rc w2l__ice_pos_file_read(w2l_fileio *io, const w2l__ice_data_file *d, w2l__arena *a,
+                              w2l__ice_posref **out, size_t *n, w2l_error *err);
+
+/* ---- deletion vectors of a commit (dv.c) ---- */
+/* Writes a Puffin file of one deletion vector (positions pos[0..n), sorted, distinct) of
+ * data file referenced, in the directory of path beside, and makes *df its entry (df's
+ * spec and partition kept; strings in a). */
+w2l_rc w2l__ice_dv_file_write(w2l_fileio *io, const char *beside, const char *referenced,
+                              const uint64_t *pos, size_t n, w2l__arena *a,
+                              w2l__ice_data_file *df, w2l_error *err);
+typedef struct w2l__ice_dv_plan {
+    w2l__ice_data_file *deletes;  /* the change's delete files: equality deletes as they
+                                     were, then one deletion vector per data file */
+    size_t ndeletes;
+    const char **removed;         /* live delete files the vectors replace (the commit
+                                     removes them: W2L_ICE_OP_ROW_DELTA's removed) */
+    size_t nremoved;
+    const char **written;         /* Puffin files written (w2l__ice_dv_plan_abandon) */
+    size_t nwritten;
+    const char **consumed;        /* the change's Parquet position-delete files, merged into
+                                     the vectors: no table names them once it commits */
+    size_t nconsumed;
+} w2l__ice_dv_plan;
+/* Turns the position deletes among dels[0..ndels) into deletion vectors of a v3 table: one
+ * per data file they name, each the union of the change's rows of that file and (with
+ * with_table) of the live deletion vectors and position-delete files of m's current
+ * snapshot that name it; those naming that file alone go (out->removed). Strings and
+ * arrays in a. On failure nothing written is left. */
+w2l_rc w2l__ice_dv_merge(w2l_fileio *io, const w2l__ice_meta *m, const w2l__ice_data_file *dels,
+                         size_t ndels, int with_table, w2l__arena *a, w2l__ice_dv_plan *out,
+                         w2l_error *err);
+/* Removes the Puffin files of a plan that was not committed. */
+void w2l__ice_dv_plan_abandon(w2l_fileio *io, w2l__ice_dv_plan *p);
 
 /* dels[0..ndels): the delete files a commit to the table of m is about to add; own: its
  * data files. Every position delete naming a data file that is neither live in m's current

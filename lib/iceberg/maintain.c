@@ -12,7 +12,8 @@
  *               another: small data files and files with many deleted rows are rewritten
  *               with every delete applied into files of that partition, large files with a
  *               few deleted rows get their positions in one position delete file of that
- *               partition, and a delete file of the base goes once every data file it
+ *               partition (format version 3: one deletion vector per such file, the union
+ *               of all its deletes), and a delete file of the base goes once every data file it
  *               applies to is dealt with. The new files keep data sequence number n
  *               (Iceberg's starting-sequence-number rule), so equality deletes committed
  *               after the base (n+1 and later) still apply to them; nothing older than the
@@ -420,7 +421,15 @@ struct w2l__ice_compaction {
     filevec data, dels;        /* new files: data files, position delete files */
     size_t ndels_own;          /* dels[0..ndels_own): written by prepare; the rest by rebase */
     const char **removed;      /* data and delete files of the base that go */
+    unsigned char *removed_del; /* ... whether each is a delete file */
     size_t nremoved, capremoved;
+    /* what the change commits (w2l__ice_compaction_change): prepare's files, as rebase
+     * leaves them (prepare: every one) */
+    w2l__ice_data_file *cdels;
+    size_t ncdels;
+    const char **cremoved;
+    size_t ncremoved;
+    int64_t rebased_rows;      /* deletes rebase wrote (in st.deletes_out) */
     move *moves;               /* sorted by from, from_pos once prepared */
     size_t nmoves, capmoves;
     w2l__pq_options pq;        /* for the delete files rebase writes (no shared codec) */
@@ -493,14 +502,26 @@ static w2l_rc push_removed(w2l__ice_compaction *k, const w2l__ice_data_file *f, 
         const char **nv = w2l__realloc(k->removed, cap * sizeof *nv);
         W2L_NOMEM_IF(!nv, err);
         k->removed = nv;
+        unsigned char *nd = w2l__realloc(k->removed_del, cap);
+        W2L_NOMEM_IF(!nd, err);
+        k->removed_del = nd;
         k->capremoved = cap;
     }
     char *p = w2l__arena_strndup(&k->arena, f->path, strlen(f->path));
     W2L_NOMEM_IF(!p, err);
+    k->removed_del[k->nremoved] = f->content != W2L_ICE_DATA;
     k->removed[k->nremoved++] = p;
     k->st.files_in++;
     k->st.bytes_in += f->file_size;
     return W2L_OK;
+}
+
+/* Whether the change (as the last rebase left it) commits delete file path. */
+static int committed_del(const w2l__ice_compaction *k, const char *path)
+{
+    for (size_t i = 0; i < k->ncdels; i++)
+        if (k->cdels[i].path == path) return 1;
+    return 0;
 }
 
 void w2l__ice_compaction_free(w2l__ice_compaction *k, w2l_fileio *io, int remove_outputs)
@@ -508,16 +529,43 @@ void w2l__ice_compaction_free(w2l__ice_compaction *k, w2l_fileio *io, int remove
     if (!k) return;
     const filevec *o[2] = {&k->data, &k->dels};
     for (int j = 0; j < 2; j++)
-        for (size_t i = 0; remove_outputs && io && i < o[j]->n; i++) {
+        for (size_t i = 0; io && i < o[j]->n; i++) {
+            /* committed or not: a file the last change left out (a vector superseded by a
+             * merged one) is in no attempt that may have landed */
+            if (!remove_outputs && (j == 0 || committed_del(k, o[j]->v[i].path))) continue;
             w2l_error e2;
             w2l_fileio_remove(io, w2l__ice_local_path(o[j]->v[i].path), &e2);
         }
     w2l__free(k->data.v);
     w2l__free(k->dels.v);
+    w2l__free(k->cdels);
+    w2l__free(k->cremoved);
+    w2l__free(k->removed_del);
     w2l__free(k->removed);
     w2l__free(k->moves);
     w2l__arena_release(&k->arena);
     w2l__free(k);
+}
+
+/* Makes the change's lists: prepare's delete files but those superseded[i], then those
+ * rebase wrote; prepare's removed files but those gone[i] (NULL: none), then extra. */
+static w2l_rc change_lists(w2l__ice_compaction *k, const unsigned char *superseded,
+                           const unsigned char *gone, const char *const *extra, size_t nextra,
+                           w2l_error *err)
+{
+    w2l__ice_data_file *cd = w2l__realloc(k->cdels, (k->dels.n + 1) * sizeof *cd);
+    W2L_NOMEM_IF(!cd, err);
+    k->cdels = cd;
+    const char **cr = w2l__realloc(k->cremoved, (k->nremoved + nextra + 1) * sizeof *cr);
+    W2L_NOMEM_IF(!cr, err);
+    k->cremoved = cr;
+    k->ncdels = k->ncremoved = 0;
+    for (size_t i = 0; i < k->dels.n; i++)
+        if (i >= k->ndels_own || !superseded || !superseded[i]) cd[k->ncdels++] = k->dels.v[i];
+    for (size_t i = 0; i < k->nremoved; i++)
+        if (!gone || !gone[i]) cr[k->ncremoved++] = k->removed[i];
+    for (size_t i = 0; i < nextra; i++) cr[k->ncremoved++] = extra[i];
+    return W2L_OK;
 }
 
 void w2l__ice_compaction_change(const w2l__ice_compaction *k, w2l__ice_change *c)
@@ -525,11 +573,11 @@ void w2l__ice_compaction_change(const w2l__ice_compaction *k, w2l__ice_change *c
     c->op = W2L_ICE_OP_REPLACE;
     c->files = k->data.v;
     c->nfiles = k->data.n;
-    c->deletes = k->dels.v;
-    c->ndeletes = k->dels.n;
+    c->deletes = k->cdels;
+    c->ndeletes = k->ncdels;
     c->data_seq = k->base_seq;
-    c->removed = k->removed;
-    c->nremoved = k->nremoved;
+    c->removed = k->cremoved;
+    c->nremoved = k->ncremoved;
 }
 
 const w2l__ice_maint_stats *w2l__ice_compaction_stats(const w2l__ice_compaction *k)
@@ -720,12 +768,53 @@ static int mark_alive(void *ctx, const w2l_value *row, size_t n)
     return 0;
 }
 
+/* A format version 3 table's: one deletion vector per data file of pd[0..n) (sorted), each
+ * the union of every delete that applied to the file (pass 1 read them all), so the file's
+ * earlier vector goes with the base's deletes. */
+static w2l_rc write_dvs(rewriter *r, const w2l__ice_posref *pd, size_t n)
+{
+    uint64_t *pos = w2l__malloc((n + 1) * sizeof *pos);
+    W2L_NOMEM_IF(!pos, r->err);
+    w2l__ice_table t;
+    memset(&t, 0, sizeof t);
+    t.meta = (w2l__ice_meta *)r->m;
+    w2l_rc rc = W2L_OK;
+    for (size_t i = 0, j; rc == W2L_OK && i < n; i = j) {
+        size_t k = 0;
+        for (j = i; j < n && !strcmp(pd[j].path, pd[i].path); j++)
+            if (!k || pos[k - 1] != (uint64_t)pd[j].pos) pos[k++] = (uint64_t)pd[j].pos;
+        char *beside = w2l__ice_new_data_path(&t, r->g->dir, "compacted");
+        if (!beside) {
+            rc = w2l__fail(r->err, W2L_NOMEM, "out of memory");
+            break;
+        }
+        w2l__ice_data_file df;
+        memset(&df, 0, sizeof df);
+        stamp(&df, r->g);
+        rc = w2l__ice_dv_file_write(r->io, beside, pd[i].path, pos, k, &r->k->arena, &df, r->err);
+        w2l__free(beside);
+        if (rc != W2L_OK) break;
+        rc = push_out(r->k, &df, r->err);
+        if (rc == W2L_OK) {
+            r->k->st.files_out++;
+            r->k->st.bytes_out += df.file_size;
+            r->k->st.deletes_out += (int64_t)k;
+        } else {
+            w2l_error e2;
+            w2l_fileio_remove(r->io, w2l__ice_local_path(df.path), &e2);
+        }
+    }
+    w2l__free(pos);
+    return rc;
+}
+
 /* The position delete file of the group at hand: its partition is that of the data files
  * it names ("Position Delete Files"; applied within one partition, "Scan Planning"). */
 static w2l_rc write_posdeletes(rewriter *r, w2l__ice_posref *pd, size_t n)
 {
     if (!n) return W2L_OK;
     qsort(pd, n, sizeof *pd, w2l__ice_posref_cmp);
+    if (r->m->format_version >= 3) return write_dvs(r, pd, n);
     w2l__ice_table t;
     memset(&t, 0, sizeof t);
     t.meta = (w2l__ice_meta *)r->m;
@@ -768,10 +857,15 @@ static w2l_rc add_posdeletes(const w2l__ice_data_file *f, const unsigned char *a
     return W2L_OK;
 }
 
-/* Whether t's only delete is a position delete file that names t's file alone. */
-static int own_posdeletes_only(const w2l__ice_task *t)
+/* Whether t's only delete is a position delete file that names t's file alone (a deletion
+ * vector always does: it counts only while its share of the file's rows is under
+ * rewrite_ratio, past which the file is rewritten). */
+static int own_posdeletes_only(const w2l__ice_task *t, double rewrite_ratio)
 {
     const w2l__ice_data_file *d = t->ndeletes == 1 ? t->deletes[0] : NULL;
+    if (d && w2l__ice_is_dv(d) &&
+        (double)d->record_count >= rewrite_ratio * (double)t->file->record_count)
+        return 0;
     return d && d->content == W2L_ICE_POS_DELETES && d->referenced_data_file &&
            strcmp(w2l__ice_local_path(d->referenced_data_file),
                   w2l__ice_local_path(t->file->path)) == 0;
@@ -804,7 +898,7 @@ static w2l_rc compact_group(rewriter *r, const w2l__ice_policy *p, const member 
         if (!t->ndeletes && (!small || nsmall < 2)) continue;
         /* a large file whose only delete is a position delete file of its own (as this
          * writes them) is as compact as it gets: it stays, and so does that file */
-        if (!small && own_posdeletes_only(t)) continue;
+        if (!small && own_posdeletes_only(t, p->rewrite_delete_ratio)) continue;
         if (!small) {
             /* pass 1: which rows survive the deletes */
             int64_t nrec = f->record_count > 0 ? f->record_count : 0;
@@ -941,6 +1035,11 @@ w2l_rc w2l__ice_compact_prepare(w2l_fileio *io, const w2l__ice_meta *m,
     }
     k->ndels_own = k->dels.n;
     if (k->nmoves) qsort(k->moves, k->nmoves, sizeof *k->moves, cmp_move);
+    rc = change_lists(k, NULL, NULL, NULL, 0, err);
+    if (rc != W2L_OK) {
+        w2l__ice_compaction_free(k, io, 1);
+        return rc;
+    }
     k->st.ms = w2l__now_ms() - t0;
     *out = k;
     return W2L_OK;
@@ -1003,48 +1102,47 @@ static w2l_rc rebase_one(rebaser *b, const char *path, int64_t pos, w2l_error *e
     return W2L_OK;
 }
 
-/* The rows of position delete file d that name rewritten files. */
-static w2l_rc rebase_file(rebaser *b, w2l_fileio *io, const w2l__ice_data_file *d,
+/* The rows of position delete file (or deletion vector) d that name rewritten files. */
+static w2l_rc rebase_file(rebaser *b, w2l_fileio *io, const w2l__ice_data_file *d, w2l__arena *a,
                           w2l_error *err)
 {
-    if (d->format && strcmp(d->format, "PARQUET") != 0)
-        return w2l__fail(err, W2L_CONFLICT,
-                         "compaction: %s delete %s names rewritten file %s", d->format, d->path,
-                         d->referenced_data_file ? d->referenced_data_file : "(several)");
-    w2l__pq_reader *r;
-    W2L_TRY(w2l__pq_reader_open(io, w2l__ice_local_path(d->path), &r, err));
-    const w2l_schema *fs = w2l__pq_reader_schema(r);
-    long ip = w2l_schema_index_of_id(fs, W2L_PQ_FIELD_ID_FILE_PATH);
-    long iq = w2l_schema_index_of_id(fs, W2L_PQ_FIELD_ID_POS);
-    size_t nf = w2l_schema_field_count(fs);
-    w2l_rc rc = ip < 0 || iq < 0
-                    ? w2l__fail(err, W2L_CORRUPT, "%s: not a position delete file", d->path)
-                    : W2L_OK;
-    char *buf = NULL;
-    size_t bcap = 0;
-    for (size_t rg = 0; rc == W2L_OK && rg < w2l__pq_reader_num_row_groups(r); rg++) {
-        const w2l_value *rows;
-        size_t nrows = w2l__pq_reader_row_group_rows(r, rg);
-        rc = w2l__pq_reader_read_row_group(r, rg, &rows, err);
-        for (size_t x = 0; rc == W2L_OK && x < nrows; x++) {
-            const w2l_value *v = &rows[x * nf + (size_t)ip], *q = &rows[x * nf + (size_t)iq];
-            if (v->is_null || q->is_null) continue;
-            if (v->v.bytes.len + 1 > bcap) {
-                bcap = v->v.bytes.len + 64;
-                char *nb = w2l__realloc(buf, bcap);
-                if (!nb) {
-                    rc = w2l__fail(err, W2L_NOMEM, "out of memory");
-                    break;
-                }
-                buf = nb;
-            }
-            memcpy(buf, v->v.bytes.ptr, v->v.bytes.len);
-            buf[v->v.bytes.len] = 0;
-            rc = rebase_one(b, buf, q->v.i64, err);
+    w2l__ice_posref *v;
+    size_t n;
+    W2L_TRY(w2l__ice_pos_file_read(io, d, a, &v, &n, err));
+    w2l_rc rc = W2L_OK;
+    for (size_t i = 0; rc == W2L_OK && i < n; i++) rc = rebase_one(b, v[i].path, v[i].pos, err);
+    w2l__free(v);
+    return rc;
+}
+
+/* A format version 3 table's rebased deletes: one deletion vector per output file of
+ * b->v[i0..i1) (sorted by file, then position); the outputs are new, so no other vector
+ * names them. */
+static w2l_rc rebase_write_dvs(rebaser *b, w2l_fileio *io, size_t i0, size_t i1,
+                               w2l_error *err)
+{
+    uint64_t *pos = w2l__malloc((i1 - i0 + 1) * sizeof *pos);
+    W2L_NOMEM_IF(!pos, err);
+    w2l_rc rc = W2L_OK;
+    for (size_t i = i0, j; rc == W2L_OK && i < i1; i = j) {
+        const w2l__ice_data_file *df = b->v[i].df;
+        size_t k = 0;
+        for (j = i; j < i1 && b->v[j].df == df; j++)
+            if (!k || pos[k - 1] != (uint64_t)b->v[j].pos) pos[k++] = (uint64_t)b->v[j].pos;
+        w2l__ice_data_file out;
+        memset(&out, 0, sizeof out);
+        out.spec_id = df->spec_id;
+        out.npart = df->npart;
+        out.partition = df->partition;
+        rc = w2l__ice_dv_file_write(io, df->path, df->path, pos, k, &b->k->arena, &out, err);
+        if (rc != W2L_OK) break;
+        rc = push_out(b->k, &out, err);
+        if (rc != W2L_OK) {
+            w2l_error e2;
+            w2l_fileio_remove(io, w2l__ice_local_path(out.path), &e2);
         }
     }
-    w2l__free(buf);
-    w2l__pq_reader_close(r);
+    w2l__free(pos);
     return rc;
 }
 
@@ -1057,8 +1155,13 @@ static w2l_rc rebase_write(rebaser *b, w2l_fileio *io, const w2l__ice_meta *m, w
     if (b->n && !pd) return w2l__fail(err, W2L_NOMEM, "out of memory");
     for (size_t i0 = 0, i1; rc == W2L_OK && i0 < b->n; i0 = i1) {
         const w2l__ice_data_file *df = b->v[i0].df;
-        for (i1 = i0; i1 < b->n && b->v[i1].df->partition == df->partition; i1++)
-            pd[i1 - i0] = (w2l__ice_posref){b->v[i1].df->path, b->v[i1].pos};
+        for (i1 = i0; i1 < b->n && b->v[i1].df->partition == df->partition; i1++) {}
+        if (m->format_version >= 3) {
+            rc = rebase_write_dvs(b, io, i0, i1, err);
+            continue;
+        }
+        for (size_t i = i0; i < i1; i++)
+            pd[i - i0] = (w2l__ice_posref){ b->v[i].df->path, b->v[i].pos };
         const w2l__ice_spec *spec = w2l__ice_meta_spec(m, df->spec_id);
         if (!spec) {
             rc = w2l__fail(err, W2L_CORRUPT, "compaction: %s has an unknown spec %d", df->path,
@@ -1093,26 +1196,83 @@ static w2l_rc rebase_write(rebaser *b, w2l_fileio *io, const w2l__ice_meta *m, w
     return rc;
 }
 
+/* A format version 3 table holds one deletion vector per data file: a vector committed
+ * since the base for a file the compaction keeps, where the compaction wrote one too (a
+ * large file whose deletes it gathered), is merged with the compaction's (the union, in a
+ * new vector of the compaction) and removed by it; the compaction's own vector is left out
+ * (superseded[j]); d's path is added to extra (in k's arena). */
+static w2l_rc merge_kept_dv(w2l__ice_compaction *k, w2l_fileio *io, const w2l__ice_data_file *d,
+                            unsigned char *superseded, const char **extra, size_t *nextra,
+                            w2l_error *err)
+{
+    size_t j = 0;
+    for (; j < k->ndels_own; j++) {
+        const w2l__ice_data_file *o = &k->dels.v[j];
+        if (w2l__ice_is_dv(o) && !superseded[j] && o->referenced_data_file &&
+            !strcmp(o->referenced_data_file, d->referenced_data_file))
+            break;
+    }
+    if (j == k->ndels_own) return W2L_OK;
+    uint64_t *x = NULL, *y = NULL, *u = NULL;
+    size_t nx = 0, ny = 0, nu = 0;
+    w2l_rc rc = w2l__ice_dv_read(io, &k->dels.v[j], &x, &nx, err);
+    if (rc == W2L_OK) rc = w2l__ice_dv_read(io, d, &y, &ny, err);
+    if (rc == W2L_OK) rc = w2l__roaring64_union(x, nx, y, ny, &u, &nu, err);
+    w2l__ice_data_file out;
+    memset(&out, 0, sizeof out);
+    out.spec_id = k->dels.v[j].spec_id;
+    out.npart = k->dels.v[j].npart;
+    out.partition = k->dels.v[j].partition;
+    if (rc == W2L_OK)
+        rc = w2l__ice_dv_file_write(io, d->referenced_data_file, d->referenced_data_file, u, nu,
+                                    &k->arena, &out, err);
+    if (rc == W2L_OK) {
+        rc = push_out(k, &out, err);
+        if (rc != W2L_OK) {
+            w2l_error e2;
+            w2l_fileio_remove(io, w2l__ice_local_path(out.path), &e2);
+        }
+    }
+    const char *p = rc == W2L_OK ? w2l__arena_strndup(&k->arena, d->path, strlen(d->path)) : NULL;
+    if (rc == W2L_OK && !p) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    if (rc == W2L_OK) {
+        superseded[j] = 1;
+        extra[(*nextra)++] = p;
+    }
+    w2l__free(x);
+    w2l__free(y);
+    w2l__free(u);
+    return rc;
+}
+
 w2l_rc w2l__ice_compaction_rebase(w2l_fileio *io, const w2l__ice_meta *m, w2l__ice_compaction *k,
                                   int *changed, w2l_error *err)
 {
     /* what an earlier attempt rebased goes: the deletes since the base are read again */
-    *changed = k->dels.n > k->ndels_own;
+    *changed = k->dels.n > k->ndels_own || k->ncdels != k->dels.n || k->ncremoved != k->nremoved;
     for (size_t i = k->ndels_own; i < k->dels.n; i++) {
         w2l_error e2;
         w2l_fileio_remove(io, w2l__ice_local_path(k->dels.v[i].path), &e2);
     }
     k->dels.n = k->ndels_own;
+    k->st.deletes_out -= k->rebased_rows;
+    k->rebased_rows = 0;
+    W2L_TRY(change_lists(k, NULL, NULL, NULL, 0, err));
     const w2l__ice_snapshot *cur =
         m->current_snapshot_id != -1 ? w2l__ice_meta_snapshot(m, m->current_snapshot_id) : NULL;
     if (!cur) return w2l__fail(err, W2L_CONFLICT, "compaction: the table has no snapshot any more");
     if (cur->snapshot_id == k->base_id) return W2L_OK;
-    pathset rm = {0};
+    pathset rm = {0}, live = {0};
     w2l_rc rc = W2L_OK;
     for (size_t i = 0; rc == W2L_OK && i < k->nremoved; i++)
         if (pathset_add(&rm, k->removed[i]) < 0) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
     rebaser b = {k, &rm, w2l__malloc((k->data.n + 1) * sizeof *b.om), NULL, 0, 0};
-    if (rc == W2L_OK && !b.om) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    unsigned char *superseded = w2l__calloc(k->ndels_own + 1, 1);
+    unsigned char *gone = w2l__calloc(k->nremoved + 1, 1);
+    const char **extra = NULL;
+    size_t nextra = 0, capextra = 0;
+    if (rc == W2L_OK && (!b.om || !superseded || !gone))
+        rc = w2l__fail(err, W2L_NOMEM, "out of memory");
     for (size_t i = 0; rc == W2L_OK && i < k->data.n; i++)
         b.om[i] = (outmap){k->data.v[i].path, &k->data.v[i]};
     if (rc == W2L_OK) qsort(b.om, k->data.n, sizeof *b.om, cmp_outmap);
@@ -1124,30 +1284,58 @@ w2l_rc w2l__ice_compaction_rebase(w2l_fileio *io, const w2l__ice_meta *m, w2l__i
         rc = w2l__ice_manifest_list_read(io, w2l__ice_local_path(cur->manifest_list), &a, &ml, &n,
                                          err);
     for (size_t i = 0; rc == W2L_OK && i < n; i++) {
-        if (ml[i].content != W2L_ICE_MANIFEST_DELETES || ml[i].seq <= k->base_seq) continue;
+        if (ml[i].content != W2L_ICE_MANIFEST_DELETES) continue;
         w2l__ice_entry *e;
         size_t ne;
         rc = w2l__ice_manifest_read(io, &ml[i], w2l__ice_meta_spec(m, ml[i].spec_id), &a, &e, &ne,
                                     err);
         for (size_t q = 0; rc == W2L_OK && q < ne; q++) {
             const w2l__ice_data_file *d = &e[q].file;
-            if (e[q].status == W2L_ICE_DELETED || d->content != W2L_ICE_POS_DELETES ||
-                e[q].seq <= k->base_seq)
+            if (e[q].status == W2L_ICE_DELETED) continue;
+            if (pathset_add(&live, d->path) < 0) {
+                rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                break;
+            }
+            if (d->content != W2L_ICE_POS_DELETES || e[q].seq <= k->base_seq) continue;
+            if (d->referenced_data_file && !pathset_has(&rm, d->referenced_data_file)) {
+                if (!w2l__ice_is_dv(d)) continue;
+                if (nextra == capextra) {
+                    capextra = capextra ? capextra * 2 : 16;
+                    const char **nv = w2l__realloc(extra, capextra * sizeof *nv);
+                    if (!nv) {
+                        rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                        break;
+                    }
+                    extra = nv;
+                }
+                rc = merge_kept_dv(k, io, d, superseded, extra, &nextra, err);
                 continue;
-            if (d->referenced_data_file && !pathset_has(&rm, d->referenced_data_file)) continue;
-            rc = rebase_file(&b, io, d, err);
+            }
+            rc = rebase_file(&b, io, d, &a, err);
         }
     }
     if (rc == W2L_OK && b.n) {
         qsort(b.v, b.n, sizeof *b.v, cmp_rref);
         rc = rebase_write(&b, io, m, err);
-        k->st.deletes_out += rc == W2L_OK ? (int64_t)b.n : 0;
-        *changed = 1;
+        k->rebased_rows = rc == W2L_OK ? (int64_t)b.n : 0;
+        k->st.deletes_out += k->rebased_rows;
     }
+    /* a delete file of the base that a commit since removed (a deletion vector replaced by
+     * its union with newer deletes) is gone already */
+    for (size_t i = 0; rc == W2L_OK && i < k->nremoved; i++)
+        gone[i] = k->removed_del[i] && !pathset_has(&live, k->removed[i]);
+    if (rc == W2L_OK) rc = change_lists(k, superseded, gone, extra, nextra, err);
+    if (rc == W2L_OK)
+        *changed |= k->dels.n > k->ndels_own || k->ncdels != k->dels.n ||
+                    k->ncremoved != k->nremoved;
+    w2l__free(extra);
+    w2l__free(superseded);
+    w2l__free(gone);
     w2l__free(b.v);
     w2l__free(b.om);
-    w2l__arena_release(&a);
     pathset_free(&rm);
+    pathset_free(&live);
+    w2l__arena_release(&a);
     return rc;
 }
 

@@ -7,6 +7,10 @@
  * but null sequence numbers, which readers inherit from the manifest list, so a manifest
  * written before its commit stays valid whichever sequence number the commit gets.
  * Header keys: schema, schema-id, partition-spec, partition-spec-id, format-version, content.
+ * Format version 3 (the table's): data_file adds first_row_id (row lineage: null on ADDED
+ * entries, inherited on read from the manifest list's first_row_id plus the record counts
+ * of the manifest's earlier files that inherit too, and written out when an entry is
+ * rewritten), and a deletion vector's content_offset and content_size_in_bytes.
  */
 #include <stdio.h>
 
@@ -172,7 +176,7 @@ static w2l_rc set_maps(avro_value_t *df, const w2l__ice_data_file *f, w2l_error 
 }
 
 static w2l_rc fill_entry(avro_value_t *rec, const w2l__ice_spec *spec, const w2l__ice_entry *e,
-                         w2l_error *err)
+                         int v3, w2l_error *err)
 {
     avro_value_t f, df, sub;
     const w2l__ice_data_file *d = &e->file;
@@ -243,6 +247,19 @@ static w2l_rc fill_entry(avro_value_t *rec, const w2l__ice_spec *spec, const w2l
         W2L_TRY(set_str(&f, d->referenced_data_file, strlen(d->referenced_data_file), err));
     } else {
         w2l__avro_set_null(&df, "referenced_data_file");
+    }
+    if (!v3) return W2L_OK;
+    const struct { const char *name; int has; int64_t v; } opt[] = {
+        {"first_row_id", d->content == W2L_ICE_DATA && d->has_first_row_id, d->first_row_id},
+        {"content_offset", d->has_content_range, d->content_offset},
+        {"content_size_in_bytes", d->has_content_range, d->content_size}};
+    for (size_t i = 0; i < W2L_ARRAY_LEN(opt); i++) {
+        if (!opt[i].has) {
+            w2l__avro_set_null(&df, opt[i].name);
+            continue;
+        }
+        AV(w2l__avro_set(&df, opt[i].name, &f));
+        AV(avro_value_set_long(&f, opt[i].v));
     }
     return W2L_OK;
 }
@@ -347,7 +364,8 @@ w2l_rc w2l__ice_manifest_write(w2l_fileio *io, w2l__file_batch *pend, const char
     }
     char *spec_text = pf ? w2l__json_print(pf, 0) : NULL;
     w2l__json_free(pf);
-    char *avro_schema = w2l__ice_avro_manifest_schema(spec);
+    const int v3 = meta->format_version >= 3;
+    char *avro_schema = w2l__ice_avro_manifest_schema(spec, meta->format_version);
     char sid[24], psid[24];
     snprintf(sid, sizeof sid, "%d", (int)meta->current_schema_id);
     snprintf(psid, sizeof psid, "%d", (int)spec->spec_id);
@@ -359,12 +377,12 @@ w2l_rc w2l__ice_manifest_write(w2l_fileio *io, w2l__file_batch *pend, const char
     if (rc == W2L_OK) {
         const w2l__ice_kv kv[] = {{"schema", schema_text}, {"schema-id", sid},
                                   {"partition-spec", spec_text}, {"partition-spec-id", psid},
-                                  {"format-version", "2"},
+                                  {"format-version", v3 ? "3" : "2"},
                                   {"content", content ? "deletes" : "data"}};
         rc = w2l__avro_out_begin(&o, avro_schema, kv, W2L_ARRAY_LEN(kv), err);
     }
     for (size_t i = 0; rc == W2L_OK && i < n; i++) {
-        rc = fill_entry(w2l__avro_out_record(&o), spec, &entries[i], err);
+        rc = fill_entry(w2l__avro_out_record(&o), spec, &entries[i], v3, err);
         if (rc == W2L_OK) rc = w2l__avro_out_append(&o, err);
     }
     if (rc == W2L_OK) rc = w2l__avro_out_finish(&o, io, pend, path, &out->length, err);
@@ -588,6 +606,17 @@ static w2l_rc read_entry(avro_value_t *rec, const w2l__ice_manifest *mf, const w
         d->referenced_data_file = arena_str(a, &f);
         W2L_NOMEM_IF(!d->referenced_data_file, err);
     }
+    if (w2l__avro_get(&df, "first_row_id", &f)) {
+        d->has_first_row_id = 1;
+        d->first_row_id = w2l__avro_int(&f);
+    }
+    avro_value_t g;
+    if (w2l__avro_get(&df, "content_offset", &f) &&
+        w2l__avro_get(&df, "content_size_in_bytes", &g)) {
+        d->has_content_range = 1;
+        d->content_offset = w2l__avro_int(&f);
+        d->content_size = w2l__avro_int(&g);
+    }
     return W2L_OK;
 }
 
@@ -602,6 +631,7 @@ w2l_rc w2l__ice_manifest_read(w2l_fileio *io, const w2l__ice_manifest *mf,
     w2l__ice_entry *v = NULL;
     size_t cnt = 0, cap = 0;
     colvec cv = {0};
+    int64_t next_row_id = mf->first_row_id;
     while (rc == W2L_OK) {
         avro_value_t *rec;
         int r = w2l__avro_in_next(&in, &rec, err);
@@ -617,7 +647,16 @@ w2l_rc w2l__ice_manifest_read(w2l_fileio *io, const w2l__ice_manifest *mf,
             v = nv;
         }
         rc = read_entry(rec, mf, spec, a, &cv, &v[cnt], err);
-        if (rc == W2L_OK) cnt++;
+        if (rc != W2L_OK) break;
+        /* row lineage: a live data file without first_row_id inherits the next ids */
+        w2l__ice_data_file *d = &v[cnt].file;
+        if (mf->has_first_row_id && d->content == W2L_ICE_DATA && !d->has_first_row_id &&
+            v[cnt].status != W2L_ICE_DELETED) {
+            d->has_first_row_id = 1;
+            d->first_row_id = next_row_id;
+            next_row_id += d->record_count;
+        }
+        cnt++;
     }
     w2l__avro_in_close(&in);
     w2l__free(cv.v);

@@ -6,6 +6,8 @@
  * theirs, so a commit rewrites no manifest (w2l-design(7) section 2: thousands of tables per
  * checkpoint). Header keys: snapshot-id, parent-snapshot-id, sequence-number, format-version.
  * Reading also accepts the legacy v1 names of 504-506 (added_data_files_count, ...).
+ * Format version 3 adds first_row_id (520): the first row id of the rows its ADDED data
+ * files hold (row lineage; assigned by the commit, snapshot.c).
  */
 #include <stdio.h>
 
@@ -75,11 +77,17 @@ static w2l_rc fill(avro_value_t *rec, const w2l__ice_manifest *m, int64_t seq, w
         }
     }
     w2l__avro_set_null(rec, "key_metadata");
+    if (m->has_first_row_id) {
+        AV(w2l__avro_set(rec, "first_row_id", &f));
+        AV(avro_value_set_long(&f, m->first_row_id));
+    } else {
+        w2l__avro_set_null(rec, "first_row_id");
+    }
     return W2L_OK;
 }
 
 w2l_rc w2l__ice_manifest_list_write(w2l_fileio *io, w2l__file_batch *pend, const char *path,
-                                    int64_t snapshot_id,
+                                    int format_version, int64_t snapshot_id,
                                     int64_t parent_id, int64_t seq,
                                     const w2l__ice_manifest *m, size_t n, w2l_error *err)
 {
@@ -88,9 +96,10 @@ w2l_rc w2l__ice_manifest_list_write(w2l_fileio *io, w2l__file_batch *pend, const
     snprintf(pid, sizeof pid, "%lld", (long long)parent_id);
     snprintf(sq, sizeof sq, "%lld", (long long)seq);
     w2l__ice_kv kv[4] = {{"snapshot-id", sid}, {"sequence-number", sq},
-                         {"format-version", "2"}, {"parent-snapshot-id", pid}};
+                         {"format-version", format_version >= 3 ? "3" : "2"},
+                         {"parent-snapshot-id", pid}};
     w2l__avro_out o;
-    w2l_rc rc = w2l__avro_out_begin(&o, w2l__ice_avro_manifest_list_schema(), kv,
+    w2l_rc rc = w2l__avro_out_begin(&o, w2l__ice_avro_manifest_list_schema(format_version), kv,
                                     parent_id != -1 ? 4 : 3, err);
     for (size_t i = 0; rc == W2L_OK && i < n; i++) {
         rc = fill(w2l__avro_out_record(&o), &m[i], seq, err);
@@ -165,6 +174,10 @@ static w2l_rc read_one(avro_value_t *rec, w2l__arena *a, w2l__ice_manifest *m, w
             if (w2l__avro_get(&el, "upper_bound", &sub))
                 W2L_NOMEM_IF(bytes_of(a, &sub, &p->upper) != 0, err);
         }
+    }
+    if (w2l__avro_get(rec, "first_row_id", &f)) {
+        m->has_first_row_id = 1;
+        m->first_row_id = w2l__avro_int(&f);
     }
     return W2L_OK;
 }

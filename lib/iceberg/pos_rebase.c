@@ -9,7 +9,9 @@
  * back. So before such a commit every position delete naming a data file that is not live
  * is moved onto the live row of the same key (the table's identifier columns, or every
  * column without one) in the live data files of the delete's partition, found with their
- * own deletes applied; the delete file is written again beside the old one.
+ * own deletes applied; the delete file is written again beside the old one. A deletion
+ * vector (format version 3) is read and written again the same way (w2l__ice_pos_file_read
+ * reads either kind), its rows staying on one data file.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,38 +227,87 @@ static w2l_rc dead_keys(rb *r, const char *path, rrow *v, size_t n, rkey *out)
     return rc;
 }
 
-/* The rows of position-delete file d, in *out (strings in r->tmp). */
-static w2l_rc read_deletes(rb *r, const w2l__ice_data_file *d, rrow **out, size_t *nout)
+w2l_rc w2l__ice_pos_file_read(w2l_fileio *io, const w2l__ice_data_file *d, w2l__arena *a,
+                              w2l__ice_posref **out, size_t *nout, w2l_error *err)
 {
+    *out = NULL;
+    *nout = 0;
+    if (w2l__ice_is_dv(d)) { /* a deletion vector: the rows of its one data file */
+        uint64_t *pos;
+        size_t n;
+        W2L_TRY(w2l__ice_dv_read(io, d, &pos, &n, err));
+        const char *ref = d->referenced_data_file
+                              ? w2l__arena_strndup(a, d->referenced_data_file,
+                                                   strlen(d->referenced_data_file))
+                              : NULL;
+        w2l__ice_posref *v = w2l__malloc((n + 1) * sizeof *v);
+        w2l_rc rc = W2L_OK;
+        if (!d->referenced_data_file)
+            rc = w2l__fail(err, W2L_CORRUPT, "deletion vector %s names no data file", d->path);
+        else if (!ref || !v) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        for (size_t i = 0; rc == W2L_OK && i < n; i++)
+            v[i] = (w2l__ice_posref){ref, (int64_t)pos[i]};
+        w2l__free(pos);
+        if (rc != W2L_OK) {
+            w2l__free(v);
+            return rc;
+        }
+        *out = v;
+        *nout = n;
+        return W2L_OK;
+    }
     w2l__pq_reader *pr = NULL;
-    W2L_TRY(w2l__pq_reader_open(r->io, w2l__ice_local_path(d->path), &pr, r->err));
+    W2L_TRY(w2l__pq_reader_open(io, w2l__ice_local_path(d->path), &pr, err));
     const w2l_schema *fs = w2l__pq_reader_schema(pr);
     long cp = w2l_schema_index_of_id(fs, W2L_PQ_FIELD_ID_FILE_PATH);
     long cq = w2l_schema_index_of_id(fs, W2L_PQ_FIELD_ID_POS);
     size_t nf = w2l_schema_field_count(fs);
     size_t total = (size_t)w2l__pq_reader_num_rows(pr);
-    rrow *v = w2l__malloc((total + 1) * sizeof *v);
-    w2l_rc rc = v ? W2L_OK : w2l__fail(r->err, W2L_NOMEM, "out of memory");
+    w2l__ice_posref *v = w2l__malloc((total + 1) * sizeof *v);
+    w2l_rc rc = v ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
     if (rc == W2L_OK && (cp < 0 || cq < 0))
-        rc = w2l__fail(r->err, W2L_CORRUPT, "not a position-delete file (no file_path or pos)");
+        rc = w2l__fail(err, W2L_CORRUPT, "not a position-delete file (no file_path or pos)");
     size_t n = 0;
+    const char *last = NULL;
     for (size_t rg = 0; rc == W2L_OK && rg < w2l__pq_reader_num_row_groups(pr); rg++) {
         const w2l_value *rows;
         size_t nr = w2l__pq_reader_row_group_rows(pr, rg);
-        rc = w2l__pq_reader_read_row_group(pr, rg, &rows, r->err);
+        rc = w2l__pq_reader_read_row_group(pr, rg, &rows, err);
         for (size_t i = 0; rc == W2L_OK && i < nr && n < total; i++) {
             const w2l_value *p = &rows[i * nf + (size_t)cp];
-            char *s = w2l__arena_strndup(r->tmp, p->v.bytes.ptr, p->v.bytes.len);
-            if (!s) rc = w2l__fail(r->err, W2L_NOMEM, "out of memory");
-            else v[n++] = (rrow){s, rows[i * nf + (size_t)cq].v.i64, 0};
+            if (p->is_null || rows[i * nf + (size_t)cq].is_null) continue;
+            /* rows come sorted by path: one copy per path */
+            const char *s = last;
+            if (!s || strlen(s) != p->v.bytes.len || memcmp(s, p->v.bytes.ptr, p->v.bytes.len))
+                s = last = w2l__arena_strndup(a, p->v.bytes.ptr, p->v.bytes.len);
+            if (!s) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+            else v[n++] = (w2l__ice_posref){s, rows[i * nf + (size_t)cq].v.i64};
         }
     }
     w2l__pq_reader_close(pr);
     if (rc != W2L_OK) {
         w2l__free(v);
-        if (rc != W2L_NOMEM) w2l__error_prefix(r->err, "reading %s: ", d->path);
+        if (rc != W2L_NOMEM) w2l__error_prefix(err, "reading %s: ", d->path);
         return rc;
     }
+    *out = v;
+    *nout = n;
+    return W2L_OK;
+}
+
+/* The rows of position-delete file (or deletion vector) d, in *out (strings in r->tmp). */
+static w2l_rc read_deletes(rb *r, const w2l__ice_data_file *d, rrow **out, size_t *nout)
+{
+    w2l__ice_posref *p;
+    size_t n;
+    W2L_TRY(w2l__ice_pos_file_read(r->io, d, r->tmp, &p, &n, r->err));
+    rrow *v = w2l__malloc((n + 1) * sizeof *v);
+    if (!v) {
+        w2l__free(p);
+        return w2l__fail(r->err, W2L_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) v[i] = (rrow){p[i].path, p[i].pos, 0};
+    w2l__free(p);
     *out = v;
     *nout = n;
     return W2L_OK;
@@ -321,10 +372,29 @@ w2l_rc w2l__ice_pos_file_write(w2l_fileio *io, const char *path,
     return rc;
 }
 
-/* Writes rows v[0..n) (sorted) as a new position-delete file beside d, and makes *d it. */
+/* Writes rows v[0..n) (sorted) as a new position-delete file (a deletion vector when d is
+ * one: its rows then all name one data file) beside d, and makes *d it. */
 static w2l_rc write_deletes(rb *r, const struct w2l__pq_options *pq, w2l__ice_data_file *d,
                             const rrow *v, size_t n, w2l__arena *a)
 {
+    if (w2l__ice_is_dv(d)) {
+        for (size_t i = 1; i < n; i++)
+            if (strcmp(v[i].path, v[0].path) != 0)
+                return w2l__fail(r->err, W2L_CORRUPT,
+                                 "deletion vector %s: its rows moved onto two data files (%s, %s)",
+                                 d->path, v[0].path, v[i].path);
+        uint64_t *pos = w2l__malloc((n + 1) * sizeof *pos);
+        W2L_NOMEM_IF(!pos, r->err);
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (!k || pos[k - 1] != (uint64_t)v[i].pos) pos[k++] = (uint64_t)v[i].pos;
+        w2l__ice_data_file nd = *d;
+        w2l_rc rc = n ? w2l__ice_dv_file_write(r->io, d->path, v[0].path, pos, k, a, &nd, r->err)
+                      : W2L_OK;
+        w2l__free(pos);
+        if (rc == W2L_OK) *d = nd;
+        return rc;
+    }
     w2l__ice_posref *refs = w2l__malloc((n + 1) * sizeof *refs);
     W2L_NOMEM_IF(!refs, r->err);
     for (size_t i = 0; i < n; i++) refs[i] = (w2l__ice_posref){v[i].path, v[i].pos};

@@ -5,6 +5,8 @@
  * file's, an equality delete when it is strictly greater, and both only within the same
  * partition unless the delete file's spec is unpartitioned; "Position Delete Files",
  * "Equality Delete Files" — equality on the values of equality_ids, null equal to null;
+ * "Deletion Vectors" (format version 3) — the positions of the one data file a vector
+ * names, read from its blob in a Puffin file (puffin.c);
  * "Schema Evolution" — columns matched by field id, missing columns null, int->long and
  * float->double promotion), then reading the rows through lib/parquet's reader.
  */
@@ -342,9 +344,44 @@ static dfile *dcache_slot(w2l__ice_scan *s, const w2l__ice_data_file *d)
     return NULL; /* cannot happen: the table holds twice the scan's delete files */
 }
 
+/* A deletion vector (format version 3): the positions of its one data file. */
+static w2l_rc load_dv(w2l_fileio *io, const w2l__ice_scan *s, dfile *f, w2l_error *err)
+{
+    w2l__ice_data_file d = *f->d;
+    if (!d.referenced_data_file)
+        return w2l__fail(err, W2L_CORRUPT, "deletion vector %s names no data file", d.path);
+    char *p = local(s, d.path);
+    W2L_NOMEM_IF(!p, err);
+    d.path = p;
+    uint64_t *v = NULL;
+    size_t n = 0;
+    w2l_rc rc = w2l__ice_dv_read(io, &d, &v, &n, err);
+    w2l__free(p);
+    W2L_TRY(rc);
+    f->paths = w2l__malloc(sizeof *f->paths);
+    f->pe = w2l__malloc((n + 1) * sizeof *f->pe);
+    char *ref = f->paths ? w2l__strdup(d.referenced_data_file) : NULL;
+    if (!f->paths || !f->pe || !ref) {
+        w2l__free(ref);
+        w2l__free(v);
+        const w2l__ice_data_file *orig = f->d;
+        dfile_release(f);
+        f->d = orig; /* the slot stays claimed, unloaded */
+        return w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    f->paths[0] = ref;
+    f->npaths = 1;
+    for (size_t i = 0; i < n; i++) f->pe[i] = (posent){0, (int64_t)v[i]};
+    f->npe = f->cappe = n;
+    f->loaded = 1;
+    w2l__free(v);
+    return W2L_OK;
+}
+
 static w2l_rc load_delete(w2l_fileio *io, const w2l__ice_scan *s, dfile *f, w2l_error *err)
 {
     const w2l__ice_data_file *d = f->d;
+    if (w2l__ice_is_dv(d)) return load_dv(io, s, f, err);
     char *p = local(s, d->path);
     W2L_NOMEM_IF(!p, err);
     w2l__pq_reader *r;

@@ -604,8 +604,8 @@ static w2l_rc merge_manifests(w2l__ice_table *t, int64_t sid, int64_t seq, w2l__
 static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w2l_error *err)
 {
     w2l__ice_meta *m = t->meta;
-    if (m->format_version != 2)
-        return w2l__fail(err, W2L_MISUSE, "commits need a format version 2 table");
+    if (m->format_version != 2 && m->format_version != 3)
+        return w2l__fail(err, W2L_MISUSE, "commits need a format version 2 or 3 table");
     if (!w2l__ice_meta_spec(m, m->default_spec_id))
         return w2l__fail(err, W2L_CORRUPT, "default-spec-id names no spec");
     if (!c->snapshot_id) c->snapshot_id = w2l__ice_random_id();
@@ -643,10 +643,12 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
         phash_add(&parts, m, f, f->spec_id < 0 ? m->default_spec_id : f->spec_id);
     }
 
-    /* replace: the removed paths, sorted, and which of them were found live */
+    /* replace: the removed paths, sorted, and which of them were found live; row delta of
+     * a v3 table: the deletion vectors its own replace (merged into them, dv.c) */
     const char **rm = NULL;
     unsigned char *rm_hit = NULL;
-    if (rc == W2L_OK && c->op == W2L_ICE_OP_REPLACE && c->nremoved) {
+    if (rc == W2L_OK && (c->op == W2L_ICE_OP_REPLACE || c->op == W2L_ICE_OP_ROW_DELTA) &&
+        c->nremoved) {
         rm = w2l__arena_alloc(&a, c->nremoved * sizeof *rm);
         rm_hit = w2l__arena_alloc(&a, c->nremoved);
         if (!rm || !rm_hit) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
@@ -663,8 +665,9 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
             list[nl++] = *pm;
             continue;
         }
-        /* truncate: every live entry goes; replace: the removed files go. Either way the
-         * manifest is rewritten with those entries DELETED, the others EXISTING. */
+        /* truncate: every live entry goes; replace (and a row delta's replaced deletion
+         * vectors): the removed files go. Either way the manifest is rewritten with those
+         * entries DELETED, the others EXISTING. */
         w2l__ice_entry *e;
         size_t ne;
         rc =
@@ -719,7 +722,8 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
     }
     for (size_t i = 0; rc == W2L_OK && rm && i < c->nremoved; i++)
         if (!rm_hit[i])
-            rc = w2l__fail(err, W2L_CONFLICT, "replace: %s is no longer live in the table", rm[i]);
+            rc = w2l__fail(err, W2L_CONFLICT, "%s: %s is no longer live in the table",
+                           c->op == W2L_ICE_OP_REPLACE ? "replace" : "row delta", rm[i]);
     size_t nown = c->nown;
     c->merged_manifests = 0;
     if (rc == W2L_OK)
@@ -734,8 +738,17 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
             rc = w2l__fail(err, W2L_NOMEM, "out of memory");
         }
     }
+    /* row lineage (v3): the change's own data manifests get the next row ids, in list
+     * order; the others keep theirs */
+    int64_t first_row_id = m->next_row_id, added_rows = 0;
+    for (size_t i = 0; rc == W2L_OK && m->format_version >= 3 && i < nown; i++) {
+        if (list[i].content != W2L_ICE_MANIFEST_DATA || list[i].has_first_row_id) continue;
+        list[i].has_first_row_id = 1;
+        list[i].first_row_id = first_row_id + added_rows;
+        added_rows += list[i].added_rows + list[i].existing_rows;
+    }
     if (rc == W2L_OK)
-        rc = w2l__ice_manifest_list_write(t->io, t->pending, list_path, sid,
+        rc = w2l__ice_manifest_list_write(t->io, t->pending, list_path, m->format_version, sid,
                                           parent ? parent->snapshot_id : -1, seq, list, nl, err);
 
     /* the snapshot */
@@ -746,6 +759,11 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
     s.seq = seq;
     s.timestamp_ms = W2L_MAX(w2l__now_ms(), m->last_updated_ms);
     s.schema_id = m->current_schema_id;
+    if (m->format_version >= 3) {
+        s.has_row_range = 1;
+        s.first_row_id = first_row_id;
+        s.added_rows = added_rows;
+    }
     const char *op = c->op == W2L_ICE_OP_TRUNCATE
                          ? (c->nfiles || c->ndeletes ? "overwrite" : "delete")
                      : c->op == W2L_ICE_OP_REPLACE ? "replace"
@@ -819,6 +837,7 @@ static w2l_rc add_snapshot(w2l__ice_table *t, w2l__ice_change *c, attempt *at, w
     m->snap_log[m->nsnap_log++] = (w2l__ice_log_entry){s.timestamp_ms, sid, NULL};
     m->current_snapshot_id = sid;
     m->last_seq = seq;
+    if (m->format_version >= 3) m->next_row_id = first_row_id + added_rows;
     m->last_updated_ms = s.timestamp_ms;
     /* refs.main follows the current snapshot */
     w2l__ice_ref *main_ref = NULL;

@@ -2,7 +2,8 @@
  * Table metadata: the in-memory model of an Iceberg table metadata file and its JSON form
  * (Iceberg spec: "Table Metadata" and its field table for format version 2, "Snapshots",
  * "Snapshot References", Appendix C "JSON serialization" of schemas, partition specs, sort
- * orders). Every required v2 field is read and written; snapshots, snapshot-log,
+ * orders). Every required v2 field is read and written, and for format version 3 the row
+ * lineage fields (next-row-id; a snapshot's first-row-id and added-rows); snapshots, snapshot-log,
  * metadata-log and refs are always written (w2l-design(7) section 5, project convention).
  * Members this model does not know (statistics, partition-statistics, ...) are kept and
  * written back unchanged, so a commit by this library never drops what another engine put
@@ -464,6 +465,10 @@ static w2l_rc parse_snapshot(const w2l__json *js, w2l__ice_snapshot *s, w2l_erro
     W2L_TRY(req_i64(js, "timestamp-ms", &s->timestamp_ms, err));
     int64_t sid;
     if (opt_i64(js, "schema-id", &sid)) s->schema_id = (int32_t)sid;
+    if (opt_i64(js, "first-row-id", &s->first_row_id)) {
+        s->has_row_range = 1;
+        if (!opt_i64(js, "added-rows", &s->added_rows)) s->added_rows = 0;
+    }
     const char *ml = w2l__json_str(w2l__json_get(js, "manifest-list"));
     if (!ml)
         return BAD("snapshot without \"manifest-list\" (v1 manifests lists are not supported)");
@@ -481,14 +486,14 @@ static const char *const known_keys[] = {
     "last-column-id", "schemas", "schema", "current-schema-id", "partition-specs",
     "partition-spec", "default-spec-id", "last-partition-id", "sort-orders",
     "default-sort-order-id", "properties", "current-snapshot-id", "snapshots", "snapshot-log",
-    "metadata-log", "refs"};
+    "metadata-log", "refs", "next-row-id"};
 
 static w2l_rc parse_tree(const w2l__json *root, w2l__ice_meta *m, w2l_error *err)
 {
     if (w2l__json_type(root) != W2L_JSON_OBJECT) return BAD("not a JSON object");
     int32_t fv;
     W2L_TRY(req_i32(root, "format-version", &fv, err));
-    if (fv < 1 || fv > 2)
+    if (fv < 1 || fv > 3)
         return w2l__fail(err, W2L_CORRUPT, "table metadata: format-version %d not supported",
                          (int)fv);
     m->format_version = fv;
@@ -500,6 +505,7 @@ static w2l_rc parse_tree(const w2l__json *root, w2l__ice_meta *m, w2l_error *err
     m->location = w2l__strdup(loc);
     W2L_NOMEM_IF(!m->location, err);
     if (fv >= 2) W2L_TRY(req_i64(root, "last-sequence-number", &m->last_seq, err));
+    if (fv >= 3) W2L_TRY(req_i64(root, "next-row-id", &m->next_row_id, err));
     W2L_TRY(req_i64(root, "last-updated-ms", &m->last_updated_ms, err));
     W2L_TRY(req_i32(root, "last-column-id", &m->last_column_id, err));
 
@@ -705,6 +711,7 @@ w2l_rc w2l__ice_meta_print(const w2l__ice_meta *m, char **out, size_t *len, w2l_
     w2l__json_w_string(&w, "table-uuid", m->uuid);
     w2l__json_w_string(&w, "location", m->location);
     w2l__json_w_int64(&w, "last-sequence-number", m->last_seq);
+    if (m->format_version >= 3) w2l__json_w_int64(&w, "next-row-id", m->next_row_id);
     w2l__json_w_int64(&w, "last-updated-ms", m->last_updated_ms);
     w2l__json_w_int64(&w, "last-column-id", m->last_column_id);
     w2l__json_w_array(&w, "schemas");
@@ -731,6 +738,10 @@ w2l_rc w2l__ice_meta_print(const w2l__ice_meta *m, char **out, size_t *len, w2l_
         w2l__json_w_string(&w, "manifest-list", s->manifest_list);
         props_write(&w, "summary", &s->summary);
         if (s->schema_id >= 0) w2l__json_w_int64(&w, "schema-id", s->schema_id);
+        if (s->has_row_range) {
+            w2l__json_w_int64(&w, "first-row-id", s->first_row_id);
+            w2l__json_w_int64(&w, "added-rows", s->added_rows);
+        }
         w2l__json_w_close(&w);
     }
     w2l__json_w_close(&w);
@@ -894,10 +905,22 @@ w2l_rc w2l__ice_meta_new(const char *location, w2l_schema *schema, const w2l__ic
         }
         m->last_partition_id = 999 + (int32_t)spec->nfields;
     }
-    for (size_t i = 0; props && i < props->n; i++)
+    for (size_t i = 0; props && i < props->n; i++) {
+        /* "format-version" is the table's version, no property (as Iceberg's reserved
+         * table property of that name) */
+        if (strcmp(props->kv[i].key, "format-version") == 0) {
+            const char *v = props->kv[i].value;
+            if (!v || (strcmp(v, "2") != 0 && strcmp(v, "3") != 0)) {
+                rc = w2l__fail(err, W2L_MISUSE, "format-version '%s': 2 or 3", v ? v : "");
+                goto fail;
+            }
+            m->format_version = v[0] - '0';
+            continue;
+        }
         if ((rc = w2l__ice_props_set(&m->props, props->kv[i].key, props->kv[i].value, err)) !=
             W2L_OK)
             goto fail;
+    }
     m->current_schema_id = -1;
     if ((rc = w2l__ice_meta_set_schema(m, schema, err)) != W2L_OK) goto fail;
     *out = m;

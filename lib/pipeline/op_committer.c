@@ -30,6 +30,12 @@
  * manifest written per barrier would be one more file per table and checkpoint to orphan
  * when a commit is retried on another base.
  *
+ * Format version 3 tables: the writers' position-delete files become deletion vectors at
+ * each commit attempt (w2l__ice_dv_merge against the table as that attempt finds it: one
+ * vector per data file, the table's earlier one merged in and removed in the same
+ * snapshot); an attempt that loses a race drops its vectors and manifests and the next
+ * merges anew; once committed, the Parquet files are removed (no table names them).
+ *
  * Scale: WRITE_RESULTs are gathered in a hash map per checkpoint, pending checkpoints in
  * one list in commit order, table handles in a hash map with an LRU bound; nothing walks
  * all tables per table. Different tables commit independently: a table that fails is
@@ -664,6 +670,16 @@ static w2l_rc handle_get(committer *c, const char *ns, const char *table, handle
     }
     h->t = t;
     h->h = w2l__table_hash(ns, table);
+    /* table.format-version is for new tables: one already there keeps its version */
+    char fq[512];
+    snprintf(fq, sizeof fq, "%s.%s", ns, table);
+    const char *fv = NULL;
+    w2l_conf_get_for_table(c->conf, fq, "table.format-version", &fv, NULL);
+    if (fv && atoi(fv) > t->meta->format_version)
+        w2l__log_table(W2L_LOG_WARN, ns, table,
+                       "committer %u: %s.%s is a format version %d table and stays one "
+                       "(table.format-version %s applies to new tables only)",
+                       c->index, ns, table, t->meta->format_version, fv);
     w2l_rc rc;
     h->max_ckpt = job_ckpt(c, t->meta, err, &rc);
     if (rc != W2L_OK) {
@@ -681,6 +697,17 @@ static w2l_rc handle_get(committer *c, const char *ns, const char *table, handle
 }
 
 /* ----------------------------------------------------------------- commits -------- */
+
+/* Forgets the manifests an attempt wrote for c's own files (their content changes with
+ * the base: deletion vectors) and removes them; the next attempt writes them again. */
+static void drop_own_manifests(w2l__ice_change *c, w2l_fileio *io)
+{
+    w2l_error e2;
+    for (size_t i = 0; i < c->nown; i++) w2l_fileio_remove(io, c->own[i].path, &e2);
+    c->nown = 0;
+    c->own = NULL;
+    c->have_manifests = 0;
+}
 
 /* Commits one table's files of one checkpoint (p), unless the table has it already. */
 /* Position deletes may name data files a compaction removed since they were made: those
@@ -791,6 +818,11 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
             c->index, p->ns, p->table, (unsigned long long)p->ckpt, nstale);
         if (!nd && !nx) truncate = 0; /* the truncate was the old table's */
     }
+    w2l__ice_dv_plan plan;
+    memset(&plan, 0, sizeof plan);
+    int dvs = 0;
+    for (size_t i = 0; h->t->meta->format_version >= 3 && i < nx; i++)
+        dvs |= dels[i].content == W2L_ICE_POS_DELETES;
     if (rc == W2L_OK && (nd + nx > 0 || truncate)) {
         /* after a TRUNCATE: the rows written after it replace the table, in one snapshot */
         ch.op = truncate ? W2L_ICE_OP_TRUNCATE : nx ? W2L_ICE_OP_ROW_DELTA : W2L_ICE_OP_APPEND;
@@ -833,6 +865,25 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
                 sum[ns++] = (w2l__ice_kv){ W2L_COMPLETE_KEY, mtext };
                 sum[ns++] = (w2l__ice_kv){ W2L_COMPLETE_KC_KEY, kc };
             }
+            /* a v3 table: the position deletes become deletion vectors, merged with those
+             * of the table as this attempt finds it (dv.c); a retry merges anew */
+            if (dvs) {
+                if (plan.deletes) {
+                    w2l__ice_dv_plan_abandon(h->t->io, &plan);
+                    drop_own_manifests(&ch, h->t->io);
+                }
+                rc = w2l__ice_dv_merge(h->t->io, h->t->meta, dels, nx, !truncate, &ch.arena,
+                                       &plan, err);
+                if (rc != W2L_OK) {
+                    w2l__error_prefix(err, "table %s.%s checkpoint %llu: ", p->ns, p->table,
+                                      (unsigned long long)p->ckpt);
+                    break;
+                }
+                ch.deletes = plan.deletes;
+                ch.ndeletes = plan.ndeletes;
+                ch.removed = plan.removed;
+                ch.nremoved = plan.nremoved;
+            }
             size_t base_n = ch.nsummary;
             ch.summary = sum;
             ch.nsummary = ns;
@@ -840,6 +891,10 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
             ch.summary = summary;
             ch.nsummary = base_n;
             if (rc == W2L_OK) {
+                /* the Parquet position deletes live on in the deletion vectors only */
+                w2l_error e2;
+                for (size_t i = 0; dvs && i < plan.nconsumed; i++)
+                    w2l_fileio_remove(h->t->io, w2l__ice_local_path(plan.consumed[i]), &e2);
                 if (merged)
                     w2l__ledger_done(c->ledger, p->ns, p->table, h->t->meta->uuid, pos, merged);
                 h->max_ckpt = p->ckpt;
@@ -855,6 +910,11 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
                 break;
             }
             if (rc != W2L_CONFLICT) break;
+            if (dvs) { /* not committed: this attempt's vectors and manifests go */
+                w2l__ice_dv_plan_abandon(h->t->io, &plan);
+                drop_own_manifests(&ch, h->t->io);
+                plan.deletes = NULL;
+            }
             /* another writer moved the table (try_commit reloaded it): did it commit ours? */
             w2l_rc r2;
             h->max_ckpt = job_ckpt(c, h->t->meta, err, &r2);

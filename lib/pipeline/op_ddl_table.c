@@ -273,9 +273,15 @@ static w2l_rc create_as(ddl_op *op, tbl *t, w2l_schema *schema, w2l_error *err)
     w2l_conf_get_int(op->conf, "maintenance.metadata-versions", &keep, NULL);
     char kb[24];
     snprintf(kb, sizeof kb, "%lld", (long long)keep);
-    w2l__ice_kv kv[2] = {{"write.metadata.delete-after-commit.enabled", "true"},
-                         {"write.metadata.previous-versions-max", kb}};
-    w2l__ice_props props = {2, kv};
+    /* the format version (table.format-version) is the table's for good */
+    char fq[512];
+    snprintf(fq, sizeof fq, "%s.%s", t->ns, t->name);
+    const char *fv = NULL;
+    w2l_conf_get_for_table(op->conf, fq, "table.format-version", &fv, NULL);
+    w2l__ice_kv kv[3] = {{"write.metadata.delete-after-commit.enabled", "true"},
+                         {"write.metadata.previous-versions-max", kb},
+                         {"format-version", (char *)(fv && *fv ? fv : "2")}};
+    w2l__ice_props props = {3, kv};
     w2l__ice_spec spec;
     int set;
     w2l_rc rc = w2l__ddlop_spec_of(op, t->ns, t->name, schema, NULL, &spec, &set, err);

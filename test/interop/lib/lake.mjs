@@ -1,6 +1,9 @@
-// An independent reader of Iceberg v2 tables for the interop tests, built only on readers
-// we did not write: avsc decodes manifest lists and manifests, hyparquet decodes data and
-// delete files. The read semantics follow the Iceberg spec, not our C code:
+// An independent reader of Iceberg v2 and v3 tables for the interop tests, built only on
+// readers we did not write: avsc decodes manifest lists and manifests, hyparquet decodes
+// data and delete files, the npm package roaring each deletion vector's bitmaps (v3: a
+// delete file of format PUFFIN, read by lib/puffin.mjs from the spec; it deletes positions
+// of its referenced_data_file, like a position delete file). The read semantics follow the
+// Iceberg spec, not our C code:
 //   current snapshot -> manifest list -> manifests (DELETED entries skipped; null sequence
 //   numbers of ADDED entries inherited from the manifest list) -> live files;
 //   position deletes apply to the data file whose path matches when delete seq >= data seq
@@ -19,6 +22,7 @@ import path from 'node:path'
 import avro from 'avsc'
 import { parquetMetadataAsync, parquetReadObjects } from 'hyparquet'
 import { compressors } from 'hyparquet-compressors'
+import { readDeletionVector } from './puffin.mjs'
 
 const LONG = avro.types.LongType.__with({
   fromBuffer: b => b.readBigInt64LE(),
@@ -183,6 +187,12 @@ export async function readTable (tableDir, opts = {}) {
   const posDel = new Map() // data path -> [{pos, seq, d}]
   const eqDel = [] // {ids, keys: Set, seq, d}
   for (const d of out.deleteFiles) {
+    if (d.content === 1 && d.file_format === 'PUFFIN') {
+      const dv = readDeletionVector(d)
+      if (!posDel.has(dv.referenced)) posDel.set(dv.referenced, [])
+      for (const pos of dv.positions) posDel.get(dv.referenced).push({ pos, seq: d.seq, d })
+      continue
+    }
     const rows = await readParquetOnce(d.file_path)
     if (BigInt(rows.length) !== BigInt(d.record_count)) throw new Error(`${d.file_path}: record_count ${d.record_count}, ${rows.length} rows`)
     if (d.content === 1) {
