@@ -698,17 +698,6 @@ static w2l_rc handle_get(committer *c, const char *ns, const char *table, handle
 
 /* ----------------------------------------------------------------- commits -------- */
 
-/* Forgets the manifests an attempt wrote for c's own files (their content changes with
- * the base: deletion vectors) and removes them; the next attempt writes them again. */
-static void drop_own_manifests(w2l__ice_change *c, w2l_fileio *io)
-{
-    w2l_error e2;
-    for (size_t i = 0; i < c->nown; i++) w2l_fileio_remove(io, c->own[i].path, &e2);
-    c->nown = 0;
-    c->own = NULL;
-    c->have_manifests = 0;
-}
-
 /* Commits one table's files of one checkpoint (p), unless the table has it already. */
 /* Position deletes may name data files a compaction removed since they were made: those
  * of a checkpoint an earlier run wrote (whatever it committed since), those made before
@@ -870,7 +859,7 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
             if (dvs) {
                 if (plan.deletes) {
                     w2l__ice_dv_plan_abandon(h->t->io, &plan);
-                    drop_own_manifests(&ch, h->t->io);
+                    w2l__ice_change_unwrite(&ch, h->t->io);
                 }
                 rc = w2l__ice_dv_merge(h->t->io, h->t->meta, dels, nx, !truncate, &ch.arena,
                                        &plan, err);
@@ -912,7 +901,7 @@ static w2l_rc commit_one(committer *c, const pend *p, w2l_error *err)
             if (rc != W2L_CONFLICT) break;
             if (dvs) { /* not committed: this attempt's vectors and manifests go */
                 w2l__ice_dv_plan_abandon(h->t->io, &plan);
-                drop_own_manifests(&ch, h->t->io);
+                w2l__ice_change_unwrite(&ch, h->t->io);
                 plan.deletes = NULL;
             }
             /* another writer moved the table (try_commit reloaded it): did it commit ours? */
