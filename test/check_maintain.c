@@ -712,13 +712,13 @@ static void big_put(w2l_pipeline *p, long id, const char *tag, int update)
     snprintf(big_model[id], sizeof big_model[id], "%s", tag);
 }
 
-START_TEST(large_files_get_position_deletes)
+/* BIGN rows in files rolled at 64 KiB, then 1% of them upserted with equality deletes
+ * (compaction turns them into position deletes); returns the pipeline's conf. */
+static w2l_conf *big_with_equality_deletes(void)
 {
     memset(big_model, 0, sizeof big_model);
-    format_version = _i ? "3" : NULL; /* 1: one deletion vector per large file instead */
     w2l_conf *c = base_conf();
     ck_assert_ok(w2l_conf_set(c, "maintenance.enabled", "false", &err), err);
-    /* the upserts as equality deletes: compaction turns them into position deletes */
     ck_assert_ok(w2l_conf_set(c, "write.delete-mode", "equality", &err), err);
     ck_assert_ok(w2l_conf_set(c, "writer.target-file-bytes", "64KiB", &err), err);
     w2l_pipeline *p;
@@ -726,11 +726,18 @@ START_TEST(large_files_get_position_deletes)
     for (long id = 0; id < BIGN; id++) big_put(p, id, "v1", 0);
     commit(p);
     checkpoint(p);
-    for (long id = 0; id < BIGN; id += 100) big_put(p, id, "v2", 1); /* 1% of the rows */
+    for (long id = 0; id < BIGN; id += 100) big_put(p, id, "v2", 1);
     commit(p);
     checkpoint(p);
     ck_assert_ok(w2l_pipeline_finish(p, &err), err);
     w2l_pipeline_free(p);
+    return c;
+}
+
+START_TEST(large_files_get_position_deletes)
+{
+    format_version = _i ? "3" : NULL; /* 1: one deletion vector per large file instead */
+    w2l_conf *c = big_with_equality_deletes();
     check_big();
     w2l_catalog *cat;
     w2l_fileio *io;
@@ -789,22 +796,9 @@ END_TEST
  * still has one vector, and every row deleted by either stays deleted. */
 START_TEST(a_compactions_vector_merges_with_one_committed_meanwhile)
 {
-    memset(big_model, 0, sizeof big_model);
     format_version = "3";
-    w2l_conf *c = base_conf();
-    ck_assert_ok(w2l_conf_set(c, "maintenance.enabled", "false", &err), err);
-    ck_assert_ok(w2l_conf_set(c, "write.delete-mode", "equality", &err), err);
-    ck_assert_ok(w2l_conf_set(c, "writer.target-file-bytes", "64KiB", &err), err);
+    w2l_conf *c = big_with_equality_deletes();
     w2l_pipeline *p;
-    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
-    for (long id = 0; id < BIGN; id++) big_put(p, id, "v1", 0);
-    commit(p);
-    checkpoint(p);
-    for (long id = 0; id < BIGN; id += 100) big_put(p, id, "v2", 1); /* equality deletes */
-    commit(p);
-    checkpoint(p);
-    ck_assert_ok(w2l_pipeline_finish(p, &err), err);
-    w2l_pipeline_free(p);
     w2l_conf_free(c);
     /* the compaction: a vector per large file, the 1% in a new file */
     w2l_catalog *cat;

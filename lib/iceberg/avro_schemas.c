@@ -103,42 +103,33 @@ static const char ENTRY_HEAD[] =
     "\",\"field-id\":" #k "},{\"name\":\"value\",\"type\":\"" vt "\",\"field-id\":" #v "}]},"  \
     "\"logicalType\":\"map\"}],\"default\":null,\"field-id\":" #id "},"
 
-static const char ENTRY_TAIL[] =
-    "]},\"field-id\":102},"
-    "{\"name\":\"record_count\",\"type\":\"long\",\"field-id\":103},"
-    "{\"name\":\"file_size_in_bytes\",\"type\":\"long\",\"field-id\":104},"
-    MAP("column_sizes", 108, 117, 118, "int", "long")
-    MAP("value_counts", 109, 119, 120, "int", "long")
-    MAP("null_value_counts", 110, 121, 122, "int", "long")
-    MAP("nan_value_counts", 137, 138, 139, "int", "long")
-    MAP("lower_bounds", 125, 126, 127, "int", "bytes")
-    MAP("upper_bounds", 128, 129, 130, "int", "bytes")
-    "{\"name\":\"key_metadata\",\"type\":[\"null\",\"bytes\"],\"default\":null,\"field-id\":131},"
-    "{\"name\":\"split_offsets\",\"type\":[\"null\",{\"type\":\"array\",\"items\":\"long\","
-    "\"element-id\":133}],\"default\":null,\"field-id\":132},"
-    "{\"name\":\"equality_ids\",\"type\":[\"null\",{\"type\":\"array\",\"items\":\"int\","
-    "\"element-id\":136}],\"default\":null,\"field-id\":135},"
+/* The data_file fields after the partition, up to sort_order_id, as both versions have them */
+#define ENTRY_TAIL_COMMON                                                                     \
+    "]},\"field-id\":102},"                                                                  \
+    "{\"name\":\"record_count\",\"type\":\"long\",\"field-id\":103},"                         \
+    "{\"name\":\"file_size_in_bytes\",\"type\":\"long\",\"field-id\":104},"                   \
+    MAP("column_sizes", 108, 117, 118, "int", "long")                                        \
+    MAP("value_counts", 109, 119, 120, "int", "long")                                        \
+    MAP("null_value_counts", 110, 121, 122, "int", "long")                                   \
+    MAP("nan_value_counts", 137, 138, 139, "int", "long")                                    \
+    MAP("lower_bounds", 125, 126, 127, "int", "bytes")                                       \
+    MAP("upper_bounds", 128, 129, 130, "int", "bytes")                                       \
+    "{\"name\":\"key_metadata\",\"type\":[\"null\",\"bytes\"],\"default\":null,\"field-id\":131}," \
+    "{\"name\":\"split_offsets\",\"type\":[\"null\",{\"type\":\"array\",\"items\":\"long\","       \
+    "\"element-id\":133}],\"default\":null,\"field-id\":132},"                                \
+    "{\"name\":\"equality_ids\",\"type\":[\"null\",{\"type\":\"array\",\"items\":\"int\","         \
+    "\"element-id\":136}],\"default\":null,\"field-id\":135},"                                \
     "{\"name\":\"sort_order_id\",\"type\":[\"null\",\"int\"],\"default\":null,\"field-id\":140},"
+
+static const char ENTRY_TAIL[] =
+    ENTRY_TAIL_COMMON
     "{\"name\":\"referenced_data_file\",\"type\":[\"null\",\"string\"],\"default\":null,"
     "\"field-id\":143}"
     "]},\"field-id\":2}]}";
 
+/* version 3: first_row_id, and a deletion vector's place in its Puffin file */
 static const char ENTRY_TAIL_V3[] =
-    "]},\"field-id\":102},"
-    "{\"name\":\"record_count\",\"type\":\"long\",\"field-id\":103},"
-    "{\"name\":\"file_size_in_bytes\",\"type\":\"long\",\"field-id\":104},"
-    MAP("column_sizes", 108, 117, 118, "int", "long")
-    MAP("value_counts", 109, 119, 120, "int", "long")
-    MAP("null_value_counts", 110, 121, 122, "int", "long")
-    MAP("nan_value_counts", 137, 138, 139, "int", "long")
-    MAP("lower_bounds", 125, 126, 127, "int", "bytes")
-    MAP("upper_bounds", 128, 129, 130, "int", "bytes")
-    "{\"name\":\"key_metadata\",\"type\":[\"null\",\"bytes\"],\"default\":null,\"field-id\":131},"
-    "{\"name\":\"split_offsets\",\"type\":[\"null\",{\"type\":\"array\",\"items\":\"long\","
-    "\"element-id\":133}],\"default\":null,\"field-id\":132},"
-    "{\"name\":\"equality_ids\",\"type\":[\"null\",{\"type\":\"array\",\"items\":\"int\","
-    "\"element-id\":136}],\"default\":null,\"field-id\":135},"
-    "{\"name\":\"sort_order_id\",\"type\":[\"null\",\"int\"],\"default\":null,\"field-id\":140},"
+    ENTRY_TAIL_COMMON
     "{\"name\":\"first_row_id\",\"type\":[\"null\",\"long\"],\"default\":null,\"field-id\":142},"
     "{\"name\":\"referenced_data_file\",\"type\":[\"null\",\"string\"],\"default\":null,"
     "\"field-id\":143},"
