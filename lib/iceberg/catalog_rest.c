@@ -17,9 +17,11 @@
  * (rest_update.c), POSTed to the table; the server writes the metadata file and answers
  * its location. A create is the same POST with assert-create. Outcomes:
  *   200      committed;
- *   409      a requirement failed, or an earlier try of ours landed (a reused connection
- *            resent by the HTTP layer, a lost answer): the table is reloaded and holds our
- *            change → committed, else W2L_CONFLICT (the committer reloads and retries);
+ *   409      a requirement failed, or an earlier try of ours landed (a request the HTTP
+ *            layer sent again on a fresh connection after the reused one died without an
+ *            answer, a lost answer): the table is reloaded and holds our change →
+ *            committed, else W2L_CONFLICT (W2L_EXISTS for a create; the committer reloads
+ *            and retries);
  *   5xx, timeout, reset
  *            the state is unknown: the table is reloaded; our change there → committed;
  *            the table still at the base → the POST is sent again (the requirements make a
@@ -582,6 +584,11 @@ static int holds(const w2l__json *loaded, const w2l__json *base, const w2l__json
 {
     const w2l__json *m = w2l__json_get(loaded, "metadata");
     if (!m) return 0;
+    if (!base) { /* a create: the table is ours when it has our (random) uuid */
+        const char *u = w2l__json_str(w2l__json_get(m, "table-uuid"));
+        const char *nu = w2l__json_str(w2l__json_get(next, "table-uuid"));
+        if (!u || !nu || strcmp(u, nu) != 0) return 0;
+    }
     int64_t sid = w2l__rest_added_snapshot(base, next);
     if (sid >= 0) return w2l__rest_has_snapshot(m, sid);
     w2l__json *req = NULL, *upd = NULL;
@@ -590,7 +597,10 @@ static int holds(const w2l__json *loaded, const w2l__json *base, const w2l__json
     int left = 0;
     for (const w2l__json *u = w2l__json_first(upd); u; u = w2l__json_next(u)) {
         const char *a = w2l__json_str(w2l__json_get(u, "action"));
-        if (a && !strstr(a, "snapshot")) left = 1; /* another writer's snapshots: fine */
+        if (a && !strstr(a, "snapshot")) { /* another writer's snapshots: fine */
+            left = 1;
+            w2l__log(W2L_LOG_DEBUG, "rest catalog: the table differs from the commit: %s", a);
+        }
     }
     w2l__json_free(req);
     w2l__json_free(upd);
@@ -685,8 +695,6 @@ static w2l_rc r_commit(w2l_catalog *self, const char *ns, const char *table, con
             rc = loc ? w2l_buf_append(new_location, loc, strlen(loc), err)
                      : load(c, ns, table, new_location, NULL, err);
             w2l__json_free(ans);
-        } else if (rc == W2L_OK && k.status == 409 && !base && !unknown) {
-            rc = w2l__fail(err, W2L_EXISTS, "table %s.%s exists", ns, table);
         } else if (rc == W2L_OK && k.status != 409 && k.status < 500) {
             rc = w2l__rest_fail(err, k.method, k.path, k.status, (const char *)k.answer.data,
                                 k.answer.len);

@@ -32,7 +32,8 @@ int64_t w2l__rest_added_snapshot(const w2l__json *base, const w2l__json *next);
 
 /* A catalog's error answer as a library error: "rest catalog: METHOD PATH: HTTP STATUS
  * TYPE: MESSAGE" (type and message from the ErrorModel {"error":{"message","type","code"}}
- * when the body is one, else the body's start). Codes: 404 W2L_NOTFOUND, 409 W2L_CONFLICT,
+ * or error and error_description of an OAuth2 error, when the body is one, else the body's
+ * start). Codes: 404 W2L_NOTFOUND, 409 W2L_CONFLICT,
  * 401/403 and 400 W2L_CONFIG, 429 and 5xx W2L_UNAVAILABLE (retriable), others W2L_ERROR. */
 w2l_rc w2l__rest_fail(w2l_error *err, const char *method, const char *path, long status,
                       const char *body, size_t len);

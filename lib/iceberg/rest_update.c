@@ -289,6 +289,10 @@ w2l_rc w2l__rest_fail(w2l_error *err, const char *method, const char *path, long
         const w2l__json *e = w2l__json_get(j, "error");
         type = w2l__json_str(w2l__json_get(e, "type"));
         msg = w2l__json_str(w2l__json_get(e, "message"));
+        if (w2l__json_str(e)) { /* an OAuth2 error: {"error":"invalid_client", ...} */
+            type = w2l__json_str(e);
+            msg = w2l__json_str(w2l__json_get(j, "error_description"));
+        }
     }
     w2l_rc code = status == 404                    ? W2L_NOTFOUND
                   : status == 409                  ? W2L_CONFLICT

@@ -1,0 +1,159 @@
+// The rest catalog (issue 36) end to end, against lib/rest_server.mjs (a REST catalog
+// written from the specification: OAuth2 client credentials, a path prefix from /v1/config,
+// paged lists, metadata files written by the server from the commit's updates, stale
+// requirements refused with 409) on 127.0.0.1:
+//   - `w2l run` follows a canal-json file over four runs (the file grows between them) into
+//     --catalog rest:URL with a client credential; faults are injected on commits: a lost
+//     answer after the server applied a create and later commits, 503 before applying, a
+//     409 without a cause, and every token revoked during a commit (401 until w2l fetches a
+//     new one);
+//   - per table, no checkpoint is committed twice and none is missing (w2l.checkpoint-id of
+//     every snapshot in the metadata the catalog points at);
+//   - the tables, read with avsc + hyparquet (lib/lake.mjs) from the metadata location the
+//     catalog returns, equal the model of the stream (lib/canal.mjs);
+//   - iceberg-js, an independent REST client, lists the namespace and tables through the
+//     server and loads each table's current snapshot, the one the metadata file holds;
+//   - `w2l tables` and `w2l cat` read the lake through the catalog.
+// Waits are on process exits; W2L_TEST_KEEP=1 keeps the files.
+import { test, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { IcebergRestCatalog } from 'iceberg-js'
+import { Stream, rng } from './lib/canal.mjs'
+import { readTable, sortedLines } from './lib/lake.mjs'
+import { startRestCatalog } from './lib/rest_server.mjs'
+
+const bin = process.env.W2L_TEST_BIN || path.resolve('build')
+const w2l = path.join(bin, 'w2l')
+const keep = !!process.env.W2L_TEST_KEEP
+const top = fs.mkdtempSync(path.join(os.tmpdir(), 'w2l-rest-'))
+process.on('exit', () => { if (!keep) fs.rmSync(top, { recursive: true, force: true }) })
+
+const DB = 'shop'
+const TABLES = ['items', 'orders', 'notes']
+const COLS = {
+  items: [{ name: 'id', mysql: 'bigint(20)', canon: v => BigInt(v).toString() }, { name: 'name', mysql: 'varchar(24)', canon: v => v }, { name: 'qty', mysql: 'int(11)', canon: v => Number(v) }],
+  orders: [{ name: 'id', mysql: 'int(11)', canon: v => Number(v) }, { name: 'item', mysql: 'bigint(20)', canon: v => BigInt(v).toString() }, { name: 'total', mysql: 'decimal(10,2)', canon: v => v }],
+  notes: [{ name: 'k', mysql: 'int(11)', canon: v => Number(v) }, { name: 'msg', mysql: 'varchar(16)', canon: v => v }]
+}
+const PK = { items: ['id'], orders: ['id'], notes: [] }
+const CREDENTIAL = { id: 'w2l-client', secret: 's3cr3t-w2l' }
+
+function makeStream (n, seed) {
+  const r = rng(seed)
+  const s = new Stream(DB)
+  for (const t of TABLES) s.table(t, COLS[t], PK[t])
+  const int = k => Math.floor(r() * k)
+  const items = new Map(); const orders = new Map()
+  for (let i = 0; i < n; i++) {
+    const x = r()
+    if (x < 0.45) {
+      const id = String(1 + int(60))
+      if (!items.has(id)) { const a = { id, name: 'n' + int(100), qty: String(int(50)) }; s.insert('items', a); items.set(id, a) } else if (r() < 0.7) { const b = items.get(id); const a = { ...b, qty: String(Number(b.qty) + 1) }; s.update('items', b, a); items.set(id, a) } else { s.delete('items', items.get(id)); items.delete(id) }
+    } else if (x < 0.8) {
+      const id = String(1 + int(80))
+      if (!orders.has(id)) { const a = { id, item: String(1 + int(60)), total: (int(100000) / 100).toFixed(2) }; s.insert('orders', a); orders.set(id, a) } else { const b = orders.get(id); const a = { ...b, total: (Number(b.total) + 0.5).toFixed(2) }; s.update('orders', b, a); orders.set(id, a) }
+    } else {
+      s.insert('notes', { k: String(i), msg: 'm' + int(9) })
+    }
+  }
+  return s
+}
+
+// Runs w2l (async: the catalog answers from this process) and resolves with its exit.
+function w2lRun (args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(w2l, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''; let stderr = ''
+    child.stdout.on('data', d => { stdout += d })
+    child.stderr.on('data', d => { stderr += d })
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120000)
+    child.on('error', reject)
+    child.on('exit', (code, signal) => { clearTimeout(timer); resolve({ code, signal, stdout, stderr }) })
+  })
+}
+
+const cat = await startRestCatalog({ dir: path.join(top, 'catalog'), prefix: 'lake', credential: CREDENTIAL, pageSize: 2 })
+after(() => cat.close())
+
+test('w2l run into a REST catalog: faults on commits, nothing lost or doubled, read back by iceberg-js and the interop readers', async () => {
+  const wh = path.join(top, 'lake')
+  fs.mkdirSync(wh)
+  const src = path.join(top, 'changes.json')
+  const stream = makeStream(3000, 36)
+  const lines = stream.lines
+  const lake = ['--warehouse', wh, '--catalog', `rest:${cat.url}`, '--catalog.credential', `${CREDENTIAL.id}:${CREDENTIAL.secret}`, '--catalog.warehouse', 'lake']
+  const runArgs = ['run', '--source', `file:${src}?format=canal-json`, ...lake, '--checkpoint-interval', '100ms', '--quiet', '--until-caught-up', '--log-level', 'debug']
+  // four runs over a growing file; the faults queued before each hit its first commits
+  const plan = [
+    () => cat.fault('commit', 'lost'), // a create whose answer is lost
+    () => { cat.fault('commit', 'lost'); cat.fault('commit', '503') },
+    () => { cat.fault('commit', '409'); cat.fault('commit', 'expire') },
+    () => { cat.fault('commit', '503'); cat.fault('commit', 'lost') }
+  ]
+  const tokensBefore = cat.stats.tokens
+  for (let run = 0; run < plan.length; run++) {
+    fs.writeFileSync(src, lines.slice(0, Math.round(lines.length * (run + 1) / plan.length)).join('\n') + '\n')
+    plan[run]()
+    const res = await w2lRun(runArgs)
+    assert.equal(res.code, 0, `run ${run + 1} exited ${res.code ?? res.signal}:\n${res.stderr.slice(-3000)}`)
+    assert.equal(cat.pendingFaults(), 0, `run ${run + 1}: every injected fault was hit`)
+    assert.ok(!res.stderr.includes(CREDENTIAL.secret), 'the client secret is never logged')
+  }
+  assert.equal(cat.stats.faults, 7)
+  assert.ok(cat.stats.unauthorized > 0 && cat.stats.tokens > tokensBefore, `a fresh token after the revocation (${cat.stats.tokens} issued, ${cat.stats.unauthorized} refused)`)
+
+  // nothing lost or doubled: each checkpoint id at most once per table, and the model holds
+  for (const t of TABLES) {
+    const loc = cat.metadataLocation([DB], t)
+    assert.ok(loc, `${t} is in the catalog`)
+    const meta = JSON.parse(fs.readFileSync(loc, 'utf8'))
+    const ids = meta.snapshots.map(s => s.summary['w2l.checkpoint-id']).filter(Boolean)
+    assert.equal(new Set(ids).size, ids.length, `${t}: a checkpoint committed twice: ${ids.join(',')}`)
+    assert.ok(ids.length >= plan.length, `${t}: ${ids.length} checkpoints committed`)
+    const got = await readTable(path.dirname(path.dirname(loc)), { meta })
+    assert.deepEqual(sortedLines(got.rows), sortedLines(stream.expected(t)), `${t}: the lake equals the model`)
+  }
+
+  // iceberg-js, through the server
+  const ij = new IcebergRestCatalog({ baseUrl: cat.url, catalogName: 'lake', auth: { type: 'custom', getHeaders: async () => ({ Authorization: `Bearer ${await token()}` }) } })
+  const nss = await ij.listNamespaces()
+  assert.deepEqual(nss.map(n => n.namespace), [[DB]])
+  const ids = await ij.listTables({ namespace: [DB] })
+  // iceberg-js reads the first page only (the server pages by 2); w2l tables, below, pages
+  assert.deepEqual(ids.map(i => i.name), [...TABLES].sort().slice(0, 2), 'iceberg-js lists the first page of tables')
+  for (const t of TABLES) {
+    const m = await ij.loadTable({ namespace: [DB], name: t })
+    const onDisk = JSON.parse(fs.readFileSync(cat.metadataLocation([DB], t), 'utf8'))
+    assert.equal(String(m['current-snapshot-id']), String(onDisk['current-snapshot-id']), `${t}: iceberg-js sees the current snapshot`)
+    assert.ok(m.snapshots.length > 0 && m['format-version'] === 2)
+  }
+
+  // the CLI's readers through the catalog
+  const tl = await w2lRun(['tables', ...lake])
+  assert.equal(tl.code, 0, tl.stderr)
+  for (const t of TABLES) assert.match(tl.stdout, new RegExp(`${DB}\\.${t}`), `w2l tables lists ${t}`)
+  const ct = await w2lRun(['cat', `${DB}.items`, ...lake])
+  assert.equal(ct.code, 0, ct.stderr)
+  assert.equal(ct.stdout.trim().split('\n').filter(Boolean).length, stream.expected('items').length, 'w2l cat prints every row')
+})
+
+test('a wrong credential is named with the endpoint, status and the server\'s error; an unknown table is not found', async () => {
+  const wh = path.join(top, 'lake2')
+  fs.mkdirSync(wh)
+  const bad = await w2lRun(['tables', '--warehouse', wh, '--catalog', `rest:${cat.url}`, '--catalog.credential', 'w2l-client:wrong'])
+  assert.equal(bad.code, 2, 'a configuration error')
+  assert.match(bad.stderr, /oauth\/tokens: HTTP 401 invalid_client: unknown client/)
+  assert.ok(!bad.stderr.includes('wrong'), 'the secret is not in the message')
+  const nt = await w2lRun(['cat', `${DB}.nope`, '--warehouse', wh, '--catalog', `rest:${cat.url}`, '--catalog.credential', `${CREDENTIAL.id}:${CREDENTIAL.secret}`])
+  assert.equal(nt.code, 1)
+  assert.match(nt.stderr, /shop\.nope not found/)
+})
+
+async function token () {
+  const r = await fetch(`${cat.url}/v1/oauth/tokens`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: 'client_credentials', client_id: CREDENTIAL.id, client_secret: CREDENTIAL.secret, scope: 'PRINCIPAL_ROLE:ALL' }) })
+  return (await r.json()).access_token
+}
