@@ -146,12 +146,12 @@ static w2l__json *identifier(const char *ns, const char *table)
     return o;
 }
 
-/* "v1/PREFIX/namespaces/NS[/tables[/TABLE]]" (the part after the base URI) into b. */
+/* "/v1/PREFIX/namespaces/NS[/tables[/TABLE]]" (the part after the base URI) into b. */
 static w2l_rc path_of(rest_catalog *c, w2l_buf *b, const char *ns, const char *table,
                       int tables, w2l_error *err)
 {
     b->len = 0;
-    W2L_TRY(w2l_buf_append(b, "v1/", 3, err));
+    W2L_TRY(w2l_buf_append(b, "/v1/", 4, err));
     if (*c->prefix) {
         W2L_TRY(w2l_buf_append(b, c->prefix, strlen(c->prefix), err));
         W2L_TRY(w2l_buf_append(b, "/", 1, err));
@@ -265,7 +265,7 @@ static w2l_rc bearer(rest_catalog *c, int force, char *auth, size_t size, w2l_er
 
 typedef struct call {
     const char *method;
-    const char *path;  /* after the base URI: "v1/config" */
+    const char *path;  /* after the base URI: "/v1/config" */
     const char *query; /* without '?', NULL none */
     const char *body;  /* JSON, NULL none */
     int idempotent;    /* retried on 429/503 and transport errors */
@@ -280,7 +280,7 @@ typedef struct call {
  * acted on). */
 static w2l_rc do_call(rest_catalog *c, call *k, w2l_error *err)
 {
-    char *url = w2l__asprintf("%s/%s%s%s", c->uri, k->path, k->query ? "?" : "",
+    char *url = w2l__asprintf("%s%s%s%s", c->uri, k->path, k->query ? "?" : "",
                               k->query ? k->query : "");
     W2L_NOMEM_IF(!url, err);
     char auth[8192];
@@ -312,7 +312,7 @@ static w2l_rc do_call(rest_catalog *c, call *k, w2l_error *err)
             k->status = 0;
             k->unknown = resp.sent;
             again = k->idempotent || !resp.sent;
-            rc = w2l__fail(err, W2L_UNAVAILABLE, "rest catalog: %s /%s: %s", k->method, k->path,
+            rc = w2l__fail(err, W2L_UNAVAILABLE, "rest catalog: %s %s: %s", k->method, k->path,
                            resp.error);
             err->flags |= W2L_ERR_RETRIABLE;
         } else {
@@ -332,13 +332,13 @@ static w2l_rc do_call(rest_catalog *c, call *k, w2l_error *err)
             }
         }
         if (!again || attempt >= READ_TRIES) break;
-        w2l__log(W2L_LOG_DEBUG, "rest catalog: %s /%s: %s, again in %ld ms", k->method,
+        w2l__log(W2L_LOG_DEBUG, "rest catalog: %s %s: %s, again in %ld ms", k->method,
                  k->path, k->status ? "busy" : "no answer", backoff);
         pause_ms(backoff);
         backoff = W2L_MIN(backoff * 2, 5000);
     }
     if (rc == W2L_OK && k->status == 0)
-        rc = w2l__fail(err, W2L_UNAVAILABLE, "rest catalog: %s /%s: no answer", k->method,
+        rc = w2l__fail(err, W2L_UNAVAILABLE, "rest catalog: %s %s: no answer", k->method,
                        k->path);
     memset(auth, 0, sizeof auth);
     w2l__free(url);
@@ -356,7 +356,7 @@ static w2l_rc call_ok(rest_catalog *c, call *k, w2l__json **j, w2l_error *err)
                               k->answer.len);
     if (!j) return W2L_OK;
     w2l_rc rc = w2l__json_parse((const char *)k->answer.data, k->answer.len, j, err);
-    if (rc != W2L_OK) w2l__error_prefix(err, "rest catalog: %s /%s: ", k->method, k->path);
+    if (rc != W2L_OK) w2l__error_prefix(err, "rest catalog: %s %s: ", k->method, k->path);
     return rc;
 }
 
@@ -388,6 +388,7 @@ static w2l_rc parse_headers(rest_catalog *c, w2l_error *err)
             char *v = colon + 1, *e = colon - 1;
             while (e > p && *e == ' ') *e-- = '\0';
             while (*v == ' ') v++;
+            for (char *t = v + strlen(v); t > v && t[-1] == ' ';) *--t = '\0';
             c->extra[c->nextra++] = (w2l__http_header){p, v};
         }
         p = semi ? semi + 1 : NULL;
@@ -413,7 +414,7 @@ static w2l_rc load_config(rest_catalog *c, w2l_error *err)
         if (rc == W2L_OK) rc = enc(&q, c->warehouse, err);
         if (rc == W2L_OK) rc = w2l__buf_cstr(&q, err);
     }
-    call k = {.method = "GET", .path = "v1/config", .query = c->warehouse ? (char *)q.data : NULL,
+    call k = {.method = "GET", .path = "/v1/config", .query = c->warehouse ? (char *)q.data : NULL,
               .idempotent = 1};
     w2l__json *j = NULL;
     if (rc == W2L_OK) rc = call_ok(c, &k, &j, err);
@@ -430,9 +431,12 @@ static w2l_rc load_config(rest_catalog *c, w2l_error *err)
     if (eps && w2l__json_size(eps) > 0) {
         c->endpoints = w2l__calloc(w2l__json_size(eps), sizeof *c->endpoints);
         if (!c->endpoints) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
-        for (const w2l__json *e = w2l__json_first(eps); rc == W2L_OK && e; e = w2l__json_next(e))
-            if (w2l__json_str(e) && !(c->endpoints[c->nendpoints++] = w2l__strdup(w2l__json_str(e))))
+        for (const w2l__json *e = w2l__json_first(eps); rc == W2L_OK && e;
+             e = w2l__json_next(e)) {
+            const char *s = w2l__json_str(e);
+            if (s && !(c->endpoints[c->nendpoints++] = w2l__strdup(s)))
                 rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        }
         c->listed = 1;
     }
     w2l__json_free(j);
@@ -559,7 +563,7 @@ static w2l_rc load(rest_catalog *c, const char *ns, const char *table, w2l_buf *
         w2l__error_prefix(err, "table %s.%s not found: ", ns, table);
     const char *loc = rc == W2L_OK ? w2l__json_str(w2l__json_get(j, "metadata-location")) : NULL;
     if (rc == W2L_OK && !loc)
-        rc = w2l__fail(err, W2L_CORRUPT, "rest catalog: GET /%s: no metadata-location", k.path);
+        rc = w2l__fail(err, W2L_CORRUPT, "rest catalog: GET %s: no metadata-location", k.path);
     if (rc == W2L_OK && location) rc = w2l_buf_append(location, loc, strlen(loc), err);
     if (rc == W2L_OK && answer) {
         *answer = j;
@@ -767,7 +771,7 @@ static w2l_rc r_rename(w2l_catalog *self, const char *ns, const char *table, con
     rest_catalog *c = (rest_catalog *)self;
     W2L_TRY(need(c, "POST /v1/{prefix}/tables/rename", err));
     W2L_TRY(ensure_namespace(c, to_ns, err));
-    char *path = w2l__asprintf("v1/%s%stables/rename", c->prefix, *c->prefix ? "/" : "");
+    char *path = w2l__asprintf("/v1/%s%stables/rename", c->prefix, *c->prefix ? "/" : "");
     w2l__json *body = w2l__json_new_object();
     char *text = NULL;
     w2l_rc rc = W2L_OK;
