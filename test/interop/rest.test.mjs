@@ -14,7 +14,10 @@
 //   - iceberg-js, an independent REST client, lists the namespace and tables through the
 //     server and loads each table's current snapshot, the one the metadata file holds;
 //   - `w2l tables` and `w2l cat` read the lake through the catalog.
-// Waits are on process exits; W2L_TEST_KEEP=1 keeps the files.
+//   - one run is SIGKILLed right after its second commit, the next goes on from there;
+//   - maintenance (a compaction, an expiry) commits through the catalog, the tables still
+//     equal the model; status, recover and wait-complete work through it.
+// Waits are on process exits and commits; W2L_TEST_KEEP=1 keeps the files.
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
@@ -63,10 +66,16 @@ function makeStream (n, seed) {
   return s
 }
 
-// Runs w2l (async: the catalog answers from this process) and resolves with its exit.
-function w2lRun (args) {
+// Runs w2l (async: the catalog answers from this process) and resolves with its exit;
+// killAfter: SIGKILL it as soon as the catalog has applied that many more commits.
+function w2lRun (args, killAfter = 0) {
   return new Promise((resolve, reject) => {
     const child = spawn(w2l, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    if (killAfter) {
+      let n = 0
+      cat.onCommit = () => { if (++n === killAfter) child.kill('SIGKILL') }
+      child.on('exit', () => { cat.onCommit = null })
+    }
     let stdout = ''; let stderr = ''
     child.stdout.on('data', d => { stdout += d })
     child.stderr.on('data', d => { stderr += d })
@@ -96,7 +105,13 @@ test('w2l run into a REST catalog: faults on commits, nothing lost or doubled, r
   ]
   const tokensBefore = cat.stats.tokens
   for (let run = 0; run < plan.length; run++) {
-    fs.writeFileSync(src, lines.slice(0, Math.round(lines.length * (run + 1) / plan.length)).join('\n') + '\n')
+    const have = Math.round(lines.length * (run + 1) / plan.length)
+    if (run === 2) { // first a run SIGKILLed right after its second commit lands, half way
+      fs.writeFileSync(src, lines.slice(0, Math.round(lines.length * (run + 0.5) / plan.length)).join('\n') + '\n')
+      const killed = await w2lRun(runArgs.filter(a => a !== '--until-caught-up'), 2)
+      assert.equal(killed.signal, 'SIGKILL', `the killed run ended by itself: ${killed.code}\n${killed.stderr.slice(-2000)}`)
+    }
+    fs.writeFileSync(src, lines.slice(0, have).join('\n') + '\n')
     plan[run]()
     const res = await w2lRun(runArgs)
     assert.equal(res.code, 0, `run ${run + 1} exited ${res.code ?? res.signal}:\n${res.stderr.slice(-3000)}`)
@@ -132,7 +147,28 @@ test('w2l run into a REST catalog: faults on commits, nothing lost or doubled, r
     assert.ok(m.snapshots.length > 0 && m['format-version'] === 2)
   }
 
+  // maintenance through the catalog: a compaction, then an expiry keeping one snapshot
+  const cfg = path.join(top, 'maintain.json')
+  fs.writeFileSync(cfg, JSON.stringify({ maintenance: { 'max-snapshot-age': '1ms', 'min-snapshots': 1 } }))
+  const before = JSON.parse(fs.readFileSync(cat.metadataLocation([DB], 'items'), 'utf8')).snapshots.length
+  const mc = await w2lRun(['maintain', '--compact', '--force', '--table', `${DB}.items`, ...lake])
+  assert.equal(mc.code, 0, mc.stderr)
+  const me = await w2lRun(['maintain', '--expire', '--config', cfg, ...lake])
+  assert.equal(me.code, 0, me.stderr)
+  for (const t of TABLES) {
+    const loc = cat.metadataLocation([DB], t)
+    const meta = JSON.parse(fs.readFileSync(loc, 'utf8'))
+    const got = await readTable(path.dirname(path.dirname(loc)), { meta })
+    assert.deepEqual(sortedLines(got.rows), sortedLines(stream.expected(t)), `${t}: the lake equals the model after maintenance`)
+  }
+  const after = JSON.parse(fs.readFileSync(cat.metadataLocation([DB], 'items'), 'utf8')).snapshots.length
+  assert.ok(after < before, `items: snapshots expired through the catalog (${before} -> ${after})`)
+
   // the CLI's readers through the catalog
+  for (const cmd of [['status'], ['recover'], ['wait-complete', '--table', `${DB}.items`, '--through', '1700000000001', '--timeout', '30s']]) {
+    const r = await w2lRun([...cmd, ...lake])
+    assert.equal(r.code, 0, `w2l ${cmd[0]}: ${r.stderr}`)
+  }
   const tl = await w2lRun(['tables', ...lake])
   assert.equal(tl.code, 0, tl.stderr)
   for (const t of TABLES) assert.match(tl.stdout, new RegExp(`${DB}\\.${t}`), `w2l tables lists ${t}`)

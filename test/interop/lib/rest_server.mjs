@@ -202,6 +202,7 @@ export async function startRestCatalog ({ dir, prefix = 'lake', credential = nul
   const tokens = new Map() // token -> valid
   const faults = []
   const stats = { commits: 0, faults: 0, unauthorized: 0, tokens: 0, requests: {} }
+  const api = { onCommit: null } // onCommit(ns, name): called after each applied commit
   const tkey = (ns, name) => ns.join(SEP) + '/' + name
   const readMeta = loc => parseJson(fs.readFileSync(loc, 'utf8'))
 
@@ -237,6 +238,7 @@ export async function startRestCatalog ({ dir, prefix = 'lake', credential = nul
     state.tables[key] = loc
     save()
     stats.commits++
+    api.onCommit?.(ns, name)
     return { 'metadata-location': loc, metadata: next }
   }
 
@@ -360,7 +362,7 @@ export async function startRestCatalog ({ dir, prefix = 'lake', credential = nul
   })
   await new Promise(resolve => server.listen(0, '127.0.0.1', resolve))
   const url = `http://127.0.0.1:${server.address().port}`
-  return {
+  Object.assign(api, {
     url,
     stats,
     state,
@@ -370,5 +372,6 @@ export async function startRestCatalog ({ dir, prefix = 'lake', credential = nul
     metadataLocation: (ns, name) => state.tables[tkey(ns, name)],
     readMetadata: loc => readMeta(loc),
     close: () => new Promise(resolve => { server.closeAllConnections?.(); server.close(resolve) })
-  }
+  })
+  return api
 }
