@@ -72,7 +72,8 @@ static const cli_extra maintain_extra[] = {
 /* The keys of the rest catalog (w2l-catalogs(7)). */
 #define CATALOG_FLAGS                                                                          \
     " catalog.warehouse catalog.credential catalog.token catalog.oauth2-server-uri "           \
-    "catalog.scope catalog.headers"
+    "catalog.scope catalog.headers catalog.rest.sigv4-enabled catalog.rest.signing-region "     \
+    "catalog.rest.signing-name"
 /* Both, for every command that opens the lake. */
 #define LAKE_FLAGS S3_FLAGS CATALOG_FLAGS
 

@@ -5,7 +5,8 @@
  * (ErrorModel, OAuth2 errors, bodies that are neither); then lib/iceberg/catalog_rest.c
  * against canned answers (test/support/http_stub.c): /v1/config's prefix and endpoints, a
  * multi-level namespace's path, the OAuth2 token and its refresh on a 401, an endpoint the
- * server does not list, and a config error naming the endpoint and status. Commits against
+ * server does not list, a config error naming the endpoint and status, and SigV4 signing
+ * (the signature of what was sent). Commits against
  * a catalog that writes metadata, with lost answers, are test/interop/rest.test.mjs.
  */
 #include <check.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "iceberg/rest.h"
+#include "io/s3.h"
 #include "support/http_stub.h"
 #include "support/support.h"
 
@@ -376,6 +378,67 @@ START_TEST(open_errors_name_the_catalog_and_status)
 }
 END_TEST
 
+START_TEST(sigv4_signs_every_request)
+{
+    http_stub_route routes[] = {
+        {"GET", "/iceberg/v1/config", 200, NULL, "{\"defaults\":{},\"overrides\":{}}", 0, 0, 0,
+         0},
+        {"GET", "/iceberg/v1/namespaces/a%1Fb/tables/t", 200, NULL, TABLE_BODY, 0, 0, 0, 0},
+    };
+    http_stub *s = http_stub_start(routes, 2);
+    setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE", 1);
+    setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", 1);
+    setenv("AWS_SESSION_TOKEN", "session-token-1", 1);
+    w2l_error err;
+    w2l_conf *conf = w2l_conf_new();
+    ck_assert_ok(w2l_conf_set(conf, "catalog.rest.sigv4-enabled", "true", &err), err);
+    ck_assert_ok(w2l_conf_set(conf, "catalog.rest.signing-region", "us-west-2", &err), err);
+    ck_assert_ok(w2l_conf_set(conf, "catalog.rest.signing-name", "glue", &err), err);
+    w2l_fileio *io;
+    ck_assert_ok(w2l_fileio_open("mem", NULL, &io, &err), err);
+    char uri[128];
+    snprintf(uri, sizeof uri, "rest:%s/iceberg", http_stub_url(s));
+    w2l_catalog *c;
+    ck_assert_ok(w2l__catalog_open(uri, conf, "/lake", io, &c, &err), err);
+    w2l_buf loc = {0};
+    ck_assert_ok(w2l__catalog_load(c, "a.b", "t", &loc, &err), err);
+    ck_assert_int_eq(http_stub_hits(s, 1), 1);
+    const http_stub_request *r = http_stub_get(s, http_stub_nrequests(s) - 1);
+    char host[64], date[32], sha[80], tok[64], auth[512];
+    ck_assert_ptr_nonnull(http_stub_header(r, "host", host, sizeof host));
+    ck_assert_ptr_nonnull(http_stub_header(r, "x-amz-date", date, sizeof date));
+    ck_assert_ptr_nonnull(http_stub_header(r, "x-amz-content-sha256", sha, sizeof sha));
+    ck_assert_str_eq(sha, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    ck_assert_str_eq(http_stub_header(r, "x-amz-security-token", tok, sizeof tok),
+                     "session-token-1");
+    ck_assert_ptr_nonnull(http_stub_header(r, "Authorization", auth, sizeof auth));
+    ck_assert_ptr_nonnull(strstr(auth, "Credential=AKIDEXAMPLE/"));
+    ck_assert_ptr_nonnull(strstr(auth, "/us-west-2/glue/aws4_request, SignedHeaders=host;"
+                                       "x-amz-content-sha256;x-amz-date;x-amz-security-token, "));
+    /* the signature of what was sent: the path encoded once more (%1F -> %251F), as AWS
+     * services other than S3 sign it (the signer itself: check_sigv4) */
+    w2l__http_header hs[] = {{"host", host}, {"x-amz-date", date}, {"x-amz-content-sha256", sha},
+                             {"x-amz-security-token", tok}};
+    w2l__sigv4_req sr = {.method = "GET",
+                         .canonical_uri = "/iceberg/v1/namespaces/a%251Fb/tables/t",
+                         .canonical_query = "", .headers = hs, .nheaders = 4,
+                         .payload_hash = sha, .region = "us-west-2", .service = "glue",
+                         .amz_date = date};
+    w2l__aws_cred cred = {"AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+                          "session-token-1", 0};
+    w2l_buf want = {0};
+    ck_assert_ok(w2l__sigv4_sign(&sr, &cred, &want, NULL, NULL, &err), err);
+    ck_assert_ok(w2l__buf_cstr(&want, &err), err);
+    ck_assert_str_eq(auth, (const char *)want.data);
+    w2l_buf_release(&want);
+    w2l_buf_release(&loc);
+    w2l__catalog_close(c);
+    w2l_fileio_close(io);
+    w2l_conf_free(conf);
+    http_stub_stop(s);
+}
+END_TEST
+
 Suite *suite_ice_rest(void)
 {
     Suite *s = suite_create("ice_rest");
@@ -394,6 +457,7 @@ Suite *suite_ice_rest(void)
     tcase_add_test(h, config_prefix_endpoints_and_namespace_paths);
     tcase_add_test(h, oauth_token_sent_and_fetched_again_on_401);
     tcase_add_test(h, open_errors_name_the_catalog_and_status);
+    tcase_add_test(h, sigv4_signs_every_request);
     suite_add_tcase(s, h);
     return s;
 }

@@ -44,6 +44,16 @@ const w2l_conf_prop w2l__conf_props[] = {
     { "catalog.headers", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_CLI | W2L_CONF_F_SECRET,
       "rest catalog: extra HTTP headers on every request, 'Name: value; Name: value' (at most "
       "16), e.g. 'X-Iceberg-Access-Delegation: vended-credentials'. Never printed." },
+    { "catalog.rest.sigv4-enabled", W2L_CONF_BOOL, "false", NOLIM, NULL, W2L_CONF_F_CLI,
+      "rest catalog: sign every request with AWS Signature Version 4, with the credentials "
+      "the s3 file IO finds (environment, s3.profile, instance metadata), as AWS Glue's and S3 "
+      "Tables' Iceberg endpoints want." },
+    { "catalog.rest.signing-region", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
+      "rest catalog: the region SigV4 signs for. Unset: s3.region, else AWS_REGION, else the "
+      "profile's region." },
+    { "catalog.rest.signing-name", W2L_CONF_STRING, "execute-api", NOLIM, NULL, W2L_CONF_F_CLI,
+      "rest catalog: the service name SigV4 signs for: glue for AWS Glue, s3tables for S3 "
+      "Tables." },
     { "config", W2L_CONF_URI, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
       "A JSON file of these keys; flags given on the command line override it." },
     { "checkpoint-interval", W2L_CONF_DURATION, "10s", 50, MS_DAY, NULL, W2L_CONF_F_CLI,

@@ -3,7 +3,10 @@
  * (w2l-catalogs(7)), through lib/io/http.c. URI: rest:http[s]://HOST[:PORT][/PATH], the
  * part before "/v1/". Keys (w2l-config(5)): catalog.warehouse, catalog.credential
  * (ID:SECRET, OAuth2 client credentials), catalog.token, catalog.oauth2-server-uri,
- * catalog.scope, catalog.headers ("Name: value; Name: value").
+ * catalog.scope, catalog.headers ("Name: value; Name: value"), catalog.rest.sigv4-enabled,
+ * catalog.rest.signing-region, catalog.rest.signing-name (AWS Signature Version 4 with the
+ * credentials of the S3 file IO's chain instead of a token: Glue "glue", S3 Tables
+ * "s3tables").
  *
  * Open: an OAuth2 token when a credential is set, then GET /v1/config?warehouse=W, whose
  * "overrides" win over the keys and the keys over its "defaults" (the "prefix" of every
@@ -74,6 +77,11 @@ typedef struct rest_catalog {
     int have_mu;
     char *token;
     int64_t token_expires_ms; /* 0: no expiry known */
+    /* SigV4 (catalog.rest.sigv4-enabled): credentials of the AWS chain */
+    w2l__cred_chain *aws;
+    char *sign_region, *sign_name;
+    char *host;      /* of uri: "glue.us-east-1.amazonaws.com" */
+    char *base_path; /* of uri, "" or "/iceberg" */
 } rest_catalog;
 
 /* ------------------------------------------------------------- helpers ---- */
@@ -275,14 +283,102 @@ typedef struct call {
     w2l_buf answer;
 } call;
 
+/* ------------------------------------------------------------------ SigV4 ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The query (pairs already encoded) with its pairs sorted, as SigV4's canonical query
+ * wants it; the URL sends the same text. NULL stays NULL. */
+static w2l_rc sorted_query(const char *q, char **out, w2l_error *err)
+{
+    *out = NULL;
+    if (!q) return W2L_OK;
+    char *copy = w2l__strdup(q);
+    size_t n = 1;
+    for (const char *p = q; *p; p++) n += *p == '&';
+    char **v = w2l__calloc(n, sizeof *v);
+    w2l_buf b = {0};
+    w2l_rc rc = copy && v ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
+    size_t k = 0;
+    for (char *p = copy, *save = NULL, *t; rc == W2L_OK && (t = strtok_r(p, "&", &save));
+         p = NULL)
+        v[k++] = t;
+    if (rc == W2L_OK) qsort(v, k, sizeof *v, cmp_str);
+    for (size_t i = 0; rc == W2L_OK && i < k; i++) {
+        if (i) rc = w2l_buf_append(&b, "&", 1, err);
+        if (rc == W2L_OK) rc = w2l_buf_append(&b, v[i], strlen(v[i]), err);
+    }
+    if (rc == W2L_OK) rc = w2l__buf_cstr(&b, err);
+    if (rc == W2L_OK) *out = (char *)b.data;
+    else w2l_buf_release(&b);
+    w2l__free(v);
+    w2l__free(copy);
+    return rc;
+}
+
+/* The headers that sign a request with AWS Signature Version 4 for signing name and region
+ * (host, x-amz-date, x-amz-content-sha256, x-amz-security-token, Authorization), appended
+ * to h (room for 5 more), their texts kept in keep[5] (freed by the caller). The canonical
+ * URI is the request path encoded once more, as AWS services other than S3 want it. */
+static w2l_rc sign(rest_catalog *c, const char *method, const char *path, const char *query,
+                   const char *body, w2l__http_header *h, size_t *nh, w2l_buf keep[5],
+                   w2l_error *err)
+{
+    w2l__aws_cred cred = {0};
+    W2L_TRY(w2l__cred_get(c->aws, &cred, NULL, err));
+    char *full = w2l__asprintf("%s%s", c->base_path, path);
+    w2l_rc rc = full ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
+    if (rc == W2L_OK) rc = w2l__aws_uri_encode(&keep[0], full, strlen(full), 1, err);
+    if (rc == W2L_OK) rc = w2l__buf_cstr(&keep[0], err);
+    w2l__free(full);
+    unsigned char d[32];
+    w2l__sha256(body ? body : "", body ? strlen(body) : 0, d);
+    char hash[65], date[17];
+    w2l__hex(d, 32, hash);
+    w2l__amz_date(w2l__now_ms(), date);
+    if (rc == W2L_OK) rc = w2l_buf_append(&keep[1], hash, 65, err);
+    if (rc == W2L_OK) rc = w2l_buf_append(&keep[2], date, 17, err);
+    size_t n0 = *nh;
+    if (rc == W2L_OK) {
+        h[(*nh)++] = (w2l__http_header){"host", c->host};
+        h[(*nh)++] = (w2l__http_header){"x-amz-date", (char *)keep[2].data};
+        h[(*nh)++] = (w2l__http_header){"x-amz-content-sha256", (char *)keep[1].data};
+        if (cred.session_token) {
+            rc = w2l_buf_append(&keep[3], cred.session_token, strlen(cred.session_token) + 1,
+                                err);
+            if (rc == W2L_OK)
+                h[(*nh)++] = (w2l__http_header){"x-amz-security-token", (char *)keep[3].data};
+        }
+    }
+    if (rc == W2L_OK) {
+        w2l__sigv4_req r = {.method = method, .canonical_uri = (char *)keep[0].data,
+                            .canonical_query = query ? query : "", .headers = h + n0,
+                            .nheaders = *nh - n0, .payload_hash = hash,
+                            .region = c->sign_region, .service = c->sign_name,
+                            .amz_date = date};
+        rc = w2l__sigv4_sign(&r, &cred, &keep[4], NULL, NULL, err);
+    }
+    if (rc == W2L_OK) rc = w2l__buf_cstr(&keep[4], err);
+    if (rc == W2L_OK) h[(*nh)++] = (w2l__http_header){"Authorization", (char *)keep[4].data};
+    w2l__aws_cred_clear(&cred);
+    return rc;
+}
+
 /* One request with its retries. W2L_OK when an answer came (any status: call.status);
  * W2L_UNAVAILABLE (retriable) when none did (call.unknown tells whether it may have been
  * acted on). */
 static w2l_rc do_call(rest_catalog *c, call *k, w2l_error *err)
 {
-    char *url = w2l__asprintf("%s%s%s%s", c->uri, k->path, k->query ? "?" : "",
-                              k->query ? k->query : "");
-    W2L_NOMEM_IF(!url, err);
+    char *query = NULL;
+    W2L_TRY(sorted_query(k->query, &query, err));
+    char *url = w2l__asprintf("%s%s%s%s", c->uri, k->path, query ? "?" : "", query ? query : "");
+    if (!url) {
+        w2l__free(query);
+        return w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
     char auth[8192];
     w2l_rc rc = W2L_OK;
     int refreshed = 0;
@@ -292,12 +388,18 @@ static w2l_rc do_call(rest_catalog *c, call *k, w2l_error *err)
     for (int attempt = 1;; attempt++) {
         rc = bearer(c, 0, auth, sizeof auth, err);
         if (rc != W2L_OK) break;
-        w2l__http_header h[MAX_HEADERS + 3];
+        w2l__http_header h[MAX_HEADERS + 8];
         size_t nh = 0;
         h[nh++] = (w2l__http_header){"Accept", "application/json"};
         if (k->body) h[nh++] = (w2l__http_header){"Content-Type", "application/json"};
         if (*auth) h[nh++] = (w2l__http_header){"Authorization", auth};
         for (size_t i = 0; i < c->nextra; i++) h[nh++] = c->extra[i];
+        w2l_buf keep[5] = {{0}};
+        if (c->aws) rc = sign(c, k->method, k->path, query, k->body, h, &nh, keep, err);
+        if (rc != W2L_OK) {
+            for (int i = 0; i < 5; i++) w2l_buf_release(&keep[i]);
+            break;
+        }
         k->answer.len = 0;
         w2l__http_req req = {.method = k->method, .url = url, .headers = h, .nheaders = nh,
                              .body = k->body, .body_len = k->body ? strlen(k->body) : 0,
@@ -306,6 +408,7 @@ static w2l_rc do_call(rest_catalog *c, call *k, w2l_error *err)
                              .connect_timeout_ms = CONNECT_TIMEOUT_MS};
         w2l__http_resp resp;
         rc = w2l__http_do(c->http, &req, &resp, err);
+        for (int i = 0; i < 5; i++) w2l_buf_release(&keep[i]);
         if (rc != W2L_OK) break;
         int again = 0;
         if (resp.transport_error) {
@@ -342,6 +445,7 @@ static w2l_rc do_call(rest_catalog *c, call *k, w2l_error *err)
                        k->path);
     memset(auth, 0, sizeof auth);
     w2l__free(url);
+    w2l__free(query);
     return rc;
 }
 
@@ -445,9 +549,41 @@ static w2l_rc load_config(rest_catalog *c, w2l_error *err)
     return rc;
 }
 
+/* catalog.rest.sigv4-enabled: the AWS credential chain (s3.profile), the signing region
+ * (catalog.rest.signing-region, else s3.region, AWS_REGION, the profile's region) and name
+ * (catalog.rest.signing-name, default execute-api). */
+static w2l_rc sigv4_setup(rest_catalog *c, const w2l_conf *conf, w2l_error *err)
+{
+    int64_t on = 0;
+    if (!conf || w2l_conf_get_int(conf, "catalog.rest.sigv4-enabled", &on, NULL) != W2L_OK ||
+        !on)
+        return W2L_OK;
+    if (c->credential || c->token)
+        return w2l__fail(err, W2L_CONFIG, "rest catalog: catalog.rest.sigv4-enabled signs "
+                         "requests itself; leave catalog.credential and catalog.token unset");
+    const char *h = strstr(c->uri, "://") + 3;
+    size_t hl = strcspn(h, "/");
+    c->host = w2l__strndup(h, hl);
+    c->base_path = w2l__strdup(h + hl);
+    W2L_NOMEM_IF(!c->host || !c->base_path, err);
+    w2l__cred_opts o = {.profile = conf_str(conf, "s3.profile")};
+    W2L_TRY(w2l__cred_chain_new(&o, c->http, &c->aws, err));
+    const char *region = conf_str(conf, "catalog.rest.signing-region");
+    if (!region) region = conf_str(conf, "s3.region");
+    if (!region && getenv("AWS_REGION") && *getenv("AWS_REGION")) region = getenv("AWS_REGION");
+    if (!region) region = w2l__cred_region(c->aws);
+    if (!region)
+        return w2l__fail(err, W2L_CONFIG, "rest catalog: SigV4 needs a region: set "
+                         "catalog.rest.signing-region (or s3.region, AWS_REGION)");
+    W2L_TRY(set_str(&c->sign_region, region, err));
+    const char *name = conf_str(conf, "catalog.rest.signing-name");
+    return set_str(&c->sign_name, name ? name : "execute-api", err);
+}
+
 static void r_close(w2l_catalog *self)
 {
     rest_catalog *c = (rest_catalog *)self;
+    w2l__cred_chain_free(c->aws);
     w2l__http_free(c->http);
     for (size_t i = 0; i < c->nendpoints; i++) w2l__free(c->endpoints[i]);
     w2l__free(c->endpoints);
@@ -459,6 +595,10 @@ static void r_close(w2l_catalog *self)
     free_str(&c->scope);
     free_str(&c->headers_text);
     free_str(&c->token);
+    free_str(&c->sign_region);
+    free_str(&c->sign_name);
+    free_str(&c->host);
+    free_str(&c->base_path);
     if (c->have_mu) mtx_destroy(&c->mu);
 }
 
@@ -495,6 +635,7 @@ static w2l_rc r_open(const w2l_catalog_methods *m, const w2l_conf *conf, const c
     W2L_TRY(set_str(&c->headers_text, conf_str(conf, "catalog.headers"), err));
     W2L_TRY(parse_headers(c, err));
     W2L_TRY(w2l__http_new(&c->http, err));
+    W2L_TRY(sigv4_setup(c, conf, err));
     w2l_rc rc = load_config(c, err);
     if (rc != W2L_OK) w2l__error_prefix(err, "opening the catalog at %s: ", c->uri);
     return rc;
