@@ -976,6 +976,9 @@ static w2l_rc pages(rest_catalog *c, const char *path, const char *query, const 
              rc == W2L_OK && e && !stop; e = w2l__json_next(e))
             rc = fn(ctx, e, &stop, err);
         const char *nt = rc == W2L_OK ? w2l__json_str(w2l__json_get(j, "next-page-token")) : NULL;
+        if (nt && token && strcmp(nt, token) == 0) /* the same page again: it would not end */
+            rc = w2l__fail(err, W2L_CORRUPT, "rest catalog: GET %s: next-page-token %s repeats",
+                           path, nt);
         w2l__free(token);
         token = nt && *nt ? w2l__strdup(nt) : NULL;
         if (nt && *nt && !token) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
