@@ -5,8 +5,10 @@
  * (ErrorModel, OAuth2 errors, bodies that are neither); then lib/iceberg/catalog_rest.c
  * against canned answers (test/support/http_stub.c): /v1/config's prefix and endpoints, a
  * multi-level namespace's path, the OAuth2 token and its refresh on a 401, an endpoint the
- * server does not list, a config error naming the endpoint and status, and SigV4 signing
- * (the signature of what was sent). Commits against
+ * server does not list, a config error naming the endpoint and status, SigV4 signing (the
+ * signature of what was sent), and commits whose answer is refused or lost, settled by
+ * reloading the table: sent again when it did not move, done when it holds the snapshot,
+ * a conflict when another writer moved it, outcome unknown when the reload fails. Commits against
  * a catalog that writes metadata, with lost answers, are test/interop/rest.test.mjs.
  */
 #include <check.h>
@@ -378,6 +380,163 @@ START_TEST(open_errors_name_the_catalog_and_status)
 }
 END_TEST
 
+/* ---- commits whose answer is refused or lost: settled by reloading the table ---- */
+
+#define BASE_LOC "/lake/db/t/metadata/00000-a.metadata.json"
+#define TABLE_AT(loc, meta) "{\"metadata-location\":\"" loc "\",\"metadata\":" meta "}"
+
+typedef struct settle_case {
+    http_stub *s;
+    w2l_fileio *io;
+    w2l_catalog *c;
+    char *next; /* the next metadata's text */
+    char base_text[4096], landed_text[4096], moved_text[4096];
+} settle_case;
+
+/* A catalog whose table db.t is at BASE_LOC (its file in the mem file IO); the next
+ * metadata adds snapshot 8000000000000000002. The texts of the table's LoadTableResult at
+ * the base, after our commit, and moved on by another writer, for the routes. */
+static void settle_setup(settle_case *k)
+{
+    w2l__json *base = meta(SCHEMA0, 0, 2, SNAP1, "8000000000000000001", "");
+    w2l__json *next = meta(SCHEMA0, 0, 2, SNAP1 "," SNAP2, "8000000000000000002", "");
+    w2l__json *other = meta(SCHEMA0, 0, 2, SNAP1 "," SNAP(8000000000000000009, "", 2),
+                            "8000000000000000009", "");
+    char *bt = w2l__json_print(base, 0), *ot = w2l__json_print(other, 0);
+    k->next = w2l__json_print(next, 0);
+    snprintf(k->base_text, sizeof k->base_text, TABLE_AT(BASE_LOC, "%s"), bt);
+    snprintf(k->landed_text, sizeof k->landed_text,
+             TABLE_AT("/lake/db/t/metadata/00001-ours.metadata.json", "%s"), k->next);
+    snprintf(k->moved_text, sizeof k->moved_text,
+             TABLE_AT("/lake/db/t/metadata/00001-other.metadata.json", "%s"), ot);
+    w2l_error err;
+    ck_assert_ok(w2l_fileio_open("mem", NULL, &k->io, &err), err);
+    ck_assert_ok(w2l_fileio_write_all(k->io, BASE_LOC, 0, bt, strlen(bt), &err), err);
+    w2l__free(bt);
+    w2l__free(ot);
+    w2l__json_free(base);
+    w2l__json_free(next);
+    w2l__json_free(other);
+}
+
+static w2l_rc settle_commit(settle_case *k, http_stub_route *routes, size_t n, w2l_buf *loc,
+                            w2l_error *err)
+{
+    k->s = http_stub_start(routes, n);
+    char uri[128];
+    snprintf(uri, sizeof uri, "rest:%s", http_stub_url(k->s));
+    ck_assert_ok(w2l__catalog_open(uri, NULL, "/lake", k->io, &k->c, err), *err);
+    return w2l__catalog_commit(k->c, "db", "t", BASE_LOC, k->next, strlen(k->next), loc, err);
+}
+
+static void settle_teardown(settle_case *k)
+{
+    w2l__catalog_close(k->c);
+    w2l_fileio_close(k->io);
+    http_stub_stop(k->s);
+    w2l__free(k->next);
+}
+
+#define CONFIG_ROUTE {"GET", "/v1/config", 200, NULL, "{}", 0, 0, 0, 0}
+#define POST_T "/v1/namespaces/db/tables/t"
+#define COMMITTED TABLE_AT("/lake/db/t/metadata/00001-ours.metadata.json", "{}")
+
+START_TEST(commit_503_before_applying_is_sent_again)
+{
+    settle_case k;
+    settle_setup(&k);
+    http_stub_route routes[] = {
+        CONFIG_ROUTE,
+        {"POST", POST_T, 503, NULL, "{\"error\":{\"message\":\"busy\",\"type\":\"X\"}}", 0, 1,
+         0, 0},
+        {"POST", POST_T, 200, NULL, COMMITTED, 0, 0, 0, 0},
+        {"GET", POST_T, 200, NULL, k.base_text, 0, 0, 0, 0},
+    };
+    w2l_buf loc = {0};
+    w2l_error err;
+    ck_assert_ok(settle_commit(&k, routes, 4, &loc, &err), err);
+    ck_assert_str_eq((const char *)loc.data, "/lake/db/t/metadata/00001-ours.metadata.json");
+    ck_assert_int_eq(http_stub_hits(k.s, 1), 1);
+    ck_assert_int_eq(http_stub_hits(k.s, 2), 1); /* sent again: the table had not moved */
+    ck_assert_int_eq(http_stub_hits(k.s, 3), 1);
+    const http_stub_request *r = http_stub_get(k.s, http_stub_nrequests(k.s) - 1);
+    ck_assert_ptr_nonnull(strstr(r->body, "\"identifier\":{\"namespace\":[\"db\"],\"name\":\"t\"}"));
+    ck_assert_ptr_nonnull(strstr(r->body, "\"type\":\"assert-ref-snapshot-id\""));
+    w2l_buf_release(&loc);
+    settle_teardown(&k);
+}
+END_TEST
+
+START_TEST(commit_lost_answer_that_landed_is_not_sent_again)
+{
+    settle_case k;
+    settle_setup(&k);
+    http_stub_route routes[] = {
+        CONFIG_ROUTE,
+        {"POST", POST_T, 0, NULL, NULL, 0, 1, 0, 0}, /* applied, the answer lost */
+        /* a resend by the HTTP layer on a fresh connection meets the moved table */
+        {"POST", POST_T, 409, NULL, "{\"error\":{\"message\":\"branch main has changed\"}}", 0,
+         0, 0, 0},
+        {"GET", POST_T, 200, NULL, k.landed_text, 0, 0, 0, 0},
+    };
+    w2l_buf loc = {0};
+    w2l_error err;
+    ck_assert_ok(settle_commit(&k, routes, 4, &loc, &err), err);
+    ck_assert_str_eq((const char *)loc.data, "/lake/db/t/metadata/00001-ours.metadata.json");
+    ck_assert_int_eq(http_stub_hits(k.s, 1), 1);
+    ck_assert_int_le(http_stub_hits(k.s, 2), 1);
+    ck_assert_int_eq(http_stub_hits(k.s, 3), 1);
+    w2l_buf_release(&loc);
+    settle_teardown(&k);
+}
+END_TEST
+
+START_TEST(commit_409_after_another_writer_is_a_conflict)
+{
+    settle_case k;
+    settle_setup(&k);
+    http_stub_route routes[] = {
+        CONFIG_ROUTE,
+        {"POST", POST_T, 409, NULL,
+         "{\"error\":{\"message\":\"branch main has changed\",\"type\":"
+         "\"CommitFailedException\"}}",
+         0, 0, 0, 0},
+        {"GET", POST_T, 200, NULL, k.moved_text, 0, 0, 0, 0},
+    };
+    w2l_buf loc = {0};
+    w2l_error err;
+    ck_assert_int_eq(settle_commit(&k, routes, 3, &loc, &err), W2L_CONFLICT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "HTTP 409 CommitFailedException: branch main has "
+                                          "changed; another writer committed first"));
+    ck_assert(err.flags & W2L_ERR_RETRIABLE);
+    ck_assert_int_eq(http_stub_hits(k.s, 1), 1);
+    w2l_buf_release(&loc);
+    settle_teardown(&k);
+}
+END_TEST
+
+START_TEST(commit_outcome_unknown_when_the_reload_fails)
+{
+    settle_case k;
+    settle_setup(&k);
+    http_stub_route routes[] = {
+        CONFIG_ROUTE,
+        {"POST", POST_T, 502, NULL, "bad gateway", 0, 0, 0, 0},
+        {"GET", POST_T, 500, NULL, "{\"error\":{\"message\":\"down\",\"type\":\"E\"}}", 0, 0,
+         0, 0},
+    };
+    w2l_buf loc = {0};
+    w2l_error err;
+    ck_assert_int_eq(settle_commit(&k, routes, 3, &loc, &err), W2L_UNAVAILABLE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "outcome unknown (rest catalog: POST " POST_T
+                                          ": HTTP 502: bad gateway)"));
+    ck_assert(err.flags & W2L_ERR_RETRIABLE);
+    ck_assert_int_eq(http_stub_hits(k.s, 1), 1); /* never sent twice blind */
+    w2l_buf_release(&loc);
+    settle_teardown(&k);
+}
+END_TEST
+
 START_TEST(sigv4_signs_every_request)
 {
     http_stub_route routes[] = {
@@ -458,6 +617,10 @@ Suite *suite_ice_rest(void)
     tcase_add_test(h, oauth_token_sent_and_fetched_again_on_401);
     tcase_add_test(h, open_errors_name_the_catalog_and_status);
     tcase_add_test(h, sigv4_signs_every_request);
+    tcase_add_test(h, commit_503_before_applying_is_sent_again);
+    tcase_add_test(h, commit_lost_answer_that_landed_is_not_sent_again);
+    tcase_add_test(h, commit_409_after_another_writer_is_a_conflict);
+    tcase_add_test(h, commit_outcome_unknown_when_the_reload_fails);
     suite_add_tcase(s, h);
     return s;
 }

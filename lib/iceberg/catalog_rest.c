@@ -687,8 +687,8 @@ static w2l_rc ensure_namespace(rest_catalog *c, const char *ns, w2l_error *err)
 
 /* --------------------------------------------------------------- tables ---- */
 
-/* GET the table: its metadata-location into location (when not NULL) and, when meta is
- * not NULL, its parsed answer (LoadTableResult). */
+/* GET the table: its metadata-location appended to location (when not NULL; kept
+ * NUL-terminated) and, when answer is not NULL, its parsed answer (LoadTableResult). */
 static w2l_rc load(rest_catalog *c, const char *ns, const char *table, w2l_buf *location,
                    w2l__json **answer, w2l_error *err)
 {
@@ -706,6 +706,7 @@ static w2l_rc load(rest_catalog *c, const char *ns, const char *table, w2l_buf *
     if (rc == W2L_OK && !loc)
         rc = w2l__fail(err, W2L_CORRUPT, "rest catalog: GET %s: no metadata-location", k.path);
     if (rc == W2L_OK && location) rc = w2l_buf_append(location, loc, strlen(loc), err);
+    if (rc == W2L_OK && location) rc = w2l__buf_cstr(location, err); /* settle compares it */
     if (rc == W2L_OK && answer) {
         *answer = j;
         j = NULL;
@@ -792,8 +793,9 @@ static w2l_rc settle(rest_catalog *c, const char *ns, const char *table, const c
     } else if (rc == W2L_OK && !base) {
         rc = w2l__fail(err, W2L_EXISTS, "table %s.%s exists", ns, table);
     } else if (rc == W2L_OK) {
-        rc = w2l__fail(err, W2L_CONFLICT, "commit %s.%s: %s; another writer committed first",
-                       ns, table, why->msg);
+        rc = w2l__fail(err, W2L_CONFLICT,
+                       "commit %s.%s: %s; another writer committed first (the table is at %s)",
+                       ns, table, why->msg, (const char *)cur.data);
     } else {
         w2l__error_prefix(err, "commit %s.%s: outcome unknown (%s), and reloading failed: ", ns,
                           table, why->msg);
