@@ -13,6 +13,7 @@
 //     catalog returns, equal the model of the stream (lib/canal.mjs);
 //   - iceberg-js, an independent REST client, lists the namespace and tables through the
 //     server and loads each table's current snapshot, the one the metadata file holds;
+//   - an ALTER TABLE ADD COLUMN half way reaches the table as a new current schema;
 //   - `w2l tables` and `w2l cat` read the lake through the catalog.
 //   - one run is SIGKILLed right after its second commit, the next goes on from there;
 //   - maintenance (a compaction, an expiry) commits through the catalog, the tables still
@@ -51,11 +52,19 @@ function makeStream (n, seed) {
   for (const t of TABLES) s.table(t, COLS[t], PK[t])
   const int = k => Math.floor(r() * k)
   const items = new Map(); const orders = new Map()
+  let noted = false // after the ALTER TABLE: items has a column note
   for (let i = 0; i < n; i++) {
+    if (i === Math.floor(n * 0.6)) { // a schema change, committed through the catalog
+      s.ddl('items', 'ALTER', 'ALTER TABLE items ADD COLUMN note varchar(8) NULL')
+      s.tables.items.cols.push({ name: 'note', mysql: 'varchar(8)', canon: v => v })
+      for (const row of s.tables.items.rows.values()) row.note = null
+      for (const a of items.values()) a.note = null
+      noted = true
+    }
     const x = r()
     if (x < 0.45) {
       const id = String(1 + int(60))
-      if (!items.has(id)) { const a = { id, name: 'n' + int(100), qty: String(int(50)) }; s.insert('items', a); items.set(id, a) } else if (r() < 0.7) { const b = items.get(id); const a = { ...b, qty: String(Number(b.qty) + 1) }; s.update('items', b, a); items.set(id, a) } else { s.delete('items', items.get(id)); items.delete(id) }
+      if (!items.has(id)) { const a = { id, name: 'n' + int(100), qty: String(int(50)), ...(noted ? { note: 'x' + int(9) } : {}) }; s.insert('items', a); items.set(id, a) } else if (r() < 0.7) { const b = items.get(id); const a = { ...b, qty: String(Number(b.qty) + 1) }; s.update('items', b, a); items.set(id, a) } else { s.delete('items', items.get(id)); items.delete(id) }
     } else if (x < 0.8) {
       const id = String(1 + int(80))
       if (!orders.has(id)) { const a = { id, item: String(1 + int(60)), total: (int(100000) / 100).toFixed(2) }; s.insert('orders', a); orders.set(id, a) } else { const b = orders.get(id); const a = { ...b, total: (Number(b.total) + 0.5).toFixed(2) }; s.update('orders', b, a); orders.set(id, a) }
@@ -132,6 +141,9 @@ test('w2l run into a REST catalog: faults on commits, nothing lost or doubled, r
     const got = await readTable(path.dirname(path.dirname(loc)), { meta })
     assert.deepEqual(sortedLines(got.rows), sortedLines(stream.expected(t)), `${t}: the lake equals the model`)
   }
+  const items = JSON.parse(fs.readFileSync(cat.metadataLocation([DB], 'items'), 'utf8'))
+  assert.equal(items.schemas.length, 2, 'items: the ALTER TABLE added a schema through the catalog')
+  assert.ok(items.schemas.find(x => x['schema-id'] === items['current-schema-id']).fields.some(f => f.name === 'note'))
 
   // iceberg-js, through the server
   const ij = new IcebergRestCatalog({ baseUrl: cat.url, catalogName: 'lake', auth: { type: 'custom', getHeaders: async () => ({ Authorization: `Bearer ${await token()}` }) } })
