@@ -32,7 +32,9 @@
  *            the reload either → W2L_UNAVAILABLE, files kept (they may be live).
  * "Our change" is the snapshot the commit adds (its random 63-bit id); a commit without a
  * snapshot (a schema or property change) is there when the reloaded metadata has no other
- * change of those against the next one.
+ * change of those against the next one; a create, when the table has our (random) uuid, and
+ * a create that finds no table on reload is sent again. A POST sent again that meets its
+ * own earlier landing gets a 409, settled as above.
  *
  * Requests: a pool of connections (reused), a timeout per request, reads retried with
  * backoff on 429/503 and on transport errors, any request once on a 401 after a fresh
