@@ -15,10 +15,11 @@
 //     server and loads each table's current snapshot, the one the metadata file holds;
 //   - an ALTER TABLE ADD COLUMN half way reaches the table as a new current schema;
 //   - `w2l tables` and `w2l cat` read the lake through the catalog.
-//   - one run is SIGKILLed right after its second commit, the next goes on from there;
+//   - one run is SIGKILLed right after a seeded commit lands, the next goes on from there;
 //   - maintenance (a compaction, an expiry) commits through the catalog, the tables still
 //     equal the model; status, recover and wait-complete work through it.
-// Waits are on process exits and commits; W2L_TEST_KEEP=1 keeps the files.
+// Waits are on process exits and commits; W2L_TEST_KEEP=1 keeps the files, W2L_TEST_SEED
+// picks another stream and kill moment.
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
@@ -45,6 +46,7 @@ const COLS = {
 }
 const PK = { items: ['id'], orders: ['id'], notes: [] }
 const CREDENTIAL = { id: 'w2l-client', secret: 's3cr3t-w2l' }
+const SEED = Number(process.env.W2L_TEST_SEED ?? 36)
 
 function makeStream (n, seed) {
   const r = rng(seed)
@@ -101,7 +103,7 @@ test('w2l run into a REST catalog: faults on commits, nothing lost or doubled, r
   const wh = path.join(top, 'lake')
   fs.mkdirSync(wh)
   const src = path.join(top, 'changes.json')
-  const stream = makeStream(3000, 36)
+  const stream = makeStream(3000, SEED)
   const lines = stream.lines
   const lake = ['--warehouse', wh, '--catalog', `rest:${cat.url}`, '--catalog.credential', `${CREDENTIAL.id}:${CREDENTIAL.secret}`, '--catalog.warehouse', 'lake']
   const runArgs = ['run', '--source', `file:${src}?format=canal-json`, ...lake, '--checkpoint-interval', '100ms', '--quiet', '--until-caught-up', '--log-level', 'debug']
@@ -115,9 +117,9 @@ test('w2l run into a REST catalog: faults on commits, nothing lost or doubled, r
   const tokensBefore = cat.stats.tokens
   for (let run = 0; run < plan.length; run++) {
     const have = Math.round(lines.length * (run + 1) / plan.length)
-    if (run === 2) { // first a run SIGKILLed right after its second commit lands, half way
+    if (run === 2) { // first a run SIGKILLed right after a seeded commit (1st to 3rd) lands, half way
       fs.writeFileSync(src, lines.slice(0, Math.round(lines.length * (run + 0.5) / plan.length)).join('\n') + '\n')
-      const killed = await w2lRun(runArgs.filter(a => a !== '--until-caught-up'), 2)
+      const killed = await w2lRun(runArgs.filter(a => a !== '--until-caught-up'), 1 + Math.floor(rng(SEED)() * 3))
       assert.equal(killed.signal, 'SIGKILL', `the killed run ended by itself: ${killed.code}\n${killed.stderr.slice(-2000)}`)
     }
     fs.writeFileSync(src, lines.slice(0, have).join('\n') + '\n')
