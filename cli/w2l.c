@@ -69,6 +69,13 @@ static const cli_extra maintain_extra[] = {
 
 /* The flags of the s3 file IO, for every command that opens the lake (w2l-s3(7)). */
 #define S3_FLAGS " s3.endpoint s3.region s3.path-style s3.profile"
+/* The keys of the rest catalog (w2l-catalogs(7)). */
+#define CATALOG_FLAGS                                                                          \
+    " catalog.warehouse catalog.credential catalog.token catalog.oauth2-server-uri "           \
+    "catalog.scope catalog.headers catalog.rest.sigv4-enabled catalog.rest.signing-region "     \
+    "catalog.rest.signing-name"
+/* Both, for every command that opens the lake. */
+#define LAKE_FLAGS S3_FLAGS CATALOG_FLAGS
 
 static const cli_command commands[] = {
     { "run", "sync a source into the lake", NULL, NULL /* every CLI flag of the property table */,
@@ -81,13 +88,13 @@ static const cli_command commands[] = {
       "checkpoint.",
       cmd_run },
     { "recover", "commit checkpoints that were sealed but not committed", NULL,
-      "warehouse state catalog config log-level log-format job-id" S3_FLAGS, "warehouse", NULL,
+      "warehouse state catalog config log-level log-format job-id" LAKE_FLAGS, "warehouse", NULL,
       "Commits, for every table, the sealed checkpoints the state store holds beyond what the "
       "table has "
       "committed, without starting a source. Safe to run any number of times.",
       cmd_recover },
     { "status", "show the newest sealed checkpoint and each table's lag", NULL,
-      "warehouse state catalog config log-level" S3_FLAGS, "warehouse", status_extra,
+      "warehouse state catalog config log-level" LAKE_FLAGS, "warehouse", status_extra,
       "Prints the newest sealed checkpoint, the job and source position it holds, and per table "
       "the newest "
       "checkpoint committed to it and how many sealed checkpoints are still to be committed (its "
@@ -97,13 +104,13 @@ static const cli_command commands[] = {
       "complete.",
       cmd_status },
     { "wait-complete", "wait until a table is complete through a time", NULL,
-      "warehouse catalog config log-level" S3_FLAGS, "warehouse", wait_extra,
+      "warehouse catalog config log-level" LAKE_FLAGS, "warehouse", wait_extra,
       "Exits 0 as soon as the table holds every source transaction committed at or before "
       "--through, read from the lake's metadata as every reader reads it (a scheduler's "
       "sensor); 3 when --timeout passed first, 1 on an error such as a missing table, 2 on a "
       "usage error such as a bad TIME.",
       cmd_wait_complete },
-    { "tables", "list the lake's tables", NULL, "warehouse catalog config log-level" S3_FLAGS,
+    { "tables", "list the lake's tables", NULL, "warehouse catalog config log-level" LAKE_FLAGS,
       "warehouse", tables_extra,
       "Prints one line per table: snapshots, records (live rows, after deletes), data and delete "
       "files, "
@@ -113,13 +120,13 @@ static const cli_command commands[] = {
       "compaction, read from each table's current metadata.",
       cmd_tables },
     { "cat", "print a table's rows", "NAMESPACE.TABLE",
-      "warehouse catalog config log-level" S3_FLAGS, "warehouse", cat_extra,
+      "warehouse catalog config log-level" LAKE_FLAGS, "warehouse", cat_extra,
       "Prints the rows of a table at its current snapshot (or --snapshot) with every delete "
       "applied, read "
       "through the library's own Iceberg reader.",
       cmd_cat },
     { "maintain", "expire snapshots, compact, remove orphan files", NULL,
-      "warehouse state catalog config log-level quiet" S3_FLAGS, "warehouse", maintain_extra,
+      "warehouse state catalog config log-level quiet" LAKE_FLAGS, "warehouse", maintain_extra,
       "Runs table maintenance now: snapshot expiry, compaction and orphan removal (all three "
       "unless an action "
       "flag picks some) over every table, or the one --table names, printing one line per table "

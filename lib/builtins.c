@@ -4,6 +4,7 @@
  */
 #include "common/common.h"
 #include "iceberg/iceberg.h"
+#include "iceberg/rest.h"
 #include "io/io.h"
 #include "pipeline/op_ddl.h"
 #include "pipeline/ops.h"
@@ -30,6 +31,7 @@ w2l_rc w2l__builtins_register(w2l_error *err)
         (rc = w2l_state_register(&w2l__state_mysql, 0)) != W2L_OK ||
         (rc = w2l_catalog_register(&w2l__catalog_hadoop, 1)) != W2L_OK ||
         (rc = w2l_catalog_register(&w2l__catalog_sql, 0)) != W2L_OK ||
+        (rc = w2l_catalog_register(&w2l__catalog_rest, 0)) != W2L_OK ||
         (rc = w2l_source_register(&w2l__source_file, 0)) != W2L_OK ||
         (rc = w2l_source_register(&w2l__source_kafka, 0)) != W2L_OK ||
         (rc = w2l_source_register(&w2l__source_mysql, 0)) != W2L_OK ||

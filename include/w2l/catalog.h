@@ -2,7 +2,8 @@
  * Catalog plug-in: where a table's current metadata file is recorded. A commit is an
  * optimistic swap from the metadata the writer started from to a new one; it fails with
  * W2L_CONFLICT when another writer committed first. Built in: "hadoop" (filesystem layout,
- * vN.metadata.json + version-hint.text), "sql" (MariaDB table of the JDBC catalog schema).
+ * vN.metadata.json + version-hint.text), "sql" (MariaDB table of the JDBC catalog schema),
+ * "rest" (an Iceberg REST catalog server, w2l-catalogs(7)).
  * Implementer's contract: w2l_catalog_methods(3).
  */
 #ifndef W2L_CATALOG_H
@@ -25,7 +26,7 @@ typedef struct w2l_catalog w2l_catalog;
 
 typedef struct w2l_catalog_methods {
     int version;      /* W2L_CATALOG_METHODS_V1 */
-    const char *name; /* registry key: "hadoop", "sql" */
+    const char *name; /* registry key: "hadoop", "sql", "rest" */
     size_t size;      /* sizeof impl struct; the core allocates and zeroes it */
     void *app_data;   /* for the implementer; the core never reads it */
     /* warehouse: root directory or URI of the lake; io: borrowed for the catalog's life. */

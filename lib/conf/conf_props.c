@@ -24,8 +24,36 @@ const w2l_conf_prop w2l__conf_props[] = {
       "Checkpoint state store: file (inside the warehouse, the default), file:DIR, mem, or "
       "mysql://USER:PASS@HOST:PORT/DB." },
     { "catalog", W2L_CONF_URI, "hadoop", NOLIM, NULL, W2L_CONF_F_CLI | W2L_CONF_F_SECRET,
-      "Iceberg catalog: hadoop (the warehouse's file layout, the default) or "
-      "sql:mysql://USER:PASS@HOST:PORT/DB." },
+      "Iceberg catalog: hadoop (the warehouse's file layout, the default), "
+      "sql:mysql://USER:PASS@HOST:PORT/DB, or rest:URI (an Iceberg REST catalog; URI is the "
+      "part before /v1/; catalog.* keys, w2l-catalogs(7))." },
+    { "catalog.warehouse", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
+      "rest catalog: the warehouse to ask the catalog's /v1/config for (a name or location, "
+      "as the server wants it)." },
+    { "catalog.credential", W2L_CONF_STRING, NULL, NOLIM, NULL,
+      W2L_CONF_F_CLI | W2L_CONF_F_SECRET,
+      "rest catalog: CLIENT_ID:CLIENT_SECRET of an OAuth2 client; a token is fetched from "
+      "catalog.oauth2-server-uri (client credentials grant) and fetched again before it "
+      "expires and once on an HTTP 401." },
+    { "catalog.token", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_CLI | W2L_CONF_F_SECRET,
+      "rest catalog: a bearer token sent as is (without catalog.credential)." },
+    { "catalog.oauth2-server-uri", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
+      "rest catalog: the OAuth2 token endpoint. Unset: URI/v1/oauth/tokens of the catalog." },
+    { "catalog.scope", W2L_CONF_STRING, "PRINCIPAL_ROLE:ALL", NOLIM, NULL, W2L_CONF_F_CLI,
+      "rest catalog: the OAuth2 scope asked for with catalog.credential." },
+    { "catalog.headers", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_CLI | W2L_CONF_F_SECRET,
+      "rest catalog: extra HTTP headers on every request, 'Name: value; Name: value' (at most "
+      "16), e.g. 'X-Iceberg-Access-Delegation: vended-credentials'. Never printed." },
+    { "catalog.rest.sigv4-enabled", W2L_CONF_BOOL, "false", NOLIM, NULL, W2L_CONF_F_CLI,
+      "rest catalog: sign every request with AWS Signature Version 4, with the credentials "
+      "the s3 file IO finds (environment, s3.profile, instance metadata), as AWS Glue's and S3 "
+      "Tables' Iceberg endpoints want." },
+    { "catalog.rest.signing-region", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
+      "rest catalog: the region SigV4 signs for. Unset: s3.region, else AWS_REGION, else the "
+      "profile's region." },
+    { "catalog.rest.signing-name", W2L_CONF_STRING, "execute-api", NOLIM, NULL, W2L_CONF_F_CLI,
+      "rest catalog: the service name SigV4 signs for: glue for AWS Glue, s3tables for S3 "
+      "Tables." },
     { "config", W2L_CONF_URI, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
       "A JSON file of these keys; flags given on the command line override it." },
     { "checkpoint-interval", W2L_CONF_DURATION, "10s", 50, MS_DAY, NULL, W2L_CONF_F_CLI,

@@ -1016,10 +1016,14 @@ w2l_rc w2l__ice_table_try_commit(w2l__ice_table *t, w2l__ice_change *c, w2l_erro
     size_t len = 0;
     if (rc == W2L_OK) rc = w2l__ice_meta_print(m, &text, &len, err);
     w2l_buf loc = {0};
-    if (rc == W2L_OK)
+    int outcome_unknown = 0;
+    if (rc == W2L_OK) {
         rc = w2l__catalog_commit(t->catalog, t->ns, t->name, base, text, len, &loc, err);
+        /* the catalog could not tell whether the commit landed: what it names may be live */
+        outcome_unknown = rc == W2L_UNAVAILABLE;
+    }
     w2l__free(text);
-    attempt_cleanup(&at, t->io, rc != W2L_OK);
+    attempt_cleanup(&at, t->io, rc != W2L_OK && !outcome_unknown);
     for (size_t i = 0; i < ntrimmed; i++) {
         w2l_error e2;
         /* only a file beside the new one (a renamed table's log still names the files of its

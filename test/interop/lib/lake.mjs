@@ -160,7 +160,7 @@ export async function readTable (tableDir, opts = {}) {
     if (!opts.cache.has(p)) opts.cache.set(p, await readParquet(p))
     return opts.cache.get(p)
   }
-  const meta = currentMetadata(tableDir)
+  const meta = opts.meta ?? currentMetadata(tableDir) // opts.meta: a catalog's metadata
   const schema = meta.schemas.find(s => s['schema-id'] === meta['current-schema-id'])
   const snap = (meta.snapshots || []).find(s => s['snapshot-id'] === meta['current-snapshot-id'])
   const out = { meta, schema, rows: [], dataFiles: [], deleteFiles: [] }
