@@ -150,6 +150,22 @@ const w2l_conf_prop w2l__conf_props[] = {
       "lake before the table's first change; every Iceberg reader applies them) or equality "
       "(an equality delete of the key: no index, but DuckDB, Snowflake, ClickHouse and others "
       "cannot read such tables until they are compacted)." },
+    { "writer.key-index-memory", W2L_CONF_SIZE, "256MiB", 64 * K, 1LL << 42, NULL, 0,
+      "Memory the writers' key indexes (write.delete-mode position) may hold together, split "
+      "evenly between the writers. Past it, at the end of an element, a barrier, or while a "
+      "table's index loads, the largest tables' indexes are written to sorted runs in "
+      "writer.spill-dir, until half of it is used; a spilled key costs about 1.5 bytes in memory "
+      "(a Bloom filter and a sparse index) and 28 bytes on disk (a bigint key), against about 73 "
+      "bytes in memory unspilled. A lookup of a spilled key that was never written (an insert) "
+      "reads no disk 99% of the time; an update or delete of one reads one 4 KiB block and "
+      "brings the key back into memory until the next spill. The default holds about 3.5 "
+      "million bigint keys in memory, and any number of tables (1,000 tables of 10,000 rows "
+      "fit; larger ones spill)." },
+    { "writer.spill-dir", W2L_CONF_STRING, NULL, NOLIM, NULL, 0,
+      "Where spilled key indexes go (writer.key-index-memory): a private directory (mode 0700) "
+      "is made in it per writer, and removed when the writer closes; the run files in it are "
+      "unlinked as soon as they are made, so a crash leaves nothing but the empty directory. "
+      "Default: $TMPDIR, else /tmp. Each spilled table holds one open file there." },
     { "writer.open-partitions", W2L_CONF_INT, "64", 1, 100000, NULL, W2L_CONF_F_PER_TABLE,
       "Partitions of one table a writer keeps files open for; past it the least recently used "
       "one's files are completed." },
