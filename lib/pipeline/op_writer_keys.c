@@ -1010,11 +1010,12 @@ w2l_rc w2l__wr_index_load(writer *w, tstate *t, w2l_error *err)
                        "older ones are deleted with the next commit",
                        w->index, t->fq, dups);
     w2l__log(W2L_LOG_DEBUG,
-             "writer %u: %s: key index loaded: %zu keys in memory, %llu on disk, %zu files, "
-             "%llu bytes, %lld ms",
-             w->index, t->fq, t->kcount, (unsigned long long)w2l__krun_records(t->run), nfiles,
-             (unsigned long long)w2l__wr_index_bytes(t),
-             (long long)(w2l__now_ms() - t0));
+             "writer %u: %s: key index loaded: %llu keys, %zu files, %llu bytes, %lld ms "
+             "(%llu keys on disk, %llu bytes there)",
+             w->index, t->fq, (unsigned long long)(t->kcount + w2l__krun_records(t->run)),
+             nfiles, (unsigned long long)w2l__wr_index_bytes(t), (long long)(w2l__now_ms() - t0),
+             (unsigned long long)w2l__krun_records(t->run),
+             (unsigned long long)w2l__krun_disk_bytes(t->run));
     return W2L_OK;
 }
 
