@@ -1360,6 +1360,45 @@ START_TEST(key_index_spills_chains_and_drops_unused_files)
 }
 END_TEST
 
+/* More runs than a directory keeps open (64): each is found again, its file opened anew;
+ * freed, its file goes, and the directory with the last. */
+START_TEST(key_spill_runs_beyond_the_open_files)
+{
+    enum { NR = 150, NK = 40 };
+    w2l__kdir *d;
+    ck_assert_ok(w2l__kdir_open(wh, &d, &err), err);
+    w2l__krun *r[NR];
+    for (int i = 0; i < NR; i++) {
+        int inh;
+        ck_assert_ok(w2l__krun_create(d, "db.many", NK, 4, NULL, &inh, &r[i], &err), err);
+        ck_assert_int_eq(inh, 0);
+        for (uint32_t k = 0; k < NK; k++) { /* 4-byte keys, in order: the big-endian k */
+            unsigned char key[4] = {0, 0, (unsigned char)(k >> 8), (unsigned char)k};
+            ck_assert_ok(w2l__krun_add(r[i], key, 4, w2l__wr_key_hash(key, 4), 1, k % 4,
+                                       (int64_t)i * 1000 + k, &err), err);
+        }
+        ck_assert_ok(w2l__krun_finish(r[i], &err), err);
+    }
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < NR; i++) {
+            uint32_t k = (uint32_t)(i + pass) % NK;
+            unsigned char key[4] = {0, 0, (unsigned char)(k >> 8), (unsigned char)k};
+            const w2l__krec *rec;
+            size_t n;
+            ck_assert_ok(w2l__krun_find(r[i], key, 4, w2l__wr_key_hash(key, 4), &rec, &n, &err),
+                         err);
+            ck_assert_uint_eq(n, 1);
+            ck_assert_uint_eq(rec->file, k % 4);
+            ck_assert_int_eq(rec->pos, (int64_t)i * 1000 + k);
+        }
+    for (int i = 0; i < NR; i++) w2l__krun_free(r[i]);
+    w2l__kdir_close(d);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "ls -d %s/w2l-keys-* >/dev/null 2>&1", wh);
+    ck_assert_int_ne(system(cmd), 0);
+}
+END_TEST
+
 Suite *suite_op_writer(void)
 {
     Suite *s = suite_create("op_writer");
@@ -1392,6 +1431,7 @@ Suite *suite_op_writer(void)
     tcase_add_loop_test(kx, key_index_over_its_budget_stays_exact, 0, 2);
     tcase_add_test(kx, key_index_spill_write_failure_is_an_error);
     tcase_add_test(kx, key_index_spills_chains_and_drops_unused_files);
+    tcase_add_test(kx, key_spill_runs_beyond_the_open_files);
     tcase_set_timeout(kx, 120);
     suite_add_tcase(s, kx);
     TCase *big = tcase_create("key_index_10m");

@@ -20,9 +20,13 @@ long w2l__kspill_fail_write = -1;
 #define BLOOM_BITS_PER_KEY 10
 #define BLOOM_PROBES 7             /* bits a key sets, all in one 512-bit block (a cache line) */
 
+#define KDIR_OPEN 64               /* runs of a directory with an open descriptor, at most */
+
 struct w2l__kdir {
     char *path;
     uint64_t seq;
+    w2l__krun *mru, *lru;      /* the runs with an open descriptor, most recently used first */
+    size_t nopen;
 };
 
 typedef struct kblk {
@@ -33,9 +37,11 @@ typedef struct kblk {
 } kblk;
 
 struct w2l__krun {
-    char *path;                /* for messages: the file is unlinked */
+    char *path;
     char *what;
-    int fd;
+    w2l__kdir *dir;
+    int fd;                    /* -1: closed (opened again on use) */
+    w2l__krun *prev, *next;    /* in dir's list of open runs */
     uint64_t size;             /* bytes in the file */
     uint64_t nrec;
     /* Bloom filter: mask + 1 bits */
@@ -65,7 +71,7 @@ struct w2l__krun {
 };
 
 struct w2l__krun_iter {
-    const w2l__krun *r;
+    w2l__krun *r;
     uint64_t off;              /* file offset of buf[0] */
     unsigned char *buf;
     size_t len, at, cap;
@@ -131,8 +137,45 @@ static w2l_rc io_fail(const w2l__krun *r, int e, const char *op, w2l_error *err)
                            r->path, op);
 }
 
+static void unlink_open(w2l__krun *r)
+{
+    w2l__kdir *d = r->dir;
+    if (r->prev) r->prev->next = r->next;
+    else d->mru = r->next;
+    if (r->next) r->next->prev = r->prev;
+    else d->lru = r->prev;
+    r->prev = r->next = NULL;
+}
+
+/* r's descriptor, opened again when closed; r becomes the most recently used, and the
+ * least recently used run beyond KDIR_OPEN loses its descriptor. */
+static w2l_rc use_fd(w2l__krun *r, int flags, w2l_error *err)
+{
+    w2l__kdir *d = r->dir;
+    if (r->fd >= 0) {
+        unlink_open(r);
+    } else {
+        r->fd = open(r->path, flags | O_CLOEXEC, 0600);
+        if (r->fd < 0) return io_fail(r, errno, flags & O_CREAT ? "create" : "open", err);
+        d->nopen++;
+    }
+    r->next = d->mru;
+    if (d->mru) d->mru->prev = r;
+    d->mru = r;
+    if (!d->lru) d->lru = r;
+    while (d->nopen > KDIR_OPEN && d->lru != r) {
+        w2l__krun *o = d->lru;
+        unlink_open(o);
+        close(o->fd);
+        o->fd = -1;
+        d->nopen--;
+    }
+    return W2L_OK;
+}
+
 static w2l_rc flush(w2l__krun *r, w2l_error *err)
 {
+    W2L_TRY(use_fd(r, O_RDWR, err));
     size_t done = 0;
     while (done < r->wlen) {
         ssize_t n;
@@ -142,7 +185,7 @@ static w2l_rc flush(w2l__krun *r, w2l_error *err)
             errno = EIO;
         } else
 #endif
-            n = write(r->fd, r->wbuf + done, r->wlen - done);
+            n = pwrite(r->fd, r->wbuf + done, r->wlen - done, (off_t)(r->size + done));
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return io_fail(r, n < 0 ? errno : ENOSPC, "write", err);
         done += (size_t)n;
@@ -181,14 +224,10 @@ w2l_rc w2l__krun_create(w2l__kdir *d, const char *what, uint64_t nmax, size_t nf
         r->fkeys = base->fkeys;
         *inherited = 1;
     }
-    r->fd = open(r->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (r->fd < 0) {
-        w2l_rc rc = io_fail(r, errno, "create", err);
-        w2l__krun_free(r);
-        return rc;
-    }
-    if (unlink(r->path) != 0) { /* it lives while open */
-        w2l_rc rc = io_fail(r, errno, "unlink", err);
+    r->dir = d;
+    w2l_rc rc = use_fd(r, O_RDWR | O_CREAT | O_EXCL, err);
+    if (rc != W2L_OK) {
+        r->dir = NULL; /* nothing of it to remove */
         w2l__krun_free(r);
         return rc;
     }
@@ -293,7 +332,16 @@ w2l_rc w2l__krun_finish(w2l__krun *r, w2l_error *err)
 void w2l__krun_free(w2l__krun *r)
 {
     if (!r) return;
-    if (r->fd >= 0) close(r->fd);
+    if (r->dir) {
+        if (r->fd >= 0) {
+            unlink_open(r);
+            close(r->fd);
+            r->dir->nopen--;
+        }
+        if (unlink(r->path) != 0 && errno != ENOENT)
+            w2l__log(W2L_LOG_WARN, "removing the key index spill file %s: %s", r->path,
+                     strerror(errno));
+    }
     w2l__free(r->path);
     w2l__free(r->what);
     w2l__free(r->bloom);
@@ -309,9 +357,10 @@ void w2l__krun_free(w2l__krun *r)
 
 /* ------------------------------------------------------------------- reading ------ */
 
-static w2l_rc read_at(const w2l__krun *r, unsigned char *buf, size_t n, uint64_t off,
+static w2l_rc read_at(w2l__krun *r, unsigned char *buf, size_t n, uint64_t off,
                       w2l_error *err)
 {
+    W2L_TRY(use_fd(r, O_RDONLY, err));
     size_t done = 0;
     while (done < n) {
         ssize_t k = pread(r->fd, buf + done, n - done, (off_t)(off + done));
@@ -371,7 +420,7 @@ w2l_rc w2l__krun_find(w2l__krun *r, const unsigned char *key, uint32_t len, uint
     return W2L_OK;
 }
 
-w2l_rc w2l__krun_iter_open(const w2l__krun *r, w2l__krun_iter **out, w2l_error *err)
+w2l_rc w2l__krun_iter_open(w2l__krun *r, w2l__krun_iter **out, w2l_error *err)
 {
     w2l__krun_iter *it = w2l__calloc(1, sizeof *it);
     W2L_NOMEM_IF(!it, err);

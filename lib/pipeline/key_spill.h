@@ -9,9 +9,10 @@
  * the first key of every block (a sparse index) and a Bloom filter of its keys' hashes (10
  * bits a key, 7 of them in one cache line: about 1.5% false positives), so a lookup of a
  * key the run lacks (an insert of a new key, the common case) reads no disk, and one of a
- * key it holds reads one block. The file is unlinked as soon as it is created: it lives
- * while its descriptor is open, so nothing is left behind by a crash; its path names it in
- * every error.
+ * key it holds reads one block. A directory keeps at most 64 of its runs' files open (the
+ * least recently used is closed, and opened again when used); a run's file is removed when
+ * the run is freed, and the directory when it closes (a crash leaves it behind, with
+ * nothing in it a later run reads). Every error names the file.
  *
  * Keys are ordered by length, then bytes (w2l__krun_key_cmp). A run is written once, in
  * key order (w2l__krun_add), then read only; the writer replaces a table's run by merging
@@ -66,7 +67,7 @@ w2l_rc w2l__krun_find(w2l__krun *r, const unsigned char *key, uint32_t len, uint
                       const w2l__krec **out, size_t *n, w2l_error *err);
 
 /* Reads the run's records in order: *end set after the last. */
-w2l_rc w2l__krun_iter_open(const w2l__krun *r, w2l__krun_iter **out, w2l_error *err);
+w2l_rc w2l__krun_iter_open(w2l__krun *r, w2l__krun_iter **out, w2l_error *err);
 w2l_rc w2l__krun_iter_next(w2l__krun_iter *it, w2l__krec *rec, int *end, w2l_error *err);
 void w2l__krun_iter_free(w2l__krun_iter *it);
 

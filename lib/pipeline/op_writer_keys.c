@@ -463,8 +463,9 @@ w2l_rc w2l__wr_index_bound(writer *w, int at_barrier, w2l_error *err)
         keys += t->kcount + w2l__krun_records(t->run);
         disk += w2l__krun_disk_bytes(t->run);
     }
-    /* a map smaller than this is not worth a run (each holds a file descriptor) */
-    uint64_t least = W2L_MIN((uint64_t)1 << 20, w->kbudget / 64);
+    /* a map smaller than this is not worth a run of its own (a file, a filter): many such
+     * maps hold at most this much each over the budget */
+    uint64_t least = W2L_MIN((uint64_t)64 << 10, w->kbudget / 64);
     int over = total > w->kbudget;
     while (over && total > w->kbudget / 2) {
         tstate *big = NULL;
