@@ -350,6 +350,10 @@ static void random_step(w2l_pipeline *p, tbl *t, long keys)
 
 #ifndef OPS_HARNESS_ONLY
 /* ----------------------------------------------------------------- OPS_TESTS ------- */
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "pipeline/op_writer_int.h"
 
 START_TEST(upserts_and_key_changes_across_checkpoints)
@@ -1399,6 +1403,41 @@ START_TEST(key_spill_runs_beyond_the_open_files)
 }
 END_TEST
 
+/* A spill directory a killed process left (its pid gone) is removed by the next one opened
+ * beside it on the host; one of a running process stays. */
+START_TEST(key_spill_dirs_of_gone_processes_are_removed)
+{
+    char host[128];
+    if (gethostname(host, sizeof host - 1) != 0) snprintf(host, sizeof host, "host");
+    host[sizeof host - 1] = '\0';
+    for (char *c = host; *c; c++)
+        if (*c == '-' || *c == '/') *c = '_';
+    pid_t gone = fork();
+    ck_assert_int_ge(gone, 0);
+    if (gone == 0) _exit(0);
+    ck_assert_int_eq(waitpid(gone, NULL, 0), gone);
+    char stale[800], live[800], file[900], cmd[900];
+    snprintf(stale, sizeof stale, "%s/w2l-keys-%s-%ld-abcdef", wh, host, (long)gone);
+    snprintf(live, sizeof live, "%s/w2l-keys-%s-%ld-ghijkl", wh, host, (long)getpid());
+    ck_assert_int_eq(mkdir(stale, 0700), 0);
+    ck_assert_int_eq(mkdir(live, 0700), 0);
+    snprintf(file, sizeof file, "%s/run-7", stale);
+    FILE *f = fopen(file, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("left behind", f);
+    fclose(f);
+    w2l__kdir *d;
+    ck_assert_ok(w2l__kdir_open(wh, &d, &err), err);
+    struct stat st;
+    ck_assert_int_ne(stat(stale, &st), 0);
+    ck_assert_int_eq(stat(live, &st), 0);
+    w2l__kdir_close(d);
+    ck_assert_int_eq(rmdir(live), 0);
+    snprintf(cmd, sizeof cmd, "ls -d %s/w2l-keys-* >/dev/null 2>&1", wh);
+    ck_assert_int_ne(system(cmd), 0);
+}
+END_TEST
+
 Suite *suite_op_writer(void)
 {
     Suite *s = suite_create("op_writer");
@@ -1432,6 +1471,7 @@ Suite *suite_op_writer(void)
     tcase_add_test(kx, key_index_spill_write_failure_is_an_error);
     tcase_add_test(kx, key_index_spills_chains_and_drops_unused_files);
     tcase_add_test(kx, key_spill_runs_beyond_the_open_files);
+    tcase_add_test(kx, key_spill_dirs_of_gone_processes_are_removed);
     tcase_set_timeout(kx, 120);
     suite_add_tcase(s, kx);
     TCase *big = tcase_create("key_index_10m");

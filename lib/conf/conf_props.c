@@ -166,10 +166,10 @@ const w2l_conf_prop w2l__conf_props[] = {
       "table's map under 64 KiB is not spilled." },
     { "writer.spill-dir", W2L_CONF_STRING, NULL, NOLIM, NULL, 0,
       "Where spilled key indexes go (writer.key-index-memory): a private directory (mode 0700) "
-      "is made in it per writer (w2l-keys-XXXXXX), with a file per spilled table, at most 64 of "
-      "them open; it is removed when the writer closes (a crash leaves it behind: nothing "
-      "reads it again, an index is always rebuilt from the lake). Default: $TMPDIR, else "
-      "/tmp." },
+      "is made in it per writer (w2l-keys-HOST-PID-XXXXXX), with a file per spilled table, at "
+      "most 64 of them open; it is removed when the writer closes, and one a killed process "
+      "left is removed by the next writer that spills there on the same host (nothing reads "
+      "it again: an index is always rebuilt from the lake). Default: $TMPDIR, else /tmp." },
     { "writer.open-partitions", W2L_CONF_INT, "64", 1, 100000, NULL, W2L_CONF_F_PER_TABLE,
       "Partitions of one table a writer keeps files open for; past it the least recently used "
       "one's files are completed." },

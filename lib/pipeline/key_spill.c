@@ -2,8 +2,10 @@
  * Spilled key runs (key_spill.h): sorted files of (key, data file, row position) records
  * with a sparse block index and a Bloom filter in memory.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -96,12 +98,56 @@ int w2l__krun_key_cmp(const unsigned char *a, uint32_t na, const unsigned char *
 
 /* ------------------------------------------------------------------ directory ----- */
 
+/* This host's name as it goes into a directory's name ('-' and '/' replaced). */
+static void host_name(char *h, size_t n)
+{
+    if (gethostname(h, n - 1) != 0) snprintf(h, n, "host");
+    h[n - 1] = '\0';
+    for (char *c = h; *c; c++)
+        if (*c == '-' || *c == '/') *c = '_';
+}
+
+/* Removes the directories in parent that a process of this host which is gone left (it
+ * was killed before it closed them): "w2l-keys-HOST-PID-XXXXXX", PID not running. */
+static void remove_stale(const char *parent, const char *host)
+{
+    DIR *dir = opendir(parent);
+    if (!dir) return;
+    char head[300];
+    int hn = snprintf(head, sizeof head, "w2l-keys-%s-", host);
+    for (struct dirent *e; (e = readdir(dir));) {
+        if (hn <= 0 || (size_t)hn >= sizeof head || strncmp(e->d_name, head, (size_t)hn) != 0)
+            continue;
+        char *end;
+        long pid = strtol(e->d_name + hn, &end, 10);
+        if (pid <= 0 || *end != '-') continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* running (or another
+                                                                      user's): kept */
+        char *path = w2l__asprintf("%s/%s", parent, e->d_name);
+        DIR *sub = path ? opendir(path) : NULL;
+        for (struct dirent *f; sub && (f = readdir(sub));) {
+            if (strncmp(f->d_name, "run-", 4) != 0) continue;
+            char *fp = w2l__asprintf("%s/%s", path, f->d_name);
+            if (fp) unlink(fp);
+            w2l__free(fp);
+        }
+        if (sub) closedir(sub);
+        if (path && rmdir(path) == 0)
+            w2l__log(W2L_LOG_INFO, "removed %s, left by a process that is gone", path);
+        w2l__free(path);
+    }
+    closedir(dir);
+}
+
 w2l_rc w2l__kdir_open(const char *parent, w2l__kdir **out, w2l_error *err)
 {
     if (!parent || !*parent) parent = getenv("TMPDIR");
     if (!parent || !*parent) parent = "/tmp";
+    char host[128];
+    host_name(host, sizeof host);
+    remove_stale(parent, host);
     w2l__kdir *d = w2l__calloc(1, sizeof *d);
-    char *p = w2l__asprintf("%s/w2l-keys-XXXXXX", parent);
+    char *p = w2l__asprintf("%s/w2l-keys-%s-%ld-XXXXXX", parent, host, (long)getpid());
     if (!d || !p) {
         w2l__free(d);
         w2l__free(p);

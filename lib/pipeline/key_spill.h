@@ -11,8 +11,10 @@
  * key the run lacks (an insert of a new key, the common case) reads no disk, and one of a
  * key it holds reads one block. A directory keeps at most 64 of its runs' files open (the
  * least recently used is closed, and opened again when used); a run's file is removed when
- * the run is freed, and the directory when it closes (a crash leaves it behind, with
- * nothing in it a later run reads). Every error names the file.
+ * the run is freed, and the directory when it closes. The directory's name holds the host
+ * and the process id ("w2l-keys-HOST-PID-XXXXXX"): one a killed process left behind is
+ * removed by the next directory opened in the same parent on that host (nothing reads a
+ * run again: an index is always loaded from the lake). Every error names the file.
  *
  * Keys are ordered by length, then bytes (w2l__krun_key_cmp). A run is written once, in
  * key order (w2l__krun_add), then read only; the writer replaces a table's run by merging
@@ -40,7 +42,7 @@ typedef struct w2l__krec {
 } w2l__krec;
 
 /* A private directory (mode 0700) for the runs under parent (NULL or "": $TMPDIR, else
- * /tmp). */
+ * /tmp); those of this host's processes that are gone are removed first. */
 w2l_rc w2l__kdir_open(const char *parent, w2l__kdir **out, w2l_error *err);
 /* Removes the directory; its runs must be freed before. NULL is a no-op. */
 void w2l__kdir_close(w2l__kdir *d);
