@@ -40,7 +40,9 @@
  * key index) over an array of keys; it outgrows the caches within a checkpoint, so each
  * change's key is encoded and hashed KEY_AHEAD changes early and its slot prefetched
  * (key_ahead), and the values of the change after that are prefetched too: the misses
- * overlap the work on the changes between instead of stalling each lookup.
+ * overlap the work on the changes between instead of stalling each lookup. The maps of a
+ * writer's tables together stay within its share of writer.key-index-memory: after each
+ * element and at each barrier the largest spill to disk (op_writer_keys.c, key_spill.c).
  */
 #include <stdio.h>
 #include <stdlib.h>

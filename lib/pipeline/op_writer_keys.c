@@ -5,6 +5,15 @@
  * "position" every live row of the table: loaded from the lake (and from the checkpoints
  * sealed but not yet committed) before the table's first change, kept across checkpoints,
  * and compacted when many of its entries are dead. See op_writer.c for how changes use it.
+ *
+ * Past writer.key-index-memory (all of a writer's tables) the largest maps spill: a map is
+ * merged with the table's run (key_spill.h) into a new run and emptied. The map then holds
+ * the keys changed since, and hides the run's rows of each (a key whose rows all went keeps
+ * its entry, with no row, until the next spill drops it from both); a lookup the map misses
+ * asks the run, and a key found there comes back into the map with its rows. What walks
+ * the whole map (a rekey, the live rows of a key change) brings the run back first; the
+ * follow-up of a compaction counts the run's rows of the removed files and finds them by
+ * key as it finds the map's. At a barrier the spill also drops the files no row points into.
  */
 #include <stdio.h>
 #include <stdlib.h>
