@@ -557,6 +557,9 @@ START_TEST(random_workload_several_tables)
     tbl t[3];
     const char *names[3] = {"r0", "r1", "r2"};
     for (int k = 0; k < 3; k++) tbl_init(&t[k], names[k]);
+    /* _i = 3: as 1, every key index spilled to disk after each element and barrier (a
+     * budget below the configurable least, through the test builds' hook) */
+    if (_i == 3) ck_assert_int_eq(setenv("W2L_TEST_KEY_INDEX_MEMORY", "1", 1), 0);
     w2l_conf *c = _i == 0 ? make_conf(1, 1, 1) : make_conf(2, 3, 2);
     if (_i >= 1) {
         ck_assert_ok(w2l_conf_set(c, "table-parallelism", "2", &err), err);
@@ -571,6 +574,7 @@ START_TEST(random_workload_several_tables)
     ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
     long keys = _i == 2 ? 3000 : 300;
     int steps = _i == 2 ? 12000 : 3000;
+    uint64_t spilled = 0;
     for (int s = 0; s < steps; s++) {
         random_step(p, &t[rnd() % 3], keys);
         if (rnd() % 4 == 0) commit_txn(p);
@@ -578,8 +582,13 @@ START_TEST(random_workload_several_tables)
             commit_txn(p);
             ckpt_wait(p);
             for (int k = 0; k < 3; k++) assert_table_matches(&t[k]);
+            w2l_pipeline_info pi;
+            ck_assert_ok(w2l_pipeline_stats(p, &pi, sizeof pi, &err), err);
+            if (pi.key_index_disk_bytes > spilled) spilled = pi.key_index_disk_bytes;
         }
     }
+    ck_assert_msg((spilled > 0) == (_i == 3), "key index on disk: %llu bytes",
+                  (unsigned long long)spilled);
     commit_txn(p);
     ck_assert_ok(w2l_pipeline_finish(p, &err), err);
     w2l_pipeline_free(p);
@@ -1447,7 +1456,7 @@ Suite *suite_op_writer(void)
     tcase_add_test(basic, same_key_many_times_in_one_checkpoint);
     tcase_add_loop_test(basic, upsert_inserts_replace_earlier_checkpoints, 0, 2);
     tcase_add_loop_test(basic, upsert_update_moving_a_key_replaces_earlier_checkpoints, 0, 2);
-    tcase_add_loop_test(basic, random_workload_several_tables, 0, 3);
+    tcase_add_loop_test(basic, random_workload_several_tables, 0, 4);
     tcase_add_test(basic, files_roll_and_position_deletes_span_them);
     tcase_set_timeout(basic, 120);
     suite_add_tcase(s, basic);
