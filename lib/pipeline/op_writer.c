@@ -865,8 +865,9 @@ static void move_keys(tstate *t, tstate *nt)
     nt->kscap = t->kscap;
     nt->ke = t->ke, nt->nke = t->nke, nt->kecap = t->kecap;
     w2l__krun_free(nt->run);
-    nt->run = t->run;
-    t->run = NULL;
+    w2l__krun_free(nt->young);
+    nt->run = t->run, nt->young = t->young;
+    t->run = t->young = NULL;
     t->kslots = NULL, t->ks = NULL, t->ke = NULL;
     t->kcap = t->kcount = t->kscap = t->nke = t->kecap = 0;
     nt->files = t->files, nt->nfiles = t->nfiles, nt->fcap = t->fcap;

@@ -46,6 +46,7 @@ typedef struct pdel {
  * Its partition is kept encoded (spec id, then the values, as op_writer_parts.c encodes
  * them) so that a position delete of a later checkpoint goes to the same partition. */
 #define NO_PART UINT32_MAX
+#define KTOMB UINT32_MAX /* a spilled record's file: the key has no row (op_writer_keys.c) */
 typedef struct wfile {
     char *path;
     unsigned char *pkey;      /* its partition's key (malloc'd) */
@@ -133,7 +134,10 @@ typedef struct tstate {
                                  one's key map starts (small for a quiet table) */
     w2l__arena karena;
     w2l__krun *run;           /* posmode: keys spilled to disk (key_spill.h); a key in the
-                                 map (live or not) hides the run's records of it */
+                                 map (live or not) hides the runs' records of it */
+    w2l__krun *young;         /* keys spilled since run was written (NULL when run is): its
+                                 records hide run's; a record of file KTOMB: the key's rows
+                                 all went */
     pdel *pd;
     size_t npd, pdcap;
     w2l_buf results;          /* file objects, comma-separated */
@@ -246,10 +250,11 @@ w2l_rc w2l__wr_index_rewritten(writer *w, tstate *t, const char *const *removed,
                                const char *const *added, size_t nadded, w2l_error *err);
 /* Bytes the map holds in memory (its run's sparse index and filter included). */
 uint64_t w2l__wr_index_bytes(const tstate *t);
-/* Writes t's map, merged with its run, into a new run (writer.key-index-memory); with
- * renumber, and nothing of a checkpoint in progress pointing into t's files, the files no
- * key points into are dropped. */
-w2l_rc w2l__wr_index_spill(writer *w, tstate *t, int renumber, w2l_error *err);
+/* Writes t's map, merged with its young run, into a new young run, or (full, or once the
+ * young run would pass a quarter of the older) with both runs into one run
+ * (writer.key-index-memory); with renumber, a full merge, and nothing of a checkpoint in
+ * progress pointing into t's files, the files no key points into are dropped. */
+w2l_rc w2l__wr_index_spill(writer *w, tstate *t, int renumber, int full, w2l_error *err);
 /* Past writer.key-index-memory, spills the largest maps until half of it is used, and
  * reports the indexes' figures to the pipeline's metrics. at_barrier: see index_spill. */
 w2l_rc w2l__wr_index_bound(writer *w, int at_barrier, w2l_error *err);

@@ -32,6 +32,14 @@ static size_t first_cap(size_t n)
     return c;
 }
 
+/* Drops the table's spilled runs. */
+static void runs_free(tstate *t)
+{
+    w2l__krun_free(t->young);
+    w2l__krun_free(t->run);
+    t->young = t->run = NULL;
+}
+
 void w2l__wr_keymap_clear(tstate *t)
 {
     t->khint = t->kcount;
@@ -46,8 +54,7 @@ void w2l__wr_keymap_clear(tstate *t)
     w2l__arena_release(&t->karena);
     w2l__arena_init(&t->karena, 1 << 14);
     t->ndead = 0;
-    w2l__krun_free(t->run);
-    t->run = NULL;
+    runs_free(t);
 }
 
 /* The key of change c in w->key: for each equality column (field-id order) whose value is
@@ -270,7 +277,10 @@ w2l_rc w2l__wr_key_get(tstate *t, const w2l_buf *key, uint64_t h, int add, kslot
     if (s) return W2L_OK;
     const w2l__krec *r = NULL;
     size_t n = 0;
-    if (t->run) W2L_TRY(w2l__krun_find(t->run, key->data, (uint32_t)key->len, h, &r, &n, err));
+    if (t->young) W2L_TRY(w2l__krun_find(t->young, key->data, (uint32_t)key->len, h, &r, &n, err));
+    if (n && r[0].file == KTOMB) n = 0; /* the young run's tombstone hides the older run */
+    else if (!n && t->run)
+        W2L_TRY(w2l__krun_find(t->run, key->data, (uint32_t)key->len, h, &r, &n, err));
     if (!n && !add) return W2L_OK;
     s = mem_insert(t, key->data, key->len, h, err);
     if (!s) return W2L_NOMEM;
@@ -301,38 +311,54 @@ static void map_reset(tstate *t)
     t->ndead = 0;
 }
 
-/* Brings every key of the run into the map (keys the map holds already hide theirs), and
- * drops the run: for what walks the whole map (a rekey, the live rows of a key change). */
+static uint64_t runs_records(const tstate *t)
+{
+    return w2l__krun_records(t->run) + w2l__krun_records(t->young);
+}
+
+static uint64_t runs_disk(const tstate *t)
+{
+    return w2l__krun_disk_bytes(t->run) + w2l__krun_disk_bytes(t->young);
+}
+
+/* Brings every key of the runs into the map (keys the map holds already hide theirs; a key
+ * the young run holds hides the older run's), and drops the runs: for what walks the whole
+ * map (a rekey, the live rows of a key change). */
 static w2l_rc unspill(tstate *t, w2l_error *err)
 {
-    if (!t->run) return W2L_OK;
-    w2l__krun_iter *it;
-    W2L_TRY(w2l__krun_iter_open(t->run, &it, err));
+    w2l__krun *src[2] = {t->young, t->run};
     w2l_rc rc = W2L_OK;
-    size_t cur = SIZE_MAX; /* the key the last records brought in */
-    int32_t tail = -1;
-    for (;;) {
-        w2l__krec r;
-        int end;
-        if ((rc = w2l__krun_iter_next(it, &r, &end, err)) != W2L_OK || end) break;
-        uint64_t h = w2l__wr_key_hash(r.key, r.len);
-        kslot *s = mem_find(t, r.key, r.len, h);
-        if (s && (size_t)(s - t->ks) != cur) continue; /* the map's hides it */
-        if (!s) {
-            if (!(s = mem_insert(t, r.key, r.len, h, err))) {
-                rc = W2L_NOMEM;
-                break;
+    for (int k = 0; rc == W2L_OK && k < 2; k++) {
+        if (!src[k]) continue;
+        w2l__krun_iter *it;
+        W2L_TRY(w2l__krun_iter_open(src[k], &it, err));
+        size_t cur = SIZE_MAX; /* the key the last records brought in */
+        int32_t tail = -1;
+        for (;;) {
+            w2l__krec r;
+            int end;
+            if ((rc = w2l__krun_iter_next(it, &r, &end, err)) != W2L_OK || end) break;
+            uint64_t h = w2l__wr_key_hash(r.key, r.len);
+            kslot *s = mem_find(t, r.key, r.len, h);
+            if (s && (size_t)(s - t->ks) != cur) continue; /* hidden */
+            if (!s) {
+                if (!(s = mem_insert(t, r.key, r.len, h, err))) {
+                    rc = W2L_NOMEM;
+                    break;
+                }
+                cur = (size_t)(s - t->ks);
+                tail = -1;
             }
-            cur = (size_t)(s - t->ks);
-            tail = -1;
+            /* a key whose rows all went stays in the map without a row: it hides the older
+             * run's rows of it */
+            if (r.file != KTOMB && (rc = append_entry(t, s, r.file, r.pos, &tail, err)) != W2L_OK)
+                break;
         }
-        if ((rc = append_entry(t, s, r.file, r.pos, &tail, err)) != W2L_OK) break;
+        w2l__krun_iter_free(it);
     }
-    w2l__krun_iter_free(it);
     if (rc != W2L_OK) return rc;
     w2l__log(W2L_LOG_DEBUG, "%s: key index brought back from disk: %zu keys", t->fq, t->kcount);
-    w2l__krun_free(t->run);
-    t->run = NULL;
+    runs_free(t);
     return W2L_OK;
 }
 
@@ -348,90 +374,150 @@ static int mkey_cmp(const void *a, const void *b)
     return w2l__krun_key_cmp(x->k, x->len, y->k, y->len);
 }
 
-/* Writes the live rows of map key m to run nr, files mapped by fmap. */
-static w2l_rc put_mem(const tstate *t, w2l__krun *nr, const mkey *m, const uint32_t *fmap,
-                      w2l_error *err)
+/* A merge's input run: its iterator, its current record, whether its keys are in the new
+ * run's filter already (inherited). */
+typedef struct msrc {
+    w2l__krun_iter *it;
+    w2l__krec r;
+    int end, inherited;
+} msrc;
+
+static w2l_rc src_open(w2l__krun *run, int inherited, msrc *x, w2l_error *err)
 {
-    uint64_t h = w2l__wr_key_hash(m->k, m->len);
-    for (int32_t e = t->ks[m->i].head; e >= 0; e = t->ke[e].next)
-        W2L_TRY(w2l__krun_add(nr, m->k, m->len, h, 1, fmap[t->ke[e].file], t->ke[e].pos, err));
+    memset(x, 0, sizeof *x);
+    x->end = 1;
+    if (!run) return W2L_OK;
+    x->inherited = inherited;
+    W2L_TRY(w2l__krun_iter_open(run, &x->it, err));
+    return w2l__krun_iter_next(x->it, &x->r, &x->end, err);
+}
+
+static int src_at(const msrc *x, const unsigned char *k, uint32_t n)
+{
+    return !x->end && w2l__krun_key_cmp(x->r.key, x->r.len, k, n) == 0;
+}
+
+/* Passes x's records of key k, writing them to nr (emit; tombstones only with tombs). */
+static w2l_rc src_pass(msrc *x, const unsigned char *k, uint32_t n, uint64_t h, int emit,
+                       int tombs, w2l__krun *nr, const uint32_t *fmap, w2l_error *err)
+{
+    while (src_at(x, k, n)) {
+        const w2l__krec *r = &x->r;
+        if (emit && (r->file != KTOMB || tombs))
+            W2L_TRY(w2l__krun_add(nr, k, n, h, !x->inherited,
+                                  r->file == KTOMB ? KTOMB : fmap[r->file], r->pos, err));
+        W2L_TRY(w2l__krun_iter_next(x->it, &x->r, &x->end, err));
+    }
     return W2L_OK;
 }
 
-/* Merges the sorted map keys m[0..nm) with t's run into nr (the map's rows of a key win). */
-static w2l_rc merge_into(const tstate *t, w2l__krun *nr, int inherited, const mkey *m,
-                         size_t nm, const uint32_t *fmap, w2l_error *err)
+/* Merges the sorted map keys m[0..nm) with run a (the young one) and run b (the older, in
+ * a full merge; NULL otherwise) into nr: of each key, the map's rows win, then a's, then
+ * b's. Without b the keys whose rows all went are written as tombstones (b's rows of them
+ * stay hidden); with it they are dropped. */
+static w2l_rc merge_into(const tstate *t, w2l__krun *nr, msrc *a, msrc *b, const mkey *m,
+                         size_t nm, const uint32_t *fmap, int full, w2l_error *err)
 {
-    w2l__krun_iter *it = NULL;
-    if (t->run) W2L_TRY(w2l__krun_iter_open(t->run, &it, err));
-    w2l__krec r = {0};
-    int end = 1;
-    w2l_rc rc = it ? w2l__krun_iter_next(it, &r, &end, err) : W2L_OK;
+    w2l_buf kb = {0};
+    w2l_rc rc = W2L_OK;
     size_t j = 0;
-    while (rc == W2L_OK && (!end || j < nm)) {
-        int c = end ? 1 : j == nm ? -1 : w2l__krun_key_cmp(r.key, r.len, m[j].k, m[j].len);
-        if (c < 0) {
-            /* the run's keys are in the new filter already when it inherited the run's */
-            uint64_t h = inherited ? 0 : w2l__wr_key_hash(r.key, r.len);
-            rc = w2l__krun_add(nr, r.key, r.len, h, !inherited, fmap[r.file], r.pos, err);
-            if (rc == W2L_OK) rc = w2l__krun_iter_next(it, &r, &end, err);
-            continue;
+    while (rc == W2L_OK) {
+        const unsigned char *k = NULL;
+        uint32_t n = 0;
+        if (j < nm) k = m[j].k, n = m[j].len;
+        if (!a->end && (!k || w2l__krun_key_cmp(a->r.key, a->r.len, k, n) < 0))
+            k = a->r.key, n = a->r.len;
+        if (!b->end && (!k || w2l__krun_key_cmp(b->r.key, b->r.len, k, n) < 0))
+            k = b->r.key, n = b->r.len;
+        if (!k) break;
+        kb.len = 0; /* the key outlives the records it came from */
+        if ((rc = w2l_buf_append(&kb, k, n ? n : 0, err)) != W2L_OK) break;
+        k = kb.data;
+        uint64_t h = w2l__wr_key_hash(k, n);
+        int in_map = j < nm && w2l__krun_key_cmp(m[j].k, m[j].len, k, n) == 0;
+        int in_a = src_at(a, k, n);
+        if (in_map) {
+            const kslot *s = &t->ks[m[j].i];
+            for (int32_t e = s->head; rc == W2L_OK && e >= 0; e = t->ke[e].next)
+                rc = w2l__krun_add(nr, k, n, h, 1, fmap[t->ke[e].file], t->ke[e].pos, err);
+            if (rc == W2L_OK && s->head < 0 && !full)
+                rc = w2l__krun_add(nr, k, n, h, 1, KTOMB, 0, err);
+            j++;
         }
-        rc = put_mem(t, nr, &m[j], fmap, err);
-        /* the run's rows of the same key are hidden by the map's */
-        while (rc == W2L_OK && c == 0 && !end &&
-               w2l__krun_key_cmp(r.key, r.len, m[j].k, m[j].len) == 0)
-            rc = w2l__krun_iter_next(it, &r, &end, err);
-        j++;
+        if (rc == W2L_OK) rc = src_pass(a, k, n, h, !in_map, !full, nr, fmap, err);
+        if (rc == W2L_OK) rc = src_pass(b, k, n, h, !in_map && !in_a, 0, nr, fmap, err);
     }
-    w2l__krun_iter_free(it);
+    w2l_buf_release(&kb);
     return rc;
 }
 
-w2l_rc w2l__wr_index_spill(writer *w, tstate *t, int renumber, w2l_error *err)
+w2l_rc w2l__wr_index_spill(writer *w, tstate *t, int renumber, int full, w2l_error *err)
 {
     if (!t->kcount) return W2L_OK;
     int64_t t0 = w2l__now_ms();
     if (!w->kdir) W2L_TRY(w2l__kdir_open(w->spill_dir, &w->kdir, err));
-    renumber = renumber && !t->nparts && !t->npd && !t->nopen;
+    size_t nlive = 0;
+    for (size_t i = 0; i < t->kcount; i++)
+        for (int32_t e = t->ks[i].head; e >= 0; e = t->ke[e].next) nlive++;
+    /* the map goes into the young run while that stays below a quarter of the older one;
+     * then all three merge into one (the old run is written again only that often) */
+    uint64_t young = w2l__krun_records(t->young) + nlive + t->kcount;
+    full = full || !t->run || young * 4 > w2l__krun_records(t->run);
+    renumber = full && renumber && !t->nparts && !t->npd && !t->nopen;
     size_t nf = t->nfiles;
     mkey *m = w2l__malloc((t->kcount + 1) * sizeof *m);
     uint32_t *fmap = w2l__malloc((nf + 1) * sizeof *fmap);
     w2l_rc rc = m && fmap ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
-    size_t nlive = 0;
     for (size_t i = 0; rc == W2L_OK && i < nf; i++) fmap[i] = renumber ? NO_PART : (uint32_t)i;
     for (size_t i = 0; rc == W2L_OK && i < t->kcount; i++) {
         m[i] = (mkey){kslot_key(&t->ks[i]), t->ks[i].len, (uint32_t)i};
-        for (int32_t e = t->ks[i].head; e >= 0; e = t->ke[e].next) {
-            nlive++;
-            if (renumber) fmap[t->ke[e].file] = 0;
-        }
+        for (int32_t e = t->ks[i].head; renumber && e >= 0; e = t->ke[e].next)
+            fmap[t->ke[e].file] = 0;
     }
-    /* the files still pointed into (by the map, or by the run: some of its rows may be
-     * hidden by the map, so a file may stay one spill longer than it needs), in order */
+    /* the files still pointed into (by the map, or by a run: some of its rows may be
+     * hidden, so a file may stay one merge longer than it needs), in order */
     size_t nkeep = 0;
     for (size_t i = 0; rc == W2L_OK && renumber && i < nf; i++)
-        if (fmap[i] != NO_PART || w2l__krun_file_refs(t->run, (uint32_t)i))
+        if (fmap[i] != NO_PART || w2l__krun_file_refs(t->run, (uint32_t)i) ||
+            w2l__krun_file_refs(t->young, (uint32_t)i))
             fmap[i] = (uint32_t)nkeep++;
     if (rc == W2L_OK) qsort(m, t->kcount, sizeof *m, mkey_cmp);
-    w2l__krun *nr = NULL;
+    /* the new run's filter starts as the largest input's */
+    w2l__krun *base = full ? t->run : t->young, *nr = NULL;
     int inherited = 0;
+    uint64_t nmax = (full ? runs_records(t) : w2l__krun_records(t->young)) + nlive + t->kcount;
     if (rc == W2L_OK)
-        rc = w2l__krun_create(w->kdir, t->fq, w2l__krun_records(t->run) + nlive,
-                              renumber ? nkeep : nf, t->run, &inherited, &nr, err);
-    if (rc == W2L_OK) rc = merge_into(t, nr, inherited, m, t->kcount, fmap, err);
+        rc = w2l__krun_create(w->kdir, t->fq, nmax, renumber ? nkeep : nf, base, &inherited, &nr,
+                              err);
+    msrc a, b;
+    memset(&a, 0, sizeof a), memset(&b, 0, sizeof b);
+    a.end = b.end = 1;
+    if (rc == W2L_OK) rc = src_open(t->young, inherited && base == t->young, &a, err);
+    if (rc == W2L_OK && full) rc = src_open(t->run, inherited && base == t->run, &b, err);
+    if (rc == W2L_OK) rc = merge_into(t, nr, &a, &b, m, t->kcount, fmap, full, err);
     if (rc == W2L_OK) rc = w2l__krun_finish(nr, err);
+    w2l__krun_iter_free(a.it);
+    w2l__krun_iter_free(b.it);
     w2l__free(m);
-    if (rc != W2L_OK) { /* the map and the run stay as they were */
+    if (rc != W2L_OK) { /* the map and the runs stay as they were */
         w2l__free(fmap);
         w2l__krun_free(nr);
         w2l__error_prefix(err, "spilling the key index: ");
         return rc;
     }
     size_t nkeys = t->kcount;
-    w2l__krun_free(t->run);
-    t->run = w2l__krun_records(nr) ? nr : NULL;
-    if (!t->run) w2l__krun_free(nr);
+    if (!w2l__krun_records(nr)) {
+        w2l__krun_free(nr);
+        nr = NULL;
+    }
+    w2l__krun_free(t->young);
+    t->young = NULL;
+    if (full) {
+        w2l__krun_free(t->run);
+        t->run = nr;
+    } else {
+        t->young = nr;
+    }
     map_reset(t);
     if (renumber) {
         size_t k = 0;
@@ -447,10 +533,10 @@ w2l_rc w2l__wr_index_spill(writer *w, tstate *t, int renumber, w2l_error *err)
     }
     w2l__free(fmap);
     w2l__log(W2L_LOG_DEBUG,
-             "writer %u: %s: key index spilled: %zu keys from memory, %llu rows on disk "
+             "writer %u: %s: key index spilled%s: %zu keys from memory, %llu rows on disk "
              "(%llu bytes), %zu files, %lld ms",
-             w->index, t->fq, nkeys, (unsigned long long)w2l__krun_records(t->run),
-             (unsigned long long)w2l__krun_disk_bytes(t->run), t->nfiles,
+             w->index, t->fq, full ? "" : " (young run)", nkeys,
+             (unsigned long long)runs_records(t), (unsigned long long)runs_disk(t), t->nfiles,
              (long long)(w2l__now_ms() - t0));
     return W2L_OK;
 }
@@ -469,8 +555,8 @@ w2l_rc w2l__wr_index_bound(writer *w, int at_barrier, w2l_error *err)
         const tstate *t = w->tabs[i];
         if (!t) continue;
         total += w2l__wr_index_bytes(t);
-        keys += t->kcount + w2l__krun_records(t->run);
-        disk += w2l__krun_disk_bytes(t->run);
+        keys += t->kcount + runs_records(t);
+        disk += runs_disk(t);
     }
     /* a map smaller than this is not worth a run of its own (a file, a filter): many such
      * maps hold at most this much each over the budget */
@@ -486,11 +572,11 @@ w2l_rc w2l__wr_index_bound(writer *w, int at_barrier, w2l_error *err)
         }
         if (!big) break;
         uint64_t before = w2l__wr_index_bytes(big), kb = big->kcount,
-                 rb = w2l__krun_records(big->run), db = w2l__krun_disk_bytes(big->run);
-        W2L_TRY(w2l__wr_index_spill(w, big, at_barrier, err));
+                 rb = runs_records(big), db = runs_disk(big);
+        W2L_TRY(w2l__wr_index_spill(w, big, at_barrier, 0, err));
         total = total - before + w2l__wr_index_bytes(big);
-        keys = keys - kb - rb + big->kcount + w2l__krun_records(big->run);
-        disk = disk - db + w2l__krun_disk_bytes(big->run);
+        keys = keys - kb - rb + big->kcount + runs_records(big);
+        disk = disk - db + runs_disk(big);
     }
     w2l__metrics *mt = w2l__metrics_current();
     if (mt && (keys != w->kkeys || total != w->kmem || disk != w->kdisk))
@@ -506,11 +592,10 @@ void w2l__wr_index_free(tstate *t)
     w2l__free(t->ks);
     w2l__free(t->ke);
     w2l__arena_release(&t->karena);
-    w2l__krun_free(t->run);
+    runs_free(t);
     t->kslots = NULL;
     t->ks = NULL;
     t->ke = NULL;
-    t->run = NULL;
 }
 
 w2l_rc w2l__wr_add_pos_delete(tstate *t, const kent *e, w2l_error *err)
@@ -792,7 +877,7 @@ w2l_rc w2l__wr_file_add(tstate *t, char *path, const unsigned char *pkey, size_t
 
 uint64_t w2l__wr_index_bytes(const tstate *t)
 {
-    uint64_t b = map_bytes(t) + w2l__krun_mem_bytes(t->run);
+    uint64_t b = map_bytes(t) + w2l__krun_mem_bytes(t->run) + w2l__krun_mem_bytes(t->young);
     for (size_t i = 0; i < t->nfiles; i++)
         b += strlen(t->files[i].path) + 1 + t->files[i].klen + sizeof *t->files;
     return b;
@@ -929,7 +1014,7 @@ static int load_row(void *x, const w2l_value *vals, size_t n)
     }
     /* a table larger than writer.key-index-memory spills while it loads */
     if (rc == W2L_OK && (++l->rows & 0xffff) == 0 && map_bytes(t) > l->w->kbudget / 2)
-        rc = w2l__wr_index_spill(l->w, t, 0, l->err);
+        rc = w2l__wr_index_spill(l->w, t, 0, 0, l->err);
     l->rc = rc;
     return rc != W2L_OK;
 }
@@ -1022,10 +1107,9 @@ w2l_rc w2l__wr_index_load(writer *w, tstate *t, w2l_error *err)
     w2l__log(W2L_LOG_DEBUG,
              "writer %u: %s: key index loaded: %llu keys, %zu files, %llu bytes, %lld ms "
              "(%llu keys on disk, %llu bytes there)",
-             w->index, t->fq, (unsigned long long)(t->kcount + w2l__krun_records(t->run)),
+             w->index, t->fq, (unsigned long long)(t->kcount + runs_records(t)),
              nfiles, (unsigned long long)w2l__wr_index_bytes(t), (long long)(w2l__now_ms() - t0),
-             (unsigned long long)w2l__krun_records(t->run),
-             (unsigned long long)w2l__krun_disk_bytes(t->run));
+             (unsigned long long)runs_records(t), (unsigned long long)runs_disk(t));
     return W2L_OK;
 }
 
@@ -1036,22 +1120,35 @@ static int str_cmp(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Adds to *live the run's rows (of keys the map does not hide) in the files dead marks. */
+/* Adds to *live the runs' rows in the files dead marks (of keys the map does not hide, and
+ * for the older run, the young one does not hold). */
 static w2l_rc run_rows_in(const tstate *t, const unsigned char *dead, size_t nold, size_t *live,
                           w2l_error *err)
 {
-    w2l__krun_iter *it;
-    W2L_TRY(w2l__krun_iter_open(t->run, &it, err));
-    w2l_rc rc;
-    for (;;) {
-        w2l__krec r;
-        int end;
-        if ((rc = w2l__krun_iter_next(it, &r, &end, err)) != W2L_OK || end) break;
-        if (r.file < nold && dead[r.file] &&
-            !mem_find(t, r.key, r.len, w2l__wr_key_hash(r.key, r.len)))
+    w2l__krun *src[2] = {t->young, t->run};
+    w2l_rc rc = W2L_OK;
+    for (int k = 0; rc == W2L_OK && k < 2; k++) {
+        if (!src[k]) continue;
+        w2l__krun_iter *it;
+        W2L_TRY(w2l__krun_iter_open(src[k], &it, err));
+        for (;;) {
+            w2l__krec r;
+            int end;
+            if ((rc = w2l__krun_iter_next(it, &r, &end, err)) != W2L_OK || end) break;
+            if (r.file == KTOMB || r.file >= nold || !dead[r.file]) continue;
+            uint64_t h = w2l__wr_key_hash(r.key, r.len);
+            if (mem_find(t, r.key, r.len, h)) continue;
+            if (k == 1 && t->young) {
+                const w2l__krec *y;
+                size_t n;
+                if ((rc = w2l__krun_find(t->young, r.key, r.len, h, &y, &n, err)) != W2L_OK)
+                    break;
+                if (n) continue;
+            }
             (*live)++;
+        }
+        w2l__krun_iter_free(it);
     }
-    w2l__krun_iter_free(it);
     return rc;
 }
 
