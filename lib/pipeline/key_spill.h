@@ -17,8 +17,8 @@
  * run again: an index is always loaded from the lake). Every error names the file.
  *
  * Keys are ordered by length, then bytes (w2l__krun_key_cmp). A run is written once, in
- * key order (w2l__krun_add), then read only; the writer replaces a table's run by merging
- * it with the keys in memory into a new one.
+ * key order (w2l__krun_add), then read only; the writer merges the keys in memory with a
+ * table's runs into a new one (op_writer_keys.c).
  *
  * Thread safety: a run and its directory belong to one writer thread.
  */

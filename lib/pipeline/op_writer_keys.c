@@ -6,14 +6,18 @@
  * sealed but not yet committed) before the table's first change, kept across checkpoints,
  * and compacted when many of its entries are dead. See op_writer.c for how changes use it.
  *
- * Past writer.key-index-memory (all of a writer's tables) the largest maps spill: a map is
- * merged with the table's run (key_spill.h) into a new run and emptied. The map then holds
- * the keys changed since, and hides the run's rows of each (a key whose rows all went keeps
- * its entry, with no row, until the next spill drops it from both); a lookup the map misses
- * asks the run, and a key found there comes back into the map with its rows. What walks
- * the whole map (a rekey, the live rows of a key change) brings the run back first; the
- * follow-up of a compaction counts the run's rows of the removed files and finds them by
- * key as it finds the map's. At a barrier the spill also drops the files no row points into.
+ * Past writer.key-index-memory (all of a writer's tables) the largest maps spill to sorted
+ * runs on disk (key_spill.h), two a table at most: the run, and a young run over it. A
+ * spill merges the map with the young run into a new young run — a key whose rows all went
+ * is written there as a tombstone (file KTOMB), which hides the run's rows of it — until
+ * the young run would pass a quarter of the run; then the map and both runs merge into one
+ * run (tombstones dropped; at a barrier, the files no row points into dropped too), so the
+ * large run is written again only that often. The map holds the keys changed since the
+ * last spill and hides the runs' rows of each (a key whose rows all went keeps its entry,
+ * with no row); a lookup the map misses asks the young run, then the run, and a key found
+ * comes back into the map with its rows. What walks the whole map (a rekey, the live rows
+ * of a key change) brings the runs back first; the follow-up of a compaction counts the
+ * runs' rows of the removed files and finds them by key as it finds the map's.
  */
 #include <stdio.h>
 #include <stdlib.h>
