@@ -156,7 +156,7 @@ const w2l_conf_prop w2l__conf_props[] = {
       "table's index loads, the largest tables' indexes are written to sorted runs in "
       "writer.spill-dir, until half of it is used. A key costs about 73 bytes in memory (a "
       "bigint key; 56 to 100 as the arrays grow by doubling, plus a key's bytes past 16); "
-      "spilled, about 2 bytes in memory (1.5 to 2.6: a Bloom filter of 10 bits a key rounded to "
+      "spilled, about 2 bytes in memory (1.5 to 3: a Bloom filter of 10 bits a key rounded up to "
       "a power of two, and a sparse index of the 4 KiB blocks) and 16 bytes plus the key's on "
       "disk (28 for a bigint key); measured at 10 million bigint keys: 2.3 and 28.0. A lookup "
       "of a spilled key that was never written (an insert) reads no disk but for about 1.5% "

@@ -460,12 +460,14 @@ w2l_rc w2l__wr_index_spill(writer *w, tstate *t, int renumber, int full, w2l_err
     if (!t->kcount) return W2L_OK;
     int64_t t0 = w2l__now_ms();
     if (!w->kdir) W2L_TRY(w2l__kdir_open(w->spill_dir, &w->kdir, err));
-    size_t nlive = 0;
-    for (size_t i = 0; i < t->kcount; i++)
+    size_t nlive = 0, nempty = 0; /* rows, and keys without one (tombstones) */
+    for (size_t i = 0; i < t->kcount; i++) {
+        nempty += t->ks[i].head < 0;
         for (int32_t e = t->ks[i].head; e >= 0; e = t->ke[e].next) nlive++;
+    }
     /* the map goes into the young run while that stays below a quarter of the older one;
      * then all three merge into one (the old run is written again only that often) */
-    uint64_t young = w2l__krun_records(t->young) + nlive + t->kcount;
+    uint64_t young = w2l__krun_records(t->young) + nlive + nempty;
     full = full || !t->run || young * 4 > w2l__krun_records(t->run);
     renumber = full && renumber && !t->nparts && !t->npd && !t->nopen;
     size_t nf = t->nfiles;
@@ -489,7 +491,7 @@ w2l_rc w2l__wr_index_spill(writer *w, tstate *t, int renumber, int full, w2l_err
     /* the new run's filter starts as the largest input's */
     w2l__krun *base = full ? t->run : t->young, *nr = NULL;
     int inherited = 0;
-    uint64_t nmax = (full ? runs_records(t) : w2l__krun_records(t->young)) + nlive + t->kcount;
+    uint64_t nmax = (full ? runs_records(t) : w2l__krun_records(t->young)) + nlive + nempty;
     if (rc == W2L_OK)
         rc = w2l__krun_create(w->kdir, t->fq, nmax, renumber ? nkeep : nf, base, &inherited, &nr,
                               err);
