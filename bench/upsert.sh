@@ -122,6 +122,19 @@ EOF
     eqf=$(find "$wh/bench/kv/data" -name 'eq-delete-*' 2>/dev/null | wc -l)
     posf=$(find "$wh/bench/kv/data" -name 'pos-delete-*' 2>/dev/null | wc -l)
     echo "  $mode: index $ik keys, $bpk bytes/key, rebuild ${ims} ms (index load at the restart); $ckpts checkpoints in the rounds run; delete files written: $posf position, $eqf equality"
+    # the index in memory and spilled (writer.key-index-memory), every phase: the largest
+    # in memory after a load, the largest on disk after a load or a spill, the spills
+    logs="$tmp/log-load-$mode $tmp/log-rounds-$mode $tmp/log-rebuild-$mode"
+    # shellcheck disable=SC2086
+    imem=$(sed -n 's/.*key index loaded: [0-9]* keys, [0-9]* files, \([0-9]*\) bytes.*/\1/p' $logs | sort -n | tail -1)
+    # shellcheck disable=SC2086
+    idisk=$( { sed -n 's/.*keys on disk, \([0-9]*\) bytes there.*/\1/p' $logs
+               sed -n 's/.*key index spilled: .* rows on disk (\([0-9]*\) bytes).*/\1/p' $logs; } | sort -n | tail -1)
+    # shellcheck disable=SC2086
+    nspill=$(cat $logs | grep -c 'key index spilled' || true)
+    [ "$mode" = position ] && awk -v m="${imem:-0}" -v d="${idisk:-0}" -v n="$nspill" 'BEGIN {
+        printf "  position: key index at most %.1f MiB in memory after a load, %.1f MiB on disk; %d spills\n",
+            m / 1048576, d / 1048576, n }'
     rr=$(awk -v n="$((ROUNDS * (N / 100)))" '{ c = $2 + $3 - $6; if (c > 0) printf "%.0f", n / c }' "$tmp/t-rounds")
     rload=$(sed -n 's/.*key index loaded: \([0-9]*\) keys, .* \([0-9]*\) ms.*/\1 keys in \2 ms/p' "$tmp/log-rounds-$mode" | head -1)
     [ -n "$rload" ] && echo "  $mode rounds: the index load at its start ($rload, $(awk '{ print $6 }' "$tmp/t-rounds") CPU-s) left out of its CPU-s" 

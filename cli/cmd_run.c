@@ -8,7 +8,8 @@
  * attached), the command's own (progress, the closing error) with component "run".
  * The progress line labels what counts from this process's start ("this run: ...") apart
  * from the job's checkpoint ("job: checkpoint N committed"), and shows the source lag as
- * seconds, "snapshot" or "unknown", and the commit lag (w2l_pipeline_stats(3)).
+ * seconds, "snapshot" or "unknown", and the commit lag (w2l_pipeline_stats(3)), and the
+ * writers' key index (keys, bytes in memory and spilled to disk) once it holds any.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -89,14 +90,20 @@ static void *progress_main(void *arg)
         last_rows = pi.rows_in;
         /* what this run did, then where the job stands (the checkpoint numbers of w2l
          * status), then the lags */
-        char line[300], lag[32];
-        snprintf(line, sizeof line,
+        char line[400], lag[32];
+        int n = snprintf(line, sizeof line,
                  "this run: %llu rows, %.0f rows/s, %llu table%s, %llu checkpoint%s committed; "
                  "job: checkpoint %llu committed; source lag %s, commit lag %.1f s",
                  (unsigned long long)pi.rows_in, rate, (unsigned long long)pi.tables,
                  pi.tables == 1 ? "" : "s", (unsigned long long)pi.checkpoints_completed,
                  pi.checkpoints_completed == 1 ? "" : "s", (unsigned long long)pi.committed,
                  lag_text(lag, sizeof lag, &pi), (double)pi.commit_lag_ms / 1000.0);
+        if (pi.key_index_keys && n > 0 && (size_t)n < sizeof line) /* delete mode position */
+            snprintf(line + n, sizeof line - (size_t)n,
+                     "; key index %llu keys, %.1f MiB in memory, %.1f MiB on disk",
+                     (unsigned long long)pi.key_index_keys,
+                     (double)pi.key_index_memory_bytes / 1048576.0,
+                     (double)pi.key_index_disk_bytes / 1048576.0);
         if (progress_tty) {
             pthread_mutex_lock(&out_mtx);
             fprintf(stderr, "\r\033[K%s", line);

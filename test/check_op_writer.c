@@ -357,6 +357,11 @@ static void random_step(w2l_pipeline *p, tbl *t, long keys)
 
 #ifndef OPS_HARNESS_ONLY
 /* ----------------------------------------------------------------- OPS_TESTS ------- */
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pipeline/op_writer_int.h"
 
 START_TEST(upserts_and_key_changes_across_checkpoints)
 {
@@ -559,6 +564,9 @@ START_TEST(random_workload_several_tables)
     tbl t[3];
     const char *names[3] = {"r0", "r1", "r2"};
     for (int k = 0; k < 3; k++) tbl_init(&t[k], names[k]);
+    /* _i = 3: as 1, every key index spilled to disk after each element and barrier (a
+     * budget below the configurable least, through the test builds' hook) */
+    if (_i == 3) ck_assert_int_eq(setenv("W2L_TEST_KEY_INDEX_MEMORY", "1", 1), 0);
     w2l_conf *c = _i == 0 ? make_conf(1, 1, 1) : make_conf(2, 3, 2);
     if (_i >= 1) {
         ck_assert_ok(w2l_conf_set(c, "table-parallelism", "2", &err), err);
@@ -573,6 +581,7 @@ START_TEST(random_workload_several_tables)
     ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
     long keys = _i == 2 ? 3000 : 300;
     int steps = _i == 2 ? 12000 : 3000;
+    uint64_t spilled = 0;
     for (int s = 0; s < steps; s++) {
         random_step(p, &t[rnd() % 3], keys);
         if (rnd() % 4 == 0) commit_txn(p);
@@ -580,8 +589,12 @@ START_TEST(random_workload_several_tables)
             commit_txn(p);
             ckpt_wait(p);
             for (int k = 0; k < 3; k++) assert_table_matches(&t[k]);
+            w2l_pipeline_info pi;
+            ck_assert_ok(w2l_pipeline_stats(p, &pi, sizeof pi, &err), err);
+            if (pi.key_index_disk_bytes > spilled) spilled = pi.key_index_disk_bytes;
         }
     }
+    if (_i == 3) ck_assert_msg(spilled > 0, "the key index never spilled");
     commit_txn(p);
     ck_assert_ok(w2l_pipeline_finish(p, &err), err);
     w2l_pipeline_free(p);
@@ -964,6 +977,489 @@ START_TEST(partitioned_delete_needs_its_partition_column)
 }
 END_TEST
 
+/* ------------------------------------------------ the key index over its budget ---- */
+
+/* A summary figure of the table's current snapshot (0: absent). */
+static long current_summary(const char *name, const char *key)
+{
+    w2l_fileio *io;
+    w2l_catalog *cat;
+    w2l__ice_table *t = load_table("db", name, &io, &cat);
+    const w2l__ice_snapshot *cur = w2l__ice_meta_snapshot(t->meta, t->meta->current_snapshot_id);
+    ck_assert_ptr_nonnull(cur);
+    const char *v = w2l__ice_props_get(&cur->summary, key);
+    long n = v ? atol(v) : 0;
+    unload_table(t, io, cat);
+    return n;
+}
+
+static w2l_pipeline_info stats_of(w2l_pipeline *p)
+{
+    w2l_pipeline_info pi;
+    ck_assert_ok(w2l_pipeline_stats(p, &pi, sizeof pi, &err), err);
+    return pi;
+}
+
+/* writer.key-index-memory at its least (64 KiB) against two tables of up to 4096 keys: the
+ * indexes spill to disk at every element and barrier, and every update and delete of a row
+ * of an earlier checkpoint is still a position delete of exactly its row — no equality
+ * delete, no row twice, none lost — across many checkpoints, compactions the pipeline
+ * commits (the spilled index follows them), and a restart that loads the indexes from the
+ * lake again. _i = 1: two writers. */
+START_TEST(key_index_over_its_budget_stays_exact)
+{
+    tbl t[2];
+    tbl_init(&t[0], "ks0");
+    tbl_init(&t[1], "ks1");
+    w2l_conf *c = make_conf(1, _i ? 2 : 1, 1);
+    ck_assert_ok(w2l_conf_set(c, "writer.key-index-memory", "64KiB", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "writer.spill-dir", wh, &err), err);
+    ck_assert_ok(w2l_conf_set(c, "maintenance.compact-small-files", "4", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "maintenance.compact-delete-files", "4", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "maintenance.compact-interval", "0", &err), err);
+    long posdel = 0;
+    for (int run = 0; run < 2; run++) {
+        w2l_pipeline *p;
+        ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+        uint64_t disk = 0;
+        /* checkpoints are the clock: at least 8, and until a compaction was committed */
+        for (int ck = 0; ck < 8 || (run == 0 && stats_of(p).compactions == 0); ck++) {
+            ck_assert_int_lt(ck, 60);
+            /* the first checkpoint fills the tables, later ones change 1/4 of the keys */
+            int steps = run == 0 && ck == 0 ? 6000 : 1500;
+            for (int s = 0; s < steps; s++) {
+                random_step(p, &t[s & 1], MAXK);
+                if (s % 50 == 49) commit_txn(p);
+            }
+            commit_txn(p);
+            ckpt_wait(p);
+            w2l_pipeline_info pi = stats_of(p);
+            if (pi.key_index_disk_bytes > disk) disk = pi.key_index_disk_bytes;
+            if (run == 1) ck_assert_uint_ge(pi.key_index_rebuilds, 1);
+            for (int k = 0; k < 2; k++) {
+                assert_table_matches(&t[k]);
+                ck_assert_int_eq(current_summary(t[k].name, "total-equality-deletes"), 0);
+                posdel += current_summary(t[k].name, "total-position-deletes");
+            }
+        }
+        ck_assert_msg(disk > 0, "the key index never spilled");
+        ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+        w2l_pipeline_free(p);
+    }
+    for (int k = 0; k < 2; k++) assert_table_matches(&t[k]);
+    ck_assert_int_gt(posdel, 0);
+    /* the spill directories went with their writers */
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "ls -d %s/w2l-keys-* >/dev/null 2>&1", wh);
+    ck_assert_int_ne(system(cmd), 0);
+    w2l_conf_free(c);
+    for (int k = 0; k < 2; k++) w2l_schema_unref(t[k].schema);
+}
+END_TEST
+
+/* A write of a spill file fails: the checkpoint fails naming the table and the file, and
+ * the lake keeps what the last checkpoint committed. */
+START_TEST(key_index_spill_write_failure_is_an_error)
+{
+    tbl t;
+    tbl_init(&t, "kf");
+    w2l_conf *c = make_conf(1, 1, 1);
+    ck_assert_ok(w2l_conf_set(c, "writer.key-index-memory", "64KiB", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "writer.spill-dir", wh, &err), err);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    for (long i = 0; i < 2000; i++) m_insert(p, &t, i, "a", (int)i);
+    commit_txn(p);
+    ckpt_wait(p);
+    assert_table_matches(&t);
+    w2l__kspill_fail_write = 0; /* the next write of a spill file */
+    w2l_rc rc = W2L_OK;
+    for (long i = 2000; i < 4000 && rc == W2L_OK; i++) {
+        w2l_value row[3];
+        memset(row, 0, sizeof row);
+        row[0].v.i64 = i;
+        row[1].is_null = 1;
+        w2l_change ch = {"db", t.name, t.schema, W2L_OP_INSERT, row, 3, NULL, 0};
+        rc = w2l_emit_change(w2l_pipeline_emitter(p), &ch, &err);
+    }
+    uint64_t id;
+    if (rc == W2L_OK) rc = w2l_pipeline_checkpoint(p, 1, &id, &err);
+    ck_assert_int_ne(rc, W2L_OK);
+    if (!strstr(err.msg, "spill")) ck_assert_int_ne(w2l_pipeline_finish(p, &err), W2L_OK);
+    else w2l_pipeline_finish(p, NULL);
+    w2l__kspill_fail_write = -1;
+    ck_assert_msg(strstr(err.msg, "db.kf") && strstr(err.msg, "key index spill file") &&
+                      strstr(err.msg, "/run-") && strstr(err.msg, "write"),
+                  "%s", err.msg);
+    w2l_pipeline_free(p);
+    assert_table_matches(&t); /* the 2000 rows of the first checkpoint, nothing else */
+    w2l_conf_free(c);
+    w2l_schema_unref(t.schema);
+}
+END_TEST
+
+/* ---- the index alone (op_writer_keys.c, key_spill.c), driven as on_change drives it ---- */
+
+/* Check's ck_assert records its line with a write on every call; the loops over millions of
+ * keys check with these, which cost nothing until they fail. */
+#define KCHECK(cond, ...)                                                                  \
+    do {                                                                                   \
+        if (!(cond)) ck_abort_msg(__VA_ARGS__);                                            \
+    } while (0)
+#define KEQ(a, b)                                                                          \
+    KCHECK((a) == (b), "%s == %s: %lld, %lld", #a, #b, (long long)(a), (long long)(b))
+#define KOK(expr)                                                                          \
+    do {                                                                                   \
+        w2l_rc kok_ = (expr);                                                              \
+        if (kok_ != W2L_OK) ck_abort_msg("%s: %s: %s", #expr, w2l_rc_name(kok_), err.msg); \
+    } while (0)
+
+typedef struct kix {
+    writer w;
+    tstate t;
+    tstate *tabs[1];
+    w2l_buf key;
+} kix;
+
+static void kix_init(kix *x, uint64_t budget, unsigned nfiles)
+{
+    memset(x, 0, sizeof *x);
+    x->w.kbudget = budget;
+    x->w.spill_dir = w2l__strdup(wh);
+    x->tabs[0] = &x->t;
+    x->w.tabs = x->tabs;
+    x->w.tcap = 1;
+    x->t.fq = w2l__strdup("db.big");
+    x->t.posmode = x->t.loaded = 1;
+    x->t.policy = POL_PK;
+    w2l__arena_init(&x->t.karena, 1 << 14);
+    for (unsigned i = 0; i < nfiles; i++) {
+        uint32_t id;
+        ck_assert_ok(w2l__wr_file_add(&x->t, w2l__asprintf("data-%u.parquet", i), NULL, 0,
+                                      NO_PART, &id, &err), err);
+        ck_assert_uint_eq(id, i);
+    }
+}
+
+static void kix_free(kix *x)
+{
+    w2l__wr_index_free(&x->t);
+    for (size_t i = 0; i < x->t.nfiles; i++) {
+        w2l__free(x->t.files[i].path);
+        w2l__free(x->t.files[i].pkey);
+    }
+    w2l__free(x->t.files);
+    w2l__free(x->t.pd);
+    w2l__free(x->t.fq);
+    w2l__kdir_close(x->w.kdir);
+    w2l__free(x->w.spill_dir);
+    w2l_buf_release(&x->key);
+}
+
+/* The key of a bigint primary key (field 1) k, as encode_key writes it. */
+static void kix_key(kix *x, uint64_t k)
+{
+    int32_t id = 1;
+    x->key.len = 0;
+    KOK(w2l_buf_append(&x->key, &id, 4, &err));
+    KOK(w2l_buf_append(&x->key, &k, 8, &err));
+}
+
+/* The model: ver[k] 0 (no row) or the version of k's row, at file (k + v) % NF, position
+ * k * 256 + v. */
+#define KIX_NF 61u
+static kslot *kix_find(kix *x, uint64_t k, int add)
+{
+    kix_key(x, k);
+    kslot *s;
+    KOK(w2l__wr_key_get(&x->t, &x->key, w2l__wr_key_hash(x->key.data, x->key.len), add,
+                                 &s, &err));
+    return s;
+}
+
+/* The key's live row goes: its position delete must be the model's row. */
+static void kix_expect_delete(kix *x, kslot *s, uint64_t k, const uint8_t *ver)
+{
+    KCHECK(ver[k], "key %llu: a live row in the index, none in the model",
+                  (unsigned long long)k);
+    KOK(w2l__wr_delete_head(&x->t, s, &err));
+    const pdel *d = &x->t.pd[x->t.npd - 1];
+    KEQ(d->file, (k + ver[k]) % KIX_NF);
+    KEQ(d->pos, (int64_t)(k * 256 + ver[k]));
+    KCHECK(s->head < 0, "key %llu: a row left after its delete", (unsigned long long)k);
+}
+
+static void kix_put(kix *x, uint64_t k, uint8_t *ver)
+{
+    kslot *s = kix_find(x, k, 1);
+    if (s->head >= 0) kix_expect_delete(x, s, k, ver);
+    else KCHECK(!ver[k], "key %llu: no row in the index", (unsigned long long)k);
+    ver[k] = (uint8_t)(ver[k] % 255 + 1);
+    KOK(w2l__wr_add_entry(&x->t, s, 0, &err));
+    x->t.ke[s->head].file = (uint32_t)((k + ver[k]) % KIX_NF);
+    x->t.ke[s->head].pos = (int64_t)(k * 256 + ver[k]);
+}
+
+static void kix_del(kix *x, uint64_t k, uint8_t *ver)
+{
+    kslot *s = kix_find(x, k, 0);
+    if (s && s->head >= 0) {
+        kix_expect_delete(x, s, k, ver);
+        ver[k] = 0;
+    } else {
+        KCHECK(!ver[k], "key %llu: not in the index", (unsigned long long)k);
+    }
+}
+
+/* Every record of the table's run and map against the model: each live key once, at its
+ * row. Spills the map first, so that the run holds everything. */
+static void kix_check_all(kix *x, const uint8_t *ver, uint64_t nkeys)
+{
+    KOK(w2l__wr_index_spill(&x->w, &x->t, 0, 1, &err));
+    KEQ(x->t.kcount, 0);
+    uint64_t live = 0;
+    for (uint64_t k = 0; k < nkeys; k++) live += ver[k] != 0;
+    uint8_t *seen = calloc(nkeys, 1);
+    ck_assert_ptr_nonnull(seen);
+    uint64_t n = 0;
+    if (x->t.run) {
+        w2l__krun_iter *it;
+        KOK(w2l__krun_iter_open(x->t.run, &it, &err));
+        for (;;) {
+            w2l__krec r;
+            int end;
+            KOK(w2l__krun_iter_next(it, &r, &end, &err));
+            if (end) break;
+            uint64_t k;
+            KEQ(r.len, 12);
+            memcpy(&k, r.key + 4, 8);
+            KCHECK(k < nkeys, "key %llu: never written", (unsigned long long)k);
+            KCHECK(ver[k] && !seen[k], "key %llu: in the run, live %d, seen %d",
+                          (unsigned long long)k, ver[k], seen[k]);
+            seen[k] = 1;
+            KEQ(r.file, (k + ver[k]) % KIX_NF);
+            KEQ(r.pos, (int64_t)(k * 256 + ver[k]));
+            n++;
+        }
+        w2l__krun_iter_free(it);
+    }
+    KEQ(n, live);
+    free(seen);
+}
+
+/* Ten million keys against a budget that holds about a third of them (one million under
+ * the sanitizers, which run the same loops several times slower; W2L_TEST_INDEX_KEYS
+ * overrides): inserts spill while they come, then updates, deletes and re-inserts of
+ * random keys — most of them spilled — each checked against the model (the position delete
+ * of exactly the row the model has), then every record on disk. */
+START_TEST(key_index_of_ten_million_keys_spills_and_stays_exact)
+{
+    uint64_t nkeys = 10000000;
+#if defined(__SANITIZE_ADDRESS__)
+    nkeys = 1000000;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    nkeys = 1000000;
+#endif
+#endif
+    const char *env = getenv("W2L_TEST_INDEX_KEYS");
+    if (env && *env) nkeys = strtoull(env, NULL, 10);
+    uint64_t budget = nkeys * 24; /* 240 MB for ten million: a third of the keys */
+    kix x;
+    kix_init(&x, budget, KIX_NF);
+    uint8_t *ver = calloc(nkeys, 1);
+    ck_assert_ptr_nonnull(ver);
+    /* keys in a scattered order, as a source's inserts of a table's rows come */
+    uint64_t step = 7919; /* prime, coprime with nkeys below 7919 * 2^k */
+    while (nkeys % step == 0) step += 2;
+    for (uint64_t i = 0, k = 0; i < nkeys; i++, k = (k + step) % nkeys) {
+        kix_put(&x, k, ver);
+        if ((i & 4095) == 4095) { /* an element ends */
+            x.t.npd = 0;
+            KOK(w2l__wr_index_bound(&x.w, 0, &err));
+        }
+    }
+    KEQ(x.t.npd, 0); /* all new keys */
+    KOK(w2l__wr_index_bound(&x.w, 1, &err));
+    ck_assert_ptr_nonnull(x.t.run);
+    ck_assert_uint_le(w2l__wr_index_bytes(&x.t), budget);
+    uint64_t spilled = w2l__krun_records(x.t.run);
+    ck_assert_uint_gt(spilled, nkeys / 2);
+    double mem_per_key = (double)w2l__krun_mem_bytes(x.t.run) / (double)spilled,
+           disk_per_key = (double)w2l__krun_disk_bytes(x.t.run) / (double)spilled;
+    w2l__log(W2L_LOG_INFO, "key index: %llu keys, %llu spilled: %.2f bytes a key in memory, "
+             "%.2f on disk", (unsigned long long)nkeys, (unsigned long long)spilled,
+             mem_per_key, disk_per_key);
+    ck_assert_double_le(mem_per_key, 3.0); /* filter: 10 to 20 bits a key (a power of two) */
+    ck_assert_double_le(disk_per_key, 28.5);
+    /* changes of random keys; the budget is checked after each element, a barrier (nothing
+     * pending) every 16; every 16 elements the changed keys spill to the young run too */
+    uint64_t nops = nkeys / 20 > 200000 ? 200000 : nkeys / 20;
+    int young = 0; /* spills that went to the young run */
+    for (uint64_t i = 0; i < nops; i++) {
+        uint64_t k = rnd() % nkeys, what = rnd() % 10;
+        if (what < 5) kix_put(&x, k, ver); /* an update, or an insert of a deleted key */
+        else if (what < 8) kix_del(&x, k, ver);
+        else { /* a key that never was: absent, then inserted and deleted */
+            uint64_t nk = nkeys + (rnd() % 1024);
+            kix_key(&x, nk);
+            kslot *s;
+            KOK(w2l__wr_key_get(&x.t, &x.key, w2l__wr_key_hash(x.key.data, x.key.len),
+                                         0, &s, &err));
+            KCHECK(!s || s->head < 0, "key %llu: never written, found", (unsigned long long)nk);
+        }
+        if ((i & 1023) == 1023) {
+            x.t.npd = 0;
+            KOK(w2l__wr_index_bound(&x.w, (i & 16383) == 16383, &err));
+        }
+        if ((i & 16383) == 8191) { /* the changed keys to the young run, deletes as tombstones */
+            x.t.npd = 0;
+            KOK(w2l__wr_index_spill(&x.w, &x.t, 0, 0, &err));
+            young += x.t.young != NULL;
+        }
+    }
+    x.t.npd = 0;
+    ck_assert_int_gt(young, 0);
+    kix_check_all(&x, ver, nkeys);
+    /* and the index after that still answers each key it holds */
+    for (int i = 0; i < 2000; i++) {
+        uint64_t k = rnd() % nkeys;
+        kslot *s = kix_find(&x, k, 0);
+        KEQ(s && s->head >= 0, ver[k] != 0);
+        if (ver[k]) {
+            KEQ(x.t.ke[s->head].file, (k + ver[k]) % KIX_NF);
+            KEQ(x.t.ke[s->head].pos, (int64_t)(k * 256 + ver[k]));
+        }
+    }
+    free(ver);
+    kix_free(&x);
+}
+END_TEST
+
+/* Full-row tables (no primary key): a key's rows chain; spilled, the chain comes back in
+ * its order, and a spill at a barrier drops the files no row points into. */
+START_TEST(key_index_spills_chains_and_drops_unused_files)
+{
+    kix x;
+    kix_init(&x, 64 << 10, 4);
+    x.t.policy = POL_FULL_ROW;
+    for (uint64_t k = 0; k < 3000; k++)
+        for (int r = 0; r < 3; r++) {
+            kix_key(&x, k);
+            kslot *s;
+            ck_assert_ok(w2l__wr_key_get(&x.t, &x.key,
+                                         w2l__wr_key_hash(x.key.data, x.key.len), 1, &s, &err),
+                         err);
+            ck_assert_ok(w2l__wr_add_entry(&x.t, s, 1, &err), err);
+            x.t.ke[s->head].file = (uint32_t)(1 + r); /* file 0: no row */
+            x.t.ke[s->head].pos = (int64_t)(k * 3 + (uint64_t)r);
+        }
+    ck_assert_ok(w2l__wr_index_bound(&x.w, 1, &err), err);
+    ck_assert_ptr_nonnull(x.t.run);
+    ck_assert_uint_eq(x.t.nfiles, 3);
+    ck_assert_str_eq(x.t.files[0].path, "data-1.parquet");
+    for (uint64_t k = 0; k < 3000; k += 7) {
+        kix_key(&x, k);
+        kslot *s;
+        ck_assert_ok(w2l__wr_key_get(&x.t, &x.key, w2l__wr_key_hash(x.key.data, x.key.len), 0,
+                                     &s, &err), err);
+        ck_assert_ptr_nonnull(s);
+        int r = 2;
+        for (int32_t e = s->head; e >= 0; e = x.t.ke[e].next, r--) {
+            ck_assert_int_ge(r, 0);
+            ck_assert_uint_eq(x.t.ke[e].file, (uint32_t)r); /* renumbered: 1..3 -> 0..2 */
+            ck_assert_int_eq(x.t.ke[e].pos, (int64_t)(k * 3 + (uint64_t)r));
+        }
+        ck_assert_int_eq(r, -1);
+        ck_assert_ok(w2l__wr_delete_head(&x.t, s, &err), err); /* one of the three goes */
+        ck_assert_int_eq(x.t.pd[x.t.npd - 1].pos, (int64_t)(k * 3 + 2));
+    }
+    x.t.npd = 0;
+    /* the live rows (a key change of the table) hold every row, spilled or not */
+    kent *live;
+    size_t nlive;
+    ck_assert_ok(w2l__wr_live_rows(&x.t, &live, &nlive, &err), err);
+    ck_assert_uint_eq(nlive, 3000 * 3 - (3000 + 6) / 7);
+    ck_assert_ptr_null(x.t.run);
+    w2l__free(live);
+    kix_free(&x);
+}
+END_TEST
+
+/* More runs than a directory keeps open (64): each is found again, its file opened anew;
+ * freed, its file goes, and the directory with the last. */
+START_TEST(key_spill_runs_beyond_the_open_files)
+{
+    enum { NR = 150, NK = 40 };
+    w2l__kdir *d;
+    ck_assert_ok(w2l__kdir_open(wh, &d, &err), err);
+    w2l__krun *r[NR];
+    for (int i = 0; i < NR; i++) {
+        int inh;
+        ck_assert_ok(w2l__krun_create(d, "db.many", NK, 4, NULL, &inh, &r[i], &err), err);
+        ck_assert_int_eq(inh, 0);
+        for (uint32_t k = 0; k < NK; k++) { /* 4-byte keys, in order: the big-endian k */
+            unsigned char key[4] = {0, 0, (unsigned char)(k >> 8), (unsigned char)k};
+            ck_assert_ok(w2l__krun_add(r[i], key, 4, w2l__wr_key_hash(key, 4), 1, k % 4,
+                                       (int64_t)i * 1000 + k, &err), err);
+        }
+        ck_assert_ok(w2l__krun_finish(r[i], &err), err);
+    }
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < NR; i++) {
+            uint32_t k = (uint32_t)(i + pass) % NK;
+            unsigned char key[4] = {0, 0, (unsigned char)(k >> 8), (unsigned char)k};
+            const w2l__krec *rec;
+            size_t n;
+            ck_assert_ok(w2l__krun_find(r[i], key, 4, w2l__wr_key_hash(key, 4), &rec, &n, &err),
+                         err);
+            ck_assert_uint_eq(n, 1);
+            ck_assert_uint_eq(rec->file, k % 4);
+            ck_assert_int_eq(rec->pos, (int64_t)i * 1000 + k);
+        }
+    for (int i = 0; i < NR; i++) w2l__krun_free(r[i]);
+    w2l__kdir_close(d);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "ls -d %s/w2l-keys-* >/dev/null 2>&1", wh);
+    ck_assert_int_ne(system(cmd), 0);
+}
+END_TEST
+
+/* A spill directory a killed process left (its pid gone) is removed by the next one opened
+ * beside it on the host; one of a running process stays. */
+START_TEST(key_spill_dirs_of_gone_processes_are_removed)
+{
+    char host[128];
+    if (gethostname(host, sizeof host - 1) != 0) snprintf(host, sizeof host, "host");
+    host[sizeof host - 1] = '\0';
+    for (char *c = host; *c; c++)
+        if (*c == '-' || *c == '/') *c = '_';
+    pid_t gone = fork();
+    ck_assert_int_ge(gone, 0);
+    if (gone == 0) _exit(0);
+    ck_assert_int_eq(waitpid(gone, NULL, 0), gone);
+    char stale[800], live[800], file[900], cmd[900];
+    snprintf(stale, sizeof stale, "%s/w2l-keys-%s-%ld-abcdef", wh, host, (long)gone);
+    snprintf(live, sizeof live, "%s/w2l-keys-%s-%ld-ghijkl", wh, host, (long)getpid());
+    ck_assert_int_eq(mkdir(stale, 0700), 0);
+    ck_assert_int_eq(mkdir(live, 0700), 0);
+    snprintf(file, sizeof file, "%s/run-7", stale);
+    FILE *f = fopen(file, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("left behind", f);
+    fclose(f);
+    w2l__kdir *d;
+    ck_assert_ok(w2l__kdir_open(wh, &d, &err), err);
+    struct stat st;
+    ck_assert_int_ne(stat(stale, &st), 0);
+    ck_assert_int_eq(stat(live, &st), 0);
+    w2l__kdir_close(d);
+    ck_assert_int_eq(rmdir(live), 0);
+    snprintf(cmd, sizeof cmd, "ls -d %s/w2l-keys-* >/dev/null 2>&1", wh);
+    ck_assert_int_ne(system(cmd), 0);
+}
+END_TEST
+
 Suite *suite_op_writer(void)
 {
     Suite *s = suite_create("op_writer");
@@ -973,7 +1469,7 @@ Suite *suite_op_writer(void)
     tcase_add_test(basic, same_key_many_times_in_one_checkpoint);
     tcase_add_loop_test(basic, upsert_inserts_replace_earlier_checkpoints, 0, 2);
     tcase_add_loop_test(basic, upsert_update_moving_a_key_replaces_earlier_checkpoints, 0, 2);
-    tcase_add_loop_test(basic, random_workload_several_tables, 0, 3);
+    tcase_add_loop_test(basic, random_workload_several_tables, 0, 4);
     tcase_add_test(basic, files_roll_and_position_deletes_span_them);
     tcase_set_timeout(basic, 120);
     suite_add_tcase(s, basic);
@@ -991,6 +1487,20 @@ Suite *suite_op_writer(void)
     tcase_add_loop_test(part, partitioned_delete_needs_its_partition_column, 0, 2);
     tcase_set_timeout(part, 120);
     suite_add_tcase(s, part);
+    TCase *kx = tcase_create("key_index");
+    tcase_add_checked_fixture(kx, setup, teardown);
+    tcase_add_loop_test(kx, key_index_over_its_budget_stays_exact, 0, 2);
+    tcase_add_test(kx, key_index_spill_write_failure_is_an_error);
+    tcase_add_test(kx, key_index_spills_chains_and_drops_unused_files);
+    tcase_add_test(kx, key_spill_runs_beyond_the_open_files);
+    tcase_add_test(kx, key_spill_dirs_of_gone_processes_are_removed);
+    tcase_set_timeout(kx, 120);
+    suite_add_tcase(s, kx);
+    TCase *big = tcase_create("key_index_10m");
+    tcase_add_checked_fixture(big, setup, teardown);
+    tcase_add_test(big, key_index_of_ten_million_keys_spills_and_stays_exact);
+    tcase_set_timeout(big, 120);
+    suite_add_tcase(s, big);
     return s;
 }
 #endif /* OPS_HARNESS_ONLY */

@@ -136,6 +136,11 @@ typedef struct w2l_pipeline_info {
     /* appended with the commit lag (new members only ever go at the end): */
     int64_t commit_lag_ms;           /* how long the oldest change read and not committed yet
                                         has waited; 0: every change read is committed */
+    /* appended with the bounded key index (write.delete-mode "position"), all writers: */
+    uint64_t key_index_keys;         /* keys held (in memory and spilled) */
+    uint64_t key_index_memory_bytes; /* bytes in memory (writer.key-index-memory bounds it) */
+    uint64_t key_index_disk_bytes;   /* bytes of spilled runs (writer.spill-dir) */
+    uint64_t key_index_rebuilds;     /* tables' indexes loaded from the lake in this run */
 } w2l_pipeline_info;
 
 /* Fills *out (size: sizeof *out as the caller knows it). Safe from any thread while the

@@ -187,6 +187,26 @@ const w2l_conf_prop w2l__conf_props[] = {
       "not yet: check your engine before choosing 3. A table keeps the version it was created "
       "with: a table already at 2 stays at 2 (a warning when the committer loads it), none is "
       "upgraded." },
+    { "writer.key-index-memory", W2L_CONF_SIZE, "256MiB", 64 * K, 1LL << 42, NULL, 0,
+      "Memory the writers' key indexes (write.delete-mode position) may hold together, split "
+      "evenly between the writers. Past it, at the end of an element, a barrier, or while a "
+      "table's index loads, the largest tables' indexes are written to sorted runs in "
+      "writer.spill-dir, until half of it is used. A key costs about 73 bytes in memory (a "
+      "bigint key; 56 to 100 as the arrays grow by doubling, plus a key's bytes past 16); "
+      "spilled, about 2 bytes in memory (1.5 to 3: a Bloom filter of 10 bits a key rounded up to "
+      "a power of two, and a sparse index of the 4 KiB blocks) and 16 bytes plus the key's on "
+      "disk (28 for a bigint key); measured at 10 million bigint keys: 2.3 and 28.0. A lookup "
+      "of a spilled key that was never written (an insert) reads no disk but for about 1.5% "
+      "of them; an update or delete of one reads one block and holds the key in memory until "
+      "the next spill. The default holds about 3.5 million bigint keys in memory; of 1,000 "
+      "tables of 10,000 keys (10 million keys) all but about 1.7 million keys spill. A "
+      "table's map under 64 KiB is not spilled." },
+    { "writer.spill-dir", W2L_CONF_STRING, NULL, NOLIM, NULL, 0,
+      "Where spilled key indexes go (writer.key-index-memory): a private directory (mode 0700) "
+      "is made in it per writer (w2l-keys-HOST-PID-XXXXXX), with a file per spilled table, at "
+      "most 64 of them open; it is removed when the writer closes, and one a killed process "
+      "left is removed by the next writer that spills there on the same host (nothing reads "
+      "it again: an index is always rebuilt from the lake). Default: $TMPDIR, else /tmp." },
     { "writer.open-partitions", W2L_CONF_INT, "64", 1, 100000, NULL, W2L_CONF_F_PER_TABLE,
       "Partitions of one table a writer keeps files open for; past it the least recently used "
       "one's files are completed." },

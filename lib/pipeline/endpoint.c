@@ -220,6 +220,13 @@ static w2l_rc status_json(w2l_pipeline *p, w2l_buf *body, w2l_error *err)
           add_u(src, "changes_behind", pi.rows_in - pi.rows_committed);
     bad = bad || w2l__json_add(j, "source", src);
     src = NULL;
+    w2l__json *ki = w2l__json_new_object();
+    bad = bad || !ki || add_u(ki, "keys", pi.key_index_keys) ||
+          add_u(ki, "memory_bytes", pi.key_index_memory_bytes) ||
+          add_u(ki, "disk_bytes", pi.key_index_disk_bytes) ||
+          add_u(ki, "rebuilds", pi.key_index_rebuilds);
+    if (bad) w2l__json_free(ki);
+    else bad = w2l__json_add(j, "key_index", ki);
     for (size_t i = 0; !bad && i < l.n; i++) {
         const w2l_table_metrics *m = &l.v[i];
         w2l__json *t = w2l__json_new_object();

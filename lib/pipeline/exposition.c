@@ -265,6 +265,22 @@ static w2l_rc pipeline_families(w2l_buf *b, const w2l_pipeline_info *pi, size_t 
     W2L_TRY(sample_u(b, n, NULL, "action=\"compaction\"", pi->compactions, err));
     W2L_TRY(sample_u(b, n, NULL, "action=\"snapshot_expiry\"", pi->snapshots_expired, err));
     W2L_TRY(sample_u(b, n, NULL, "action=\"file_removal\"", pi->files_removed, err));
+    W2L_TRY(family(b, n = "w2l_key_index_keys", "gauge",
+                   "Keys the writers' key indexes hold, in memory and spilled to disk "
+                   "(write.delete-mode position).",
+                   err));
+    W2L_TRY(sample_u(b, n, NULL, NULL, pi->key_index_keys, err));
+    W2L_TRY(family(b, n = "w2l_key_index_bytes", "gauge",
+                   "Bytes of the writers' key indexes: where=\"memory\" (bounded by "
+                   "writer.key-index-memory), where=\"disk\" (spilled runs in writer.spill-dir).",
+                   err));
+    W2L_TRY(sample_u(b, n, NULL, "where=\"memory\"", pi->key_index_memory_bytes, err));
+    W2L_TRY(sample_u(b, n, NULL, "where=\"disk\"", pi->key_index_disk_bytes, err));
+    W2L_TRY(family(b, n = "w2l_key_index_rebuilds_total", "counter",
+                   "Tables' key indexes loaded from the lake (before a table's first change in a "
+                   "run, after a rename or a failed compaction follow-up).",
+                   err));
+    W2L_TRY(sample_u(b, n, NULL, NULL, pi->key_index_rebuilds, err));
     W2L_TRY(family(b, n = "w2l_healthy", "gauge",
                    "1 when /healthz answers 200 (no failure, every stage makes progress).", err));
     W2L_TRY(sample_u(b, n, NULL, NULL, (uint64_t)pi->healthy, err));

@@ -40,6 +40,8 @@ struct w2l__metrics {
     double ckpt_sum;
     uint64_t ckpt_completed, ckpt_failed;
     int64_t complete_ms;               /* -1: none */
+    int64_t ki_keys, ki_mem, ki_disk;  /* the writers' key indexes */
+    uint64_t ki_rebuilds;
 };
 
 w2l__metrics *w2l__metrics_new(void)
@@ -290,6 +292,18 @@ void w2l__metrics_maint(w2l__metrics *m, const char *ns, const char *table, uint
     mtx_unlock(&m->mtx);
 }
 
+void w2l__metrics_key_index(w2l__metrics *m, int64_t keys, int64_t mem, int64_t disk,
+                            uint64_t rebuilds)
+{
+    if (!m) return;
+    mtx_lock(&m->mtx);
+    m->ki_keys += keys;
+    m->ki_mem += mem;
+    m->ki_disk += disk;
+    m->ki_rebuilds += rebuilds;
+    mtx_unlock(&m->mtx);
+}
+
 w2l_rc w2l__metrics_each(w2l__metrics *m, int64_t lag_ms,
                          int (*fn)(void *, const w2l_table_metrics *), void *ctx, w2l_error *err)
 {
@@ -336,6 +350,10 @@ void w2l__metrics_totals(w2l__metrics *m, w2l_pipeline_info *info)
     info->checkpoints_completed = m->ckpt_completed;
     info->checkpoints_failed = m->ckpt_failed;
     info->complete_through_ms = m->complete_ms;
+    info->key_index_keys = m->ki_keys > 0 ? (uint64_t)m->ki_keys : 0;
+    info->key_index_memory_bytes = m->ki_mem > 0 ? (uint64_t)m->ki_mem : 0;
+    info->key_index_disk_bytes = m->ki_disk > 0 ? (uint64_t)m->ki_disk : 0;
+    info->key_index_rebuilds = m->ki_rebuilds;
     for (tm_entry *e = m->head; e; e = e->next) {
         info->tables++;
         info->tables_quarantined += e->m.quarantined != 0;

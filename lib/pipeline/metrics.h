@@ -55,6 +55,10 @@ void w2l__metrics_all_committed(w2l__metrics *m, uint64_t id, int64_t mark_ms);
 void w2l__metrics_maint(w2l__metrics *m, const char *ns, const char *table, uint64_t compactions,
                         uint64_t files_compacted, uint64_t snapshots_expired,
                         uint64_t files_removed);
+/* The writers' key indexes changed by these many keys, bytes in memory and on disk, and
+ * rebuilds (loads from the lake). */
+void w2l__metrics_key_index(w2l__metrics *m, int64_t keys, int64_t mem, int64_t disk,
+                            uint64_t rebuilds);
 /* Calls fn for every table, in first-seen order; lag_ms goes into every entry. */
 w2l_rc w2l__metrics_each(w2l__metrics *m, int64_t lag_ms,
                          int (*fn)(void *, const w2l_table_metrics *), void *ctx, w2l_error *err);

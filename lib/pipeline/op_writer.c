@@ -40,13 +40,16 @@
  * key index) over an array of keys; it outgrows the caches within a checkpoint, so each
  * change's key is encoded and hashed KEY_AHEAD changes early and its slot prefetched
  * (key_ahead), and the values of the change after that are prefetched too: the misses
- * overlap the work on the changes between instead of stalling each lookup.
+ * overlap the work on the changes between instead of stalling each lookup. The maps of a
+ * writer's tables together stay within its share of writer.key-index-memory: after each
+ * element and at each barrier the largest spill to disk (op_writer_keys.c, key_spill.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "op_writer_int.h"
 #include "maintenance.h"
+#include "metrics.h"
 #include "rewrites.h"
 #include "../io/io.h"
 #include "../model/model.h"
@@ -202,10 +205,7 @@ static void tstate_free(tstate *t)
     if (!t) return;
     paths_clear(t); /* open files are aborted */
     w2l__wr_parts_free(t);
-    w2l__free(t->kslots);
-    w2l__free(t->ks);
-    w2l__free(t->ke);
-    w2l__arena_release(&t->karena);
+    w2l__wr_index_free(t);
     w2l__free(t->pd);
     w2l_buf_release(&t->results);
     w2l_buf_release(&t->ubkey);
@@ -346,10 +346,11 @@ static w2l_rc set_schema(writer *w, tstate *t, const w2l_schema *s, w2l_error *e
      * back from those files (reread_keys): an equality delete cannot reach them, as they
      * share the checkpoint's sequence number. */
     int full_row = policy == POL_FULL_ROW && t->policy == POL_FULL_ROW && t->schema;
-    if (rc == W2L_OK && t->kcount && full_row) rc = w2l__wr_rekey(w, t, eq_ids, neq, err);
+    int held = t->kcount || t->run;
+    if (rc == W2L_OK && held && full_row) rc = w2l__wr_rekey(w, t, eq_ids, neq, err);
     kent *live = NULL;
     size_t nlive = 0;
-    if (rc == W2L_OK && t->kcount && !full_row &&
+    if (rc == W2L_OK && held && !full_row &&
         (t->policy != policy || !same_ids(t->eq_ids, t->neq, eq_ids, neq))) {
         if (policy == POL_PK || policy == POL_FULL_ROW)
             rc = w2l__wr_live_rows(t, &live, &nlive, err);
@@ -597,7 +598,8 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, uint32_t ci, 
             W2L_TRY(w2l_buf_append(&t->ubkey, key->data, key->len, err));
             t->ub_set = 1;
         }
-        kslot *s = w2l__wr_key_slot(t, key, h, 0, err);
+        kslot *s;
+        W2L_TRY(w2l__wr_key_get(t, key, h, 0, &s, err));
         if (s && s->head >= 0) /* a live row: deleted by position */
             return w2l__wr_delete_head(t, s, err);
         if (t->posmode) return W2L_OK; /* the map holds every live row: the key has none */
@@ -626,8 +628,8 @@ static w2l_rc on_change(writer *w, tstate *t, const w2l_change *c, uint32_t ci, 
         const w2l_buf *key;
         uint64_t h;
         W2L_TRY(ahead_key(w, t, c, ci, &key, &h, err));
-        kslot *s = w2l__wr_key_slot(t, key, h, 1, err);
-        if (!s) return W2L_NOMEM;
+        kslot *s;
+        W2L_TRY(w2l__wr_key_get(t, key, h, 1, &s, err));
         if (t->policy == POL_PK && s->head >= 0) {
             /* the key is live already: the new row replaces it */
             W2L_TRY(w2l__wr_delete_head(t, s, err));
@@ -739,6 +741,7 @@ static w2l_rc on_changes(writer *w, const w2l_element *e, w2l_error *err)
     w->changes = NULL;
     w2l__wr_account(w, t);
     if (rc == W2L_OK && w->mem > w->budget) rc = evict(w, t, err);
+    if (rc == W2L_OK) rc = w2l__wr_index_bound(w, 0, err);
     return rc;
 }
 
@@ -861,6 +864,10 @@ static void move_keys(tstate *t, tstate *nt)
     nt->kslots = t->kslots, nt->ks = t->ks, nt->kcap = t->kcap, nt->kcount = t->kcount;
     nt->kscap = t->kscap;
     nt->ke = t->ke, nt->nke = t->nke, nt->kecap = t->kecap;
+    w2l__krun_free(nt->run);
+    w2l__krun_free(nt->young);
+    nt->run = t->run, nt->young = t->young;
+    t->run = t->young = NULL;
     t->kslots = NULL, t->ks = NULL, t->ke = NULL;
     t->kcap = t->kcount = t->kscap = t->nke = t->kecap = 0;
     nt->files = t->files, nt->nfiles = t->nfiles, nt->fcap = t->fcap;
@@ -906,7 +913,7 @@ static w2l_rc rename_results(writer *w, tstate *t, const char *payload, w2l_erro
             t->nresults = 0;
             if (t->want_pos) {
                 /* below */
-            } else if (nt->kcount == 0 && nt->nfiles == 0 && !nt->schema &&
+            } else if (nt->kcount == 0 && !nt->run && nt->nfiles == 0 && !nt->schema &&
                        renamed_here(w, t->ns, t->table, ns, table)) {
                 move_keys(t, nt); /* later changes to rows written before the rename find them */
             } else {
@@ -925,7 +932,8 @@ static w2l_rc rename_results(writer *w, tstate *t, const char *payload, w2l_erro
         if (!nt) rc = get_table(w, ns, table, &nt, err);
         if (rc == W2L_OK && t->posmode && !t->loaded && t->schema)
             rc = w2l__wr_index_load(w, t, err); /* its rows are in the lake, by the old name */
-        if (rc == W2L_OK && t->posmode && t->loaded && nt->kcount == 0 && nt->nfiles == 0 &&
+        if (rc == W2L_OK && t->posmode && t->loaded && nt->kcount == 0 && !nt->run &&
+            nt->nfiles == 0 &&
             !nt->schema && renamed_here(w, t->ns, t->table, ns, table)) {
             move_keys(t, nt);
         } else if (rc == W2L_OK) {
@@ -1026,6 +1034,7 @@ static w2l_rc on_barrier(writer *w, uint64_t ckpt, w2l_collector *out, w2l_error
     w->defer = 0;
     if (rc == W2L_OK) rc = w2l__wr_close_pending(w, err);
     else w2l__file_batch_release(&w->pend);
+    if (rc == W2L_OK) rc = w2l__wr_index_bound(w, 1, err);
     w2l_buf_release(&pl);
     return rc;
 }
@@ -1066,6 +1075,18 @@ static w2l_rc wr_open(const w2l_operator_methods *m, const w2l_conf *conf, unsig
     int64_t v;
     W2L_TRY(w2l_conf_get_int(conf, "writer.memory-budget", &v, err));
     w->budget = (uint64_t)v;
+    W2L_TRY(w2l_conf_get_int(conf, "writer.key-index-memory", &v, err));
+    w->kbudget = (uint64_t)v / w->n; /* the pipeline's, split between its writers */
+#ifdef W2L_TESTING
+    /* test hook: a budget below the key's least (1: every map spills at every element and
+     * barrier), so that any suite can run with its indexes on disk */
+    const char *force = getenv("W2L_TEST_KEY_INDEX_MEMORY");
+    if (force && *force) w->kbudget = strtoull(force, NULL, 10);
+#endif
+    const char *sd = NULL;
+    w2l_conf_get(conf, "writer.spill-dir", &sd, NULL);
+    if (sd && *sd && !(w->spill_dir = w2l__strdup(sd)))
+        return w2l__fail(err, W2L_NOMEM, "out of memory");
     w->pos_schema = w2l_schema_new(0);
     W2L_NOMEM_IF(!w->pos_schema, err);
     W2L_TRY(w2l_schema_add_field(w->pos_schema, W2L_PQ_FIELD_ID_FILE_PATH, "file_path",
@@ -1114,6 +1135,11 @@ static void wr_close(w2l_operator *self)
 {
     writer *w = (writer *)self;
     for (size_t i = 0; i < w->tcap; i++) tstate_free(w->tabs[i]); /* open files are aborted */
+    w2l__kdir_close(w->kdir); /* after the runs in it */
+    w2l__free(w->spill_dir);
+    w2l__metrics *mt = w2l__metrics_current();
+    if (mt && (w->kkeys || w->kmem || w->kdisk))
+        w2l__metrics_key_index(mt, -(int64_t)w->kkeys, -(int64_t)w->kmem, -(int64_t)w->kdisk, 0);
     w2l__pq_codec_free(w->codec); /* after the files that used it */
     w2l__free(w->tabs);
     w2l__free(w->dbuf);

@@ -9,6 +9,7 @@
 #include "ops.h"
 #include "../conf/conf.h"
 #include "../parquet/parquet.h"
+#include "key_spill.h"
 
 enum { POL_PK = 0, POL_FULL_ROW, POL_APPEND_ONLY, POL_FAIL };
 #define CHUNK_ROWS 2048
@@ -45,6 +46,7 @@ typedef struct pdel {
  * Its partition is kept encoded (spec id, then the values, as op_writer_parts.c encodes
  * them) so that a position delete of a later checkpoint goes to the same partition. */
 #define NO_PART UINT32_MAX
+#define KTOMB UINT32_MAX /* a spilled record's file: the key has no row (op_writer_keys.c) */
 typedef struct wfile {
     char *path;
     unsigned char *pkey;      /* its partition's key (malloc'd) */
@@ -131,6 +133,11 @@ typedef struct tstate {
     size_t khint, kehint;     /* keys and entries of the last checkpoint: where the next
                                  one's key map starts (small for a quiet table) */
     w2l__arena karena;
+    w2l__krun *run;           /* posmode: keys spilled to disk (key_spill.h); a key in the
+                                 map (live or not) hides the runs' records of it */
+    w2l__krun *young;         /* keys spilled since run was written (NULL when run is): its
+                                 records hide run's; a record of file KTOMB: the key's rows
+                                 all went */
     pdel *pd;
     size_t npd, pdcap;
     w2l_buf results;          /* file objects, comma-separated */
@@ -175,6 +182,12 @@ typedef struct writer {
     uint64_t barrier;         /* the last checkpoint barrier passed (the restored one) */
     struct w2l__rewrites *rw; /* the compactions the pipeline committed (rewrites.h) ... */
     uint64_t rw_seen;         /* ... up to the one taken last */
+    /* the key indexes' memory (writer.key-index-memory): past kbudget the largest maps
+     * spill to runs in kdir (writer.spill-dir) */
+    uint64_t kbudget;
+    char *spill_dir;
+    w2l__kdir *kdir;
+    uint64_t kkeys, kmem, kdisk; /* the figures last reported to the metrics */
 } writer;
 
 /* Whether column i of change c is in its image. */
@@ -202,9 +215,10 @@ static inline uint64_t w2l__wr_key_hash(const unsigned char *p, size_t n)
 /* The key of change c (a row of t->schema) in b: for each equality column (field-id order)
  * whose value is not NULL, its field id and its value as comparable bytes. */
 w2l_rc w2l__wr_encode_key(w2l_buf *b, const tstate *t, const w2l_change *c, w2l_error *err);
-/* The entry of key (hash h); with add, inserts it when absent. NULL when absent (or out of
- * memory with add: *err set). */
-kslot *w2l__wr_key_slot(tstate *t, const w2l_buf *key, uint64_t h, int add, w2l_error *err);
+/* The entry of key (hash h) in *out: the map's, else the run's (brought into the map);
+ * with add, inserted when absent. *out NULL: absent. Fails on an IO error of the run. */
+w2l_rc w2l__wr_key_get(tstate *t, const w2l_buf *key, uint64_t h, int add, kslot **out,
+                       w2l_error *err);
 /* A new live row for s (chained before its others with chain, else replacing them);
  * the caller sets its file and position. */
 w2l_rc w2l__wr_add_entry(tstate *t, kslot *s, int chain, w2l_error *err);
@@ -219,7 +233,7 @@ w2l_rc w2l__wr_file_add(tstate *t, char *path, const unsigned char *pkey, size_t
  * columns changed, so the live rows are keyed anew from their files (live_rows, then
  * reread_keys with the new columns in t). */
 w2l_rc w2l__wr_rekey(writer *w, tstate *t, const int32_t *ids, size_t nids, w2l_error *err);
-w2l_rc w2l__wr_live_rows(const tstate *t, kent **out, size_t *nout, w2l_error *err);
+w2l_rc w2l__wr_live_rows(tstate *t, kent **out, size_t *nout, w2l_error *err);
 w2l_rc w2l__wr_reread_keys(writer *w, tstate *t, kent *live, size_t n, w2l_error *err);
 /* Delete mode "position": fills t's map with every live row of the table before its first
  * change — the rows of the table's current snapshot (when it is the incarnation t names),
@@ -234,8 +248,18 @@ w2l_rc w2l__wr_index_compact(tstate *t, w2l_error *err);
  * found the map is dropped (loaded again before the next change). */
 w2l_rc w2l__wr_index_rewritten(writer *w, tstate *t, const char *const *removed, size_t nremoved,
                                const char *const *added, size_t nadded, w2l_error *err);
-/* Bytes the map holds. */
+/* Bytes the map holds in memory (its run's sparse index and filter included). */
 uint64_t w2l__wr_index_bytes(const tstate *t);
+/* Writes t's map, merged with its young run, into a new young run, or (full, or once the
+ * young run would pass a quarter of the older) with both runs into one run
+ * (writer.key-index-memory); with renumber, a full merge, and nothing of a checkpoint in
+ * progress pointing into t's files, the files no key points into are dropped. */
+w2l_rc w2l__wr_index_spill(writer *w, tstate *t, int renumber, int full, w2l_error *err);
+/* Past writer.key-index-memory, spills the largest maps until half of it is used, and
+ * reports the indexes' figures to the pipeline's metrics. at_barrier: see index_spill. */
+w2l_rc w2l__wr_index_bound(writer *w, int at_barrier, w2l_error *err);
+/* Frees what the map holds (tstate_free). */
+void w2l__wr_index_free(tstate *t);
 
 /* ---- op_writer_parts.c ---- */
 

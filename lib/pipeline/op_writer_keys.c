@@ -5,6 +5,19 @@
  * "position" every live row of the table: loaded from the lake (and from the checkpoints
  * sealed but not yet committed) before the table's first change, kept across checkpoints,
  * and compacted when many of its entries are dead. See op_writer.c for how changes use it.
+ *
+ * Past writer.key-index-memory (all of a writer's tables) the largest maps spill to sorted
+ * runs on disk (key_spill.h), two a table at most: the run, and a young run over it. A
+ * spill merges the map with the young run into a new young run — a key whose rows all went
+ * is written there as a tombstone (file KTOMB), which hides the run's rows of it — until
+ * the young run would pass a quarter of the run; then the map and both runs merge into one
+ * run (tombstones dropped; at a barrier, the files no row points into dropped too), so the
+ * large run is written again only that often. The map holds the keys changed since the
+ * last spill and hides the runs' rows of each (a key whose rows all went keeps its entry,
+ * with no row); a lookup the map misses asks the young run, then the run, and a key found
+ * comes back into the map with its rows. What walks the whole map (a rekey, the live rows
+ * of a key change) brings the runs back first; the follow-up of a compaction counts the
+ * runs' rows of the removed files and finds them by key as it finds the map's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +25,7 @@
 #include "op_writer_int.h"
 #include "../io/io.h"
 #include "../model/model.h"
+#include "metrics.h"
 #include "owner.h"
 
 /* The first capacity of a key map array: room for the last checkpoint's n, at least 16. */
@@ -20,6 +34,14 @@ static size_t first_cap(size_t n)
     size_t c = 16;
     while (c < n && c < ((size_t)1 << 40)) c *= 2;
     return c;
+}
+
+/* Drops the table's spilled runs. */
+static void runs_free(tstate *t)
+{
+    w2l__krun_free(t->young);
+    w2l__krun_free(t->run);
+    t->young = t->run = NULL;
 }
 
 void w2l__wr_keymap_clear(tstate *t)
@@ -36,6 +58,7 @@ void w2l__wr_keymap_clear(tstate *t)
     w2l__arena_release(&t->karena);
     w2l__arena_init(&t->karena, 1 << 14);
     t->ndead = 0;
+    runs_free(t);
 }
 
 /* The key of change c in w->key: for each equality column (field-id order) whose value is
@@ -154,22 +177,27 @@ static inline int key_eq(const kslot *s, const unsigned char *k, size_t n)
 }
 
 
-/* The entry of key (hash h); with add, inserts it (copied) when absent. NULL when absent
- * (or out of memory with add: *err set). The slot index and the tag are the hash's upper
- * 32 bits. */
-kslot *w2l__wr_key_slot(tstate *t, const w2l_buf *key, uint64_t h, int add, w2l_error *err)
+/* The map's entry of key (hash h), NULL when the map lacks it (the run is not read). The
+ * slot index and the tag are the hash's upper 32 bits. */
+static kslot *mem_find(const tstate *t, const unsigned char *key, size_t len, uint64_t h)
 {
     uint32_t h32 = (uint32_t)(h >> 32);
-    if (t->kcap) {
-        for (size_t i = h32 & (t->kcap - 1);; i = (i + 1) & (t->kcap - 1)) {
-            uint64_t e = t->kslots[i];
-            if (!e) break;
-            if ((uint32_t)(e >> 32) != h32) continue;
-            kslot *s = &t->ks[(uint32_t)e - 1];
-            if (key_eq(s, key->data, key->len)) return s;
-        }
+    if (!t->kcap) return NULL;
+    for (size_t i = h32 & (t->kcap - 1);; i = (i + 1) & (t->kcap - 1)) {
+        uint64_t e = t->kslots[i];
+        if (!e) return NULL;
+        if ((uint32_t)(e >> 32) != h32) continue;
+        kslot *s = &t->ks[(uint32_t)e - 1];
+        if (key_eq(s, key, len)) return s;
     }
-    if (!add) return NULL;
+}
+
+/* Inserts key (hash h, absent from the map; copied): its entry, with no live row. NULL when
+ * out of memory (*err set). */
+static kslot *mem_insert(tstate *t, const unsigned char *key, size_t len, uint64_t h,
+                         w2l_error *err)
+{
+    uint32_t h32 = (uint32_t)(h >> 32);
     if (t->kcount >= INT32_MAX) {
         w2l__fail(err, W2L_ERROR, "table %s: too many keys in one checkpoint", t->fq);
         return NULL;
@@ -203,20 +231,20 @@ kslot *w2l__wr_key_slot(tstate *t, const w2l_buf *key, uint64_t h, int add, w2l_
         t->kscap = ncap;
     }
     kslot *s = &t->ks[t->kcount];
-    s->len = (uint32_t)key->len;
+    s->len = (uint32_t)len;
     s->head = -1;
-    if (key->len >= 8 && key->len <= KEY_INLINE) { /* two overlapping words, as key_eq */
-        memcpy(s->key.in, key->data, 8);
-        memcpy(s->key.in + key->len - 8, key->data + key->len - 8, 8);
-    } else if (key->len <= KEY_INLINE) {
-        if (key->len) memcpy(s->key.in, key->data, key->len);
+    if (len >= 8 && len <= KEY_INLINE) { /* two overlapping words, as key_eq */
+        memcpy(s->key.in, key, 8);
+        memcpy(s->key.in + len - 8, key + len - 8, 8);
+    } else if (len <= KEY_INLINE) {
+        if (len) memcpy(s->key.in, key, len);
     } else {
-        unsigned char *copy = w2l__arena_alloc(&t->karena, key->len);
+        unsigned char *copy = w2l__arena_alloc(&t->karena, len);
         if (!copy) {
             w2l__fail(err, W2L_NOMEM, "out of memory");
             return NULL;
         }
-        memcpy(copy, key->data, key->len);
+        memcpy(copy, key, len);
         s->key.p = copy;
     }
     size_t k = h32 & (t->kcap - 1);
@@ -224,6 +252,356 @@ kslot *w2l__wr_key_slot(tstate *t, const w2l_buf *key, uint64_t h, int add, w2l_
     t->kslots[k] = (uint64_t)h32 << 32 | (uint64_t)(t->kcount + 1);
     t->kcount++;
     return s;
+}
+
+/* A live row (file, pos) of s after its others (*tail: s's last entry, -1 none). */
+static w2l_rc append_entry(tstate *t, kslot *s, uint32_t file, int64_t pos, int32_t *tail,
+                           w2l_error *err)
+{
+    if (*tail < 0) {
+        W2L_TRY(w2l__wr_add_entry(t, s, 0, err));
+        *tail = s->head;
+    } else {
+        int32_t head = s->head;
+        W2L_TRY(w2l__wr_add_entry(t, s, 0, err));
+        t->ke[*tail].next = s->head;
+        *tail = s->head;
+        s->head = head;
+    }
+    t->ke[*tail].file = file;
+    t->ke[*tail].pos = pos;
+    return W2L_OK;
+}
+
+w2l_rc w2l__wr_key_get(tstate *t, const w2l_buf *key, uint64_t h, int add, kslot **out,
+                       w2l_error *err)
+{
+    kslot *s = mem_find(t, key->data, key->len, h);
+    *out = s;
+    if (s) return W2L_OK;
+    const w2l__krec *r = NULL;
+    size_t n = 0;
+    if (t->young) W2L_TRY(w2l__krun_find(t->young, key->data, (uint32_t)key->len, h, &r, &n, err));
+    if (n && r[0].file == KTOMB) n = 0; /* the young run's tombstone hides the older run */
+    else if (!n && t->run)
+        W2L_TRY(w2l__krun_find(t->run, key->data, (uint32_t)key->len, h, &r, &n, err));
+    if (!n && !add) return W2L_OK;
+    s = mem_insert(t, key->data, key->len, h, err);
+    if (!s) return W2L_NOMEM;
+    /* the key's rows in the run come into the map, which holds the key from now on */
+    int32_t tail = -1;
+    size_t at = (size_t)(s - t->ks);
+    for (size_t i = 0; i < n; i++)
+        W2L_TRY(append_entry(t, &t->ks[at], r[i].file, r[i].pos, &tail, err));
+    *out = &t->ks[at];
+    return W2L_OK;
+}
+
+/* ------------------------------------------------------------------ spilling ----- */
+
+/* The map's arrays go (after a spill: every key is in the run); the next ones start small. */
+static void map_reset(tstate *t)
+{
+    w2l__free(t->kslots);
+    w2l__free(t->ks);
+    w2l__free(t->ke);
+    t->kslots = NULL;
+    t->ks = NULL;
+    t->ke = NULL;
+    t->kcap = t->kcount = t->kscap = t->nke = t->kecap = 0;
+    t->khint = t->kehint = 0;
+    w2l__arena_release(&t->karena);
+    w2l__arena_init(&t->karena, 1 << 14);
+    t->ndead = 0;
+}
+
+static uint64_t runs_records(const tstate *t)
+{
+    return w2l__krun_records(t->run) + w2l__krun_records(t->young);
+}
+
+static uint64_t runs_disk(const tstate *t)
+{
+    return w2l__krun_disk_bytes(t->run) + w2l__krun_disk_bytes(t->young);
+}
+
+/* Brings every key of the runs into the map (keys the map holds already hide theirs; a key
+ * the young run holds hides the older run's), and drops the runs: for what walks the whole
+ * map (a rekey, the live rows of a key change). */
+static w2l_rc unspill(tstate *t, w2l_error *err)
+{
+    w2l__krun *src[2] = {t->young, t->run};
+    w2l_rc rc = W2L_OK;
+    for (int k = 0; rc == W2L_OK && k < 2; k++) {
+        if (!src[k]) continue;
+        w2l__krun_iter *it;
+        W2L_TRY(w2l__krun_iter_open(src[k], &it, err));
+        size_t cur = SIZE_MAX; /* the key the last records brought in */
+        int32_t tail = -1;
+        for (;;) {
+            w2l__krec r;
+            int end;
+            if ((rc = w2l__krun_iter_next(it, &r, &end, err)) != W2L_OK || end) break;
+            uint64_t h = w2l__wr_key_hash(r.key, r.len);
+            kslot *s = mem_find(t, r.key, r.len, h);
+            if (s && (size_t)(s - t->ks) != cur) continue; /* hidden */
+            if (!s) {
+                if (!(s = mem_insert(t, r.key, r.len, h, err))) {
+                    rc = W2L_NOMEM;
+                    break;
+                }
+                cur = (size_t)(s - t->ks);
+                tail = -1;
+            }
+            /* a key whose rows all went stays in the map without a row: it hides the older
+             * run's rows of it */
+            if (r.file != KTOMB && (rc = append_entry(t, s, r.file, r.pos, &tail, err)) != W2L_OK)
+                break;
+        }
+        w2l__krun_iter_free(it);
+    }
+    if (rc != W2L_OK) return rc;
+    w2l__log(W2L_LOG_DEBUG, "%s: key index brought back from disk: %zu keys", t->fq, t->kcount);
+    runs_free(t);
+    return W2L_OK;
+}
+
+typedef struct mkey {
+    const unsigned char *k;
+    uint32_t len;
+    uint32_t i;               /* index in ks */
+} mkey;
+
+static int mkey_cmp(const void *a, const void *b)
+{
+    const mkey *x = a, *y = b;
+    return w2l__krun_key_cmp(x->k, x->len, y->k, y->len);
+}
+
+/* A merge's input run: its iterator, its current record, whether its keys are in the new
+ * run's filter already (inherited). */
+typedef struct msrc {
+    w2l__krun_iter *it;
+    w2l__krec r;
+    int end, inherited;
+} msrc;
+
+static w2l_rc src_open(w2l__krun *run, int inherited, msrc *x, w2l_error *err)
+{
+    memset(x, 0, sizeof *x);
+    x->end = 1;
+    if (!run) return W2L_OK;
+    x->inherited = inherited;
+    W2L_TRY(w2l__krun_iter_open(run, &x->it, err));
+    return w2l__krun_iter_next(x->it, &x->r, &x->end, err);
+}
+
+static int src_at(const msrc *x, const unsigned char *k, uint32_t n)
+{
+    return !x->end && w2l__krun_key_cmp(x->r.key, x->r.len, k, n) == 0;
+}
+
+/* Passes x's records of key k, writing them to nr (emit; tombstones only with tombs). */
+static w2l_rc src_pass(msrc *x, const unsigned char *k, uint32_t n, uint64_t h, int emit,
+                       int tombs, w2l__krun *nr, const uint32_t *fmap, w2l_error *err)
+{
+    while (src_at(x, k, n)) {
+        const w2l__krec *r = &x->r;
+        if (emit && (r->file != KTOMB || tombs))
+            W2L_TRY(w2l__krun_add(nr, k, n, h, !x->inherited,
+                                  r->file == KTOMB ? KTOMB : fmap[r->file], r->pos, err));
+        W2L_TRY(w2l__krun_iter_next(x->it, &x->r, &x->end, err));
+    }
+    return W2L_OK;
+}
+
+/* Merges the sorted map keys m[0..nm) with run a (the young one) and run b (the older, in
+ * a full merge; NULL otherwise) into nr: of each key, the map's rows win, then a's, then
+ * b's. Without b the keys whose rows all went are written as tombstones (b's rows of them
+ * stay hidden); with it they are dropped. */
+static w2l_rc merge_into(const tstate *t, w2l__krun *nr, msrc *a, msrc *b, const mkey *m,
+                         size_t nm, const uint32_t *fmap, int full, w2l_error *err)
+{
+    w2l_buf kb = {0};
+    w2l_rc rc = W2L_OK;
+    size_t j = 0;
+    while (rc == W2L_OK) {
+        const unsigned char *k = NULL;
+        uint32_t n = 0;
+        if (j < nm) k = m[j].k, n = m[j].len;
+        if (!a->end && (!k || w2l__krun_key_cmp(a->r.key, a->r.len, k, n) < 0))
+            k = a->r.key, n = a->r.len;
+        if (!b->end && (!k || w2l__krun_key_cmp(b->r.key, b->r.len, k, n) < 0))
+            k = b->r.key, n = b->r.len;
+        if (!k) break;
+        kb.len = 0; /* the key outlives the records it came from */
+        if ((rc = w2l_buf_append(&kb, k, n ? n : 0, err)) != W2L_OK) break;
+        k = kb.data;
+        uint64_t h = w2l__wr_key_hash(k, n);
+        int in_map = j < nm && w2l__krun_key_cmp(m[j].k, m[j].len, k, n) == 0;
+        int in_a = src_at(a, k, n);
+        if (in_map) {
+            const kslot *s = &t->ks[m[j].i];
+            for (int32_t e = s->head; rc == W2L_OK && e >= 0; e = t->ke[e].next)
+                rc = w2l__krun_add(nr, k, n, h, 1, fmap[t->ke[e].file], t->ke[e].pos, err);
+            if (rc == W2L_OK && s->head < 0 && !full)
+                rc = w2l__krun_add(nr, k, n, h, 1, KTOMB, 0, err);
+            j++;
+        }
+        if (rc == W2L_OK) rc = src_pass(a, k, n, h, !in_map, !full, nr, fmap, err);
+        if (rc == W2L_OK) rc = src_pass(b, k, n, h, !in_map && !in_a, 0, nr, fmap, err);
+    }
+    w2l_buf_release(&kb);
+    return rc;
+}
+
+w2l_rc w2l__wr_index_spill(writer *w, tstate *t, int renumber, int full, w2l_error *err)
+{
+    if (!t->kcount) return W2L_OK;
+    int64_t t0 = w2l__now_ms();
+    if (!w->kdir) W2L_TRY(w2l__kdir_open(w->spill_dir, &w->kdir, err));
+    size_t nlive = 0, nempty = 0; /* rows, and keys without one (tombstones) */
+    for (size_t i = 0; i < t->kcount; i++) {
+        nempty += t->ks[i].head < 0;
+        for (int32_t e = t->ks[i].head; e >= 0; e = t->ke[e].next) nlive++;
+    }
+    /* the map goes into the young run while that stays below a quarter of the older one;
+     * then all three merge into one (the old run is written again only that often) */
+    uint64_t young = w2l__krun_records(t->young) + nlive + nempty;
+    full = full || !t->run || young * 4 > w2l__krun_records(t->run);
+    renumber = full && renumber && !t->nparts && !t->npd && !t->nopen;
+    size_t nf = t->nfiles;
+    mkey *m = w2l__malloc((t->kcount + 1) * sizeof *m);
+    uint32_t *fmap = w2l__malloc((nf + 1) * sizeof *fmap);
+    w2l_rc rc = m && fmap ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
+    for (size_t i = 0; rc == W2L_OK && i < nf; i++) fmap[i] = renumber ? NO_PART : (uint32_t)i;
+    for (size_t i = 0; rc == W2L_OK && i < t->kcount; i++) {
+        m[i] = (mkey){kslot_key(&t->ks[i]), t->ks[i].len, (uint32_t)i};
+        for (int32_t e = t->ks[i].head; renumber && e >= 0; e = t->ke[e].next)
+            fmap[t->ke[e].file] = 0;
+    }
+    /* the files still pointed into (by the map, or by a run: some of its rows may be
+     * hidden, so a file may stay one merge longer than it needs), in order */
+    size_t nkeep = 0;
+    for (size_t i = 0; rc == W2L_OK && renumber && i < nf; i++)
+        if (fmap[i] != NO_PART || w2l__krun_file_refs(t->run, (uint32_t)i) ||
+            w2l__krun_file_refs(t->young, (uint32_t)i))
+            fmap[i] = (uint32_t)nkeep++;
+    if (rc == W2L_OK) qsort(m, t->kcount, sizeof *m, mkey_cmp);
+    /* the new run's filter starts as the largest input's */
+    w2l__krun *base = full ? t->run : t->young, *nr = NULL;
+    int inherited = 0;
+    uint64_t nmax = (full ? runs_records(t) : w2l__krun_records(t->young)) + nlive + nempty;
+    if (rc == W2L_OK)
+        rc = w2l__krun_create(w->kdir, t->fq, nmax, renumber ? nkeep : nf, base, &inherited, &nr,
+                              err);
+    msrc a, b;
+    memset(&a, 0, sizeof a), memset(&b, 0, sizeof b);
+    a.end = b.end = 1;
+    if (rc == W2L_OK) rc = src_open(t->young, inherited && base == t->young, &a, err);
+    if (rc == W2L_OK && full) rc = src_open(t->run, inherited && base == t->run, &b, err);
+    if (rc == W2L_OK) rc = merge_into(t, nr, &a, &b, m, t->kcount, fmap, full, err);
+    if (rc == W2L_OK) rc = w2l__krun_finish(nr, err);
+    w2l__krun_iter_free(a.it);
+    w2l__krun_iter_free(b.it);
+    w2l__free(m);
+    if (rc != W2L_OK) { /* the map and the runs stay as they were */
+        w2l__free(fmap);
+        w2l__krun_free(nr);
+        w2l__error_prefix(err, "spilling the key index: ");
+        return rc;
+    }
+    size_t nkeys = t->kcount;
+    if (!w2l__krun_records(nr)) {
+        w2l__krun_free(nr);
+        nr = NULL;
+    }
+    w2l__krun_free(t->young);
+    t->young = NULL;
+    if (full) {
+        w2l__krun_free(t->run);
+        t->run = nr;
+    } else {
+        t->young = nr;
+    }
+    map_reset(t);
+    if (renumber) {
+        size_t k = 0;
+        for (size_t i = 0; i < nf; i++) {
+            if (fmap[i] == NO_PART) {
+                w2l__free(t->files[i].path);
+                w2l__free(t->files[i].pkey);
+                continue;
+            }
+            t->files[k++] = t->files[i];
+        }
+        t->nfiles = k;
+    }
+    w2l__free(fmap);
+    w2l__log(W2L_LOG_DEBUG,
+             "writer %u: %s: key index spilled%s: %zu keys from memory, %llu rows on disk "
+             "(%llu bytes), %zu files, %lld ms",
+             w->index, t->fq, full ? "" : " (young run)", nkeys,
+             (unsigned long long)runs_records(t), (unsigned long long)runs_disk(t), t->nfiles,
+             (long long)(w2l__now_ms() - t0));
+    return W2L_OK;
+}
+
+/* Bytes of the map itself: what a spill gives back. */
+static uint64_t map_bytes(const tstate *t)
+{
+    return t->kcap * sizeof *t->kslots + t->kscap * sizeof *t->ks + t->kecap * sizeof *t->ke +
+           t->karena.used;
+}
+
+w2l_rc w2l__wr_index_bound(writer *w, int at_barrier, w2l_error *err)
+{
+    uint64_t total = 0, keys = 0, disk = 0;
+    for (size_t i = 0; i < w->tcap; i++) {
+        const tstate *t = w->tabs[i];
+        if (!t) continue;
+        total += w2l__wr_index_bytes(t);
+        keys += t->kcount + runs_records(t);
+        disk += runs_disk(t);
+    }
+    /* a map smaller than this is not worth a run of its own (a file, a filter): many such
+     * maps hold at most this much each over the budget */
+    uint64_t least = W2L_MIN((uint64_t)64 << 10, w->kbudget / 64);
+    int over = total > w->kbudget;
+    while (over && total > w->kbudget / 2) {
+        tstate *big = NULL;
+        for (size_t i = 0; i < w->tcap; i++) {
+            tstate *t = w->tabs[i];
+            if (t && t->posmode && t->loaded && t->kcount && map_bytes(t) >= least &&
+                (!big || map_bytes(t) > map_bytes(big)))
+                big = t;
+        }
+        if (!big) break;
+        uint64_t before = w2l__wr_index_bytes(big), kb = big->kcount,
+                 rb = runs_records(big), db = runs_disk(big);
+        W2L_TRY(w2l__wr_index_spill(w, big, at_barrier, 0, err));
+        total = total - before + w2l__wr_index_bytes(big);
+        keys = keys - kb - rb + big->kcount + runs_records(big);
+        disk = disk - db + runs_disk(big);
+    }
+    w2l__metrics *mt = w2l__metrics_current();
+    if (mt && (keys != w->kkeys || total != w->kmem || disk != w->kdisk))
+        w2l__metrics_key_index(mt, (int64_t)(keys - w->kkeys), (int64_t)(total - w->kmem),
+                               (int64_t)(disk - w->kdisk), 0);
+    w->kkeys = keys, w->kmem = total, w->kdisk = disk;
+    return W2L_OK;
+}
+
+void w2l__wr_index_free(tstate *t)
+{
+    w2l__free(t->kslots);
+    w2l__free(t->ks);
+    w2l__free(t->ke);
+    w2l__arena_release(&t->karena);
+    runs_free(t);
+    t->kslots = NULL;
+    t->ks = NULL;
+    t->ke = NULL;
 }
 
 w2l_rc w2l__wr_add_pos_delete(tstate *t, const kent *e, w2l_error *err)
@@ -263,6 +641,7 @@ w2l_rc w2l__wr_rekey(writer *w, tstate *t, const int32_t *ids, size_t nids, w2l_
     int dropped = 0;
     for (size_t i = 0; i < t->neq && !dropped; i++) dropped = !has_id(ids, nids, t->eq_ids[i]);
     if (!dropped) return W2L_OK; /* every key is valid as it is */
+    W2L_TRY(unspill(t, err));
     kslot *old = t->ks;
     size_t nold = t->kcount;
     w2l__arena oarena = t->karena;
@@ -293,14 +672,11 @@ w2l_rc w2l__wr_rekey(writer *w, tstate *t, const int32_t *ids, size_t nids, w2l_
             if (has_id(ids, nids, id)) rc = w2l_buf_append(&w->key, ok + p, n, err);
             p += n;
         }
-        kslot *s =
-            rc == W2L_OK
-                ? w2l__wr_key_slot(t, &w->key, w2l__wr_key_hash(w->key.data, w->key.len), 1, err)
-                : NULL;
-        if (!s) {
-            if (rc == W2L_OK) rc = W2L_NOMEM;
-            break;
-        }
+        kslot *s = NULL;
+        if (rc == W2L_OK)
+            rc = w2l__wr_key_get(t, &w->key, w2l__wr_key_hash(w->key.data, w->key.len), 1, &s,
+                                 err);
+        if (rc != W2L_OK) break;
         /* rows that differed only in a dropped column: one chain now */
         int32_t tail = o->head;
         while (t->ke[tail].next >= 0) tail = t->ke[tail].next;
@@ -315,8 +691,9 @@ w2l_rc w2l__wr_rekey(writer *w, tstate *t, const int32_t *ids, size_t nids, w2l_
 
 /* The rows of the key map that are live (written in this checkpoint, not deleted since):
  * their files and positions, in *out (caller frees). */
-w2l_rc w2l__wr_live_rows(const tstate *t, kent **out, size_t *nout, w2l_error *err)
+w2l_rc w2l__wr_live_rows(tstate *t, kent **out, size_t *nout, w2l_error *err)
 {
+    W2L_TRY(unspill(t, err));
     size_t n = 0;
     for (size_t i = 0; i < t->kcount; i++)
         for (int32_t e = t->ks[i].head; e >= 0; e = t->ke[e].next) n++;
@@ -428,8 +805,8 @@ static w2l_rc rekeyed(void *x, int64_t pos, w2l_error *err)
     rekey_ctx *k = x;
     tstate *t = k->t;
     const w2l_buf *key = &k->w->key;
-    kslot *s = w2l__wr_key_slot(t, key, w2l__wr_key_hash(key->data, key->len), 1, err);
-    if (!s) return W2L_NOMEM;
+    kslot *s;
+    W2L_TRY(w2l__wr_key_get(t, key, w2l__wr_key_hash(key->data, key->len), 1, &s, err));
     W2L_TRY(w2l__wr_add_entry(t, s, 1, err));
     t->ke[s->head].file = k->file;
     t->ke[s->head].pos = pos;
@@ -506,8 +883,7 @@ w2l_rc w2l__wr_file_add(tstate *t, char *path, const unsigned char *pkey, size_t
 
 uint64_t w2l__wr_index_bytes(const tstate *t)
 {
-    uint64_t b = t->kcap * sizeof *t->kslots + t->kscap * sizeof *t->ks +
-                 t->kecap * sizeof *t->ke + t->karena.used;
+    uint64_t b = map_bytes(t) + w2l__krun_mem_bytes(t->run) + w2l__krun_mem_bytes(t->young);
     for (size_t i = 0; i < t->nfiles; i++)
         b += strlen(t->files[i].path) + 1 + t->files[i].klen + sizeof *t->files;
     return b;
@@ -517,6 +893,8 @@ uint64_t w2l__wr_index_bytes(const tstate *t)
 
 w2l_rc w2l__wr_index_compact(tstate *t, w2l_error *err)
 {
+    /* a spilled map's dead keys hide the run's rows: the next spill drops them */
+    if (t->run) return W2L_OK;
     if (t->ndead < 1024 || t->ndead * 2 < t->nke) return W2L_OK;
     size_t nlive = 0, nkeys = 0;
     uint32_t *fmap = w2l__malloc((t->nfiles + 1) * sizeof *fmap);
@@ -614,6 +992,7 @@ typedef struct load_ctx {
     w2l_value *row;           /* one value per column of t->schema; the key columns set */
     w2l_change c;
     size_t dups;
+    uint64_t rows;
     w2l_rc rc;
     w2l_error *err;
 } load_ctx;
@@ -626,8 +1005,8 @@ static int load_row(void *x, const w2l_value *vals, size_t n)
     for (size_t i = 0; i < n && i < t->neq; i++) l->row[t->eq_idx[i]] = vals[i];
     w2l_rc rc = w2l__wr_encode_key(&l->w->key, t, &l->c, l->err);
     uint64_t h = rc == W2L_OK ? w2l__wr_key_hash(l->w->key.data, l->w->key.len) : 0;
-    kslot *s = rc == W2L_OK ? w2l__wr_key_slot(t, &l->w->key, h, 1, l->err) : NULL;
-    if (rc == W2L_OK && !s) rc = W2L_NOMEM;
+    kslot *s = NULL;
+    if (rc == W2L_OK) rc = w2l__wr_key_get(t, &l->w->key, h, 1, &s, l->err);
     /* a primary key with two live rows (a lake written wrong before): the one read first
      * goes, by position, with the next checkpoint */
     if (rc == W2L_OK && t->policy == POL_PK && s->head >= 0) {
@@ -639,6 +1018,9 @@ static int load_row(void *x, const w2l_value *vals, size_t n)
         t->ke[s->head].file = l->file;
         t->ke[s->head].pos = l->scan->pos;
     }
+    /* a table larger than writer.key-index-memory spills while it loads */
+    if (rc == W2L_OK && (++l->rows & 0xffff) == 0 && map_bytes(t) > l->w->kbudget / 2)
+        rc = w2l__wr_index_spill(l->w, t, 0, 0, l->err);
     l->rc = rc;
     return rc != W2L_OK;
 }
@@ -721,15 +1103,19 @@ w2l_rc w2l__wr_index_load(writer *w, tstate *t, w2l_error *err)
         return rc;
     }
     t->loaded = 1;
+    w2l__metrics *mt = w2l__metrics_current();
+    if (mt) w2l__metrics_key_index(mt, 0, 0, 0, 1);
     if (dups)
         w2l__log_table(W2L_LOG_WARN, t->ns, t->table,
                        "writer %u: %s: %zu primary keys had two live rows in the lake; the "
                        "older ones are deleted with the next commit",
                        w->index, t->fq, dups);
     w2l__log(W2L_LOG_DEBUG,
-             "writer %u: %s: key index loaded: %zu keys, %zu files, %llu bytes, %lld ms",
-             w->index, t->fq, t->kcount, nfiles, (unsigned long long)w2l__wr_index_bytes(t),
-             (long long)(w2l__now_ms() - t0));
+             "writer %u: %s: key index loaded: %llu keys, %zu files, %llu bytes, %lld ms "
+             "(%llu keys on disk, %llu bytes there)",
+             w->index, t->fq, (unsigned long long)(t->kcount + runs_records(t)),
+             nfiles, (unsigned long long)w2l__wr_index_bytes(t), (long long)(w2l__now_ms() - t0),
+             (unsigned long long)runs_records(t), (unsigned long long)runs_disk(t));
     return W2L_OK;
 }
 
@@ -738,6 +1124,38 @@ w2l_rc w2l__wr_index_load(writer *w, tstate *t, w2l_error *err)
 static int str_cmp(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Adds to *live the runs' rows in the files dead marks (of keys the map does not hide, and
+ * for the older run, the young one does not hold). */
+static w2l_rc run_rows_in(const tstate *t, const unsigned char *dead, size_t nold, size_t *live,
+                          w2l_error *err)
+{
+    w2l__krun *src[2] = {t->young, t->run};
+    w2l_rc rc = W2L_OK;
+    for (int k = 0; rc == W2L_OK && k < 2; k++) {
+        if (!src[k]) continue;
+        w2l__krun_iter *it;
+        W2L_TRY(w2l__krun_iter_open(src[k], &it, err));
+        for (;;) {
+            w2l__krec r;
+            int end;
+            if ((rc = w2l__krun_iter_next(it, &r, &end, err)) != W2L_OK || end) break;
+            if (r.file == KTOMB || r.file >= nold || !dead[r.file]) continue;
+            uint64_t h = w2l__wr_key_hash(r.key, r.len);
+            if (mem_find(t, r.key, r.len, h)) continue;
+            if (k == 1 && t->young) {
+                const w2l__krec *y;
+                size_t n;
+                if ((rc = w2l__krun_find(t->young, r.key, r.len, h, &y, &n, err)) != W2L_OK)
+                    break;
+                if (n) continue;
+            }
+            (*live)++;
+        }
+        w2l__krun_iter_free(it);
+    }
+    return rc;
 }
 
 typedef struct remap_ctx {
@@ -754,7 +1172,8 @@ static w2l_rc remapped(void *x, int64_t pos, w2l_error *err)
     remap_ctx *m = x;
     tstate *t = m->t;
     const w2l_buf *key = &m->w->key;
-    kslot *s = w2l__wr_key_slot(t, key, w2l__wr_key_hash(key->data, key->len), 0, err);
+    kslot *s;
+    W2L_TRY(w2l__wr_key_get(t, key, w2l__wr_key_hash(key->data, key->len), 0, &s, err));
     for (int32_t e = s ? s->head : -1; e >= 0; e = t->ke[e].next)
         if (m->dead[t->ke[e].file]) {
             t->ke[e].file = m->gi;
@@ -781,6 +1200,7 @@ w2l_rc w2l__wr_index_rewritten(writer *w, tstate *t, const char *const *removed,
     size_t live = 0, moved = 0;
     for (size_t i = 0; rc == W2L_OK && ndead && i < t->kcount; i++)
         for (int32_t e = t->ks[i].head; e >= 0; e = t->ke[e].next) live += dead[t->ke[e].file];
+    if (rc == W2L_OK && ndead && t->run) rc = run_rows_in(t, dead, nold, &live, err);
     int64_t t0 = w2l__now_ms();
     for (size_t g = 0; rc == W2L_OK && live && moved < live && g < nadded; g++) {
         /* an added file is in the directory (the partition) of the files it replaced */

@@ -163,9 +163,11 @@ test('metrics, probes and status of a run from MariaDB', { timeout: 60000 }, asy
         value(f, 'w2l_changes_behind') === 0 && value(f, 'w2l_table_pending_checkpoints', { table: 'shop.b' }) === 0 &&
         value(f, 'w2l_table_pending_checkpoints', { table: 'shop.a' }) === 0 && f
     })
+    let lakeRows = 0
     for (const t of ['a', 'b']) {
       const table = `shop.${t}`
       const lake = await readTable(path.join(wh, 'shop', t))
+      lakeRows += lake.rows.length
       const ins = value(fams, 'w2l_table_rows_total', { table, op: 'insert' })
       const del = value(fams, 'w2l_table_rows_total', { table, op: 'delete' })
       assert.equal(lake.rows.length, ins - del, `${table}: rows in the lake vs inserts - deletes`)
@@ -188,6 +190,12 @@ test('metrics, probes and status of a run from MariaDB', { timeout: 60000 }, asy
     assert.ok(value(fams, 'w2l_checkpoint_duration_seconds') >= 1)
     assert.ok(value(fams, 'w2l_checkpoint_last_committed') >= value(fams, 'w2l_table_last_committed_checkpoint', { table: 'shop.a' }))
     assert.ok(value(fams, 'process_resident_memory_bytes') > 1 << 20)
+    // the key index (delete mode position): the rows of both tables, in memory, each loaded
+    // from the lake once (before the table's first change)
+    assert.ok(value(fams, 'w2l_key_index_keys') >= lakeRows, 'w2l_key_index_keys')
+    assert.ok(value(fams, 'w2l_key_index_bytes', { where: 'memory' }) > 0)
+    assert.equal(value(fams, 'w2l_key_index_bytes', { where: 'disk' }), 0)
+    assert.ok(value(fams, 'w2l_key_index_rebuilds_total') >= 2)
     assert.ok(value(fams, 'process_cpu_seconds_total') > 0)
     assert.equal(value(fams, 'w2l_ready'), 1)
 

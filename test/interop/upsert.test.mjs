@@ -286,6 +286,21 @@ test('upserts, SIGKILL at random moments and restart: the lake equals the model 
   for (const c of census) assert.ok(c.position.length > 0, `${where}: ${c.name} has no position delete file (the stream changes rows of earlier checkpoints)`)
 })
 
+const spillSkip = knowsConfigKey(w2l, 'writer.key-index-memory') ? false : 'w2l does not know writer.key-index-memory yet (issue 35)'
+test('the key index over writer.key-index-memory (64 KiB): spilled to disk, SIGKILLs and restarts, the lake equals the model, no equality delete', { skip: spillSkip, timeout: 120000 }, async (t) => {
+  const scratch = path.join(top, 'spill-scratch')
+  fs.mkdirSync(scratch)
+  const conf = { 'writer.key-index-memory': '64KiB', 'writer.spill-dir': scratch }
+  const res = await syncWithKills({ tag: 'spilled', conf, kills: KILLS, seed: SEED + 2 })
+  const { wh, where } = res
+  assertNoProblems(res, `after ${KILLS} SIGKILLs, the key index spilled`)
+  await assertNoEqualityDeletes(wh, where)
+  const log = fs.readFileSync(path.join(top, 'spilled', 'stderr.log'), 'utf8')
+  assert.match(log, /key index spilled/, `${where}: the key index never spilled`)
+  // the killed runs' spill directories went with the last run's (which closed its own)
+  assert.deepEqual(fs.readdirSync(scratch), [], `${where}: spill directories left in ${scratch}`)
+})
+
 const eqSkip = knowsConfigKey(w2l, 'write.delete-mode') ? false : 'w2l does not know write.delete-mode yet (issue 35)'
 test('write.delete-mode=equality (and position for the keyless table by its per-table key): equality deletes there, the lake equals the model', { skip: eqSkip, timeout: 120000 }, async (t) => {
   const conf = { 'write.delete-mode': 'equality', [`table.${DB}.log.write.delete-mode`]: 'position' }
