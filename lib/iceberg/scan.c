@@ -540,15 +540,48 @@ static w2l_rc read_task(w2l_fileio *io, w2l__ice_scan *s, const w2l__ice_task *t
         map[i] = w2l_schema_index_of_id(fs, w2l_schema_field(out, i)->id);
     /* identity-partitioned columns missing from the file take the partition value */
     const w2l__ice_spec *spec = rc == W2L_OK ? w2l__ice_meta_spec(s->meta, t->file->spec_id) : NULL;
+    /* the file's columns the output and the equality deletes need: when they are not all,
+     * only those are decoded (a key index load reads the key columns of wide tables) */
+    size_t *need = rc == W2L_OK ? w2l__calloc(nf + 1, sizeof *need) : NULL;
+    size_t nneed = 0;
+    if (rc == W2L_OK && !need) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    for (size_t c = 0; rc == W2L_OK && c < nf; c++) {
+        int32_t id = w2l_schema_field(fs, c)->id;
+        int used = 0;
+        for (size_t i = 0; !used && i < nout; i++) used = map[i] == (long)c;
+        for (size_t d = 0; !used && d < t->ndeletes; d++)
+            for (size_t k = 0; !used && t->deletes[d]->content == W2L_ICE_EQ_DELETES &&
+                               k < ds[d]->ks.nids;
+                 k++)
+                used = ds[d]->ks.ids[k] == id;
+        if (used) need[nneed++] = c;
+    }
+    const int bycol = nneed < nf;
+    w2l_value **cv = bycol ? w2l__calloc(nf + 1, sizeof *cv) : NULL;
+    w2l_value *srow = bycol ? w2l__calloc(nf + 1, sizeof *srow) : NULL;
+    size_t cvrows = 0;
+    if (rc == W2L_OK && bycol && (!cv || !srow)) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
     w2l_buf key = {0};
     int64_t pos = 0;
     for (size_t rg = 0; rc == W2L_OK && rg < w2l__pq_reader_num_row_groups(r); rg++) {
-        const w2l_value *rows;
+        const w2l_value *rows = NULL;
         size_t nrows = w2l__pq_reader_row_group_rows(r, rg);
-        rc = w2l__pq_reader_read_row_group(r, rg, &rows, err);
+        if (!bycol) {
+            rc = w2l__pq_reader_read_row_group(r, rg, &rows, err);
+        } else {
+            for (size_t j = 0; rc == W2L_OK && nrows > cvrows && j < nneed; j++) {
+                w2l_value *nv = w2l__realloc(cv[need[j]], nrows * sizeof *nv);
+                if (!nv) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                else cv[need[j]] = nv;
+            }
+            if (rc == W2L_OK && nrows > cvrows) cvrows = nrows;
+            for (size_t j = 0; rc == W2L_OK && j < nneed; j++)
+                rc = w2l__pq_reader_read_column(r, rg, need[j], cv[need[j]], err);
+        }
         for (size_t i = 0; rc == W2L_OK && i < nrows; i++, pos++) {
-            const w2l_value *src = &rows[i * nf];
             if (npv && bsearch(&pos, pv, npv, sizeof *pv, cmp_i64)) continue;
+            const w2l_value *src = rows ? &rows[i * nf] : srow;
+            for (size_t j = 0; !rows && j < nneed; j++) srow[need[j]] = cv[need[j]][i];
             int deleted = 0;
             for (size_t d = 0; rc == W2L_OK && !deleted && d < t->ndeletes; d++) {
                 if (t->deletes[d]->content != W2L_ICE_EQ_DELETES || !ds[d]->ks.n) continue;
@@ -592,6 +625,10 @@ static w2l_rc read_task(w2l_fileio *io, w2l__ice_scan *s, const w2l__ice_task *t
     }
     w2l_buf_release(&key);
     w2l__pq_reader_close(r);
+    for (size_t j = 0; cv && j < nneed; j++) w2l__free(cv[need[j]]);
+    w2l__free(cv);
+    w2l__free(srow);
+    w2l__free(need);
     w2l__free(pv);
     w2l__free(ds);
     w2l__free(row);
