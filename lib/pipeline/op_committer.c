@@ -1089,14 +1089,14 @@ static void commit_batch(committer *c, pend **ps, size_t n, w2l_rc *rcs, w2l_err
         if (!k) break;
         w2l_error berr;
         w2l_error_clear(&berr);
+        int64_t t0 = w2l__now_ms();
         w2l_rc brc = c->batch_max ? w2l__catalog_commit_tables(c->cat, items, k, &berr)
                                   : W2L_NOTFOUND;
         if (brc == W2L_NOTFOUND && c->batch_max) {
-            w2l__log(W2L_LOG_WARN, "committer %u: the catalog refuses multi-table commits (%s); "
+            w2l__log(W2L_LOG_INFO, "committer %u: the catalog refuses multi-table commits (%s); "
                      "tables are committed one by one", c->index, berr.msg);
             c->batch_max = 0;
         }
-        int64_t t0 = w2l__now_ms();
         for (size_t i = 0; i < k; i++) {
             w2l_catalog_commit *it = &items[i];
             tjob *jb = prep[i];
@@ -1117,7 +1117,7 @@ static void commit_batch(committer *c, pend **ps, size_t n, w2l_rc *rcs, w2l_err
         }
         if (brc == W2L_OK)
             w2l__log(W2L_LOG_DEBUG, "committer %u: checkpoint %llu: %zu tables in one "
-                     "transaction (round %d, %lld ms after)", c->index,
+                     "transaction (round %d, %lld ms)", c->index,
                      (unsigned long long)ps[0]->ckpt, k, round + 1,
                      (long long)(w2l__now_ms() - t0));
     }
