@@ -36,6 +36,11 @@
  * a create that finds no table on reload is sent again. A POST sent again that meets its
  * own earlier landing gets a 409, settled as above.
  *
+ * Multi-table commits (commit_tables, when the server lists POST
+ * /v1/{prefix}/transactions/commit): the tables' CommitTableRequests in one
+ * CommitTransactionRequest, applied all or none; outcomes settled per table by reloading,
+ * as above (r_commit_tables says how).
+ *
  * Requests: a pool of connections (reused), a timeout per request, reads retried with
  * backoff on 429/503 and on transport errors, any request once on a 401 after a fresh
  * token; the token is fetched again before it expires. Errors name the method, path,

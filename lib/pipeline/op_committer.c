@@ -36,6 +36,15 @@
  * snapshot); an attempt that loses a race drops its vectors and manifests and the next
  * merges anew; once committed, the Parquet files are removed (no table names them).
  *
+ * One cut (a catalog with multi-table commits, catalog.rest.transaction-max-tables): the
+ * tables of a checkpoint are prepared (each its change applied, manifests and list written,
+ * the new metadata made: the same per-attempt work as alone, ledger position, completeness
+ * mark, deletion vectors and rebased deletes included) and handed to the catalog in
+ * batches of at most that many; each is finished with its own outcome, and those that lost
+ * a race are reloaded and prepared again for the next batch. The pipeline runs one
+ * committer then, so a checkpoint's tables all meet here. A catalog that refuses the batch
+ * gets the prepared tables one by one, and so everything after.
+ *
  * Scale: WRITE_RESULTs are gathered in a hash map per checkpoint, pending checkpoints in
  * one list in commit order, table handles in a hash map with an LRU bound; nothing walks
  * all tables per table. Different tables commit independently: a table that fails is
