@@ -54,7 +54,7 @@ const w2l_conf_prop w2l__conf_props[] = {
     { "catalog.rest.signing-name", W2L_CONF_STRING, "execute-api", NOLIM, NULL, W2L_CONF_F_CLI,
       "rest catalog: the service name SigV4 signs for: glue for AWS Glue, s3tables for S3 "
       "Tables." },
-    { "catalog.rest.transaction-max-tables", W2L_CONF_INT, "100", 0, 100000, NULL,
+    { "catalog.rest.transaction-max-tables", W2L_CONF_INT, "100", 0, 10000, NULL,
       W2L_CONF_F_CLI,
       "rest catalog: when the server offers POST /v1/{prefix}/transactions/commit, the tables "
       "of a checkpoint are committed in one multi-table transaction, so readers see all of "

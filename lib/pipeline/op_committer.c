@@ -1182,7 +1182,10 @@ static w2l_rc cm_complete(w2l_operator *self, uint64_t ckpt, w2l_error *err)
     if (c->batch_max && p && p->ckpt <= ckpt) {
         w2l_error e0;
         if (ensure_catalog(c, &e0) == W2L_OK) { /* else table by table: handle_get says why */
-            if (w2l__catalog_has_batch(c->cat)) gmax = (size_t)c->batch_max;
+            /* a batch holds its tables' handles: never more than the cache keeps, so
+             * loading one of them never evicts another */
+            if (w2l__catalog_has_batch(c->cat))
+                gmax = (size_t)W2L_MIN(c->batch_max, (int64_t)HANDLE_CACHE_MAX(c) - 1);
             else c->batch_max = 0;
         }
     }
