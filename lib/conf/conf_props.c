@@ -59,8 +59,9 @@ const w2l_conf_prop w2l__conf_props[] = {
       "rest catalog: when the server offers POST /v1/{prefix}/transactions/commit, the tables "
       "of a checkpoint are committed in one multi-table transaction, so readers see all of "
       "them at the checkpoint or none; above this many tables the checkpoint is split into "
-      "transactions of this many, each atomic on its own. One committer then commits every "
-      "table (committer-parallelism 1). 0 or 1: table by table." },
+      "transactions of this many, each atomic on its own. With a rest catalog one committer "
+      "then commits every table (committer-parallelism 1), whatever the server offers. 0 or "
+      "1: table by table, with committer-parallelism committers." },
     { "config", W2L_CONF_URI, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
       "A JSON file of these keys; flags given on the command line override it." },
     { "checkpoint-interval", W2L_CONF_DURATION, "10s", 50, MS_DAY, NULL, W2L_CONF_F_CLI,
