@@ -733,6 +733,28 @@ START_TEST(txn_unknown_when_the_reload_fails)
 }
 END_TEST
 
+START_TEST(txn_204_then_moved_on_is_unknown)
+{
+    /* committed, but another writer committed on top before the location was read: the
+     * location would not be the commit's, so the outcome is left to a reload */
+    settle_case k;
+    settle_setup(&k);
+    http_stub_route routes[] = {
+        {"GET", "/v1/config", 200, NULL, TXN_CONFIG, 0, 0, 0, 0},
+        {"POST", POST_TXN, 204, NULL, NULL, 0, 0, 0, 0},
+        {"GET", POST_T, 200, NULL, k.moved_text, 0, 0, 0, 0},
+    };
+    w2l_catalog_commit it;
+    w2l_error err;
+    ck_assert_ok(txn_commit(&k, routes, 3, &it, &err), err);
+    ck_assert_int_eq(it.rc, W2L_UNAVAILABLE);
+    ck_assert_ptr_nonnull(strstr(it.err.msg, "table moved on before its new location was read"));
+    ck_assert_int_eq(http_stub_hits(k.s, 1), 1);
+    w2l_buf_release(&it.new_location);
+    settle_teardown(&k);
+}
+END_TEST
+
 START_TEST(txn_refused_or_not_listed_is_notfound)
 {
     /* listed, but the server answers 501: nothing applied */
@@ -852,6 +874,7 @@ Suite *suite_ice_rest(void)
     tcase_add_test(h, txn_lost_answer_that_landed_is_not_sent_again);
     tcase_add_test(h, txn_409_is_a_conflict_of_every_table);
     tcase_add_test(h, txn_unknown_when_the_reload_fails);
+    tcase_add_test(h, txn_204_then_moved_on_is_unknown);
     tcase_add_test(h, txn_refused_or_not_listed_is_notfound);
     suite_add_tcase(s, h);
     return s;

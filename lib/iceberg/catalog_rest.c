@@ -943,6 +943,16 @@ static w2l_rc r_commit(w2l_catalog *self, const char *ns, const char *table, con
 
 /* ------------------------------------------------------- transactions ---- */
 
+/* Is the table as loaded exactly the commit from base to next: its current snapshot the
+ * one the commit adds (or, adding none, holds)? */
+static int is_current(const w2l__json *loaded, const w2l__json *base, const w2l__json *next)
+{
+    int64_t sid = w2l__rest_added_snapshot(base, next), cur = -1;
+    if (sid < 0) return holds(loaded, base, next);
+    const w2l__json *m = w2l__json_get(loaded, "metadata");
+    return w2l__json_int64(w2l__json_get(m, "current-snapshot-id"), &cur) == 0 && cur == sid;
+}
+
 enum { LANDED = 1, AT_BASE, MOVED, GONE, UNSURE };
 
 /* Where item i stands after a refused or unanswered transaction: reloaded, LANDED (our
@@ -971,7 +981,8 @@ static int txn_where(rest_catalog *c, w2l_catalog_commit *it, const w2l__rest_ch
 
 /* POST /v1/{prefix}/transactions/commit: every table's requirements and updates in one
  * CommitTransactionRequest; the server applies all or none. Outcomes:
- *   204      committed: each table is loaded for its new metadata location;
+ *   204      committed: each table is loaded for its new metadata location (its current
+ *            snapshot must be ours; moved on already → W2L_UNAVAILABLE, left to a reload);
  *   404/405/501 (not a table's 404), or the endpoint not listed
  *            the server offers none: W2L_NOTFOUND, nothing applied;
  *   409, or 404 naming a table
@@ -1040,12 +1051,21 @@ static w2l_rc r_commit_tables(w2l_catalog *self, w2l_catalog_commit *items, size
         if (o == W2L__REST_TXN_DONE) {
             for (size_t i = 0; i < n; i++) {
                 w2l_catalog_commit *it = &items[i];
+                w2l__json *loaded = NULL;
                 it->new_location.len = 0;
-                it->rc = load(c, it->ns, it->table, &it->new_location, NULL, &it->err);
+                it->rc = load(c, it->ns, it->table, &it->new_location, &loaded, &it->err);
                 if (it->rc != W2L_OK) { /* committed, but where is unknown */
                     w2l__error_prefix(&it->err, "committed in a transaction, then: ");
                     it->rc = it->err.code = W2L_UNAVAILABLE;
+                } else if (!is_current(loaded, ch[i].base, ch[i].next)) {
+                    /* another writer committed on top before the load: the location is
+                     * not the metadata of our commit */
+                    it->rc = w2l__fail(&it->err, W2L_UNAVAILABLE,
+                                       "commit %s.%s: committed in a transaction, but the "
+                                       "table moved on before its new location was read",
+                                       it->ns, it->table);
                 }
+                w2l__json_free(loaded);
             }
             break;
         }
