@@ -8,8 +8,11 @@
  * server does not list, a config error naming the endpoint and status, SigV4 signing (the
  * signature of what was sent), and commits whose answer is refused or lost, settled by
  * reloading the table: sent again when it did not move, done when it holds the snapshot,
- * a conflict when another writer moved it, outcome unknown when the reload fails. Commits against
- * a catalog that writes metadata, with lost answers, are test/interop/rest.test.mjs.
+ * a conflict when another writer moved it, outcome unknown when the reload fails; the same
+ * for multi-table commits (POST transactions/commit: the CommitTransactionRequest body, the
+ * answers' meaning, a 503 sent again, a lost answer that landed, a 409, a failed reload, the
+ * endpoint refused or not listed). Commits against a catalog that writes metadata, with
+ * lost answers, are test/interop/rest.test.mjs and rest_txn.test.mjs.
  */
 #include <check.h>
 #include <stdio.h>
@@ -537,6 +540,250 @@ START_TEST(commit_outcome_unknown_when_the_reload_fails)
 }
 END_TEST
 
+/* ---- multi-table commits (POST /v1/{prefix}/transactions/commit) ---- */
+
+START_TEST(txn_body_holds_each_tables_change)
+{
+    w2l__json *base = meta(SCHEMA0, 0, 2, SNAP1, "8000000000000000001", "");
+    w2l__json *next = meta(SCHEMA0, 0, 2, SNAP1 "," SNAP2, "8000000000000000002", "");
+    w2l__json *wider = meta(SCHEMA0 "," SCHEMA1, 1, 3, SNAP1, "8000000000000000001", "");
+    w2l__rest_change ch[2] = {{"db", "t", base, next}, {"a.b", "u", base, wider}};
+    char *text = NULL;
+    w2l_error err;
+    ck_assert_ok(w2l__rest_txn_body(ch, 2, &text, &err), err);
+    w2l__json *j;
+    ck_assert_ok(w2l__json_parse(text, strlen(text), &j, &err), err);
+    const w2l__json *list = w2l__json_get(j, "table-changes");
+    ck_assert_uint_eq(w2l__json_size(list), 2);
+    const w2l__json *t = w2l__json_first(list), *u = w2l__json_next(t);
+    char *id = w2l__json_print(w2l__json_get(t, "identifier"), 0);
+    ck_assert_str_eq(id, "{\"namespace\":[\"db\"],\"name\":\"t\"}");
+    w2l__free(id);
+    id = w2l__json_print(w2l__json_get(u, "identifier"), 0);
+    ck_assert_str_eq(id, "{\"namespace\":[\"a\",\"b\"],\"name\":\"u\"}");
+    w2l__free(id);
+    /* each its own requirements and updates: the append adds a snapshot, the other a schema */
+    char acts[256];
+    char *upd = w2l__json_print(w2l__json_get(t, "updates"), 0);
+    actions(upd, acts, sizeof acts);
+    ck_assert_str_eq(acts, "add-snapshot set-snapshot-ref");
+    w2l__free(upd);
+    upd = w2l__json_print(w2l__json_get(u, "updates"), 0);
+    actions(upd, acts, sizeof acts);
+    ck_assert_str_eq(acts, "add-schema set-current-schema");
+    w2l__free(upd);
+    char *req = w2l__json_print(w2l__json_get(t, "requirements"), 0);
+    ck_assert_ptr_nonnull(strstr(req, "{\"type\":\"assert-ref-snapshot-id\",\"ref\":\"main\","
+                                      "\"snapshot-id\":8000000000000000001}"));
+    w2l__free(req);
+    w2l__json_free(j);
+    w2l__free(text);
+    /* a transaction never creates a table */
+    w2l__rest_change create = {"db", "n", NULL, next};
+    ck_assert_int_eq(w2l__rest_txn_body(&create, 1, &text, &err), W2L_MISUSE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "db.n"));
+    ck_assert_ptr_null(text);
+    w2l__json_free(base);
+    w2l__json_free(next);
+    w2l__json_free(wider);
+}
+END_TEST
+
+START_TEST(txn_answers_map_to_outcomes)
+{
+    const char *nst = "{\"error\":{\"message\":\"Table does not exist: db.t\","
+                      "\"type\":\"NoSuchTableException\",\"code\":404}}";
+    const char *route = "{\"error\":{\"message\":\"no route\",\"type\":\"NotFoundException\"}}";
+    ck_assert_int_eq(w2l__rest_txn_answer(204, NULL, 0), W2L__REST_TXN_DONE);
+    ck_assert_int_eq(w2l__rest_txn_answer(200, "{}", 2), W2L__REST_TXN_DONE);
+    ck_assert_int_eq(w2l__rest_txn_answer(404, nst, strlen(nst)), W2L__REST_TXN_CONFLICT);
+    ck_assert_int_eq(w2l__rest_txn_answer(404, route, strlen(route)), W2L__REST_TXN_REFUSED);
+    ck_assert_int_eq(w2l__rest_txn_answer(404, "<html>", 6), W2L__REST_TXN_REFUSED);
+    ck_assert_int_eq(w2l__rest_txn_answer(405, NULL, 0), W2L__REST_TXN_REFUSED);
+    ck_assert_int_eq(w2l__rest_txn_answer(501, NULL, 0), W2L__REST_TXN_REFUSED);
+    ck_assert_int_eq(w2l__rest_txn_answer(409, NULL, 0), W2L__REST_TXN_CONFLICT);
+    ck_assert_int_eq(w2l__rest_txn_answer(0, NULL, 0), W2L__REST_TXN_UNKNOWN);
+    ck_assert_int_eq(w2l__rest_txn_answer(500, NULL, 0), W2L__REST_TXN_UNKNOWN);
+    ck_assert_int_eq(w2l__rest_txn_answer(503, NULL, 0), W2L__REST_TXN_UNKNOWN);
+    ck_assert_int_eq(w2l__rest_txn_answer(504, NULL, 0), W2L__REST_TXN_UNKNOWN);
+    ck_assert_int_eq(w2l__rest_txn_answer(400, NULL, 0), W2L__REST_TXN_FAILED);
+    ck_assert_int_eq(w2l__rest_txn_answer(403, NULL, 0), W2L__REST_TXN_FAILED);
+}
+END_TEST
+
+#define POST_TXN "/v1/transactions/commit"
+#define TXN_CONFIG                                                                        \
+    "{\"endpoints\":[\"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}\","        \
+    "\"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}\","                       \
+    "\"POST /v1/{prefix}/transactions/commit\"]}"
+
+/* A transaction of db.t alone (settle_setup's table and change) against routes; the
+ * item's outcome in *it (new_location released by the caller). */
+static w2l_rc txn_commit(settle_case *k, http_stub_route *routes, size_t n,
+                         w2l_catalog_commit *it, w2l_error *err)
+{
+    k->s = http_stub_start(routes, n);
+    char uri[128];
+    snprintf(uri, sizeof uri, "rest:%s", http_stub_url(k->s));
+    ck_assert_ok(w2l__catalog_open(uri, NULL, "/lake", k->io, &k->c, err), *err);
+    ck_assert(w2l__catalog_has_batch(k->c));
+    *it = (w2l_catalog_commit){.ns = "db", .table = "t", .base = BASE_LOC, .metadata = k->next,
+                               .len = strlen(k->next)};
+    return w2l__catalog_commit_tables(k->c, it, 1, err);
+}
+
+START_TEST(txn_503_before_applying_is_sent_again_then_loaded)
+{
+    settle_case k;
+    settle_setup(&k);
+    http_stub_route routes[] = {
+        {"GET", "/v1/config", 200, NULL, TXN_CONFIG, 0, 0, 0, 0},
+        {"POST", POST_TXN, 503, NULL, "{\"error\":{\"message\":\"busy\",\"type\":\"X\"}}", 0, 1,
+         0, 0},
+        {"POST", POST_TXN, 204, NULL, NULL, 0, 0, 0, 0},
+        {"GET", POST_T, 200, NULL, k.base_text, 0, 1, 0, 0},
+        {"GET", POST_T, 200, NULL, k.landed_text, 0, 0, 0, 0},
+    };
+    w2l_catalog_commit it;
+    w2l_error err;
+    ck_assert_ok(txn_commit(&k, routes, 5, &it, &err), err);
+    ck_assert_ok(it.rc, it.err);
+    ck_assert_str_eq((const char *)it.new_location.data,
+                     "/lake/db/t/metadata/00001-ours.metadata.json");
+    ck_assert_int_eq(http_stub_hits(k.s, 1), 1);
+    ck_assert_int_eq(http_stub_hits(k.s, 2), 1); /* sent again: the table had not moved */
+    ck_assert_int_eq(http_stub_hits(k.s, 4), 1); /* the location, after the 204 */
+    const http_stub_request *r = http_stub_get(k.s, 3); /* config, POST, GET, POST, GET */
+    ck_assert_str_eq(r->target, POST_TXN);
+    ck_assert_ptr_nonnull(strstr(r->body, "{\"table-changes\":[{\"identifier\":{\"namespace\":"
+                                          "[\"db\"],\"name\":\"t\"},\"requirements\":["));
+    w2l_buf_release(&it.new_location);
+    settle_teardown(&k);
+}
+END_TEST
+
+START_TEST(txn_lost_answer_that_landed_is_not_sent_again)
+{
+    settle_case k;
+    settle_setup(&k);
+    http_stub_route routes[] = {
+        {"GET", "/v1/config", 200, NULL, TXN_CONFIG, 0, 0, 0, 0},
+        {"POST", POST_TXN, 0, NULL, NULL, 0, 1, 0, 0}, /* applied, the answer lost */
+        {"POST", POST_TXN, 409, NULL, "{\"error\":{\"message\":\"branch main has changed\"}}", 0,
+         0, 0, 0},
+        {"GET", POST_T, 200, NULL, k.landed_text, 0, 0, 0, 0},
+    };
+    w2l_catalog_commit it;
+    w2l_error err;
+    ck_assert_ok(txn_commit(&k, routes, 4, &it, &err), err);
+    ck_assert_ok(it.rc, it.err);
+    ck_assert_str_eq((const char *)it.new_location.data,
+                     "/lake/db/t/metadata/00001-ours.metadata.json");
+    ck_assert_int_eq(http_stub_hits(k.s, 1), 1);
+    ck_assert_int_le(http_stub_hits(k.s, 2), 1);
+    w2l_buf_release(&it.new_location);
+    settle_teardown(&k);
+}
+END_TEST
+
+START_TEST(txn_409_is_a_conflict_of_every_table)
+{
+    settle_case k;
+    settle_setup(&k);
+    http_stub_route routes[] = {
+        {"GET", "/v1/config", 200, NULL, TXN_CONFIG, 0, 0, 0, 0},
+        {"POST", POST_TXN, 409, NULL,
+         "{\"error\":{\"message\":\"Requirement failed: branch main has changed\",\"type\":"
+         "\"CommitFailedException\"}}",
+         0, 0, 0, 0},
+        {"GET", POST_T, 200, NULL, k.base_text, 0, 0, 0, 0},
+    };
+    w2l_catalog_commit it;
+    w2l_error err;
+    ck_assert_ok(txn_commit(&k, routes, 3, &it, &err), err);
+    ck_assert_int_eq(it.rc, W2L_CONFLICT);
+    ck_assert(it.err.flags & W2L_ERR_RETRIABLE);
+    ck_assert_ptr_nonnull(strstr(it.err.msg, "commit db.t in a transaction of 1 tables: "
+                                             "rest catalog: POST " POST_TXN ": HTTP 409"));
+    ck_assert_int_eq(http_stub_hits(k.s, 1), 1); /* never sent again */
+    w2l_buf_release(&it.new_location);
+    settle_teardown(&k);
+}
+END_TEST
+
+START_TEST(txn_unknown_when_the_reload_fails)
+{
+    settle_case k;
+    settle_setup(&k);
+    http_stub_route routes[] = {
+        {"GET", "/v1/config", 200, NULL, TXN_CONFIG, 0, 0, 0, 0},
+        {"POST", POST_TXN, 502, NULL, "bad gateway", 0, 0, 0, 0},
+        {"GET", POST_T, 500, NULL, "{\"error\":{\"message\":\"down\",\"type\":\"E\"}}", 0, 0,
+         0, 0},
+    };
+    w2l_catalog_commit it;
+    w2l_error err;
+    ck_assert_ok(txn_commit(&k, routes, 3, &it, &err), err);
+    ck_assert_int_eq(it.rc, W2L_UNAVAILABLE);
+    ck_assert_ptr_nonnull(strstr(it.err.msg, "outcome unknown (rest catalog: POST " POST_TXN
+                                             ": HTTP 502: bad gateway)"));
+    ck_assert_int_eq(http_stub_hits(k.s, 1), 1); /* never sent twice blind */
+    w2l_buf_release(&it.new_location);
+    settle_teardown(&k);
+}
+END_TEST
+
+START_TEST(txn_204_then_moved_on_is_unknown)
+{
+    /* committed, but another writer committed on top before the location was read: the
+     * location would not be the commit's, so the outcome is left to a reload */
+    settle_case k;
+    settle_setup(&k);
+    http_stub_route routes[] = {
+        {"GET", "/v1/config", 200, NULL, TXN_CONFIG, 0, 0, 0, 0},
+        {"POST", POST_TXN, 204, NULL, NULL, 0, 0, 0, 0},
+        {"GET", POST_T, 200, NULL, k.moved_text, 0, 0, 0, 0},
+    };
+    w2l_catalog_commit it;
+    w2l_error err;
+    ck_assert_ok(txn_commit(&k, routes, 3, &it, &err), err);
+    ck_assert_int_eq(it.rc, W2L_UNAVAILABLE);
+    ck_assert_ptr_nonnull(strstr(it.err.msg, "table moved on before its new location was read"));
+    ck_assert_int_eq(http_stub_hits(k.s, 1), 1);
+    w2l_buf_release(&it.new_location);
+    settle_teardown(&k);
+}
+END_TEST
+
+START_TEST(txn_refused_or_not_listed_is_notfound)
+{
+    /* listed, but the server answers 501: nothing applied */
+    settle_case k;
+    settle_setup(&k);
+    http_stub_route routes[] = {
+        {"GET", "/v1/config", 200, NULL, TXN_CONFIG, 0, 0, 0, 0},
+        {"POST", POST_TXN, 501, NULL, "{\"error\":{\"message\":\"no\",\"type\":\"N\"}}", 0, 0,
+         0, 0},
+    };
+    w2l_catalog_commit it;
+    w2l_error err;
+    ck_assert_int_eq(txn_commit(&k, routes, 2, &it, &err), W2L_NOTFOUND);
+    ck_assert_ptr_nonnull(strstr(err.msg, "HTTP 501"));
+    ck_assert_int_eq(http_stub_hits(k.s, 1), 1);
+    settle_teardown(&k);
+    /* not among the endpoints the server lists: not called */
+    settle_setup(&k);
+    http_stub_route unlisted[] = {
+        {"GET", "/v1/config", 200, NULL, CONFIG_BODY, 0, 0, 0, 0},
+        {"POST", POST_TXN, 204, NULL, NULL, 0, 0, 0, 0},
+    };
+    ck_assert_int_eq(txn_commit(&k, unlisted, 2, &it, &err), W2L_NOTFOUND);
+    ck_assert_ptr_nonnull(strstr(err.msg, "does not offer POST /v1/{prefix}/transactions/commit"));
+    ck_assert_int_eq(http_stub_hits(k.s, 1), 0);
+    settle_teardown(&k);
+}
+END_TEST
+
 START_TEST(sigv4_signs_every_request)
 {
     http_stub_route routes[] = {
@@ -608,6 +855,8 @@ Suite *suite_ice_rest(void)
     tcase_add_test(d, schema_change_adds_the_schema_and_makes_it_current);
     tcase_add_test(d, expiry_removes_snapshots_and_properties);
     tcase_add_test(d, another_table_or_bad_metadata_is_refused);
+    tcase_add_test(d, txn_body_holds_each_tables_change);
+    tcase_add_test(d, txn_answers_map_to_outcomes);
     suite_add_tcase(s, d);
     TCase *e = tcase_create("errors");
     tcase_add_test(e, errors_name_endpoint_status_type_and_message);
@@ -621,6 +870,12 @@ Suite *suite_ice_rest(void)
     tcase_add_test(h, commit_lost_answer_that_landed_is_not_sent_again);
     tcase_add_test(h, commit_409_after_another_writer_is_a_conflict);
     tcase_add_test(h, commit_outcome_unknown_when_the_reload_fails);
+    tcase_add_test(h, txn_503_before_applying_is_sent_again_then_loaded);
+    tcase_add_test(h, txn_lost_answer_that_landed_is_not_sent_again);
+    tcase_add_test(h, txn_409_is_a_conflict_of_every_table);
+    tcase_add_test(h, txn_unknown_when_the_reload_fails);
+    tcase_add_test(h, txn_204_then_moved_on_is_unknown);
+    tcase_add_test(h, txn_refused_or_not_listed_is_notfound);
     suite_add_tcase(s, h);
     return s;
 }

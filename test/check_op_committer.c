@@ -5,7 +5,9 @@
  * a table dropped before its commit, and recovery — a commit failed by the fault file IO
  * stops the job naming table and checkpoint, w2l_recover() commits it exactly once
  * however often it runs, and a restarted job continues with a new epoch; format version 3
- * tables the same way, their deletes deletion vectors, one per data file.
+ * tables the same way, their deletes deletion vectors, one per data file; a catalog with
+ * multi-table commits (version 2) gets each checkpoint's tables in bounded batches, its
+ * conflicts re-prepared, a landed batch never committed again, a refusal table by table.
  */
 #define OPS_HARNESS_ONLY
 #include "check_op_writer.c"
@@ -359,6 +361,105 @@ START_TEST(v3_deletion_vectors_exactly_once)
 }
 END_TEST
 
+/* ---- multi-table commits: a catalog of version 2 over the hadoop layout ---- */
+
+/* "batchy": the hadoop catalog with a commit_tables that commits the items one by one
+ * (atomic enough for one process) and records each batch; scripted outcomes first: CONFLICT
+ * for every table without applying anything (a 409), or W2L_NOTFOUND (no batches here). */
+enum { BATCH_OK, BATCH_409, BATCH_REFUSED };
+static int batch_script[8];
+static size_t batch_nscript, batch_calls, batch_sizes[256], batch_tables;
+
+static w2l_rc batchy_commit_tables(w2l_catalog *self, w2l_catalog_commit *items, size_t n,
+                                   w2l_error *e)
+{
+    int what = batch_calls < batch_nscript ? batch_script[batch_calls] : BATCH_OK;
+    if (batch_calls < 256) batch_sizes[batch_calls] = n;
+    batch_calls++;
+    if (what == BATCH_REFUSED) return w2l_error_set(e, W2L_NOTFOUND, "batchy: no batches");
+    for (size_t i = 0; i < n; i++) {
+        w2l_catalog_commit *it = &items[i];
+        if (what == BATCH_409) {
+            it->rc = w2l_error_set(&it->err, W2L_CONFLICT, "batchy: injected 409");
+            continue;
+        }
+        it->rc = w2l__catalog_hadoop.commit_table(self, it->ns, it->table, it->base,
+                                                  it->metadata, it->len, &it->new_location,
+                                                  &it->err);
+        if (it->rc == W2L_OK) batch_tables++;
+    }
+    return W2L_OK;
+}
+
+static w2l_catalog_methods batchy;
+
+static void batchy_register(const int *script, size_t n)
+{
+    if (!batchy.name) {
+        batchy = w2l__catalog_hadoop;
+        batchy.version = W2L_CATALOG_METHODS_V2;
+        batchy.name = "batchy";
+        batchy.commit_tables = batchy_commit_tables;
+        ck_assert_int_eq(w2l_catalog_register(&batchy, 0), W2L_OK);
+    }
+    memcpy(batch_script, script, n * sizeof *script);
+    batch_nscript = n;
+    batch_calls = batch_tables = 0;
+}
+
+/* Seven tables, a batch size of three: each checkpoint's tables in batches of at most
+ * three; a 409 re-prepares the batch's tables on the reloaded tables, a catalog that
+ * refuses batches gets the tables one by one; every table has each of its checkpoints
+ * once and equals its model. Loop 1: format version 3 tables, their
+ * deletes deletion vectors merged per attempt inside the batch. */
+START_TEST(checkpoint_tables_in_batches)
+{
+    enum { NT = 7, CK = 5 };
+    static const char *names[NT] = {"b0", "b1", "b2", "b3", "b4", "b5", "b6"};
+    if (_i) table_format_version = "3";
+    const int script[] = {BATCH_OK, BATCH_OK, BATCH_OK, BATCH_409};
+    batchy_register(script, 4);
+    tbl t[NT];
+    for (int k = 0; k < NT; k++) tbl_init(&t[k], names[k]);
+    w2l_conf *c = make_conf(1, 2, 1);
+    ck_assert_ok(w2l_conf_set(c, "catalog", "batchy", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "catalog.rest.transaction-max-tables", "3", &err), err);
+    w2l_pipeline *p;
+    ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
+    for (int ck = 0; ck < CK; ck++) {
+        for (int s = 0; s < 70 * NT; s++) random_step(p, &t[s % NT], 40);
+        commit_txn(p);
+        ckpt_wait(p);
+    }
+    size_t before_refusal = batch_calls;
+    for (size_t i = 0; i < before_refusal && i < 256; i++) ck_assert_uint_le(batch_sizes[i], 3);
+    /* 5 checkpoints x 3 batches (3+3+1), and the one answered 409 again */
+    ck_assert_uint_eq(before_refusal, CK * 3 + 1);
+    ck_assert_uint_eq(batch_tables, CK * NT);
+    /* then a catalog that refuses batches: table by table from there on */
+    const int refuse[] = {BATCH_REFUSED};
+    batchy_register(refuse, 1);
+    for (int ck = 0; ck < 2; ck++) {
+        for (int s = 0; s < 70 * NT; s++) random_step(p, &t[s % NT], 40);
+        commit_txn(p);
+        ckpt_wait(p);
+    }
+    ck_assert_uint_eq(batch_calls, 1); /* refused once, never asked again */
+    ck_assert_ok(w2l_pipeline_finish(p, &err), err);
+    w2l_pipeline_free(p);
+    size_t dvs = 0;
+    for (int k = 0; k < NT; k++) {
+        assert_table_matches(&t[k]);
+        for (uint64_t id = 1; id <= CK + 2; id++)
+            ck_assert_int_eq(snapshots_of_ckpt(names[k], id, NULL), 1);
+        if (_i) dvs += assert_v3_deletes(names[k]);
+    }
+    if (_i) ck_assert_uint_gt(dvs, 0);
+    w2l_conf_free(c);
+    for (int k = 0; k < NT; k++) w2l_schema_unref(t[k].schema);
+}
+END_TEST
+
 Suite *suite_op_committer(void)
 {
     Suite *s = suite_create("op_committer");
@@ -367,6 +468,7 @@ Suite *suite_op_committer(void)
     tcase_add_test(basic, summaries_and_empty_checkpoints);
     tcase_add_test(basic, thousands_of_tables_in_one_checkpoint);
     tcase_add_test(basic, dropped_table_is_not_resurrected);
+    tcase_add_loop_test(basic, checkpoint_tables_in_batches, 0, 2);
     tcase_set_timeout(basic, 180);
     suite_add_tcase(s, basic);
     TCase *faults = tcase_create("faults");

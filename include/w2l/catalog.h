@@ -23,9 +23,25 @@ extern "C" {
 typedef struct w2l_catalog w2l_catalog;
 
 #define W2L_CATALOG_METHODS_V1 1
+#define W2L_CATALOG_METHODS_V2 2 /* adds commit_tables */
+
+/* One table's change in a multi-table commit (commit_tables). The caller fills the first
+ * five; the catalog the outcome. */
+typedef struct w2l_catalog_commit {
+    const char *ns, *table;
+    const char *base;     /* the table's current metadata location the change starts from */
+    const char *metadata; /* the whole next metadata (JSON) */
+    size_t len;
+    w2l_rc rc;            /* W2L_OK: committed, new_location set; W2L_CONFLICT: not committed
+                             (another writer moved the table, or a requirement of another
+                             table of the batch failed); W2L_NOTFOUND: the table is gone;
+                             W2L_UNAVAILABLE: the outcome is unknown (its files may be live) */
+    w2l_error err;        /* when rc is not W2L_OK */
+    w2l_buf new_location; /* caller-owned, released by the caller */
+} w2l_catalog_commit;
 
 typedef struct w2l_catalog_methods {
-    int version;      /* W2L_CATALOG_METHODS_V1 */
+    int version;      /* W2L_CATALOG_METHODS_V1 or _V2 */
     const char *name; /* registry key: "hadoop", "sql", "rest" */
     size_t size;      /* sizeof impl struct; the core allocates and zeroes it */
     void *app_data;   /* for the implementer; the core never reads it */
@@ -52,6 +68,12 @@ typedef struct w2l_catalog_methods {
                           int (*fn)(void *ctx, const char *ns, const char *table), void *ctx,
                           w2l_error *err);
     void (*close)(w2l_catalog *self); /* cannot fail */
+    /* V2, optional (NULL: none). Commits the n changes (existing tables, base never NULL)
+     * as one transaction, all or none, each item's outcome in its rc. W2L_NOTFOUND when the
+     * catalog offers no multi-table commit (nothing was applied: the caller commits table
+     * by table); another error when nothing could be decided (item outcomes unset). */
+    w2l_rc (*commit_tables)(w2l_catalog *self, w2l_catalog_commit *items, size_t n,
+                            w2l_error *err);
 } w2l_catalog_methods;
 struct w2l_catalog { const w2l_catalog_methods *methods; };
 

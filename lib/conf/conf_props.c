@@ -54,6 +54,14 @@ const w2l_conf_prop w2l__conf_props[] = {
     { "catalog.rest.signing-name", W2L_CONF_STRING, "execute-api", NOLIM, NULL, W2L_CONF_F_CLI,
       "rest catalog: the service name SigV4 signs for: glue for AWS Glue, s3tables for S3 "
       "Tables." },
+    { "catalog.rest.transaction-max-tables", W2L_CONF_INT, "100", 0, 10000, NULL,
+      W2L_CONF_F_CLI,
+      "rest catalog: when the server offers POST /v1/{prefix}/transactions/commit, the tables "
+      "of a checkpoint are committed in one multi-table transaction, so readers see all of "
+      "them at the checkpoint or none; above this many tables the checkpoint is split into "
+      "transactions of this many, each atomic on its own. With a rest catalog one committer "
+      "then commits every table (committer-parallelism 1), whatever the server offers. 0 or "
+      "1: table by table, with committer-parallelism committers." },
     { "config", W2L_CONF_URI, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
       "A JSON file of these keys; flags given on the command line override it." },
     { "checkpoint-interval", W2L_CONF_DURATION, "10s", 50, MS_DAY, NULL, W2L_CONF_F_CLI,

@@ -81,6 +81,32 @@ w2l_rc w2l__catalog_commit(w2l_catalog *c, const char *ns, const char *table, co
     return w2l__buf_cstr(loc, err);
 }
 
+int w2l__catalog_has_batch(const w2l_catalog *c)
+{
+    return c->methods->version >= W2L_CATALOG_METHODS_V2 && c->methods->commit_tables;
+}
+
+w2l_rc w2l__catalog_commit_tables(w2l_catalog *c, w2l_catalog_commit *items, size_t n,
+                                  w2l_error *err)
+{
+    if (!w2l__catalog_has_batch(c))
+        return w2l__fail(err, W2L_NOTFOUND, "catalog %s: no multi-table commits",
+                         c->methods->name);
+    for (size_t i = 0; i < n; i++) {
+        items[i].rc = W2L_UNAVAILABLE;
+        w2l_error_clear(&items[i].err);
+        items[i].new_location.len = 0;
+    }
+    W2L_TRY(c->methods->commit_tables(c, items, n, err));
+    for (size_t i = 0; i < n; i++) {
+        w2l_catalog_commit *it = &items[i];
+        if (it->rc == W2L_OK && w2l__buf_cstr(&it->new_location, &it->err) != W2L_OK)
+            it->rc = it->err.code;
+        if (it->rc == W2L_CONFLICT) it->err.flags |= W2L_ERR_RETRIABLE;
+    }
+    return W2L_OK;
+}
+
 w2l_rc w2l__catalog_drop(w2l_catalog *c, const char *ns, const char *table, int purge,
                          w2l_error *err)
 {

@@ -428,6 +428,12 @@ w2l_rc w2l__catalog_load(w2l_catalog *c, const char *ns, const char *table, w2l_
 w2l_rc w2l__catalog_commit(w2l_catalog *c, const char *ns, const char *table,
                            const char *base, const char *meta, size_t len, w2l_buf *loc,
                            w2l_error *err);
+/* 1 when the catalog commits several tables in one transaction (commit_tables, V2). */
+int w2l__catalog_has_batch(const w2l_catalog *c);
+/* commit_tables: each item's outcome in items[i].rc (new_location NUL-terminated);
+ * W2L_NOTFOUND when the catalog offers none (nothing applied). */
+w2l_rc w2l__catalog_commit_tables(w2l_catalog *c, w2l_catalog_commit *items, size_t n,
+                                  w2l_error *err);
 w2l_rc w2l__catalog_drop(w2l_catalog *c, const char *ns, const char *table, int purge,
                          w2l_error *err);
 w2l_rc w2l__catalog_rename(w2l_catalog *c, const char *ns, const char *table,
@@ -575,8 +581,24 @@ w2l_rc w2l__ice_apply(w2l__ice_table *t, w2l__ice_change *c, w2l_error *err);
  * times, then returns W2L_CONFLICT. On success t holds the new metadata. */
 w2l_rc w2l__ice_table_commit(w2l__ice_table *t, w2l__ice_change *c, int retries,
                              w2l_error *err);
-/* One attempt: apply + catalog swap; W2L_CONFLICT leaves t at its (stale) base. */
+/* One attempt: apply + catalog swap; W2L_CONFLICT leaves t at its (stale) base. It is
+ * prepare, the catalog's commit, finish; a multi-table commit prepares each table, hands
+ * the catalog the batch and finishes each with its outcome. */
 w2l_rc w2l__ice_table_try_commit(w2l__ice_table *t, w2l__ice_change *c, w2l_error *err);
+
+/* A prepared attempt: the change applied to t->meta, its manifests and list written
+ * (durable), the new metadata printed. */
+typedef struct w2l__ice_prep w2l__ice_prep;
+/* The first half of an attempt. On failure t is back at what the catalog says. */
+w2l_rc w2l__ice_table_prepare(w2l__ice_table *t, w2l__ice_change *c, w2l__ice_prep **out,
+                              w2l_error *err);
+const char *w2l__ice_prep_base(const w2l__ice_prep *p);   /* the base metadata location */
+const char *w2l__ice_prep_metadata(const w2l__ice_prep *p, size_t *len); /* the new one */
+/* The second half, with the catalog's answer: rc W2L_OK and loc (the new location), or
+ * rc and cerr (W2L_UNAVAILABLE: outcome unknown, the attempt's files are kept). Frees p.
+ * On failure t is reloaded and the result is rc with *err = *cerr (or the reload's error). */
+w2l_rc w2l__ice_table_finish(w2l__ice_table *t, w2l__ice_prep *p, w2l_rc rc, const char *loc,
+                             const w2l_error *cerr, w2l_error *err);
 
 /* The data directory and a fresh unique file path under it: "<loc>/data/<part/>NAME.parquet". */
 char *w2l__ice_new_data_path(const w2l__ice_table *t, const char *partition_path,

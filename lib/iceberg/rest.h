@@ -30,6 +30,27 @@ int w2l__rest_has_snapshot(const w2l__json *m, int64_t id);
 /* The newest snapshot next adds over base (by snapshot id), or -1 when it adds none. */
 int64_t w2l__rest_added_snapshot(const w2l__json *base, const w2l__json *next);
 
+/* One table of a multi-table commit: base and next parsed metadata documents (base of an
+ * existing table: transactions never create). */
+typedef struct w2l__rest_change {
+    const char *ns, *table;
+    const w2l__json *base, *next;
+} w2l__rest_change;
+
+/* The CommitTransactionRequest text {"table-changes":[CommitTableRequest, ...]}: each with
+ * its identifier, requirements and updates (w2l__rest_diff). W2L_MISUSE for a create. */
+w2l_rc w2l__rest_txn_body(const w2l__rest_change *ch, size_t n, char **text, w2l_error *err);
+
+/* What an answer to POST /v1/{prefix}/transactions/commit means (status 0: none came). */
+typedef enum w2l__rest_txn_outcome {
+    W2L__REST_TXN_DONE = 1, /* 2xx: every table committed */
+    W2L__REST_TXN_REFUSED,  /* 404 (not a table's), 405, 501: no such endpoint, nothing applied */
+    W2L__REST_TXN_CONFLICT, /* 409, or 404 naming a table: nothing applied */
+    W2L__REST_TXN_UNKNOWN,  /* 5xx or no answer: reload and decide */
+    W2L__REST_TXN_FAILED    /* another status: an error, nothing applied */
+} w2l__rest_txn_outcome;
+w2l__rest_txn_outcome w2l__rest_txn_answer(long status, const char *body, size_t len);
+
 /* A catalog's error answer as a library error: "rest catalog: METHOD PATH: HTTP STATUS
  * TYPE: MESSAGE" (type and message from the ErrorModel {"error":{"message","type","code"}}
  * or error and error_description of an OAuth2 error, when the body is one, else the body's

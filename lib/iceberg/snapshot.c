@@ -966,17 +966,65 @@ static int names_live_metadata(const w2l__ice_meta *m, const char *loc, const ch
     return 0;
 }
 
-w2l_rc w2l__ice_table_try_commit(w2l__ice_table *t, w2l__ice_change *c, w2l_error *err)
+struct w2l__ice_prep {
+    char *base;       /* the metadata location the change was applied to */
+    attempt at;       /* the attempt's files (manifests, list) */
+    char **trimmed;   /* metadata files that fell out of the log */
+    size_t ntrimmed;
+    char *text;       /* the new metadata */
+    size_t len;
+};
+
+const char *w2l__ice_prep_base(const w2l__ice_prep *p) { return p->base; }
+
+const char *w2l__ice_prep_metadata(const w2l__ice_prep *p, size_t *len)
 {
-    const char *base = t->meta_location;
+    *len = p->len;
+    return p->text;
+}
+
+/* Frees p; remove: also the attempt's files (never committed). */
+static void prep_free(w2l__ice_prep *p, w2l_fileio *io, int remove)
+{
+    attempt_cleanup(&p->at, io, remove);
+    for (size_t i = 0; i < p->ntrimmed; i++) w2l__free(p->trimmed[i]);
+    w2l__free(p->trimmed);
+    w2l__free(p->text);
+    w2l__free(p->base);
+    w2l__free(p);
+}
+
+/* Back to what the catalog says after a failed attempt (t->meta holds the failed change):
+ * rc, or the reload's error. */
+static w2l_rc back_to_catalog(w2l__ice_table *t, w2l_rc rc, w2l_error *err)
+{
+    w2l_error e2;
+    w2l_rc rr = w2l__ice_table_refresh(t, &e2);
+    if (rr != W2L_OK) { /* never retry on the half-applied metadata */
+        w2l__log(W2L_LOG_WARN, "reload after failed commit: %s", e2.msg);
+        if (err) *err = e2;
+        return rr == W2L_CONFLICT ? W2L_ERROR : rr;
+    }
+    return rc;
+}
+
+w2l_rc w2l__ice_table_prepare(w2l__ice_table *t, w2l__ice_change *c, w2l__ice_prep **out,
+                              w2l_error *err)
+{
+    *out = NULL;
+    w2l__ice_prep *pr = w2l__calloc(1, sizeof *pr);
+    if (!pr || !(pr->base = w2l__strdup(t->meta_location))) {
+        w2l__free(pr);
+        return w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    const char *base = pr->base;
     int64_t base_ts = t->meta->last_updated_ms;
-    attempt at = {0};
     /* the attempt's manifests and list are closed together, durable before the metadata
      * that names them is committed (w2l_file_close_many: one wait on the disk) */
     w2l__file_batch pend = {0};
     t->pending = &pend;
     int own_pending = !c->have_manifests;
-    w2l_rc rc = apply(t, c, &at, err);
+    w2l_rc rc = apply(t, c, &pr->at, err);
     t->pending = NULL;
     if (rc == W2L_OK) rc = w2l__file_batch_close(t->io, &pend, err);
     w2l__file_batch_release(&pend);
@@ -985,8 +1033,6 @@ w2l_rc w2l__ice_table_try_commit(w2l__ice_table *t, w2l__ice_change *c, w2l_erro
     w2l__ice_meta *m = t->meta;
     const char *dac = w2l__ice_props_get(&m->props, "write.metadata.delete-after-commit.enabled");
     const int delete_old = dac && strcmp(dac, "true") == 0;
-    char **trimmed = NULL; /* metadata files that fell out of the log */
-    size_t ntrimmed = 0;
     if (rc == W2L_OK) { /* metadata-log: the file this commit replaces */
         const char *keep_s = w2l__ice_props_get(&m->props, "write.metadata.previous-versions-max");
         size_t keep = keep_s ? (size_t)strtoul(keep_s, NULL, 10) : 100;
@@ -1000,10 +1046,12 @@ w2l_rc w2l__ice_table_try_commit(w2l__ice_table *t, w2l__ice_change *c, w2l_erro
             m->meta_log = nl;
             m->meta_log[m->nmeta_log++] = (w2l__ice_log_entry){base_ts, 0, f};
             while (keep && m->nmeta_log > keep) {
-                char **nt = delete_old ? w2l__realloc(trimmed, (ntrimmed + 1) * sizeof *nt) : NULL;
+                char **nt = delete_old
+                                ? w2l__realloc(pr->trimmed, (pr->ntrimmed + 1) * sizeof *nt)
+                                : NULL;
                 if (nt) {
-                    trimmed = nt;
-                    trimmed[ntrimmed++] = m->meta_log[0].file;
+                    pr->trimmed = nt;
+                    pr->trimmed[pr->ntrimmed++] = m->meta_log[0].file;
                 } else {
                     w2l__free(m->meta_log[0].file);
                 }
@@ -1012,45 +1060,59 @@ w2l_rc w2l__ice_table_try_commit(w2l__ice_table *t, w2l__ice_change *c, w2l_erro
             }
         }
     }
-    char *text = NULL;
-    size_t len = 0;
-    if (rc == W2L_OK) rc = w2l__ice_meta_print(m, &text, &len, err);
-    w2l_buf loc = {0};
-    int outcome_unknown = 0;
-    if (rc == W2L_OK) {
-        rc = w2l__catalog_commit(t->catalog, t->ns, t->name, base, text, len, &loc, err);
-        /* the catalog could not tell whether the commit landed: what it names may be live */
-        outcome_unknown = rc == W2L_UNAVAILABLE;
+    if (rc == W2L_OK) rc = w2l__ice_meta_print(m, &pr->text, &pr->len, err);
+    if (rc != W2L_OK) {
+        prep_free(pr, t->io, 1);
+        return back_to_catalog(t, rc, err);
     }
-    w2l__free(text);
-    attempt_cleanup(&at, t->io, rc != W2L_OK && !outcome_unknown);
-    for (size_t i = 0; i < ntrimmed; i++) {
+    *out = pr;
+    return W2L_OK;
+}
+
+w2l_rc w2l__ice_table_finish(w2l__ice_table *t, w2l__ice_prep *pr, w2l_rc rc, const char *loc,
+                             const w2l_error *cerr, w2l_error *err)
+{
+    /* the catalog could not tell whether the commit landed: what it names may be live */
+    int outcome_unknown = rc == W2L_UNAVAILABLE;
+    if (rc != W2L_OK && err && cerr) *err = *cerr;
+    char *newloc = rc == W2L_OK ? w2l__strdup(loc) : NULL;
+    if (rc == W2L_OK && !newloc) {
+        /* committed, but the location cannot be kept: the table is reloaded below */
+        rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        outcome_unknown = 1;
+    }
+    attempt_cleanup(&pr->at, t->io, rc != W2L_OK && !outcome_unknown);
+    for (size_t i = 0; i < pr->ntrimmed; i++) {
         w2l_error e2;
         /* only a file beside the new one (a renamed table's log still names the files of its
          * old directory, where a table created under the old name now writes its own), and
          * never a name the new metadata still uses: the hadoop catalog reuses vN names after a
          * table is dropped and renamed back, so an old log entry may name a live file */
         if (rc == W2L_OK &&
-            w2l__ice_same_dir(w2l__ice_local_path(trimmed[i]),
-                              w2l__ice_local_path((const char *)loc.data)) &&
-            !names_live_metadata(m, (const char *)loc.data, trimmed[i]))
-            w2l_fileio_remove(t->io, w2l__ice_local_path(trimmed[i]), &e2);
-        w2l__free(trimmed[i]);
+            w2l__ice_same_dir(w2l__ice_local_path(pr->trimmed[i]), w2l__ice_local_path(loc)) &&
+            !names_live_metadata(t->meta, loc, pr->trimmed[i]))
+            w2l_fileio_remove(t->io, w2l__ice_local_path(pr->trimmed[i]), &e2);
     }
-    w2l__free(trimmed);
+    prep_free(pr, t->io, 0);
     if (rc == W2L_OK) {
         w2l__free(t->meta_location);
-        t->meta_location = (char *)loc.data;
+        t->meta_location = newloc;
         return W2L_OK;
     }
+    return back_to_catalog(t, rc, err);
+}
+
+w2l_rc w2l__ice_table_try_commit(w2l__ice_table *t, w2l__ice_change *c, w2l_error *err)
+{
+    w2l__ice_prep *pr;
+    W2L_TRY(w2l__ice_table_prepare(t, c, &pr, err));
+    size_t len;
+    const char *text = w2l__ice_prep_metadata(pr, &len);
+    w2l_buf loc = {0};
+    w2l_error cerr;
+    w2l_error_clear(&cerr);
+    w2l_rc rc = w2l__catalog_commit(t->catalog, t->ns, t->name, pr->base, text, len, &loc, &cerr);
+    rc = w2l__ice_table_finish(t, pr, rc, (const char *)loc.data, &cerr, err);
     w2l_buf_release(&loc);
-    /* t->meta holds the failed change: back to what the catalog says */
-    w2l_error e2;
-    w2l_rc rr = w2l__ice_table_refresh(t, &e2);
-    if (rr != W2L_OK) { /* never retry on the half-applied metadata */
-        w2l__log(W2L_LOG_WARN, "reload after failed commit: %s", e2.msg);
-        if (err) *err = e2;
-        return rr == W2L_CONFLICT ? W2L_ERROR : rr;
-    }
     return rc;
 }

@@ -619,6 +619,27 @@ static w2l_rc default_to_cores(w2l_conf *c, const char *key, long floor, long ma
     return w2l_conf_set(c, key, v, err);
 }
 
+/* A rest catalog commits the tables of a checkpoint in multi-table transactions
+ * (catalog.rest.transaction-max-tables): one committer owns every table, so each
+ * checkpoint's tables meet in one batch (the committers' shares would each be a cut of
+ * their own). */
+static w2l_rc one_cut_one_committer(w2l_pipeline *p, w2l_error *err)
+{
+    const char *cat = NULL;
+    int64_t tmax = 0;
+    W2L_TRY(w2l_conf_get(p->conf, "catalog", &cat, err));
+    if (!cat || strncmp(cat, "rest:", 5) != 0) return W2L_OK;
+    W2L_TRY(w2l_conf_get_int(p->conf, "catalog.rest.transaction-max-tables", &tmax, err));
+    if (tmax <= 1) return W2L_OK;
+    w2l__log(W2L_LOG_INFO,
+             "committer-parallelism %u -> 1: a rest catalog commits each checkpoint's tables "
+             "in one transaction (catalog.rest.transaction-max-tables %lld; 0 for table by "
+             "table with %u committers)",
+             p->ncommit, (long long)tmax, p->ncommit);
+    p->ncommit = 1;
+    return w2l_conf_set(p->conf, "committer-parallelism", "1", err);
+}
+
 /* The last run's record (lastrun.h). Only a pipeline that holds its checkpoint state
  * writes one. */
 static void record(w2l_pipeline *p, const char *outcome, const w2l_error *e)
@@ -667,6 +688,7 @@ w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err
     if (rc == W2L_OK) rc = conf_uint(p->conf, "ddl-parallelism", &p->nddl, err);
     if (rc == W2L_OK) rc = conf_uint(p->conf, "parallelism", &p->nwriter, err);
     if (rc == W2L_OK) rc = conf_uint(p->conf, "committer-parallelism", &p->ncommit, err);
+    if (rc == W2L_OK && p->ncommit > 1) rc = one_cut_one_committer(p, err);
     if (rc == W2L_OK && (rc = w2l_conf_get_int(p->conf, "channel-capacity", &v, err)) == W2L_OK)
         p->chan_cap = (size_t)v;
     if (rc == W2L_OK && (rc = w2l_conf_get_int(p->conf, "batch-rows", &v, err)) == W2L_OK)

@@ -13,8 +13,17 @@
 //   fault('commit', '409')   answer 409 without applying
 //   fault('commit', 'expire') revoke every token, answer 401 (the one presented is revoked)
 //   expireTokens()           every token issued so far is refused with 401 from now on
-// Counters: stats.commits (applied), stats.faults (fired), stats.unauthorized (401s sent),
-// stats.tokens (issued), stats.requests (by "METHOD /path-shape").
+//   fault('txn', '503' | 'lost' | '409')  the same on POST /v1/{prefix}/transactions/commit
+// Multi-table transactions (POST /v1/{prefix}/transactions/commit, CommitTransactionRequest)
+// when started with transactions: true (listed among the endpoints; every table's
+// requirements are checked before any table is changed, then all are applied: 204) or
+// 'refuse' (listed, but answered 501, as a server without them).
+// Counters: stats.commits (tables applied), stats.txns (transactions applied), stats.faults
+// (fired), stats.unauthorized (401s sent), stats.tokens (issued), stats.requests (by
+// "METHOD /path-shape"). onChange(): called after each request that changed a table
+// pointer (a commit, a transaction, a drop, a rename), when the catalog is at rest;
+// onTxn(): after each transaction applied (before its answer; faults queued then hit the
+// next request).
 import http from 'node:http'
 import crypto from 'node:crypto'
 import fs from 'node:fs'
@@ -194,15 +203,15 @@ function parseJson (text) {
 }
 const jsonText = v => JSON.stringify(v, (k, x) => typeof x === 'bigint' ? `@@${x}@@` : x).replace(/"@@(-?\d+)@@"/g, '$1')
 
-export async function startRestCatalog ({ dir, prefix = 'lake', credential = null, pageSize = 2, endpoints = true } = {}) {
+export async function startRestCatalog ({ dir, prefix = 'lake', credential = null, pageSize = 2, endpoints = true, transactions = false } = {}) {
   fs.mkdirSync(dir, { recursive: true })
   const stateFile = path.join(dir, 'catalog.json')
   const state = fs.existsSync(stateFile) ? JSON.parse(fs.readFileSync(stateFile, 'utf8')) : { namespaces: {}, tables: {} }
   const save = () => { fs.writeFileSync(stateFile + '.tmp', JSON.stringify(state)); fs.renameSync(stateFile + '.tmp', stateFile) }
   const tokens = new Map() // token -> valid
   const faults = []
-  const stats = { commits: 0, faults: 0, unauthorized: 0, tokens: 0, requests: {} }
-  const api = { onCommit: null } // onCommit(ns, name): called after each applied commit
+  const stats = { commits: 0, txns: 0, faults: 0, unauthorized: 0, tokens: 0, requests: {} }
+  const api = { onCommit: null, onChange: null, onTxn: null } // onCommit(ns, name): after each applied table commit
   const tkey = (ns, name) => ns.join(SEP) + '/' + name
   const readMeta = loc => parseJson(fs.readFileSync(loc, 'utf8'))
 
@@ -211,7 +220,8 @@ export async function startRestCatalog ({ dir, prefix = 'lake', credential = nul
     'GET /v1/{prefix}/namespaces/{namespace}', 'DELETE /v1/{prefix}/namespaces/{namespace}',
     'GET /v1/{prefix}/namespaces/{namespace}/tables', 'POST /v1/{prefix}/namespaces/{namespace}/tables',
     'GET /v1/{prefix}/namespaces/{namespace}/tables/{table}', 'POST /v1/{prefix}/namespaces/{namespace}/tables/{table}',
-    'DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}', 'POST /v1/{prefix}/tables/rename'
+    'DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}', 'POST /v1/{prefix}/tables/rename',
+    ...(transactions ? ['POST /v1/{prefix}/transactions/commit'] : [])
   ]
 
   const page = (items, q) => {
@@ -221,7 +231,9 @@ export async function startRestCatalog ({ dir, prefix = 'lake', credential = nul
     return { items: items.slice(start, start + size), next }
   }
 
-  function commit (ns, name, body) {
+  // A table's next metadata and its file name, from its requirements (checked) and
+  // updates; nothing is written.
+  function plan (ns, name, body) {
     const key = tkey(ns, name)
     const cur = state.tables[key]
     const meta = cur ? readMeta(cur) : undefined
@@ -233,13 +245,42 @@ export async function startRestCatalog ({ dir, prefix = 'lake', credential = nul
     if (cur) next['metadata-log'] = [...(meta['metadata-log'] || []), { 'timestamp-ms': meta['last-updated-ms'], 'metadata-file': cur }]
     const version = cur ? Number(path.basename(cur).split('-')[0]) + 1 : 0
     const loc = path.join(next.location, 'metadata', `${String(version).padStart(5, '0')}-${crypto.randomUUID()}.metadata.json`)
-    fs.mkdirSync(path.dirname(loc), { recursive: true })
-    fs.writeFileSync(loc, jsonText(next), { flag: 'wx' })
-    state.tables[key] = loc
+    return { ns, name, key, loc, next }
+  }
+
+  // Writes planned tables' metadata files, then points every table at its new one at once.
+  function land (plans) {
+    for (const p of plans) {
+      fs.mkdirSync(path.dirname(p.loc), { recursive: true })
+      fs.writeFileSync(p.loc, jsonText(p.next), { flag: 'wx' })
+    }
+    for (const p of plans) state.tables[p.key] = p.loc
     save()
-    stats.commits++
-    api.onCommit?.(ns, name)
-    return { 'metadata-location': loc, metadata: next }
+    stats.commits += plans.length
+    for (const p of plans) api.onCommit?.(p.ns, p.name)
+  }
+
+  function commit (ns, name, body) {
+    const p = plan(ns, name, body)
+    land([p])
+    return { 'metadata-location': p.loc, metadata: p.next }
+  }
+
+  // CommitTransactionRequest: all requirements of all tables first, then all changes.
+  function transaction (body) {
+    const changes = body['table-changes']
+    if (!Array.isArray(changes) || !changes.length) throw bad('table-changes missing')
+    const seen = new Set()
+    const plans = changes.map(c => {
+      const id = c.identifier
+      if (!id || !Array.isArray(id.namespace) || !id.name) throw bad('a table change without its identifier')
+      if (seen.has(tkey(id.namespace, id.name))) throw bad(`table ${id.name} twice in one transaction`)
+      seen.add(tkey(id.namespace, id.name))
+      if ((c.requirements || []).some(r => r.type === 'assert-create')) throw bad('a transaction cannot create a table')
+      return plan(id.namespace, id.name, c)
+    })
+    land(plans)
+    stats.txns++
   }
 
   async function route (req, res, url, body) {
@@ -290,6 +331,20 @@ export async function startRestCatalog ({ dir, prefix = 'lake', credential = nul
         return send(200, { namespace: b.namespace, properties: b.properties || {} })
       }
     }
+    if (rest[0] === 'transactions' && rest[1] === 'commit' && rest.length === 2 && req.method === 'POST') {
+      if (!transactions) throw notFound('NotFoundException', `no route ${url.pathname}`)
+      if (transactions === 'refuse') throw new HttpError(501, 'NotImplementedException', 'multi-table transactions are not supported')
+      const f = faults.findIndex(x => x.what === 'txn')
+      const fault = f >= 0 ? faults.splice(f, 1)[0] : null
+      if (fault) stats.faults++
+      if (fault?.kind === '503') throw new HttpError(503, 'ServiceUnavailableException', 'injected: try again later')
+      if (fault?.kind === '409') throw conflict('CommitFailedException', 'injected: commit failed')
+      transaction(json())
+      api.onChange?.()
+      api.onTxn?.()
+      if (fault?.kind === 'lost') { req.socket.destroy(); return }
+      return send(204)
+    }
     if (rest[0] === 'tables' && rest[1] === 'rename' && req.method === 'POST') {
       const b = json()
       const from = tkey(b.source.namespace, b.source.name); const to = tkey(b.destination.namespace, b.destination.name)
@@ -299,6 +354,7 @@ export async function startRestCatalog ({ dir, prefix = 'lake', credential = nul
       state.tables[to] = state.tables[from]
       delete state.tables[from]
       save()
+      api.onChange?.()
       return send(204)
     }
     if (rest[0] !== 'namespaces' || rest.length < 2) throw notFound('NotFoundException', `no route ${url.pathname}`)
@@ -322,6 +378,7 @@ export async function startRestCatalog ({ dir, prefix = 'lake', credential = nul
         if (!state.tables[key]) throw notFound('NoSuchTableException', `Table does not exist: ${ns.join('.')}.${name}`)
         delete state.tables[key]
         save()
+        api.onChange?.()
         return send(204)
       }
       if (req.method === 'POST') {
@@ -336,6 +393,7 @@ export async function startRestCatalog ({ dir, prefix = 'lake', credential = nul
           throw new HttpError(401, 'NotAuthorizedException', 'injected: the token expired')
         }
         const out = commit(ns, name, json())
+        api.onChange?.()
         if (fault?.kind === 'lost') { req.socket.destroy(); return }
         return send(200, out)
       }
