@@ -100,8 +100,8 @@ static void *progress_main(void *arg)
                  lag_text(lag, sizeof lag, &pi), (double)pi.commit_lag_ms / 1000.0);
         if (pi.key_index_keys && n > 0 && (size_t)n < sizeof line) /* delete mode position */
             snprintf(line + n, sizeof line - (size_t)n,
-                     "; key index %llu keys, %.1f MiB in memory, %.1f MiB on disk",
-                     (unsigned long long)pi.key_index_keys,
+                     "; key index %llu key%s, %.1f MiB in memory, %.1f MiB on disk",
+                     (unsigned long long)pi.key_index_keys, pi.key_index_keys == 1 ? "" : "s",
                      (double)pi.key_index_memory_bytes / 1048576.0,
                      (double)pi.key_index_disk_bytes / 1048576.0);
         if (progress_tty) {

@@ -576,7 +576,7 @@ test('w2l run: the progress line labels its counts and shows both lags', { timeo
   try {
     const line = await progress
     assert.equal(line.level, 'info')
-    assert.match(line.message, /^this run: \d+ rows, \d+ rows\/s, 2 tables, [1-9]\d* checkpoints? committed; job: checkpoint [1-9]\d* committed; source lag (\d+\.\d s|snapshot|unknown), commit lag \d+\.\d s$/)
+    assert.match(line.message, /^this run: \d+ rows, \d+ rows\/s, 2 tables, [1-9]\d* checkpoints? committed; job: checkpoint [1-9]\d* committed; source lag (\d+\.\d s|snapshot|unknown), commit lag \d+\.\d s(; key index \d+ keys?, \d+\.\d MiB in memory, \d+\.\d MiB on disk)?$/)
     child.kill('SIGTERM')
     assert.equal(await exited, 0, stderr)
   } finally {
