@@ -73,7 +73,7 @@ static const cli_extra maintain_extra[] = {
 #define CATALOG_FLAGS                                                                          \
     " catalog.warehouse catalog.credential catalog.token catalog.oauth2-server-uri "           \
     "catalog.scope catalog.headers catalog.rest.sigv4-enabled catalog.rest.signing-region "     \
-    "catalog.rest.signing-name"
+    "catalog.rest.signing-name catalog.access-delegation"
 /* Both, for every command that opens the lake. */
 #define LAKE_FLAGS S3_FLAGS CATALOG_FLAGS
 

@@ -32,6 +32,7 @@ void w2l_global_cleanup(void)
 {
     if (init_count == 0 || --init_count > 0) return;
     w2l__builtins_unregister();
+    w2l__vend_reset();
     w2l__http_global_cleanup();
     w2l__allocator_fix(0);
 }

@@ -2,15 +2,18 @@
  * lib/io, the S3 client (s3_client.c) and the "s3" file IO (fileio_s3.c) against the test
  * HTTP server (test/support/http_stub.c): what is sent (signed headers, bodies, queries),
  * retries, lost answers, errors named with bucket and key, multipart uploads and their
- * abort, batch deletes, listings. Stores without the behaviour under test (conditional
+ * abort, batch deletes, listings; the registry of vended credentials (s3_vend.c) and the
+ * client signing with them. Stores without the behaviour under test (conditional
  * writes, 200 answers carrying an error) are only reachable this way.
  */
 #include <check.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "iceberg/iceberg.h"
+#include "common/thread.h"
 #include "io/s3.h"
 #include "support/http_stub.h"
 #include "support/support.h"
@@ -537,6 +540,215 @@ START_TEST(hadoop_catalog_refused)
 }
 END_TEST
 
+/* ---- vended credentials (s3_vend.c) ---- */
+
+static w2l__aws_cred vcred(const char *ak, int64_t expires_ms)
+{
+    return (w2l__aws_cred){(char *)ak, (char *)"vsecret", (char *)"vtoken", expires_ms};
+}
+
+static void get_key(const char *bucket, const char *key, const char *want)
+{
+    w2l__vend_use u;
+    ck_assert_ok(w2l__vend_get(bucket, key, 0, &u, &err), err);
+    if (!want) {
+        ck_assert_int_eq(u.found, 0);
+        return;
+    }
+    ck_assert_msg(u.found, "no credentials for %s/%s", bucket, key);
+    ck_assert_str_eq(u.cred.access_key, want);
+    w2l__aws_cred_clear(&u.cred);
+}
+
+START_TEST(vend_longest_prefix_wins)
+{
+    w2l__aws_cred c1 = vcred("AK1", 0), c2 = vcred("AK2", 0), c3 = vcred("AK3", 0),
+                  c4 = vcred("AK4", 0);
+    ck_assert_ok(w2l__vend_put("G", "s3://b/wh/ns/t", "ns", "t", NULL, &c1, NULL, &err), err);
+    ck_assert_ok(w2l__vend_put("G", "s3a://b/wh/ns/t/data/", "ns", "t", NULL, &c2, "eu-west-1",
+                               &err), err);
+    ck_assert_ok(w2l__vend_put("G", "s3://b/wh/ns/tt", "ns", "tt", NULL, &c3, NULL, &err), err);
+    ck_assert_uint_eq(w2l__vend_count(), 3);
+    get_key("b", "wh/ns/t/metadata/m.json", "AK1");
+    get_key("b", "wh/ns/t", "AK1");
+    get_key("b", "wh/ns/t/data/f.parquet", "AK2");
+    get_key("b", "wh/ns/tt/x", "AK3");
+    get_key("b", "wh/ns/tx/x", NULL); /* a prefix holds at '/' boundaries only */
+    get_key("b", "wh/_w2l/state", NULL);
+    get_key("other", "wh/ns/t/x", NULL);
+    w2l__vend_use u;
+    ck_assert_ok(w2l__vend_get("b", "wh/ns/t/data/f", 0, &u, &err), err);
+    ck_assert_str_eq(u.region, "eu-west-1");
+    ck_assert_str_eq(u.cred.session_token, "vtoken");
+    w2l__aws_cred_clear(&u.cred);
+    /* the same prefix from another catalog: the newer wins; a put of the same group and
+     * prefix replaces */
+    ck_assert_ok(w2l__vend_put("H", "s3://b/wh/ns/t", "ns", "t", NULL, &c4, NULL, &err), err);
+    get_key("b", "wh/ns/t/x", "AK4");
+    ck_assert_ok(w2l__vend_put("G", "s3://b/wh/ns/t", "ns", "t", NULL, &c1, NULL, &err), err);
+    get_key("b", "wh/ns/t/x", "AK1");
+    ck_assert_uint_eq(w2l__vend_count(), 4);
+    w2l__vend_reset();
+    ck_assert_uint_eq(w2l__vend_count(), 0);
+    get_key("b", "wh/ns/t/x", NULL);
+}
+END_TEST
+
+/* A refresher that puts fresh credentials (or fails, when fail is set). */
+static struct {
+    atomic_int calls, inside, overlap;
+    int fail;
+    int64_t ttl_ms;
+    const char *prefix; /* where it puts; NULL: s3://b/wh/ns/t */
+    char last_hint[64];
+} rf;
+
+static w2l_rc refresh_fn(const void *owner, const char *ns, const char *table, const char *hint,
+                         w2l_error *e)
+{
+    ck_assert_ptr_eq(owner, &rf);
+    if (atomic_fetch_add(&rf.inside, 1) != 0) atomic_fetch_add(&rf.overlap, 1);
+    int n = atomic_fetch_add(&rf.calls, 1) + 1;
+    snprintf(rf.last_hint, sizeof rf.last_hint, "%s", hint ? hint : "");
+    w2l_rc rc;
+    if (rf.fail) {
+        rc = w2l__fail(e, W2L_CONFIG, "refreshing %s.%s: HTTP 403", ns, table);
+    } else {
+        char ak[32];
+        snprintf(ak, sizeof ak, "AK-R%d", n);
+        w2l__aws_cred c = vcred(ak, rf.ttl_ms ? w2l__now_ms() + rf.ttl_ms : 0);
+        rc = w2l__vend_put("G", rf.prefix ? rf.prefix : "s3://b/wh/ns/t", ns, table, NULL, &c,
+                           NULL, e);
+    }
+    atomic_fetch_sub(&rf.inside, 1);
+    return rc;
+}
+
+START_TEST(vend_refreshed_when_due_or_refused)
+{
+    memset(&rf, 0, sizeof rf);
+    int64_t now = w2l__now_ms();
+    w2l__aws_cred far = vcred("AK-FAR", now + 600000);
+    ck_assert_ok(w2l__vend_put("G", "s3://b/wh/ns/t", "ns", "t", "staged", &far, NULL, &err),
+                 err);
+    /* expired, and no catalog attached to refresh them */
+    w2l__aws_cred old = vcred("AK-OLD", now - 1);
+    ck_assert_ok(w2l__vend_put("G", "s3://b/wh/ns/t", "ns", "t", "staged", &old, NULL, &err),
+                 err);
+    w2l__vend_use u;
+    ck_assert_int_eq(w2l__vend_get("b", "wh/ns/t/x", 0, &u, &err), W2L_UNAVAILABLE);
+    ck_assert_msg(strstr(err.msg, "ns.t") && strstr(err.msg, "expired"), "%s", err.msg);
+    ck_assert_ptr_null(strstr(err.msg, "vsecret"));
+
+    ck_assert_ok(w2l__vend_attach(&rf, "G", refresh_fn, &err), err);
+    ck_assert_ok(w2l__vend_put("G", "s3://b/wh/ns/t", "ns", "t", "staged", &far, NULL, &err),
+                 err);
+    get_key("b", "wh/ns/t/x", "AK-FAR"); /* 10 minutes left: not due */
+    ck_assert_int_eq(atomic_load(&rf.calls), 0);
+    /* within the margin (half the lifetime when short): refreshed first, with the hint */
+    ck_assert_ok(w2l__vend_put("G", "s3://b/wh/ns/t", "ns", "t", "staged", &old, NULL, &err),
+                 err);
+    get_key("b", "wh/ns/t/x", "AK-R1");
+    ck_assert_int_eq(atomic_load(&rf.calls), 1);
+    ck_assert_str_eq(rf.last_hint, "staged");
+    get_key("b", "wh/ns/t/x", "AK-R1"); /* no expiry now: no more refreshes */
+    ck_assert_int_eq(atomic_load(&rf.calls), 1);
+    /* refused by the store (its generation): refreshed even though not due; a refused_gen
+     * of an older generation does not refresh again */
+    ck_assert_ok(w2l__vend_get("b", "wh/ns/t/x", 0, &u, &err), err);
+    unsigned gen = u.gen;
+    w2l__aws_cred_clear(&u.cred);
+    ck_assert_ok(w2l__vend_get("b", "wh/ns/t/x", gen, &u, &err), err);
+    ck_assert_str_eq(u.cred.access_key, "AK-R2");
+    ck_assert_uint_ne(u.gen, gen);
+    w2l__aws_cred_clear(&u.cred);
+    ck_assert_ok(w2l__vend_get("b", "wh/ns/t/x", gen, &u, &err), err);
+    ck_assert_str_eq(u.cred.access_key, "AK-R2");
+    w2l__aws_cred_clear(&u.cred);
+    ck_assert_int_eq(atomic_load(&rf.calls), 2);
+    /* a failed refresh of refused credentials is the refresher's error */
+    rf.fail = 1;
+    ck_assert_ok(w2l__vend_get("b", "wh/ns/t/x", 0, &u, &err), err);
+    gen = u.gen;
+    w2l__aws_cred_clear(&u.cred);
+    ck_assert_int_eq(w2l__vend_get("b", "wh/ns/t/x", gen, &u, &err), W2L_CONFIG);
+    ck_assert_msg(strstr(err.msg, "ns.t: HTTP 403"), "%s", err.msg);
+    ck_assert_int_eq(u.found, 0);
+    w2l__vend_detach(&rf);
+    w2l__vend_reset();
+}
+END_TEST
+
+static int getter(void *arg)
+{
+    (void)arg;
+    w2l_error e;
+    for (int i = 0; i < 200; i++) {
+        w2l__vend_use u;
+        if (w2l__vend_get("b", "wh/ns/t/data/x", 0, &u, &e) != W2L_OK || !u.found) return 1;
+        int bad = strncmp(u.cred.access_key, "AK-", 3) != 0;
+        w2l__aws_cred_clear(&u.cred);
+        if (bad) return 1;
+    }
+    return 0;
+}
+
+START_TEST(vend_threads_refresh_one_at_a_time)
+{
+    memset(&rf, 0, sizeof rf);
+    rf.ttl_ms = 1; /* every refresh gives ones due a millisecond later */
+    ck_assert_ok(w2l__vend_attach(&rf, "G", refresh_fn, &err), err);
+    w2l__aws_cred c = vcred("AK-0", w2l__now_ms() - 1); /* expired: the first get refreshes */
+    ck_assert_ok(w2l__vend_put("G", "s3://b/wh/ns/t", "ns", "t", NULL, &c, NULL, &err), err);
+    thrd_t th[4];
+    for (int i = 0; i < 4; i++) ck_assert_int_eq(thrd_create(&th[i], getter, NULL), thrd_success);
+    for (int i = 0; i < 4; i++) {
+        int res = -1;
+        thrd_join(th[i], &res);
+        ck_assert_int_eq(res, 0);
+    }
+    ck_assert_int_ge(atomic_load(&rf.calls), 1);
+    ck_assert_int_le(atomic_load(&rf.calls), 800);
+    ck_assert_int_eq(atomic_load(&rf.overlap), 0);
+    w2l__vend_detach(&rf);
+    ck_assert_uint_eq(w2l__vend_count(), 1);
+    w2l__vend_reset();
+}
+END_TEST
+
+START_TEST(vend_signs_requests_and_refreshes_on_403)
+{
+    memset(&rf, 0, sizeof rf);
+    static const http_stub_route r[] = {
+        {.method = "PUT", .prefix = "/bkt/wh/ns/t/", .status = 403, .count = 1,
+         .body = "<Error><Code>ExpiredToken</Code><Message>expired</Message></Error>"},
+        {.method = "PUT", .status = 200, .headers = "ETag: \"e1\"\r\n"},
+    };
+    w2l__s3 *s = start(r, 2, 0);
+    ck_assert_ok(w2l__vend_attach(&rf, "G", refresh_fn, &err), err);
+    w2l__aws_cred c = vcred("AK-V", 0);
+    ck_assert_ok(w2l__vend_put("G", "s3://bkt/wh/ns/t", "ns", "t", NULL, &c, NULL, &err), err);
+    rf.prefix = "s3://bkt/wh/ns/t";
+    ck_assert_ok(w2l__s3_put(s, "bkt", "wh/other/x", "x", 1, 0, &err), err);
+    /* refused (403): refreshed, and sent once more with the fresh ones */
+    ck_assert_ok(w2l__s3_put(s, "bkt", "wh/ns/t/data/f", "x", 1, 0, &err), err);
+    ck_assert_int_eq(atomic_load(&rf.calls), 1);
+    ck_assert_uint_eq(http_stub_nrequests(stub), 3);
+    const char *a0 = hdr(http_stub_get(stub, 0), "Authorization");
+    ck_assert_msg(strstr(a0, "Credential=AKIDTEST/"), "outside the prefix: %s", a0);
+    const http_stub_request *q1 = http_stub_get(stub, 1);
+    ck_assert_msg(strstr(hdr(q1, "Authorization"), "Credential=AK-V/"), "%s",
+                  hdr(q1, "Authorization"));
+    ck_assert_str_eq(hdr(q1, "x-amz-security-token"), "vtoken");
+    const char *a2 = hdr(http_stub_get(stub, 2), "Authorization");
+    ck_assert_msg(strstr(a2, "Credential=AK-R1/"), "after the refresh: %s", a2);
+    ck_assert_ptr_null(strstr(http_stub_get(stub, 2)->headers, "vsecret"));
+    w2l__vend_detach(&rf);
+    w2l__vend_reset();
+    stop(s);
+}
+END_TEST
+
 Suite *suite_s3(void)
 {
     Suite *s = suite_create("s3");
@@ -559,5 +771,12 @@ Suite *suite_s3(void)
     tcase_add_test(f, listing_and_batch_delete);
     tcase_add_test(f, hadoop_catalog_refused);
     suite_add_tcase(s, f);
+    TCase *v = tcase_create("vend");
+    tcase_set_timeout(v, 30);
+    tcase_add_test(v, vend_longest_prefix_wins);
+    tcase_add_test(v, vend_refreshed_when_due_or_refused);
+    tcase_add_test(v, vend_threads_refresh_one_at_a_time);
+    tcase_add_test(v, vend_signs_requests_and_refreshes_on_403);
+    suite_add_tcase(s, v);
     return s;
 }

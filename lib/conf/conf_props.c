@@ -44,6 +44,13 @@ const w2l_conf_prop w2l__conf_props[] = {
     { "catalog.headers", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_CLI | W2L_CONF_F_SECRET,
       "rest catalog: extra HTTP headers on every request, 'Name: value; Name: value' (at most "
       "16), e.g. 'X-Iceberg-Access-Delegation: vended-credentials'. Never printed." },
+    { "catalog.access-delegation", W2L_CONF_STRING, "none", NOLIM, NULL, W2L_CONF_F_CLI,
+      "rest catalog: vended-credentials asks the catalog for storage credentials with each "
+      "table it loads (X-Iceberg-Access-Delegation); the s3 file IO then signs every request "
+      "under that table's location with them instead of its own, and loads the table again "
+      "for fresh ones before they expire (s3.session-token-expires-at-ms) or when S3 refuses "
+      "them. none (the default): the file IO's own credentials. remote-signing is not "
+      "supported." },
     { "catalog.rest.sigv4-enabled", W2L_CONF_BOOL, "false", NOLIM, NULL, W2L_CONF_F_CLI,
       "rest catalog: sign every request with AWS Signature Version 4, with the credentials "
       "the s3 file IO finds (environment, s3.profile, instance metadata), as AWS Glue's and S3 "

@@ -41,6 +41,19 @@
  * CommitTransactionRequest, applied all or none; outcomes settled per table by reloading,
  * as above (r_commit_tables says how).
  *
+ * Vended credentials (catalog.access-delegation=vended-credentials): table loads send
+ * X-Iceberg-Access-Delegation; the s3.* credentials of a LoadTableResult's "config" (for the
+ * table's location) and of its "storage-credentials" (for each prefix) go to the process-
+ * wide registry of lib/io/s3_vend.c, which every S3 file IO consults before its own
+ * credentials. The registry keeps them for the process, by catalog (URI and warehouse);
+ * every open handle of that catalog is attached as their refresher (detached at close): it
+ * loads the table again when they near s3.session-token-expires-at-ms or the store refused
+ * them. A table about to be made (its files are written before the commit that
+ * creates it) is staged first (w2l__rest_stage_create: POST .../tables with stage-create,
+ * which creates nothing) for the credentials of its location; its refresh stages it again
+ * until the create lands (the request rides with the credentials in the registry as their
+ * hint). A create is followed by a load, for the credentials.
+ *
  * Requests: a pool of connections (reused), a timeout per request, reads retried with
  * backoff on 429/503 and on transport errors, any request once on a 401 after a fresh
  * token; the token is fetched again before it expires. Errors name the method, path,
@@ -87,6 +100,9 @@ typedef struct rest_catalog {
     /* SigV4 (catalog.rest.sigv4-enabled): credentials of the AWS chain */
     w2l__cred_chain *aws;
     char *sign_region, *sign_name;
+    char *delegation; /* catalog.access-delegation: "vended-credentials", NULL none */
+    char *group;      /* "URI warehouse": whose credentials, in lib/io/s3_vend.c */
+    int attached;     /* a refresher of the group's credentials */
     char *host;      /* of uri: "glue.us-east-1.amazonaws.com" */
     char *base_path; /* of uri, "" or "/iceberg" */
 } rest_catalog;
@@ -284,6 +300,7 @@ typedef struct call {
     const char *query; /* without '?', NULL none */
     const char *body;  /* JSON, NULL none */
     int idempotent;    /* retried on 429/503 and transport errors */
+    int delegate;      /* a table load or create: X-Iceberg-Access-Delegation when asked */
     /* out */
     long status;     /* 0: no answer */
     int unknown;     /* no answer, and the request may have reached the server */
@@ -401,6 +418,8 @@ static w2l_rc do_call(rest_catalog *c, call *k, w2l_error *err)
         if (k->body) h[nh++] = (w2l__http_header){"Content-Type", "application/json"};
         if (*auth) h[nh++] = (w2l__http_header){"Authorization", auth};
         for (size_t i = 0; i < c->nextra; i++) h[nh++] = c->extra[i];
+        if (k->delegate && c->delegation)
+            h[nh++] = (w2l__http_header){"X-Iceberg-Access-Delegation", c->delegation};
         w2l_buf keep[5] = {{0}};
         if (c->aws) rc = sign(c, k->method, k->path, query, k->body, h, &nh, keep, err);
         if (rc != W2L_OK) {
@@ -587,9 +606,13 @@ static w2l_rc sigv4_setup(rest_catalog *c, const w2l_conf *conf, w2l_error *err)
     return set_str(&c->sign_name, name ? name : "execute-api", err);
 }
 
+static w2l_rc vend_refresh(const void *owner, const char *ns, const char *table,
+                           const char *hint, w2l_error *err);
+
 static void r_close(w2l_catalog *self)
 {
     rest_catalog *c = (rest_catalog *)self;
+    if (c->attached) w2l__vend_detach(c); /* before anything a refresh of ours uses goes */
     w2l__cred_chain_free(c->aws);
     w2l__http_free(c->http);
     for (size_t i = 0; i < c->nendpoints; i++) w2l__free(c->endpoints[i]);
@@ -604,6 +627,8 @@ static void r_close(w2l_catalog *self)
     free_str(&c->token);
     free_str(&c->sign_region);
     free_str(&c->sign_name);
+    free_str(&c->delegation);
+    free_str(&c->group);
     free_str(&c->host);
     free_str(&c->base_path);
     if (c->have_mu) mtx_destroy(&c->mu);
@@ -640,12 +665,29 @@ static w2l_rc r_open(const w2l_catalog_methods *m, const w2l_conf *conf, const c
         W2L_NOMEM_IF(!c->oauth_uri, err);
     }
     W2L_TRY(set_str(&c->headers_text, conf_str(conf, "catalog.headers"), err));
+    const char *del = conf_str(conf, "catalog.access-delegation");
+    if (del && strcmp(del, "remote-signing") == 0)
+        return w2l__fail(err, W2L_CONFIG,
+                         "catalog.access-delegation: remote-signing is not supported; use "
+                         "vended-credentials or none");
+    if (del && strcmp(del, "none") != 0 && strcmp(del, "vended-credentials") != 0)
+        return w2l__fail(err, W2L_CONFIG,
+                         "catalog.access-delegation: '%s' is none of vended-credentials, none",
+                         del);
+    if (del && strcmp(del, "none") != 0) W2L_TRY(set_str(&c->delegation, del, err));
     W2L_TRY(parse_headers(c, err));
     W2L_TRY(w2l__http_new(&c->http, err));
     W2L_TRY(sigv4_setup(c, conf, err));
     w2l_rc rc = load_config(c, err);
-    if (rc != W2L_OK) w2l__error_prefix(err, "opening the catalog at %s: ", c->uri);
-    return rc;
+    if (rc != W2L_OK) {
+        w2l__error_prefix(err, "opening the catalog at %s: ", c->uri);
+        return rc;
+    }
+    c->group = w2l__asprintf("%s %s", c->uri, c->warehouse ? c->warehouse : "");
+    W2L_NOMEM_IF(!c->group, err);
+    W2L_TRY(w2l__vend_attach(c, c->group, vend_refresh, err));
+    c->attached = 1;
+    return W2L_OK;
 }
 
 static w2l_rc r_open_or_clean(const w2l_catalog_methods *m, const w2l_conf *conf,
@@ -694,8 +736,77 @@ static w2l_rc ensure_namespace(rest_catalog *c, const char *ns, w2l_error *err)
 
 /* --------------------------------------------------------------- tables ---- */
 
+static w2l_rc load(rest_catalog *c, const char *ns, const char *table, w2l_buf *location,
+                   w2l__json **answer, w2l_error *err);
+static w2l_rc stage(rest_catalog *c, const char *ns, const char *table, const char *body,
+                    w2l_error *err);
+
+/* The refresher of our group's registry entries: the table loaded again puts fresh ones;
+ * one staged (hint: its CreateTableRequest) and not made yet is staged again. */
+static w2l_rc vend_refresh(const void *owner, const char *ns, const char *table,
+                           const char *hint, w2l_error *err)
+{
+    rest_catalog *c = (rest_catalog *)owner;
+    w2l_rc rc = load(c, ns, table, NULL, NULL, err);
+    if (rc == W2L_NOTFOUND && hint) rc = stage(c, ns, table, hint, err);
+    if (rc != W2L_OK)
+        w2l__error_prefix(err, "refreshing the vended credentials of table %s.%s from the "
+                          "catalog at %s: ", ns, table, c->uri);
+    return rc;
+}
+
+/* s3.* credentials of a storage config object (LoadTableResult "config", or a
+ * StorageCredential's) into the registry for prefix; none there is no error. */
+static w2l_rc vend_put(rest_catalog *c, const char *ns, const char *table, const char *prefix,
+                       const char *hint, const w2l__json *cfg, w2l_error *err)
+{
+    const char *ak = w2l__json_str(w2l__json_get(cfg, "s3.access-key-id"));
+    const char *sk = w2l__json_str(w2l__json_get(cfg, "s3.secret-access-key"));
+    if (!ak && !sk) return W2L_OK;
+    if (!ak || !sk || !prefix || !*prefix)
+        return w2l__fail(err, W2L_CORRUPT,
+                         "rest catalog: table %s.%s: vended credentials without %s", ns, table,
+                         !ak ? "s3.access-key-id" : !sk ? "s3.secret-access-key" : "a location");
+    const w2l__json *exp = w2l__json_get(cfg, "s3.session-token-expires-at-ms");
+    int64_t expires = 0;
+    if (exp && w2l__json_int64(exp, &expires) != 0) {
+        const char *t = w2l__json_str(exp);
+        char *end = NULL;
+        expires = t ? strtoll(t, &end, 10) : 0;
+        if (!t || !*t || *end || expires < 0)
+            return w2l__fail(err, W2L_CORRUPT,
+                             "rest catalog: table %s.%s: s3.session-token-expires-at-ms is not "
+                             "a number of milliseconds", ns, table);
+    }
+    w2l__aws_cred cred = {(char *)ak, (char *)sk,
+                          (char *)w2l__json_str(w2l__json_get(cfg, "s3.session-token")),
+                          expires}; /* borrowed: w2l__vend_put copies */
+    const char *region = w2l__json_str(w2l__json_get(cfg, "s3.region"));
+    if (!region) region = w2l__json_str(w2l__json_get(cfg, "client.region"));
+    return w2l__vend_put(c->group, prefix, ns, table, hint, &cred, region, err);
+}
+
+/* The credentials a LoadTableResult carries: "storage-credentials" [{prefix, config}], and
+ * the s3.* keys of "config" for the table's location. hint: the staging request, for a
+ * staged table. */
+static w2l_rc vend_all(rest_catalog *c, const char *ns, const char *table, const char *hint,
+                       const w2l__json *j, w2l_error *err)
+{
+    const char *loc = w2l__json_str(w2l__json_get(w2l__json_get(j, "metadata"), "location"));
+    w2l_rc rc = vend_put(c, ns, table, loc, hint, w2l__json_get(j, "config"), err);
+    const w2l__json *sc = w2l__json_get(j, "storage-credentials");
+    for (const w2l__json *e = w2l__json_first(sc); e && rc == W2L_OK; e = w2l__json_next(e)) {
+        const char *p = w2l__json_str(w2l__json_get(e, "prefix"));
+        if (p && (strncmp(p, "s3://", 5) == 0 || strncmp(p, "s3a://", 6) == 0 ||
+                  strncmp(p, "s3n://", 6) == 0))
+            rc = vend_put(c, ns, table, p, hint, w2l__json_get(e, "config"), err);
+    }
+    return rc;
+}
+
 /* GET the table: its metadata-location appended to location (when not NULL; kept
- * NUL-terminated) and, when answer is not NULL, its parsed answer (LoadTableResult). */
+ * NUL-terminated) and, when answer is not NULL, its parsed answer (LoadTableResult). The
+ * storage credentials it carries go to the registry. */
 static w2l_rc load(rest_catalog *c, const char *ns, const char *table, w2l_buf *location,
                    w2l__json **answer, w2l_error *err)
 {
@@ -703,10 +814,11 @@ static w2l_rc load(rest_catalog *c, const char *ns, const char *table, w2l_buf *
     W2L_TRY(need(c, "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}", err));
     w2l_buf path = {0};
     w2l__json *j = NULL;
-    call k = {.method = "GET", .idempotent = 1};
+    call k = {.method = "GET", .idempotent = 1, .delegate = 1};
     w2l_rc rc = path_of(c, &path, ns, table, 1, err);
     k.path = (const char *)path.data;
     if (rc == W2L_OK) rc = call_ok(c, &k, &j, err);
+    if (rc == W2L_OK) rc = vend_all(c, ns, table, NULL, j, err);
     if (rc == W2L_NOTFOUND) /* keep the server's words, say which table */
         w2l__error_prefix(err, "table %s.%s not found: ", ns, table);
     const char *loc = rc == W2L_OK ? w2l__json_str(w2l__json_get(j, "metadata-location")) : NULL;
@@ -721,6 +833,91 @@ static w2l_rc load(rest_catalog *c, const char *ns, const char *table, w2l_buf *
     w2l__json_free(j);
     w2l_buf_release(&k.answer);
     w2l_buf_release(&path);
+    return rc;
+}
+
+/* POSTs a CreateTableRequest with stage-create (nothing is created) for its credentials. */
+static w2l_rc stage(rest_catalog *c, const char *ns, const char *table, const char *body,
+                    w2l_error *err)
+{
+    W2L_TRY(need(c, "POST /v1/{prefix}/namespaces/{namespace}/tables", err));
+    w2l_buf path = {0};
+    w2l__json *j = NULL;
+    w2l_rc rc = path_of(c, &path, ns, NULL, 0, err);
+    if (rc == W2L_OK) rc = w2l_buf_append(&path, "/tables", 7, err);
+    if (rc == W2L_OK) rc = w2l__buf_cstr(&path, err);
+    call k = {.method = "POST", .path = (const char *)path.data, .body = body,
+              .idempotent = 1, .delegate = 1}; /* staging twice changes nothing */
+    if (rc == W2L_OK) rc = call_ok(c, &k, &j, err);
+    if (rc == W2L_OK) rc = vend_all(c, ns, table, body, j, err);
+    if (rc != W2L_OK) w2l__error_prefix(err, "staging table %s.%s: ", ns, table);
+    w2l__json_free(j);
+    w2l_buf_release(&k.answer);
+    w2l_buf_release(&path);
+    return rc;
+}
+
+/* A deep copy of j (NULL when out of memory). */
+static w2l__json *clone(const w2l__json *j)
+{
+    char *text = w2l__json_print(j, 0);
+    w2l__json *out = NULL;
+    w2l_error e;
+    if (text && w2l__json_parse(text, strlen(text), &out, &e) != W2L_OK) out = NULL;
+    w2l__free(text);
+    return out;
+}
+
+/* The member of array arr whose id_key equals id, else its first. */
+static const w2l__json *by_id(const w2l__json *arr, const char *id_key, const w2l__json *id)
+{
+    int64_t want = 0, have = 0;
+    int known = id && w2l__json_int64(id, &want) == 0;
+    for (const w2l__json *e = w2l__json_first(arr); e && known; e = w2l__json_next(e))
+        if (w2l__json_int64(w2l__json_get(e, id_key), &have) == 0 && have == want) return e;
+    return w2l__json_first(arr);
+}
+
+w2l_rc w2l__rest_stage_create(w2l_catalog *cat, const char *ns, const char *table,
+                              const char *metadata, size_t len, w2l_error *err)
+{
+    if (!cat || cat->methods != &w2l__catalog_rest) return W2L_OK;
+    rest_catalog *c = (rest_catalog *)cat;
+    if (!c->delegation) return W2L_OK;
+    w2l__json *m = NULL, *req = NULL;
+    char *body = NULL;
+    w2l_rc rc = w2l__json_parse(metadata, len, &m, err);
+    if (rc == W2L_OK) {
+        req = w2l__json_new_object();
+        /* the current schema, default spec and sort order: what a create starts from */
+        const w2l__json *parts[5] = {
+            w2l__json_get(m, "location"),
+            by_id(w2l__json_get(m, "schemas"), "schema-id", w2l__json_get(m, "current-schema-id")),
+            by_id(w2l__json_get(m, "partition-specs"), "spec-id",
+                  w2l__json_get(m, "default-spec-id")),
+            by_id(w2l__json_get(m, "sort-orders"), "order-id",
+                  w2l__json_get(m, "default-sort-order-id")),
+            w2l__json_get(m, "properties")};
+        static const char *const names[5] = {"location", "schema", "partition-spec",
+                                             "write-order", "properties"};
+        if (!req || w2l__json_add(req, "name", w2l__json_new_string(table)) != 0)
+            rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        for (int i = 0; i < 5 && rc == W2L_OK; i++) {
+            if (!parts[i]) continue;
+            w2l__json *copy = clone(parts[i]);
+            if (!copy || w2l__json_add(req, names[i], copy) != 0)
+                rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        }
+        if (rc == W2L_OK && w2l__json_add(req, "stage-create", w2l__json_new_bool(1)) != 0)
+            rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+        if (rc == W2L_OK && !(body = w2l__json_print(req, 0)))
+            rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    if (rc == W2L_OK) rc = ensure_namespace(c, ns, err);
+    if (rc == W2L_OK) rc = stage(c, ns, table, body, err);
+    w2l__free(body);
+    w2l__json_free(req);
+    w2l__json_free(m);
     return rc;
 }
 
@@ -906,8 +1103,11 @@ static w2l_rc r_commit(w2l_catalog *self, const char *ns, const char *table, con
             const char *loc = NULL;
             if (w2l__json_parse((const char *)k.answer.data, k.answer.len, &ans, &e2) == W2L_OK)
                 loc = w2l__json_str(w2l__json_get(ans, "metadata-location"));
+            /* a table just made: its load carries the credentials for its files */
             rc = loc ? w2l_buf_append(new_location, loc, strlen(loc), err)
                      : load(c, ns, table, new_location, NULL, err);
+            if (rc == W2L_OK && loc && !base && c->delegation)
+                rc = load(c, ns, table, NULL, NULL, err);
             w2l__json_free(ans);
         } else if (rc == W2L_OK && k.status != 409 && k.status < 500) {
             rc = w2l__rest_fail(err, k.method, k.path, k.status, (const char *)k.answer.data,

@@ -25,6 +25,13 @@ extern const w2l_catalog_methods w2l__catalog_rest;
 w2l_rc w2l__rest_diff(const w2l__json *base, const w2l__json *next, w2l__json **requirements,
                       w2l__json **updates, w2l_error *err);
 
+/* When cat is a rest catalog asking for vended credentials (catalog.access-delegation):
+ * stages table ns.table (a CreateTableRequest with stage-create from its first metadata, the
+ * namespace made when missing) so that the credentials for its location are registered
+ * before its files are written; the create itself is the commit. Otherwise nothing. */
+w2l_rc w2l__rest_stage_create(w2l_catalog *cat, const char *ns, const char *table,
+                              const char *metadata, size_t len, w2l_error *err);
+
 /* 1 when table metadata m has the snapshot id. */
 int w2l__rest_has_snapshot(const w2l__json *m, int64_t id);
 /* The newest snapshot next adds over base (by snapshot id), or -1 when it adds none. */

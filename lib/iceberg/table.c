@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "iceberg.h"
+#include "rest.h"
 
 static w2l_rc read_meta(w2l_fileio *io, const char *loc, w2l__ice_meta **out, w2l_error *err)
 {
@@ -88,6 +89,15 @@ w2l_rc w2l__ice_table_new(w2l_catalog *cat, w2l_fileio *io, const char *location
     w2l__ice_table *t = table_new(cat, io, ns, table);
     W2L_NOMEM_IF(!t, err);
     w2l_rc rc = w2l__ice_meta_new(location, schema, spec, props, &t->meta, err);
+    char *text = NULL;
+    size_t len = 0;
+    /* a catalog that vends storage credentials gives them for the location now, before the
+     * table's first files are written */
+    if (rc == W2L_OK && cat && cat->methods == &w2l__catalog_rest) {
+        rc = w2l__ice_meta_print(t->meta, &text, &len, err);
+        if (rc == W2L_OK) rc = w2l__rest_stage_create(cat, ns, table, text, len, err);
+        w2l__free(text);
+    }
     if (rc != W2L_OK) {
         w2l__ice_table_free(t);
         return rc;

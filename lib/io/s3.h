@@ -6,6 +6,7 @@
  *   http.c       the only user of libcurl: one request, pooled connections
  *   s3_xml.c     the few XML answers S3 gives (errors, listings, uploads)
  *   s3_cred.c    credentials: environment, shared profile files, instance metadata
+ *   s3_vend.c    credentials a catalog vends per table location, refreshed through it
  *   s3_client.c  S3 operations with retries (PUT, ranged GET, HEAD, list, delete, multipart)
  *   fileio_s3.c  the w2l_fileio plug-in on top of s3_client.c
  * Described for users in w2l-s3(7).
@@ -158,6 +159,48 @@ void w2l__aws_cred_clear(w2l__aws_cred *c);
 /* The region from the profile's config section ("region = ..."), or NULL; static storage
  * of the chain, valid while it lives. */
 const char *w2l__cred_region(w2l__cred_chain *c);
+
+/* ---- s3_vend.c ---- */
+/* Loads table ns.table again so that fresh credentials are put (w2l__vend_put); hint is
+ * the entry's (NULL none). An error names the table, the catalog and the HTTP status.
+ * Called without locks held, at most once at a time per entry. */
+typedef w2l_rc (*w2l__vend_refresh_fn)(const void *owner, const char *ns, const char *table,
+                                       const char *hint, w2l_error *err);
+
+/* A catalog handle (owner) open for group (the catalog's identity: URI and warehouse) that
+ * can refresh the group's entries with fn; detach before the owner goes (waits for a
+ * refresh of its in flight). */
+w2l_rc w2l__vend_attach(const void *owner, const char *group, w2l__vend_refresh_fn fn,
+                        w2l_error *err);
+void w2l__vend_detach(const void *owner);
+
+/* Puts (or replaces) group's credentials for every object under prefix ("s3://bucket/path";
+ * s3a://, s3n:// alike; matched at '/' boundaries), vended for table ns.table. hint: what
+ * the group's refresher needs to get them again besides the table (NULL none). region: the
+ * region to sign for, NULL: the file IO's. cred->expires_ms 0: they do not expire. The
+ * strings are copied; the entry lives until w2l__vend_reset. */
+w2l_rc w2l__vend_put(const char *group, const char *prefix, const char *ns, const char *table,
+                     const char *hint, const w2l__aws_cred *cred, const char *region,
+                     w2l_error *err);
+/* Forgets every entry (w2l_global_cleanup; tests). */
+void w2l__vend_reset(void);
+/* Entries registered (tests). */
+size_t w2l__vend_count(void);
+
+typedef struct w2l__vend_use {
+    int found;          /* 0: no entry holds the object; sign with the file IO's own */
+    w2l__aws_cred cred; /* a copy: w2l__aws_cred_clear */
+    char region[64];    /* "" none */
+    unsigned gen;       /* which put these came from (for refused_gen) */
+} w2l__vend_use;
+/* The credentials for s3://bucket/key (key may be a listing prefix): the entry with the
+ * longest prefix holding it (the newest of equal ones), refreshed first, by a refresher of
+ * its group, when due or when refused_gen (non-zero) is its generation (the store answered
+ * 403 with them). A failed refresh of credentials not yet expired (and not refused) logs a
+ * warning and uses them; otherwise it is the refresher's error (retriable). Expired ones
+ * with no refresher attached: W2L_UNAVAILABLE naming the table. */
+w2l_rc w2l__vend_get(const char *bucket, const char *key, unsigned refused_gen,
+                     w2l__vend_use *out, w2l_error *err);
 
 /* ---- s3_client.c ---- */
 typedef struct w2l__s3 w2l__s3; /* thread-safe */

@@ -216,12 +216,16 @@ typedef struct s3_call {
     const void *body;
     size_t body_len;
     const char *body_sha256; /* hex, when known; else computed when signing payloads */
+    const char *cred_key;    /* a request on the bucket: the key its vended credentials are
+                              * looked up for (a listing's prefix, a deletion's first key) */
     w2l_buf *out;
     size_t max_out;
     /* out: */
     w2l__http_resp resp;
     int attempts;
     int lost_answer; /* an attempt may have been applied without its answer reaching us */
+    unsigned vend_gen;    /* vended credentials of the last attempt (s3_vend.c), 0: none */
+    unsigned refused_gen; /* those the store answered 403 to: refreshed, then once more */
 } s3_call;
 
 static int retryable_status(long st, const char *body, size_t len)
@@ -309,7 +313,16 @@ static w2l_rc attempt(w2l__s3 *s, s3_call *c, w2l_error *err)
         rc = w2l__buf_printf(&url, err, "%s://%s%s%s%s", s->scheme, (char *)hostb.data,
                              (char *)path.data, query.len ? "?" : "",
                              query.len ? (char *)query.data : "");
-    if (rc == W2L_OK) rc = get_cred(s, &cred, err);
+    /* credentials a catalog vended for this object's table come first */
+    w2l__vend_use v = { 0 };
+    if (rc == W2L_OK)
+        rc = w2l__vend_get(c->bucket, c->key ? c->key : c->cred_key ? c->cred_key : "",
+                           c->refused_gen, &v, err);
+    c->vend_gen = v.found ? v.gen : 0;
+    if (rc == W2L_OK && v.found)
+        cred = v.cred;
+    else if (rc == W2L_OK)
+        rc = get_cred(s, &cred, err);
 
     char date[17], hash[65];
     w2l__amz_date(w2l__now_ms(), date);
@@ -340,7 +353,7 @@ static w2l_rc attempt(w2l__s3 *s, s3_call *c, w2l_error *err)
                              .headers = hs,
                              .nheaders = nh,
                              .payload_hash = hash,
-                             .region = s->region,
+                             .region = v.region[0] ? v.region : s->region,
                              .service = "s3",
                              .amz_date = date };
         rc = w2l__sigv4_sign(&r, &cred, &auth, NULL, NULL, err);
@@ -361,7 +374,7 @@ static w2l_rc attempt(w2l__s3 *s, s3_call *c, w2l_error *err)
                              .connect_timeout_ms = s->connect_timeout_ms };
         rc = w2l__http_do(s->http, &hr, &c->resp, err);
     }
-    if (s->chain) w2l__aws_cred_clear(&cred);
+    if (v.found || s->chain) w2l__aws_cred_clear(&cred);
     w2l_buf_release(&path);
     w2l_buf_release(&query);
     w2l_buf_release(&url);
@@ -391,6 +404,13 @@ static w2l_rc call(w2l__s3 *s, s3_call *c, w2l_error *err)
         int again = r->transport_error ||
                     retryable_status(r->status, (const char *)out->data, out->len);
         if (r->transport_error && r->sent) c->lost_answer = 1;
+        if (!again && r->status == 403 && c->vend_gen && !c->refused_gen) {
+            /* vended credentials refused (revoked, expired early): fresh ones, once more */
+            w2l__log(W2L_LOG_INFO, WHERE_FMT ": HTTP 403 with vended credentials; "
+                     "refreshing them", WHERE_ARGS(c));
+            c->refused_gen = c->vend_gen;
+            continue;
+        }
         if (!again) break;
         if (c->attempts >= s->max_retries) {
             char why[320];
@@ -645,7 +665,8 @@ w2l_rc w2l__s3_delete_many(w2l__s3 *s, const char *bucket, const char *const *ke
             w2l__query_param q[1] = { { "delete", "" } };
             s3_call c = { .method = "POST", .bucket = bucket, .query = q, .nquery = 1,
                           .headers = hs, .nheaders = 3, .body = body.data,
-                          .body_len = body.len, .body_sha256 = hex, .out = &out };
+                          .body_len = body.len, .body_sha256 = hex, .cred_key = keys[at],
+                          .out = &out };
             rc = call(s, &c, err);
             if (rc == W2L_OK && !ok_status(c.resp.status)) {
                 rc = status_error(&c, &out, err);
@@ -719,8 +740,8 @@ w2l_rc w2l__s3_list(w2l__s3 *s, const char *bucket, const char *prefix, const ch
         q[nq++] = (w2l__query_param){ "prefix", prefix ? prefix : "" };
         if (delimiter) q[nq++] = (w2l__query_param){ "delimiter", delimiter };
         if (page > 0) q[nq++] = (w2l__query_param){ "continuation-token", (char *)token.data };
-        s3_call c = { .method = "GET", .bucket = bucket, .query = q, .nquery = nq, .out = &out,
-                      .max_out = 64 << 20 };
+        s3_call c = { .method = "GET", .bucket = bucket, .query = q, .nquery = nq,
+                      .cred_key = prefix ? prefix : "", .out = &out, .max_out = 64 << 20 };
         rc = call(s, &c, err);
         if (rc != W2L_OK) break;
         if (c.resp.status == 404) {

@@ -18,6 +18,13 @@
 // when started with transactions: true (listed among the endpoints; every table's
 // requirements are checked before any table is changed, then all are applied: 204) or
 // 'refuse' (listed, but answered 501, as a server without them).
+// Storage: metadata files go to the local file system, or, for s3:// table locations when
+// started with s3: { endpoint, bucket }, to that S3 server with its built-in key pair (the
+// server keeps what it wrote for its own reads; requests are then served one at a time).
+// Vended credentials (vended: true): a table load that sends X-Iceberg-Access-Delegation:
+// vended-credentials gets in its config s3.access-key-id and s3.secret-access-key (that key
+// pair), a fresh s3.session-token and s3.session-token-expires-at-ms vendedTtlMs ahead;
+// stats.vended counts those loads by table ("ns.name").
 // Counters: stats.commits (tables applied), stats.txns (transactions applied), stats.faults
 // (fired), stats.unauthorized (401s sent), stats.tokens (issued), stats.requests (by
 // "METHOD /path-shape"). onChange(): called after each request that changed a table
@@ -28,6 +35,7 @@ import http from 'node:http'
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
+import { ACCESS_KEY, SECRET_KEY, putObject } from './s3.mjs'
 
 const SEP = '\x1f'
 
@@ -203,17 +211,33 @@ function parseJson (text) {
 }
 const jsonText = v => JSON.stringify(v, (k, x) => typeof x === 'bigint' ? `@@${x}@@` : x).replace(/"@@(-?\d+)@@"/g, '$1')
 
-export async function startRestCatalog ({ dir, prefix = 'lake', credential = null, pageSize = 2, endpoints = true, transactions = false } = {}) {
+export async function startRestCatalog ({ dir, prefix = 'lake', credential = null, pageSize = 2, endpoints = true, transactions = false, s3 = null, vended = false, vendedTtlMs = 3600000 } = {}) {
   fs.mkdirSync(dir, { recursive: true })
   const stateFile = path.join(dir, 'catalog.json')
   const state = fs.existsSync(stateFile) ? JSON.parse(fs.readFileSync(stateFile, 'utf8')) : { namespaces: {}, tables: {} }
   const save = () => { fs.writeFileSync(stateFile + '.tmp', JSON.stringify(state)); fs.renameSync(stateFile + '.tmp', stateFile) }
   const tokens = new Map() // token -> valid
   const faults = []
-  const stats = { commits: 0, txns: 0, faults: 0, unauthorized: 0, tokens: 0, requests: {} }
+  const stats = { commits: 0, txns: 0, faults: 0, unauthorized: 0, tokens: 0, requests: {}, vended: {} }
   const api = { onCommit: null, onChange: null, onTxn: null } // onCommit(ns, name): after each applied table commit
   const tkey = (ns, name) => ns.join(SEP) + '/' + name
-  const readMeta = loc => parseJson(fs.readFileSync(loc, 'utf8'))
+  const written = new Map() // s3:// location -> the metadata text written there
+  const onS3 = loc => loc.startsWith('s3://')
+  const readMeta = loc => {
+    if (!onS3(loc)) return parseJson(fs.readFileSync(loc, 'utf8'))
+    if (!written.has(loc)) throw new Error(`metadata ${loc} was not written by this server`)
+    return parseJson(written.get(loc))
+  }
+  async function writeMeta (loc, text) {
+    if (/^[a-z][a-z0-9+.-]*:/i.test(loc) && !onS3(loc)) throw new Error(`metadata ${loc}: neither a local path nor s3://`)
+    if (!onS3(loc)) { fs.mkdirSync(path.dirname(loc), { recursive: true }); fs.writeFileSync(loc, text, { flag: 'wx' }); return }
+    if (!s3) throw new Error(`no S3 server for ${loc}`)
+    const [bucket, ...key] = loc.slice(5).split('/')
+    if (bucket !== s3.bucket) throw new Error(`${loc}: not in bucket ${s3.bucket}`)
+    await putObject(s3.endpoint, bucket, key.join('/'), text)
+    written.set(loc, text)
+  }
+  let nvended = 0
 
   const PATHS = [
     'GET /v1/{prefix}/namespaces', 'POST /v1/{prefix}/namespaces',
@@ -244,30 +268,28 @@ export async function startRestCatalog ({ dir, prefix = 'lake', credential = nul
     next['last-updated-ms'] = Date.now()
     if (cur) next['metadata-log'] = [...(meta['metadata-log'] || []), { 'timestamp-ms': meta['last-updated-ms'], 'metadata-file': cur }]
     const version = cur ? Number(path.basename(cur).split('-')[0]) + 1 : 0
-    const loc = path.join(next.location, 'metadata', `${String(version).padStart(5, '0')}-${crypto.randomUUID()}.metadata.json`)
+    const file = `${String(version).padStart(5, '0')}-${crypto.randomUUID()}.metadata.json`
+    const loc = onS3(next.location) ? `${next.location.replace(/\/+$/, '')}/metadata/${file}` : path.join(next.location, 'metadata', file)
     return { ns, name, key, loc, next }
   }
 
   // Writes planned tables' metadata files, then points every table at its new one at once.
-  function land (plans) {
-    for (const p of plans) {
-      fs.mkdirSync(path.dirname(p.loc), { recursive: true })
-      fs.writeFileSync(p.loc, jsonText(p.next), { flag: 'wx' })
-    }
+  async function land (plans) {
+    for (const p of plans) await writeMeta(p.loc, jsonText(p.next))
     for (const p of plans) state.tables[p.key] = p.loc
     save()
     stats.commits += plans.length
     for (const p of plans) api.onCommit?.(p.ns, p.name)
   }
 
-  function commit (ns, name, body) {
+  async function commit (ns, name, body) {
     const p = plan(ns, name, body)
-    land([p])
+    await land([p])
     return { 'metadata-location': p.loc, metadata: p.next }
   }
 
   // CommitTransactionRequest: all requirements of all tables first, then all changes.
-  function transaction (body) {
+  async function transaction (body) {
     const changes = body['table-changes']
     if (!Array.isArray(changes) || !changes.length) throw bad('table-changes missing')
     const seen = new Set()
@@ -279,8 +301,16 @@ export async function startRestCatalog ({ dir, prefix = 'lake', credential = nul
       if ((c.requirements || []).some(r => r.type === 'assert-create')) throw bad('a transaction cannot create a table')
       return plan(id.namespace, id.name, c)
     })
-    land(plans)
+    await land(plans)
     stats.txns++
+  }
+
+  // A table's config: the credentials, when vending and asked for.
+  function vend (req, ns, name) {
+    if (!vended || !/(^|,)\s*vended-credentials\s*(,|$)/.test(req.headers['x-iceberg-access-delegation'] || '')) return {}
+    const t = `${ns.join('.')}.${name}`
+    stats.vended[t] = (stats.vended[t] || 0) + 1
+    return { 's3.access-key-id': ACCESS_KEY, 's3.secret-access-key': SECRET_KEY, 's3.session-token': `vended-${++nvended}`, 's3.session-token-expires-at-ms': String(Date.now() + vendedTtlMs) }
   }
 
   async function route (req, res, url, body) {
@@ -339,7 +369,7 @@ export async function startRestCatalog ({ dir, prefix = 'lake', credential = nul
       if (fault) stats.faults++
       if (fault?.kind === '503') throw new HttpError(503, 'ServiceUnavailableException', 'injected: try again later')
       if (fault?.kind === '409') throw conflict('CommitFailedException', 'injected: commit failed')
-      transaction(json())
+      await transaction(json())
       api.onChange?.()
       api.onTxn?.()
       if (fault?.kind === 'lost') { req.socket.destroy(); return }
@@ -362,6 +392,16 @@ export async function startRestCatalog ({ dir, prefix = 'lake', credential = nul
     const nsKey = ns.join(SEP)
     if (!state.namespaces[nsKey]) throw notFound('NoSuchNamespaceException', `Namespace does not exist: ${ns.join('.')}`)
     if (rest.length === 2 && req.method === 'GET') return send(200, { namespace: ns, properties: state.namespaces[nsKey] })
+    if (rest.length === 3 && rest[2] === 'tables' && req.method === 'POST') {
+      // CreateTableRequest: only staged (stage-create: nothing is created; the create is the
+      // first commit, with assert-create), answered with the table's would-be metadata
+      const b = json()
+      if (!b.name || !b.schema) throw bad('name and schema are required')
+      if (b['stage-create'] !== true) throw new HttpError(501, 'NotImplementedException', 'only stage-create is served')
+      if (state.tables[tkey(ns, b.name)]) throw conflict('AlreadyExistsException', `Table already exists: ${ns.join('.')}.${b.name}`)
+      const meta = { ...emptyTable(), location: b.location, schemas: [b.schema], 'current-schema-id': b.schema['schema-id'] ?? 0, properties: b.properties || {} }
+      return send(200, { metadata: meta, config: vend(req, ns, b.name) })
+    }
     if (rest.length === 3 && rest[2] === 'tables' && req.method === 'GET') {
       const all = Object.keys(state.tables).filter(k => k.slice(0, k.lastIndexOf('/')) === nsKey).map(k => ({ namespace: ns, name: k.slice(k.lastIndexOf('/') + 1) })).sort((a, b) => a.name < b.name ? -1 : 1)
       const { items, next } = page(all, q)
@@ -372,7 +412,7 @@ export async function startRestCatalog ({ dir, prefix = 'lake', credential = nul
       const key = tkey(ns, name)
       if (req.method === 'GET') {
         if (!state.tables[key]) throw notFound('NoSuchTableException', `Table does not exist: ${ns.join('.')}.${name}`)
-        return send(200, { 'metadata-location': state.tables[key], metadata: readMeta(state.tables[key]), config: {} })
+        return send(200, { 'metadata-location': state.tables[key], metadata: readMeta(state.tables[key]), config: vend(req, ns, name) })
       }
       if (req.method === 'DELETE') {
         if (!state.tables[key]) throw notFound('NoSuchTableException', `Table does not exist: ${ns.join('.')}.${name}`)
@@ -392,7 +432,7 @@ export async function startRestCatalog ({ dir, prefix = 'lake', credential = nul
           stats.unauthorized++
           throw new HttpError(401, 'NotAuthorizedException', 'injected: the token expired')
         }
-        const out = commit(ns, name, json())
+        const out = await commit(ns, name, json())
         api.onChange?.()
         if (fault?.kind === 'lost') { req.socket.destroy(); return }
         return send(200, out)
@@ -401,10 +441,11 @@ export async function startRestCatalog ({ dir, prefix = 'lake', credential = nul
     throw notFound('NotFoundException', `no route ${req.method} ${url.pathname}`)
   }
 
+  let queue = Promise.resolve() // with s3: one request at a time (a commit awaits its PUT)
   const server = http.createServer((req, res) => {
     const chunks = []
     req.on('data', c => chunks.push(c))
-    req.on('end', async () => {
+    const serve = async () => {
       const url = new URL(req.url, 'http://127.0.0.1')
       const shape = `${req.method} ${url.pathname.replace(/\/namespaces\/[^/]+/, '/namespaces/{ns}').replace(/\/tables\/(?!rename)[^/]+/, '/tables/{t}')}`
       stats.requests[shape] = (stats.requests[shape] || 0) + 1
@@ -416,7 +457,8 @@ export async function startRestCatalog ({ dir, prefix = 'lake', credential = nul
         if (!res.headersSent) res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) })
         res.end(text)
       }
-    })
+    }
+    req.on('end', () => { if (s3) queue = queue.then(serve); else serve() })
   })
   await new Promise(resolve => server.listen(0, '127.0.0.1', resolve))
   const url = `http://127.0.0.1:${server.address().port}`
