@@ -5,15 +5,18 @@
 # multi-table transaction per checkpoint (one committer). Per N and mode: wall ms per
 # checkpoint (mean and worst of K, after the one that creates the tables) and the catalog
 # requests per checkpoint (over all K+1 checkpoints: data commits, that is table commit
-# POSTs less the creates plus transaction POSTs, and table loads, GETs).
+# POSTs less the creates plus transaction POSTs, and table loads, GETs). Beside them the sql
+# catalog in a private MariaDB (scripts/test-mariadb), table by table (no requests counted).
 # Env: BENCH_TABLES ("100 1000"), BENCH_ROWS (R, 10), BENCH_CHECKPOINTS (K, 5),
-#      B (build dir), TMPDIR (the warehouse and the catalog's files).
+#      BENCH_MODES ("table txn sql"), B (build dir), TMPDIR (the warehouse and the catalog's
+#      files).
 set -eu
 cd "$(dirname "$0")/.."
 B=${B:-build}
 NS=${BENCH_TABLES:-100 1000}
 R=${BENCH_ROWS:-10}
 K=${BENCH_CHECKPOINTS:-5}
+MODES=${BENCH_MODES:-table txn sql}
 command -v node >/dev/null 2>&1 || { echo "catalog: node is needed (scripts/install-deps --test)" >&2; exit 1; }
 make -s B="$B" lib >/dev/null
 mkdir -p "$B/bench"
@@ -22,13 +25,27 @@ cc -std=c11 -O2 -Wall -Wextra -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iincl
     $(make -s print-libs)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/w2l-bench-catalog-XXXXXX")
 server=""
-trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$tmp"' EXIT
+stop_db() { DIR="$tmp/db" sh scripts/test-mariadb stop >/dev/null 2>&1 || true; }
+trap '[ -n "$server" ] && kill "$server" 2>/dev/null; stop_db; rm -rf "$tmp"' EXIT
+case " $MODES " in *" sql "*)
+    dbport=$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")
+    DIR="$tmp/db" PORT="$dbport" sh scripts/test-mariadb start >/dev/null ;;
+esac
 echo "catalog: $(nproc) cores; $R upserts per table and checkpoint, $K checkpoints after the one that creates the tables"
 echo "     N  mode   create-ms   ms/ckpt  worst-ms  commit-req/ckpt  load-req/ckpt"
 for n in $NS; do
-    for mode in table txn; do
+    for mode in $MODES; do
         d="$tmp/$n-$mode"
         mkdir -p "$d"
+        if [ "$mode" = sql ]; then
+            db="cat$n"
+            mariadb --no-defaults --socket="$tmp/db/run/mariadb.sock" -uroot -e "CREATE DATABASE $db"
+            line=$(TMPDIR=$d TABLES_KEEP=quiet \
+                TABLES_CONF="catalog=sql:mysql://w2l:w2lpass@127.0.0.1:$dbport/$db?name=lake" \
+                "$B/bench/tables" "$n" "$R" "$K")
+            echo "$line" | awk -v n="$n" '{ printf "%6s  %-5s %10s %9s %9s %16s %14s\n", n, "sql", $4, $5, $6, "-", "-" }'
+            continue
+        fi
         node bench/catalog_server.mjs "$d/catalog" "$mode" > "$d/urls" &
         server=$!
         while [ ! -s "$d/urls" ]; do

@@ -680,8 +680,10 @@ void w2l__ice_compaction_change(const w2l__ice_compaction *k, w2l__ice_change *c
  * committed since the base that names a file the compaction rewrote would apply to
  * nothing once it commits (the row would come back), so the row it names is followed to
  * its place in the compaction's output and deleted there, in a new position delete file
- * of the compaction (the deletes committed since the base stay as they are: they then
- * name no live file, and the next compaction removes them). What an earlier call added is
+ * of the compaction; a delete file committed since the base whose rows all name such files
+ * (a deletion vector always) is removed by the compaction, one that also names others
+ * stays (its rows of rewritten files then name no live file; the next compaction removes
+ * it). What an earlier call added is
  * replaced. *changed: the compaction's files differ from before the call (a change made
  * of it must be made again). Format version 3: deletion vectors are read, and written
  * (one per output file). W2L_CONFLICT when the table has no snapshot. */

@@ -1078,6 +1078,7 @@ typedef struct rebaser {
     outmap *om;
     rref *v;
     size_t n, cap;
+    size_t others;            /* rows of the file at hand that name files the compaction keeps */
 } rebaser;
 
 /* Position delete (path, pos) committed since the base: when path is a file the compaction
@@ -1085,7 +1086,10 @@ typedef struct rebaser {
  * was deleted at the base already: nothing to do). */
 static w2l_rc rebase_one(rebaser *b, const char *path, int64_t pos, w2l_error *err)
 {
-    if (!pathset_has(b->rm, path)) return W2L_OK;
+    if (!pathset_has(b->rm, path)) {
+        b->others++;
+        return W2L_OK;
+    }
     const move *mv = move_find(b->k, path, pos);
     if (!mv) return W2L_OK;
     outmap key = {mv->to, NULL};
@@ -1102,16 +1106,20 @@ static w2l_rc rebase_one(rebaser *b, const char *path, int64_t pos, w2l_error *e
     return W2L_OK;
 }
 
-/* The rows of position delete file (or deletion vector) d that name rewritten files. */
+/* The rows of position delete file (or deletion vector) d that name rewritten files.
+ * *consumed: every row of d does (the compaction then removes d, which would name no live
+ * file once it commits: a deletion vector must name a live one). */
 static w2l_rc rebase_file(rebaser *b, w2l_fileio *io, const w2l__ice_data_file *d, w2l__arena *a,
-                          w2l_error *err)
+                          int *consumed, w2l_error *err)
 {
     w2l__ice_posref *v;
     size_t n;
     W2L_TRY(w2l__ice_pos_file_read(io, d, a, &v, &n, err));
     w2l_rc rc = W2L_OK;
+    b->others = 0;
     for (size_t i = 0; rc == W2L_OK && i < n; i++) rc = rebase_one(b, v[i].path, v[i].pos, err);
     w2l__free(v);
+    *consumed = rc == W2L_OK && b->others == 0;
     return rc;
 }
 
@@ -1266,7 +1274,7 @@ w2l_rc w2l__ice_compaction_rebase(w2l_fileio *io, const w2l__ice_meta *m, w2l__i
     w2l_rc rc = W2L_OK;
     for (size_t i = 0; rc == W2L_OK && i < k->nremoved; i++)
         if (pathset_add(&rm, k->removed[i]) < 0) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
-    rebaser b = {k, &rm, w2l__malloc((k->data.n + 1) * sizeof *b.om), NULL, 0, 0};
+    rebaser b = {k, &rm, w2l__malloc((k->data.n + 1) * sizeof *b.om), NULL, 0, 0, 0};
     unsigned char *superseded = w2l__calloc(k->ndels_own + 1, 1);
     unsigned char *gone = w2l__calloc(k->nremoved + 1, 1);
     const char **extra = NULL;
@@ -1297,21 +1305,28 @@ w2l_rc w2l__ice_compaction_rebase(w2l_fileio *io, const w2l__ice_meta *m, w2l__i
                 break;
             }
             if (d->content != W2L_ICE_POS_DELETES || e[q].seq <= k->base_seq) continue;
-            if (d->referenced_data_file && !pathset_has(&rm, d->referenced_data_file)) {
-                if (!w2l__ice_is_dv(d)) continue;
-                if (nextra == capextra) {
-                    capextra = capextra ? capextra * 2 : 16;
-                    const char **nv = w2l__realloc(extra, capextra * sizeof *nv);
-                    if (!nv) {
-                        rc = w2l__fail(err, W2L_NOMEM, "out of memory");
-                        break;
-                    }
-                    extra = nv;
+            int kept = d->referenced_data_file && !pathset_has(&rm, d->referenced_data_file);
+            if (kept && !w2l__ice_is_dv(d)) continue;
+            if (nextra == capextra) { /* room for d's path */
+                capextra = capextra ? capextra * 2 : 16;
+                const char **nv = w2l__realloc(extra, capextra * sizeof *nv);
+                if (!nv) {
+                    rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                    break;
                 }
+                extra = nv;
+            }
+            if (kept) {
                 rc = merge_kept_dv(k, io, d, superseded, extra, &nextra, err);
                 continue;
             }
-            rc = rebase_file(&b, io, d, &a, err);
+            int consumed = 0;
+            rc = rebase_file(&b, io, d, &a, &consumed, err);
+            if (rc == W2L_OK && consumed) {
+                const char *p = w2l__arena_strndup(&k->arena, d->path, strlen(d->path));
+                if (!p) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                else extra[nextra++] = p;
+            }
         }
     }
     if (rc == W2L_OK && b.n) {
