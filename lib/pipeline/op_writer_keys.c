@@ -44,10 +44,9 @@ static void runs_free(tstate *t)
     t->young = t->run = NULL;
 }
 
-void w2l__wr_keymap_clear(tstate *t)
+/* The map's arrays and key arena go (the runs stay). */
+static void map_free(tstate *t)
 {
-    t->khint = t->kcount;
-    t->kehint = t->nke;
     w2l__free(t->kslots);
     w2l__free(t->ks);
     w2l__free(t->ke);
@@ -58,6 +57,13 @@ void w2l__wr_keymap_clear(tstate *t)
     w2l__arena_release(&t->karena);
     w2l__arena_init(&t->karena, 1 << 14);
     t->ndead = 0;
+}
+
+void w2l__wr_keymap_clear(tstate *t)
+{
+    t->khint = t->kcount;
+    t->kehint = t->nke;
+    map_free(t);
     runs_free(t);
 }
 
@@ -302,17 +308,8 @@ w2l_rc w2l__wr_key_get(tstate *t, const w2l_buf *key, uint64_t h, int add, kslot
 /* The map's arrays go (after a spill: every key is in the run); the next ones start small. */
 static void map_reset(tstate *t)
 {
-    w2l__free(t->kslots);
-    w2l__free(t->ks);
-    w2l__free(t->ke);
-    t->kslots = NULL;
-    t->ks = NULL;
-    t->ke = NULL;
-    t->kcap = t->kcount = t->kscap = t->nke = t->kecap = 0;
+    map_free(t);
     t->khint = t->kehint = 0;
-    w2l__arena_release(&t->karena);
-    w2l__arena_init(&t->karena, 1 << 14);
-    t->ndead = 0;
 }
 
 static uint64_t runs_records(const tstate *t)
