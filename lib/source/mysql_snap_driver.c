@@ -267,25 +267,49 @@ static unsigned parallelism(mysql_source *ms, w2l_error *err)
     return p;
 }
 
-static w2l_rc name_literals(mysql_source *ms, const snap_table *t, char *db, char *name)
+/* The server's estimate of every table's rows, in one statement (for the splits and the
+ * time left). */
+static w2l_rc estimates(mysql_source *ms, w2l_error *err)
 {
-    w2l__my_escape(ms->snap.conn, db, t->db, strlen(t->db) > 255 ? 255 : strlen(t->db));
-    w2l__my_escape(ms->snap.conn, name, t->name, strlen(t->name) > 255 ? 255 : strlen(t->name));
-    return W2L_OK;
+    w2l__my_res *r;
+    W2L_TRY(
+        w2l__my_query(ms->snap.conn,
+                      "SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_ROWS FROM information_schema.TABLES "
+                      "WHERE TABLE_TYPE = 'BASE TABLE'",
+                      0, &r, err));
+    char **row;
+    unsigned long *len;
+    int k;
+    ms->snap.rows_estimated = 0;
+    while ((k = w2l__my_row(r, &row, &len, err)) > 0) {
+        snap_table *t = row[0] && row[1] ? w2l__ms_snap_find(ms, row[0], row[1]) : NULL;
+        if (!t || t->state == SNAP_DONE) continue;
+        t->est_rows = row[2] ? strtoull(row[2], NULL, 10) : 0;
+        ms->snap.rows_estimated += t->est_rows;
+    }
+    w2l__my_res_free(r);
+    return k < 0 ? err->code : W2L_OK;
 }
 
-/* The server's estimate of t's rows, and the bounds of its first key column (integer). */
+static void publish(mysql_source *ms, w2l_emitter *em)
+{
+    w2l__snap_progress p = {0};
+    if (ms->snap.active) {
+        p.tables = ms->snap.tables_total;
+        p.tables_done = ms->snap.done_tables;
+        p.rows = ms->snap.done_rows;
+        p.rows_estimated = ms->snap.rows_estimated;
+        p.chunks = ms->snap.done_chunks;
+        p.started_ms = ms->snap.started_ms;
+    }
+    w2l__emitter_set_snapshot_progress(em, &p);
+}
+
+/* The bounds of t's first key column (an integer). */
 static w2l_rc table_stats(mysql_source *ms, snap_table *t, w2l_error *err)
 {
-    char q[1600], db[520], name[520], v[128];
+    char v[128];
     int null = 1;
-    name_literals(ms, t, db, name);
-    snprintf(q, sizeof q,
-             "SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = '%s' AND "
-             "TABLE_NAME = '%s'",
-             db, name);
-    W2L_TRY(query_value(ms, q, v, sizeof v, &null, err));
-    t->est_rows = null ? 0 : strtoull(v, NULL, 10);
     if (!t->int_key || !t->npk) return W2L_OK;
     w2l_buf b = {0};
     const char *col = t->cols[t->pk[0]].name;
@@ -660,6 +684,7 @@ static w2l_rc retire(mysql_source *ms, snap_job *j, w2l_emitter *em, w2l_error *
     }
     job_release(ms, j);
     W2L_TRY(rc);
+    publish(ms, em);
     return w2l__ms_emit_commit(ms, em, err);
 }
 
@@ -702,6 +727,7 @@ static w2l_rc read_keyless(mysql_source *ms, w2l_emitter *em, w2l_error *err)
     ms->snap.done_chunks++;
     if (!n) W2L_TRY(emit_create(em, t, err));
     table_finished(ms, t);
+    publish(ms, em);
     return w2l__ms_emit_commit(ms, em, err);
 }
 
@@ -739,6 +765,7 @@ static w2l_rc finish(mysql_source *ms, w2l_emitter *em, w2l_error *err)
              (unsigned long long)ms->snap.done_chunks, (double)ms_taken / 1000.0, ms->at.file,
              (unsigned long long)ms->at.pos);
     w2l__ms_snap_tables_free(ms);
+    publish(ms, em);
     if (ms->txn.open) return W2L_OK;
     return w2l__ms_emit_commit(ms, em, err); /* the positions from now on have no "chunks" */
 }
@@ -750,6 +777,8 @@ w2l_rc w2l__ms_snap_next(mysql_source *ms, w2l_emitter *em, int timeout_ms, w2l_
     if (!ms->snap.workers) {
         if (!ms->snap.parallelism) ms->snap.parallelism = parallelism(ms, err);
         W2L_TRY(w2l__ms_workers_start(ms, ms->snap.parallelism, err));
+        W2L_TRY(estimates(ms, err));
+        publish(ms, em);
         w2l__log(W2L_LOG_INFO,
                  "mysql source: snapshot of %zu tables, %u chunk readers of %zu rows, beside the "
                  "binlog",

@@ -254,7 +254,7 @@ typedef struct mysql_source {
         unsigned kgen;
         char kfile[256];
         uint64_t kpos;
-        uint64_t done_tables, done_rows, done_chunks, tables_total;
+        uint64_t done_tables, done_rows, done_chunks, tables_total, rows_estimated;
         int64_t started_ms;
         int64_t progress_ms;
         char file[256];       /* where the stream started (P0) */
