@@ -50,6 +50,12 @@ static const cli_extra wait_extra[] = {
     { NULL, NULL, NULL }
 };
 
+static const cli_extra resync_extra[] = {
+    { "endpoint", "HOST:PORT",
+      "Where the running w2l run answers: its metrics.listen address (required)." },
+    { NULL, NULL, NULL }
+};
+
 /* In the order of the X_* indexes of cmd_maintain.c. */
 static const cli_extra maintain_extra[] = {
     { "table", "NAMESPACE.TABLE", "Maintain only this table (default: every table of the lake)." },
@@ -136,6 +142,14 @@ static const cli_command commands[] = {
       "compacts its tables itself. Policy comes from the maintenance.* keys of --config "
       "(w2l-config(5)).",
       cmd_maintain },
+    { "resync", "read one table again while the job runs", "NAMESPACE.TABLE", "config log-level",
+      NULL, resync_extra,
+      "Asks the w2l run listening at --endpoint (its metrics.listen address) to read the table "
+      "again whole, with its chunked snapshot, while every other table streams; the table's rows "
+      "in the lake are then replaced at one commit, its schema taken afresh from the source. "
+      "Exits 0 once the run took the request, 1 when nothing answers there or the run does not "
+      "read that table.",
+      cmd_resync },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -157,6 +157,23 @@ W2L_API w2l_rc w2l_pipeline_endpoint(w2l_pipeline *p, const char *method, const 
                                      int *status, const char **content_type, w2l_buf *body,
                                      w2l_error *err);
 
+/* Asks the running pipeline's source to read table ns.table again whole, with its chunked
+ * snapshot, while every other table streams; the table's rows in the lake are then
+ * replaced at one commit (readers see the old rows until then, never a partial table), its
+ * schema taken afresh from the source. Returns once the source took the request (it runs
+ * on; a restart goes on with it). W2L_NOTFOUND: the source does not read that table;
+ * W2L_CONFIG: the source cannot (only the mysql source can); W2L_UNAVAILABLE: the pipeline
+ * is not running. Any thread. See w2l_pipeline_resync(3). */
+W2L_API w2l_rc w2l_pipeline_resync(w2l_pipeline *p, const char *ns, const char *table,
+                                   w2l_error *err);
+
+/* w2l_pipeline_resync() of the pipeline of another process, through its metrics endpoint
+ * (metrics.listen; POST /resync?table=NS.TABLE): endpoint is HOST:PORT or a URL. answer
+ * (may be NULL) gets the endpoint's one-line answer. W2L_UNAVAILABLE when nothing answers
+ * there; the codes of w2l_pipeline_resync() otherwise. See w2l_pipeline_resync(3). */
+W2L_API w2l_rc w2l_resync_remote(const char *endpoint, const char *ns, const char *table,
+                                 char *answer, size_t size, w2l_error *err);
+
 /* w2l recover: from the newest sealed checkpoint, commits every table's checkpoints not yet
  * committed, without a source. Safe to run twice. See w2l_recover(3). */
 W2L_API w2l_rc w2l_recover(const w2l_conf *conf, w2l_error *err);

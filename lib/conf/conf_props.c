@@ -359,7 +359,7 @@ const w2l_conf_prop w2l__conf_props[] = {
       "Regular expression over db.table the source syncs (also tables= in its URI)." },
     { "source.startup", W2L_CONF_STRING, "initial", NOLIM, NULL, 0,
       "initial | earliest | latest | gtid:STATE | file:NAME:POS (also startup= in its URI)." },
-    { "source.snapshot-chunk-rows", W2L_CONF_INT, "8192", 1, 100000000LL, NULL, 0,
+    { "source.snapshot-chunk-rows", W2L_CONF_INT, "8192", 1, 100000000LL, NULL, W2L_CONF_F_CLI,
       "Rows per primary-key chunk of the mysql source's snapshot, each read in its own short "
       "consistent snapshot; a restart resumes at the chunks not yet emitted (also chunk-rows= in "
       "its URI)." },
@@ -370,7 +370,7 @@ const w2l_conf_prop w2l__conf_props[] = {
       W2L_CONF_F_CLI,
       "Paces the mysql source's snapshot to about this many rows a second over all its readers; "
       "0: as fast as the server answers." },
-    { "source.snapshot-max-threads-running", W2L_CONF_INT, "0", 0, 100000, NULL, 0,
+    { "source.snapshot-max-threads-running", W2L_CONF_INT, "0", 0, 100000, NULL, W2L_CONF_F_CLI,
       "New chunks of the mysql source's snapshot wait while the server's Threads_running (less "
       "the snapshot's own) is above this (checked each second); 0: never." },
     { "source.connect-timeout", W2L_CONF_DURATION, "10s", 1000, MS_DAY, NULL, 0,

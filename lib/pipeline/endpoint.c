@@ -255,6 +255,51 @@ static w2l_rc status_json(w2l_pipeline *p, w2l_buf *body, w2l_error *err)
     return rc;
 }
 
+/* POST /resync?table=DB.TABLE: w2l_pipeline_resync(). */
+static w2l_rc resync(w2l_pipeline *p, const char *method, const char *query, int *status,
+                     w2l_buf *body, w2l_error *err)
+{
+    if (strcmp(method, "POST") != 0) {
+        *status = 405;
+        return w2l__buf_printf(body, err, "method %s not allowed on /resync: POST\n", method);
+    }
+    const char *q = strstr(query, "table=");
+    char name[520] = "";
+    if (q && (q == query + 1 || q[-1] == '&')) {
+        size_t n = strcspn(q + 6, "&");
+        size_t o = 0;
+        for (size_t i = 0; i < n && o + 1 < sizeof name; i++) { /* %XX decoded */
+            const char *c = q + 6 + i;
+            if (*c == '%' && i + 2 < n + 1 && c[1] && c[2]) {
+                char hx[3] = {c[1], c[2], 0};
+                name[o++] = (char)strtol(hx, NULL, 16);
+                i += 2;
+            } else
+                name[o++] = *c == '+' ? ' ' : *c;
+        }
+        name[o] = '\0';
+    }
+    char *dot = strchr(name, '.');
+    if (!dot || dot == name || !dot[1]) {
+        *status = 400;
+        return w2l__buf_printf(body, err, "POST /resync?table=DATABASE.TABLE: no table named\n");
+    }
+    *dot = '\0';
+    w2l_error e;
+    w2l_error_clear(&e);
+    w2l_rc rc = w2l_pipeline_resync(p, name, dot + 1, &e);
+    *status = rc == W2L_OK             ? 202
+              : rc == W2L_NOTFOUND     ? 404
+              : rc == W2L_UNAVAILABLE  ? 503
+              : rc == W2L_CONFIG || rc == W2L_MISUSE ? 400
+                                       : 500;
+    if (rc == W2L_OK)
+        return w2l__buf_printf(body, err, "%s.%s is read again; its rows are replaced when that "
+                                          "ends\n",
+                               name, dot + 1);
+    return w2l__buf_printf(body, err, "%s\n", e.msg);
+}
+
 w2l_rc w2l_pipeline_endpoint(w2l_pipeline *p, const char *method, const char *path, int *status,
                              const char **content_type, w2l_buf *body, w2l_error *err)
 {
@@ -262,11 +307,13 @@ w2l_rc w2l_pipeline_endpoint(w2l_pipeline *p, const char *method, const char *pa
         return w2l__fail(err, W2L_MISUSE, "w2l_pipeline_endpoint: NULL argument");
     const char *text = "text/plain; charset=utf-8";
     *content_type = text;
+    size_t pl = strcspn(path, "?");
+    if (pl == 7 && !strncmp(path, "/resync", pl))
+        return resync(p, method, path + pl, status, body, err);
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
         *status = 405;
         return w2l__buf_printf(body, err, "method %s not allowed: GET or HEAD\n", method);
     }
-    size_t pl = strcspn(path, "?");
     char why_h[200], why_r[200];
     w2l_pipeline_info pi;
     if (pl == 8 && !strncmp(path, "/metrics", pl)) {

@@ -84,6 +84,14 @@ struct w2l_pipeline {
     size_t chan_cap, batch_rows;
     int64_t interval_ms;
     int until_caught_up;
+    struct {                    /* w2l_pipeline_resync(): one request at a time (resync.c) */
+        mtx_t mu;
+        cnd_t cv;
+        int asked, answered;
+        char ns[256], table[256];
+        w2l_rc rc;
+        w2l_error err;
+    } resync;
     /* coordinator */
     mtx_t mtx;
     cnd_t cv;
@@ -176,5 +184,9 @@ void w2l__nodes_free(w2l_pipeline *p);
 w2l_rc w2l__endpoint_start(w2l_pipeline *p, w2l_error *err);
 /* Stops serving (before anything the handler reads goes). */
 void w2l__endpoint_stop(w2l_pipeline *p);
+
+/* resync.c: hands a waiting w2l_pipeline_resync() request to the source (source thread,
+ * between transactions). */
+void w2l__pipeline_resync_serve(w2l_pipeline *p);
 
 #endif
