@@ -724,6 +724,20 @@ static w2l_rc retire(mysql_source *ms, snap_job *j, w2l_emitter *em, w2l_error *
     return w2l__ms_emit_commit(ms, em, err);
 }
 
+/* The coordinator's connection is gone: a keyless table it was reading is read again
+ * (nothing of it was committed: its rows and commit go together). */
+static void lost_coordinator(mysql_source *ms)
+{
+    if (ms->snap.keyless) {
+        if (ms->snap.keyless->state == SNAP_ACTIVE) ms->snap.keyless->state = SNAP_PENDING;
+        ms->snap.keyless = NULL;
+        ms->snap.epoch++;
+    }
+    ms->snap.keyless_failed = 0;
+    w2l__my_close(ms->snap.conn);
+    ms->snap.conn = NULL;
+}
+
 /* The keyless table at its snapshot's position, read whole in that snapshot. */
 static w2l_rc read_keyless(mysql_source *ms, w2l_emitter *em, w2l_error *err)
 {
@@ -752,6 +766,11 @@ static w2l_rc read_keyless(mysql_source *ms, w2l_emitter *em, w2l_error *err)
     w2l__free(coerced);
     w2l_error e2;
     w2l__my_exec(ms->snap.conn, rc == W2L_OK ? "COMMIT" : "ROLLBACK", &e2);
+    if (rc == W2L_UNAVAILABLE && !n) { /* nothing emitted: read it again */
+        ms->snap.keyless = t;
+        ms->snap.keyless_failed = 1;
+        return rc;
+    }
     if (rc != W2L_OK) {
         w2l__error_prefix(err, "snapshot of %s.%s: ", t->db, t->name);
         return rc;
@@ -826,7 +845,15 @@ w2l_rc w2l__ms_snap_next(mysql_source *ms, w2l_emitter *em, int timeout_ms, w2l_
         snap_job *h = ms->snap.jobs;
         int kfirst = ms->snap.keyless &&
                      (!h || w2l__ms_pos_cmp(ms->snap.kfile, ms->snap.kpos, h->file, h->pos) <= 0);
-        if (kfirst && reached(ms, ms->snap.kfile, ms->snap.kpos)) return read_keyless(ms, em, err);
+        if (kfirst && reached(ms, ms->snap.kfile, ms->snap.kpos)) {
+            w2l_rc krc = read_keyless(ms, em, err);
+            if (krc == W2L_UNAVAILABLE && ms->snap.keyless_failed) {
+                w2l__log(W2L_LOG_WARN, "mysql source: snapshot: %s; reading it again", err->msg);
+                lost_coordinator(ms);
+                return W2L_AGAIN;
+            }
+            return krc;
+        }
         if (!kfirst && h && reached(ms, h->file, h->pos)) {
             int64_t now = w2l__mono_ns() / 1000000;
             if (!w2l__ms_workers_wait(ms, h, deadline > now ? (int)(deadline - now) : 0))
@@ -837,7 +864,13 @@ w2l_rc w2l__ms_snap_next(mysql_source *ms, w2l_emitter *em, int timeout_ms, w2l_
             continue;
         }
         int emitted = 0;
-        W2L_TRY(schedule(ms, em, &emitted, err));
+        w2l_rc src = schedule(ms, em, &emitted, err);
+        if (src == W2L_UNAVAILABLE) { /* the coordinator's connection: again next time */
+            w2l__log(W2L_LOG_WARN, "mysql source: snapshot: %s; connecting again", err->msg);
+            lost_coordinator(ms);
+            return W2L_AGAIN;
+        }
+        W2L_TRY(src);
         if (emitted) return W2L_OK;
         if (!left(ms)) return finish(ms, em, err);
         h = ms->snap.jobs;

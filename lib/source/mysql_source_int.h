@@ -254,6 +254,7 @@ typedef struct mysql_source {
         /* a keyless table read at a position: the stream first reaches it */
         snap_table *keyless;
         unsigned kgen;
+        int keyless_failed;   /* its read lost the connection before emitting a row */
         char kfile[256];
         uint64_t kpos;
         uint64_t done_tables, done_rows, done_chunks, tables_total, rows_estimated;
