@@ -132,7 +132,7 @@ w2l_rc w2l__mysrc_open(const w2l_conf *conf, w2l__mysrc **out, w2l_error *err)
     ms->cfg.chunk_rows = SNAP_CHUNK_DEFAULT;
     ms->cfg.params.connect_timeout_s = 10;
     ms->cfg.params.retries = 1;
-    ms->cfg.params.what = "verify";
+    ms->cfg.params.what = "mysql source";
     ms->cfg.params.fail_code = W2L_SOURCE;
     int64_t v;
     if (w2l_conf_get_int(conf, "source.tinyint1-as-boolean", &v, NULL) == W2L_OK)
