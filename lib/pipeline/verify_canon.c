@@ -19,6 +19,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../io/s3.h"
@@ -153,15 +154,40 @@ static w2l_rc put_hex(const char *p, size_t n, w2l_buf *b, w2l_error *err)
 }
 
 /* What MariaDB's FORMAT(x, 6) prints (without the grouping commas): x rounded as
- * my_double_round rounds it (rint of x * 10^6, back), then printed exactly with 6
- * decimals; a rounded zero without its sign. */
+ * my_double_round rounds it (rint of x * 10^6, back), then printed as my_fcvt prints it
+ * (dtoa mode 5): the shortest digits that read back as it when they need at most 6
+ * decimals (padded with zeros), else the value correctly rounded to 6 decimals; a rounded
+ * zero without its sign. */
 static w2l_rc put_real(double x, w2l_buf *b, w2l_error *err)
 {
     if (isnan(x) || isinf(x)) return w2l__buf_printf(b, err, "%s", isnan(x) ? "nan" : "inf");
     double t = x * 1e6;
     if (!isinf(t)) x = rint(t) / 1e6;
-    char s[400];
-    int n = snprintf(s, sizeof s, "%.6f", x);
+    char s[400], e[40];
+    int n, prec = 0;
+    for (; prec <= 16; prec++) { /* the shortest digits: d.ddd e+XX */
+        snprintf(e, sizeof e, "%.*e", prec, x);
+        if (strtod(e, NULL) == x) break;
+    }
+    int ex = atoi(strchr(e, 'e') + 1);
+    int frac = prec - ex; /* decimals the shortest digits need */
+    if (x == 0 || frac > 6) {
+        n = snprintf(s, sizeof s, "%.6f", x);
+    } else {
+        char dig[20];
+        const char *p = e;
+        int neg = *p == '-', nd = 0;
+        if (neg) p++;
+        for (; *p && *p != 'e' && nd < 17; p++)
+            if (*p != '.') dig[nd++] = *p;
+        n = 0;
+        if (neg) s[n++] = '-';
+        if (ex < 0) s[n++] = '0';
+        for (int i = 0; i <= ex && n < 360; i++) s[n++] = i < nd ? dig[i] : '0';
+        s[n++] = '.';
+        for (int i = ex + 1; i < ex + 7; i++) s[n++] = i >= 0 && i < nd ? dig[i] : '0';
+        s[n] = '\0';
+    }
     if (n < 0 || (size_t)n >= sizeof s) return w2l__fail(err, W2L_ERROR, "verify: number too long");
     if (!strcmp(s, "-0.000000")) memmove(s, s + 1, (size_t)n--);
     PUT(b, s, (size_t)n);
