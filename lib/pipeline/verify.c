@@ -322,7 +322,8 @@ static void exclude(verify *v, vtable *t, vcol *c, const char *why)
     char tn[32];
     w2l__log_table(W2L_LOG_WARN, t->src->db, t->src->name,
                    "verify: %s.%s: column %s (%s) left out of the checksum: %s", t->src->db,
-                   t->src->name, c->name, c->mt.name[0] ? c->mt.name : w2l_type_format(c->lake, tn, sizeof tn), why);
+                   t->src->name, c->name,
+                   c->mt.name[0] ? c->mt.name : w2l_type_format(c->lake, tn, sizeof tn), why);
     c->excluded = 1;
     v->sum->columns_excluded++;
 }
@@ -401,7 +402,8 @@ static w2l_rc scan_row(scanctx *s, const w2l_value *row, size_t n)
             long li = s->idx[t->pk[k]];
             const w2l_value *val = li >= 0 && (size_t)li < n ? &row[li] : &null;
             s->koff[k] = s->key.len;
-            if (!val->is_null) W2L_TRY(w2l__verify_key_text(t->ks[k], c->form, c->lake, val, &s->key, err));
+            if (!val->is_null)
+                W2L_TRY(w2l__verify_key_text(t->ks[k], c->form, c->lake, val, &s->key, err));
             s->kl[k] = s->key.len - s->koff[k];
         }
         for (size_t k = 0; k < t->npk; k++) s->kp[k] = (const char *)s->key.data + s->koff[k];
@@ -803,8 +805,9 @@ static w2l_rc recheck(verify *v, vtable *t, w2l_error *err)
     rp.what = w2l__calloc(nr, sizeof *rp.what);
     rp.nkeys = w2l__calloc(nr, sizeof *rp.nkeys);
     rp.more = w2l__calloc(nr, sizeof *rp.more);
-    w2l_rc rc = rp.keys && rp.what && rp.nkeys && rp.more ? W2L_OK
-                                                         : w2l__fail(err, W2L_NOMEM, "out of memory");
+    w2l_rc rc = rp.keys && rp.what && rp.nkeys && rp.more
+                    ? W2L_OK
+                    : w2l__fail(err, W2L_NOMEM, "out of memory");
     for (size_t i = 0; rc == W2L_OK && i < nr; i++) {
         if (!t->r[i].differs) continue;
         rp.keys[i] = w2l__arena_alloc(&t->rarena, limit * sizeof **rp.keys);

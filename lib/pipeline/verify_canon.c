@@ -77,7 +77,8 @@ w2l__vkey w2l__verify_key_kind(const w2l__mysql_type *mt, w2l_type lake)
     case VF_DATE:
     case VF_DATETIME:
     case VF_TIME: return VK_FIXED;
-    case VF_TEXTHEX: return mt->cls == W2L_MYSQL_TEXT || mt->cls == W2L_MYSQL_TIME ? VK_STR : VK_NONE;
+    case VF_TEXTHEX:
+        return mt->cls == W2L_MYSQL_TEXT || mt->cls == W2L_MYSQL_TIME ? VK_STR : VK_NONE;
     case VF_BINHEX: return VK_BIN;
     default: return VK_NONE;
     }
