@@ -231,6 +231,17 @@ static void table_free(vtable *t)
     w2l__free(t->rows);
 }
 
+static void exclude(verify *v, vtable *t, vcol *c, const char *why)
+{
+    char tn[32];
+    w2l__log_table(W2L_LOG_WARN, t->src->db, t->src->name,
+                   "verify: %s.%s: column %s (%s) left out of the checksum: %s", t->src->db,
+                   t->src->name, c->name,
+                   c->mt.name[0] ? c->mt.name : w2l_type_format(c->lake, tn, sizeof tn), why);
+    c->excluded = 1;
+    v->sum->columns_excluded++;
+}
+
 /* The tables to compare: every selected table of the source, or opts->table. */
 static w2l_rc plan(verify *v, w2l_error *err)
 {
@@ -275,7 +286,7 @@ static w2l_rc plan(verify *v, w2l_error *err)
             w2l_rc rc = w2l__mysql_type_map_text(st->cols[k].type, strlen(st->cols[k].type),
                                                  topts, c->name, NULL, &c->expect, &c->mt, err);
             if (rc == W2L_SCHEMA) { /* no lake type: the lake has no such column either */
-                c->excluded = 1;
+                exclude(v, t, c, "it has no lake type");
                 continue;
             }
             if (rc != W2L_OK) {
@@ -315,17 +326,6 @@ static void fix_forms(vtable *t)
             break;
         }
     }
-}
-
-static void exclude(verify *v, vtable *t, vcol *c, const char *why)
-{
-    char tn[32];
-    w2l__log_table(W2L_LOG_WARN, t->src->db, t->src->name,
-                   "verify: %s.%s: column %s (%s) left out of the checksum: %s", t->src->db,
-                   t->src->name, c->name,
-                   c->mt.name[0] ? c->mt.name : w2l_type_format(c->lake, tn, sizeof tn), why);
-    c->excluded = 1;
-    v->sum->columns_excluded++;
 }
 
 /* ---- the lake ---- */

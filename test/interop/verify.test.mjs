@@ -8,7 +8,7 @@
 // with a message that names them.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -123,6 +123,37 @@ test('a lake that lags is reported after the re-check, and passes once the job r
   run(wh, 'lag')
   r = verify(wh, 'lag')
   assert.equal(r.status, 0, `${r.stdout}${r.stderr}`)
+})
+
+test('with a job running, rows in flight are not reported: verify waits for its next commit', { timeout: 120000 }, async () => {
+  mariadb(`CREATE DATABASE live; USE live; CREATE TABLE t (id INT PRIMARY KEY, v INT);
+    INSERT INTO t SELECT seq, seq FROM seq_1_to_20;`)
+  const wh = path.join(top, 'lake-live')
+  run(wh, 'live')
+  const job = spawn(w2l, ['run', '--source', uri('live'), '--warehouse', wh, '--checkpoint-interval', '300ms',
+    '--quiet'], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  job.stderr.on('data', d => { stderr += d })
+  const exited = new Promise(resolve => job.on('exit', code => resolve(code)))
+  try {
+    // the job holds the lake once w2l status names it
+    let held = false
+    for (const end = Date.now() + 30000; !held && Date.now() < end;) {
+      const st = spawnSync(w2l, ['status', '--warehouse', wh], { encoding: 'utf8', timeout: 20000 })
+      held = /^running now: job /m.test(st.stdout)
+      if (!held) await new Promise(resolve => setImmediate(resolve))
+    }
+    assert.ok(held, `the job did not take the lake: ${stderr}`)
+    mariadb('USE live; INSERT INTO t SELECT seq, seq FROM seq_21_to_40; UPDATE t SET v = 0 WHERE id = 3;')
+    const r = verify(wh, 'live', ['--timeout', '30s', '--format', 'json'])
+    assert.equal(r.status, 0, `${r.stdout}${r.stderr}${stderr}`)
+    const j = JSON.parse(r.stdout)
+    assert.equal(j.ok, true)
+    assert.equal(j.ranges_differing, 0)
+  } finally {
+    job.kill('SIGTERM')
+    assert.equal(await exited, 0, stderr)
+  }
 })
 
 test('usage errors exit 2; a missing table and a dead server exit 1 naming them', { timeout: 60000 }, async () => {
