@@ -50,7 +50,7 @@ typedef struct w2l_verify_progress {
 
 typedef struct w2l_verify_summary {
     uint64_t tables;             /* tables compared */
-    uint64_t tables_skipped;     /* tables not compared (routed to a shared lake table) */
+    uint64_t tables_skipped;     /* tables not compared: a route merges them with others */
     uint64_t ranges;             /* ranges compared */
     uint64_t ranges_rechecked;   /* ranges that differed at first and were compared again */
     uint64_t ranges_differing;   /* ranges that still differ: w2l_verify_range calls */

@@ -242,12 +242,53 @@ static void exclude(verify *v, vtable *t, vcol *c, const char *why)
     v->sum->columns_excluded++;
 }
 
-/* The tables to compare: every selected table of the source, or opts->table. */
-static w2l_rc plan(verify *v, w2l_error *err)
+static void free_strv(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) w2l__free(v[i]);
+    w2l__free(v);
+}
+
+static int by_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The lake tables that routes send selected source tables to, "ns.name" sorted (one entry
+ * per source table), into *out (*nout entries). */
+static w2l_rc route_targets(verify *v, char ***out, size_t *nout, w2l_error *err)
+{
+    size_t n = w2l__mysrc_ntables(v->src), k = 0;
+    char **a = w2l__calloc(n ? n : 1, sizeof *a);
+    W2L_NOMEM_IF(!a, err);
+    w2l_rc rc = W2L_OK;
+    for (size_t i = 0; rc == W2L_OK && i < n; i++) {
+        const w2l__mysrc_table *st = w2l__mysrc_table_at(v->src, i);
+        const char *ns, *name;
+        const w2l__route *route;
+        rc = w2l__routes_map(v->routes, st->db, st->name, &ns, &name, &route, err);
+        if (rc != W2L_OK || !route) continue;
+        a[k] = w2l__asprintf("%s.%s", ns, name);
+        if (!a[k++]) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    qsort(a, k, sizeof *a, by_str);
+    *out = a;
+    *nout = k;
+    return rc;
+}
+
+/* How many selected source tables routes send to ns.name. */
+static size_t route_sources(char **targets, size_t n, const char *ns, const char *name)
+{
+    char key[600];
+    snprintf(key, sizeof key, "%s.%s", ns, name);
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++) c += !strcmp(targets[i], key);
+    return c;
+}
+
+static w2l_rc plan_tables(verify *v, char **targets, size_t ntargets, w2l_error *err)
 {
     size_t n = w2l__mysrc_ntables(v->src);
-    v->t = w2l__calloc(n ? n : 1, sizeof *v->t);
-    W2L_NOMEM_IF(!v->t, err);
     const w2l__type_opts *topts = w2l__mysrc_topts(v->src);
     for (size_t i = 0; i < n; i++) {
         const w2l__mysrc_table *st = w2l__mysrc_table_at(v->src, i);
@@ -260,7 +301,7 @@ static w2l_rc plan(verify *v, w2l_error *err)
         const char *ns, *name;
         const w2l__route *route;
         W2L_TRY(w2l__routes_map(v->routes, st->db, st->name, &ns, &name, &route, err));
-        if (route) {
+        if (route && route_sources(targets, ntargets, ns, name) > 1) {
             w2l__log_table(W2L_LOG_WARN, st->db, st->name,
                            "verify: %s.%s is routed (route.%s) into %s.%s with other tables: not "
                            "compared",
@@ -306,6 +347,26 @@ static w2l_rc plan(verify *v, w2l_error *err)
     return W2L_OK;
 }
 
+/* The tables to compare: every selected table of the source, or opts->table. A table a
+ * route sends to a lake table of its own is compared with that table; one a route merges
+ * with others is not. */
+static w2l_rc plan(verify *v, w2l_error *err)
+{
+    size_t n = w2l__mysrc_ntables(v->src), ntargets = 0;
+    char **targets = NULL;
+    v->t = w2l__calloc(n ? n : 1, sizeof *v->t);
+    W2L_NOMEM_IF(!v->t, err);
+    if (v->routes) {
+        w2l_rc rc = route_targets(v, &targets, &ntargets, err);
+        if (rc != W2L_OK) {
+            free_strv(targets, ntargets);
+            return rc;
+        }
+    }
+    w2l_rc rc = plan_tables(v, targets, ntargets, err);
+    free_strv(targets, ntargets);
+    return rc;
+}
 /* The column's form now that its lake type is known; a warning when it has none. */
 static void fix_forms(vtable *t)
 {

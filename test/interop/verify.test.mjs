@@ -156,6 +156,33 @@ test('with a job running, rows in flight are not reported: verify waits for its 
   }
 })
 
+test('routes: a table routed alone to a lake table is compared with it; merged shards are not', { timeout: 120000 }, () => {
+  mariadb(`CREATE DATABASE rt; USE rt; CREATE TABLE one (id INT PRIMARY KEY, v VARCHAR(10));
+    INSERT INTO one SELECT seq, CONCAT('v', seq) FROM seq_1_to_9;
+    CREATE TABLE s1 (id INT PRIMARY KEY, v INT); CREATE TABLE s2 (id INT PRIMARY KEY, v INT);
+    INSERT INTO s1 VALUES (1, 1); INSERT INTO s2 VALUES (2, 2);`)
+  const wh = path.join(top, 'lake-rt')
+  const conf = path.join(top, 'routes.json')
+  fs.writeFileSync(conf, JSON.stringify({
+    'route.a.source': 'rt\\.one', 'route.a.target': 'rt.uno',
+    'route.b.source': 'rt\\.s[0-9]', 'route.b.target': 'rt.shards',
+    'route.b.key-with-source': 'true'
+  }))
+  const res = spawnSync(w2l, ['run', '--source', uri('rt'), '--warehouse', wh, '--until-caught-up',
+    '--checkpoint-interval', '200ms', '--quiet', '--config', conf], { encoding: 'utf8', timeout: 60000 })
+  assert.equal(res.status, 0, res.stderr)
+  let r = verify(wh, 'rt', ['--config', conf, '--format', 'json'])
+  assert.equal(r.status, 0, `${r.stdout}${r.stderr}`)
+  const j = JSON.parse(r.stdout)
+  assert.equal(j.tables, 1)
+  assert.equal(j.tables_skipped, 2)
+  assert.equal(j.source_rows, 9)
+  mariadb('SET sql_log_bin=0; DELETE FROM rt.one WHERE id = 4;')
+  r = verify(wh, 'rt', ['--config', conf])
+  assert.equal(r.status, 1, r.stdout)
+  assert.match(r.stdout, /^rt\.one: range .*: rows differ: source 4 rows, lake 5 rows; extra \(4\)$/m)
+})
+
 test('usage errors exit 2; a missing table and a dead server exit 1 naming them', { timeout: 60000 }, async () => {
   const wh = path.join(top, 'lake-vt')
   let r = verify(wh, 'vt', ['--format', 'xml'])
