@@ -57,9 +57,9 @@ static void on_progress(void *ctx, const w2l_verify_progress *p)
     if (c->last_ms && now - c->last_ms < 200) return;
     c->last_ms = now;
     double rate = p->elapsed_ms > 0 ? (double)p->rows * 1000.0 / (double)p->elapsed_ms : 0;
-    fprintf(stderr, "\r\033[Kverify: %s tables %" PRIu64 "/%" PRIu64 ", ranges %" PRIu64
+    fprintf(stderr, "\r\033[Kverify: %stables %" PRIu64 "/%" PRIu64 ", ranges %" PRIu64
                     ", %.0f rows/s",
-            p->recheck ? "re-check," : "", p->tables_done, p->tables, p->ranges_done, rate);
+            p->recheck ? "re-check, " : "", p->tables_done, p->tables, p->ranges_done, rate);
     fflush(stderr);
 }
 
