@@ -301,6 +301,11 @@ static w2l_rc plan_tables(verify *v, char **targets, size_t ntargets, w2l_error 
         const char *ns, *name;
         const w2l__route *route;
         W2L_TRY(w2l__routes_map(v->routes, st->db, st->name, &ns, &name, &route, err));
+        if (route && route_sources(targets, ntargets, ns, name) > 1 && v->o->table)
+            return w2l__fail(err, W2L_NOTFOUND,
+                             "verify: %s.%s is routed (route.%s) into %s.%s with other tables: "
+                             "it has no lake table of its own to compare with",
+                             st->db, st->name, route->name, ns, name);
         if (route && route_sources(targets, ntargets, ns, name) > 1) {
             w2l__log_table(W2L_LOG_WARN, st->db, st->name,
                            "verify: %s.%s is routed (route.%s) into %s.%s with other tables: not "

@@ -177,10 +177,28 @@ test('routes: a table routed alone to a lake table is compared with it; merged s
   assert.equal(j.tables, 1)
   assert.equal(j.tables_skipped, 2)
   assert.equal(j.source_rows, 9)
+  r = verify(wh, 'rt', ['--config', conf, '--table', 'rt.s1'])
+  assert.equal(r.status, 1)
+  assert.match(r.stderr, /rt\.s1 is routed \(route\.b\) into rt\.shards with other tables/)
   mariadb('SET sql_log_bin=0; DELETE FROM rt.one WHERE id = 4;')
   r = verify(wh, 'rt', ['--config', conf])
   assert.equal(r.status, 1, r.stdout)
   assert.match(r.stdout, /^rt\.one: range .*: rows differ: source 4 rows, lake 5 rows; extra \(4\)$/m)
+})
+
+test('a key that cannot bound ranges (DOUBLE): the table is compared whole, with a warning', { timeout: 60000 }, () => {
+  mariadb(`CREATE DATABASE fk; USE fk; CREATE TABLE t (d DOUBLE PRIMARY KEY, v INT);
+    INSERT INTO t SELECT seq / 3, seq FROM seq_1_to_12;`)
+  const wh = path.join(top, 'lake-fk')
+  run(wh, 'fk')
+  let r = verify(wh, 'fk', ['--log-level', 'warn'])
+  assert.equal(r.status, 0, `${r.stdout}${r.stderr}`)
+  assert.match(r.stderr, /fk\.t: key column d cannot bound ranges \(its type\): the table is compared whole/)
+  assert.match(r.stdout, /^verify: 1 table, 1 range, 12 source rows, 12 lake rows: no difference$/m)
+  mariadb('SET sql_log_bin=0; UPDATE fk.t SET v = 0 WHERE v = 5;')
+  r = verify(wh, 'fk')
+  assert.equal(r.status, 1, r.stdout)
+  assert.match(r.stdout, /^fk\.t: range \[first key, last key\]: checksum differ: source 12 rows, lake 12 rows$/m)
 })
 
 test('usage errors exit 2; a missing table and a dead server exit 1 naming them', { timeout: 60000 }, async () => {
