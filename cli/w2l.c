@@ -73,6 +73,22 @@ static const cli_extra maintain_extra[] = {
     { NULL, NULL, NULL }
 };
 
+/* In the order of the V_* indexes of cmd_verify.c. */
+static const cli_extra verify_extra[] = {
+    { "table", "DB.TABLE", "Compare only this source table (default: every table the source "
+      "selects)." },
+    { "format", "text|json", "text (default): one line per range that differs and a summary; "
+      "json: one object, for scripts (w2l-verify(1))." },
+    { "timeout", "DURATION",
+      "While a job runs: how long to wait for the lake's next commit of a table that differs "
+      "before comparing its ranges again (default 60s)." },
+    { "settle", "DURATION",
+      "No job runs: wait this long before comparing the ranges that differ again (default 2s; "
+      "0: at once)." },
+    { "keys", "N", "Keys named per range that differs (default 10)." },
+    { NULL, NULL, NULL }
+};
+
 /* The flags of the s3 file IO, for every command that opens the lake (w2l-s3(7)). */
 #define S3_FLAGS " s3.endpoint s3.region s3.path-style s3.profile"
 /* The keys of the rest catalog (w2l-catalogs(7)). */
@@ -150,6 +166,16 @@ static const cli_command commands[] = {
       "Exits 0 once the run took the request, 1 when nothing answers there or the run does not "
       "read that table.",
       cmd_resync },
+    { "verify", "compare the source with the lake, per primary-key range", NULL,
+      "source warehouse catalog state config log-level include exclude source.time-as-string "
+      "verify.chunk-rows" LAKE_FLAGS,
+      "source warehouse", verify_extra,
+      "Compares the mysql source with the lake per primary-key range of about verify.chunk-rows "
+      "keys: row counts and checksums of the rows, computed in the server and from the lake's "
+      "rows. Ranges that differ are compared again after the lake's next commit of the table "
+      "(rows in flight), then row by row, naming the keys that differ. Exits 0 when no range "
+      "differs, 1 when some do or on an error, 2 on a usage error.",
+      cmd_verify },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -313,6 +313,9 @@ const w2l_conf_prop w2l__conf_props[] = {
       "`w2l maintain --remove-orphans` on demand)." },
     { "maintenance.threads", W2L_CONF_INT, "1", 1, 64, NULL, 0,
       "Threads that compact and remove files beside ingestion." },
+    /* ---- verification (w2l-verify(1)) ---- */
+    { "verify.chunk-rows", W2L_CONF_INT, "100000", 1, 100000000LL, NULL, W2L_CONF_F_CLI,
+      "Rows per primary-key range that w2l verify compares by count and checksum." },
     /* ---- DDL and types ---- */
     { "ddl.policy", W2L_CONF_ENUM, "fail", NOLIM, "fail|ignore|quarantine", W2L_CONF_F_PER_TABLE,
       "What an unsupported schema change, or a CDC JSON value the table cannot store, does: fail "

@@ -376,30 +376,7 @@ static void ms_close(w2l_source *self)
     ms->at.gtid = NULL;
     w2l__mygtids_free(ms->at.mygtids);
     ms->at.mygtids = NULL;
-    w2l__free(ms->cfg.ssl_ca);
-    w2l__free(ms->cfg.ssl_cert);
-    w2l__free(ms->cfg.ssl_key);
-    w2l__free(ms->cfg.server_public_key);
-    w2l__free(ms->cfg.password_file);
-    ms->cfg.ssl_ca = ms->cfg.ssl_cert = ms->cfg.ssl_key = ms->cfg.server_public_key = NULL;
-    ms->cfg.password_file = NULL;
-    w2l__ms_free_strv(ms->cfg.dbs, ms->cfg.ndbs);
-    ms->cfg.dbs = NULL;
-    if (ms->cfg.have_regex) regfree(&ms->cfg.re);
-    ms->cfg.have_regex = 0;
-    w2l__tfilter_free(&ms->cfg.filter);
-    w2l__free(ms->cfg.startup);
-    w2l__free(ms->cfg.tables_text);
-    ms->cfg.tables_text = NULL;
-    w2l__free(ms->cfg.filter_json);
-    ms->cfg.filter_json = NULL;
-    w2l__free(ms->cfg.params.host);
-    w2l__free(ms->cfg.params.user);
-    if (ms->cfg.params.pass) {
-        memset(ms->cfg.params.pass, 0, strlen(ms->cfg.params.pass));
-        w2l__free(ms->cfg.params.pass);
-    }
-    memset(&ms->cfg.params, 0, sizeof ms->cfg.params);
+    w2l__ms_cfg_free(ms);
 }
 
 static w2l_rc ms_open_inner(mysql_source *ms, const w2l_conf *conf, const char *uri,

@@ -329,6 +329,8 @@ w2l_rc w2l__ms_check_settings(mysql_source *ms, w2l__my *c, w2l_error *err);
  * patterns match a table when there are tables (W2L_SOURCE naming what there is). */
 w2l_rc w2l__ms_check_selection(mysql_source *ms, w2l__my *c, w2l_error *err);
 w2l_rc w2l__ms_parse_uri(mysql_source *ms, const w2l_conf *conf, const char *uri, w2l_error *err);
+/* Frees what w2l__ms_parse_uri and the conf put in ms->cfg (the password wiped). */
+void w2l__ms_cfg_free(mysql_source *ms);
 int w2l__ms_db_selected(const mysql_source *ms, const char *db);
 int w2l__ms_table_selected(const mysql_source *ms, const char *db, const char *table);
 
