@@ -102,7 +102,7 @@ static const char *snapshot_text(char *buf, size_t size, const w2l_pipeline_info
     double rate = took > 0 ? (double)pi->snapshot_rows / took : 0;
     char rows[32], est[32], r[48], left[64];
     short_count(rows, sizeof rows, (double)pi->snapshot_rows);
-    int n = snprintf(buf, size, "; snapshot %llu/%llu tables, %s", 
+    int n = snprintf(buf, size, "; snapshot %llu/%llu tables, %s",
                      (unsigned long long)pi->snapshot_tables_done,
                      (unsigned long long)pi->snapshot_tables, rows);
     if (n < 0 || (size_t)n >= size) return buf;

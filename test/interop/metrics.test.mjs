@@ -2,6 +2,10 @@
 // MariaDB (lib/mariadb.mjs) with --metrics-listen 127.0.0.1:0 (the port from its log line).
 //   - /readyz answers 503 while the run starts (no checkpoint of it committed), 200 once the
 //     snapshot is done and the lag is under readyz.max-lag;
+//   - the snapshot, paced to about 2 s (source.snapshot-max-rows-per-second), shows its
+//     progress while it runs: w2l_snapshot_rows_total grows, /status has its
+//     snapshot_progress; once it ends, tables done equal tables in all and the rows are the
+//     tables' rows;
 //   - /metrics, scraped during and after binlog changes, is parsed whole by an independent
 //     parser (parse-prometheus-text-format): every family has HELP and TYPE, histograms are
 //     cumulative; its figures match the lake read back by lib/lake.mjs (rows by operation
@@ -126,9 +130,10 @@ test('metrics, probes and status of a run from MariaDB', { timeout: 60000 }, asy
     CREATE TABLE shop.b (id INT NOT NULL PRIMARY KEY, s VARCHAR(20));
     INSERT INTO shop.a VALUES ${rowsA.join(',')};
     INSERT INTO shop.b VALUES (1, 'x');`)
-  const child = spawn(w2l, ['run', '--source', `mysql://cdc:cdcpass@127.0.0.1:${db.port}/?server-id=4545&databases=shop`,
+  const child = spawn(w2l, ['run', '--source', `mysql://cdc:cdcpass@127.0.0.1:${db.port}/?server-id=4545&databases=shop&chunk-rows=20`,
     '--warehouse', wh, '--checkpoint-interval', '200ms', '--quiet', '--metrics-listen', '127.0.0.1:0',
-    '--healthz.deadline', '2s', '--readyz.max-lag', '10s'], { stdio: ['ignore', 'ignore', 'pipe'] })
+    '--healthz.deadline', '2s', '--readyz.max-lag', '10s',
+    '--source.snapshot-max-rows-per-second', '150'], { stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
   child.stderr.on('data', d => { stderr += d })
   const exited = new Promise(resolve => child.on('exit', (c, sig) => resolve(sig || c)))
@@ -136,12 +141,44 @@ test('metrics, probes and status of a run from MariaDB', { timeout: 60000 }, asy
     const port = Number(await until('the metrics port in the log', () => (/metrics: serving .* \(port (\d+)\)/.exec(stderr) || [])[1]))
     assert.ok(port > 0)
 
-    // 1. readiness: not ready first, then ready once the snapshot is committed
+    // 1. readiness: not ready first, then ready once the snapshot is committed; the
+    // snapshot's progress while it runs (its rows as they grow) and after
     const first = await get(port, '/readyz')
     const seen = [first.status]
-    await until('/readyz 200', async () => { const r = await get(port, '/readyz'); seen.push(r.status); return r.status === 200 })
+    const grew = []
+    let running = null
+    await until('/readyz 200', async () => {
+      const f = families((await get(port, '/metrics')).body)
+      const rows = value(f, 'w2l_snapshot_rows_total')
+      if (value(f, 'w2l_source_snapshot_running') === 1 && rows > 0) {
+        if (rows !== grew[grew.length - 1]) grew.push(rows)
+        if (!running) {
+          const st = JSON.parse((await get(port, '/status')).body)
+          if (st.source.snapshot) running = st.source.snapshot_progress
+        }
+      }
+      const r = await get(port, '/readyz'); seen.push(r.status); return r.status === 200
+    })
     assert.equal(seen[0], 503, `the first /readyz: ${first.body}`)
     assert.equal((await get(port, '/healthz')).status, 200)
+    assert.ok(grew.length >= 2, `w2l_snapshot_rows_total seen growing: ${grew}`)
+    for (let i = 1; i < grew.length; i++) assert.ok(grew[i] > grew[i - 1], `${grew}`)
+    assert.ok(running, 'a /status while the snapshot ran')
+    assert.equal(running.tables, 2)
+    assert.ok(running.tables_done < 2 && running.rows > 0 && running.rows < 301, JSON.stringify(running))
+    assert.ok(running.chunks >= 1 && running.rate_rows_per_s > 0, JSON.stringify(running))
+    assert.ok(running.eta_s === null || running.eta_s >= 0, JSON.stringify(running))
+    const after = families((await get(port, '/metrics')).body)
+    assert.equal(value(after, 'w2l_source_snapshot_running'), 0)
+    assert.equal(value(after, 'w2l_snapshot_tables', { state: 'total' }), 2)
+    assert.equal(value(after, 'w2l_snapshot_tables', { state: 'done' }), 2)
+    assert.equal(value(after, 'w2l_snapshot_rows_total'), 301)
+    assert.ok(value(after, 'w2l_snapshot_chunks_total') >= 301 / 20)
+    assert.ok(value(after, 'w2l_snapshot_rows_estimated') >= 0)
+    const ended = JSON.parse((await get(port, '/status')).body).source
+    assert.equal(ended.snapshot, false)
+    assert.equal(ended.snapshot_progress.tables_done, 2)
+    assert.equal(ended.snapshot_progress.eta_s, 0)
 
     // 2. binlog changes, scraped while they flow
     mariadb(`INSERT INTO shop.a VALUES (301, 1), (302, 2), (303, 3);
