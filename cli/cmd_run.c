@@ -81,7 +81,7 @@ static const char *short_count(char *buf, size_t size, double v)
 /* A duration in short: 45s, 1m30s, 2h05m, 3d04h. */
 static const char *short_secs(char *buf, size_t size, double secs)
 {
-    unsigned long long s = (unsigned long long)(secs + 0.5);
+    unsigned long long s = (unsigned long long)(secs + 0.999); /* never "0s left" */
     if (s < 60) snprintf(buf, size, "%llus", s);
     else if (s < 3600) snprintf(buf, size, "%llum%02llus", s / 60, s % 60);
     else if (s < 86400) snprintf(buf, size, "%lluh%02llum", s / 3600, s % 3600 / 60);

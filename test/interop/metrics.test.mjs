@@ -11,11 +11,15 @@
 //     cumulative; its figures match the lake read back by lib/lake.mjs (rows by operation
 //     against the rows the table holds, commits against the snapshots, the last committed
 //     checkpoint against the current snapshot's w2l.checkpoint-id) and /status;
+//   - on a terminal (script(1) gives it one) the progress line ends with the snapshot's
+//     progress while it runs: tables read of all, rows of the estimate, rate, time left;
+//     `w2l status` beside the run shows the tables being read as of the last sealed
+//     checkpoint, and nothing of the snapshot once it is done;
 //   - the server stalled by SIGSTOP makes /healthz answer 503 within healthz.deadline (plus
 //     a scrape), and 200 again after SIGCONT.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -267,5 +271,59 @@ test('metrics, probes and status of a run from MariaDB', { timeout: 60000 }, asy
     assert.equal(await exited, 0, stderr)
   } finally {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  }
+})
+
+// The progress line on a terminal (refreshed every second) while a snapshot paced to about
+// 3 s runs: its snapshot part, then no snapshot part once the binlog streams.
+const hasScript = spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0
+test('the progress line shows the snapshot while it runs', { timeout: 60000, skip: !hasScript && 'no script(1)' }, async () => {
+  const rows = []
+  for (let i = 1; i <= 450; i++) rows.push(`(${i}, ${i})`)
+  mariadb(`CREATE DATABASE prog;
+    CREATE TABLE prog.a (id INT NOT NULL PRIMARY KEY, v INT);
+    CREATE TABLE prog.b (id INT NOT NULL PRIMARY KEY, v INT);
+    INSERT INTO prog.a VALUES ${rows.join(',')};
+    INSERT INTO prog.b VALUES (1, 1);`)
+  const q = a => `'${a.replaceAll("'", "'\\''")}'`
+  const lake = path.join(top, 'lake-progress')
+  const cmd = [w2l, 'run', '--source', `mysql://cdc:cdcpass@127.0.0.1:${db.port}/?server-id=4546&databases=prog&chunk-rows=20`,
+    '--warehouse', lake, '--until-caught-up', '--checkpoint-interval', '200ms',
+    '--source.snapshot-max-rows-per-second', '150'].map(q).join(' ')
+  const child = spawn('script', ['-qfec', cmd, '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  child.stdout.on('data', d => { out += d })
+  child.stderr.on('data', d => { out += d })
+  const exited = new Promise(resolve => child.on('exit', (c, sig) => resolve(sig || c)))
+  const status = (...a) => spawnSync(w2l, ['status', '--warehouse', lake, ...a], { encoding: 'utf8', timeout: 20000 })
+  // w2l status beside the run, until a sealed checkpoint of the snapshot is seen
+  let during = null
+  const done = await until('w2l status during the snapshot', async () => {
+    if (child.exitCode !== null) return 'ended'
+    const r = status('--format', 'json')
+    if (r.status === 0 && JSON.parse(r.stdout).snapshot) return (during = [JSON.parse(r.stdout).snapshot, status().stdout])
+    return null
+  })
+  assert.ok(during, `w2l status saw the snapshot under way (${done}):\n${out}`)
+  const [sj, text] = during
+  assert.equal(sj.in_progress, true)
+  assert.ok(sj.active.length >= 1 || sj.next, JSON.stringify(sj))
+  for (const a of sj.active) {
+    assert.match(a.table, /^prog\.[ab]$/)
+    assert.ok(a.rows >= 0 && a.ranges_left >= 0, JSON.stringify(sj))
+  }
+  assert.match(text, /^snapshot: in progress \u2014 \d+ tables? being read( \(prog\.[ab]: \d+ rows? so far, \d+ ranges? left(; [^)]*)?\))?, (next: prog\.[ab]|no table left to start)/m)
+  const code = await exited
+  assert.equal(code, 0, out)
+  const after = status('--format', 'json')
+  assert.equal(after.status, 0, after.stderr)
+  assert.equal(JSON.parse(after.stdout).snapshot, null)
+  assert.doesNotMatch(status().stdout, /^snapshot:/m)
+  const lines = out.split(/\r\x1b\[K|\r?\n/).filter(l => l.startsWith('this run: '))
+  const snap = lines.filter(l => l.includes('; snapshot '))
+  assert.ok(snap.length >= 1, `a progress line during the snapshot:\n${lines.join('\n')}`)
+  for (const l of snap) {
+    assert.match(l, /; snapshot [0-2]\/2 tables, \d+(\.\d+k)? (of ~\d+ )?rows, \d+ rows\/s, (~\d+s left|time left unknown)$/)
+    assert.match(l, /^this run: \d+ rows, \d+ rows\/s, .*source lag snapshot, /)
   }
 })
