@@ -1,7 +1,8 @@
 /*
  * w2l status: the newest sealed checkpoint (its job, epoch and the source position the
  * next run resumes from; while the source's snapshot is not done as of it, a line with the
- * tables being read, their rows and key ranges left, and the next table) and per table the newest checkpoint committed to it and its lag:
+ * tables being read, their rows and key ranges left, and the next table) and per table
+ * the newest checkpoint committed to it and its lag:
  * how many sealed checkpoints hold changes to it that are not committed yet (w2l recover,
  * or the next run, commits them); then, after an empty line, per table the figures table
  * maintenance acts on (w2l-maintain(1)): snapshots, manifests of the current snapshot, data
