@@ -143,7 +143,7 @@ typedef struct w2l_pipeline_info {
     uint64_t key_index_rebuilds;     /* tables' indexes loaded from the lake in this run */
     /* appended with the chunked snapshot (the mysql source; all 0 when no snapshot ran in
        this run; after it ends, its final figures, source_snapshot 0): */
-    uint64_t snapshot_tables;        /* tables the snapshot reads, in all */
+    uint64_t snapshot_tables;        /* tables the snapshot reads in this run, in all */
     uint64_t snapshot_tables_done;   /* of them, read */
     uint64_t snapshot_rows;          /* rows read (since this run resumed it) */
     uint64_t snapshot_rows_estimated; /* the server's estimate of all its rows; 0: none */
