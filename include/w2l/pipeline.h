@@ -141,6 +141,14 @@ typedef struct w2l_pipeline_info {
     uint64_t key_index_memory_bytes; /* bytes in memory (writer.key-index-memory bounds it) */
     uint64_t key_index_disk_bytes;   /* bytes of spilled runs (writer.spill-dir) */
     uint64_t key_index_rebuilds;     /* tables' indexes loaded from the lake in this run */
+    /* appended with the chunked snapshot (the mysql source; all 0 when no snapshot ran in
+       this run; after it ends, its final figures, source_snapshot 0): */
+    uint64_t snapshot_tables;        /* tables the snapshot reads in this run, in all */
+    uint64_t snapshot_tables_done;   /* of them, read */
+    uint64_t snapshot_rows;          /* rows read (since this run resumed it) */
+    uint64_t snapshot_rows_estimated; /* the server's estimate of all its rows; 0: none */
+    uint64_t snapshot_chunks;        /* chunks read */
+    int64_t snapshot_started_ms;     /* wall clock when it began (or this run resumed it) */
 } w2l_pipeline_info;
 
 /* Fills *out (size: sizeof *out as the caller knows it). Safe from any thread while the
