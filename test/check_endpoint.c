@@ -314,7 +314,7 @@ static int http(int port, const char *method, const char *path, char *body, size
 static void echo(void *ctx, const char *method, const char *path, w2l__http_reply *out)
 {
     (void)ctx;
-    out->status = strcmp(path, "/here") == 0 ? 200 : 404;
+    out->status = strcspn(path, "?") == 5 && strncmp(path, "/here", 5) == 0 ? 200 : 404;
     out->content_type = "text/plain";
     w2l__buf_printf(&out->body, NULL, "%s %s\n", method, path);
 }
@@ -330,8 +330,11 @@ START_TEST(http_server_answers_and_refuses)
     ck_assert_int_eq(http(port, "GET", "/here", body, sizeof body), 200);
     ck_assert_str_eq(body, "GET /here\n");
     ck_assert_int_eq(http(port, "GET", "/elsewhere?x=1", body, sizeof body), 404);
-    ck_assert_int_eq(http(port, "POST", "/here", body, sizeof body), 405);
+    /* POST reaches the handler (the endpoint's /resync), with the query as sent */
+    ck_assert_int_eq(http(port, "POST", "/here?table=a.b&x=%2F", body, sizeof body), 200);
+    ck_assert_str_eq(body, "POST /here?table=a.b&x=%2F\n");
     ck_assert_int_eq(http(port, "DELETE", "/here", body, sizeof body), 405);
+    ck_assert_int_eq(http(port, "PUT", "/here", body, sizeof body), 405);
     /* the port is taken */
     char addr[64];
     snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
@@ -416,6 +419,14 @@ START_TEST(pipeline_serves_probes)
     ck_assert_ok(w2l_pipeline_endpoint(p, "GET", "/healthz", &status, &ct, &b, &err), err);
     ck_assert_int_eq(status, 200);
     w2l_buf_release(&b);
+    /* POST /resync: a push pipeline has no source to read a table again; no table named;
+     * GET is refused */
+    ck_assert_int_eq(http(pi.http_port, "POST", "/resync?table=db.t", body, sizeof body), 400);
+    ck_assert_msg(strstr(body, "no source"), "%s", body);
+    ck_assert_int_eq(http(pi.http_port, "POST", "/resync?x=1", body, sizeof body), 400);
+    ck_assert_msg(strstr(body, "DATABASE.TABLE"), "%s", body);
+    ck_assert_int_eq(http(pi.http_port, "GET", "/resync?table=db.t", body, sizeof body), 405);
+    ck_assert_int_eq(w2l_pipeline_resync(p, "db", "", &err), W2L_MISUSE);
     ck_assert_ok(w2l_pipeline_stats(p, &pi, sizeof pi, &err), err);
     ck_assert_int_eq(pi.ready, 1);
     ck_assert_uint_eq(pi.checkpoints_completed, 1);
