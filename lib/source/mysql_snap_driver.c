@@ -511,7 +511,8 @@ static int rate_allows(mysql_source *ms, int64_t now)
 }
 
 /* Hands chunks to idle readers: ranges of the active tables in plan order, a range split
- * when readers would be idle, the next pending table when no range is left to start. */
+ * when readers would be idle, the next pending table when no range is left to start (em
+ * NULL: nothing may be emitted now, a re-read's begin waits). */
 static w2l_rc emit_mark(mysql_source *ms, w2l_emitter *em, const snap_table *t, int end,
                         w2l_error *err);
 
@@ -542,7 +543,8 @@ static w2l_rc schedule(mysql_source *ms, w2l_emitter *em, int *emitted, w2l_erro
             continue;
         }
         if (!pending || ms->snap.keyless) return W2L_OK;
-        if (pending->resync && ms->txn.open) return W2L_OK; /* its mark goes between transactions */
+        if (pending->resync && (ms->txn.open || !em))
+            return W2L_OK; /* its mark goes between transactions */
         if (pending->truncate_first && pending->npk) pending->truncate_first = 0;
         W2L_TRY(activate(ms, pending, err));
         if (pending->resync) { /* from here on its writers hold what they write of it */
@@ -684,6 +686,22 @@ static w2l_rc retire(mysql_source *ms, snap_job *j, w2l_emitter *em, w2l_error *
         job_release(ms, j);
         return W2L_OK;
     }
+    /* the range goes on (or ends) first, and the readers get their next chunks, so they
+     * read while this one is emitted (nothing is emitted meanwhile: no resync mark) */
+    if (j->nrows < j->limit) {
+        w2l__ms_snap_range_remove(t, r);
+    } else {
+        w2l__ms_key_free(&r->after);
+        r->after = j->last;
+        memset(&j->last, 0, sizeof j->last);
+    }
+    r = NULL;
+    int unused;
+    w2l_rc rc = schedule(ms, NULL, &unused, err);
+    if (rc != W2L_OK && rc != W2L_UNAVAILABLE) { /* a lost connection: the loop sees it again */
+        job_release(ms, j);
+        return rc;
+    }
     for (size_t i = 0; i < j->nrows; i++) {
         w2l_change ch = {0};
         ch.db = t->db;
@@ -692,7 +710,7 @@ static w2l_rc retire(mysql_source *ms, snap_job *j, w2l_emitter *em, w2l_error *
         ch.op = W2L_OP_INSERT;
         ch.row = &j->vals[i * j->ncols];
         ch.ncols = j->ncols;
-        w2l_rc rc = w2l_emit_change(em, &ch, err);
+        rc = w2l_emit_change(em, &ch, err);
         if (rc != W2L_OK) {
             job_release(ms, j);
             return rc;
@@ -704,14 +722,7 @@ static w2l_rc retire(mysql_source *ms, snap_job *j, w2l_emitter *em, w2l_error *
     ms->snap.done_rows += j->nrows;
     ms->snap.done_chunks++;
     ms->snap.epoch++;
-    if (j->nrows < j->limit) {
-        w2l__ms_snap_range_remove(t, r);
-    } else {
-        w2l__ms_key_free(&r->after);
-        r->after = j->last;
-        memset(&j->last, 0, sizeof j->last);
-    }
-    w2l_rc rc = W2L_OK;
+    rc = W2L_OK;
     if (!t->nranges) {
         if (t->resync) rc = emit_mark(ms, em, t, 1, err);
         else if (!t->rows) rc = emit_create(em, t, err); /* a table without rows, with its schema */
