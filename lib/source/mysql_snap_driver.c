@@ -355,6 +355,21 @@ static w2l_rc set_bound(char **dst, size_t *len, long double v, w2l_error *err)
     return W2L_OK;
 }
 
+/* 1 when a snapshot's position file:pos is before the stream's when it began, at_file:at_pos:
+ * a transaction was in the binlog, and emitted, before the engine committed it (the binlog
+ * is written before the engine's commit), so the snapshot lacks it. Such a chunk is read
+ * again: a later snapshot holds it. */
+static int behind(mysql_source *ms, const char *file, uint64_t pos, const char *at_file,
+                  uint64_t at_pos)
+{
+    if (w2l__ms_pos_cmp(file, pos, at_file, at_pos) >= 0) return 0;
+    ms->snap.behind++;
+    w2l__log(W2L_LOG_DEBUG,
+             "mysql source: a snapshot at %s:%llu is behind the stream's %s:%llu: read again",
+             file, (unsigned long long)pos, at_file, (unsigned long long)at_pos);
+    return 1;
+}
+
 /* A table's first chunks: pending → active, its ranges (a keyless table: its consistent
  * snapshot, read when the stream reaches its position). */
 static w2l_rc activate(mysql_source *ms, snap_table *t, w2l_error *err)
@@ -367,6 +382,13 @@ static w2l_rc activate(mysql_source *ms, snap_table *t, w2l_error *err)
     if (!t->npk) {
         W2L_TRY(w2l__ms_snap_txn(ms, ms->snap.conn, ms->snap.kfile, sizeof ms->snap.kfile,
                                  &ms->snap.kpos, err));
+        if (ms->snap.kpos && w2l__ms_pos_cmp(ms->snap.kfile, ms->snap.kpos, ms->at.file,
+                                             ms->at.pos) < 0) {
+            behind(ms, ms->snap.kfile, ms->snap.kpos, ms->at.file, ms->at.pos);
+            W2L_TRY(w2l__my_exec(ms->snap.conn, "ROLLBACK", err));
+            t->state = SNAP_PENDING;
+            return W2L_AGAIN; /* the next round takes a new snapshot */
+        }
         ms->snap.keyless = t;
         ms->snap.kgen = t->gen;
         w2l__log(W2L_LOG_DEBUG, "mysql source: snapshot of %s.%s (no primary key) at %s:%llu",
@@ -437,6 +459,8 @@ static w2l_rc launch(mysql_source *ms, snap_table *t, size_t ri, w2l_error *err)
     j->ncols = t->ncols;
     j->npk = t->npk;
     j->limit = ms->cfg.chunk_rows;
+    snprintf(j->at_file, sizeof j->at_file, "%s", ms->at.file);
+    j->at_pos = ms->at.pos;
     j->cols = w2l__calloc(t->ncols ? t->ncols : 1, sizeof *j->cols);
     j->pk = w2l__calloc(t->npk ? t->npk : 1, sizeof *j->pk);
     j->coerced = w2l__calloc(t->ncols / 8 + 1, 1);
@@ -546,7 +570,9 @@ static w2l_rc schedule(mysql_source *ms, w2l_emitter *em, int *emitted, w2l_erro
         if (pending->resync && (ms->txn.open || !em))
             return W2L_OK; /* its mark goes between transactions */
         if (pending->truncate_first && pending->npk) pending->truncate_first = 0;
-        W2L_TRY(activate(ms, pending, err));
+        w2l_rc arc = activate(ms, pending, err);
+        if (arc == W2L_AGAIN) return W2L_OK;
+        W2L_TRY(arc);
         if (pending->resync) { /* from here on its writers hold what they write of it */
             W2L_TRY(emit_mark(ms, em, pending, 0, err));
             W2L_TRY(w2l__ms_emit_commit(ms, em, err));
@@ -683,6 +709,10 @@ static w2l_rc retire(mysql_source *ms, snap_job *j, w2l_emitter *em, w2l_error *
         return W2L_OK;
     }
     if (t->state != SNAP_ACTIVE || j->gen != t->gen || !r) { /* a DDL came between */
+        job_release(ms, j);
+        return W2L_OK;
+    }
+    if (behind(ms, j->file, j->pos, j->at_file, j->at_pos)) {
         job_release(ms, j);
         return W2L_OK;
     }

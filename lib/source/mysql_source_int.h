@@ -136,6 +136,8 @@ typedef struct snap_job {
     size_t ncols, npk;
     size_t *pk;
     size_t limit;
+    char at_file[256];       /* the stream's position when it was handed out */
+    uint64_t at_pos;
     /* set by the worker, under the workers' lock */
     int have_pos, done;
     char file[256];
@@ -258,6 +260,7 @@ typedef struct mysql_source {
         char kfile[256];
         uint64_t kpos;
         uint64_t done_tables, done_rows, done_chunks, tables_total, rows_estimated;
+        uint64_t behind;      /* snapshots behind the stream, read again */
         int64_t started_ms;
         int64_t progress_ms;
         char file[256];       /* where the stream started (P0) */
