@@ -360,8 +360,19 @@ const w2l_conf_prop w2l__conf_props[] = {
     { "source.startup", W2L_CONF_STRING, "initial", NOLIM, NULL, 0,
       "initial | earliest | latest | gtid:STATE | file:NAME:POS (also startup= in its URI)." },
     { "source.snapshot-chunk-rows", W2L_CONF_INT, "8192", 1, 100000000LL, NULL, 0,
-      "Rows per primary-key chunk of the mysql source's snapshot; a restart resumes after the last "
-      "chunk emitted (also chunk-rows= in its URI)." },
+      "Rows per primary-key chunk of the mysql source's snapshot, each read in its own short "
+      "consistent snapshot; a restart resumes at the chunks not yet emitted (also chunk-rows= in "
+      "its URI)." },
+    { "source.snapshot-parallelism", W2L_CONF_INT, "0", 0, 64, NULL, W2L_CONF_F_CLI,
+      "Chunks the mysql source's snapshot reads at once, each on a connection of its own; 0: the "
+      "machine's cores, at most 4, fewer when the server has few connections to spare." },
+    { "source.snapshot-max-rows-per-second", W2L_CONF_INT, "0", 0, 1000000000LL, NULL,
+      W2L_CONF_F_CLI,
+      "Paces the mysql source's snapshot to about this many rows a second over all its readers; "
+      "0: as fast as the server answers." },
+    { "source.snapshot-max-threads-running", W2L_CONF_INT, "0", 0, 100000, NULL, 0,
+      "New chunks of the mysql source's snapshot wait while the server's Threads_running (less "
+      "the snapshot's own) is above this (checked each second); 0: never." },
     { "source.connect-timeout", W2L_CONF_DURATION, "10s", 1000, MS_DAY, NULL, 0,
       "Connect timeout of the mysql source's connections (also connect-timeout=SECONDS in its "
       "URI); the kafka source fails when no broker answers for this long before its first "
@@ -370,12 +381,13 @@ const w2l_conf_prop w2l__conf_props[] = {
       "Memory the mysql source may hold for prepared XA transactions until their XA COMMIT; past "
       "it "
       "the job fails, naming the transaction (nothing is spilled)." },
-    { "source.new-tables", W2L_CONF_ENUM, "refuse", NOLIM, "refuse|stream", W2L_CONF_F_CLI,
+    { "source.new-tables", W2L_CONF_ENUM, "refuse", NOLIM, "refuse|stream|snapshot",
+      W2L_CONF_F_CLI,
       "A mysql source restarted with a filter (databases=, tables=, include, exclude) that "
       "selects tables the checkpoint's did not: refuse fails at start naming them and their "
       "estimated rows; stream takes only their changes from the checkpoint's position on, "
-      "without their earlier rows (a snapshot of such tables is a later feature: sync them "
-      "into a new warehouse to get their rows)." },
+      "without their earlier rows; snapshot reads them with the chunked snapshot while every "
+      "other table streams." },
     { "source.snapshot-lock", W2L_CONF_ENUM, "auto", NOLIM, "auto|none|ftwrl", 0,
       "How the mysql source's snapshot learns its binlog position: none (MariaDB only: its "
       "consistent snapshot reports the position, no lock), ftwrl (FLUSH TABLES WITH READ LOCK "

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "emit.h"
+#include "../common/thread.h"
 #include "../model/model.h"
 
 /* Tables whose changes keep their order among each other (w2l__emitter_set_group). */
@@ -44,6 +45,8 @@ struct w2l_emitter {
     egroup *groups;
     int64_t progress_ms; /* w2l_emit_progress(): the largest mark; -1 none */
     atomic_int snapshot;         /* w2l__emitter_set_snapshot() */
+    mtx_t snap_mu;               /* snap: w2l__emitter_set_snapshot_progress() */
+    w2l__snap_progress snap;
     atomic_ullong reconnects;    /* w2l__emitter_reconnected() */
     int held;                    /* rows are held since the last flush */
     atomic_llong held_ms;        /* since when (wall ms); 0: none (w2l__emitter_held_ms()) */
@@ -98,7 +101,7 @@ w2l_emitter *w2l__emitter_new(const w2l__emit_hooks *hooks, size_t batch_rows)
     em->nslots = 64;
     em->slots = w2l__calloc(em->nslots, sizeof *em->slots);
     em->pool = w2l__arena_pool_new(BATCH_BLOCK, POOL_BLOCKS);
-    if (!em->slots || !em->pool) {
+    if (!em->slots || !em->pool || mtx_init(&em->snap_mu, mtx_plain) != thrd_success) {
         w2l__free(em->slots);
         w2l__arena_pool_unref(em->pool);
         w2l__free(em);
@@ -128,6 +131,7 @@ void w2l__emitter_free(w2l_emitter *em)
         w2l__free(g->name);
         w2l__free(g);
     }
+    mtx_destroy(&em->snap_mu);
     w2l__free(em);
 }
 
@@ -511,6 +515,24 @@ void w2l__emitter_set_snapshot(w2l_emitter *em, int on)
 int w2l__emitter_snapshot(const w2l_emitter *em)
 {
     return em ? atomic_load(&((w2l_emitter *)em)->snapshot) : 0;
+}
+
+void w2l__emitter_set_snapshot_progress(w2l_emitter *em, const w2l__snap_progress *p)
+{
+    if (!em) return;
+    mtx_lock(&em->snap_mu);
+    em->snap = *p;
+    mtx_unlock(&em->snap_mu);
+}
+
+void w2l__emitter_snapshot_progress(const w2l_emitter *em, w2l__snap_progress *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!em) return;
+    w2l_emitter *e = (w2l_emitter *)em;
+    mtx_lock(&e->snap_mu);
+    *out = e->snap;
+    mtx_unlock(&e->snap_mu);
 }
 
 void w2l__emitter_reconnected(w2l_emitter *em)

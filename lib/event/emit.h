@@ -82,6 +82,17 @@ int w2l__emitter_in_txn(const w2l_emitter *em);
  * thread reads them. */
 void w2l__emitter_set_snapshot(w2l_emitter *em, int on);
 int w2l__emitter_snapshot(const w2l_emitter *em);
+
+/* How far the source's snapshot is (the mysql source's chunked snapshot), set by the
+ * source thread, read from any thread (w2l_pipeline_stats). */
+typedef struct w2l__snap_progress {
+    uint64_t tables, tables_done;  /* tables it reads in all, read */
+    uint64_t rows, rows_estimated; /* rows read; the server's estimate of them all (0: none) */
+    uint64_t chunks;               /* chunks emitted */
+    int64_t started_ms;            /* wall clock when it began; 0: no snapshot */
+} w2l__snap_progress;
+void w2l__emitter_set_snapshot_progress(w2l_emitter *em, const w2l__snap_progress *p);
+void w2l__emitter_snapshot_progress(const w2l_emitter *em, w2l__snap_progress *out);
 void w2l__emitter_reconnected(w2l_emitter *em);
 /* Wall ms since which the emitter holds rows no flush has handed over (the oldest change
  * read and not yet behind a checkpoint barrier, at most); 0 when none. Any thread. */

@@ -164,6 +164,15 @@ static w2l_rc set_param(mysql_source *ms, const char *uri, const char *k, size_t
         if (kl == 10) ms->cfg.chunk_rows = x > 0 ? (size_t)x : SNAP_CHUNK_DEFAULT;
         else ms->cfg.params.connect_timeout_s = x > 0 ? (unsigned)x : 10;
         return W2L_OK;
+    } else if (kl == 20 && !memcmp(k, "snapshot-parallelism", 20)) {
+        char *e;
+        long long x = strtoll(val, &e, 10);
+        if (*e || x < 0 || x > 64)
+            return w2l__fail(err, W2L_CONFIG,
+                             "source URI: snapshot-parallelism '%.40s' is not a number in 0..64",
+                             val);
+        ms->cfg.snap_parallelism = x;
+        return W2L_OK;
     } else if (kl == 14 && !memcmp(k, "time-as-string", 14)) { /* source.time-as-string */
         int on = !strcmp(val, "true") || !strcmp(val, "1");
         if (!on && strcmp(val, "false") && strcmp(val, "0"))
@@ -175,7 +184,8 @@ static w2l_rc set_param(mysql_source *ms, const char *uri, const char *k, size_t
         return w2l__fail(
             err, W2L_CONFIG,
             "source URI: unknown parameter '%.*s' (allowed: server-id, databases, tables, startup, "
-            "chunk-rows, connect-timeout, snapshot-lock, password-file, ssl-mode, ssl-ca, "
+            "chunk-rows, snapshot-parallelism, connect-timeout, snapshot-lock, password-file, "
+            "ssl-mode, ssl-ca, "
             "ssl-cert, ssl-key, server-public-key, get-server-public-key, time-as-string)",
             (int)kl, k);
     (void)uri;

@@ -227,17 +227,24 @@ typedef struct w2l__snap_col {
     int nullable;
 } w2l__snap_col;
 
-/* Reads rows of db.table in key order after the key text values `after` (NULL: from the
- * start), at most limit rows (0: all, one pass, for tables without a key); for each row
- * calls row(ctx, vals) with values converted to the columns' ice types. The last row's
- * key texts are written to last_key (arena a). *nrows gets the count. coerced (may be
- * NULL; ceil(ncols/8) bytes, never cleared here) gets the bit of each boolean column that
- * held a value other than 0/1 (as w2l__bl_decode_row). */
-typedef w2l_rc (*w2l__snap_row_fn)(void *ctx, const w2l_value *vals, w2l_error *err);
-w2l_rc w2l__snap_chunk(w2l__my *c, const char *db, const char *table, const w2l__snap_col *cols,
-                       size_t ncols, const size_t *pk, size_t npk, char *const *after,
-                       const size_t *after_len, size_t limit, w2l__snap_row_fn row, void *ctx,
-                       char ***last_key, size_t **last_len, w2l__arena *a, size_t *nrows,
-                       uint8_t *coerced, w2l_error *err);
+/* The SELECT of a chunk of db.table into q (NUL-terminated): its columns (FLOAT as
+ * DOUBLE, BIT as a number) in key order, the first key column in [lo, hi) (NULL:
+ * unbounded), after the key texts `after` (NULL: from the start), at most limit rows (0:
+ * all; a table without a key is read in one pass). */
+w2l_rc w2l__snap_select(w2l__my *c, const char *db, const char *table, const w2l__snap_col *cols,
+                        size_t ncols, const size_t *pk, size_t npk, const char *lo,
+                        size_t lo_len, const char *hi, size_t hi_len, char *const *after,
+                        const size_t *after_len, size_t limit, w2l_buf *q, w2l_error *err);
+
+/* Runs a SELECT of w2l__snap_select (streamed: mysql_use_result) and calls row(ctx, vals,
+ * texts, lens) for each row, with values converted to the columns' ice types and the
+ * server's texts (valid for the call). *nrows gets the count. coerced (may be NULL;
+ * ceil(ncols/8) bytes, never cleared here) gets the bit of each boolean column that held a
+ * value other than 0/1 (as w2l__bl_decode_row). */
+typedef w2l_rc (*w2l__snap_row_fn)(void *ctx, const w2l_value *vals, char **texts,
+                                   const unsigned long *lens, w2l_error *err);
+w2l_rc w2l__snap_rows(w2l__my *c, const char *sql, const w2l__snap_col *cols, size_t ncols,
+                      w2l__snap_row_fn row, void *ctx, size_t *nrows, uint8_t *coerced,
+                      w2l_error *err);
 
 #endif

@@ -10,7 +10,9 @@
  *                     server's information_schema estimate), and the ways forward;
  *   stream            such tables are streamed from the restored position on, without
  *                     their earlier rows (the behaviour before this check, made explicit);
- *                     the positions then record the new filter, so they are known.
+ *                     the positions then record the new filter, so they are known;
+ *   snapshot          such tables are read with the chunked snapshot (mysql_snap_driver.c)
+ *                     while every other table streams; their events are dropped until then.
  * The restored filter is the source of truth: a table the job selected all along and that
  * was created later (its CREATE TABLE is in the binlog after the position) is not new.
  * Positions without a "filter" (a job selecting every table, or written before positions
@@ -145,11 +147,27 @@ w2l_rc w2l__ms_check_new_tables(mysql_source *ms, const w2l_conf *conf, w2l__my 
     w2l__json_free(j);
     w2l_buf list = {0};
     size_t nnew = 0;
+    int64_t mode = 0; /* refuse */
+    if (conf && w2l_conf_get_int(conf, "source.new-tables", &mode, NULL) != W2L_OK) mode = 0;
     for (size_t i = 0; rc == W2L_OK && i < ms->defs.n; i++) {
         const ttable *t = &ms->defs.tab[i];
         if (!w2l__ms_table_selected(ms, t->db, t->name) ||
             w2l__ms_table_selected(old, t->db, t->name))
             continue;
+        if (mode == 2) { /* snapshot: the plan takes it */
+            size_t ld = strlen(t->db), ln = strlen(t->name);
+            char *n = w2l__malloc(ld + ln + 2);
+            char **nv = w2l__realloc(ms->new_tables, (ms->new_tables_n + 1) * sizeof *nv);
+            if (nv) ms->new_tables = nv;
+            if (!n || !nv) {
+                w2l__free(n);
+                rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+                break;
+            }
+            memcpy(n, t->db, ld + 1);
+            memcpy(n + ld + 1, t->name, ln + 1);
+            ms->new_tables[ms->new_tables_n++] = n;
+        }
         if (++nnew > 20) continue;
         char est[32];
         row_estimate(c, t->db, t->name, est, sizeof est);
@@ -164,8 +182,16 @@ w2l_rc w2l__ms_check_new_tables(mysql_source *ms, const w2l_conf *conf, w2l__my 
         w2l_buf_release(&list);
         return rc;
     }
-    int64_t mode = 0; /* refuse */
-    if (conf && w2l_conf_get_int(conf, "source.new-tables", &mode, NULL) != W2L_OK) mode = 0;
+    if (mode == 2) {
+        w2l__log(W2L_LOG_INFO,
+                 "mysql source: %zu table(s) new to this job (the filter now selects them, the "
+                 "checkpoint's did not) are read with a snapshot while the others stream "
+                 "(source.new-tables=snapshot): %s",
+                 nnew, (const char *)list.data);
+        w2l_buf_release(&list);
+        ms->announce_filter = 1;
+        return W2L_OK;
+    }
     if (mode == 1) {
         w2l__log(W2L_LOG_WARN,
                  "mysql source: %zu table(s) new to this job (the filter now selects them, the "

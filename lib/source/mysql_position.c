@@ -104,6 +104,7 @@ w2l_rc w2l__ms_emit_commit(mysql_source *ms, w2l_emitter *em, w2l_error *err)
         size_t n = w2l__ms_format_window(ms, win, sizeof win);
         rc = w2l_buf_append(&b, win, n < sizeof win ? n : sizeof win - 1, err);
     }
+    if (rc == W2L_OK) rc = w2l__ms_snap_json(ms, &b, err);
     if (rc == W2L_OK) rc = w2l__buf_printf(&b, err, "}");
     if (rc == W2L_OK) rc = w2l_emit_commit(em, (const char *)b.data, b.len, err);
     w2l_buf_release(&b);
@@ -307,7 +308,8 @@ w2l_rc w2l__ms_xa_finish(mysql_source *ms, w2l_emitter *em, const char *key, int
     w2l_rc rc = W2L_OK;
     if (commit && !ms->xa.replaying)
         for (xa_change *c = x->head; c && rc == W2L_OK; c = c->next)
-            if (!w2l__ms_in_window(ms, c->ch.db, c->ch.table, ms->at.file, log_pos))
+            if (!w2l__ms_in_window(ms, c->ch.db, c->ch.table, ms->at.file, log_pos) &&
+                !w2l__ms_snap_hides(ms, c->ch.db, c->ch.table))
                 rc = w2l_emit_change(em, &c->ch, err);
     w2l__ms_xa_free(x);
     return rc;

@@ -1,138 +1,35 @@
 /*
- * The "mysql" source's snapshot driver: the table plan, the consistent snapshot and its
- * hand-over position (lock-free on MariaDB, under a short global read lock on MySQL:
- * source.snapshot-lock), and the chunks read through mysql_snapshot.c.
+ * The "mysql" source's snapshot driver: the stream's start position, and the chunked
+ * snapshot that runs beside the stream (the incremental snapshot of DBLog and Flink CDC,
+ * with an exact position per chunk).
+ *
+ * A fresh start reads its position P0 in a consistent snapshot (lock-free on MariaDB,
+ * under a short global read lock on MySQL: source.snapshot-lock) and streams the binlog
+ * from P0 at once; every selected table is in the plan (mysql_snap_plan.c). Tables are
+ * taken in plan order; a table's primary key splits it into ranges (evenly over its first
+ * key column's bounds when that is an integer, a range split again when readers are idle),
+ * and readers (mysql_snap_workers.c, source.snapshot-parallelism) read chunks of
+ * source.snapshot-chunk-rows rows from the ranges, each in its own short consistent
+ * snapshot whose binlog position S it reports first. The stream stops at the smallest S
+ * of the chunks in flight; when it is there, that chunk is emitted as one transaction: its
+ * rows are the table's rows at S, and the stream's events before S were emitted before
+ * them, those after S come after them, so the lake holds what the source held, key by
+ * key (a chunk's rows replace the rows of their keys). Events of tables not yet read are
+ * dropped (their read comes later, at a later position). A table without a primary key is
+ * read whole in one consistent snapshot, when the stream reaches its position; its events
+ * are dropped until then.
+ *
+ * Each chunk's commit carries the plan's progress in the position (the ranges left), so a
+ * restart reads only the chunks not yet emitted. source.snapshot-max-rows-per-second
+ * paces the readers; source.snapshot-max-threads-running pauses new chunks while the
+ * server is busy.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "mysql_source_int.h"
-
-/* ---- snapshot ---- */
-
-void w2l__ms_snap_tables_free(mysql_source *ms)
-{
-    for (size_t i = 0; i < ms->snap.ntables; i++) {
-        snap_table *t = &ms->snap.tables[i];
-        w2l__free(t->db);
-        w2l__free(t->name);
-        for (size_t k = 0; k < t->ncols; k++) w2l__free((char *)t->cols[k].name);
-        w2l__free(t->cols);
-        w2l__free(t->pk);
-        w2l__free(t->create_sql);
-        w2l_schema_unref(t->schema);
-    }
-    w2l__free(ms->snap.tables);
-    ms->snap.tables = NULL;
-    ms->snap.ntables = 0;
-}
-
-/* `name` with backticks doubled, appended to b. */
-static w2l_rc put_ident(w2l_buf *b, const char *name, w2l_error *err)
-{
-    W2L_TRY(w2l_buf_append(b, "`", 1, err));
-    for (const char *p = name; *p; p++)
-        W2L_TRY(w2l_buf_append(b, *p == '`' ? "``" : p, *p == '`' ? 2 : 1, err));
-    return w2l_buf_append(b, "`", 1, err);
-}
-
-/* CREATE TABLE of a tracked definition (information_schema's COLUMN_TYPE, nullability and
- * primary key): what the DDL handler creates an empty table from, so a table without rows
- * is in the lake after the snapshot, with its schema. From w2l__malloc. */
-static w2l_rc create_sql(const ttable *t, char **out, w2l_error *err)
-{
-    w2l_buf b = {0};
-    w2l_rc rc = w2l__buf_printf(&b, err, "CREATE TABLE ");
-    if (rc == W2L_OK) rc = put_ident(&b, t->db, err);
-    if (rc == W2L_OK) rc = w2l_buf_append(&b, ".", 1, err);
-    if (rc == W2L_OK) rc = put_ident(&b, t->name, err);
-    if (rc == W2L_OK) rc = w2l_buf_append(&b, " (", 2, err);
-    for (size_t k = 0; rc == W2L_OK && k < t->ncols; k++) {
-        if (k) rc = w2l_buf_append(&b, ", ", 2, err);
-        if (rc == W2L_OK) rc = put_ident(&b, t->cols[k].name, err);
-        if (rc == W2L_OK)
-            rc = w2l__buf_printf(&b, err, " %s%s", t->cols[k].type,
-                                 t->cols[k].nullable ? "" : " NOT NULL");
-    }
-    for (size_t k = 0; rc == W2L_OK && k < t->npk; k++) {
-        rc = w2l__buf_printf(&b, err, "%s", k ? ", " : ", PRIMARY KEY (");
-        if (rc == W2L_OK) rc = put_ident(&b, t->pk[k], err);
-        if (rc == W2L_OK && k + 1 == t->npk) rc = w2l_buf_append(&b, ")", 1, err);
-    }
-    if (rc == W2L_OK) rc = w2l_buf_append(&b, ")", 1, err);
-    if (rc == W2L_OK) rc = w2l__buf_cstr(&b, err);
-    if (rc != W2L_OK) {
-        w2l_buf_release(&b);
-        return rc;
-    }
-    *out = (char *)b.data;
-    return W2L_OK;
-}
-
-/* The selected tables and their columns, from the tracked definitions. */
-w2l_rc w2l__ms_snap_plan(mysql_source *ms, w2l_error *err)
-{
-    ms->snap.tables = w2l__calloc(ms->defs.n ? ms->defs.n : 1, sizeof *ms->snap.tables);
-    W2L_NOMEM_IF(!ms->snap.tables, err);
-    /* sorted by db, name for a stable order across restarts */
-    size_t *ord = w2l__malloc((ms->defs.n ? ms->defs.n : 1) * sizeof *ord);
-    W2L_NOMEM_IF(!ord, err);
-    size_t no = 0;
-    for (size_t i = 0; i < ms->defs.n; i++)
-        if (w2l__ms_table_selected(ms, ms->defs.tab[i].db, ms->defs.tab[i].name)) ord[no++] = i;
-    for (size_t i = 1; i < no; i++)
-        for (size_t j = i; j > 0; j--) {
-            const ttable *a = &ms->defs.tab[ord[j - 1]], *b = &ms->defs.tab[ord[j]];
-            int c = strcmp(a->db, b->db);
-            if (c < 0 || (c == 0 && strcmp(a->name, b->name) <= 0)) break;
-            size_t x = ord[j];
-            ord[j] = ord[j - 1];
-            ord[j - 1] = x;
-        }
-    w2l_rc rc = W2L_OK;
-    for (size_t oi = 0; rc == W2L_OK && oi < no; oi++) {
-        ttable *t = &ms->defs.tab[ord[oi]];
-        snap_table *s = &ms->snap.tables[ms->snap.ntables++];
-        s->db = w2l__strdup(t->db);
-        s->name = w2l__strdup(t->name);
-        s->cols = w2l__calloc(t->ncols ? t->ncols : 1, sizeof *s->cols);
-        s->pk = w2l__calloc(t->npk ? t->npk : 1, sizeof *s->pk);
-        const char **names = w2l__calloc(t->ncols ? t->ncols : 1, sizeof *names);
-        w2l_type *types = w2l__calloc(t->ncols ? t->ncols : 1, sizeof *types);
-        int *nul = w2l__calloc(t->ncols ? t->ncols : 1, sizeof *nul);
-        if (!s->db || !s->name || !s->cols || !s->pk || !names || !types || !nul)
-            rc = w2l__fail(err, W2L_NOMEM, "out of memory");
-        s->ncols = t->ncols;
-        for (size_t k = 0; rc == W2L_OK && k < t->ncols; k++) {
-            w2l__snap_col *c = &s->cols[k];
-            c->name = w2l__strdup(t->cols[k].name);
-            if (!c->name) {
-                rc = w2l__fail(err, W2L_NOMEM, "out of memory");
-                break;
-            }
-            rc = w2l__mysql_type_map_text(t->cols[k].type, strlen(t->cols[k].type), &ms->cfg.topts,
-                                          c->name, NULL, &c->ice, &c->mt, err);
-            c->nullable = t->cols[k].nullable;
-            names[k] = c->name;
-            types[k] = c->ice;
-            nul[k] = c->nullable;
-        }
-        for (size_t k = 0; rc == W2L_OK && k < t->npk; k++) {
-            long ci = w2l__ms_tt_col(t, t->pk[k]);
-            if (ci >= 0) s->pk[s->npk++] = (size_t)ci;
-        }
-        if (rc == W2L_OK)
-            rc = w2l__ms_build_schema(t, names, types, nul, t->ncols, s->pk, s->npk, &s->schema,
-                                      err);
-        if (rc == W2L_OK) rc = create_sql(t, &s->create_sql, err);
-        if (rc != W2L_OK) w2l__error_prefix(err, "snapshot of %s.%s: ", t->db, t->name);
-        w2l__free(names);
-        w2l__free(types);
-        w2l__free(nul);
-    }
-    w2l__free(ord);
-    return rc;
-}
 
 /* The first prepared XA transaction's XID into xid ("" when none). */
 static w2l_rc xa_prepared(mysql_source *ms, char *xid, size_t size, w2l_error *err)
@@ -281,7 +178,7 @@ static w2l_rc start_locked(mysql_source *ms, int fresh, char *file, size_t fsize
     return rc;
 }
 
-w2l_rc w2l__ms_snap_begin(mysql_source *ms, int fresh, w2l_error *err)
+w2l_rc w2l__ms_snap_begin(mysql_source *ms, w2l_error *err)
 {
     W2L_TRY(w2l__my_connect(&ms->cfg.params, &ms->snap.conn, err));
     W2L_TRY(w2l__my_exec(ms->snap.conn, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
@@ -291,103 +188,425 @@ w2l_rc w2l__ms_snap_begin(mysql_source *ms, int fresh, w2l_error *err)
     char *gtid = NULL;
     w2l_rc rc;
     if (ms->cfg.snapshot_lock == SNAP_LOCK_FTWRL) {
-        rc = start_locked(ms, fresh, file, sizeof file, &posv, &gtid, err);
+        rc = start_locked(ms, 1, file, sizeof file, &posv, &gtid, err);
     } else {
         char g[1024];
-        rc = start_lock_free(ms, fresh, file, sizeof file, &posv, g, sizeof g, err);
+        rc = start_lock_free(ms, 1, file, sizeof file, &posv, g, sizeof g, err);
         if (rc == W2L_OK && !(gtid = w2l__strdup(g)))
             rc = w2l__fail(err, W2L_NOMEM, "out of memory");
     }
-    if (rc == W2L_OK && !ms->server.mysql && strlen(gtid) >= sizeof ms->snap.gtid)
-        rc = w2l__fail(err, W2L_SOURCE, "mysql source: GTID state too long (%zu bytes)",
-                       strlen(gtid));
-    if (rc != W2L_OK) {
-        w2l__free(gtid);
-        return rc;
+    if (rc == W2L_OK) {
+        snprintf(ms->at.file, sizeof ms->at.file, "%s", file);
+        ms->at.pos = posv;
+        rc = w2l__ms_set_gtid_text(ms, gtid, err);
     }
-    if (fresh) {
-        snprintf(ms->snap.file, sizeof ms->snap.file, "%s", file);
-        ms->snap.pos = posv;
-        if (ms->server.mysql) {
-            w2l__free(ms->snap.mygtids);
-            ms->snap.mygtids = gtid;
-            gtid = NULL;
-        } else
-            snprintf(ms->snap.gtid, sizeof ms->snap.gtid, "%s", gtid);
-    } else if (ms->snap.idx <
-               ms->snap.ntables) { /* tables from the current one on are read at this position */
-        if (ms->snap.nsegs == MAX_WSEGS) {
-            w2l__free(gtid);
-            return w2l__fail(
-                err, W2L_SOURCE,
-                "mysql source: the snapshot was resumed %d times before it reached the "
-                "binlog; start it again (new warehouse or startup=initial without state)",
-                MAX_WSEGS);
-        }
-        wseg *w = &ms->snap.segs[ms->snap.nsegs++];
-        snprintf(w->db, sizeof w->db, "%s", ms->snap.tables[ms->snap.idx].db);
-        snprintf(w->name, sizeof w->name, "%s", ms->snap.tables[ms->snap.idx].name);
-        snprintf(w->file, sizeof w->file, "%s", file);
-        w->pos = posv;
-        if (ms->snap.key) { /* the table in progress: emptied and read again whole */
-            ms->snap.key = NULL;
-            ms->snap.key_len = NULL;
-            ms->snap.truncate = 1;
-        }
-    }
-    w2l__log(W2L_LOG_INFO, "mysql source: snapshot at %s:%llu (GTID %s)%s%s", file,
-             (unsigned long long)posv, gtid ? gtid : ms->snap.mygtids ? ms->snap.mygtids : "",
-             fresh ? "" : ", resuming an earlier snapshot",
-             ms->cfg.snapshot_lock == SNAP_LOCK_FTWRL ? ", read under a global read lock" : "");
+    if (rc == W2L_OK)
+        w2l__log(W2L_LOG_INFO, "mysql source: snapshot from %s:%llu (GTID %s)%s", file,
+                 (unsigned long long)posv, gtid ? gtid : "",
+                 ms->cfg.snapshot_lock == SNAP_LOCK_FTWRL ? ", read under a global read lock"
+                                                          : "");
     w2l__free(gtid);
-    if (fresh) {
-        /* the definitions read at open may be older than the snapshot (a DDL in between):
-         * read them again now, in the snapshot's session, and plan the snapshot from them,
-         * so its SELECTs name the columns the snapshot has */
+    /* the definitions read at open may be older than P0 (a DDL in between): read them
+     * again in the snapshot's session, and plan from them */
+    if (rc == W2L_OK) {
         while (ms->defs.n) w2l__ms_tt_remove(ms, &ms->defs.tab[ms->defs.n - 1]);
-        W2L_TRY(w2l__ms_load_definitions(ms, ms->snap.conn, err));
-        w2l__ms_snap_tables_free(ms);
-        W2L_TRY(w2l__ms_snap_plan(ms, err));
+        rc = w2l__ms_load_definitions(ms, ms->snap.conn, err);
+    }
+    if (rc == W2L_OK) rc = w2l__ms_snap_plan(ms, err);
+    if (rc == W2L_OK) rc = w2l__my_exec(ms->snap.conn, "COMMIT", err);
+    W2L_TRY(rc);
+    ms->snap.active = ms->snap.ntables > 0;
+    ms->snap.started_ms = w2l__now_ms();
+    return W2L_OK;
+}
+
+/* ---- helpers ---- */
+
+static int reached(const mysql_source *ms, const char *file, uint64_t pos)
+{
+    return !ms->txn.open && w2l__ms_pos_cmp(ms->at.file, ms->at.pos, file, pos) >= 0;
+}
+
+static w2l_rc query_value(mysql_source *ms, const char *sql, char *buf, size_t size, int *null,
+                          w2l_error *err)
+{
+    return w2l__my_value(ms->snap.conn, sql, buf, size, null, err);
+}
+
+static w2l_rc coordinator(mysql_source *ms, w2l_error *err)
+{
+    if (ms->snap.conn) return W2L_OK;
+    W2L_TRY(w2l__my_connect(&ms->cfg.params, &ms->snap.conn, err));
+    W2L_TRY(w2l__my_exec(ms->snap.conn, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+                         err));
+    if (ms->cfg.snapshot_lock == SNAP_LOCK_FTWRL)
+        W2L_TRY(w2l__my_exec(ms->snap.conn, "SET SESSION lock_wait_timeout = 30", err));
+    return W2L_OK;
+}
+
+/* source.snapshot-parallelism 0: the machine's cores (at most 4), fewer when the server
+ * has few connections to spare. */
+static unsigned parallelism(mysql_source *ms, w2l_error *err)
+{
+    if (ms->cfg.snap_parallelism > 0) return (unsigned)ms->cfg.snap_parallelism;
+    long cpu = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned p = cpu > 4 ? 4 : cpu < 1 ? 1 : (unsigned)cpu;
+    char v[64];
+    int null = 1;
+    long long maxc = 0, conn = 0;
+    if (query_value(ms, "SELECT @@global.max_connections", v, sizeof v, &null, err) == W2L_OK &&
+        !null)
+        maxc = strtoll(v, NULL, 10);
+    if (query_value(ms,
+                    "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE "
+                    "VARIABLE_NAME = 'THREADS_CONNECTED'",
+                    v, sizeof v, &null, err) == W2L_OK &&
+        !null)
+        conn = strtoll(v, NULL, 10);
+    if (maxc > 0 && (maxc - conn) / 4 < p) p = maxc - conn >= 8 ? (unsigned)((maxc - conn) / 4) : 1;
+    return p;
+}
+
+/* The server's estimate of every table's rows, in one statement (for the splits and the
+ * time left). */
+static w2l_rc estimates(mysql_source *ms, w2l_error *err)
+{
+    w2l__my_res *r;
+    W2L_TRY(
+        w2l__my_query(ms->snap.conn,
+                      "SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_ROWS FROM information_schema.TABLES "
+                      "WHERE TABLE_TYPE = 'BASE TABLE'",
+                      0, &r, err));
+    char **row;
+    unsigned long *len;
+    int k;
+    ms->snap.rows_estimated = 0;
+    while ((k = w2l__my_row(r, &row, &len, err)) > 0) {
+        snap_table *t = row[0] && row[1] ? w2l__ms_snap_find(ms, row[0], row[1]) : NULL;
+        if (!t || t->state == SNAP_DONE) continue;
+        t->est_rows = row[2] ? strtoull(row[2], NULL, 10) : 0;
+        ms->snap.rows_estimated += t->est_rows;
+    }
+    w2l__my_res_free(r);
+    return k < 0 ? err->code : W2L_OK;
+}
+
+static void publish(mysql_source *ms, w2l_emitter *em)
+{
+    w2l__snap_progress p = {0};
+    if (ms->snap.active) {
+        p.tables = ms->snap.tables_total;
+        p.tables_done = ms->snap.done_tables;
+        p.rows = ms->snap.done_rows;
+        p.rows_estimated = ms->snap.rows_estimated;
+        p.chunks = ms->snap.done_chunks;
+        p.started_ms = ms->snap.started_ms;
+    }
+    w2l__emitter_set_snapshot_progress(em, &p);
+}
+
+/* The bounds of t's first key column (an integer). */
+static w2l_rc table_stats(mysql_source *ms, snap_table *t, w2l_error *err)
+{
+    char v[128];
+    int null = 1;
+    if (!t->int_key || !t->npk) return W2L_OK;
+    w2l_buf b = {0};
+    const char *col = t->cols[t->pk[0]].name;
+    w2l_rc rc = w2l__buf_printf(&b, err, "SELECT CONCAT(MIN(`");
+    for (int pass = 0; pass < 2 && rc == W2L_OK; pass++) {
+        for (const char *p = col; *p && rc == W2L_OK; p++)
+            rc = w2l_buf_append(&b, *p == '`' ? "``" : p, *p == '`' ? 2 : 1, err);
+        if (rc == W2L_OK)
+            rc = w2l__buf_printf(&b, err, "%s", pass ? "`)) FROM `" : "`), ' ', MAX(`");
+    }
+    for (const char *p = t->db; *p && rc == W2L_OK; p++)
+        rc = w2l_buf_append(&b, *p == '`' ? "``" : p, *p == '`' ? 2 : 1, err);
+    if (rc == W2L_OK) rc = w2l__buf_printf(&b, err, "`.`");
+    for (const char *p = t->name; *p && rc == W2L_OK; p++)
+        rc = w2l_buf_append(&b, *p == '`' ? "``" : p, *p == '`' ? 2 : 1, err);
+    if (rc == W2L_OK) rc = w2l__buf_printf(&b, err, "`");
+    if (rc == W2L_OK) rc = w2l__buf_cstr(&b, err);
+    if (rc == W2L_OK) rc = query_value(ms, (const char *)b.data, v, sizeof v, &null, err);
+    w2l_buf_release(&b);
+    W2L_TRY(rc);
+    char *e = NULL;
+    if (!null) {
+        t->kmin = strtold(v, &e);
+        if (e && *e == ' ') {
+            t->kmax = strtold(e + 1, &e);
+            t->have_bounds = 1;
+        }
     }
     return W2L_OK;
 }
 
-static w2l_rc snap_position(const mysql_source *ms, w2l_buf *b, const snap_table *t,
-                            w2l_error *err)
+static w2l_rc set_bound(char **dst, size_t *len, long double v, w2l_error *err)
 {
-    const char *g = ms->server.mysql ? ms->snap.mygtids : ms->snap.gtid;
-    W2L_TRY(w2l__ms_position_json(ms, b, ms->snap.file, ms->snap.pos, g, err));
-    if (t) {
-        W2L_TRY(w2l__buf_printf(b, err,
-                                ",\"snapshot\":{\"index\":%zu,\"table\":\"%s.%s\",\"key\":[",
-                                ms->snap.idx, t->db, t->name));
-        for (size_t k = 0; ms->snap.key && k < t->npk; k++) {
-            W2L_TRY(w2l__buf_printf(b, err, "%s\"", k ? "," : ""));
-            for (size_t j = 0; j < ms->snap.key_len[k]; j++)
-                W2L_TRY(w2l__buf_printf(b, err, "%02x", (unsigned char)ms->snap.key[k][j]));
-            W2L_TRY(w2l__buf_printf(b, err, "\""));
-        }
-        W2L_TRY(w2l__buf_printf(b, err, "]}"));
-    }
-    if (ms->cfg.filter_json && *ms->cfg.filter_json)
-        W2L_TRY(w2l__buf_printf(b, err, "%s", ms->cfg.filter_json));
-    if (ms->snap.nsegs) {
-        char win[MAX_WSEGS * 900];
-        size_t n = w2l__ms_format_window(ms, win, sizeof win);
-        W2L_TRY(w2l_buf_append(b, win, n < sizeof win ? n : sizeof win - 1, err));
-    }
-    return w2l__buf_printf(b, err, "}");
+    char s[64];
+    int n = snprintf(s, sizeof s, "%.0Lf", v);
+    w2l__free(*dst);
+    *dst = w2l__strndup(s, (size_t)n);
+    *len = (size_t)n;
+    W2L_NOMEM_IF(!*dst, err);
+    return W2L_OK;
 }
 
-typedef struct snap_ctx {
-    mysql_source *ms;
+/* A table's first chunks: pending → active, its ranges (a keyless table: its consistent
+ * snapshot, read when the stream reaches its position). */
+static w2l_rc activate(mysql_source *ms, snap_table *t, w2l_error *err)
+{
+    W2L_TRY(table_stats(ms, t, err));
+    t->state = SNAP_ACTIVE;
+    t->rows = 0;
+    t->chunks = 0;
+    ms->snap.epoch++;
+    if (!t->npk) {
+        W2L_TRY(w2l__ms_snap_txn(ms, ms->snap.conn, ms->snap.kfile, sizeof ms->snap.kfile,
+                                 &ms->snap.kpos, err));
+        ms->snap.keyless = t;
+        ms->snap.kgen = t->gen;
+        w2l__log(W2L_LOG_DEBUG, "mysql source: snapshot of %s.%s (no primary key) at %s:%llu",
+                 t->db, t->name, ms->snap.kfile, (unsigned long long)ms->snap.kpos);
+        return W2L_OK;
+    }
+    uint64_t n = 1;
+    if (t->int_key && t->have_bounds && t->est_rows > ms->cfg.chunk_rows) {
+        n = t->est_rows / ms->cfg.chunk_rows;
+        if (n > ms->snap.parallelism) n = ms->snap.parallelism;
+        if (t->kmax - t->kmin + 1 < (long double)n) n = 1;
+    }
+    long double step = n > 1 ? (t->kmax - t->kmin + 1) / (long double)n : 0;
+    for (uint64_t i = 0; i < n; i++) {
+        snap_range *r = w2l__ms_snap_range_add(ms, t, err);
+        if (!r) return err->code;
+        if (i > 0) W2L_TRY(set_bound(&r->lo, &r->lo_len, floorl(t->kmin + step * i), err));
+        if (i + 1 < n)
+            W2L_TRY(set_bound(&r->hi, &r->hi_len, floorl(t->kmin + step * (i + 1)), err));
+    }
+    w2l__log(W2L_LOG_DEBUG, "mysql source: snapshot of %s.%s: about %llu rows, %llu range(s)",
+             t->db, t->name, (unsigned long long)t->est_rows, (unsigned long long)n);
+    return W2L_OK;
+}
+
+/* Splits range ri of t in two when its first key column is an integer and the part left
+ * holds at least two chunks' worth of keys (at the table's density), so an idle reader
+ * gets work. */
+static w2l_rc maybe_split(mysql_source *ms, snap_table *t, size_t ri, w2l_error *err)
+{
+    if (!t->int_key) return W2L_OK;
+    if (!t->have_bounds) {
+        W2L_TRY(table_stats(ms, t, err));
+        if (!t->have_bounds) return W2L_OK;
+    }
+    snap_range *r = &t->ranges[ri];
+    long double lo = r->after.n ? strtold(r->after.v[0], NULL)
+                     : r->lo    ? strtold(r->lo, NULL)
+                                : t->kmin;
+    long double hi = r->hi ? strtold(r->hi, NULL) : t->kmax + 1;
+    if (hi - lo < 2) return W2L_OK;
+    long double span = t->kmax - t->kmin + 1;
+    long double density = t->est_rows && span > 0 ? (long double)t->est_rows / span : 1;
+    if ((hi - lo) * density < 2.0L * (long double)ms->cfg.chunk_rows) return W2L_OK;
+    long double mid = floorl(lo + (hi - lo) / 2);
+    if (mid <= lo) return W2L_OK;
+    snap_range *nr = w2l__ms_snap_range_add(ms, t, err); /* may move the ranges */
+    if (!nr) return err->code;
+    r = &t->ranges[ri];
+    W2L_TRY(set_bound(&nr->lo, &nr->lo_len, mid, err));
+    if (r->hi) {
+        nr->hi = r->hi;
+        nr->hi_len = r->hi_len;
+        r->hi = NULL;
+    }
+    return set_bound(&r->hi, &r->hi_len, mid, err);
+}
+
+static w2l_rc launch(mysql_source *ms, snap_table *t, size_t ri, w2l_error *err)
+{
+    snap_range *r = &t->ranges[ri];
+    snap_job *j = w2l__calloc(1, sizeof *j);
+    W2L_NOMEM_IF(!j, err);
+    w2l__arena_init(&j->arena, 64 * 1024);
+    j->t = t;
+    j->range_id = r->id;
+    j->gen = t->gen;
+    j->ncols = t->ncols;
+    j->npk = t->npk;
+    j->limit = ms->cfg.chunk_rows;
+    j->cols = w2l__calloc(t->ncols ? t->ncols : 1, sizeof *j->cols);
+    j->pk = w2l__calloc(t->npk ? t->npk : 1, sizeof *j->pk);
+    j->coerced = w2l__calloc(t->ncols / 8 + 1, 1);
+    w2l_buf q = {0};
+    w2l_rc rc =
+        j->cols && j->pk && j->coerced ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
+    for (size_t i = 0; rc == W2L_OK && i < t->ncols; i++) {
+        j->cols[i] = t->cols[i];
+        j->cols[i].name = w2l__arena_strndup(&j->arena, t->cols[i].name, strlen(t->cols[i].name));
+        if (!j->cols[i].name) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    if (rc == W2L_OK) memcpy(j->pk, t->pk, t->npk * sizeof *j->pk);
+    if (rc == W2L_OK)
+        rc = w2l__snap_select(ms->snap.conn, t->db, t->name, t->cols, t->ncols, t->pk, t->npk,
+                              r->lo, r->lo_len, r->hi, r->hi_len,
+                              r->after.n ? r->after.v : NULL, r->after.len, j->limit, &q, err);
+    if (rc == W2L_OK) {
+        j->sql = (char *)q.data;
+        q.data = NULL;
+        rc = w2l__ms_workers_launch(ms, j, err);
+    }
+    w2l_buf_release(&q);
+    if (rc != W2L_OK) {
+        w2l__ms_job_free(j);
+        return rc == W2L_AGAIN ? W2L_OK : rc;
+    }
+    r->busy = 1;
+    t->in_flight++;
+    snap_job **pp = &ms->snap.jobs;
+    while (*pp) pp = &(*pp)->next;
+    *pp = j;
+    ms->snap.rate_rows += (int64_t)j->limit;
+    return W2L_OK;
+}
+
+/* source.snapshot-max-threads-running: checked at most once a second. */
+static int source_busy(mysql_source *ms, int64_t now)
+{
+    if (ms->cfg.snap_max_running <= 0) return 0;
+    if (now < ms->snap.busy_until_ms) return 1;
+    if (now - ms->snap.busy_check_ms < 1000) return 0;
+    ms->snap.busy_check_ms = now;
+    char v[64];
+    int null = 1;
+    w2l_error e;
+    if (query_value(ms,
+                    "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE "
+                    "VARIABLE_NAME = 'THREADS_RUNNING'",
+                    v, sizeof v, &null, &e) != W2L_OK ||
+        null)
+        return 0;
+    long long running = strtoll(v, NULL, 10), ours = 1;
+    for (snap_job *j = ms->snap.jobs; j; j = j->next) ours++;
+    if (running - ours <= ms->cfg.snap_max_running) return 0;
+    if (!ms->snap.busy_until_ms || now - ms->snap.busy_until_ms > 10000)
+        w2l__log(W2L_LOG_INFO,
+                 "mysql source: the server runs %lld threads (source.snapshot-max-threads-running "
+                 "%lld): the snapshot waits",
+                 running - ours, (long long)ms->cfg.snap_max_running);
+    ms->snap.busy_until_ms = now + 1000;
+    return 1;
+}
+
+static int rate_allows(mysql_source *ms, int64_t now)
+{
+    if (ms->cfg.snap_rate <= 0) return 1;
+    if (!ms->snap.rate_t0_ms) {
+        ms->snap.rate_t0_ms = now;
+        ms->snap.rate_rows = 0;
+    }
+    return ms->snap.rate_rows <= ms->cfg.snap_rate * (now - ms->snap.rate_t0_ms) / 1000;
+}
+
+/* Hands chunks to idle readers: ranges of the active tables in plan order, a range split
+ * when readers would be idle, the next pending table when no range is left to start. */
+static w2l_rc schedule(mysql_source *ms, w2l_error *err)
+{
+    for (;;) {
+        unsigned idle = w2l__ms_workers_idle(ms);
+        if (!idle) return W2L_OK;
+        int64_t now = w2l__now_ms();
+        if (!rate_allows(ms, now) || source_busy(ms, now)) return W2L_OK;
+        snap_table *pt = NULL;
+        size_t pri = 0;
+        unsigned free_ranges = 0;
+        snap_table *pending = NULL;
+        for (size_t i = 0; i < ms->snap.ntables; i++) {
+            snap_table *t = ms->snap.tables[i];
+            if (t->state == SNAP_PENDING && !pending) pending = t;
+            if (t->state != SNAP_ACTIVE || !t->npk) continue;
+            for (size_t k = 0; k < t->nranges; k++)
+                if (!t->ranges[k].busy) {
+                    if (!pt) pt = t, pri = k;
+                    free_ranges++;
+                }
+        }
+        if (pt) {
+            if (idle > free_ranges) W2L_TRY(maybe_split(ms, pt, pri, err));
+            W2L_TRY(launch(ms, pt, pri, err));
+            continue;
+        }
+        if (!pending || ms->snap.keyless) return W2L_OK;
+        if (pending->truncate_first && pending->npk) pending->truncate_first = 0;
+        W2L_TRY(activate(ms, pending, err));
+    }
+}
+
+/* Emits TRUNCATE TABLE of t (its rows emitted under another key are read again). */
+static w2l_rc emit_truncate(w2l_emitter *em, const snap_table *t, w2l_error *err)
+{
+    char *q = w2l__asprintf("TRUNCATE TABLE `%s`.`%s`", t->db, t->name);
+    W2L_NOMEM_IF(!q, err);
+    w2l_ddl d = {0};
+    d.db = t->db;
+    d.table = t->name;
+    d.sql = q;
+    d.sql_len = strlen(q);
+    w2l_rc rc = w2l_emit_ddl(em, &d, err);
+    w2l__free(q);
+    return rc;
+}
+
+static w2l_rc emit_create(w2l_emitter *em, const snap_table *t, w2l_error *err)
+{
+    w2l_ddl d = {0};
+    d.db = t->db;
+    d.table = t->name;
+    d.sql = t->create_sql;
+    d.sql_len = strlen(t->create_sql);
+    return w2l_emit_ddl(em, &d, err);
+}
+
+static void table_finished(mysql_source *ms, snap_table *t)
+{
+    ms->snap.done_tables++;
+    w2l__log(W2L_LOG_DEBUG, "mysql source: snapshot of %s.%s done: %llu rows in %llu chunks",
+             t->db, t->name, (unsigned long long)t->rows, (unsigned long long)t->chunks);
+    w2l__ms_snap_remove(ms, t);
+}
+
+/* A failed chunk whose error a DDL or a lost connection explains is read again. */
+static int retryable(const snap_job *j)
+{
+    switch (j->err.sys_errno) {
+    case 1146: /* no such table: renamed or dropped at the chunk's position */
+    case 1054: /* unknown column */
+    case 1412: /* table definition changed since the snapshot began */
+    case 1176: /* key does not exist */
+        return 1;
+    default: return j->rc == W2L_UNAVAILABLE;
+    }
+}
+
+static void job_release(mysql_source *ms, snap_job *j)
+{
+    snap_table *t = j->t;
+    t->in_flight--;
+    if (!t->in_flight && t->orphan) w2l__ms_snap_table_free(t);
+    else if (!t->in_flight && t->state == SNAP_DONE) w2l__ms_snap_table_columns_free(t);
+    (void)ms;
+    w2l__ms_job_free(j);
+}
+
+typedef struct emit_ctx {
     w2l_emitter *em;
     const snap_table *t;
-} snap_ctx;
+} emit_ctx;
 
-static w2l_rc snap_row(void *ctx, const w2l_value *vals, w2l_error *err)
+static w2l_rc emit_one(void *ctx, const w2l_value *vals, char **texts, const unsigned long *lens,
+                       w2l_error *err)
 {
-    snap_ctx *c = ctx;
+    (void)texts, (void)lens;
+    emit_ctx *c = ctx;
     w2l_change ch = {0};
     ch.db = c->t->db;
     ch.table = c->t->name;
@@ -398,93 +617,208 @@ static w2l_rc snap_row(void *ctx, const w2l_value *vals, w2l_error *err)
     return w2l_emit_change(c->em, &ch, err);
 }
 
-/* Emits one chunk of the current table as a transaction. */
-w2l_rc w2l__ms_snapshot_next(mysql_source *ms, w2l_emitter *em, w2l_error *err)
+static void warn_coerced(mysql_source *ms, const snap_table *t, uint8_t *coerced)
 {
-    if (!ms->snap.conn) W2L_TRY(w2l__ms_snap_begin(ms, 0, err));
-    while (ms->snap.idx < ms->snap.ntables) {
-        snap_table *t = &ms->snap.tables[ms->snap.idx];
-        snap_ctx c = {ms, em, t};
-        if (ms->snap
-                .truncate) { /* rows of it emitted before the restart are at an older position */
-            char *q = w2l__asprintf("TRUNCATE TABLE `%s`.`%s`", t->db, t->name);
-            W2L_NOMEM_IF(!q, err);
-            w2l_ddl d = {0};
-            d.db = t->db;
-            d.table = t->name;
-            d.sql = q;
-            d.sql_len = strlen(q);
-            w2l_rc trc = w2l_emit_ddl(em, &d, err);
-            w2l__free(q);
-            W2L_TRY(trc);
-            ms->snap.truncate = 0;
-            w2l__log(
-                W2L_LOG_INFO,
-                "mysql source: snapshot of %s.%s resumed: the table is read again from its start",
-                t->db, t->name);
-        }
-        char **lk;
-        size_t *ll, nrows;
-        w2l__arena *a = &ms->snap.arena[ms->snap.arena_cur ^ 1];
-        w2l__arena_release(a);
-        w2l__arena_init(a, 4096);
-        size_t limit = t->npk ? ms->cfg.chunk_rows : 0;
-        int first = !ms->snap.key; /* the table's first chunk */
-        uint8_t *coerced = w2l__arena_alloc(a, t->ncols / 8 + 1);
-        W2L_NOMEM_IF(!coerced, err);
-        memset(coerced, 0, t->ncols / 8 + 1);
-        w2l_rc rc = w2l__snap_chunk(ms->snap.conn, t->db, t->name, t->cols, t->ncols, t->pk, t->npk,
-                                    ms->snap.key, ms->snap.key_len, limit, snap_row, &c, &lk, &ll,
-                                    a, &nrows, coerced, err);
-        if (rc == W2L_OK) {
-            const char **names = w2l__arena_alloc(a, (t->ncols ? t->ncols : 1) * sizeof *names);
-            W2L_NOMEM_IF(!names, err);
-            for (size_t k = 0; k < t->ncols; k++) names[k] = t->cols[k].name;
-            w2l__ms_warn_coerced(ms, t->db, t->name, names, t->ncols, coerced);
-        }
-        if (rc != W2L_OK) {
+    const char *names[256];
+    if (t->ncols > 256) return;
+    for (size_t k = 0; k < t->ncols; k++) names[k] = t->cols[k].name;
+    w2l__ms_warn_coerced(ms, t->db, t->name, names, t->ncols, coerced);
+}
+
+/* The head chunk, done, at its position: its rows and its commit. */
+static w2l_rc retire(mysql_source *ms, snap_job *j, w2l_emitter *em, w2l_error *err)
+{
+    snap_table *t = j->t;
+    ms->snap.jobs = j->next;
+    snap_range *r = w2l__ms_snap_range_find(t, j->range_id);
+    if (r) r->busy = 0;
+    ms->snap.rate_rows -= (int64_t)(j->limit - (j->nrows < j->limit ? j->nrows : j->limit));
+    if (j->rc != W2L_OK) {
+        if (!retryable(j) || ++t->retries > 100) {
+            *err = j->err;
             w2l__error_prefix(err, "snapshot of %s.%s: ", t->db, t->name);
+            w2l_rc rc = j->rc;
+            job_release(ms, j);
             return rc;
         }
-        int table_done = !t->npk || nrows < limit;
-        /* a table without rows: its CREATE TABLE, so the lake has it, with its schema */
-        int empty = table_done && first && nrows == 0;
-        if (empty) {
-            w2l_ddl d = {0};
-            d.db = t->db;
-            d.table = t->name;
-            d.sql = t->create_sql;
-            d.sql_len = strlen(t->create_sql);
-            W2L_TRY(w2l_emit_ddl(em, &d, err));
-        }
-        const snap_table *pt = t;
-        if (table_done) {
-            ms->snap.idx++;
-            ms->snap.key = NULL;
-            ms->snap.key_len = NULL;
-            pt = ms->snap.idx < ms->snap.ntables ? &ms->snap.tables[ms->snap.idx] : NULL;
-        } else {
-            ms->snap.arena_cur ^= 1;
-            ms->snap.key = lk;
-            ms->snap.key_len = ll;
-        }
-        if (nrows == 0 && !empty && pt) continue; /* nothing emitted: no transaction */
-        w2l_buf pb = {0};
-        rc = snap_position(ms, &pb, pt, err);
-        if (rc == W2L_OK) rc = w2l_emit_commit(em, (const char *)pb.data, pb.len, err);
-        w2l_buf_release(&pb);
-        W2L_TRY(rc);
-        if (nrows || empty) return W2L_OK;
+        w2l__log(W2L_LOG_DEBUG, "mysql source: a chunk of %s.%s is read again: %s", t->db,
+                 t->name, j->err.msg);
+        job_release(ms, j);
+        return W2L_OK;
     }
-    /* snapshot done: hand over to the binlog at the snapshot's position */
+    if (t->state != SNAP_ACTIVE || j->gen != t->gen || !r) { /* a DDL came between */
+        job_release(ms, j);
+        return W2L_OK;
+    }
+    for (size_t i = 0; i < j->nrows; i++) {
+        w2l_change ch = {0};
+        ch.db = t->db;
+        ch.table = t->name;
+        ch.schema = t->schema;
+        ch.op = W2L_OP_INSERT;
+        ch.row = &j->vals[i * j->ncols];
+        ch.ncols = j->ncols;
+        w2l_rc rc = w2l_emit_change(em, &ch, err);
+        if (rc != W2L_OK) {
+            job_release(ms, j);
+            return rc;
+        }
+    }
+    warn_coerced(ms, t, j->coerced);
+    t->rows += j->nrows;
+    t->chunks++;
+    ms->snap.done_rows += j->nrows;
+    ms->snap.done_chunks++;
+    ms->snap.epoch++;
+    if (j->nrows < j->limit) {
+        w2l__ms_snap_range_remove(t, r);
+    } else {
+        w2l__ms_key_free(&r->after);
+        r->after = j->last;
+        memset(&j->last, 0, sizeof j->last);
+    }
+    w2l_rc rc = W2L_OK;
+    if (!t->nranges) {
+        if (!t->rows) rc = emit_create(em, t, err); /* a table without rows, with its schema */
+        table_finished(ms, t);
+    }
+    job_release(ms, j);
+    W2L_TRY(rc);
+    publish(ms, em);
+    return w2l__ms_emit_commit(ms, em, err);
+}
+
+/* The keyless table at its snapshot's position, read whole in that snapshot. */
+static w2l_rc read_keyless(mysql_source *ms, w2l_emitter *em, w2l_error *err)
+{
+    snap_table *t = ms->snap.keyless;
+    ms->snap.keyless = NULL;
+    if (t->state != SNAP_ACTIVE || t->gen != ms->snap.kgen) {
+        /* dropped, renamed or altered on the way: read again from a new snapshot */
+        W2L_TRY(w2l__my_exec(ms->snap.conn, "ROLLBACK", err));
+        if (t->state == SNAP_ACTIVE) t->state = SNAP_PENDING;
+        ms->snap.epoch++;
+        return W2L_OK;
+    }
+    if (t->truncate_first) W2L_TRY(emit_truncate(em, t, err));
+    w2l_buf q = {0};
+    w2l_rc rc = w2l__snap_select(ms->snap.conn, t->db, t->name, t->cols, t->ncols, NULL, 0, NULL,
+                                 0, NULL, 0, NULL, NULL, 0, &q, err);
+    uint8_t *coerced = w2l__calloc(t->ncols / 8 + 1, 1);
+    if (rc == W2L_OK && !coerced) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    emit_ctx c = {em, t};
+    size_t n = 0;
+    if (rc == W2L_OK)
+        rc = w2l__snap_rows(ms->snap.conn, (const char *)q.data, t->cols, t->ncols, emit_one, &c,
+                            &n, coerced, err);
+    w2l_buf_release(&q);
+    if (rc == W2L_OK) warn_coerced(ms, t, coerced);
+    w2l__free(coerced);
+    w2l_error e2;
+    w2l__my_exec(ms->snap.conn, rc == W2L_OK ? "COMMIT" : "ROLLBACK", &e2);
+    if (rc != W2L_OK) {
+        w2l__error_prefix(err, "snapshot of %s.%s: ", t->db, t->name);
+        return rc;
+    }
+    t->rows = n;
+    t->chunks = 1;
+    t->truncate_first = 0;
+    ms->snap.done_rows += n;
+    ms->snap.done_chunks++;
+    if (!n) W2L_TRY(emit_create(em, t, err));
+    table_finished(ms, t);
+    publish(ms, em);
+    return w2l__ms_emit_commit(ms, em, err);
+}
+
+static int left(const mysql_source *ms)
+{
+    if (ms->snap.jobs || ms->snap.keyless) return 1;
+    for (size_t i = 0; i < ms->snap.ntables; i++)
+        if (ms->snap.tables[i]->state != SNAP_DONE) return 1;
+    return 0;
+}
+
+void w2l__ms_snap_close(mysql_source *ms)
+{
+    w2l__ms_workers_stop(ms);
+    while (ms->snap.jobs) {
+        snap_job *j = ms->snap.jobs;
+        ms->snap.jobs = j->next;
+        job_release(ms, j);
+    }
     w2l__my_close(ms->snap.conn);
     ms->snap.conn = NULL;
-    snprintf(ms->at.file, sizeof ms->at.file, "%s", ms->snap.file);
-    ms->at.pos = ms->snap.pos;
-    W2L_TRY(w2l__ms_set_gtid_text(ms, ms->server.mysql ? ms->snap.mygtids : ms->snap.gtid, err));
-    ms->state = ST_BINLOG;
+    ms->snap.keyless = NULL;
+}
+
+static w2l_rc finish(mysql_source *ms, w2l_emitter *em, w2l_error *err)
+{
+    w2l__ms_snap_close(ms);
+    ms->snap.active = 0;
+    ms->snap.epoch++;
+    int64_t ms_taken = w2l__now_ms() - ms->snap.started_ms;
     w2l__log(W2L_LOG_INFO,
-             "mysql source: snapshot of %zu tables done; streaming the binlog from %s:%llu",
-             ms->snap.ntables, ms->at.file, (unsigned long long)ms->at.pos);
-    return W2L_OK;
+             "mysql source: snapshot done: %llu tables, %llu rows in %llu chunks, %.1f s; "
+             "streaming the binlog from %s:%llu",
+             (unsigned long long)ms->snap.done_tables, (unsigned long long)ms->snap.done_rows,
+             (unsigned long long)ms->snap.done_chunks, (double)ms_taken / 1000.0, ms->at.file,
+             (unsigned long long)ms->at.pos);
+    w2l__ms_snap_tables_free(ms);
+    publish(ms, em);
+    if (ms->txn.open) return W2L_OK;
+    return w2l__ms_emit_commit(ms, em, err); /* the positions from now on have no "chunks" */
+}
+
+w2l_rc w2l__ms_snap_next(mysql_source *ms, w2l_emitter *em, int timeout_ms, w2l_error *err)
+{
+    int64_t deadline = w2l__mono_ns() / 1000000 + (timeout_ms > 0 ? timeout_ms : 0);
+    W2L_TRY(coordinator(ms, err));
+    if (!ms->snap.workers) {
+        if (!ms->snap.parallelism) ms->snap.parallelism = parallelism(ms, err);
+        W2L_TRY(w2l__ms_workers_start(ms, ms->snap.parallelism, err));
+        W2L_TRY(estimates(ms, err));
+        publish(ms, em);
+        w2l__log(W2L_LOG_INFO,
+                 "mysql source: snapshot of %zu tables, %u chunk readers of %zu rows, beside the "
+                 "binlog",
+                 (size_t)ms->snap.tables_total, ms->snap.parallelism, ms->cfg.chunk_rows);
+    }
+    for (;;) {
+        snap_job *h = ms->snap.jobs;
+        int kfirst = ms->snap.keyless &&
+                     (!h || w2l__ms_pos_cmp(ms->snap.kfile, ms->snap.kpos, h->file, h->pos) <= 0);
+        if (kfirst && reached(ms, ms->snap.kfile, ms->snap.kpos)) return read_keyless(ms, em, err);
+        if (!kfirst && h && reached(ms, h->file, h->pos)) {
+            int64_t now = w2l__mono_ns() / 1000000;
+            if (!w2l__ms_workers_wait(ms, h, deadline > now ? (int)(deadline - now) : 0))
+                return W2L_AGAIN;
+            uint64_t before = ms->snap.done_chunks;
+            W2L_TRY(retire(ms, h, em, err));
+            if (ms->snap.done_chunks != before) return W2L_OK;
+            continue;
+        }
+        W2L_TRY(schedule(ms, err));
+        if (!left(ms)) return finish(ms, em, err);
+        h = ms->snap.jobs;
+        const char *lf = NULL;
+        uint64_t lp = 0;
+        if (h) lf = h->file, lp = h->pos;
+        if (ms->snap.keyless && (!lf || w2l__ms_pos_cmp(ms->snap.kfile, ms->snap.kpos, lf, lp) < 0))
+            lf = ms->snap.kfile, lp = ms->snap.kpos;
+        if (lf && reached(ms, lf, lp)) continue;
+        ms->limit.on = lf != NULL;
+        if (lf) {
+            snprintf(ms->limit.file, sizeof ms->limit.file, "%s", lf);
+            ms->limit.pos = lp;
+        }
+        int64_t now = w2l__mono_ns() / 1000000;
+        int wait = deadline > now ? (int)(deadline - now) : 0;
+        w2l_rc rc = w2l__ms_binlog_next(ms, em, wait, err);
+        ms->limit.on = 0;
+        if (rc == W2L_OK) return W2L_OK;
+        if (rc != W2L_AGAIN) return rc;
+        if (lf && reached(ms, lf, lp)) continue;
+        return W2L_AGAIN;
+    }
 }

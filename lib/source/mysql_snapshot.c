@@ -1,8 +1,9 @@
 /*
- * Snapshot reading of the "mysql" source: one chunk of a table in primary-key order, by
- * keyset pagination (WHERE key > last key ORDER BY key LIMIT n), on a connection that
- * holds a START TRANSACTION WITH CONSISTENT SNAPSHOT open (mysql_snap_driver.c), so every
- * chunk sees the database as of the binlog position the snapshot hands over to.
+ * Snapshot reading of the "mysql" source: one chunk of a table in primary-key order, the
+ * first key column within a range, by keyset pagination (WHERE key > last key ORDER BY key
+ * LIMIT n), on a connection that holds a START TRANSACTION WITH CONSISTENT SNAPSHOT open
+ * for this one chunk (mysql_snap_workers.c), so the chunk is the table's rows at the
+ * binlog position of that snapshot.
  *
  * Values come through the text protocol (mysql_use_result: rows are converted as they
  * arrive, nothing is buffered) and are converted to the columns' Iceberg types with the
@@ -125,109 +126,92 @@ static w2l_rc convert(const w2l__snap_col *col, const char *s, size_t n, w2l_val
                          : "");
 }
 
-w2l_rc w2l__snap_chunk(w2l__my *c, const char *db, const char *table, const w2l__snap_col *cols,
-                       size_t ncols, const size_t *pk, size_t npk, char *const *after,
-                       const size_t *after_len, size_t limit, w2l__snap_row_fn row, void *ctx,
-                       char ***last_key, size_t **last_len, w2l__arena *a, size_t *nrows,
-                       uint8_t *coerced, w2l_error *err)
+w2l_rc w2l__snap_select(w2l__my *c, const char *db, const char *table, const w2l__snap_col *cols,
+                        size_t ncols, const size_t *pk, size_t npk, const char *lo,
+                        size_t lo_len, const char *hi, size_t hi_len, char *const *after,
+                        const size_t *after_len, size_t limit, w2l_buf *q, w2l_error *err)
 {
-    w2l_buf q = {0};
-    w2l_rc rc = W2L_OK;
+    q->len = 0;
+    W2L_TRY(add(q, err, "SELECT "));
+    for (size_t i = 0; i < ncols; i++) {
+        if (i) W2L_TRY(add(q, err, ","));
+        if (cols[i].mt.cls == W2L_MYSQL_FLOAT) {
+            W2L_TRY(add(q, err, "CAST("));
+            W2L_TRY(add_ident(q, err, cols[i].name));
+            W2L_TRY(add(q, err, " AS DOUBLE)"));
+        } else if (cols[i].mt.cls == W2L_MYSQL_BIT) {
+            W2L_TRY(add_ident(q, err, cols[i].name));
+            W2L_TRY(add(q, err, "+0"));
+        } else W2L_TRY(add_ident(q, err, cols[i].name));
+    }
+    W2L_TRY(add(q, err, " FROM "));
+    W2L_TRY(add_ident(q, err, db));
+    W2L_TRY(add(q, err, "."));
+    W2L_TRY(add_ident(q, err, table));
+    const char *word = " WHERE ";
+    if (npk && lo) {
+        W2L_TRY(add(q, err, word));
+        W2L_TRY(add_ident(q, err, cols[pk[0]].name));
+        W2L_TRY(add(q, err, " >= "));
+        W2L_TRY(add_literal(c, q, &cols[pk[0]], lo, lo_len, err));
+        word = " AND ";
+    }
+    if (npk && hi) {
+        W2L_TRY(add(q, err, word));
+        W2L_TRY(add_ident(q, err, cols[pk[0]].name));
+        W2L_TRY(add(q, err, " < "));
+        W2L_TRY(add_literal(c, q, &cols[pk[0]], hi, hi_len, err));
+        word = " AND ";
+    }
+    if (npk && after) {
+        W2L_TRY(add(q, err, word));
+        W2L_TRY(add(q, err, "("));
+        for (size_t k = 0; k < npk; k++) {
+            W2L_TRY(add(q, err, k ? " OR (" : "("));
+            for (size_t j = 0; j <= k; j++) {
+                if (j) W2L_TRY(add(q, err, " AND "));
+                W2L_TRY(add_ident(q, err, cols[pk[j]].name));
+                W2L_TRY(add(q, err, j == k ? " > " : " = "));
+                W2L_TRY(add_literal(c, q, &cols[pk[j]], after[j], after_len[j], err));
+            }
+            W2L_TRY(add(q, err, ")"));
+        }
+        W2L_TRY(add(q, err, ")"));
+    }
+    if (npk) {
+        W2L_TRY(add(q, err, " ORDER BY "));
+        for (size_t k = 0; k < npk; k++) {
+            if (k) W2L_TRY(add(q, err, ","));
+            W2L_TRY(add_ident(q, err, cols[pk[k]].name));
+        }
+        if (limit) W2L_TRY(w2l__buf_printf(q, err, " LIMIT %zu", limit));
+    }
+    return w2l__buf_cstr(q, err);
+}
+
+w2l_rc w2l__snap_rows(w2l__my *c, const char *sql, const w2l__snap_col *cols, size_t ncols,
+                      w2l__snap_row_fn row, void *ctx, size_t *nrows, uint8_t *coerced,
+                      w2l_error *err)
+{
     w2l_value *vals = w2l__calloc(ncols ? ncols : 1, sizeof *vals);
     if (!vals) return w2l__fail(err, W2L_NOMEM, "out of memory");
     *nrows = 0;
-    *last_key = NULL;
-    *last_len = NULL;
-#define T(x) do { if ((rc = (x)) != W2L_OK) goto out; } while (0)
-    T(add(&q, err, "SELECT "));
-    for (size_t i = 0; i < ncols; i++) {
-        if (i) T(add(&q, err, ","));
-        if (cols[i].mt.cls == W2L_MYSQL_FLOAT) {
-            T(add(&q, err, "CAST("));
-            T(add_ident(&q, err, cols[i].name));
-            T(add(&q, err, " AS DOUBLE)"));
-        } else if (cols[i].mt.cls == W2L_MYSQL_BIT) {
-            T(add_ident(&q, err, cols[i].name));
-            T(add(&q, err, "+0"));
-        } else T(add_ident(&q, err, cols[i].name));
-    }
-    T(add(&q, err, " FROM "));
-    T(add_ident(&q, err, db));
-    T(add(&q, err, "."));
-    T(add_ident(&q, err, table));
-    if (npk && after) {
-        T(add(&q, err, " WHERE "));
-        for (size_t k = 0; k < npk; k++) {
-            T(add(&q, err, k ? " OR (" : "("));
-            for (size_t j = 0; j <= k; j++) {
-                if (j) T(add(&q, err, " AND "));
-                T(add_ident(&q, err, cols[pk[j]].name));
-                T(add(&q, err, j == k ? " > " : " = "));
-                T(add_literal(c, &q, &cols[pk[j]], after[j], after_len[j], err));
-            }
-            T(add(&q, err, ")"));
-        }
-    }
-    if (npk) {
-        T(add(&q, err, " ORDER BY "));
-        for (size_t k = 0; k < npk; k++) {
-            if (k) T(add(&q, err, ","));
-            T(add_ident(&q, err, cols[pk[k]].name));
-        }
-        if (limit) T(w2l__buf_printf(&q, err, " LIMIT %zu", limit));
-    }
-    T(w2l__buf_cstr(&q, err));
     w2l__my_res *r = NULL;
-    T(w2l__my_query(c, (const char *)q.data, 1, &r, err));
+    w2l_rc rc = w2l__my_query(c, sql, 1, &r, err);
     char **rowv = NULL;
     unsigned long *lens = NULL;
-    int k;
-    char **keep = NULL;
-    unsigned long *keep_len = NULL;
-    w2l_buf last = {0};
-    while ((k = w2l__my_row(r, &rowv, &lens, err)) > 0) {
+    int k = 0;
+    while (rc == W2L_OK && (k = w2l__my_row(r, &rowv, &lens, err)) > 0) {
         for (size_t i = 0; i < ncols && rc == W2L_OK; i++) {
             int odd = 0;
             rc = convert(&cols[i], rowv[i], lens[i], &vals[i], &odd, err);
             if (odd && coerced) coerced[i / 8] |= (uint8_t)(1u << (i % 8));
         }
-        if (rc == W2L_OK) rc = row(ctx, vals, err);
-        if (rc != W2L_OK) break;
-        (*nrows)++;
-        keep = rowv;
-        keep_len = lens;
-        if (npk) { /* remember this row's key texts (the row buffer dies at the next fetch) */
-            last.len = 0;
-            for (size_t j = 0; j < npk && rc == W2L_OK; j++) {
-                size_t l = keep_len[pk[j]];
-                rc = w2l_buf_append(&last, &l, sizeof l, err);
-                if (rc == W2L_OK) rc = w2l_buf_append(&last, keep[pk[j]], l, err);
-            }
-            if (rc != W2L_OK) break;
-        }
+        if (rc == W2L_OK) rc = row(ctx, vals, rowv, lens, err);
+        if (rc == W2L_OK) (*nrows)++;
     }
     if (k < 0 && rc == W2L_OK) rc = err->code;
     w2l__my_res_free(r);
-    if (rc == W2L_OK && npk && *nrows) {
-        char **lk = w2l__arena_alloc(a, npk * sizeof *lk);
-        size_t *ll = w2l__arena_alloc(a, npk * sizeof *ll);
-        if (!lk || !ll) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
-        const char *p = (const char *)last.data;
-        for (size_t j = 0; rc == W2L_OK && j < npk; j++) {
-            size_t l;
-            memcpy(&l, p, sizeof l);
-            p += sizeof l;
-            ll[j] = l;
-            lk[j] = w2l__arena_strndup(a, p, l);
-            if (!lk[j]) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
-            p += l;
-        }
-        if (rc == W2L_OK) *last_key = lk, *last_len = ll;
-    }
-    w2l_buf_release(&last);
-out:
-#undef T
-    w2l_buf_release(&q);
     w2l__free(vals);
     return rc;
 }

@@ -102,10 +102,10 @@ static w2l_rc ms_next(w2l_source *self, w2l_emitter *em, int timeout_ms, w2l_err
     }
     w2l_rc rc;
     if (ms->state == ST_DONE) return W2L_DONE;
-    w2l__emitter_set_snapshot(em, ms->state == ST_SNAPSHOT);
-    if (ms->state == ST_SNAPSHOT) rc = w2l__ms_snapshot_next(ms, em, err);
+    w2l__emitter_set_snapshot(em, ms->snap.active);
+    if (ms->snap.active) rc = w2l__ms_snap_next(ms, em, timeout_ms, err);
     else rc = w2l__ms_binlog_next(ms, em, timeout_ms, err);
-    if (ms->state != ST_SNAPSHOT) w2l__emitter_set_snapshot(em, 0);
+    if (!ms->snap.active) w2l__emitter_set_snapshot(em, 0);
     if (rc == W2L_DONE) ms->state = ST_DONE;
     if (rc != W2L_OK && rc != W2L_AGAIN && rc != W2L_DONE) {
         ms->failed = 1;
@@ -214,6 +214,40 @@ static w2l_rc check_server(mysql_source *ms, w2l__my *c, w2l_error *err)
     return W2L_OK;
 }
 
+/* An older version's "snapshot":{"index","table":"db.name","key":[hex...]} as "chunks": the
+ * table in progress is read on after its key (from its start with a TRUNCATE when it has
+ * no key), the tables after it pending. */
+static w2l_rc old_snapshot(const w2l__json *old, w2l_buf *b, w2l_error *err)
+{
+    const char *tname = w2l__json_str(w2l__json_get(old, "table"));
+    const char *dot = tname ? strchr(tname, '.') : NULL;
+    if (!dot)
+        return w2l__fail(err, W2L_CORRUPT,
+                         "mysql source: restored position has a bad \"snapshot\" member");
+    char db[256];
+    snprintf(db, sizeof db, "%.*s", (int)(dot - tname), tname);
+    W2L_TRY(w2l__buf_printf(b, err, "{\"next\":["));
+    W2L_TRY(w2l__json_buf_string(b, db, err));
+    W2L_TRY(w2l__buf_printf(b, err, ","));
+    W2L_TRY(w2l__json_buf_string(b, dot + 1, err));
+    W2L_TRY(w2l__buf_printf(b, err, "],\"old\":1,\"active\":[{\"t\":["));
+    W2L_TRY(w2l__json_buf_string(b, db, err));
+    W2L_TRY(w2l__buf_printf(b, err, ","));
+    W2L_TRY(w2l__json_buf_string(b, dot + 1, err));
+    W2L_TRY(w2l__buf_printf(b, err, "],\"rows\":1,\"r\":[[null,null,"));
+    const w2l__json *keys = w2l__json_get(old, "key");
+    size_t nk = keys ? w2l__json_size(keys) : 0;
+    if (!nk) W2L_TRY(w2l__buf_printf(b, err, "null"));
+    size_t i = 0;
+    for (w2l__json *k = keys ? w2l__json_first(keys) : NULL; k; k = w2l__json_next(k), i++) {
+        const char *h = w2l__json_str(k);
+        W2L_TRY(w2l__buf_printf(b, err, "%s", i ? "," : "["));
+        W2L_TRY(w2l__json_buf_string(b, h ? h : "", err));
+    }
+    if (nk) W2L_TRY(w2l__buf_printf(b, err, "]"));
+    return w2l__buf_printf(b, err, "]]}]}");
+}
+
 static w2l_rc parse_restored(mysql_source *ms, const char *restored, w2l_error *err)
 {
     w2l__json *j = NULL;
@@ -285,45 +319,22 @@ static w2l_rc parse_restored(mysql_source *ms, const char *restored, w2l_error *
                  ms->at.file, (unsigned long long)ms->at.pos, ms->xa.replay_file,
                  (unsigned long long)ms->xa.replay_pos);
     }
-    w2l__json *snap = w2l__json_get(j, "snapshot");
-    if (rc == W2L_OK && snap) {
-        snprintf(ms->snap.file, sizeof ms->snap.file, "%s", file);
-        ms->snap.pos = (uint64_t)pos;
-        snprintf(ms->snap.gtid, sizeof ms->snap.gtid, "%s", gtid ? gtid : "");
-        if (ms->server.mysql) {
-            w2l__free(ms->snap.mygtids);
-            ms->snap.mygtids = gtid ? w2l__strdup(gtid) : NULL;
-            W2L_NOMEM_IF(gtid && !ms->snap.mygtids, err);
+    /* the snapshot's progress: "chunks"; an older version's "snapshot" (one table in
+     * progress, read up to a key, the tables after it pending) is kept as "chunks" */
+    w2l__json *snap = w2l__json_get(j, "chunks");
+    w2l__json *old = w2l__json_get(j, "snapshot");
+    if (rc == W2L_OK && (snap || old)) {
+        w2l_buf cb = {0};
+        if (!snap) rc = old_snapshot(old, &cb, err);
+        if (rc == W2L_OK && !snap) {
+            rc = w2l__json_parse((const char *)cb.data, cb.len, &ms->restored_doc, err);
+            ms->restored_chunks = ms->restored_doc;
+        } else if (rc == W2L_OK) { /* kept whole until the plan is made */
+            ms->restored_doc = j;
+            ms->restored_chunks = snap;
+            j = NULL;
         }
-        ms->state = ST_SNAPSHOT;
-        const char *tname = w2l__json_str(w2l__json_get(snap, "table"));
-        int64_t idx = 0;
-        w2l__json_int64(w2l__json_get(snap, "index"), &idx);
-        /* the table list is read again in open(); find the table by name */
-        ms->snap.key = NULL;
-        w2l__json *keys = w2l__json_get(snap, "key");
-        size_t nk = keys ? w2l__json_size(keys) : 0;
-        w2l__arena *a = &ms->snap.arena[ms->snap.arena_cur];
-        w2l__arena_init(a, 4096);
-        char **lk = nk ? w2l__arena_alloc(a, nk * sizeof *lk) : NULL;
-        size_t *ll = nk ? w2l__arena_alloc(a, nk * sizeof *ll) : NULL;
-        size_t i = 0;
-        for (w2l__json *k = keys ? w2l__json_first(keys) : NULL; k && lk && ll;
-             k = w2l__json_next(k), i++) {
-            const char *h = w2l__json_str(k);
-            size_t hl = h ? strlen(h) : 0;
-            lk[i] = w2l__arena_alloc(a, hl / 2 + 1);
-            if (!lk[i]) break;
-            for (size_t b = 0; b + 1 < hl + 1 && b / 2 < hl / 2; b += 2)
-                lk[i][b / 2] = (char)(w2l__ms_hexval(h[b]) << 4 | w2l__ms_hexval(h[b + 1]));
-            lk[i][hl / 2] = 0;
-            ll[i] = hl / 2;
-        }
-        if (nk && (!lk || !ll || i < nk)) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
-        if (nk) ms->snap.key = lk, ms->snap.key_len = ll;
-        ms->snap.idx = (size_t)idx;
-        /* stash the table name in ferr.msg temporarily: resolved after w2l__ms_snap_plan */
-        snprintf(ms->ferr.msg, sizeof ms->ferr.msg, "%s", tname ? tname : "");
+        w2l_buf_release(&cb);
     }
     w2l__json_free(j);
     return rc;
@@ -335,8 +346,13 @@ static void ms_close(w2l_source *self)
     w2l__bl_close(ms->bl);
     ms->bl = NULL;
     w2l__my_close(ms->conn);
-    w2l__my_close(ms->snap.conn);
-    ms->conn = ms->snap.conn = NULL;
+    ms->conn = NULL;
+    w2l__ms_snap_close(ms);
+    w2l__json_free(ms->restored_doc);
+    ms->restored_doc = ms->restored_chunks = NULL;
+    w2l__ms_free_strv(ms->new_tables, ms->new_tables_n);
+    ms->new_tables = NULL;
+    ms->new_tables_n = 0;
     w2l__bl_scratch_free(&ms->scratch);
     w2l__ms_xa_drop_cur(ms);
     for (size_t i = 0; i < ms->xa.n; i++) w2l__ms_xa_free(ms->xa.pending[i]);
@@ -356,14 +372,10 @@ static void ms_close(w2l_source *self)
     w2l__free(ms->defs.tab);
     ms->defs.tab = NULL;
     ms->defs.n = 0;
-    w2l__arena_release(&ms->snap.arena[0]);
-    w2l__arena_release(&ms->snap.arena[1]);
     w2l__free(ms->at.gtid);
     ms->at.gtid = NULL;
     w2l__mygtids_free(ms->at.mygtids);
     ms->at.mygtids = NULL;
-    w2l__free(ms->snap.mygtids);
-    ms->snap.mygtids = NULL;
     w2l__free(ms->cfg.ssl_ca);
     w2l__free(ms->cfg.ssl_cert);
     w2l__free(ms->cfg.ssl_key);
@@ -413,6 +425,14 @@ static w2l_rc ms_open_inner(mysql_source *ms, const w2l_conf *conf, const char *
             ms->cfg.topts.time_as_string = v != 0;
         if (w2l_conf_get_int(conf, "source.snapshot-chunk-rows", &v, NULL) == W2L_OK && v > 0)
             ms->cfg.chunk_rows = (size_t)v;
+        if (w2l_conf_get_int(conf, "source.snapshot-parallelism", &v, NULL) == W2L_OK && v > 0)
+            ms->cfg.snap_parallelism = v;
+        if (w2l_conf_get_int(conf, "source.snapshot-max-rows-per-second", &v, NULL) == W2L_OK &&
+            v > 0)
+            ms->cfg.snap_rate = v;
+        if (w2l_conf_get_int(conf, "source.snapshot-max-threads-running", &v, NULL) == W2L_OK &&
+            v > 0)
+            ms->cfg.snap_max_running = v;
         if (w2l_conf_get_int(conf, "source.connect-timeout", &v, NULL) == W2L_OK && v > 0)
             ms->cfg.params.connect_timeout_s = (unsigned)((v + 999) / 1000);
         if (w2l_conf_get_int(conf, "source.xa-buffer-bytes", &v, NULL) == W2L_OK && v > 0)
@@ -436,12 +456,13 @@ static w2l_rc ms_open_inner(mysql_source *ms, const w2l_conf *conf, const char *
         if (!ms->at.mygtids) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
     }
     ms->state = ST_BINLOG;
+    int fresh = 0;
     if (rc == W2L_OK && restored) {
         rc = parse_restored(ms, restored, err);
     } else if (rc == W2L_OK) {
         const char *s = ms->cfg.startup;
         if (!strcmp(s, "initial")) {
-            ms->state = ST_SNAPSHOT;
+            fresh = 1;
         } else if (!strcmp(s, "latest")) {
             rc = w2l__ms_read_binlog_status(ms, c, ms->at.file, sizeof ms->at.file, &ms->at.pos,
                                             err);
@@ -505,29 +526,21 @@ static w2l_rc ms_open_inner(mysql_source *ms, const w2l_conf *conf, const char *
     }
     w2l__my_close(c);
     W2L_TRY(rc);
-    if (ms->state == ST_SNAPSHOT) {
+    if (fresh) return w2l__ms_snap_begin(ms, err);
+    if (ms->restored_chunks || ms->new_tables) {
         W2L_TRY(w2l__ms_snap_plan(ms, err));
-        if (restored) { /* find the table we stopped in by name */
-            char want[600];
-            snprintf(want, sizeof want, "%s", ms->ferr.msg);
-            ms->ferr.msg[0] = '\0';
-            size_t found = ms->snap.ntables;
-            for (size_t i = 0; i < ms->snap.ntables; i++) {
-                char full[600];
-                snprintf(full, sizeof full, "%s.%s", ms->snap.tables[i].db,
-                         ms->snap.tables[i].name);
-                if (!strcmp(full, want)) found = i;
-            }
-            if (found ==
-                ms->snap.ntables) { /* the table is gone: continue with the one at that index */
-                ms->snap.key = NULL;
-                if (ms->snap.idx > ms->snap.ntables) ms->snap.idx = ms->snap.ntables;
-            } else
-                ms->snap.idx = found;
-            W2L_TRY(w2l__ms_snap_begin(ms, 0, err));
-        } else {
-            W2L_TRY(w2l__ms_snap_begin(ms, 1, err));
+        if (ms->restored_chunks) W2L_TRY(w2l__ms_snap_restore(ms, ms->restored_chunks, err));
+        else for (size_t i = 0; i < ms->snap.ntables; i++) ms->snap.tables[i]->state = SNAP_DONE;
+        for (size_t i = 0; i < ms->new_tables_n; i++) {
+            const char *n = ms->new_tables[i];
+            W2L_TRY(w2l__ms_snap_add(ms, n, n + strlen(n) + 1, err));
         }
+        w2l__json_free(ms->restored_doc);
+        ms->restored_doc = ms->restored_chunks = NULL;
+        ms->snap.started_ms = w2l__now_ms();
+        if (ms->snap.active)
+            w2l__log(W2L_LOG_INFO, "mysql source: the snapshot goes on: %llu table(s) left",
+                     (unsigned long long)ms->snap.tables_total);
     }
     return W2L_OK;
 }

@@ -16,6 +16,7 @@
 #include "mysql_int.h"
 #include "source_int.h"
 #include "../event/emit.h"
+#include "../json/json.h"
 #include "../model/model.h"
 
 #define HEARTBEAT_MS 250
@@ -48,9 +49,11 @@ typedef struct tmuser {
     uint8_t *present;
     uint8_t *coerced;    /* w2l__bl_decode_row's report, cleared after each warning pass */
     int all_present_ok;
+    unsigned snap_epoch;  /* the plan's epoch + 1 when snap_hidden was read; 0 never */
+    int snap_hidden;
 } tmuser;
 
-typedef enum { ST_SNAPSHOT = 1, ST_BINLOG, ST_DONE } mstate;
+typedef enum { ST_BINLOG = 1, ST_DONE } mstate;
 
 /* source.snapshot-lock: how the snapshot learns its binlog position. NONE: MariaDB's
  * consistent snapshot reports it (binlog_snapshot_file/position), no lock at all; FTWRL:
@@ -76,6 +79,27 @@ typedef struct xa_txn {
     char *gtid;              /* NULL: MySQL's set not known there */
 } xa_txn;
 
+/* ---- the snapshot (mysql_snap_plan.c, mysql_snap_workers.c, mysql_snap_driver.c) ---- */
+
+/* A key's column texts as the server prints them (owned); n 0: no key. */
+typedef struct snap_key {
+    char **v;
+    size_t *len;
+    size_t n;
+} snap_key;
+
+/* A range of a table still to read: first key column in [lo, hi) (NULL: unbounded), rows
+ * after the key `after` (n 0: from lo), in key order. */
+typedef struct snap_range {
+    uint64_t id;
+    char *lo, *hi;
+    size_t lo_len, hi_len;
+    snap_key after;
+    int busy;                /* a chunk of it is being read */
+} snap_range;
+
+enum { SNAP_PENDING = 0, SNAP_ACTIVE, SNAP_DONE };
+
 typedef struct snap_table {
     char *db, *name;
     w2l__snap_col *cols;
@@ -84,7 +108,48 @@ typedef struct snap_table {
     size_t npk;
     w2l_schema *schema;
     char *create_sql;    /* CREATE TABLE of its tracked definition: an empty table's DDL */
+    int state;           /* SNAP_* */
+    unsigned gen;        /* bumped by each DDL of the table: chunks read before are read again */
+    snap_range *ranges;
+    size_t nranges, rcap;
+    uint64_t rows, chunks; /* read so far (rows also across restarts) */
+    uint64_t est_rows;     /* the server's estimate when it became active */
+    int int_key;           /* the first key column is an integer: ranges split evenly */
+    int key_unsigned;
+    long double kmin, kmax; /* its bounds when it became active (int_key; exact for 64 bits) */
+    unsigned in_flight;
+    int truncate_first;    /* rows of it were emitted under another key: TRUNCATE, then read */
+    int have_bounds;       /* kmin, kmax read */
+    int orphan;            /* out of the plan: freed with its last chunk in flight */
+    unsigned retries;      /* chunks read again after a failure */
 } snap_table;
+
+/* One chunk: what a worker reads (copied from the plan at launch) and what it read. */
+typedef struct snap_job {
+    struct snap_job *next;
+    snap_table *t;
+    uint64_t range_id;
+    unsigned gen;
+    char *sql;               /* the SELECT */
+    w2l__snap_col *cols;     /* copies (names not owned) */
+    size_t ncols, npk;
+    size_t *pk;
+    size_t limit;
+    /* set by the worker, under the workers' lock */
+    int have_pos, done;
+    char file[256];
+    uint64_t pos;
+    w2l_rc rc;
+    w2l_error err;
+    /* the rows (the worker's until done) */
+    w2l_value *vals;         /* nrows * ncols */
+    size_t nrows, cap;
+    snap_key last;
+    w2l__arena arena;
+    uint8_t *coerced;
+} snap_job;
+
+typedef struct snap_workers snap_workers; /* mysql_snap_workers.c */
 
 /* A resumed snapshot read the tables from `db.name` on (in snapshot order) at file:pos:
  * the binlog up to there is already in what it read for them. */
@@ -113,6 +178,9 @@ typedef struct mysql_source {
         int64_t clock_skew_ms; /* source.clock-skew: heartbeat marks stay this far back */
         w2l__type_opts topts;
         size_t chunk_rows;
+        int64_t snap_parallelism;  /* source.snapshot-parallelism, 0 automatic */
+        int64_t snap_rate;         /* source.snapshot-max-rows-per-second, 0 none */
+        int64_t snap_max_running;  /* source.snapshot-max-threads-running, 0 none */
         snap_lock snapshot_lock;
         /* TLS and the server's RSA key (caching_sha2_password): paths, owned */
         char *ssl_ca, *ssl_cert, *ssl_key, *server_public_key;
@@ -168,23 +236,41 @@ typedef struct mysql_source {
     } defs;
 
     struct {                  /* snapshot (mysql_snap_driver.c) */
-        w2l__my *conn;
-        snap_table *tables;
-        size_t ntables, idx;
-        char **key;
-        size_t *key_len;
-        w2l__arena arena[2];
-        int arena_cur;
-        char file[256];
+        int active;           /* tables are still to read */
+        w2l__my *conn;        /* positions, bounds, keyless tables */
+        snap_table **tables;  /* the plan: every table it knows, sorted by db, name */
+        size_t ntables, cap;
+        unsigned epoch;       /* bumped whenever a table's state changes */
+        w2l_buf json;         /* the position's "chunks" member, for json_epoch */
+        unsigned json_epoch;
+        uint64_t range_ids;
+        snap_workers *workers;
+        snap_job *jobs;       /* in flight, in launch order */
+        unsigned parallelism;
+        int64_t rate_t0_ms, rate_rows; /* rows asked for since rate_t0_ms */
+        int64_t busy_check_ms, busy_until_ms;
+        /* a keyless table read at a position: the stream first reaches it */
+        snap_table *keyless;
+        unsigned kgen;
+        char kfile[256];
+        uint64_t kpos;
+        uint64_t done_tables, done_rows, done_chunks, tables_total, rows_estimated;
+        int64_t started_ms;
+        int64_t progress_ms;
+        char file[256];       /* where the stream started (P0) */
         uint64_t pos;
         char gtid[1024];
         char *mygtids;        /* MySQL: the executed GTID set at file:pos; NULL unknown */
-        /* snapshot resume windows (see "Snapshot resume" in mysql_source.c) */
+        /* windows of a snapshot resumed by an older version (see "Snapshot resume") */
         wseg segs[MAX_WSEGS];
         size_t nsegs;
-        int truncate;         /* emit TRUNCATE of the current table before reading it again */
     } snap;
     uint64_t ev_pos;          /* the event being handled */
+    struct {                  /* the stream stops at a chunk's position (w2l__ms_binlog_next) */
+        int on;
+        char file[256];
+        uint64_t pos;
+    } limit;
 
     /* XA: prepared transactions (in binlog order) and the PREPARE group being read */
     struct {
@@ -211,6 +297,10 @@ typedef struct mysql_source {
     w2l_conf *conf;           /* a copy, for per-table keys (ddl.policy) */
 
     int announce_filter;      /* new tables streamed: emit the position with the new filter */
+    char **new_tables;        /* source.new-tables=snapshot: "db\0name" of each, owned */
+    size_t new_tables_n;
+    w2l__json *restored_doc;  /* the restored position, while it holds snapshot progress */
+    w2l__json *restored_chunks; /* its "chunks" (in restored_doc), until the plan is made */
     int failed;
     w2l_error ferr;
     _Atomic int64_t last_event_ms;
@@ -242,6 +332,7 @@ int w2l__ms_table_selected(const mysql_source *ms, const char *db, const char *t
 /* ---- mysql_tracked.c ---- */
 
 void w2l__ms_ttable_clear(ttable *t);
+ttable *w2l__ms_tt_find(mysql_source *ms, const char *db, const char *name);
 void w2l__ms_tt_remove(mysql_source *ms, ttable *t);
 long w2l__ms_tt_col(const ttable *t, const char *name);
 w2l_rc w2l__ms_load_definitions(mysql_source *ms, w2l__my *c, w2l_error *err);
@@ -286,11 +377,60 @@ w2l_rc w2l__ms_filter_json(mysql_source *ms, const w2l_conf *conf, w2l_error *er
 w2l_rc w2l__ms_check_new_tables(mysql_source *ms, const w2l_conf *conf, w2l__my *c,
                                 const char *restored, w2l_error *err);
 
+/* ---- mysql_snap_plan.c: the plan of the snapshot ---- */
+
+void w2l__ms_key_free(snap_key *k);
+w2l_rc w2l__ms_key_copy(snap_key *dst, char *const *v, const size_t *len, size_t n,
+                        w2l_error *err);
+void w2l__ms_snap_table_free(snap_table *t);
+void w2l__ms_snap_table_columns_free(snap_table *t);
+void w2l__ms_snap_tables_free(mysql_source *ms);
+/* The table's columns, key and schema from its tracked definition (again after a DDL). */
+w2l_rc w2l__ms_snap_table_columns(mysql_source *ms, snap_table *t, const ttable *tt,
+                                  w2l_error *err);
+/* The selected tables of the tracked definitions as the plan, every one pending. */
+w2l_rc w2l__ms_snap_plan(mysql_source *ms, w2l_error *err);
+snap_table *w2l__ms_snap_find(const mysql_source *ms, const char *db, const char *name);
+void w2l__ms_snap_remove(mysql_source *ms, snap_table *t);
+/* 1 when the stream drops db.name's events: a table still to be read whole. */
+int w2l__ms_snap_hides(const mysql_source *ms, const char *db, const char *name);
+/* Follows a DDL statement the stream applied to the tracked definitions (the plan's
+ * names, columns and keys). */
+w2l_rc w2l__ms_snap_ddl(mysql_source *ms, const w2l__ddl_stmt *st, w2l_error *err);
+snap_range *w2l__ms_snap_range_add(mysql_source *ms, snap_table *t, w2l_error *err);
+snap_range *w2l__ms_snap_range_find(snap_table *t, uint64_t id);
+void w2l__ms_snap_range_remove(snap_table *t, snap_range *r);
+/* Position JSON: ,"chunks":{...} while the snapshot goes on (nothing after it). */
+w2l_rc w2l__ms_snap_json(const mysql_source *ms, w2l_buf *b, w2l_error *err);
+/* A restored "chunks" member (NULL: none) applied to the plan (after w2l__ms_snap_plan). */
+w2l_rc w2l__ms_snap_restore(mysql_source *ms, const w2l__json *chunks, w2l_error *err);
+/* Adds db.name to the plan as pending (a table new to the job, a resync). */
+w2l_rc w2l__ms_snap_add(mysql_source *ms, const char *db, const char *name, w2l_error *err);
+
+/* ---- mysql_snap_workers.c: the chunk readers ---- */
+
+w2l_rc w2l__ms_workers_start(mysql_source *ms, unsigned n, w2l_error *err);
+void w2l__ms_workers_stop(mysql_source *ms);
+/* Hands job to an idle reader and waits until its snapshot's position is known (or it
+ * failed: job->done). W2L_AGAIN when no reader is idle. */
+w2l_rc w2l__ms_workers_launch(mysql_source *ms, snap_job *job, w2l_error *err);
+/* Waits up to timeout_ms for job to be done; 1 when it is. */
+int w2l__ms_workers_wait(mysql_source *ms, snap_job *job, int timeout_ms);
+unsigned w2l__ms_workers_idle(mysql_source *ms);
+void w2l__ms_job_free(snap_job *j);
+/* Opens a consistent snapshot on c and reads its binlog position (MariaDB: reported by
+ * the snapshot; MySQL: under FLUSH TABLES WITH READ LOCK for two statements). */
+w2l_rc w2l__ms_snap_txn(const mysql_source *ms, w2l__my *c, char *file, size_t fsize,
+                        uint64_t *pos, w2l_error *err);
+
 /* ---- mysql_snap_driver.c ---- */
 
-void w2l__ms_snap_tables_free(mysql_source *ms);
-w2l_rc w2l__ms_snap_plan(mysql_source *ms, w2l_error *err);
-w2l_rc w2l__ms_snap_begin(mysql_source *ms, int fresh, w2l_error *err);
-w2l_rc w2l__ms_snapshot_next(mysql_source *ms, w2l_emitter *em, w2l_error *err);
+/* A fresh start: the stream's start position, read with a consistent snapshot that also
+ * reads the definitions again, and the plan (every selected table pending). */
+w2l_rc w2l__ms_snap_begin(mysql_source *ms, w2l_error *err);
+/* During the snapshot, in place of w2l__ms_binlog_next: launches chunks, streams the
+ * binlog up to the next chunk's position and emits the chunk there. */
+w2l_rc w2l__ms_snap_next(mysql_source *ms, w2l_emitter *em, int timeout_ms, w2l_error *err);
+void w2l__ms_snap_close(mysql_source *ms);
 
 #endif

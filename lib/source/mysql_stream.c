@@ -54,6 +54,7 @@ static w2l_rc start_stream(mysql_source *ms, w2l_error *err)
 
 static int caught_up(const mysql_source *ms)
 {
+    if (ms->snap.active) return 0; /* tables are still being read */
     if (!ms->end.file[0]) return 0;
     int c = strcmp(ms->at.file, ms->end.file);
     return c > 0 || (c == 0 && ms->at.pos >= ms->end.pos);
@@ -177,12 +178,24 @@ static w2l_rc partial_image(mysql_source *ms, w2l_emitter *em, const w2l__bl_tma
     return w2l_emit_quarantine(em, tm->db, tm->table, why, 1, err);
 }
 
+/* A table the snapshot reads whole later: its events are dropped (cached per table map
+ * until the plan changes). */
+static int hidden(mysql_source *ms, tmuser *u, const w2l__bl_tmap *tm)
+{
+    if (u->snap_epoch != ms->snap.epoch + 1) {
+        u->snap_hidden = w2l__ms_snap_hides(ms, tm->db, tm->table);
+        u->snap_epoch = ms->snap.epoch + 1;
+    }
+    return u->snap_hidden;
+}
+
 static w2l_rc emit_row(mysql_source *ms, w2l_emitter *em, const w2l__bl_tmap *tm, w2l_op op,
                        w2l_error *err)
 {
     tmuser *u = tm->user;
     if (!ms->xa.cur &&
-        (ms->xa.replaying || w2l__ms_in_window(ms, tm->db, tm->table, ms->at.file, ms->ev_pos)))
+        (ms->xa.replaying || w2l__ms_in_window(ms, tm->db, tm->table, ms->at.file, ms->ev_pos) ||
+         (ms->snap.active && hidden(ms, u, tm))))
         return W2L_OK;
     if (!ms->xa.cur && ms->txn.skip) {
         ms->txn.skip--;
@@ -323,7 +336,7 @@ static w2l_rc commit_txn_pos(mysql_source *ms, w2l_emitter *em, uint64_t log_pos
  * windows or replayed XA transactions are still being read. */
 static w2l_rc progress(mysql_source *ms, w2l_emitter *em, int64_t through_ms, w2l_error *err)
 {
-    if (through_ms < 0 || ms->snap.nsegs || ms->xa.replaying) return W2L_OK;
+    if (through_ms < 0 || ms->snap.nsegs || ms->xa.replaying || ms->snap.active) return W2L_OK;
     return w2l_emit_progress(em, through_ms, err);
 }
 
@@ -332,6 +345,25 @@ static w2l_rc commit_txn(mysql_source *ms, w2l_emitter *em, uint64_t log_pos, w2
     int64_t txn_ms = ms->txn.ts_ms;
     W2L_TRY(commit_txn_pos(ms, em, log_pos, err));
     return txn_ms > 0 ? progress(ms, em, txn_ms - 1, err) : W2L_OK;
+}
+
+/* 1 when every table st names is one the snapshot reads whole later (a CREATE never). */
+static int ddl_hidden(const mysql_source *ms, const w2l__ddl_stmt *st)
+{
+    switch (st->kind) {
+    case W2L_DDL_ALTER_TABLE: case W2L_DDL_TRUNCATE_TABLE:
+        return w2l__ms_snap_hides(ms, st->table.db, st->table.name);
+    case W2L_DDL_DROP_TABLE:
+        for (size_t k = 0; k < st->ntables; k++)
+            if (!w2l__ms_snap_hides(ms, st->tables[k].db, st->tables[k].name)) return 0;
+        return st->ntables > 0;
+    case W2L_DDL_RENAME_TABLE:
+        for (size_t k = 0; k < st->nrenames; k++)
+            if (!w2l__ms_snap_hides(ms, st->renames[k].from.db, st->renames[k].from.name))
+                return 0;
+        return st->nrenames > 0;
+    default: return 0;
+    }
 }
 
 static w2l_rc on_query(mysql_source *ms, w2l_emitter *em, const w2l__bl_event *ev, size_t *count,
@@ -437,7 +469,10 @@ static w2l_rc on_query(mysql_source *ms, w2l_emitter *em, const w2l__bl_event *e
                 break;
             default: break;
             }
+            /* a DDL of tables still to be read whole is theirs when they are read */
+            if (emit && ms->snap.active && ddl_hidden(ms, st)) emit = 0;
             rc = w2l__ms_tt_apply(ms, st, err);
+            if (rc == W2L_OK) rc = w2l__ms_snap_ddl(ms, st, err);
             if (ms->quarantined.n) release_quarantined(ms, st);
             if (rc == W2L_OK && emit) {
                 w2l_ddl d = {0};
@@ -543,6 +578,7 @@ static w2l_rc handle_event(mysql_source *ms, w2l_emitter *em, const w2l__bl_even
                 W2L_NOMEM_IF(oom, err);
             }
         }
+        if (!ms->txn.open && ev->log_pos) ms->at.pos = ev->log_pos;
         return W2L_OK;
     case BL_EV_GTID:
         if (ev->mysql_gtid) return on_mysql_gtid(ms, ev, err);
@@ -632,6 +668,13 @@ static w2l_rc reconnect(mysql_source *ms, w2l_error *err)
     }
 }
 
+/* At the snapshot chunk's position the stream waits for the chunk (mysql_snap_driver.c). */
+static int at_limit(const mysql_source *ms)
+{
+    return ms->limit.on && !ms->txn.open &&
+           w2l__ms_pos_cmp(ms->at.file, ms->at.pos, ms->limit.file, ms->limit.pos) >= 0;
+}
+
 w2l_rc w2l__ms_binlog_next(mysql_source *ms, w2l_emitter *em, int timeout_ms, w2l_error *err)
 {
     int64_t deadline = w2l__mono_ns() / 1000000 + (timeout_ms > 0 ? timeout_ms : 0);
@@ -640,6 +683,7 @@ w2l_rc w2l__ms_binlog_next(mysql_source *ms, w2l_emitter *em, int timeout_ms, w2
      * stream ends there, not with the transactions written since (a stream not started yet
      * starts: a start position the server lacks is its error) */
     if (ms->bl && ms->cfg.until_caught_up && !ms->txn.open && caught_up(ms)) return W2L_DONE;
+    if (at_limit(ms)) return W2L_AGAIN;
     if (!ms->bl) W2L_TRY(start_stream(ms, err));
     /* source.new-tables=stream: the restored position, now with the filter that selects the
      * new tables, so the next checkpoint knows them even when no transaction comes */
@@ -664,6 +708,7 @@ w2l_rc w2l__ms_binlog_next(mysql_source *ms, w2l_emitter *em, int timeout_ms, w2
         if (ev.kind != BL_EV_HEARTBEAT) atomic_store(&ms->caught_up, 0);
         W2L_TRY(handle_event(ms, em, &ev, &count, err));
         if (!ms->txn.open) {
+            if (at_limit(ms)) return count ? W2L_OK : W2L_AGAIN;
             if (ms->cfg.until_caught_up && caught_up(ms)) return count ? W2L_OK : W2L_DONE;
             if (ev.kind == BL_EV_HEARTBEAT) return count ? W2L_OK : W2L_AGAIN;
             if (count && (count >= 4096 || w2l__mono_ns() / 1000000 >= deadline)) return W2L_OK;

@@ -32,6 +32,11 @@ static ttable *tt_find(mysql_source *ms, const char *db, const char *name)
     return NULL;
 }
 
+ttable *w2l__ms_tt_find(mysql_source *ms, const char *db, const char *name)
+{
+    return tt_find(ms, db, name);
+}
+
 static ttable *tt_get(mysql_source *ms, const char *db, const char *name, w2l_error *err)
 {
     ttable *t = tt_find(ms, db, name);
