@@ -160,8 +160,9 @@ async function lakeRows (tableDir, cols) {
   return tbl.rows.map(r => cols.map(c => r[c] === null ? 'NULL' : String(r[c])).join('\t')).sort()
 }
 
-// The rows of the lake's table equal the source's (as multisets), else a short account.
-async function assertLakeEqualsSource (wh, dbName, table, cols, what) {
+// The rows of the lake's table equal the source's (as multisets), else a short account (with
+// what explain(first column of each differing row) says, when given).
+async function assertLakeEqualsSource (wh, dbName, table, cols, what, explain = null) {
   const want = sourceRows(`${dbName}.${table}`, cols)
   const got = await lakeRows(path.join(wh, dbName, table), cols)
   if (got.length === want.length && got.every((x, i) => x === want[i])) return
@@ -170,7 +171,8 @@ async function assertLakeEqualsSource (wh, dbName, table, cols, what) {
   const missing = [...w].filter(([x, n]) => (g.get(x) || 0) < n).map(([x]) => x)
   const extra = [...g].filter(([x, n]) => (w.get(x) || 0) < n).map(([x]) => x)
   assert.fail(`${what}: ${dbName}.${table}: the lake has ${got.length} rows, SELECT ${want.length}; ` +
-    `${missing.length} missing (${missing.slice(0, 5).join(' | ')}), ${extra.length} extra (${extra.slice(0, 5).join(' | ')})`)
+    `${missing.length} missing (${missing.slice(0, 5).join(' | ')}), ${extra.length} extra (${extra.slice(0, 5).join(' | ')})` +
+    (explain ? explain([...new Set([...missing, ...extra].slice(0, 10).map(x => x.split('\t')[0]))]) : ''))
 }
 
 // ---- the writers ----
@@ -179,8 +181,9 @@ async function assertLakeEqualsSource (wh, dbName, table, cols, what) {
 // 2..2n at the start, odd ones free), the next batch once the client acknowledged the one
 // before, until stop() holds at an acknowledgement (or maxBatches): inserts in the range
 // and past its end, updates, deletes, key moves, a range update and transactions of
-// several changes far apart. Returns { batches, during } (acknowledged before stop()).
-function writers (table, n, r, stop, maxBatches = 3000) {
+// several changes far apart. Returns { batches, during } (acknowledged before stop()) and
+// touching(ids): the statements that name any of ids, with when they were sent (ms after t0).
+function writers (table, n, r, stop, t0, maxBatches = 3000) {
   const c = spawn('mariadb', ['--no-defaults', `--socket=${path.join(top, 'db/run/mariadb.sock')}`, '-uroot',
     '--batch', '--raw', '--skip-column-names', '--unbuffered'], { stdio: ['pipe', 'pipe', 'pipe'] })
   children.add(c)
@@ -202,10 +205,18 @@ function writers (table, n, r, stop, maxBatches = 3000) {
     return upd()
   }
   let out = ''; let err = ''; let batches = 0; let during = 0
+  const sent = []
+  const touching = ids => {
+    const re = new RegExp(`\\b(${ids.join('|')})\\b`)
+    const hits = sent.filter(([, sql]) => re.test(sql)).slice(0, 12)
+    return `; the writers' statements naming ${ids.join(', ')}: ` + (hits.map(([ms, sql]) => `+${ms} ms ${sql}`).join(' / ') || 'none')
+  }
   return new Promise((resolve, reject) => {
     const next = () => {
       if (stop() || batches >= maxBatches) { c.stdin.end(); return }
       const stmts = Array.from({ length: 8 }, op)
+      const ms = Date.now() - t0
+      for (const x of stmts) sent.push([ms, x])
       // DO SLEEP paces the load (about 50 batches a second), it synchronises nothing
       c.stdin.write(`${stmts.join(';\n')};\nDO SLEEP(0.02);\nSELECT 'ack-${batches}';\n`)
     }
@@ -221,7 +232,7 @@ function writers (table, n, r, stop, maxBatches = 3000) {
     c.stderr.on('data', d => { err += d })
     c.on('exit', code => {
       children.delete(c)
-      if (code === 0) resolve({ batches, during })
+      if (code === 0) resolve({ batches, during, touching })
       else reject(new Error(`writer client exited ${code}: ${err}`))
     })
     next()
@@ -244,16 +255,18 @@ for (const par of [1, 2, 4]) {
     bigTable(dbName, 't', n)
     const wh = path.join(top, `lake-${dbName}`)
     const keys = { chunk: 500, par, rate: 8000 } // about 3 s
+    const t0 = Date.now()
     const run = startRun(wh, dbName, keys)
     // the writers start once the snapshot committed its first rows, so they change rows in
     // chunks read and in chunks not read yet; they stop by themselves when the run exits
     await until('the snapshot\'s first rows in the lake', () => lakeRecords(path.join(wh, dbName, 't')) > 0, 30000, run)
-    const w = await writers(`${dbName}.t`, n, rng(1000 + par), () => run.done)
+    const w = await writers(`${dbName}.t`, n, rng(1000 + par), () => run.done, t0)
     await finishes(run, 'the snapshot run')
+    const ended = Date.now() - t0
     t.diagnostic(`${w.during} batches of 8 changes during the snapshot, ${w.batches} in all`)
     assert.ok(w.during >= 10, `the writers overlapped the snapshot: ${w.during} batches of 8 changes before the run's exit`)
     await finishes(startRun(wh, dbName, keys), 'the run after the writers')
-    await assertLakeEqualsSource(wh, dbName, 't', COLS, `parallelism ${par}, ${w.batches} batches of writes (${w.during} during the snapshot)`)
+    await assertLakeEqualsSource(wh, dbName, 't', COLS, `parallelism ${par}, ${w.batches} batches of writes (${w.during} during the snapshot run, which ended at +${ended} ms)`, w.touching)
   })
 }
 
