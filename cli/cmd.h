@@ -97,5 +97,7 @@ int cmd_tables(int argc, char **argv);
 int cmd_cat(int argc, char **argv);
 int cmd_maintain(int argc, char **argv);
 int cmd_wait_complete(int argc, char **argv);
+int cmd_resync(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 
 #endif

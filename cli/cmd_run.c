@@ -9,7 +9,8 @@
  * The progress line labels what counts from this process's start ("this run: ...") apart
  * from the job's checkpoint ("job: checkpoint N committed"), and shows the source lag as
  * seconds, "snapshot" or "unknown", and the commit lag (w2l_pipeline_stats(3)), and the
- * writers' key index (keys, bytes in memory and spilled to disk) once it holds any.
+ * writers' key index (keys, bytes in memory and spilled to disk) once it holds any, and
+ * while the source's snapshot runs, its tables and rows read, rate and time left.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -66,6 +67,60 @@ static const char *lag_text(char *buf, size_t size, const w2l_pipeline_info *pi)
     return buf;
 }
 
+/* A count in short: 950, 12k, 1.2M, 3.4G. */
+static const char *short_count(char *buf, size_t size, double v)
+{
+    if (v < 1e3) snprintf(buf, size, "%.0f", v);
+    else if (v < 1e4) snprintf(buf, size, "%.1fk", v / 1e3);
+    else if (v < 1e6) snprintf(buf, size, "%.0fk", v / 1e3);
+    else if (v < 1e9) snprintf(buf, size, "%.1fM", v / 1e6);
+    else snprintf(buf, size, "%.1fG", v / 1e9);
+    return buf;
+}
+
+/* A duration in short: 45s, 1m30s, 2h05m, 3d04h. */
+static const char *short_secs(char *buf, size_t size, double secs)
+{
+    unsigned long long s = (unsigned long long)(secs + 0.999); /* never "0s left" */
+    if (s < 60) snprintf(buf, size, "%llus", s);
+    else if (s < 3600) snprintf(buf, size, "%llum%02llus", s / 60, s % 60);
+    else if (s < 86400) snprintf(buf, size, "%lluh%02llum", s / 3600, s % 3600 / 60);
+    else snprintf(buf, size, "%llud%02lluh", s / 86400, s % 86400 / 3600);
+    return buf;
+}
+
+/* While the source's snapshot runs: "; snapshot 3/10 tables, 1.2M of ~5.0M rows, 45k
+ * rows/s, ~1m30s left", the rate over the rows since it began, the time left from the
+ * server's estimate of its rows ("time left unknown" without one, or once more rows were
+ * read than estimated). Nothing otherwise. */
+static const char *snapshot_text(char *buf, size_t size, const w2l_pipeline_info *pi,
+                                 int64_t now_ms)
+{
+    buf[0] = '\0';
+    if (!pi->source_snapshot || !pi->snapshot_started_ms) return buf;
+    double took = (double)(now_ms - pi->snapshot_started_ms) / 1000.0;
+    double rate = took > 0 ? (double)pi->snapshot_rows / took : 0;
+    char rows[32], est[32], r[48], left[64];
+    short_count(rows, sizeof rows, (double)pi->snapshot_rows);
+    int n = snprintf(buf, size, "; snapshot %llu/%llu tables, %s",
+                     (unsigned long long)pi->snapshot_tables_done,
+                     (unsigned long long)pi->snapshot_tables, rows);
+    if (n < 0 || (size_t)n >= size) return buf;
+    if (pi->snapshot_rows_estimated)
+        n += snprintf(buf + n, size - (size_t)n, " of ~%s",
+                      short_count(est, sizeof est, (double)pi->snapshot_rows_estimated));
+    if (n < 0 || (size_t)n >= size) return buf;
+    if (rate > 0 && pi->snapshot_rows_estimated > pi->snapshot_rows)
+        snprintf(left, sizeof left, "~%s left",
+                 short_secs(r, sizeof r,
+                            (double)(pi->snapshot_rows_estimated - pi->snapshot_rows) / rate));
+    else
+        snprintf(left, sizeof left, "time left unknown");
+    snprintf(buf + n, size - (size_t)n, " rows, %s rows/s, %s", short_count(r, sizeof r, rate),
+             left);
+    return buf;
+}
+
 static volatile int progress_done;
 
 static void *progress_main(void *arg)
@@ -90,7 +145,7 @@ static void *progress_main(void *arg)
         last_rows = pi.rows_in;
         /* what this run did, then where the job stands (the checkpoint numbers of w2l
          * status), then the lags */
-        char line[400], lag[32];
+        char line[600], lag[32], snap[160];
         int n = snprintf(line, sizeof line,
                  "this run: %llu rows, %.0f rows/s, %llu table%s, %llu checkpoint%s committed; "
                  "job: checkpoint %llu committed; source lag %s, commit lag %.1f s",
@@ -104,6 +159,9 @@ static void *progress_main(void *arg)
                      (unsigned long long)pi.key_index_keys, pi.key_index_keys == 1 ? "" : "s",
                      (double)pi.key_index_memory_bytes / 1048576.0,
                      (double)pi.key_index_disk_bytes / 1048576.0);
+        n = (int)strlen(line);
+        snprintf(line + n, sizeof line - (size_t)n, "%s",
+                 snapshot_text(snap, sizeof snap, &pi, cli_now_ms()));
         if (progress_tty) {
             pthread_mutex_lock(&out_mtx);
             fprintf(stderr, "\r\033[K%s", line);

@@ -1,6 +1,8 @@
 /*
  * w2l status: the newest sealed checkpoint (its job, epoch and the source position the
- * next run resumes from) and per table the newest checkpoint committed to it and its lag:
+ * next run resumes from; while the source's snapshot is not done as of it, a line with the
+ * tables being read, their rows and key ranges left, and the next table) and per table
+ * the newest checkpoint committed to it and its lag:
  * how many sealed checkpoints hold changes to it that are not committed yet (w2l recover,
  * or the next run, commits them); then, after an empty line, per table the figures table
  * maintenance acts on (w2l-maintain(1)): snapshots, manifests of the current snapshot, data
@@ -28,6 +30,12 @@ typedef struct row {
     uint64_t rows_quarantined;
 } row;
 
+/* A table the source's snapshot is reading, as the sealed checkpoint's position says. */
+typedef struct snap_row {
+    char *name;
+    uint64_t rows, ranges;
+} snap_row;
+
 typedef struct status_ctx {
     row *v;
     size_t n, cap;
@@ -36,6 +44,12 @@ typedef struct status_ctx {
     /* the checkpoint (the first call) */
     uint64_t sealed, epoch;
     char *job, *position; /* NULL: none; the position redacted, one line */
+    /* the source's snapshot, not done as of the checkpoint (w2l_checkpoint_info.snapshot) */
+    int snapshot;
+    char *snap_next; /* "db.table"; NULL: none */
+    uint64_t snap_skipped;
+    snap_row *snap;
+    size_t nsnap;
 } status_ctx;
 
 /* One table's maintenance figures. */
@@ -91,6 +105,40 @@ static void print_holder(const w2l_state_holder *h)
     }
     printf("running now: job %s, pid %lld on %s since %s (lock epoch %" PRIu64 ")\n",
            h->job[0] ? h->job : "-", h->pid, h->host, since, h->epoch);
+}
+
+/* "ns.table" with control characters blanked (malloc'd); NULL: out of memory. */
+static char *table_name(const char *ns, const char *table)
+{
+    size_t n = strlen(ns) + strlen(table) + 2;
+    char *name = malloc(n);
+    if (!name) return NULL;
+    snprintf(name, n, "%s.%s", ns, table);
+    for (char *p = name; *p; p++)
+        if ((unsigned char)*p < 0x20) *p = ' ';
+    return name;
+}
+
+/* The snapshot as the sealed checkpoint left it: "snapshot: in progress — 2 tables being
+ * read (db.a: 1200 rows so far, 3 ranges left; db.b: ...), next: db.c". */
+static void print_snapshot(const status_ctx *s)
+{
+    printf("snapshot: in progress \xe2\x80\x94 %zu table%s being read", s->nsnap,
+           s->nsnap == 1 ? "" : "s");
+    for (size_t i = 0; i < s->nsnap; i++)
+        printf("%s%s: %" PRIu64 " row%s so far, %" PRIu64 " range%s left", i ? "; " : " (",
+               s->snap[i].name, s->snap[i].rows, s->snap[i].rows == 1 ? "" : "s",
+               s->snap[i].ranges, s->snap[i].ranges == 1 ? "" : "s");
+    if (s->nsnap) putchar(')');
+    if (s->snap_next) {
+        printf(", next: %s", s->snap_next);
+        if (s->snap_skipped)
+            printf(" (%" PRIu64 " table%s after it already read)", s->snap_skipped,
+                   s->snap_skipped == 1 ? "" : "s");
+    } else {
+        printf(", no table left to start");
+    }
+    putchar('\n');
 }
 
 /* 1 when ns.table is not the one --table names. */
@@ -150,6 +198,28 @@ static void jnum(const char *key, uint64_t v, int none_is_null)
     else printf(",\"%s\":%" PRIu64, key, v);
 }
 
+/* --format json "snapshot": null after the snapshot. */
+static void print_snapshot_json(const status_ctx *s)
+{
+    fputs(",\"snapshot\":", stdout);
+    if (!s->snapshot) {
+        fputs("null", stdout);
+        return;
+    }
+    fputs("{\"in_progress\":true,\"active\":[", stdout);
+    for (size_t i = 0; i < s->nsnap; i++) {
+        printf("%s{", i ? "," : "");
+        jstr("table", s->snap[i].name, 0);
+        jnum("rows", s->snap[i].rows, 0);
+        jnum("ranges_left", s->snap[i].ranges, 0);
+        putchar('}');
+    }
+    putchar(']');
+    jstr("next", s->snap_next, 1);
+    jnum("read_after_next", s->snap_skipped, 0);
+    putchar('}');
+}
+
 static const mrow *find_m(const maint_ctx *m, const char *name)
 {
     for (size_t i = 0; i < m->n; i++)
@@ -201,7 +271,9 @@ static void print_json(const status_ctx *s, const maint_ctx *m, const w2l_run_in
     jstr("job_id", s->job, 1);
     jnum("epoch", s->epoch, 1);
     jstr("source_position", s->position, 1);
-    fputs("},\"tables\":[", stdout);
+    putchar('}');
+    print_snapshot_json(s);
+    fputs(",\"tables\":[", stdout);
     /* every table of either list, in the order of the checkpoint list, then the others */
     size_t k = 0;
     for (size_t pass = 0; pass < 2; pass++) {
@@ -295,6 +367,20 @@ static int on_info(void *ctx, const w2l_checkpoint_info *ck)
             for (char *p = pos; *p; p++)
                 if ((unsigned char)*p < 0x20) *p = ' ';
             s->position = pos;
+        }
+        s->snapshot = ck->snapshot;
+        s->snap_skipped = ck->snapshot_skipped;
+        if (ck->snapshot_next_ns && ck->snapshot_next_table &&
+            !(s->snap_next = table_name(ck->snapshot_next_ns, ck->snapshot_next_table)))
+            return s->oom = 1;
+        if (ck->snapshot_nactive && !(s->snap = calloc(ck->snapshot_nactive, sizeof *s->snap)))
+            return s->oom = 1;
+        for (size_t i = 0; i < ck->snapshot_nactive; i++) {
+            const w2l_snapshot_table *t = &ck->snapshot_active[i];
+            if (!(s->snap[i].name = table_name(t->ns, t->table))) return s->oom = 1;
+            s->snap[i].rows = t->rows;
+            s->snap[i].ranges = t->ranges;
+            s->nsnap++;
         }
         return 0;
     }
@@ -394,6 +480,7 @@ int cmd_status(int argc, char **argv)
             putchar('\n');
             if (s.position) printf("source position %s\n", s.position);
             else printf("source position none (changes were pushed without one)\n");
+            if (s.snapshot) print_snapshot(&s);
         }
         /* both tables share the width of the name column */
         int w = 5;
@@ -456,6 +543,9 @@ int cmd_status(int argc, char **argv)
     free(s.v);
     free(s.job);
     free(s.position);
+    free(s.snap_next);
+    for (size_t i = 0; i < s.nsnap; i++) free(s.snap[i].name);
+    free(s.snap);
     for (size_t i = 0; i < m.n; i++) free(m.v[i].name);
     free(m.v);
     cli_finish(conf, lake);

@@ -50,6 +50,12 @@ static const cli_extra wait_extra[] = {
     { NULL, NULL, NULL }
 };
 
+static const cli_extra resync_extra[] = {
+    { "endpoint", "HOST:PORT",
+      "Where the running w2l run answers: its metrics.listen address (required)." },
+    { NULL, NULL, NULL }
+};
+
 /* In the order of the X_* indexes of cmd_maintain.c. */
 static const cli_extra maintain_extra[] = {
     { "table", "NAMESPACE.TABLE", "Maintain only this table (default: every table of the lake)." },
@@ -64,6 +70,22 @@ static const cli_extra maintain_extra[] = {
       "checkpoint references." },
     { "dry-run", NULL, "Report what would be done; change nothing." },
     { "force", NULL, "Compact even the tables below the thresholds." },
+    { NULL, NULL, NULL }
+};
+
+/* In the order of the V_* indexes of cmd_verify.c. */
+static const cli_extra verify_extra[] = {
+    { "table", "DB.TABLE", "Compare only this source table (default: every table the source "
+      "selects)." },
+    { "format", "text|json", "text (default): one line per range that differs and a summary; "
+      "json: one object, for scripts (w2l-verify(1))." },
+    { "timeout", "DURATION",
+      "While a job runs: how long to wait for the lake's next commit of a table that differs "
+      "before comparing its ranges again (default 60s)." },
+    { "settle", "DURATION",
+      "No job runs: wait this long before comparing the ranges that differ again (default 2s; "
+      "0: at once)." },
+    { "keys", "N", "Keys named per range that differs (default 10)." },
     { NULL, NULL, NULL }
 };
 
@@ -136,6 +158,24 @@ static const cli_command commands[] = {
       "compacts its tables itself. Policy comes from the maintenance.* keys of --config "
       "(w2l-config(5)).",
       cmd_maintain },
+    { "resync", "read one table again while the job runs", "NAMESPACE.TABLE", "config log-level",
+      NULL, resync_extra,
+      "Asks the w2l run listening at --endpoint (its metrics.listen address) to read the table "
+      "again whole, with its chunked snapshot, while every other table streams; the table's rows "
+      "in the lake are then replaced at one commit, its schema taken afresh from the source. "
+      "Exits 0 once the run took the request, 1 when nothing answers there or the run does not "
+      "read that table.",
+      cmd_resync },
+    { "verify", "compare the source with the lake, per primary-key range", NULL,
+      "source warehouse catalog state config log-level include exclude source.time-as-string "
+      "verify.chunk-rows" LAKE_FLAGS,
+      "source warehouse", verify_extra,
+      "Compares the mysql source with the lake per primary-key range of about verify.chunk-rows "
+      "keys: row counts and checksums of the rows, computed in the server and from the lake's "
+      "rows. Ranges that differ are compared again after the lake's next commit of the table "
+      "(rows in flight), then row by row, naming the keys that differ. Exits 0 when no range "
+      "differs, 1 when some do or on an error, 2 on a usage error.",
+      cmd_verify },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -19,5 +19,6 @@
 #include "w2l/pipeline.h"
 #include "w2l/lake.h"
 #include "w2l/maintain.h"
+#include "w2l/verify.h"
 
 #endif

@@ -8,7 +8,9 @@
  *     port in use is W2L_IO naming the address, a malformed address W2L_CONFIG naming the
  *     key;
  *   - a push pipeline with metrics.listen: /readyz 503 until a checkpoint of the run is
- *     committed, then 200; /healthz 200; /status JSON; w2l_pipeline_stats().
+ *     committed, then 200; /healthz 200; /status JSON; w2l_pipeline_stats();
+ *   - the snapshot's progress: its families, its pace (rate, time left), /status
+ *     "snapshot_progress" while one runs (null when none ran).
  */
 #include <check.h>
 #include <stdio.h>
@@ -22,6 +24,7 @@
 
 #include "support/support.h"
 #include "io/http_server.h"
+#include "event/emit.h"
 #include "pipeline/exposition.h"
 
 static w2l_error err;
@@ -137,6 +140,75 @@ START_TEST(unknown_lag_is_not_zero)
 }
 END_TEST
 
+/* The snapshot's figures: tables by state, rows, the estimate, chunks. */
+START_TEST(snapshot_families)
+{
+    w2l_pipeline_info pi;
+    memset(&pi, 0, sizeof pi);
+    pi.source_snapshot = 1;
+    pi.snapshot_tables = 10;
+    pi.snapshot_tables_done = 3;
+    pi.snapshot_rows = 1200000;
+    pi.snapshot_rows_estimated = 5000000;
+    pi.snapshot_chunks = 147;
+    pi.snapshot_started_ms = 1700000000000;
+    w2l_buf b = {0};
+    ck_assert_ok(w2l__exposition(&b, NULL, 0, &pi, 10, &err), err);
+    ck_assert_ok(w2l__buf_cstr(&b, &err), err);
+    const char *x = (const char *)b.data;
+    ck_assert_msg(has_line(x, "w2l_source_snapshot_running 1"), "%s", x);
+    ck_assert_msg(has_line(x, "w2l_snapshot_tables{state=\"total\"} 10"), "%s", x);
+    ck_assert_msg(has_line(x, "w2l_snapshot_tables{state=\"done\"} 3"), "%s", x);
+    ck_assert_msg(has_line(x, "w2l_snapshot_rows_total 1200000"), "%s", x);
+    ck_assert_msg(has_line(x, "w2l_snapshot_rows_estimated 5000000"), "%s", x);
+    ck_assert_msg(has_line(x, "w2l_snapshot_chunks_total 147"), "%s", x);
+    ck_assert_msg(strstr(x, "# TYPE w2l_snapshot_rows_total counter\n"), "%s", x);
+    ck_assert_msg(strstr(x, "# TYPE w2l_snapshot_tables gauge\n"), "%s", x);
+    w2l_buf_release(&b);
+}
+END_TEST
+
+/* The rate over the rows since the snapshot began; the time left from the estimate, not
+ * known without one, before a row, or past it; 0 once every table is read. */
+START_TEST(snapshot_pace)
+{
+    w2l_pipeline_info pi;
+    memset(&pi, 0, sizeof pi);
+    double rate, eta;
+    w2l__snapshot_pace(&pi, 1000, &rate, &eta); /* no snapshot */
+    ck_assert(rate < 0 && eta < 0);
+    pi.source_snapshot = 1;
+    pi.snapshot_tables = 10;
+    pi.snapshot_tables_done = 3;
+    pi.snapshot_started_ms = 1000000;
+    pi.snapshot_rows = 1200000;
+    pi.snapshot_rows_estimated = 5000000;
+    w2l__snapshot_pace(&pi, 1000000 + 30000, &rate, &eta); /* 30 s: 40k rows/s */
+    ck_assert_double_eq_tol(rate, 40000, 1e-6);
+    ck_assert_double_eq_tol(eta, 95, 1e-6); /* 3.8M rows left */
+    w2l__snapshot_pace(&pi, 1000000, &rate, &eta); /* no time yet */
+    ck_assert(rate < 0 && eta < 0);
+    pi.snapshot_rows_estimated = 0; /* no estimate */
+    w2l__snapshot_pace(&pi, 1000000 + 30000, &rate, &eta);
+    ck_assert_double_eq_tol(rate, 40000, 1e-6);
+    ck_assert(eta < 0);
+    pi.snapshot_rows_estimated = 1000000; /* more rows than estimated */
+    w2l__snapshot_pace(&pi, 1000000 + 30000, &rate, &eta);
+    ck_assert(eta < 0);
+    pi.snapshot_rows = 0; /* no row yet */
+    pi.snapshot_rows_estimated = 5000000;
+    w2l__snapshot_pace(&pi, 1000000 + 30000, &rate, &eta);
+    ck_assert_double_eq_tol(rate, 0, 1e-9);
+    ck_assert(eta < 0);
+    pi.snapshot_rows = 4900000; /* every table read; the snapshot ended */
+    pi.snapshot_tables_done = 10;
+    pi.source_snapshot = 0;
+    w2l__snapshot_pace(&pi, 1000000 + 30000, &rate, &eta);
+    ck_assert(rate < 0);
+    ck_assert_double_eq_tol(eta, 0, 1e-9);
+}
+END_TEST
+
 START_TEST(label_values_are_escaped)
 {
     w2l_table_metrics t[1] = {tm("we\"ird\\db", "line\nbreak", 5)};
@@ -242,7 +314,7 @@ static int http(int port, const char *method, const char *path, char *body, size
 static void echo(void *ctx, const char *method, const char *path, w2l__http_reply *out)
 {
     (void)ctx;
-    out->status = strcmp(path, "/here") == 0 ? 200 : 404;
+    out->status = strcspn(path, "?") == 5 && strncmp(path, "/here", 5) == 0 ? 200 : 404;
     out->content_type = "text/plain";
     w2l__buf_printf(&out->body, NULL, "%s %s\n", method, path);
 }
@@ -258,8 +330,11 @@ START_TEST(http_server_answers_and_refuses)
     ck_assert_int_eq(http(port, "GET", "/here", body, sizeof body), 200);
     ck_assert_str_eq(body, "GET /here\n");
     ck_assert_int_eq(http(port, "GET", "/elsewhere?x=1", body, sizeof body), 404);
-    ck_assert_int_eq(http(port, "POST", "/here", body, sizeof body), 405);
+    /* POST reaches the handler (the endpoint's /resync), with the query as sent */
+    ck_assert_int_eq(http(port, "POST", "/here?table=a.b&x=%2F", body, sizeof body), 200);
+    ck_assert_str_eq(body, "POST /here?table=a.b&x=%2F\n");
     ck_assert_int_eq(http(port, "DELETE", "/here", body, sizeof body), 405);
+    ck_assert_int_eq(http(port, "PUT", "/here", body, sizeof body), 405);
     /* the port is taken */
     char addr[64];
     snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
@@ -313,6 +388,25 @@ START_TEST(pipeline_serves_probes)
     ck_assert_int_eq(http(pi.http_port, "GET", "/status", body, sizeof body), 200);
     ck_assert_msg(strstr(body, "\"ready\":true") && strstr(body, "\"committed\":1"), "%s", body);
     ck_assert_msg(strstr(body, "\"commit_lag_seconds\":0"), "%s", body);
+    ck_assert_msg(strstr(body, "\"snapshot_progress\":null"), "no snapshot ran: %s", body);
+    /* a snapshot under way (as the mysql source reports it): its figures, rate, time left */
+    w2l_emitter *em = w2l_pipeline_emitter(p);
+    w2l__snap_progress sp = {10, 3, 1200, 5000, 12, w2l__now_ms() - 2000};
+    w2l__emitter_set_snapshot(em, 1);
+    w2l__emitter_set_snapshot_progress(em, &sp);
+    ck_assert_int_eq(http(pi.http_port, "GET", "/status", body, sizeof body), 200);
+    ck_assert_msg(strstr(body, "\"snapshot\":true,") &&
+                      strstr(body, "\"snapshot_progress\":{\"tables\":10,\"tables_done\":3,"
+                                   "\"rows\":1200,\"rows_estimated\":5000,\"chunks\":12,"),
+                  "%s", body);
+    ck_assert_msg(strstr(body, "\"rate_rows_per_s\":") && !strstr(body, "\"eta_s\":null"), "%s",
+                  body);
+    ck_assert_int_eq(http(pi.http_port, "GET", "/metrics", body, sizeof body), 200);
+    ck_assert_msg(has_line(body, "w2l_snapshot_rows_total 1200"), "%s", body);
+    ck_assert_msg(has_line(body, "w2l_snapshot_tables{state=\"done\"} 3"), "%s", body);
+    w2l__snap_progress none = {0};
+    w2l__emitter_set_snapshot_progress(em, &none);
+    w2l__emitter_set_snapshot(em, 0);
     ck_assert_int_eq(http(pi.http_port, "GET", "/metrics", body, sizeof body), 200);
     ck_assert_msg(has_line(body, "w2l_checkpoint_last_committed 1"), "%s", body);
     ck_assert_msg(has_line(body, "w2l_ready 1"), "%s", body);
@@ -325,6 +419,14 @@ START_TEST(pipeline_serves_probes)
     ck_assert_ok(w2l_pipeline_endpoint(p, "GET", "/healthz", &status, &ct, &b, &err), err);
     ck_assert_int_eq(status, 200);
     w2l_buf_release(&b);
+    /* POST /resync: a push pipeline has no source to read a table again; no table named;
+     * GET is refused */
+    ck_assert_int_eq(http(pi.http_port, "POST", "/resync?table=db.t", body, sizeof body), 400);
+    ck_assert_msg(strstr(body, "no source"), "%s", body);
+    ck_assert_int_eq(http(pi.http_port, "POST", "/resync?x=1", body, sizeof body), 400);
+    ck_assert_msg(strstr(body, "DATABASE.TABLE"), "%s", body);
+    ck_assert_int_eq(http(pi.http_port, "GET", "/resync?table=db.t", body, sizeof body), 405);
+    ck_assert_int_eq(w2l_pipeline_resync(p, "db", "", &err), W2L_MISUSE);
     ck_assert_ok(w2l_pipeline_stats(p, &pi, sizeof pi, &err), err);
     ck_assert_int_eq(pi.ready, 1);
     ck_assert_uint_eq(pi.checkpoints_completed, 1);
@@ -343,6 +445,8 @@ Suite *suite_endpoint(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, every_family_has_help_and_type);
     tcase_add_test(tc, label_values_are_escaped);
+    tcase_add_test(tc, snapshot_families);
+    tcase_add_test(tc, snapshot_pace);
     tcase_add_test(tc, unknown_lag_is_not_zero);
     tcase_add_test(tc, histograms_are_cumulative_with_inf);
     tcase_add_test(tc, tables_beyond_the_bound_are_other);

@@ -8,6 +8,7 @@
  * missing warehouse, a missing table or snapshot, a corrupt state. The last run's record
  * (w2l_lake_last_run): running while a pipeline runs, ok after, a failed one with its
  * error (passwords masked; written through the internal writer), none, a corrupt one.
+ * The source's snapshot from the sealed position's "chunks" member (w2l__lake_snap_parse).
  */
 #include <check.h>
 #include <errno.h>
@@ -19,6 +20,7 @@
 
 #include "support/support.h"
 #include "common/common.h"
+#include "pipeline/lake_int.h"
 #include "pipeline/lastrun.h"
 
 static char wh[600];
@@ -541,6 +543,114 @@ START_TEST(state_directory_name_is_reserved)
 }
 END_TEST
 
+/* The "chunks" member of a position (the mysql source's snapshot under way): the tables
+ * being read with their rows and ranges left, the next table, those read after it; no
+ * snapshot for a position without it, one that is not JSON, or none; malformed entries
+ * skipped. */
+START_TEST(snapshot_of_a_position)
+{
+    const char *pos = "{\"file\":\"b.000003\",\"pos\":4,\"chunks\":{\"next\":[\"shop\",\"c\"],"
+                      "\"skip\":[[\"shop\",\"d\"],[\"shop\",\"f\"],7],\"active\":["
+                      "{\"t\":[\"shop\",\"a\"],\"rows\":1200,\"r\":[[null,\"3130\",null],"
+                      "[\"3130\",null,[\"3132\"]]]},{\"t\":[\"sh\\\"op\",\"b\"],\"rows\":0,\"r\":"
+                      "[[null,null,null]]},{\"t\":\"bad\"}]}}";
+    w2l__lake_snap sn;
+    ck_assert_ok(w2l__lake_snap_parse(pos, strlen(pos), &sn, &err), err);
+    ck_assert_int_eq(sn.running, 1);
+    ck_assert_str_eq(sn.next_ns, "shop");
+    ck_assert_str_eq(sn.next_table, "c");
+    ck_assert_uint_eq(sn.skipped, 2);
+    ck_assert_uint_eq(sn.nactive, 2);
+    ck_assert_str_eq(sn.active[0].ns, "shop");
+    ck_assert_str_eq(sn.active[0].table, "a");
+    ck_assert_uint_eq(sn.active[0].rows, 1200);
+    ck_assert_uint_eq(sn.active[0].ranges, 2);
+    ck_assert_str_eq(sn.active[1].ns, "sh\"op");
+    ck_assert_uint_eq(sn.active[1].rows, 0);
+    ck_assert_uint_eq(sn.active[1].ranges, 1);
+    w2l__lake_snap_free(&sn);
+    /* the last tables being read: no next */
+    const char *last = "{\"chunks\":{\"active\":[{\"t\":[\"d\",\"z\"],\"rows\":5,\"r\":[]}]}}";
+    ck_assert_ok(w2l__lake_snap_parse(last, strlen(last), &sn, &err), err);
+    ck_assert_int_eq(sn.running, 1);
+    ck_assert_ptr_null(sn.next_ns);
+    ck_assert_uint_eq(sn.nactive, 1);
+    ck_assert_uint_eq(sn.active[0].ranges, 0);
+    w2l__lake_snap_free(&sn);
+    const char *none[] = {"{\"file\":\"b.000003\",\"pos\":4}", "not json", "[1,2]",
+                          "{\"chunks\":3}", ""};
+    for (size_t i = 0; i < sizeof none / sizeof none[0]; i++) {
+        ck_assert_ok(w2l__lake_snap_parse(none[i], strlen(none[i]), &sn, &err), err);
+        ck_assert_msg(!sn.running && !sn.nactive && !sn.next_ns, "%s", none[i]);
+        w2l__lake_snap_free(&sn);
+    }
+}
+END_TEST
+
+typedef struct snap_seen {
+    int calls, snapshot;
+    char next[64], active[128];
+    uint64_t skipped;
+} snap_seen;
+
+static int on_snap(void *ctx, const w2l_checkpoint_info *ck)
+{
+    snap_seen *s = ctx;
+    if (s->calls++) return 0;
+    s->snapshot = ck->snapshot;
+    s->skipped = ck->snapshot_skipped;
+    if (ck->snapshot_next_ns)
+        snprintf(s->next, sizeof s->next, "%s.%s", ck->snapshot_next_ns, ck->snapshot_next_table);
+    for (size_t i = 0; i < ck->snapshot_nactive; i++) {
+        size_t n = strlen(s->active);
+        snprintf(s->active + n, sizeof s->active - n, "%s.%s:%llu:%llu ",
+                 ck->snapshot_active[i].ns, ck->snapshot_active[i].table,
+                 (unsigned long long)ck->snapshot_active[i].rows,
+                 (unsigned long long)ck->snapshot_active[i].ranges);
+    }
+    return 0;
+}
+
+/* w2l_lake_checkpoints reads the snapshot from the sealed checkpoint's position; nothing
+ * once a checkpoint's position has no "chunks". */
+START_TEST(checkpoints_show_the_snapshot)
+{
+    int64_t first;
+    build_lake(&first);
+    char uri[700];
+    snprintf(uri, sizeof uri, "file:%s/_w2l/state", wh);
+    const char *pos[] = {"{\"file\":\"b.1\",\"pos\":4,\"chunks\":{\"next\":[\"db\",\"c\"],"
+                         "\"active\":[{\"t\":[\"db\",\"b\"],\"rows\":70,\"r\":[[null,null,"
+                         "[\"37\"]]]}]}}",
+                         "{\"file\":\"b.1\",\"pos\":9}"};
+    w2l_conf *c = make_conf();
+    w2l_lake *lake;
+    ck_assert_ok(w2l_lake_open(c, &lake, &err), err);
+    for (int i = 0; i < 2; i++) {
+        w2l_state *st;
+        ck_assert_ok(w2l_state_open(uri, NULL, &st, &err), err);
+        ck_assert_ok(w2l_state_put(st, 4 + i, "source/position", pos[i], strlen(pos[i]), &err),
+                     err);
+        ck_assert_ok(w2l_state_seal(st, 4 + i, &err), err);
+        w2l_state_close(st);
+        snap_seen s;
+        memset(&s, 0, sizeof s);
+        ck_assert_ok(w2l_lake_checkpoints(lake, on_snap, &s, &err), err);
+        if (i == 0) {
+            ck_assert_int_eq(s.snapshot, 1);
+            ck_assert_str_eq(s.next, "db.c");
+            ck_assert_str_eq(s.active, "db.b:70:1 ");
+        } else {
+            ck_assert_int_eq(s.snapshot, 0);
+            ck_assert_str_eq(s.next, "");
+            ck_assert_str_eq(s.active, "");
+        }
+    }
+    w2l_lake_close(lake);
+    w2l_conf_free(c);
+}
+END_TEST
+
 Suite *suite_lake(void)
 {
     Suite *s = suite_create("lake");
@@ -558,6 +668,8 @@ Suite *suite_lake(void)
     tcase_add_test(edge, errors_name_what_and_where);
     tcase_add_test(edge, state_directory_is_not_a_namespace);
     tcase_add_test(edge, state_directory_name_is_reserved);
+    tcase_add_test(edge, snapshot_of_a_position);
+    tcase_add_test(edge, checkpoints_show_the_snapshot);
     tcase_set_timeout(edge, 60);
     suite_add_tcase(s, edge);
     return s;

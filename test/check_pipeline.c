@@ -665,7 +665,7 @@ static w2l_rc ts_complete(w2l_source *self, uint64_t ck, w2l_error *e)
 static void ts_close(w2l_source *self) { (void)self; }
 static const w2l_source_methods t_source_m = {W2L_SOURCE_METHODS_V1, "tsrc", sizeof(t_source), NULL,
                                               ts_open, ts_next, ts_complete, NULL, ts_close,
-                                              NULL, NULL, NULL};
+                                              NULL, NULL, NULL, NULL};
 
 static w2l_conf *ts_conf(void)
 {

@@ -80,6 +80,14 @@ W2L_API w2l_rc w2l_lake_scan(w2l_lake *lake, const char *ns, const char *table,
                                        const w2l_value *row, size_t n),
                              void *ctx, w2l_error *err);
 
+/* A table the source's initial snapshot is reading, as a checkpoint's source position
+ * records it (w2l_checkpoint_info.snapshot_active). Strings borrowed for the callback. */
+typedef struct w2l_snapshot_table {
+    const char *ns, *table;
+    uint64_t rows;               /* its rows read so far */
+    uint64_t ranges;             /* key ranges it has left to read */
+} w2l_snapshot_table;
+
 /* The newest sealed checkpoint and, per table, how far its commits are behind it. The
  * first call describes the checkpoint (ns and table NULL); then one call per table of
  * the catalog or of the state. Strings borrowed for the callback. */
@@ -98,6 +106,14 @@ typedef struct w2l_checkpoint_info {
     const char *quarantined;     /* the table is set aside (ddl.policy=quarantine) as of the
                                     sealed checkpoint: why; NULL when it is not */
     uint64_t rows_quarantined;   /* its changes dropped since, as of that checkpoint */
+    /* appended with the chunked snapshot (every call, as source_position; from its
+       "chunks" member, which the mysql source writes until its snapshot is done): */
+    int snapshot;                /* 1: the source's initial snapshot is not done */
+    const char *snapshot_next_ns, *snapshot_next_table; /* the first table not started
+                                    (those after it too, but snapshot_skipped); NULL: none */
+    uint64_t snapshot_skipped;   /* tables after the next one already read */
+    const w2l_snapshot_table *snapshot_active; /* the tables being read */
+    size_t snapshot_nactive;
 } w2l_checkpoint_info;
 
 /* Opens the state store conf "state" names (read-only use) and reports as described at

@@ -141,6 +141,14 @@ typedef struct w2l_pipeline_info {
     uint64_t key_index_memory_bytes; /* bytes in memory (writer.key-index-memory bounds it) */
     uint64_t key_index_disk_bytes;   /* bytes of spilled runs (writer.spill-dir) */
     uint64_t key_index_rebuilds;     /* tables' indexes loaded from the lake in this run */
+    /* appended with the chunked snapshot (the mysql source; all 0 when no snapshot ran in
+       this run; after it ends, its final figures, source_snapshot 0): */
+    uint64_t snapshot_tables;        /* tables the snapshot reads in this run, in all */
+    uint64_t snapshot_tables_done;   /* of them, read */
+    uint64_t snapshot_rows;          /* rows read (since this run resumed it) */
+    uint64_t snapshot_rows_estimated; /* the server's estimate of all its rows; 0: none */
+    uint64_t snapshot_chunks;        /* chunks read */
+    int64_t snapshot_started_ms;     /* wall clock when it began (or this run resumed it) */
 } w2l_pipeline_info;
 
 /* Fills *out (size: sizeof *out as the caller knows it). Safe from any thread while the
@@ -156,6 +164,23 @@ W2L_API w2l_rc w2l_pipeline_stats(w2l_pipeline *p, w2l_pipeline_info *out, size_
 W2L_API w2l_rc w2l_pipeline_endpoint(w2l_pipeline *p, const char *method, const char *path,
                                      int *status, const char **content_type, w2l_buf *body,
                                      w2l_error *err);
+
+/* Asks the running pipeline's source to read table ns.table again whole, with its chunked
+ * snapshot, while every other table streams; the table's rows in the lake are then
+ * replaced at one commit (readers see the old rows until then, never a partial table), its
+ * schema taken afresh from the source. Returns once the source took the request (it runs
+ * on; a restart goes on with it). W2L_NOTFOUND: the source does not read that table;
+ * W2L_CONFIG: the source cannot (only the mysql source can); W2L_UNAVAILABLE: the pipeline
+ * is not running. Any thread. See w2l_pipeline_resync(3). */
+W2L_API w2l_rc w2l_pipeline_resync(w2l_pipeline *p, const char *ns, const char *table,
+                                   w2l_error *err);
+
+/* w2l_pipeline_resync() of the pipeline of another process, through its metrics endpoint
+ * (metrics.listen; POST /resync?table=NS.TABLE): endpoint is HOST:PORT or a URL. answer
+ * (may be NULL) gets the endpoint's one-line answer. W2L_UNAVAILABLE when nothing answers
+ * there; the codes of w2l_pipeline_resync() otherwise. See w2l_pipeline_resync(3). */
+W2L_API w2l_rc w2l_resync_remote(const char *endpoint, const char *ns, const char *table,
+                                 char *answer, size_t size, w2l_error *err);
 
 /* w2l recover: from the newest sealed checkpoint, commits every table's checkpoints not yet
  * committed, without a source. Safe to run twice. See w2l_recover(3). */

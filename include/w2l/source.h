@@ -22,6 +22,7 @@ typedef struct w2l_source w2l_source;
 
 #define W2L_SOURCE_METHODS_V1 1
 #define W2L_SOURCE_METHODS_V2 2 /* adds shared, attach and checkpoint_done */
+#define W2L_SOURCE_METHODS_V3 3 /* adds resync */
 
 /* What the pipeline tells a shared source about the lake (V2; w2l_source_methods(3)).
  * A shared source's position has the form {"NAME":{"STREAM":{"PART":NEXT,...},...}}: the
@@ -42,7 +43,7 @@ typedef struct w2l_source_lake {
 } w2l_source_lake;
 
 typedef struct w2l_source_methods {
-    int version;      /* W2L_SOURCE_METHODS_V1 or _V2 */
+    int version;      /* W2L_SOURCE_METHODS_V1, _V2 or _V3 */
     const char *name; /* registry key and URI scheme: "mysql", "file", "kafka" */
     size_t size;      /* sizeof impl struct; the core allocates and zeroes it */
     void *app_data;   /* for the implementer; the core never reads it */
@@ -76,6 +77,11 @@ typedef struct w2l_source_methods {
      * (NULL when not known). */
     w2l_rc (*checkpoint_done)(w2l_source *self, uint64_t ckpt, const char *position,
                               w2l_error *err);
+    /* ---- V3 (version >= W2L_SOURCE_METHODS_V3); may be NULL ---- */
+    /* Reads db.table again whole while the other tables stream; its rows then replace the
+     * table's in the lake at one commit (w2l_pipeline_resync(3)). Called on the source
+     * thread between next() calls. W2L_NOTFOUND names a table the source does not read. */
+    w2l_rc (*resync)(w2l_source *self, const char *db, const char *table, w2l_error *err);
 } w2l_source_methods;
 struct w2l_source { const w2l_source_methods *methods; };
 

@@ -313,6 +313,9 @@ const w2l_conf_prop w2l__conf_props[] = {
       "`w2l maintain --remove-orphans` on demand)." },
     { "maintenance.threads", W2L_CONF_INT, "1", 1, 64, NULL, 0,
       "Threads that compact and remove files beside ingestion." },
+    /* ---- verification (w2l-verify(1)) ---- */
+    { "verify.chunk-rows", W2L_CONF_INT, "100000", 1, 100000000LL, NULL, W2L_CONF_F_CLI,
+      "Rows per primary-key range that w2l verify compares by count and checksum." },
     /* ---- DDL and types ---- */
     { "ddl.policy", W2L_CONF_ENUM, "fail", NOLIM, "fail|ignore|quarantine", W2L_CONF_F_PER_TABLE,
       "What an unsupported schema change, or a CDC JSON value the table cannot store, does: fail "
@@ -359,7 +362,7 @@ const w2l_conf_prop w2l__conf_props[] = {
       "Regular expression over db.table the source syncs (also tables= in its URI)." },
     { "source.startup", W2L_CONF_STRING, "initial", NOLIM, NULL, 0,
       "initial | earliest | latest | gtid:STATE | file:NAME:POS (also startup= in its URI)." },
-    { "source.snapshot-chunk-rows", W2L_CONF_INT, "8192", 1, 100000000LL, NULL, 0,
+    { "source.snapshot-chunk-rows", W2L_CONF_INT, "8192", 1, 100000000LL, NULL, W2L_CONF_F_CLI,
       "Rows per primary-key chunk of the mysql source's snapshot, each read in its own short "
       "consistent snapshot; a restart resumes at the chunks not yet emitted (also chunk-rows= in "
       "its URI)." },
@@ -370,7 +373,7 @@ const w2l_conf_prop w2l__conf_props[] = {
       W2L_CONF_F_CLI,
       "Paces the mysql source's snapshot to about this many rows a second over all its readers; "
       "0: as fast as the server answers." },
-    { "source.snapshot-max-threads-running", W2L_CONF_INT, "0", 0, 100000, NULL, 0,
+    { "source.snapshot-max-threads-running", W2L_CONF_INT, "0", 0, 100000, NULL, W2L_CONF_F_CLI,
       "New chunks of the mysql source's snapshot wait while the server's Threads_running (less "
       "the snapshot's own) is above this (checked each second); 0: never." },
     { "source.connect-timeout", W2L_CONF_DURATION, "10s", 1000, MS_DAY, NULL, 0,

@@ -118,7 +118,9 @@ typedef enum w2l__ddl_kind {
     W2L_DDL_DROP_DATABASE,       /* database */
     W2L_DDL_CREATE_INDEX,        /* no schema effect; table set */
     W2L_DDL_DROP_INDEX,          /* no schema effect; table set */
-    W2L_DDL_USE                  /* USE db: later statements of the same text default to it */
+    W2L_DDL_USE,                 /* USE db: later statements of the same text default to it */
+    W2L_DDL_RESYNC_TABLE         /* W2L RESYNC TABLE t BEGIN|END: never from a server; the mysql
+                                    source's marks around a re-read of t (resync_end) */
 } w2l__ddl_kind;
 
 /* "CREATE_TABLE", ...; static. */
@@ -206,6 +208,7 @@ typedef struct w2l__ddl_stmt {
     size_t nrenames;
     const char *database;      /* CREATE/DROP DATABASE, USE */
     const char *head;          /* OTHER: its first words, uppercase ("CREATE USER", "GRANT") */
+    int resync_end;            /* RESYNC_TABLE: END (0: BEGIN) */
 } w2l__ddl_stmt;
 
 typedef struct w2l__ddl_list {

@@ -38,7 +38,7 @@ typedef struct parser {
 static const char *const kind_names[] = {
     "OTHER", "CREATE_TABLE", "CREATE_TABLE_LIKE", "CREATE_TABLE_SELECT", "TEMPORARY",
     "ALTER_TABLE", "DROP_TABLE", "RENAME_TABLE", "TRUNCATE_TABLE", "CREATE_DATABASE",
-    "DROP_DATABASE", "CREATE_INDEX", "DROP_INDEX", "USE"};
+    "DROP_DATABASE", "CREATE_INDEX", "DROP_INDEX", "USE", "RESYNC_TABLE"};
 
 const char *w2l__ddl_kind_name(w2l__ddl_kind k)
 {
@@ -833,6 +833,15 @@ static w2l_rc parse_stmt(parser *p, w2l__ddl_stmt *st)
         st->renames = v;
         st->nrenames = n;
         if (!AT_END()) return FAIL("unexpected text after RENAME TABLE");
+        return W2L_OK;
+    }
+    if (ACCEPT("W2L")) { /* the mysql source's own marks (no server has this statement) */
+        if (!ACCEPT("RESYNC") || !ACCEPT("TABLE")) return FAIL("expected RESYNC TABLE after W2L");
+        st->kind = W2L_DDL_RESYNC_TABLE;
+        W2L_TRY(table_name(p, &st->table));
+        if (ACCEPT("END")) st->resync_end = 1;
+        else if (!ACCEPT("BEGIN")) return FAIL("expected BEGIN or END after W2L RESYNC TABLE");
+        if (!AT_END()) return FAIL("unexpected text after W2L RESYNC TABLE");
         return W2L_OK;
     }
     if (ACCEPT("TRUNCATE")) {

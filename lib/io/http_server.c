@@ -97,6 +97,30 @@ static w2l_rc bind_listen(const char *addr, const char *key, int *out_fd, int *o
     return W2L_OK;
 }
 
+/* The request's query arguments (MHD parses them off the URL) back as ?k=v&..., each
+ * percent-encoded again, so the handler sees the path as it was sent. */
+static enum MHD_Result add_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                               const char *value)
+{
+    (void)kind;
+    w2l_buf *b = cls;
+    const char *parts[2] = {key, value};
+    if (w2l_buf_append(b, b->len && memchr(b->data, '?', b->len) ? "&" : "?", 1, NULL) != W2L_OK)
+        return MHD_NO;
+    for (int k = 0; k < 2; k++) {
+        if (k && !value) break;
+        if (k && w2l_buf_append(b, "=", 1, NULL) != W2L_OK) return MHD_NO;
+        for (const unsigned char *c = (const unsigned char *)parts[k]; *c; c++) {
+            int plain = (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
+                        (*c >= '0' && *c <= '9') || *c == '_' || *c == '-' || *c == '.';
+            if ((plain ? w2l_buf_append(b, c, 1, NULL) : w2l__buf_printf(b, NULL, "%%%02X", *c)) !=
+                W2L_OK)
+                return MHD_NO;
+        }
+    }
+    return MHD_YES;
+}
+
 static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *url,
                               const char *method, const char *version, const char *upload,
                               size_t *upload_size, void **con_cls)
@@ -105,23 +129,30 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
     w2l__http_server *s = cls;
     int get = strcmp(method, MHD_HTTP_METHOD_GET) == 0;
     int head = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+    int post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
     if (!*con_cls) { /* the first call sees the headers only */
         *con_cls = s;
-        if (get || head) return MHD_YES;
+        if (get || head || post) return MHD_YES;
     }
     if (*upload_size) { /* a body is ignored */
         *upload_size = 0;
         return MHD_YES;
     }
     w2l__http_reply r = {0};
-    if (!get && !head) {
+    if (!get && !head && !post) {
         r.status = 405;
         r.content_type = "text/plain; charset=utf-8";
-        w2l__buf_printf(&r.body, NULL, "method %s not allowed: GET or HEAD\n", method);
+        w2l__buf_printf(&r.body, NULL, "method %s not allowed: GET, HEAD or POST\n", method);
     } else {
         r.status = 500;
         r.content_type = "text/plain; charset=utf-8";
-        s->fn(s->ctx, method, url, &r);
+        w2l_buf full = {0};
+        w2l_buf_append(&full, url, strlen(url), NULL);
+        MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_arg, &full);
+        if (w2l__buf_cstr(&full, NULL) == W2L_OK)
+            s->fn(s->ctx, method, (const char *)full.data, &r);
+        else w2l__buf_printf(&r.body, NULL, "out of memory\n");
+        w2l_buf_release(&full);
     }
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(r.body.len, r.body.data, MHD_RESPMEM_MUST_COPY);
@@ -129,7 +160,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
     if (!resp) return MHD_NO;
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r.content_type);
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    if (r.status == 405) MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    if (r.status == 405) MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD, POST");
     enum MHD_Result ok = MHD_queue_response(c, (unsigned)r.status, resp);
     MHD_destroy_response(resp);
     return ok;

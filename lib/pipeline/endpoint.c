@@ -69,6 +69,34 @@ static int64_t max_stall(w2l_pipeline *p, char *what, size_t wsz)
     return worst;
 }
 
+void w2l__pipeline_note_snapshot(w2l_pipeline *p)
+{
+    w2l__snap_progress sp;
+    w2l__emitter_snapshot_progress(p->em, &sp);
+    if (!sp.started_ms) return;
+    mtx_lock(&p->mtx);
+    p->snap_last = sp;
+    mtx_unlock(&p->mtx);
+}
+
+/* The snapshot's figures: the emitter's while it runs, else the last ones seen. */
+static void snapshot_figures(w2l_pipeline *p, w2l_pipeline_info *pi)
+{
+    w2l__snap_progress sp;
+    w2l__emitter_snapshot_progress(p->em, &sp);
+    if (!sp.started_ms) {
+        mtx_lock(&p->mtx);
+        sp = p->snap_last;
+        mtx_unlock(&p->mtx);
+    }
+    pi->snapshot_tables = sp.tables;
+    pi->snapshot_tables_done = sp.tables_done;
+    pi->snapshot_rows = sp.rows;
+    pi->snapshot_rows_estimated = sp.rows_estimated;
+    pi->snapshot_chunks = sp.chunks;
+    pi->snapshot_started_ms = sp.started_ms;
+}
+
 /* Fills every figure; why_* (when not NULL) get the reason of a 503. */
 static void figures(w2l_pipeline *p, w2l_pipeline_info *pi, char *why_h, char *why_r, size_t wsz)
 {
@@ -84,6 +112,7 @@ static void figures(w2l_pipeline *p, w2l_pipeline_info *pi, char *why_h, char *w
     pi->source_lag_ms = p->src ? w2l__source_lag_ms(p->src) : 0;
     pi->commit_lag_ms = w2l__pipeline_commit_lag_ms(p);
     pi->source_snapshot = w2l__emitter_snapshot(p->em);
+    snapshot_figures(p, pi);
     pi->source_reconnects = w2l__emitter_reconnects(p->em);
     pi->http_port = w2l__http_server_port(p->http);
     char stage[48] = "";
@@ -173,6 +202,34 @@ static int add_u(w2l__json *o, const char *k, uint64_t v)
     return w2l__json_add(o, k, w2l__json_new_int64((int64_t)v));
 }
 
+static w2l__json *num_or_null(double v)
+{
+    return v < 0 ? w2l__json_new_null() : w2l__json_new_double(v);
+}
+
+/* /status "snapshot_progress": the snapshot's figures, its rate and time left; null when
+ * no snapshot ran in this run. NULL: out of memory. */
+static w2l__json *snapshot_json(const w2l_pipeline_info *pi)
+{
+    if (!pi->snapshot_started_ms) return w2l__json_new_null();
+    double rate, eta;
+    w2l__snapshot_pace(pi, w2l__now_ms(), &rate, &eta);
+    w2l__json *o = w2l__json_new_object();
+    char iso[40];
+    w2l_time_format(pi->snapshot_started_ms, iso, sizeof iso);
+    if (!o || add_u(o, "tables", pi->snapshot_tables) ||
+        add_u(o, "tables_done", pi->snapshot_tables_done) || add_u(o, "rows", pi->snapshot_rows) ||
+        add_u(o, "rows_estimated", pi->snapshot_rows_estimated) ||
+        add_u(o, "chunks", pi->snapshot_chunks) ||
+        w2l__json_add(o, "started", w2l__json_new_string(iso)) ||
+        w2l__json_add(o, "rate_rows_per_s", num_or_null(rate)) ||
+        w2l__json_add(o, "eta_s", num_or_null(eta))) {
+        w2l__json_free(o);
+        return NULL;
+    }
+    return o;
+}
+
 /* /status: what w2l status prints, from the running pipeline's own view. */
 static w2l_rc status_json(w2l_pipeline *p, w2l_buf *body, w2l_error *err)
 {
@@ -218,6 +275,7 @@ static w2l_rc status_json(w2l_pipeline *p, w2l_buf *body, w2l_error *err)
           w2l__json_add(src, "snapshot", w2l__json_new_bool(pi.source_snapshot)) ||
           add_u(src, "reconnects", pi.source_reconnects) ||
           add_u(src, "changes_behind", pi.rows_in - pi.rows_committed);
+    bad = bad || w2l__json_add(src, "snapshot_progress", snapshot_json(&pi));
     bad = bad || w2l__json_add(j, "source", src);
     src = NULL;
     w2l__json *ki = w2l__json_new_object();
@@ -255,6 +313,51 @@ static w2l_rc status_json(w2l_pipeline *p, w2l_buf *body, w2l_error *err)
     return rc;
 }
 
+/* POST /resync?table=DB.TABLE: w2l_pipeline_resync(). */
+static w2l_rc resync(w2l_pipeline *p, const char *method, const char *query, int *status,
+                     w2l_buf *body, w2l_error *err)
+{
+    if (strcmp(method, "POST") != 0) {
+        *status = 405;
+        return w2l__buf_printf(body, err, "method %s not allowed on /resync: POST\n", method);
+    }
+    const char *q = strstr(query, "table=");
+    char name[520] = "";
+    if (q && (q == query + 1 || q[-1] == '&')) {
+        size_t n = strcspn(q + 6, "&");
+        size_t o = 0;
+        for (size_t i = 0; i < n && o + 1 < sizeof name; i++) { /* %XX decoded */
+            const char *c = q + 6 + i;
+            if (*c == '%' && i + 2 < n + 1 && c[1] && c[2]) {
+                char hx[3] = {c[1], c[2], 0};
+                name[o++] = (char)strtol(hx, NULL, 16);
+                i += 2;
+            } else
+                name[o++] = *c == '+' ? ' ' : *c;
+        }
+        name[o] = '\0';
+    }
+    char *dot = strchr(name, '.');
+    if (!dot || dot == name || !dot[1]) {
+        *status = 400;
+        return w2l__buf_printf(body, err, "POST /resync?table=DATABASE.TABLE: no table named\n");
+    }
+    *dot = '\0';
+    w2l_error e;
+    w2l_error_clear(&e);
+    w2l_rc rc = w2l_pipeline_resync(p, name, dot + 1, &e);
+    *status = rc == W2L_OK             ? 202
+              : rc == W2L_NOTFOUND     ? 404
+              : rc == W2L_UNAVAILABLE  ? 503
+              : rc == W2L_CONFIG || rc == W2L_MISUSE ? 400
+                                       : 500;
+    if (rc == W2L_OK)
+        return w2l__buf_printf(body, err, "%s.%s is read again; its rows are replaced when that "
+                                          "ends\n",
+                               name, dot + 1);
+    return w2l__buf_printf(body, err, "%s\n", e.msg);
+}
+
 w2l_rc w2l_pipeline_endpoint(w2l_pipeline *p, const char *method, const char *path, int *status,
                              const char **content_type, w2l_buf *body, w2l_error *err)
 {
@@ -262,11 +365,13 @@ w2l_rc w2l_pipeline_endpoint(w2l_pipeline *p, const char *method, const char *pa
         return w2l__fail(err, W2L_MISUSE, "w2l_pipeline_endpoint: NULL argument");
     const char *text = "text/plain; charset=utf-8";
     *content_type = text;
+    size_t pl = strcspn(path, "?");
+    if (pl == 7 && !strncmp(path, "/resync", pl))
+        return resync(p, method, path + pl, status, body, err);
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
         *status = 405;
         return w2l__buf_printf(body, err, "method %s not allowed: GET or HEAD\n", method);
     }
-    size_t pl = strcspn(path, "?");
     char why_h[200], why_r[200];
     w2l_pipeline_info pi;
     if (pl == 8 && !strncmp(path, "/metrics", pl)) {

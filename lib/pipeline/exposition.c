@@ -245,6 +245,25 @@ static w2l_rc pipeline_families(w2l_buf *b, const w2l_pipeline_info *pi, size_t 
     W2L_TRY(family(b, n = "w2l_source_snapshot_running", "gauge",
                    "1 while the source takes its initial snapshot.", err));
     W2L_TRY(sample_u(b, n, NULL, NULL, (uint64_t)pi->source_snapshot, err));
+    W2L_TRY(family(b, n = "w2l_snapshot_tables", "gauge",
+                   "Tables the source's snapshot reads: state=\"total\" in all, state=\"done\" "
+                   "read (the final figures once it ends; 0 when none ran in this run).",
+                   err));
+    W2L_TRY(sample_u(b, n, NULL, "state=\"total\"", pi->snapshot_tables, err));
+    W2L_TRY(sample_u(b, n, NULL, "state=\"done\"", pi->snapshot_tables_done, err));
+    W2L_TRY(family(b, n = "w2l_snapshot_rows_total", "counter",
+                   "Rows the source's snapshot read in this run.", err));
+    W2L_TRY(sample_u(b, n, NULL, NULL, pi->snapshot_rows, err));
+    W2L_TRY(family(b, n = "w2l_snapshot_rows_estimated", "gauge",
+                   "The server's estimate of the rows of every table the snapshot reads (0: "
+                   "none).",
+                   err));
+    W2L_TRY(sample_u(b, n, NULL, NULL, pi->snapshot_rows_estimated, err));
+    W2L_TRY(family(b, n = "w2l_snapshot_chunks_total", "counter",
+                   "Chunks (key ranges read in one statement) the source's snapshot read in "
+                   "this run.",
+                   err));
+    W2L_TRY(sample_u(b, n, NULL, NULL, pi->snapshot_chunks, err));
     W2L_TRY(family(b, n = "w2l_source_reconnects_total", "counter",
                    "Times the source connected again after losing its connection.", err));
     W2L_TRY(sample_u(b, n, NULL, NULL, pi->source_reconnects, err));
@@ -297,6 +316,23 @@ static w2l_rc pipeline_families(w2l_buf *b, const w2l_pipeline_info *pi, size_t 
     W2L_TRY(family(b, n = "process_cpu_seconds_total", "counter",
                    "Total user and system CPU time spent in seconds.", err));
     return sample_d(b, n, NULL, NULL, pi->process_cpu_secs, err);
+}
+
+void w2l__snapshot_pace(const w2l_pipeline_info *pi, int64_t now_ms, double *rate,
+                        double *eta_s)
+{
+    *rate = *eta_s = -1;
+    if (!pi->snapshot_started_ms) return;
+    if (pi->snapshot_tables && pi->snapshot_tables_done >= pi->snapshot_tables) {
+        *eta_s = 0;
+        return;
+    }
+    if (!pi->source_snapshot) return;
+    int64_t took = now_ms - pi->snapshot_started_ms;
+    if (took <= 0) return;
+    *rate = (double)pi->snapshot_rows * 1000.0 / (double)took;
+    if (*rate > 0 && pi->snapshot_rows_estimated > pi->snapshot_rows)
+        *eta_s = (double)(pi->snapshot_rows_estimated - pi->snapshot_rows) / *rate;
 }
 
 w2l_rc w2l__exposition(w2l_buf *out, const w2l_table_metrics *t, size_t n,

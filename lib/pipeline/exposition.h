@@ -13,4 +13,12 @@
 w2l_rc w2l__exposition(w2l_buf *out, const w2l_table_metrics *t, size_t n,
                        const w2l_pipeline_info *pi, size_t max_tables, w2l_error *err);
 
+/* The pace of the source's snapshot from pi's snapshot_* figures at wall time now_ms:
+ * *rate rows read per second since it began, *eta_s seconds left at that rate to the
+ * server's row estimate; -1 each when not known (no snapshot, it has ended: the rate; no
+ * estimate, no row read yet, more rows read than estimated: the time left). 0 left once
+ * every table is read. For /status and the metrics. */
+void w2l__snapshot_pace(const w2l_pipeline_info *pi, int64_t now_ms, double *rate,
+                        double *eta_s);
+
 #endif

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "complete.h"
+#include "lake_int.h"
 #include "lastrun.h"
 #include "ops.h"
 #include "../io/io.h"
@@ -437,6 +438,72 @@ static w2l_rc committed_of(w2l_lake *l, tlist *tables, const char *job, w2l_erro
     return W2L_OK;
 }
 
+/* ---------------------------------------------------------- the snapshot's progress ---- */
+
+void w2l__lake_snap_free(w2l__lake_snap *s)
+{
+    w2l__free(s->next_ns);
+    w2l__free(s->next_table);
+    for (size_t i = 0; i < s->nactive; i++) {
+        w2l__free((char *)s->active[i].ns);
+        w2l__free((char *)s->active[i].table);
+    }
+    w2l__free(s->active);
+    memset(s, 0, sizeof *s);
+}
+
+/* A [db, name] pair: 1 when it is one. */
+static int pair(const w2l__json *j, const char **db, const char **name)
+{
+    const w2l__json *a = w2l__json_type(j) == W2L_JSON_ARRAY ? w2l__json_first(j) : NULL;
+    const w2l__json *b = a ? w2l__json_next(a) : NULL;
+    *db = w2l__json_str(a);
+    *name = w2l__json_str(b);
+    return *db && *name;
+}
+
+w2l_rc w2l__lake_snap_parse(const char *pos, size_t len, w2l__lake_snap *out, w2l_error *err)
+{
+    memset(out, 0, sizeof *out);
+    w2l__json *j = NULL;
+    w2l_error local;
+    w2l_rc rc = w2l__json_parse(pos, len, &j, &local);
+    if (rc == W2L_NOMEM) return w2l__fail(err, W2L_NOMEM, "out of memory");
+    if (rc != W2L_OK) return W2L_OK; /* not JSON: no snapshot of ours */
+    const w2l__json *c = w2l__json_type(j) == W2L_JSON_OBJECT ? w2l__json_get(j, "chunks") : NULL;
+    if (!c || w2l__json_type(c) != W2L_JSON_OBJECT) {
+        w2l__json_free(j);
+        return W2L_OK;
+    }
+    out->running = 1;
+    const char *db, *name;
+    if (pair(w2l__json_get(c, "next"), &db, &name) &&
+        (!(out->next_ns = w2l__strdup(db)) || !(out->next_table = w2l__strdup(name))))
+        rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    for (w2l__json *k = w2l__json_first(w2l__json_get(c, "skip")); k; k = w2l__json_next(k))
+        out->skipped += (uint64_t)pair(k, &db, &name);
+    const w2l__json *act = w2l__json_get(c, "active");
+    size_t n = w2l__json_type(act) == W2L_JSON_ARRAY ? w2l__json_size(act) : 0;
+    if (rc == W2L_OK && n && !(out->active = w2l__calloc(n, sizeof *out->active)))
+        rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    for (w2l__json *a = n ? w2l__json_first(act) : NULL; a && rc == W2L_OK; a = w2l__json_next(a)) {
+        if (!pair(w2l__json_get(a, "t"), &db, &name)) continue;
+        w2l_snapshot_table *t = &out->active[out->nactive];
+        int64_t rows = 0;
+        if (w2l__json_int64(w2l__json_get(a, "rows"), &rows) != 0 || rows < 0) rows = 0;
+        const w2l__json *r = w2l__json_get(a, "r");
+        t->rows = (uint64_t)rows;
+        t->ranges = w2l__json_type(r) == W2L_JSON_ARRAY ? w2l__json_size(r) : 0;
+        t->ns = w2l__strdup(db);
+        t->table = w2l__strdup(name);
+        out->nactive++;
+        if (!t->ns || !t->table) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    }
+    w2l__json_free(j);
+    if (rc != W2L_OK) w2l__lake_snap_free(out);
+    return rc;
+}
+
 w2l_rc w2l_lake_checkpoints(w2l_lake *l, int (*fn)(void *ctx, const w2l_checkpoint_info *info),
                             void *ctx, w2l_error *err)
 {
@@ -468,6 +535,9 @@ w2l_rc w2l_lake_checkpoints(w2l_lake *l, int (*fn)(void *ctx, const w2l_checkpoi
         if (rc == W2L_OK) rc = w2l_state_keys(st, sealed, "ddl/", ddl_key, &k, err);
         if (rc == W2L_OK) rc = k.rc;
     }
+    w2l__lake_snap snap;
+    memset(&snap, 0, sizeof snap);
+    if (rc == W2L_OK && pos) rc = w2l__lake_snap_parse(pos, strlen(pos), &snap, err);
     if (rc == W2L_OK) {
         w2l_checkpoint_info info;
         memset(&info, 0, sizeof info);
@@ -475,6 +545,12 @@ w2l_rc w2l_lake_checkpoints(w2l_lake *l, int (*fn)(void *ctx, const w2l_checkpoi
         info.job_id = job;
         info.epoch = epoch ? strtoull(epoch, NULL, 10) : 0;
         info.source_position = pos;
+        info.snapshot = snap.running;
+        info.snapshot_next_ns = snap.next_ns;
+        info.snapshot_next_table = snap.next_table;
+        info.snapshot_skipped = snap.skipped;
+        info.snapshot_active = snap.active;
+        info.snapshot_nactive = snap.nactive;
         int stop = fn(ctx, &info);
         for (int pass = 0; pass < 2 && !stop; pass++) {
             tlist *tl = pass ? &k.extra : &tables;
@@ -490,6 +566,7 @@ w2l_rc w2l_lake_checkpoints(w2l_lake *l, int (*fn)(void *ctx, const w2l_checkpoi
             }
         }
     }
+    w2l__lake_snap_free(&snap);
     tlist_free(&k.extra);
     tlist_free(&tables);
     w2l__free(job);

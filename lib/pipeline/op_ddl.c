@@ -172,6 +172,7 @@ static w2l_rc on_ddl(ddl_op *op, const w2l_element *e, w2l_collector *out, w2l_e
         case W2L_DDL_CREATE_TABLE_SELECT:
         case W2L_DDL_ALTER_TABLE:
         case W2L_DDL_TRUNCATE_TABLE:
+        case W2L_DDL_RESYNC_TABLE:
             rc = ddl_unit(op, d, st, k, 0, st->table.db, st->table.name, out, err);
             break;
         case W2L_DDL_DROP_TABLE:

@@ -369,6 +369,17 @@ static w2l_rc apply_truncate(tbl *t, w2l_collector *out, w2l_error *err)
     return send_marker(t, W2L_OPS_TRUNCATE_FENCE, out, err);
 }
 
+/* A re-read of the table (the mysql source's resync): its writers hold what they write of
+ * it from the begin on, and the commit after the end replaces its rows (ops.h). */
+static w2l_rc apply_resync(tbl *t, int end, w2l_collector *out, w2l_error *err)
+{
+    w2l__log_table(W2L_LOG_INFO, t->ns, t->name,
+                   end ? "ddl: %s.%s re-read: its rows are replaced with the next commit"
+                       : "ddl: %s.%s is read again; its rows are replaced when that ends",
+                   t->ns, t->name);
+    return send_marker(t, end ? W2L_OPS_RESYNC_END_FENCE : W2L_OPS_RESYNC_BEGIN_FENCE, out, err);
+}
+
 static w2l_rc apply_drop(ddl_op *op, tbl *t, w2l_error *err)
 {
     if (w2l__ddlop_shadow_pending_for(op, t->ns, t->name)) {
@@ -439,6 +450,7 @@ w2l_rc w2l__ddlop_apply_unit(ddl_op *op, tbl *t, const w2l__ddl_stmt *st, size_t
     case W2L_DDL_CREATE_TABLE_SELECT: return apply_create(op, t, st, what, out, err);
     case W2L_DDL_ALTER_TABLE: return apply_alter(op, t, st, what, out, err);
     case W2L_DDL_TRUNCATE_TABLE: return apply_truncate(t, out, err);
+    case W2L_DDL_RESYNC_TABLE: return apply_resync(t, st->resync_end, out, err);
     case W2L_DDL_DROP_TABLE: return apply_drop(op, t, err);
     case W2L_DDL_RENAME_TABLE: {
         if (sub == SUB_SWAP) {
@@ -468,7 +480,7 @@ w2l_rc w2l__ddlop_apply_unit(ddl_op *op, tbl *t, const w2l__ddl_stmt *st, size_t
 int w2l__ddlop_needs_fence(const w2l__ddl_stmt *st)
 {
     return st->kind == W2L_DDL_ALTER_TABLE || st->kind == W2L_DDL_TRUNCATE_TABLE ||
-           st->kind == W2L_DDL_RENAME_TABLE;
+           st->kind == W2L_DDL_RENAME_TABLE || st->kind == W2L_DDL_RESYNC_TABLE;
 }
 
 static w2l_rc apply_item(ddl_op *op, tbl *t, item *it, w2l_collector *out, w2l_error *err)

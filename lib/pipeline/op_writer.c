@@ -965,6 +965,15 @@ static w2l_rc on_fence(writer *w, const w2l_element *e, w2l_collector *out, w2l_
     if (e->payload && strcmp(e->payload, W2L_OPS_TRUNCATE_FENCE) == 0) {
         if (!t) W2L_TRY(get_table(w, e->ns, e->table, &t, err));
         discard_checkpoint(w, t);
+    } else if (e->payload && strcmp(e->payload, W2L_OPS_RESYNC_BEGIN_FENCE) == 0) {
+        if (!t) W2L_TRY(get_table(w, e->ns, e->table, &t, err));
+        discard_checkpoint(w, t); /* also what an earlier begin held */
+        t->holding = 1;
+    } else if (e->payload && strcmp(e->payload, W2L_OPS_RESYNC_END_FENCE) == 0) {
+        if (!t) W2L_TRY(get_table(w, e->ns, e->table, &t, err));
+        W2L_TRY(w2l__wr_complete_all(w, t, err));
+        t->holding = 0;
+        mark_dirty(w, t); /* the next barrier reports what was held */
     } else if (e->payload && strncmp(e->payload, W2L_OPS_RENAME_FENCE_HEAD,
                                      strlen(W2L_OPS_RENAME_FENCE_HEAD)) == 0) {
         if (t) W2L_TRY(rename_results(w, t, e->payload, err));
@@ -990,6 +999,14 @@ static w2l_rc on_barrier(writer *w, uint64_t ckpt, w2l_collector *out, w2l_error
     w->defer = 1;
     while (t && rc == W2L_OK) {
         rc = w2l__wr_complete_all(w, t, err);
+        if (rc == W2L_OK && t->holding) { /* a re-read: its files wait for its end */
+            tstate *next = t->next_dirty;
+            t->dirty = 0;
+            t->next_dirty = NULL;
+            t = next;
+            w->dirty = t;
+            continue;
+        }
         if (rc == W2L_OK && (t->nresults || t->truncated)) {
             pl.len = 0;
             rc = w2l__buf_printf(&pl, err, "{\"schema-id\":%d,%s%s%s%s\"files\":[%.*s]}",

@@ -144,6 +144,7 @@ typedef struct tstate {
     size_t nresults;
     int32_t results_schema;
     int truncated;            /* a TRUNCATE since the last barrier: results hold only later files */
+    int holding;              /* a re-read (resync) since its begin: files held across barriers */
     int renamed;              /* posmode: a RENAME from or onto the name in this checkpoint */
     int want_pos;             /* write.delete-mode is "position" (posmode, but for a name
                                  whose rows a RENAME could not bring here: equality deletes

@@ -69,6 +69,13 @@ extern const w2l_operator_methods w2l__op_committer;
  * they drop what they wrote of the table in this checkpoint and flag their WRITE_RESULT. */
 #define W2L_OPS_TRUNCATE_FENCE "{\"truncate\":true}"
 
+/* ... and around a re-read of the table (w2l_pipeline_resync(3)): at the begin they drop
+ * what they wrote of it in this checkpoint, as for a TRUNCATE, and from then on hold its
+ * files across checkpoints; at the end they report everything held, flagged truncate, so
+ * the table's rows are replaced at one commit. */
+#define W2L_OPS_RESYNC_BEGIN_FENCE "{\"resync\":\"begin\"}"
+#define W2L_OPS_RESYNC_END_FENCE "{\"resync\":\"end\"}"
+
 /* ... and for a RENAME TABLE, {"rename":{"ns":"db","table":"new"}}: they complete the
  * table's files and report them under the new name. The runtime sends this one to every
  * writer, since a writer may hold files of the table that an earlier rename in the same

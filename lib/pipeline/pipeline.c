@@ -475,6 +475,7 @@ static int source_main(void *arg)
         atomic_store(&p->src_beat_ms, w2l__now_ms());
         if (atomic_load(&p->stop)) break;
         tell_source(p);
+        if (!w2l__emitter_in_txn(p->em)) w2l__pipeline_resync_serve(p);
         if (!w2l__emitter_in_txn(p->em) &&
             (atomic_load(&p->ckpt_requested) ||
              w2l__coarse_ms() - p->last_trigger_ms >= p->interval_ms)) {
@@ -483,6 +484,7 @@ static int source_main(void *arg)
         }
         rc = w2l__source_next(p->src, p->em, 100, &err);
         atomic_fetch_add(&p->src_polls, 1);
+        if (w2l__emitter_snapshot(p->em)) w2l__pipeline_note_snapshot(p);
         if (rc == W2L_AGAIN) {
             rc = W2L_OK;
             continue;
@@ -676,6 +678,8 @@ w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err
     W2L_NOMEM_IF(!p, err);
     mtx_init(&p->mtx, mtx_plain);
     cnd_init(&p->cv);
+    mtx_init(&p->resync.mu, mtx_plain);
+    cnd_init(&p->resync.cv);
     p->began_ms = w2l__now_ms();
     w2l_rc rc = W2L_OK;
     p->conf = w2l_conf_dup(conf);
@@ -942,6 +946,8 @@ void w2l_pipeline_free(w2l_pipeline *p)
     w2l__free(p->prev_run);
     cnd_destroy(&p->cv);
     mtx_destroy(&p->mtx);
+    cnd_destroy(&p->resync.cv);
+    mtx_destroy(&p->resync.mu);
     w2l__free(p);
 }
 

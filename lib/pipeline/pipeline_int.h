@@ -84,6 +84,14 @@ struct w2l_pipeline {
     size_t chan_cap, batch_rows;
     int64_t interval_ms;
     int until_caught_up;
+    struct {                    /* w2l_pipeline_resync(): one request at a time (resync.c) */
+        mtx_t mu;
+        cnd_t cv;
+        int asked, answered;
+        char ns[256], table[256];
+        w2l_rc rc;
+        w2l_error err;
+    } resync;
     /* coordinator */
     mtx_t mtx;
     cnd_t cv;
@@ -122,6 +130,8 @@ struct w2l_pipeline {
     struct w2l__http_server *http; /* metrics.listen; NULL: not serving */
     int64_t readyz_max_lag_ms, healthz_deadline_ms;
     size_t max_tables;          /* metrics.max-tables */
+    w2l__snap_progress snap_last; /* the snapshot's progress as the source thread last saw it
+                                   running (under mtx): its final figures stay once it ends */
     /* the last run's record (lastrun.h) */
     int64_t began_ms;           /* when w2l_pipeline_new() began */
     char *job_id;               /* the job, as the committers name it; NULL: unknown */
@@ -134,6 +144,10 @@ struct w2l_pipeline {
                                    committed yet, the oldest change it holds (under mtx) */
     size_t npends, cappends;
 };
+
+/* endpoint.c: keeps the snapshot's progress while it runs (the source thread, after each
+ * next()), so that its final figures outlive it (the emitter's go to zero when it ends). */
+void w2l__pipeline_note_snapshot(w2l_pipeline *p);
 
 /* pipeline.c: failure, the coordinator, CPU accounting */
 
@@ -176,5 +190,9 @@ void w2l__nodes_free(w2l_pipeline *p);
 w2l_rc w2l__endpoint_start(w2l_pipeline *p, w2l_error *err);
 /* Stops serving (before anything the handler reads goes). */
 void w2l__endpoint_stop(w2l_pipeline *p);
+
+/* resync.c: hands a waiting w2l_pipeline_resync() request to the source (source thread,
+ * between transactions). */
+void w2l__pipeline_resync_serve(w2l_pipeline *p);
 
 #endif

@@ -410,3 +410,31 @@ int w2l__ms_table_selected(const mysql_source *ms, const char *db, const char *t
     snprintf(full, sizeof full, "%s.%s", db, name);
     return regexec(&ms->cfg.re, full, 0, NULL, 0) == 0;
 }
+
+void w2l__ms_cfg_free(mysql_source *ms)
+{
+    w2l__free(ms->cfg.ssl_ca);
+    w2l__free(ms->cfg.ssl_cert);
+    w2l__free(ms->cfg.ssl_key);
+    w2l__free(ms->cfg.server_public_key);
+    w2l__free(ms->cfg.password_file);
+    ms->cfg.ssl_ca = ms->cfg.ssl_cert = ms->cfg.ssl_key = ms->cfg.server_public_key = NULL;
+    ms->cfg.password_file = NULL;
+    w2l__ms_free_strv(ms->cfg.dbs, ms->cfg.ndbs);
+    ms->cfg.dbs = NULL;
+    if (ms->cfg.have_regex) regfree(&ms->cfg.re);
+    ms->cfg.have_regex = 0;
+    w2l__tfilter_free(&ms->cfg.filter);
+    w2l__free(ms->cfg.startup);
+    w2l__free(ms->cfg.tables_text);
+    ms->cfg.tables_text = NULL;
+    w2l__free(ms->cfg.filter_json);
+    ms->cfg.filter_json = NULL;
+    w2l__free(ms->cfg.params.host);
+    w2l__free(ms->cfg.params.user);
+    if (ms->cfg.params.pass) {
+        memset(ms->cfg.params.pass, 0, strlen(ms->cfg.params.pass));
+        w2l__free(ms->cfg.params.pass);
+    }
+    memset(&ms->cfg.params, 0, sizeof ms->cfg.params);
+}

@@ -309,7 +309,7 @@ w2l_rc w2l__ms_xa_finish(mysql_source *ms, w2l_emitter *em, const char *key, int
     if (commit && !ms->xa.replaying)
         for (xa_change *c = x->head; c && rc == W2L_OK; c = c->next)
             if (!w2l__ms_in_window(ms, c->ch.db, c->ch.table, ms->at.file, log_pos) &&
-                !w2l__ms_snap_hides(ms, c->ch.db, c->ch.table))
+                !w2l__ms_snap_hides(ms, c->ch.db, c->ch.table, 0))
                 rc = w2l_emit_change(em, &c->ch, err);
     w2l__ms_xa_free(x);
     return rc;

@@ -215,7 +215,7 @@ w2l_rc w2l__ms_snap_begin(mysql_source *ms, w2l_error *err)
     if (rc == W2L_OK) rc = w2l__ms_snap_plan(ms, err);
     if (rc == W2L_OK) rc = w2l__my_exec(ms->snap.conn, "COMMIT", err);
     W2L_TRY(rc);
-    ms->snap.active = ms->snap.ntables > 0;
+    ms->snap.active = ms->snap.initial = ms->snap.ntables > 0;
     ms->snap.started_ms = w2l__now_ms();
     return W2L_OK;
 }
@@ -293,6 +293,9 @@ static w2l_rc estimates(mysql_source *ms, w2l_error *err)
 
 static void publish(mysql_source *ms, w2l_emitter *em)
 {
+    ms->snap.initial = 0; /* tables the lake lacks are still to read (not only re-reads) */
+    for (size_t i = 0; ms->snap.active && i < ms->snap.ntables && !ms->snap.initial; i++)
+        ms->snap.initial = ms->snap.tables[i]->state != SNAP_DONE && !ms->snap.tables[i]->resync;
     w2l__snap_progress p = {0};
     if (ms->snap.active) {
         p.tables = ms->snap.tables_total;
@@ -509,7 +512,10 @@ static int rate_allows(mysql_source *ms, int64_t now)
 
 /* Hands chunks to idle readers: ranges of the active tables in plan order, a range split
  * when readers would be idle, the next pending table when no range is left to start. */
-static w2l_rc schedule(mysql_source *ms, w2l_error *err)
+static w2l_rc emit_mark(mysql_source *ms, w2l_emitter *em, const snap_table *t, int end,
+                        w2l_error *err);
+
+static w2l_rc schedule(mysql_source *ms, w2l_emitter *em, int *emitted, w2l_error *err)
 {
     for (;;) {
         unsigned idle = w2l__ms_workers_idle(ms);
@@ -536,8 +542,15 @@ static w2l_rc schedule(mysql_source *ms, w2l_error *err)
             continue;
         }
         if (!pending || ms->snap.keyless) return W2L_OK;
+        if (pending->resync && ms->txn.open) return W2L_OK; /* its mark goes between transactions */
         if (pending->truncate_first && pending->npk) pending->truncate_first = 0;
         W2L_TRY(activate(ms, pending, err));
+        if (pending->resync) { /* from here on its writers hold what they write of it */
+            W2L_TRY(emit_mark(ms, em, pending, 0, err));
+            W2L_TRY(w2l__ms_emit_commit(ms, em, err));
+            *emitted = 1;
+            return W2L_OK;
+        }
     }
 }
 
@@ -553,6 +566,27 @@ static w2l_rc emit_truncate(w2l_emitter *em, const snap_table *t, w2l_error *err
     d.sql_len = strlen(q);
     w2l_rc rc = w2l_emit_ddl(em, &d, err);
     w2l__free(q);
+    return rc;
+}
+
+/* W2L RESYNC TABLE db.t BEGIN|END: the marks around a re-read (w2l_pipeline_resync(3)). */
+static w2l_rc emit_mark(mysql_source *ms, w2l_emitter *em, const snap_table *t, int end,
+                        w2l_error *err)
+{
+    (void)ms;
+    char *q = w2l__asprintf("W2L RESYNC TABLE `%s`.`%s` %s", t->db, t->name, end ? "END" : "BEGIN");
+    W2L_NOMEM_IF(!q, err);
+    w2l_ddl d = {0};
+    d.db = t->db;
+    d.table = t->name;
+    d.sql = q;
+    d.sql_len = strlen(q);
+    w2l_rc rc = w2l_emit_ddl(em, &d, err);
+    w2l__free(q);
+    if (rc == W2L_OK)
+        w2l__log(W2L_LOG_INFO, "mysql source: %s.%s %s", t->db, t->name,
+                 end ? "read again: its rows replace the lake's with the next commit"
+                     : "is read again (resync)");
     return rc;
 }
 
@@ -679,13 +713,29 @@ static w2l_rc retire(mysql_source *ms, snap_job *j, w2l_emitter *em, w2l_error *
     }
     w2l_rc rc = W2L_OK;
     if (!t->nranges) {
-        if (!t->rows) rc = emit_create(em, t, err); /* a table without rows, with its schema */
+        if (t->resync) rc = emit_mark(ms, em, t, 1, err);
+        else if (!t->rows) rc = emit_create(em, t, err); /* a table without rows, with its schema */
+        t->resync = 0;
         table_finished(ms, t);
     }
     job_release(ms, j);
     W2L_TRY(rc);
     publish(ms, em);
     return w2l__ms_emit_commit(ms, em, err);
+}
+
+/* The coordinator's connection is gone: a keyless table it was reading is read again
+ * (nothing of it was committed: its rows and commit go together). */
+static void lost_coordinator(mysql_source *ms)
+{
+    if (ms->snap.keyless) {
+        if (ms->snap.keyless->state == SNAP_ACTIVE) ms->snap.keyless->state = SNAP_PENDING;
+        ms->snap.keyless = NULL;
+        ms->snap.epoch++;
+    }
+    ms->snap.keyless_failed = 0;
+    w2l__my_close(ms->snap.conn);
+    ms->snap.conn = NULL;
 }
 
 /* The keyless table at its snapshot's position, read whole in that snapshot. */
@@ -716,6 +766,11 @@ static w2l_rc read_keyless(mysql_source *ms, w2l_emitter *em, w2l_error *err)
     w2l__free(coerced);
     w2l_error e2;
     w2l__my_exec(ms->snap.conn, rc == W2L_OK ? "COMMIT" : "ROLLBACK", &e2);
+    if (rc == W2L_UNAVAILABLE && !n) { /* nothing emitted: read it again */
+        ms->snap.keyless = t;
+        ms->snap.keyless_failed = 1;
+        return rc;
+    }
     if (rc != W2L_OK) {
         w2l__error_prefix(err, "snapshot of %s.%s: ", t->db, t->name);
         return rc;
@@ -725,7 +780,9 @@ static w2l_rc read_keyless(mysql_source *ms, w2l_emitter *em, w2l_error *err)
     t->truncate_first = 0;
     ms->snap.done_rows += n;
     ms->snap.done_chunks++;
-    if (!n) W2L_TRY(emit_create(em, t, err));
+    if (t->resync) W2L_TRY(emit_mark(ms, em, t, 1, err));
+    else if (!n) W2L_TRY(emit_create(em, t, err));
+    t->resync = 0;
     table_finished(ms, t);
     publish(ms, em);
     return w2l__ms_emit_commit(ms, em, err);
@@ -788,7 +845,15 @@ w2l_rc w2l__ms_snap_next(mysql_source *ms, w2l_emitter *em, int timeout_ms, w2l_
         snap_job *h = ms->snap.jobs;
         int kfirst = ms->snap.keyless &&
                      (!h || w2l__ms_pos_cmp(ms->snap.kfile, ms->snap.kpos, h->file, h->pos) <= 0);
-        if (kfirst && reached(ms, ms->snap.kfile, ms->snap.kpos)) return read_keyless(ms, em, err);
+        if (kfirst && reached(ms, ms->snap.kfile, ms->snap.kpos)) {
+            w2l_rc krc = read_keyless(ms, em, err);
+            if (krc == W2L_UNAVAILABLE && ms->snap.keyless_failed) {
+                w2l__log(W2L_LOG_WARN, "mysql source: snapshot: %s; reading it again", err->msg);
+                lost_coordinator(ms);
+                return W2L_AGAIN;
+            }
+            return krc;
+        }
         if (!kfirst && h && reached(ms, h->file, h->pos)) {
             int64_t now = w2l__mono_ns() / 1000000;
             if (!w2l__ms_workers_wait(ms, h, deadline > now ? (int)(deadline - now) : 0))
@@ -798,7 +863,15 @@ w2l_rc w2l__ms_snap_next(mysql_source *ms, w2l_emitter *em, int timeout_ms, w2l_
             if (ms->snap.done_chunks != before) return W2L_OK;
             continue;
         }
-        W2L_TRY(schedule(ms, err));
+        int emitted = 0;
+        w2l_rc src = schedule(ms, em, &emitted, err);
+        if (src == W2L_UNAVAILABLE) { /* the coordinator's connection: again next time */
+            w2l__log(W2L_LOG_WARN, "mysql source: snapshot: %s; connecting again", err->msg);
+            lost_coordinator(ms);
+            return W2L_AGAIN;
+        }
+        W2L_TRY(src);
+        if (emitted) return W2L_OK;
         if (!left(ms)) return finish(ms, em, err);
         h = ms->snap.jobs;
         const char *lf = NULL;

@@ -317,11 +317,12 @@ void w2l__ms_snap_remove(mysql_source *ms, snap_table *t)
     set_done(ms, t);
 }
 
-int w2l__ms_snap_hides(const mysql_source *ms, const char *db, const char *name)
+int w2l__ms_snap_hides(const mysql_source *ms, const char *db, const char *name, int ddl)
 {
     if (!ms->snap.active) return 0;
     const snap_table *t = w2l__ms_snap_find(ms, db, name);
-    return t && (t->state == SNAP_PENDING || (t->state == SNAP_ACTIVE && !t->npk));
+    if (!t || (t->resync && ddl)) return 0; /* a table being read again is in the lake */
+    return (t->state == SNAP_PENDING && !t->resync) || (t->state == SNAP_ACTIVE && !t->npk);
 }
 
 snap_range *w2l__ms_snap_range_add(mysql_source *ms, snap_table *t, w2l_error *err)
@@ -382,6 +383,10 @@ static w2l_rc plan_rename(mysql_source *ms, snap_table *t, const char *db, const
     t->name = nn;
     t->gen++;
     for (size_t i = 0; i < t->nranges; i++) t->ranges[i].busy = 0;
+    if (t->resync && t->state == SNAP_ACTIVE) { /* read again, under its new name */
+        ranges_free(t);
+        t->state = SNAP_PENDING;
+    }
     return plan_insert(ms, t, err);
 }
 
@@ -417,6 +422,11 @@ static w2l_rc altered(mysql_source *ms, snap_table *t, w2l_error *err)
     t->gen++;
     ms->snap.epoch++;
     for (size_t i = 0; i < t->nranges; i++) t->ranges[i].busy = 0;
+    if (t->resync && t->state == SNAP_ACTIVE) { /* read again from a new begin */
+        ranges_free(t);
+        t->state = SNAP_PENDING;
+        return W2L_OK;
+    }
     if (!key_kept && t->state == SNAP_ACTIVE) {
         /* its ranges are of the old key: the table is read again whole (a keyless table
          * that emitted rows starts from a TRUNCATE) */
@@ -486,7 +496,8 @@ w2l_rc w2l__ms_snap_ddl(mysql_source *ms, const w2l__ddl_stmt *st, w2l_error *er
     }
 }
 
-w2l_rc w2l__ms_snap_add(mysql_source *ms, const char *db, const char *name, w2l_error *err)
+w2l_rc w2l__ms_snap_add(mysql_source *ms, const char *db, const char *name, int resync,
+                        w2l_error *err)
 {
     ttable *tt = w2l__ms_tt_find(ms, db, name);
     if (!tt)
@@ -494,13 +505,20 @@ w2l_rc w2l__ms_snap_add(mysql_source *ms, const char *db, const char *name, w2l_
                          name);
     snap_table *t = w2l__ms_snap_find(ms, db, name);
     if (!t) {
-        t = table_new(db, name, SNAP_PENDING, err);
+        t = table_new(db, name, SNAP_DONE, err);
         if (!t) return err->code;
         W2L_TRY(plan_insert(ms, t, err));
     }
-    if (t->state == SNAP_ACTIVE) return W2L_OK; /* being read already */
+    if (t->state == SNAP_ACTIVE && !resync) return W2L_OK; /* being read already */
+    if (!ms->snap.active) { /* a new round: its own figures */
+        ms->snap.tables_total = ms->snap.done_tables = ms->snap.done_rows = 0;
+        ms->snap.done_chunks = ms->snap.rows_estimated = 0;
+    }
+    if (t->state == SNAP_DONE) ms->snap.tables_total++;
+    if (t->in_flight || (ms->snap.keyless == t)) t->gen++; /* chunks in flight: read again */
     W2L_TRY(w2l__ms_snap_table_columns(ms, t, tt, err));
     ranges_free(t);
+    t->resync |= resync;
     t->state = SNAP_PENDING;
     t->rows = 0;
     t->gen++;
@@ -545,8 +563,10 @@ static w2l_rc build_json(const mysql_source *ms, w2l_buf *b, w2l_error *err)
     const snap_table *next = NULL;
     for (size_t i = 0; i < ms->snap.ntables && !next; i++) {
         const snap_table *t = ms->snap.tables[i];
-        /* a keyless table being read has emitted nothing: still pending */
-        if (t->state == SNAP_PENDING || (t->state == SNAP_ACTIVE && !t->npk)) next = t;
+        /* a keyless table being read has emitted nothing: still pending; a re-read is in
+         * "resync", whatever the plan knows of the others */
+        if (!t->resync && (t->state == SNAP_PENDING || (t->state == SNAP_ACTIVE && !t->npk)))
+            next = t;
     }
     W2L_TRY(w2l__buf_printf(b, err, ",\"chunks\":{"));
     int comma = 0;
@@ -565,9 +585,21 @@ static w2l_rc build_json(const mysql_source *ms, w2l_buf *b, w2l_error *err)
         if (any) W2L_TRY(w2l_buf_append(b, "]", 1, err));
     }
     int any = 0;
+    for (size_t i = 0; i < ms->snap.ntables; i++) { /* restarted whole after a restart */
+        const snap_table *t = ms->snap.tables[i];
+        if (!t->resync || t->state == SNAP_DONE) continue;
+        W2L_TRY(w2l__buf_printf(b, err, "%s",
+                                any     ? ","
+                                : comma ? ",\"resync\":["
+                                        : "\"resync\":["));
+        W2L_TRY(put_name(b, t, err));
+        any = comma = 1;
+    }
+    if (any) W2L_TRY(w2l_buf_append(b, "]", 1, err));
+    any = 0;
     for (size_t i = 0; i < ms->snap.ntables; i++) {
         const snap_table *t = ms->snap.tables[i];
-        if (t->state != SNAP_ACTIVE || !t->npk) continue;
+        if (t->state != SNAP_ACTIVE || !t->npk || t->resync) continue;
         W2L_TRY(w2l__buf_printf(b, err, "%s{\"t\":",
                                 any     ? ","
                                 : comma ? ",\"active\":["
@@ -705,13 +737,24 @@ w2l_rc w2l__ms_snap_restore(mysql_source *ms, const w2l__json *chunks, w2l_error
     }
     for (w2l__json *a = w2l__json_first(w2l__json_get(chunks, "active")); a; a = w2l__json_next(a))
         W2L_TRY(restore_active(ms, a, w2l__json_get(chunks, "old") != NULL, err));
+    for (w2l__json *s = w2l__json_first(w2l__json_get(chunks, "resync")); s;
+         s = w2l__json_next(s)) {
+        const char *db, *name;
+        if (!json_name(s, &db, &name))
+            return w2l__fail(err, W2L_CORRUPT,
+                             "mysql source: restored \"chunks\" has a bad resync");
+        snap_table *t = w2l__ms_snap_find(ms, db, name);
+        if (!t) continue; /* gone since: the stream says what became of it */
+        t->resync = 1;
+        t->state = SNAP_PENDING; /* what its writers held is gone: read it again whole */
+    }
     size_t left = 0;
     for (size_t i = 0; i < ms->snap.ntables; i++) {
         snap_table *t = ms->snap.tables[i];
         if (t->state == SNAP_DONE) w2l__ms_snap_table_columns_free(t);
         else left++;
     }
-    ms->snap.active = left > 0;
+    ms->snap.active = ms->snap.initial = left > 0;
     ms->snap.tables_total = left;
     ms->snap.epoch++;
     return W2L_OK;

@@ -102,10 +102,10 @@ static w2l_rc ms_next(w2l_source *self, w2l_emitter *em, int timeout_ms, w2l_err
     }
     w2l_rc rc;
     if (ms->state == ST_DONE) return W2L_DONE;
-    w2l__emitter_set_snapshot(em, ms->snap.active);
+    w2l__emitter_set_snapshot(em, ms->snap.active && ms->snap.initial);
     if (ms->snap.active) rc = w2l__ms_snap_next(ms, em, timeout_ms, err);
     else rc = w2l__ms_binlog_next(ms, em, timeout_ms, err);
-    if (!ms->snap.active) w2l__emitter_set_snapshot(em, 0);
+    if (!ms->snap.active || !ms->snap.initial) w2l__emitter_set_snapshot(em, 0);
     if (rc == W2L_DONE) ms->state = ST_DONE;
     if (rc != W2L_OK && rc != W2L_AGAIN && rc != W2L_DONE) {
         ms->failed = 1;
@@ -376,30 +376,7 @@ static void ms_close(w2l_source *self)
     ms->at.gtid = NULL;
     w2l__mygtids_free(ms->at.mygtids);
     ms->at.mygtids = NULL;
-    w2l__free(ms->cfg.ssl_ca);
-    w2l__free(ms->cfg.ssl_cert);
-    w2l__free(ms->cfg.ssl_key);
-    w2l__free(ms->cfg.server_public_key);
-    w2l__free(ms->cfg.password_file);
-    ms->cfg.ssl_ca = ms->cfg.ssl_cert = ms->cfg.ssl_key = ms->cfg.server_public_key = NULL;
-    ms->cfg.password_file = NULL;
-    w2l__ms_free_strv(ms->cfg.dbs, ms->cfg.ndbs);
-    ms->cfg.dbs = NULL;
-    if (ms->cfg.have_regex) regfree(&ms->cfg.re);
-    ms->cfg.have_regex = 0;
-    w2l__tfilter_free(&ms->cfg.filter);
-    w2l__free(ms->cfg.startup);
-    w2l__free(ms->cfg.tables_text);
-    ms->cfg.tables_text = NULL;
-    w2l__free(ms->cfg.filter_json);
-    ms->cfg.filter_json = NULL;
-    w2l__free(ms->cfg.params.host);
-    w2l__free(ms->cfg.params.user);
-    if (ms->cfg.params.pass) {
-        memset(ms->cfg.params.pass, 0, strlen(ms->cfg.params.pass));
-        w2l__free(ms->cfg.params.pass);
-    }
-    memset(&ms->cfg.params, 0, sizeof ms->cfg.params);
+    w2l__ms_cfg_free(ms);
 }
 
 static w2l_rc ms_open_inner(mysql_source *ms, const w2l_conf *conf, const char *uri,
@@ -533,7 +510,7 @@ static w2l_rc ms_open_inner(mysql_source *ms, const w2l_conf *conf, const char *
         else for (size_t i = 0; i < ms->snap.ntables; i++) ms->snap.tables[i]->state = SNAP_DONE;
         for (size_t i = 0; i < ms->new_tables_n; i++) {
             const char *n = ms->new_tables[i];
-            W2L_TRY(w2l__ms_snap_add(ms, n, n + strlen(n) + 1, err));
+            W2L_TRY(w2l__ms_snap_add(ms, n, n + strlen(n) + 1, 0, err));
         }
         w2l__json_free(ms->restored_doc);
         ms->restored_doc = ms->restored_chunks = NULL;
@@ -577,8 +554,27 @@ static int64_t ms_lag_ms(w2l_source *self)
     return lag > 0 ? lag : 0;
 }
 
+/* w2l_pipeline_resync(): the table joins the snapshot's plan as a re-read. */
+static w2l_rc ms_resync(w2l_source *self, const char *db, const char *table, w2l_error *err)
+{
+    mysql_source *ms = (mysql_source *)self;
+    if (ms->failed) {
+        *err = ms->ferr;
+        return ms->ferr.code;
+    }
+    if (!w2l__ms_table_selected(ms, db, table))
+        return w2l__fail(err, W2L_NOTFOUND,
+                         "mysql source: %s.%s is not a table this job reads (databases=, tables=, "
+                         "include, exclude)",
+                         db, table);
+    if (!w2l__ms_tt_find(ms, db, table))
+        return w2l__fail(err, W2L_NOTFOUND, "mysql source: no table %s.%s on the server", db,
+                         table);
+    return w2l__ms_snap_add(ms, db, table, 1, err);
+}
+
 const w2l_source_methods w2l__source_mysql = {
-    .version = W2L_SOURCE_METHODS_V1,
+    .version = W2L_SOURCE_METHODS_V3,
     .name = "mysql",
     .size = sizeof(mysql_source),
     .open = ms_open,
@@ -586,4 +582,5 @@ const w2l_source_methods w2l__source_mysql = {
     .checkpoint_complete = ms_checkpoint_complete,
     .lag_ms = ms_lag_ms,
     .close = ms_close,
+    .resync = ms_resync,
 };

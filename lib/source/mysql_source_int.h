@@ -122,6 +122,7 @@ typedef struct snap_table {
     int have_bounds;       /* kmin, kmax read */
     int orphan;            /* out of the plan: freed with its last chunk in flight */
     unsigned retries;      /* chunks read again after a failure */
+    int resync;            /* read again (w2l_pipeline_resync): its rows replace the lake's */
 } snap_table;
 
 /* One chunk: what a worker reads (copied from the plan at launch) and what it read. */
@@ -237,6 +238,7 @@ typedef struct mysql_source {
 
     struct {                  /* snapshot (mysql_snap_driver.c) */
         int active;           /* tables are still to read */
+        int initial;          /* ... and not only re-reads (w2l_pipeline_resync) */
         w2l__my *conn;        /* positions, bounds, keyless tables */
         snap_table **tables;  /* the plan: every table it knows, sorted by db, name */
         size_t ntables, cap;
@@ -252,6 +254,7 @@ typedef struct mysql_source {
         /* a keyless table read at a position: the stream first reaches it */
         snap_table *keyless;
         unsigned kgen;
+        int keyless_failed;   /* its read lost the connection before emitting a row */
         char kfile[256];
         uint64_t kpos;
         uint64_t done_tables, done_rows, done_chunks, tables_total, rows_estimated;
@@ -326,6 +329,8 @@ w2l_rc w2l__ms_check_settings(mysql_source *ms, w2l__my *c, w2l_error *err);
  * patterns match a table when there are tables (W2L_SOURCE naming what there is). */
 w2l_rc w2l__ms_check_selection(mysql_source *ms, w2l__my *c, w2l_error *err);
 w2l_rc w2l__ms_parse_uri(mysql_source *ms, const w2l_conf *conf, const char *uri, w2l_error *err);
+/* Frees what w2l__ms_parse_uri and the conf put in ms->cfg (the password wiped). */
+void w2l__ms_cfg_free(mysql_source *ms);
 int w2l__ms_db_selected(const mysql_source *ms, const char *db);
 int w2l__ms_table_selected(const mysql_source *ms, const char *db, const char *table);
 
@@ -392,8 +397,9 @@ w2l_rc w2l__ms_snap_table_columns(mysql_source *ms, snap_table *t, const ttable 
 w2l_rc w2l__ms_snap_plan(mysql_source *ms, w2l_error *err);
 snap_table *w2l__ms_snap_find(const mysql_source *ms, const char *db, const char *name);
 void w2l__ms_snap_remove(mysql_source *ms, snap_table *t);
-/* 1 when the stream drops db.name's events: a table still to be read whole. */
-int w2l__ms_snap_hides(const mysql_source *ms, const char *db, const char *name);
+/* 1 when the stream drops db.name's row events (ddl: its DDL): a table still to be read
+ * whole that the lake does not hold yet, or a keyless table until its read. */
+int w2l__ms_snap_hides(const mysql_source *ms, const char *db, const char *name, int ddl);
 /* Follows a DDL statement the stream applied to the tracked definitions (the plan's
  * names, columns and keys). */
 w2l_rc w2l__ms_snap_ddl(mysql_source *ms, const w2l__ddl_stmt *st, w2l_error *err);
@@ -404,8 +410,10 @@ void w2l__ms_snap_range_remove(snap_table *t, snap_range *r);
 w2l_rc w2l__ms_snap_json(const mysql_source *ms, w2l_buf *b, w2l_error *err);
 /* A restored "chunks" member (NULL: none) applied to the plan (after w2l__ms_snap_plan). */
 w2l_rc w2l__ms_snap_restore(mysql_source *ms, const w2l__json *chunks, w2l_error *err);
-/* Adds db.name to the plan as pending (a table new to the job, a resync). */
-w2l_rc w2l__ms_snap_add(mysql_source *ms, const char *db, const char *name, w2l_error *err);
+/* Adds db.name to the plan as pending (a table new to the job; resync: one the lake holds,
+ * read again and replaced). */
+w2l_rc w2l__ms_snap_add(mysql_source *ms, const char *db, const char *name, int resync,
+                        w2l_error *err);
 
 /* ---- mysql_snap_workers.c: the chunk readers ---- */
 

@@ -183,7 +183,7 @@ static w2l_rc partial_image(mysql_source *ms, w2l_emitter *em, const w2l__bl_tma
 static int hidden(mysql_source *ms, tmuser *u, const w2l__bl_tmap *tm)
 {
     if (u->snap_epoch != ms->snap.epoch + 1) {
-        u->snap_hidden = w2l__ms_snap_hides(ms, tm->db, tm->table);
+        u->snap_hidden = w2l__ms_snap_hides(ms, tm->db, tm->table, 0);
         u->snap_epoch = ms->snap.epoch + 1;
     }
     return u->snap_hidden;
@@ -352,14 +352,14 @@ static int ddl_hidden(const mysql_source *ms, const w2l__ddl_stmt *st)
 {
     switch (st->kind) {
     case W2L_DDL_ALTER_TABLE: case W2L_DDL_TRUNCATE_TABLE:
-        return w2l__ms_snap_hides(ms, st->table.db, st->table.name);
+        return w2l__ms_snap_hides(ms, st->table.db, st->table.name, 1);
     case W2L_DDL_DROP_TABLE:
         for (size_t k = 0; k < st->ntables; k++)
-            if (!w2l__ms_snap_hides(ms, st->tables[k].db, st->tables[k].name)) return 0;
+            if (!w2l__ms_snap_hides(ms, st->tables[k].db, st->tables[k].name, 1)) return 0;
         return st->ntables > 0;
     case W2L_DDL_RENAME_TABLE:
         for (size_t k = 0; k < st->nrenames; k++)
-            if (!w2l__ms_snap_hides(ms, st->renames[k].from.db, st->renames[k].from.name))
+            if (!w2l__ms_snap_hides(ms, st->renames[k].from.db, st->renames[k].from.name, 1))
                 return 0;
         return st->nrenames > 0;
     default: return 0;

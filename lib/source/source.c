@@ -150,3 +150,12 @@ void w2l__source_close(w2l_source *src)
     src->methods->close(src);
     w2l__free(box_of(src));
 }
+
+w2l_rc w2l__source_resync(w2l_source *src, const char *db, const char *table, w2l_error *err)
+{
+    const w2l_source_methods *m = src ? src->methods : NULL;
+    if (!m || m->version < W2L_SOURCE_METHODS_V3 || !m->resync)
+        return w2l__fail(err, W2L_CONFIG, "source %s cannot read a table again (resync)",
+                         m ? m->name : "(none)");
+    return m->resync(src, db, table, err);
+}

@@ -26,6 +26,8 @@ void w2l__source_attach(w2l_source *src, const w2l_source_lake *lake);
 int w2l__source_wants_position(const w2l_source *src);
 /* lag_ms(), 0 when the plug-in has none. Any thread. */
 int64_t w2l__source_lag_ms(w2l_source *src);
+/* The source's resync() (V3); W2L_CONFIG when it has none. */
+w2l_rc w2l__source_resync(w2l_source *src, const char *db, const char *table, w2l_error *err);
 /* close(), then frees the instance. NULL: no-op. */
 void w2l__source_close(w2l_source *src);
 

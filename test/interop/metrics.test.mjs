@@ -2,16 +2,24 @@
 // MariaDB (lib/mariadb.mjs) with --metrics-listen 127.0.0.1:0 (the port from its log line).
 //   - /readyz answers 503 while the run starts (no checkpoint of it committed), 200 once the
 //     snapshot is done and the lag is under readyz.max-lag;
+//   - the snapshot, paced to about 2 s (source.snapshot-max-rows-per-second), shows its
+//     progress while it runs: w2l_snapshot_rows_total grows, /status has its
+//     snapshot_progress; once it ends, tables done equal tables in all and the rows are the
+//     tables' rows;
 //   - /metrics, scraped during and after binlog changes, is parsed whole by an independent
 //     parser (parse-prometheus-text-format): every family has HELP and TYPE, histograms are
 //     cumulative; its figures match the lake read back by lib/lake.mjs (rows by operation
 //     against the rows the table holds, commits against the snapshots, the last committed
 //     checkpoint against the current snapshot's w2l.checkpoint-id) and /status;
+//   - on a terminal (script(1) gives it one) the progress line ends with the snapshot's
+//     progress while it runs: tables read of all, rows of the estimate, rate, time left;
+//     `w2l status` beside the run shows the tables being read as of the last sealed
+//     checkpoint, and nothing of the snapshot once it is done;
 //   - the server stalled by SIGSTOP makes /healthz answer 503 within healthz.deadline (plus
 //     a scrape), and 200 again after SIGCONT.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -126,9 +134,10 @@ test('metrics, probes and status of a run from MariaDB', { timeout: 60000 }, asy
     CREATE TABLE shop.b (id INT NOT NULL PRIMARY KEY, s VARCHAR(20));
     INSERT INTO shop.a VALUES ${rowsA.join(',')};
     INSERT INTO shop.b VALUES (1, 'x');`)
-  const child = spawn(w2l, ['run', '--source', `mysql://cdc:cdcpass@127.0.0.1:${db.port}/?server-id=4545&databases=shop`,
+  const child = spawn(w2l, ['run', '--source', `mysql://cdc:cdcpass@127.0.0.1:${db.port}/?server-id=4545&databases=shop&chunk-rows=20`,
     '--warehouse', wh, '--checkpoint-interval', '200ms', '--quiet', '--metrics-listen', '127.0.0.1:0',
-    '--healthz.deadline', '2s', '--readyz.max-lag', '10s'], { stdio: ['ignore', 'ignore', 'pipe'] })
+    '--healthz.deadline', '2s', '--readyz.max-lag', '10s',
+    '--source.snapshot-max-rows-per-second', '150'], { stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
   child.stderr.on('data', d => { stderr += d })
   const exited = new Promise(resolve => child.on('exit', (c, sig) => resolve(sig || c)))
@@ -136,12 +145,44 @@ test('metrics, probes and status of a run from MariaDB', { timeout: 60000 }, asy
     const port = Number(await until('the metrics port in the log', () => (/metrics: serving .* \(port (\d+)\)/.exec(stderr) || [])[1]))
     assert.ok(port > 0)
 
-    // 1. readiness: not ready first, then ready once the snapshot is committed
+    // 1. readiness: not ready first, then ready once the snapshot is committed; the
+    // snapshot's progress while it runs (its rows as they grow) and after
     const first = await get(port, '/readyz')
     const seen = [first.status]
-    await until('/readyz 200', async () => { const r = await get(port, '/readyz'); seen.push(r.status); return r.status === 200 })
+    const grew = []
+    let running = null
+    await until('/readyz 200', async () => {
+      const f = families((await get(port, '/metrics')).body)
+      const rows = value(f, 'w2l_snapshot_rows_total')
+      if (value(f, 'w2l_source_snapshot_running') === 1 && rows > 0) {
+        if (rows !== grew[grew.length - 1]) grew.push(rows)
+        if (!running) {
+          const st = JSON.parse((await get(port, '/status')).body)
+          if (st.source.snapshot) running = st.source.snapshot_progress
+        }
+      }
+      const r = await get(port, '/readyz'); seen.push(r.status); return r.status === 200
+    })
     assert.equal(seen[0], 503, `the first /readyz: ${first.body}`)
     assert.equal((await get(port, '/healthz')).status, 200)
+    assert.ok(grew.length >= 2, `w2l_snapshot_rows_total seen growing: ${grew}`)
+    for (let i = 1; i < grew.length; i++) assert.ok(grew[i] > grew[i - 1], `${grew}`)
+    assert.ok(running, 'a /status while the snapshot ran')
+    assert.equal(running.tables, 2)
+    assert.ok(running.tables_done <= 2 && running.rows > 0 && running.rows <= 301, JSON.stringify(running))
+    assert.ok(running.chunks >= 1 && (running.rate_rows_per_s > 0 || running.tables_done === 2), JSON.stringify(running))
+    assert.ok(running.eta_s === null || running.eta_s >= 0, JSON.stringify(running))
+    const after = families((await get(port, '/metrics')).body)
+    assert.equal(value(after, 'w2l_source_snapshot_running'), 0)
+    assert.equal(value(after, 'w2l_snapshot_tables', { state: 'total' }), 2)
+    assert.equal(value(after, 'w2l_snapshot_tables', { state: 'done' }), 2)
+    assert.equal(value(after, 'w2l_snapshot_rows_total'), 301)
+    assert.ok(value(after, 'w2l_snapshot_chunks_total') >= 301 / 20)
+    assert.ok(value(after, 'w2l_snapshot_rows_estimated') >= 0)
+    const ended = JSON.parse((await get(port, '/status')).body).source
+    assert.equal(ended.snapshot, false)
+    assert.equal(ended.snapshot_progress.tables_done, 2)
+    assert.equal(ended.snapshot_progress.eta_s, 0)
 
     // 2. binlog changes, scraped while they flow
     mariadb(`INSERT INTO shop.a VALUES (301, 1), (302, 2), (303, 3);
@@ -230,5 +271,59 @@ test('metrics, probes and status of a run from MariaDB', { timeout: 60000 }, asy
     assert.equal(await exited, 0, stderr)
   } finally {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  }
+})
+
+// The progress line on a terminal (refreshed every second) while a snapshot paced to about
+// 3 s runs: its snapshot part, then no snapshot part once the binlog streams.
+const hasScript = spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0
+test('the progress line shows the snapshot while it runs', { timeout: 60000, skip: !hasScript && 'no script(1)' }, async () => {
+  const rows = []
+  for (let i = 1; i <= 450; i++) rows.push(`(${i}, ${i})`)
+  mariadb(`CREATE DATABASE prog;
+    CREATE TABLE prog.a (id INT NOT NULL PRIMARY KEY, v INT);
+    CREATE TABLE prog.b (id INT NOT NULL PRIMARY KEY, v INT);
+    INSERT INTO prog.a VALUES ${rows.join(',')};
+    INSERT INTO prog.b VALUES (1, 1);`)
+  const q = a => `'${a.replaceAll("'", "'\\''")}'`
+  const lake = path.join(top, 'lake-progress')
+  const cmd = [w2l, 'run', '--source', `mysql://cdc:cdcpass@127.0.0.1:${db.port}/?server-id=4546&databases=prog&chunk-rows=20`,
+    '--warehouse', lake, '--until-caught-up', '--checkpoint-interval', '200ms',
+    '--source.snapshot-max-rows-per-second', '150'].map(q).join(' ')
+  const child = spawn('script', ['-qfec', cmd, '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  child.stdout.on('data', d => { out += d })
+  child.stderr.on('data', d => { out += d })
+  const exited = new Promise(resolve => child.on('exit', (c, sig) => resolve(sig || c)))
+  const status = (...a) => spawnSync(w2l, ['status', '--warehouse', lake, ...a], { encoding: 'utf8', timeout: 20000 })
+  // w2l status beside the run, until a sealed checkpoint of the snapshot is seen
+  let during = null
+  const done = await until('w2l status during the snapshot', async () => {
+    if (child.exitCode !== null) return 'ended'
+    const r = status('--format', 'json')
+    if (r.status === 0 && JSON.parse(r.stdout).snapshot) return (during = [JSON.parse(r.stdout).snapshot, status().stdout])
+    return null
+  })
+  assert.ok(during, `w2l status saw the snapshot under way (${done}):\n${out}`)
+  const [sj, text] = during
+  assert.equal(sj.in_progress, true)
+  assert.ok(sj.active.length >= 1 || sj.next, JSON.stringify(sj))
+  for (const a of sj.active) {
+    assert.match(a.table, /^prog\.[ab]$/)
+    assert.ok(a.rows >= 0 && a.ranges_left >= 0, JSON.stringify(sj))
+  }
+  assert.match(text, /^snapshot: in progress \u2014 \d+ tables? being read( \(prog\.[ab]: \d+ rows? so far, \d+ ranges? left(; [^)]*)?\))?, (next: prog\.[ab]|no table left to start)/m)
+  const code = await exited
+  assert.equal(code, 0, out)
+  const after = status('--format', 'json')
+  assert.equal(after.status, 0, after.stderr)
+  assert.equal(JSON.parse(after.stdout).snapshot, null)
+  assert.doesNotMatch(status().stdout, /^snapshot:/m)
+  const lines = out.split(/\r\x1b\[K|\r?\n/).filter(l => l.startsWith('this run: '))
+  const snap = lines.filter(l => l.includes('; snapshot '))
+  assert.ok(snap.length >= 1, `a progress line during the snapshot:\n${lines.join('\n')}`)
+  for (const l of snap) {
+    assert.match(l, /; snapshot [0-2]\/2 tables, [\d.]+k? (of ~[\d.]+k? )?rows, [\d.]+k? rows\/s, (~[\dmhds]+ left|time left unknown)$/)
+    assert.match(l, /^this run: \d+ rows, \d+ rows\/s, .*source lag snapshot, /)
   }
 })
