@@ -534,12 +534,12 @@ static int rate_allows(mysql_source *ms, int64_t now)
     return ms->snap.rate_rows <= ms->cfg.snap_rate * (now - ms->snap.rate_t0_ms) / 1000;
 }
 
-/* Hands chunks to idle readers: ranges of the active tables in plan order, a range split
- * when readers would be idle, the next pending table when no range is left to start (em
- * NULL: nothing may be emitted now, a re-read's begin waits). */
 static w2l_rc emit_mark(mysql_source *ms, w2l_emitter *em, const snap_table *t, int end,
                         w2l_error *err);
 
+/* Hands chunks to idle readers: ranges of the active tables in plan order, a range split
+ * when readers would be idle, the next pending table when no range is left to start (em
+ * NULL: nothing may be emitted now, a re-read's begin waits). */
 static w2l_rc schedule(mysql_source *ms, w2l_emitter *em, int *emitted, w2l_error *err)
 {
     for (;;) {
