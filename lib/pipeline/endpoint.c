@@ -69,26 +69,12 @@ static int64_t max_stall(w2l_pipeline *p, char *what, size_t wsz)
     return worst;
 }
 
-void w2l__pipeline_note_snapshot(w2l_pipeline *p)
-{
-    w2l__snap_progress sp;
-    w2l__emitter_snapshot_progress(p->em, &sp);
-    if (!sp.started_ms) return;
-    mtx_lock(&p->mtx);
-    p->snap_last = sp;
-    mtx_unlock(&p->mtx);
-}
-
-/* The snapshot's figures: the emitter's while it runs, else the last ones seen. */
+/* The snapshot's figures: while it runs, and its final ones after it (the source keeps
+ * them). */
 static void snapshot_figures(w2l_pipeline *p, w2l_pipeline_info *pi)
 {
     w2l__snap_progress sp;
     w2l__emitter_snapshot_progress(p->em, &sp);
-    if (!sp.started_ms) {
-        mtx_lock(&p->mtx);
-        sp = p->snap_last;
-        mtx_unlock(&p->mtx);
-    }
     pi->snapshot_tables = sp.tables;
     pi->snapshot_tables_done = sp.tables_done;
     pi->snapshot_rows = sp.rows;

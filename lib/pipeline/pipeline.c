@@ -484,7 +484,6 @@ static int source_main(void *arg)
         }
         rc = w2l__source_next(p->src, p->em, 100, &err);
         atomic_fetch_add(&p->src_polls, 1);
-        if (w2l__emitter_snapshot(p->em)) w2l__pipeline_note_snapshot(p);
         if (rc == W2L_AGAIN) {
             rc = W2L_OK;
             continue;

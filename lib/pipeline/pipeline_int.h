@@ -130,8 +130,6 @@ struct w2l_pipeline {
     struct w2l__http_server *http; /* metrics.listen; NULL: not serving */
     int64_t readyz_max_lag_ms, healthz_deadline_ms;
     size_t max_tables;          /* metrics.max-tables */
-    w2l__snap_progress snap_last; /* the snapshot's progress as the source thread last saw it
-                                   running (under mtx): its final figures stay once it ends */
     /* the last run's record (lastrun.h) */
     int64_t began_ms;           /* when w2l_pipeline_new() began */
     char *job_id;               /* the job, as the committers name it; NULL: unknown */
@@ -144,10 +142,6 @@ struct w2l_pipeline {
                                    committed yet, the oldest change it holds (under mtx) */
     size_t npends, cappends;
 };
-
-/* endpoint.c: keeps the snapshot's progress while it runs (the source thread, after each
- * next()), so that its final figures outlive it (the emitter's go to zero when it ends). */
-void w2l__pipeline_note_snapshot(w2l_pipeline *p);
 
 /* pipeline.c: failure, the coordinator, CPU accounting */
 

@@ -291,20 +291,20 @@ static w2l_rc estimates(mysql_source *ms, w2l_error *err)
     return k < 0 ? err->code : W2L_OK;
 }
 
+/* The snapshot's figures for the pipeline; after the snapshot its final ones stay (a new
+ * round, a resync, starts from zero). */
 static void publish(mysql_source *ms, w2l_emitter *em)
 {
     ms->snap.initial = 0; /* tables the lake lacks are still to read (not only re-reads) */
     for (size_t i = 0; ms->snap.active && i < ms->snap.ntables && !ms->snap.initial; i++)
         ms->snap.initial = ms->snap.tables[i]->state != SNAP_DONE && !ms->snap.tables[i]->resync;
     w2l__snap_progress p = {0};
-    if (ms->snap.active) {
-        p.tables = ms->snap.tables_total;
-        p.tables_done = ms->snap.done_tables;
-        p.rows = ms->snap.done_rows;
-        p.rows_estimated = ms->snap.rows_estimated;
-        p.chunks = ms->snap.done_chunks;
-        p.started_ms = ms->snap.started_ms;
-    }
+    p.tables = ms->snap.tables_total;
+    p.tables_done = ms->snap.done_tables;
+    p.rows = ms->snap.done_rows;
+    p.rows_estimated = ms->snap.rows_estimated;
+    p.chunks = ms->snap.done_chunks;
+    p.started_ms = ms->snap.started_ms;
     w2l__emitter_set_snapshot_progress(em, &p);
 }
 
