@@ -54,6 +54,9 @@ int cli_parse(const char *cmd, int argc, char **argv, w2l_conf *conf, cli_args *
 /* cli_parse() for commands with no operand and no extra flags (run, recover). */
 int cli_parse_flags(const char *cmd, int argc, char **argv, w2l_conf *conf);
 
+/* "500ms", "30s", "10m", "2h", "1d" in ms; a bare number is seconds. -1 when malformed. */
+int64_t cli_duration_ms(const char *s);
+
 /* Prints "w2l CMD: MESSAGE" as one line (control characters in the message replaced) and
  * returns the exit code of rc: EXIT_USAGE for W2L_CONFIG and W2L_MISUSE, else EXIT_RUNTIME. */
 int cli_fail(const char *cmd, const w2l_error *err, w2l_rc rc);

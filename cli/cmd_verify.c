@@ -6,7 +6,6 @@
  * --format json prints one object instead, for scripts. On a terminal, stderr shows a
  * progress line (tables and ranges done, rows/s), cleared at the end.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,23 +22,6 @@ typedef struct vctx {
     size_t n;            /* ranges printed */
     int64_t last_ms;     /* last progress line */
 } vctx;
-
-/* "500ms", "30s", "10m", "2h"; a bare number is seconds. -1 when malformed. */
-static int64_t duration_ms(const char *s)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || errno || v < 0) return -1;
-    double mul = 1000;
-    if (!strcmp(end, "ms")) mul = 1;
-    else if (!strcmp(end, "s") || !*end) mul = 1000;
-    else if (!strcmp(end, "m")) mul = 60000;
-    else if (!strcmp(end, "h")) mul = 3600000;
-    else return -1;
-    double ms = v * mul;
-    return ms > 9e15 ? -1 : (int64_t)ms;
-}
 
 static void clear_progress(vctx *c)
 {
@@ -140,9 +122,9 @@ int cmd_verify(int argc, char **argv)
         what = "--format: expected text or json, got", bad = format;
     else if (o.table && (!strchr(o.table, '.') || o.table[0] == '.'))
         what = "--table needs DB.TABLE, not", bad = o.table;
-    else if (args.extra[V_TIMEOUT] && (o.timeout_ms = duration_ms(args.extra[V_TIMEOUT])) <= 0)
+    else if (args.extra[V_TIMEOUT] && (o.timeout_ms = cli_duration_ms(args.extra[V_TIMEOUT])) <= 0)
         what = "--timeout: not a positive duration:", bad = args.extra[V_TIMEOUT];
-    else if (args.extra[V_SETTLE] && (o.settle_ms = duration_ms(args.extra[V_SETTLE])) < 0)
+    else if (args.extra[V_SETTLE] && (o.settle_ms = cli_duration_ms(args.extra[V_SETTLE])) < 0)
         what = "--settle: not a duration:", bad = args.extra[V_SETTLE];
     if (!bad && args.extra[V_KEYS]) {
         char *end;

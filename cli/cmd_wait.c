@@ -17,24 +17,6 @@
 /* In the order of wait_extra in w2l.c. */
 enum { W_TABLE, W_THROUGH, W_TIMEOUT, W_POLL };
 
-/* "500ms", "30s", "10m", "2h", "1d"; a bare number is seconds. -1 when malformed. */
-static int64_t duration_ms(const char *s)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || errno || v < 0) return -1;
-    double mul = 1000;
-    if (!strcmp(end, "ms")) mul = 1;
-    else if (!strcmp(end, "s") || !*end) mul = 1000;
-    else if (!strcmp(end, "m")) mul = 60000;
-    else if (!strcmp(end, "h")) mul = 3600000;
-    else if (!strcmp(end, "d")) mul = 86400000;
-    else return -1;
-    double ms = v * mul;
-    return ms > 9e15 ? -1 : (int64_t)ms;
-}
-
 static int64_t mono_ms(void)
 {
     struct timespec ts;
@@ -72,9 +54,9 @@ int cmd_wait_complete(int argc, char **argv)
         rc = usage("--through is required; got", "");
     else if (w2l_time_parse(through, &t_ms, &err) != W2L_OK)
         rc = usage("--through: not a time:", through);
-    else if (args.extra[W_TIMEOUT] && (timeout = duration_ms(args.extra[W_TIMEOUT])) < 0)
+    else if (args.extra[W_TIMEOUT] && (timeout = cli_duration_ms(args.extra[W_TIMEOUT])) < 0)
         rc = usage("--timeout: not a duration:", args.extra[W_TIMEOUT]);
-    else if (args.extra[W_POLL] && (poll = duration_ms(args.extra[W_POLL])) <= 0)
+    else if (args.extra[W_POLL] && (poll = cli_duration_ms(args.extra[W_POLL])) <= 0)
         rc = usage("--poll: not a positive duration:", args.extra[W_POLL]);
     if (rc != EXIT_DONE) {
         cli_finish(conf, lake);

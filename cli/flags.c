@@ -6,6 +6,7 @@
  * commands share: opening the lake, one-line errors, JSON strings, redaction, ages and
  * byte counts.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,4 +346,22 @@ void cli_log_write(w2l_log_level level, const char *line, int clear)
     fprintf(stderr, "%s%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %-5s %s\n", clear ? "\r\033[K" : "",
             tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
             ts.tv_nsec / 1000000L, w2l_log_level_name(level), line);
+}
+
+/* "500ms", "30s", "10m", "2h", "1d"; a bare number is seconds. -1 when malformed. */
+int64_t cli_duration_ms(const char *s)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno || v < 0) return -1;
+    double mul = 1000;
+    if (!strcmp(end, "ms")) mul = 1;
+    else if (!strcmp(end, "s") || !*end) mul = 1000;
+    else if (!strcmp(end, "m")) mul = 60000;
+    else if (!strcmp(end, "h")) mul = 3600000;
+    else if (!strcmp(end, "d")) mul = 86400000;
+    else return -1;
+    double ms = v * mul;
+    return ms > 9e15 ? -1 : (int64_t)ms;
 }

@@ -582,19 +582,24 @@ static w2l_rc schedule(mysql_source *ms, w2l_emitter *em, int *emitted, w2l_erro
     }
 }
 
-/* Emits TRUNCATE TABLE of t (its rows emitted under another key are read again). */
-static w2l_rc emit_truncate(w2l_emitter *em, const snap_table *t, w2l_error *err)
+/* Emits sql as a DDL of t (from w2l__malloc when own: freed). */
+static w2l_rc emit_sql(w2l_emitter *em, const snap_table *t, char *sql, int own, w2l_error *err)
 {
-    char *q = w2l__asprintf("TRUNCATE TABLE `%s`.`%s`", t->db, t->name);
-    W2L_NOMEM_IF(!q, err);
+    W2L_NOMEM_IF(!sql, err);
     w2l_ddl d = {0};
     d.db = t->db;
     d.table = t->name;
-    d.sql = q;
-    d.sql_len = strlen(q);
+    d.sql = sql;
+    d.sql_len = strlen(sql);
     w2l_rc rc = w2l_emit_ddl(em, &d, err);
-    w2l__free(q);
+    if (own) w2l__free(sql);
     return rc;
+}
+
+/* TRUNCATE TABLE of t: its rows emitted under another key are read again. */
+static w2l_rc emit_truncate(w2l_emitter *em, const snap_table *t, w2l_error *err)
+{
+    return emit_sql(em, t, w2l__asprintf("TRUNCATE TABLE `%s`.`%s`", t->db, t->name), 1, err);
 }
 
 /* W2L RESYNC TABLE db.t BEGIN|END: the marks around a re-read (w2l_pipeline_resync(3)). */
@@ -603,29 +608,17 @@ static w2l_rc emit_mark(mysql_source *ms, w2l_emitter *em, const snap_table *t, 
 {
     (void)ms;
     char *q = w2l__asprintf("W2L RESYNC TABLE `%s`.`%s` %s", t->db, t->name, end ? "END" : "BEGIN");
-    W2L_NOMEM_IF(!q, err);
-    w2l_ddl d = {0};
-    d.db = t->db;
-    d.table = t->name;
-    d.sql = q;
-    d.sql_len = strlen(q);
-    w2l_rc rc = w2l_emit_ddl(em, &d, err);
-    w2l__free(q);
-    if (rc == W2L_OK)
-        w2l__log(W2L_LOG_INFO, "mysql source: %s.%s %s", t->db, t->name,
-                 end ? "read again: its rows replace the lake's with the next commit"
-                     : "is read again (resync)");
-    return rc;
+    W2L_TRY(emit_sql(em, t, q, 1, err));
+    w2l__log(W2L_LOG_INFO, "mysql source: %s.%s %s", t->db, t->name,
+             end ? "read again: its rows replace the lake's with the next commit"
+                 : "is read again (resync)");
+    return W2L_OK;
 }
 
+/* A table without rows: its CREATE TABLE, so the lake has it, with its schema. */
 static w2l_rc emit_create(w2l_emitter *em, const snap_table *t, w2l_error *err)
 {
-    w2l_ddl d = {0};
-    d.db = t->db;
-    d.table = t->name;
-    d.sql = t->create_sql;
-    d.sql_len = strlen(t->create_sql);
-    return w2l_emit_ddl(em, &d, err);
+    return emit_sql(em, t, t->create_sql, 0, err);
 }
 
 static void table_finished(mysql_source *ms, snap_table *t)
