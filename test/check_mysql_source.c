@@ -1116,6 +1116,111 @@ START_TEST(ddl_during_chunked_snapshot)
 }
 END_TEST
 
+/* ---- the snapshot's plan and its position (no server) ---- */
+
+static void plan_ddl(mysql_source *ms, const char *sql)
+{
+    w2l__ddl_list *l = NULL;
+    w2l_error e;
+    ck_assert_ok(w2l__ddl_parse(sql, strlen(sql), NULL, &l, &e), e);
+    for (size_t i = 0; i < l->n; i++) {
+        ck_assert_ok(w2l__ms_tt_apply(ms, &l->stmts[i], &e), e);
+        ck_assert_ok(w2l__ms_snap_ddl(ms, &l->stmts[i], &e), e);
+    }
+    w2l__ddl_list_free(l);
+}
+
+static int plan_state(const mysql_source *ms, const char *db, const char *name)
+{
+    const snap_table *t = w2l__ms_snap_find(ms, db, name);
+    return t ? t->state : -1;
+}
+
+/* The plan's position member ("chunks") read back by a restart that finds the server's
+ * tables: done tables stay done (also a table created during the snapshot, after "next"),
+ * the ranges left of a table being read come back, pending tables are pending, a table
+ * renamed while pending is pending under its new name, a re-read is read again whole;
+ * rows of pending tables and of keyless tables being read are hidden, DDL of a re-read not. */
+START_TEST(snapshot_plan_position_round_trip)
+{
+    static mysql_source ms, ms2;
+    memset(&ms, 0, sizeof ms);
+    memset(&ms2, 0, sizeof ms2);
+    const char *defs = "CREATE TABLE s.a (id INT PRIMARY KEY, v VARCHAR(10));"
+                       "CREATE TABLE s.b (id BIGINT, k VARCHAR(8), PRIMARY KEY (id, k));"
+                       "CREATE TABLE s.c (x INT);"
+                       "CREATE TABLE s.d (id INT PRIMARY KEY);"
+                       "CREATE TABLE s.e (id INT PRIMARY KEY)";
+    plan_ddl(&ms, defs);
+    w2l_error e;
+    ck_assert_ok(w2l__ms_snap_plan(&ms, &e), e);
+    ms.snap.active = 1;
+    ck_assert_uint_eq(ms.snap.ntables, 5);
+    ck_assert_int_eq(w2l__ms_snap_hides(&ms, "s", "d", 0), 1);
+    /* a: done; b: being read, a range left after a key; c (keyless) being read: hidden */
+    w2l__ms_snap_remove(&ms, w2l__ms_snap_find(&ms, "s", "a"));
+    snap_table *b = w2l__ms_snap_find(&ms, "s", "b");
+    b->state = SNAP_ACTIVE;
+    b->rows = 42;
+    snap_range *r = w2l__ms_snap_range_add(&ms, b, &e);
+    ck_assert_ptr_nonnull(r);
+    r->hi = strdup("100");
+    r->hi_len = 3;
+    char *kv[2] = {"42", "x\"y"};
+    size_t kl[2] = {2, 3};
+    ck_assert_ok(w2l__ms_key_copy(&r->after, kv, kl, 2, &e), e);
+    w2l__ms_snap_find(&ms, "s", "c")->state = SNAP_ACTIVE;
+    ck_assert_int_eq(w2l__ms_snap_hides(&ms, "s", "c", 0), 1);
+    ck_assert_int_eq(w2l__ms_snap_hides(&ms, "s", "b", 0), 0);
+    /* during the snapshot: s.bb created (done: the binlog has it), d renamed to aa (before
+     * "next" in name order), e to be read again */
+    plan_ddl(&ms, "CREATE TABLE s.bb (id INT PRIMARY KEY); RENAME TABLE s.d TO s.aa");
+    ck_assert_int_eq(plan_state(&ms, "s", "bb"), SNAP_DONE);
+    ck_assert_int_eq(plan_state(&ms, "s", "aa"), SNAP_PENDING);
+    ck_assert_int_eq(plan_state(&ms, "s", "d"), -1);
+    ck_assert_ok(w2l__ms_snap_add(&ms, "s", "e", 1, &e), e);
+    ck_assert_int_eq(w2l__ms_snap_hides(&ms, "s", "e", 0), 0); /* in the lake: it streams */
+    w2l_buf j = {0};
+    ck_assert_ok(w2l__ms_snap_json(&ms, &j, &e), e);
+    ck_assert_ok(w2l__buf_cstr(&j, &e), e);
+    /* the restart: the server's tables now, the member read back */
+    plan_ddl(&ms2, defs);
+    plan_ddl(&ms2, "CREATE TABLE s.bb (id INT PRIMARY KEY); RENAME TABLE s.d TO s.aa");
+    ck_assert_ok(w2l__ms_snap_plan(&ms2, &e), e);
+    w2l__json *doc = NULL;
+    const char *text = (const char *)j.data + strlen(",\"chunks\":");
+    ck_assert_ok(w2l__json_parse(text, strlen(text), &doc, &e), e);
+    ck_assert_ok(w2l__ms_snap_restore(&ms2, doc, &e), e);
+    ck_assert_int_eq(ms2.snap.active, 1);
+    ck_assert_int_eq(plan_state(&ms2, "s", "a"), SNAP_DONE);
+    ck_assert_int_eq(plan_state(&ms2, "s", "aa"), SNAP_PENDING);
+    ck_assert_int_eq(plan_state(&ms2, "s", "bb"), SNAP_DONE);
+    ck_assert_int_eq(plan_state(&ms2, "s", "c"), SNAP_PENDING); /* keyless: read again whole */
+    ck_assert_int_eq(plan_state(&ms2, "s", "e"), SNAP_PENDING);
+    ck_assert_int_eq(w2l__ms_snap_find(&ms2, "s", "e")->resync, 1);
+    const snap_table *b2 = w2l__ms_snap_find(&ms2, "s", "b");
+    ck_assert_int_eq(b2->state, SNAP_ACTIVE);
+    ck_assert_uint_eq(b2->rows, 42);
+    ck_assert_uint_eq(b2->nranges, 1);
+    ck_assert_ptr_null(b2->ranges[0].lo);
+    ck_assert_str_eq(b2->ranges[0].hi, "100");
+    ck_assert_uint_eq(b2->ranges[0].after.n, 2);
+    ck_assert_str_eq(b2->ranges[0].after.v[1], "x\"y");
+    /* a restored position that is not ours: named */
+    w2l__json_free(doc);
+    ck_assert_ok(w2l__json_parse("{\"next\":[1,2]}", 14, &doc, &e), e);
+    ck_assert_int_eq(w2l__ms_snap_restore(&ms2, doc, &e), W2L_CORRUPT);
+    ck_assert_msg(strstr(e.msg, "next"), "%s", e.msg);
+    w2l__json_free(doc);
+    w2l_buf_release(&j);
+    for (mysql_source *m = &ms; m; m = m == &ms ? &ms2 : NULL) {
+        w2l__ms_snap_tables_free(m);
+        for (size_t i = 0; i < m->defs.n; i++) w2l__ms_ttable_clear(&m->defs.tab[i]);
+        w2l__free(m->defs.tab);
+    }
+}
+END_TEST
+
 /* ---- the row decoder on built images (no server) ---- */
 
 /* MySQL's binary DECIMAL(prec,scale) of the decimal text v ("-12.50"): 9 digits per 4
@@ -1786,6 +1891,7 @@ Suite *suite_mysql_source(void)
     tcase_add_test(tc, server_restart_mid_stream);
     suite_add_tcase(s, tc);
     TCase *dec = tcase_create("decode");
+    tcase_add_test(dec, snapshot_plan_position_round_trip);
     tcase_add_test(dec, decode_big_decimal_as_text);
     tcase_add_test(dec, decode_bit64_keeps_every_bit);
     tcase_add_test(dec, decode_geometry_drops_the_srid);
