@@ -308,40 +308,63 @@ static void publish(mysql_source *ms, w2l_emitter *em)
     w2l__emitter_set_snapshot_progress(em, &p);
 }
 
-/* The bounds of t's first key column (an integer). */
+/* The bounds of t's first key column (an integer or a string). */
 static w2l_rc table_stats(mysql_source *ms, snap_table *t, w2l_error *err)
 {
-    char v[128];
-    int null = 1;
-    if (!t->int_key || !t->npk) return W2L_OK;
+    if ((!t->int_key && !t->str_key) || !t->npk) return W2L_OK;
     w2l_buf b = {0};
-    const char *col = t->cols[t->pk[0]].name;
-    w2l_rc rc = w2l__buf_printf(&b, err, "SELECT CONCAT(MIN(`");
-    for (int pass = 0; pass < 2 && rc == W2L_OK; pass++) {
-        for (const char *p = col; *p && rc == W2L_OK; p++)
+    const char *parts[] = {"SELECT MIN(", ") , MAX(", ") FROM ", ".", ""};
+    const char *names[] = {t->cols[t->pk[0]].name, t->cols[t->pk[0]].name, t->db, t->name};
+    w2l_rc rc = W2L_OK;
+    for (int k = 0; k < 4 && rc == W2L_OK; k++) {
+        rc = w2l__buf_printf(&b, err, "%s`", parts[k]);
+        for (const char *p = names[k]; *p && rc == W2L_OK; p++)
             rc = w2l_buf_append(&b, *p == '`' ? "``" : p, *p == '`' ? 2 : 1, err);
-        if (rc == W2L_OK)
-            rc = w2l__buf_printf(&b, err, "%s", pass ? "`)) FROM `" : "`), ' ', MAX(`");
+        if (rc == W2L_OK) rc = w2l_buf_append(&b, "`", 1, err);
     }
-    for (const char *p = t->db; *p && rc == W2L_OK; p++)
-        rc = w2l_buf_append(&b, *p == '`' ? "``" : p, *p == '`' ? 2 : 1, err);
-    if (rc == W2L_OK) rc = w2l__buf_printf(&b, err, "`.`");
-    for (const char *p = t->name; *p && rc == W2L_OK; p++)
-        rc = w2l_buf_append(&b, *p == '`' ? "``" : p, *p == '`' ? 2 : 1, err);
-    if (rc == W2L_OK) rc = w2l__buf_printf(&b, err, "`");
     if (rc == W2L_OK) rc = w2l__buf_cstr(&b, err);
-    if (rc == W2L_OK) rc = query_value(ms, (const char *)b.data, v, sizeof v, &null, err);
+    w2l__my_res *r = NULL;
+    if (rc == W2L_OK) rc = w2l__my_query(ms->snap.conn, (const char *)b.data, 0, &r, err);
     w2l_buf_release(&b);
     W2L_TRY(rc);
-    char *e = NULL;
-    if (!null) {
-        t->kmin = strtold(v, &e);
-        if (e && *e == ' ') {
-            t->kmax = strtold(e + 1, &e);
+    char **row;
+    unsigned long *len;
+    int k = w2l__my_row(r, &row, &len, err);
+    if (k > 0 && row[0] && row[1]) {
+        if (t->int_key) {
+            t->kmin = strtold(row[0], NULL);
+            t->kmax = strtold(row[1], NULL);
             t->have_bounds = 1;
+        } else {
+            w2l__free(t->smin);
+            w2l__free(t->smax);
+            t->smin = w2l__strndup(row[0], len[0]);
+            t->smax = w2l__strndup(row[1], len[1]);
+            t->smin_len = len[0];
+            t->smax_len = len[1];
+            t->have_bounds = t->smin && t->smax;
         }
     }
-    return W2L_OK;
+    w2l__my_res_free(r);
+    return k < 0 ? err->code : W2L_OK;
+}
+
+/* A split point between the strings lo and hi: their common prefix and the byte halfway
+ * between their next ones, when those differ by two or more and are ASCII (the point must
+ * be valid text; any point splits correctly, the server's comparison decides which side a
+ * key is on: a point off the middle only balances worse). 0 when there is none. */
+static size_t string_mid(const char *lo, size_t ll, const char *hi, size_t hl, char *mid,
+                         size_t size)
+{
+    size_t p = 0;
+    while (p < ll && p < hl && lo[p] == hi[p]) p++;
+    if (p + 2 > size || p >= hl) return 0;
+    unsigned c1 = p < ll ? (unsigned char)lo[p] : 0x20, c2 = (unsigned char)hi[p];
+    if (c1 < 0x20) c1 = 0x20;
+    if (c2 > 0x7f || c2 < c1 + 2) return 0;
+    memcpy(mid, hi, p);
+    mid[p] = (char)((c1 + c2) / 2);
+    return p + 1;
 }
 
 static w2l_rc set_bound(char **dst, size_t *len, long double v, w2l_error *err)
@@ -419,32 +442,54 @@ static w2l_rc activate(mysql_source *ms, snap_table *t, w2l_error *err)
  * gets work. */
 static w2l_rc maybe_split(mysql_source *ms, snap_table *t, size_t ri, w2l_error *err)
 {
-    if (!t->int_key) return W2L_OK;
+    if (!t->int_key && !t->str_key) return W2L_OK;
     if (!t->have_bounds) {
         W2L_TRY(table_stats(ms, t, err));
         if (!t->have_bounds) return W2L_OK;
     }
     snap_range *r = &t->ranges[ri];
-    long double lo = r->after.n ? strtold(r->after.v[0], NULL)
-                     : r->lo    ? strtold(r->lo, NULL)
-                                : t->kmin;
-    long double hi = r->hi ? strtold(r->hi, NULL) : t->kmax + 1;
-    if (hi - lo < 2) return W2L_OK;
-    long double span = t->kmax - t->kmin + 1;
-    long double density = t->est_rows && span > 0 ? (long double)t->est_rows / span : 1;
-    if ((hi - lo) * density < 2.0L * (long double)ms->cfg.chunk_rows) return W2L_OK;
-    long double mid = floorl(lo + (hi - lo) / 2);
-    if (mid <= lo) return W2L_OK;
-    snap_range *nr = w2l__ms_snap_range_add(ms, t, err); /* may move the ranges */
-    if (!nr) return err->code;
-    r = &t->ranges[ri];
-    W2L_TRY(set_bound(&nr->lo, &nr->lo_len, mid, err));
-    if (r->hi) {
-        nr->hi = r->hi;
-        nr->hi_len = r->hi_len;
-        r->hi = NULL;
+    char mids[64], *mid_text;
+    size_t mid_len;
+    if (t->int_key) {
+        long double lo = r->after.n ? strtold(r->after.v[0], NULL)
+                         : r->lo    ? strtold(r->lo, NULL)
+                                    : t->kmin;
+        long double hi = r->hi ? strtold(r->hi, NULL) : t->kmax + 1;
+        if (hi - lo < 2) return W2L_OK;
+        long double span = t->kmax - t->kmin + 1;
+        long double density = t->est_rows && span > 0 ? (long double)t->est_rows / span : 1;
+        if ((hi - lo) * density < 2.0L * (long double)ms->cfg.chunk_rows) return W2L_OK;
+        long double mid = floorl(lo + (hi - lo) / 2);
+        if (mid <= lo) return W2L_OK;
+        mid_len = (size_t)snprintf(mids, sizeof mids, "%.0Lf", mid);
+    } else {
+        /* no density for strings: split while the table holds two chunks a range */
+        if (t->est_rows < 2 * (uint64_t)ms->cfg.chunk_rows * (t->nranges + 1)) return W2L_OK;
+        const char *lo = r->after.n ? r->after.v[0] : r->lo ? r->lo : t->smin;
+        size_t ll = r->after.n ? r->after.len[0] : r->lo ? r->lo_len : t->smin_len;
+        const char *hi = r->hi ? r->hi : t->smax;
+        size_t hl = r->hi ? r->hi_len : t->smax_len;
+        mid_len = string_mid(lo, ll, hi, hl, mids, sizeof mids);
+        if (!mid_len) return W2L_OK;
     }
-    return set_bound(&r->hi, &r->hi_len, mid, err);
+    mid_text = w2l__strndup(mids, mid_len);
+    W2L_NOMEM_IF(!mid_text, err);
+    snap_range *nr = w2l__ms_snap_range_add(ms, t, err); /* may move the ranges */
+    if (!nr) {
+        w2l__free(mid_text);
+        return err->code;
+    }
+    r = &t->ranges[ri];
+    nr->lo = mid_text;
+    nr->lo_len = mid_len;
+    nr->hi = r->hi;
+    nr->hi_len = r->hi_len;
+    r->hi = w2l__strndup(mids, mid_len);
+    r->hi_len = mid_len;
+    W2L_NOMEM_IF(!r->hi, err);
+    /* the new range too starts after what was emitted: whatever the point, nothing twice */
+    return r->after.n ? w2l__ms_key_copy(&nr->after, r->after.v, r->after.len, r->after.n, err)
+                      : W2L_OK;
 }
 
 static w2l_rc launch(mysql_source *ms, snap_table *t, size_t ri, w2l_error *err)

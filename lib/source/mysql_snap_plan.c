@@ -90,6 +90,8 @@ static void ranges_free(snap_table *t)
 void w2l__ms_snap_table_free(snap_table *t)
 {
     if (!t) return;
+    w2l__free(t->smin);
+    w2l__free(t->smax);
     w2l__free(t->db);
     w2l__free(t->name);
     w2l__ms_snap_table_columns_free(t);
@@ -192,8 +194,11 @@ w2l_rc w2l__ms_snap_table_columns(mysql_source *ms, snap_table *s, const ttable 
     if (rc == W2L_OK) rc = create_sql(t, &s->create_sql, err);
     if (rc != W2L_OK) w2l__error_prefix(err, "snapshot of %s.%s: ", t->db, t->name);
     if (rc == W2L_OK && s->npk) {
-        s->int_key = is_int_class(&s->cols[s->pk[0]]);
-        s->key_unsigned = s->cols[s->pk[0]].mt.is_unsigned;
+        const w2l__snap_col *k = &s->cols[s->pk[0]];
+        s->int_key = is_int_class(k);
+        s->key_unsigned = k->mt.is_unsigned;
+        s->str_key = (k->mt.cls == W2L_MYSQL_TEXT && k->ice.id == W2L_TYPE_STRING) ||
+                     (k->mt.cls == W2L_MYSQL_BINARY && k->ice.id == W2L_TYPE_BINARY);
     }
     w2l__free(names);
     w2l__free(types);

@@ -119,7 +119,10 @@ typedef struct snap_table {
     long double kmin, kmax; /* its bounds when it became active (int_key; exact for 64 bits) */
     unsigned in_flight;
     int truncate_first;    /* rows of it were emitted under another key: TRUNCATE, then read */
-    int have_bounds;       /* kmin, kmax read */
+    int str_key;           /* ... a string (CHAR, VARCHAR, BINARY...): split between bytes */
+    char *smin, *smax;     /* its bounds (str_key) */
+    size_t smin_len, smax_len;
+    int have_bounds;       /* kmin, kmax (smin, smax) read */
     int orphan;            /* out of the plan: freed with its last chunk in flight */
     unsigned retries;      /* chunks read again after a failure */
     int resync;            /* read again (w2l_pipeline_resync): its rows replace the lake's */
