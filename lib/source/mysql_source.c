@@ -1,7 +1,8 @@
 /*
  * The "mysql" source plug-in (w2l-design(7) sections 1-4 and 7): a whole MariaDB or MySQL
- * (8.0 and later) database, first as a consistent snapshot, then from the binlog exactly
- * where the snapshot (or the last checkpoint) left off. The flavour comes from @@version
+ * (8.0 and later) database: its rows through a chunked snapshot read beside the binlog
+ * (mysql_snap_driver.c), its changes from the binlog, from where the snapshot began (or the
+ * last checkpoint left off). The flavour comes from @@version
  * (check_server) and switches SQL spellings (SHOW BINARY LOG STATUS on MySQL 8.2+), the
  * position's GTID form, the snapshot's lock and how transactions are delimited
  * (mysql_stream.c); the decoder is the same, told by w2l__bl_opts.mysql.
@@ -10,7 +11,7 @@
  *
  * URI parameters win over the conf keys source.server-id, source.databases,
  * source.tables (POSIX extended regex over "db.table", anchored) and source.startup:
- *   initial       (default) snapshot of every selected table, then the binlog
+ *   initial       (default) every selected table's rows (the snapshot), with the binlog
  *   earliest      the oldest binlog still on the server, no snapshot
  *   latest        from the current end of the binlog
  *   gtid:STATE    after the GTID state d-s-n[,d-s-n...]
@@ -24,21 +25,15 @@
  * GTID state (every domain) after it, gtid_set MySQL's executed GTID set after it (left
  * out while not known: gtid_mode not ON, or a start at file:pos until the next file's
  * PREVIOUS_GTIDS). A restart resumes by GTID when the state is known
- * (it survives server restarts and file renames), else by file:pos. During the snapshot,
- * the position also holds its progress:
- *   {...,"snapshot":{"table":"db.t","index":3,"key":["hex of key text",...]}}
- * meaning: tables before index 3 and the rows of db.t up to that key are emitted.
+ * (it survives server restarts and file renames), else by file:pos. While the snapshot
+ * runs, the position also holds its progress, "chunks" (mysql_snap_plan.c): the next
+ * table, the done ones after it, the ranges left of the tables being read, the re-reads.
  *
- * Snapshot resume (exact): a restart mid-snapshot takes a new consistent snapshot at P2,
- * while the binlog must still start at the first snapshot's P1 for the tables already
- * read. The table that was in progress is emptied (a TRUNCATE TABLE through the DDL
- * handler) and read again whole, with the tables after it, at P2; the position records
- * the window "window":[{"db","name","file","pos"}]: binlog events up to P2 of the tables
- * from db.name on (in snapshot order) are skipped, as P2's snapshot holds them. Each
- * further restart adds a window; they are dropped once the stream is past the last.
- * Tables created after P1 that sort before the boundary were never snapshotted; their
- * CREATE and rows come from the binlog. The cost: the table in progress is read again
- * from its start, not from its last chunk.
+ * Positions of an older version: "snapshot":{"table":"db.t","index":3,"key":[hex...]}
+ * (the tables before db.t read, db.t read up to that key, one consistent snapshot at the
+ * position) is read as "chunks" (db.t read on after its key, the tables after it
+ * pending); "window":[{"db","name","file","pos"}] still skips the binlog events up to pos
+ * of the tables from db.name on, which a resumed old snapshot read at pos.
  *
  * Transactions: the rows between GTID and XID (or the QUERY "COMMIT" of non-transactional
  * tables) are emitted as they are decoded, then w2l_emit_commit(). A standalone GTID
