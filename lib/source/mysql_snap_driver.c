@@ -913,7 +913,10 @@ w2l_rc w2l__ms_snap_next(mysql_source *ms, w2l_emitter *em, int timeout_ms, w2l_
     if (!ms->snap.workers) {
         if (!ms->snap.parallelism) ms->snap.parallelism = parallelism(ms, err);
         W2L_TRY(w2l__ms_workers_start(ms, ms->snap.parallelism, err));
-        W2L_TRY(estimates(ms, err));
+        w2l_error e2;
+        if (estimates(ms, &e2) != W2L_OK) /* only the splits and the time left use them */
+            w2l__log(W2L_LOG_WARN, "mysql source: the snapshot goes on without row estimates: %s",
+                     e2.msg);
         publish(ms, em);
         w2l__log(W2L_LOG_INFO,
                  "mysql source: snapshot of %zu tables, %u chunk readers of %zu rows, beside the "
