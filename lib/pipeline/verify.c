@@ -571,7 +571,6 @@ static w2l_rc read_bounds(verify *v, vtable *t, w2l_error *err)
         W2L_TRY(order_by(t, &v->sql, err));
         W2L_TRY(w2l__buf_printf(&v->sql, err, " LIMIT 1 OFFSET %zu", v->chunk - 1));
         W2L_TRY(cstr(v, err));
-        char buf[8192];
         w2l__my_res *r;
         W2L_TRY(w2l__my_query(v->my, (char *)v->sql.data, 0, &r, err));
         char **row;
@@ -595,7 +594,6 @@ static w2l_rc read_bounds(verify *v, vtable *t, w2l_error *err)
             }
             if (rc == W2L_OK) t->bounds[t->nb++] = (w2l__vkeyval){p, l};
         }
-        (void)buf;
         w2l__my_res_free(r);
         W2L_TRY(rc);
         if (k == 0) break;
