@@ -780,13 +780,14 @@ START_TEST(idle_stream_returns_again)
     run r;
     w2l_error err;
     ck_assert_ok(run_open(&r, &m, uri_for("startup=latest"), NULL, 0, &err), err);
-    for (int i = 0; i < 3; i++) {
-        int64_t t0 = w2l__mono_ns();
-        w2l_rc rc = r.src->methods->next(r.src, r.em, 100, &err);
-        int64_t ms = (w2l__mono_ns() - t0) / 1000000;
+    /* nothing is written: each call comes back (a call that blocked would end in the test's
+     * timeout), and once the stream is open it says AGAIN */
+    w2l_rc rc = W2L_OK;
+    for (int i = 0; i < 3 || (rc != W2L_AGAIN && i < 100); i++) {
+        rc = r.src->methods->next(r.src, r.em, 100, &err);
         ck_assert_msg(rc == W2L_AGAIN || rc == W2L_OK, "%s: %s", w2l_rc_name(rc), err.msg);
-        ck_assert_msg(ms < 1000, "next() took %lld ms", (long long)ms);
     }
+    ck_assert_int_eq(rc, W2L_AGAIN);
     ck_assert_int_eq(r.src->methods->lag_ms(r.src), 0);
     run_close(&r);
 }
