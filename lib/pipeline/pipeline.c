@@ -566,7 +566,12 @@ static w2l_rc lock_state(w2l_pipeline *p, w2l_error *err)
     char *job = NULL;
     if (rc == W2L_OK) rc = w2l__ops_job_restored(p->conf, p->st, latest, &job, err);
     if (rc == W2L_OK) rc = w2l_state_lock(p->st, job, err);
+    int64_t standby = 0;
+    if (rc == W2L_BUSY && w2l_conf_get_int(p->conf, "ha.standby", &standby, NULL) == W2L_OK &&
+        standby)
+        rc = w2l__ha_stand_by(p, job, err);
     w2l__free(job);
+    if (rc == W2L_OK) rc = w2l__ha_start(p, err);
     if (rc == W2L_BUSY) {
         w2l_state_close(p->st);
         p->st = NULL;
@@ -680,6 +685,8 @@ w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err
     cnd_init(&p->cv);
     mtx_init(&p->resync.mu, mtx_plain);
     cnd_init(&p->resync.cv);
+    mtx_init(&p->ha_mu, mtx_plain);
+    cnd_init(&p->ha_cv);
     p->began_ms = w2l__now_ms();
     w2l_rc rc = W2L_OK;
     p->conf = w2l_conf_dup(conf);
@@ -742,6 +749,7 @@ w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err
     }
     if (rc == W2L_OK) rc = complete_setup(p, err);
     if (rc == W2L_OK) rc = w2l__endpoint_start(p, err);
+    if (rc == W2L_OK) atomic_store(&p->ha_role, W2L__HA_ACTIVE);
     if (rc == W2L_OK && source_uri && *source_uri) {
         w2l_buf pos = {0};
         if (p->restored) {
@@ -936,6 +944,7 @@ void w2l_pipeline_free(w2l_pipeline *p)
     w2l__routes_free(p->routes);
     w2l__source_close(p->src);
     w2l__ledger_free(p->ledger);
+    w2l__ha_stop(p); /* the lease is renewed until the store is closed */
     w2l_state_close(p->st);
     w2l_conf_free(p->conf);
     w2l__metrics_free(p->metrics);
@@ -948,6 +957,8 @@ void w2l_pipeline_free(w2l_pipeline *p)
     mtx_destroy(&p->mtx);
     cnd_destroy(&p->resync.cv);
     mtx_destroy(&p->resync.mu);
+    cnd_destroy(&p->ha_cv);
+    mtx_destroy(&p->ha_mu);
     w2l__free(p);
 }
 

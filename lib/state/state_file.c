@@ -473,8 +473,24 @@ static w2l_rc check_held(file_state *fs, w2l_error *err)
     if (!fs->leased) return W2L_OK;
     char *path = holder_path(fs);
     W2L_NOMEM_IF(!path, err);
-    w2l_rc rc = w2l__lease_check(fs->io, path, fs->lease_ms, &fs->me, err);
+    w2l_rc rc = w2l__lease_check(fs->io, path, fs->lease_ms, 0, &fs->me, err);
     w2l__free(path);
+    return rc;
+}
+
+static w2l_rc fs_renew(w2l_state *self, int64_t *expires_ms, w2l_error *err)
+{
+    file_state *fs = (file_state *)self;
+    mtx_lock(&fs->mtx);
+    w2l_rc rc = W2L_OK;
+    if (fs->leased) {
+        char *path = holder_path(fs);
+        rc = path ? w2l__lease_check(fs->io, path, fs->lease_ms, 1, &fs->me, err)
+                  : w2l__fail(err, W2L_NOMEM, "out of memory");
+        w2l__free(path);
+    }
+    *expires_ms = fs->leased ? fs->me.expires_ms : 0;
+    mtx_unlock(&fs->mtx);
     return rc;
 }
 
@@ -496,7 +512,7 @@ static void fs_close(w2l_state *self)
 }
 
 const w2l_state_methods w2l__state_file = {
-    .version = W2L_STATE_METHODS_V2,
+    .version = W2L_STATE_METHODS_V3,
     .name = "file",
     .size = sizeof(file_state),
     .open = fs_open,
@@ -509,4 +525,5 @@ const w2l_state_methods w2l__state_file = {
     .close = fs_close,
     .lock = fs_lock,
     .holder = fs_holder,
+    .renew = fs_renew,
 };

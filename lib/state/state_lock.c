@@ -231,7 +231,7 @@ w2l_rc w2l__lease_take(w2l_fileio *io, const char *path, int64_t timeout_ms,
     return W2L_OK;
 }
 
-w2l_rc w2l__lease_check(w2l_fileio *io, const char *path, int64_t timeout_ms,
+w2l_rc w2l__lease_check(w2l_fileio *io, const char *path, int64_t timeout_ms, int force,
                         w2l_state_holder *me, w2l_error *err)
 {
     w2l_state_holder cur;
@@ -252,7 +252,7 @@ w2l_rc w2l__lease_check(w2l_fileio *io, const char *path, int64_t timeout_ms,
                          (unsigned long long)me->epoch);
     }
     int64_t now = w2l__now_ms();
-    if (me->expires_ms - now > timeout_ms * 2 / 3) return W2L_OK;
+    if (!force && me->expires_ms - now > timeout_ms * 2 / 3) return W2L_OK;
     me->expires_ms = now + timeout_ms;
     return lease_write(io, path, me, err);
 }
@@ -267,12 +267,15 @@ w2l_rc w2l__lease_probe(w2l_fileio *io, const char *path, w2l_state_holder *out,
     return W2L_OK;
 }
 
+/* Released, the record stays with its epoch and an end in the past, so the next taker's
+ * epoch is still one more (the epoch only grows). */
 void w2l__lease_release(w2l_fileio *io, const char *path, const w2l_state_holder *me)
 {
     w2l_state_holder cur;
     w2l_error e;
-    if (lease_read(io, path, &cur, &e) == W2L_OK && same_holder(&cur, me) &&
-        w2l_fileio_remove(io, path, &e) != W2L_OK)
-        w2l__log(W2L_LOG_WARN, "state: cannot remove the lease %s: %s (it expires by itself)",
+    if (lease_read(io, path, &cur, &e) != W2L_OK || !same_holder(&cur, me)) return;
+    cur.expires_ms = 1; /* 0 would read as a lock held until its process ends */
+    if (lease_write(io, path, &cur, &e) != W2L_OK)
+        w2l__log(W2L_LOG_WARN, "state: cannot release the lease %s: %s (it expires by itself)",
                  path, e.msg);
 }
