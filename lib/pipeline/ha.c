@@ -176,6 +176,23 @@ w2l_rc w2l__ha_fence(w2l_pipeline *p, w2l_error *err)
     return rc;
 }
 
+void w2l__ha_explain(w2l_pipeline *p, w2l_error *e)
+{
+    if (e->code == W2L_BUSY || !atomic_load(&p->lease_end_ms) || atomic_load(&p->failed))
+        return;
+    w2l_error f;
+    w2l_error_clear(&f);
+    int64_t end = 0;
+    if (w2l_state_renew(p->st, &end, &f) != W2L_BUSY) return;
+    char first[sizeof e->msg];
+    snprintf(first, sizeof first, "%s", e->msg);
+    *e = f;
+    size_t n = strlen(e->msg);
+    if (n + 40 < sizeof e->msg)
+        snprintf(e->msg + n, sizeof e->msg - n, " (and then, likely from the same cause: %.*s)",
+                 (int)(sizeof e->msg - n - 40), first);
+}
+
 int w2l__ha_answer(w2l_pipeline *p, const char *path, size_t pl, int *status,
                    const char **content_type, w2l_buf *body, w2l_rc *rc, w2l_error *err)
 {

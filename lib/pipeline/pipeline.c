@@ -45,8 +45,11 @@ void w2l__pipeline_account_cpu(w2l_pipeline *p, int k)
 
 /* ---------------------------------------------------------------- failure / stop ---- */
 
-void w2l__pipeline_fail(w2l_pipeline *p, const w2l_error *e)
+void w2l__pipeline_fail(w2l_pipeline *p, const w2l_error *e0)
 {
+    w2l_error cause = *e0;
+    const w2l_error *e = &cause;
+    w2l__ha_explain(p, &cause); /* fenced: the cause of whatever failed after */
     mtx_lock(&p->mtx);
     if (!atomic_load(&p->failed)) {
         p->first_err = *e;
