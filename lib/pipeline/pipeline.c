@@ -939,6 +939,9 @@ void w2l_pipeline_free(w2l_pipeline *p)
         w2l__pipeline_fail(p, &e);
         join_all(p, NULL);
     }
+    /* the renewal thread fails the pipeline when fenced, which reaches its nodes: it ends
+     * before they are freed (the lease stays valid long enough for the rest) */
+    w2l__ha_stop(p);
     w2l__completer_free(p->completer); /* after the last commit: its job file is written */
     w2l__free(p->marks);
     w2l__nodes_free(p);
@@ -947,7 +950,6 @@ void w2l_pipeline_free(w2l_pipeline *p)
     w2l__routes_free(p->routes);
     w2l__source_close(p->src);
     w2l__ledger_free(p->ledger);
-    w2l__ha_stop(p); /* the lease is renewed until the store is closed */
     w2l_state_close(p->st);
     w2l_conf_free(p->conf);
     w2l__metrics_free(p->metrics);

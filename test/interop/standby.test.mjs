@@ -200,7 +200,7 @@ test('S3 lease: SIGSTOP the active run past the lease; after SIGCONT it is fence
   while (old.child.exitCode === null && old.child.signalCode === null && Date.now() < end) { write(); await pause(25) }
   const code = await Promise.race([old.exited, pause(1).then(() => 'running')])
   assert.notEqual(code, 'running', `the old run still runs after SIGCONT: ${old.err()}`)
-  assert.notEqual(code, 0, old.err())
+  assert.equal(code, 1, `exit ${code}: ${old.err()}`)
   assert.match(old.err(), /fenced/, old.err())
   assert.match(old.err(), new RegExp(`pid ${standby.child.pid} on host`), old.err())
   console.log(`# the old run, after SIGCONT: exit ${code}: ${old.err().trim().split('\n').pop()}`)
