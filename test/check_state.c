@@ -627,6 +627,79 @@ START_TEST(file_store_renew_extends_and_fences)
 }
 END_TEST
 
+/* A writer racing the lease's conditional write (fault_fileio_before_put_if): once, it
+ * replaces the record (by rename, as the file IO does) with one of race_host's. */
+static char race_host[64];
+static unsigned race_epoch;
+static void race_once(void *ctx, const char *path)
+{
+    (void)ctx;
+    fault_fileio_before_put_if(NULL, NULL);
+    char tmp[700], rec[600];
+    snprintf(tmp, sizeof tmp, "%s.racer", path);
+    snprintf(rec, sizeof rec,
+             "{\"job\":\"racer\",\"host\":\"%s\",\"pid\":99,\"since-ms\":1000,"
+             "\"expires-ms\":%lld,\"version\":\"0.1.0\",\"epoch\":%u}",
+             race_host, (long long)(wall_ms() + 600000), race_epoch);
+    FILE *f = fopen(tmp, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(rec, f);
+    fclose(f);
+    ck_assert_int_eq(rename(tmp, path), 0);
+}
+
+/* The lease's writes are compare-and-swap (file IO version 5: If-Match / If-None-Match on
+ * S3): a renewal, a taking over and a first taking that another writer raced between the
+ * read and the write lose, write nothing, and name the winner. */
+START_TEST(file_store_lease_writes_are_conditional)
+{
+    fault_fileio_register();
+    char u[700];
+    snprintf(u, sizeof u, "%s", store_uri("file"));
+    w2l_conf *c = w2l_conf_new();
+    ck_assert_ok(w2l_conf_set(c, "fileio", "fault", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "ha.lease-timeout", "5m", &err), err);
+    /* a first taking raced by another's: busy, the other's record stays */
+    w2l_state *a = reopen(u, c), *r = reopen(u, c);
+    snprintf(race_host, sizeof race_host, "host-first");
+    race_epoch = 1;
+    fault_fileio_before_put_if(race_once, NULL);
+    ck_assert_int_eq(w2l_state_lock(a, "job-a", &err), W2L_BUSY);
+    ck_assert_msg(strstr(err.msg, "host-first"), "%s", err.msg);
+    ck_assert_str_eq(holder_of(r).host, "host-first");
+    /* the lease lapses; a takes it over, raced by another taker: busy again */
+    write_lease("host-first", 99, wall_ms() - 1, 1);
+    snprintf(race_host, sizeof race_host, "host-taker");
+    race_epoch = 2;
+    fault_fileio_before_put_if(race_once, NULL);
+    ck_assert_int_eq(w2l_state_lock(a, "job-a", &err), W2L_BUSY);
+    ck_assert_msg(strstr(err.msg, "host-taker"), "%s", err.msg);
+    ck_assert_uint_eq(holder_of(r).epoch, 2);
+    /* lapsed again: a takes it, then a renewal raced by a taker is fenced */
+    write_lease("host-taker", 99, wall_ms() - 1, 2);
+    ck_assert_ok(w2l_state_lock(a, "job-a", &err), err);
+    ck_assert_uint_eq(holder_of(r).epoch, 3);
+    int64_t end = 0;
+    ck_assert_ok(w2l_state_renew(a, &end, &err), err);
+    snprintf(race_host, sizeof race_host, "host-renew");
+    race_epoch = 4;
+    fault_fileio_before_put_if(race_once, NULL);
+    ck_assert_int_eq(w2l_state_renew(a, &end, &err), W2L_BUSY);
+    ck_assert_msg(strstr(err.msg, "fenced") && strstr(err.msg, "host-renew") &&
+                      strstr(err.msg, "epoch 4"),
+                  "%s", err.msg);
+    w2l_state_holder h = holder_of(r);
+    ck_assert_str_eq(h.host, "host-renew"); /* not overwritten by the renewal */
+    ck_assert_uint_eq(h.epoch, 4);
+    ck_assert_int_eq(w2l_state_seal(a, 1, &err), W2L_BUSY);
+    fault_fileio_before_put_if(NULL, NULL);
+    w2l_state_close(a); /* leaves the other's lease alone */
+    ck_assert_str_eq(holder_of(r).host, "host-renew");
+    w2l_state_close(r);
+    w2l_conf_free(c);
+}
+END_TEST
+
 /* LATEST naming a checkpoint whose file is gone (a second writer of an older version, or
  * a hand) is said in those words, with what to do, and the file is never pruned. */
 START_TEST(file_store_missing_checkpoint_is_named)
@@ -693,6 +766,7 @@ Suite *suite_state(void)
     tcase_add_test(basic, file_store_lock_refuses_a_second_job);
     tcase_add_test(basic, file_store_lease_fences_a_job_taken_over);
     tcase_add_test(basic, file_store_renew_extends_and_fences);
+    tcase_add_test(basic, file_store_lease_writes_are_conditional);
     tcase_add_test(basic, file_store_missing_checkpoint_is_named);
     suite_add_tcase(s, basic);
     TCase *mysql = tcase_create("mysql");

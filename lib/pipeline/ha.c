@@ -178,12 +178,14 @@ w2l_rc w2l__ha_fence(w2l_pipeline *p, w2l_error *err)
 
 void w2l__ha_explain(w2l_pipeline *p, w2l_error *e)
 {
-    if (e->code == W2L_BUSY || !atomic_load(&p->lease_end_ms) || atomic_load(&p->failed))
-        return;
+    if (e->code == W2L_BUSY || !atomic_load(&p->lease_end_ms)) return;
     w2l_error f;
     w2l_error_clear(&f);
     int64_t end = 0;
-    if (w2l_state_renew(p->st, &end, &f) != W2L_BUSY) return;
+    w2l_rc rc = w2l_state_renew(p->st, &end, &f);
+    if (rc != W2L_OK && rc != W2L_BUSY)
+        w2l__log(W2L_LOG_WARN, "ha: cannot check the lease after a failure: %s", f.msg);
+    if (rc != W2L_BUSY) return;
     char first[sizeof e->msg];
     snprintf(first, sizeof first, "%s", e->msg);
     *e = f;

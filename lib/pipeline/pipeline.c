@@ -49,7 +49,8 @@ void w2l__pipeline_fail(w2l_pipeline *p, const w2l_error *e0)
 {
     w2l_error cause = *e0;
     const w2l_error *e = &cause;
-    w2l__ha_explain(p, &cause); /* fenced: the cause of whatever failed after */
+    if (!atomic_load(&p->failed))
+        w2l__ha_explain(p, &cause); /* fenced: the cause of whatever failed after */
     mtx_lock(&p->mtx);
     if (!atomic_load(&p->failed)) {
         p->first_err = *e;
@@ -875,6 +876,15 @@ static w2l_rc join_all(w2l_pipeline *p, w2l_error *err)
         }
     p->done = 1;
     int failed = atomic_load(&p->failed);
+    if (failed) { /* every stage has ended: is the takeover the cause after all? */
+        mtx_lock(&p->mtx);
+        w2l_error fe = p->first_err;
+        mtx_unlock(&p->mtx);
+        w2l__ha_explain(p, &fe);
+        mtx_lock(&p->mtx);
+        p->first_err = fe;
+        mtx_unlock(&p->mtx);
+    }
     /* a run that failed says so in its summary, which is logged before the error itself
      * reaches the caller: the summary never reads like a healthy end */
     w2l__log(W2L_LOG_INFO,

@@ -169,7 +169,8 @@ void w2l__ha_stop(w2l_pipeline *p); /* ends the wait or the renewals; idempotent
 w2l_rc w2l__ha_fence(w2l_pipeline *p, w2l_error *err);
 /* A pipeline failing while it holds a lease: when the lease was taken over meanwhile,
  * that is the cause to report (a paused process's source or commit fails because the new
- * holder runs), so *e becomes the fenced error, with the first one after it. */
+ * holder runs), so *e becomes the fenced error, with the first one after it. Asked when
+ * the first error is recorded, and again once every thread has ended. */
 void w2l__ha_explain(w2l_pipeline *p, w2l_error *e);
 /* The endpoint's answer while not active (standby, taking over): 1 when it answered
  * path (its code into *rc), 0 to leave it to the active pipeline's answers. */
