@@ -19,7 +19,6 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
-import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -127,53 +126,73 @@ function catchUp (dbname, wh, extra = []) {
 // s3rver ignores If-Match and If-None-Match on PUT; this proxy in front of it gives the
 // lease object (keys ending in /LEASE) the conditional writes S3 has: it knows each lease's
 // ETag from the answers it forwarded, and answers 412 to a PUT whose condition does not hold,
-// one PUT of a key at a time, judged once its whole body has arrived.
-function startConditionalProxy (target) {
-  const t = new URL(target)
-  const etags = new Map() // key -> ETag of the lease as last seen
-  const queues = new Map() // key -> the promise of its last PUT
-  const refused = []
-  const server = http.createServer((req, res) => {
-    const key = decodeURIComponent(req.url.split('?')[0])
-    const lease = key.endsWith('/LEASE')
-    const chunks = []
-    req.on('data', d => chunks.push(d))
-    req.on('end', () => {
-      const body = Buffer.concat(chunks)
-      const forward = () => new Promise(resolve => {
-        const up = http.request({ host: t.hostname, port: t.port, method: req.method, path: req.url, headers: req.headers }, ur => {
-          if (lease && ur.statusCode < 300 && ur.headers.etag && (req.method === 'PUT' || req.method === 'GET')) etags.set(key, ur.headers.etag)
-          if (lease && req.method === 'DELETE') etags.delete(key)
-          res.writeHead(ur.statusCode, ur.rawHeaders)
-          ur.pipe(res)
-          ur.on('end', resolve)
-        })
-        up.on('error', () => { req.socket.destroy(); resolve() })
-        up.end(body)
+// one PUT of a key at a time, judged once its whole body has arrived. It runs in a child
+// process, as s3rver does, so that the test's synchronous calls never hold it up.
+const PROXY = `
+const http = require('node:http')
+const t = new URL(process.env.TARGET)
+const etags = new Map()
+const queues = new Map()
+let refused = 0
+const server = http.createServer((req, res) => {
+  const key = decodeURIComponent(req.url.split('?')[0])
+  const lease = key.endsWith('/LEASE')
+  const chunks = []
+  req.on('data', d => chunks.push(d))
+  req.on('end', () => {
+    const body = Buffer.concat(chunks)
+    const forward = () => new Promise(resolve => {
+      const up = http.request({ host: t.hostname, port: t.port, method: req.method, path: req.url, headers: req.headers }, ur => {
+        if (lease && ur.statusCode < 300 && ur.headers.etag && (req.method === 'PUT' || req.method === 'GET')) etags.set(key, ur.headers.etag)
+        if (lease && req.method === 'DELETE') etags.delete(key)
+        res.writeHead(ur.statusCode, ur.rawHeaders)
+        ur.pipe(res)
+        ur.on('end', resolve)
       })
-      if (!lease || req.method !== 'PUT') return forward()
-      const run = async () => {
-        const ifMatch = req.headers['if-match']
-        const noneMatch = req.headers['if-none-match']
-        const now = etags.get(key)
-        if ((ifMatch && now !== undefined && ifMatch !== now) || (noneMatch === '*' && now !== undefined)) {
-          refused.push({ key, ifMatch, noneMatch, now })
-          const msg = '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>PreconditionFailed</Code></Error>'
-          res.writeHead(412, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(msg) })
-          res.end(msg)
-          return
-        }
-        await forward()
-      }
-      const next = (queues.get(key) || Promise.resolve()).then(run, run)
-      queues.set(key, next)
+      up.on('error', () => { req.socket.destroy(); resolve() })
+      up.end(body)
     })
+    if (!lease || req.method !== 'PUT') return forward()
+    const run = async () => {
+      const ifMatch = req.headers['if-match']
+      const noneMatch = req.headers['if-none-match']
+      const now = etags.get(key)
+      if ((ifMatch && now !== undefined && ifMatch !== now) || (noneMatch === '*' && now !== undefined)) {
+        refused++
+        const msg = '<?xml version="1.0" encoding="UTF-8"?><Error><Code>PreconditionFailed</Code></Error>'
+        res.writeHead(412, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(msg) })
+        res.end(msg)
+        return
+      }
+      await forward()
+    }
+    const next = (queues.get(key) || Promise.resolve()).then(run, run)
+    queues.set(key, next)
   })
-  return new Promise(resolve => server.listen(0, '127.0.0.1', () => resolve({
-    endpoint: `http://127.0.0.1:${server.address().port}`,
-    refused,
-    stop: () => new Promise(resolve => { server.closeAllConnections(); server.close(resolve) })
-  })))
+})
+server.listen(0, '127.0.0.1', () => process.stdout.write(JSON.stringify({ port: server.address().port }) + '\\n'))
+process.on('SIGTERM', () => { process.stderr.write('refused ' + refused + '\\n'); process.exit(0) })
+`
+
+async function startConditionalProxy (target) {
+  const child = spawn(process.execPath, ['-e', PROXY], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TARGET: target } })
+  spawned.add(child)
+  let err = ''
+  child.stderr.on('data', d => { err += d })
+  const exited = new Promise(resolve => child.on('exit', (code, sig) => resolve(sig || code)))
+  const port = await new Promise((resolve, reject) => {
+    let out = ''
+    child.stdout.on('data', d => {
+      out += d
+      const nl = out.indexOf('\n')
+      if (nl >= 0) resolve(JSON.parse(out.slice(0, nl)).port)
+    })
+    exited.then(c => reject(new Error(`proxy exited (${c}): ${err}`)))
+  })
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    async stop () { child.kill('SIGTERM'); await exited; return err.trim() }
+  }
 }
 
 const pct = (a, p) => a.slice().sort((x, y) => x - y)[Math.min(a.length - 1, Math.floor(p * a.length))]
@@ -270,6 +289,5 @@ test('S3 lease: SIGSTOP the active run past the lease; after SIGCONT it is fence
   assert.equal(await standby.exited, 0, standby.err())
   catchUp(dbname, wh, state)
   await assertLakeEqualsSource(dbname, wh, 'after the fenced run')
-  if (proxy.refused.length) console.log(`# conditional lease writes refused (412): ${proxy.refused.length}`)
-  await proxy.stop()
+  console.log(`# the proxy: lease writes ${await proxy.stop()} (412)`)
 })
