@@ -569,6 +569,7 @@ static w2l_rc local_get_tagged(w2l_fileio *self, const char *path, void **data, 
 static w2l_rc local_put_if(w2l_fileio *self, const char *path, const void *data, size_t len,
                            const char *if_tag, w2l_error *err)
 {
+    W2L_TRY(w2l__local_make_parents(path, err)); /* the first write makes its directory */
     char *dir = w2l__strdup(path);
     W2L_NOMEM_IF(!dir, err);
     char *slash = strrchr(dir, '/');
