@@ -49,6 +49,7 @@ typedef struct file_state {
     int local;                /* a local directory: LOCK, else LEASE */
     int lock_fd;              /* LOCK held: -1 when not */
     int leased;               /* LEASE held, as `me` */
+    int sealed_any;           /* this process sealed a checkpoint (under mtx) */
     int64_t lease_ms;         /* ha.lease-timeout */
     w2l_state_holder me;
 } file_state;
@@ -384,6 +385,7 @@ static w2l_rc fs_seal(w2l_state *self, uint64_t ckpt, w2l_error *err)
         w2l__kv_clear(&fs->sealed);
         w2l__kv_pending_take(&fs->pending, ckpt, &fs->sealed);
         fs->latest = ckpt;
+        fs->sealed_any = 1;
     } else {
         w2l__error_prefix(err, "seal checkpoint %llu: ", (unsigned long long)ckpt);
     }
@@ -500,7 +502,9 @@ static void fs_close(w2l_state *self)
     w2l__lockfile_release(fs->lock_fd);
     if (fs->leased) {
         char *path = holder_path(fs);
-        if (path) w2l__lease_release(fs->io, path, &fs->me);
+        /* a job refused before it sealed anything on a store it found without a lease
+         * (its configuration, say) writes nothing, its lease included */
+        if (path) w2l__lease_release(fs->io, path, &fs->me, fs->me.epoch == 1 && !fs->sealed_any);
         w2l__free(path);
     }
     w2l__kv_clear(&fs->sealed);

@@ -306,13 +306,21 @@ w2l_rc w2l__lease_probe(w2l_fileio *io, const char *path, w2l_state_holder *out,
 }
 
 /* Released, the record stays with its epoch and an end in the past, so the next taker's
- * epoch is still one more (the epoch only grows). */
-void w2l__lease_release(w2l_fileio *io, const char *path, const w2l_state_holder *me)
+ * epoch is still one more (the epoch only grows); unless remove: a holder that created the
+ * lease and wrote nothing leaves nothing behind. */
+void w2l__lease_release(w2l_fileio *io, const char *path, const w2l_state_holder *me,
+                        int remove)
 {
     w2l_state_holder cur;
     w2l_error e;
     char tag[128];
     if (lease_read_tagged(io, path, &cur, tag, &e) != W2L_OK || !same_holder(&cur, me)) return;
+    if (remove) {
+        if (w2l_fileio_remove(io, path, &e) != W2L_OK)
+            w2l__log(W2L_LOG_WARN, "state: cannot remove the lease %s: %s (it expires by "
+                                   "itself)", path, e.msg);
+        return;
+    }
     cur.expires_ms = 1; /* 0 would read as a lock held until its process ends */
     if (lease_write(io, path, &cur, tag, &e) != W2L_OK)
         w2l__log(W2L_LOG_WARN, "state: cannot release the lease %s: %s (it expires by itself)",
