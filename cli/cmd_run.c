@@ -2,7 +2,8 @@
  * w2l run: sync a source into the lake until stopped (or, with --until-caught-up, until
  * the source has nothing more), and w2l recover: commit checkpoints that were sealed but
  * not committed. SIGINT/SIGTERM finish the checkpoint in flight and exit 0; a second
- * signal exits at once (the state stays recoverable). A failed job says why in one line,
+ * signal exits at once (the state stays recoverable). A standby (ha.standby) waiting for
+ * the job's state store exits 0 at once on the first. A failed job says why in one line,
  * its last on stderr: "w2l run: <error>". With --log-format json every stderr line is a
  * JSON object: the library's lines as w2l_log_format_line() makes them (with the table it
  * attached), the command's own (progress, the closing error) with component "run".
@@ -31,7 +32,10 @@ static void on_signal(int sig)
 {
     (void)sig;
     if (++signals_seen > 1) _exit(130); /* second signal: at once; restart recovers */
-    if (running) w2l_pipeline_stop(running);
+    /* no pipeline yet: a standby waiting for the job's state store (ha.standby), or one
+     * starting; neither has committed anything */
+    if (!running) _exit(0);
+    w2l_pipeline_stop(running);
 }
 
 /* Log lines go to stderr as the library's default sink writes them, except the runtime's
@@ -229,15 +233,16 @@ static int start(const char *cmd, int argc, char **argv, w2l_conf **out)
 static w2l_rc run_once(w2l_conf *conf, w2l_error *err)
 {
     w2l_pipeline *p = NULL;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
     w2l_rc r = w2l_pipeline_new(conf, &p, err);
     if (r == W2L_OK) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_signal;
-        sigemptyset(&sa.sa_mask);
         running = p;
-        sigaction(SIGINT, &sa, NULL);
-        sigaction(SIGTERM, &sa, NULL);
+        if (signals_seen) w2l_pipeline_stop(p); /* a signal while it was made */
         int64_t quiet = 0;
         w2l_conf_get_int(conf, "quiet", &quiet, NULL);
         pthread_t progress;

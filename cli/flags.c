@@ -96,6 +96,8 @@ int cli_parse(const char *cmd, int argc, char **argv, w2l_conf *conf, cli_args *
         key[kl] = '\0';
         if (strcmp(key, "metrics-listen") == 0) /* the usual spelling of metrics.listen */
             snprintf(key, sizeof key, "metrics.listen");
+        if (strcmp(key, "standby") == 0) /* w2l run --standby */
+            snprintf(key, sizeof key, "ha.standby");
         int x = args ? extra_index(c, key) : -1;
         const w2l_conf_prop *p = x < 0 ? w2l_conf_prop_find(key) : NULL;
         if (x < 0 && (!p || !(p->flags & W2L_CONF_F_CLI))) {

@@ -741,6 +741,162 @@ START_TEST(source_never_hears_a_failed_commit)
 }
 END_TEST
 
+/* ---- standby and fencing (lib/pipeline/ha.c) ---- */
+
+static int64_t wall_ms(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+static void nap_ms(long ms) /* a poll's pause; never what a test waits for */
+{
+    struct timespec pause = {0, ms * 1000000L};
+    nanosleep(&pause, NULL);
+}
+
+typedef struct standby_arg {
+    w2l_conf *c;
+    w2l_pipeline *p;
+    w2l_rc rc;
+    w2l_error err;
+    atomic_llong done_ms; /* when w2l_pipeline_new returned; 0 while it waits */
+} standby_arg;
+
+static int standby_main(void *arg)
+{
+    standby_arg *a = arg;
+    a->rc = w2l_pipeline_new(a->c, &a->p, &a->err);
+    atomic_store(&a->done_ms, wall_ms());
+    return 0;
+}
+
+static w2l_state_holder holder_now(const char *uri, w2l_conf *c)
+{
+    w2l_state *r = NULL;
+    w2l_state_holder h;
+    memset(&h, 0, sizeof h);
+    ck_assert_ok(w2l_state_open(uri, c, &r, &err), err);
+    w2l_rc rc = w2l_state_holder_get(r, &h, &err);
+    ck_assert_msg(rc == W2L_OK || rc == W2L_NOTFOUND, "%s", err.msg);
+    w2l_state_close(r);
+    return h;
+}
+
+/* A second pipeline of the job with ha.standby waits while the first renews its lease
+ * (longer than the lease itself), takes the store over within two leases once the first
+ * ends, restores its checkpoint and goes on; when a third process then takes the lease
+ * over, the renewal fences it: the pipeline fails with W2L_BUSY naming the new holder,
+ * and the lake holds every row once. */
+START_TEST(standby_takes_over_and_is_fenced_in_turn)
+{
+    memset(expect_rows, 0, sizeof expect_rows);
+    memset(expect_sum, 0, sizeof expect_sum);
+    fault_fileio_register(); /* a file IO that is not "local": the store is leased */
+    w2l_conf *c = make_conf(1, 1, 1);
+    ck_assert_ok(w2l_conf_set(c, "fileio", "fault", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "ha.lease-timeout", "1s", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "ha.renew-interval", "100ms", &err), err);
+    char uri[700];
+    snprintf(uri, sizeof uri, "file:%s", statedir);
+    w2l_pipeline *a;
+    ck_assert_ok(w2l_conf_set(c, "job-id", "job-a", &err), err);
+    ck_assert_ok(w2l_pipeline_new(c, &a, &err), err);
+    push_rows(a, 0, 100, 50);
+    ck_assert_ok(w2l_pipeline_checkpoint(a, 1, NULL, &err), err);
+    w2l_state_holder h = holder_now(uri, c);
+    ck_assert_uint_eq(h.epoch, 1);
+    /* the standby */
+    standby_arg sb;
+    memset(&sb, 0, sizeof sb);
+    sb.c = w2l_conf_dup(c);
+    ck_assert_ok(w2l_conf_set(sb.c, "ha.standby", "true", &err), err);
+    thrd_t t;
+    ck_assert_int_eq(thrd_create(&t, standby_main, &sb), thrd_success);
+    /* a renews: its lease ends ever later, past three leases from now, and b waits */
+    int64_t began = wall_ms(), deadline = began + 30000;
+    while ((h = holder_now(uri, c)).expires_ms < began + 3000 && wall_ms() < deadline)
+        nap_ms(20);
+    ck_assert_msg(h.expires_ms >= began + 3000, "the lease was not renewed: %lld",
+                  (long long)(h.expires_ms - began));
+    ck_assert_uint_eq(h.epoch, 1);
+    ck_assert_int_eq(atomic_load(&sb.done_ms), 0);
+    /* a ends (its lease goes with it): b takes the store over */
+    ck_assert_ok(w2l_pipeline_finish(a, &err), err);
+    int64_t ended = wall_ms();
+    w2l_pipeline_free(a);
+    while (!atomic_load(&sb.done_ms) && wall_ms() < ended + 30000) nap_ms(5);
+    ck_assert_int_eq(thrd_join(t, NULL), thrd_success);
+    ck_assert_ok(sb.rc, sb.err);
+    ck_assert_msg(atomic_load(&sb.done_ms) - ended < 2000, "took over after %lld ms",
+                  (long long)(atomic_load(&sb.done_ms) - ended));
+    h = holder_now(uri, c);
+    ck_assert_uint_eq(h.epoch, 2);
+    w2l_pipeline *b = sb.p;
+    push_rows(b, 100, 200, 50);
+    ck_assert_ok(w2l_pipeline_checkpoint(b, 1, NULL, &err), err);
+    assert_lake_equals_expected();
+    /* another host's process takes the lease over: b's renewal fences it */
+    char rec[600], path[700];
+    snprintf(rec, sizeof rec,
+             "{\"job\":\"job-c\",\"host\":\"host-c\",\"pid\":77,\"since-ms\":1000,"
+             "\"expires-ms\":%lld,\"version\":\"0.1.0\",\"epoch\":9}",
+             (long long)(wall_ms() + 600000));
+    snprintf(path, sizeof path, "%s/LEASE", statedir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(rec, f);
+    fclose(f);
+    w2l_pipeline_info pi;
+    int64_t fenced_at = wall_ms();
+    do {
+        ck_assert_ok(w2l_pipeline_stats(b, &pi, sizeof pi, &err), err);
+        if (!pi.failed) nap_ms(5);
+    } while (!pi.failed && wall_ms() < fenced_at + 30000);
+    ck_assert_msg(pi.failed, "not fenced");
+    ck_assert_int_eq(w2l_pipeline_finish(b, &err), W2L_BUSY);
+    ck_assert_msg(strstr(err.msg, "fenced") && strstr(err.msg, "host-c") &&
+                      strstr(err.msg, "epoch 9"),
+                  "%s", err.msg);
+    w2l_pipeline_free(b);
+    ck_assert_uint_eq(holder_now(uri, c).epoch, 9); /* left to its holder */
+    assert_lake_equals_expected();
+    w2l_conf_free(sb.c);
+    w2l_conf_free(c);
+}
+END_TEST
+
+/* A standby of a store on a local disk waits on the lock file, and takes it once the
+ * holder's lock is gone. */
+START_TEST(standby_waits_on_a_lock_file)
+{
+    w2l_conf *c = make_conf(1, 1, 1);
+    ck_assert_ok(w2l_conf_set(c, "ha.renew-interval", "100ms", &err), err);
+    w2l_pipeline *a;
+    ck_assert_ok(w2l_pipeline_new(c, &a, &err), err);
+    w2l_pipeline *b = NULL;
+    ck_assert_int_eq(w2l_pipeline_new(c, &b, &err), W2L_BUSY); /* without ha.standby */
+    ck_assert_msg(strstr(err.msg, "in use by job"), "%s", err.msg);
+    standby_arg sb;
+    memset(&sb, 0, sizeof sb);
+    sb.c = w2l_conf_dup(c);
+    ck_assert_ok(w2l_conf_set(sb.c, "ha.standby", "true", &err), err);
+    thrd_t t;
+    ck_assert_int_eq(thrd_create(&t, standby_main, &sb), thrd_success);
+    ck_assert_ok(w2l_pipeline_finish(a, &err), err);
+    w2l_pipeline_free(a);
+    int64_t ended = wall_ms();
+    while (!atomic_load(&sb.done_ms) && wall_ms() < ended + 30000) nap_ms(5);
+    ck_assert_int_eq(thrd_join(t, NULL), thrd_success);
+    ck_assert_ok(sb.rc, sb.err);
+    ck_assert_ok(w2l_pipeline_finish(sb.p, &err), err);
+    w2l_pipeline_free(sb.p);
+    w2l_conf_free(sb.c);
+    w2l_conf_free(c);
+}
+END_TEST
+
 Suite *suite_pipeline(void)
 {
     Suite *s = suite_create("pipeline");
@@ -748,6 +904,8 @@ Suite *suite_pipeline(void)
     tcase_add_checked_fixture(basic, setup, teardown);
     tcase_add_loop_test(basic, push_api_exactly_once_with_parallel_operators, 0, 2);
     tcase_add_test(basic, checkpoint_waits_for_commit);
+    tcase_add_test(basic, standby_takes_over_and_is_fenced_in_turn);
+    tcase_add_test(basic, standby_waits_on_a_lock_file);
     tcase_add_test(basic, commit_lag_counts_from_the_oldest_uncommitted_change);
     tcase_add_test(basic, unknown_operator_is_a_config_error);
     tcase_add_test(basic, emitter_batches_by_table_and_validates);

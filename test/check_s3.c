@@ -192,6 +192,46 @@ START_TEST(lost_answer_then_412)
 }
 END_TEST
 
+/* The lease's conditional writes: a whole GET gives the ETag; a PUT over it sends
+ * If-Match with it, quoted, and a first PUT If-None-Match: *; 412 (or 409, a concurrent
+ * conditional write) is W2L_CONFLICT. */
+START_TEST(conditional_put_and_tagged_get)
+{
+    static const http_stub_route r[] = {
+        {.method = "GET", .prefix = "/bkt/LEASE", .status = 200, .body = "{\"epoch\":3}",
+         .headers = "ETag: \"abc123\"\r\n", .count = 1},
+        {.method = "GET", .prefix = "/bkt/LEASE", .status = 404,
+         .body = "<Error><Code>NoSuchKey</Code></Error>"},
+        {.method = "PUT", .prefix = "/bkt/LEASE", .status = 200, .count = 2},
+        {.method = "PUT", .prefix = "/bkt/LEASE", .status = 412, .count = 1,
+         .body = "<Error><Code>PreconditionFailed</Code></Error>"},
+        {.method = "PUT", .prefix = "/bkt/LEASE", .status = 409,
+         .body = "<Error><Code>ConditionalRequestConflict</Code></Error>"},
+    };
+    w2l__s3 *s = start(r, W2L_ARRAY_LEN(r), 0);
+    w2l_buf b = {0};
+    char etag[128];
+    ck_assert_ok(w2l__s3_get_all(s, "bkt", "LEASE", &b, etag, &err), err);
+    ck_assert_str_eq(etag, "abc123");
+    ck_assert_int_eq(b.len, 11);
+    ck_assert_int_eq(memcmp(b.data, "{\"epoch\":3}", 11), 0);
+    ck_assert_str_eq(hdr(http_stub_get(stub, 0), "Range") ? "ranged" : "whole", "whole");
+    b.len = 0;
+    ck_assert_int_eq(w2l__s3_get_all(s, "bkt", "LEASE", &b, etag, &err), W2L_NOTFOUND);
+    w2l_buf_release(&b);
+    ck_assert_ok(w2l__s3_put_if(s, "bkt", "LEASE", "x", 1, "abc123", &err), err);
+    ck_assert_str_eq(hdr(http_stub_get(stub, 2), "If-Match"), "\"abc123\"");
+    ck_assert_ptr_null(hdr(http_stub_get(stub, 2), "If-None-Match"));
+    ck_assert_ok(w2l__s3_put_if(s, "bkt", "LEASE", "y", 1, NULL, &err), err);
+    ck_assert_str_eq(hdr(http_stub_get(stub, 3), "If-None-Match"), "*");
+    ck_assert_ptr_null(hdr(http_stub_get(stub, 3), "If-Match"));
+    ck_assert_int_eq(w2l__s3_put_if(s, "bkt", "LEASE", "z", 1, "abc123", &err), W2L_CONFLICT);
+    ck_assert_msg(strstr(err.msg, "s3://bkt/LEASE") && strstr(err.msg, "412"), "%s", err.msg);
+    ck_assert_int_eq(w2l__s3_put_if(s, "bkt", "LEASE", "z", 1, "abc123", &err), W2L_CONFLICT);
+    stop(s);
+}
+END_TEST
+
 START_TEST(ranged_get)
 {
     static const http_stub_route r[] = {
@@ -759,6 +799,7 @@ Suite *suite_s3(void)
     tcase_add_test(c, errors_are_named);
     tcase_add_test(c, lost_answer_then_412);
     tcase_add_test(c, ranged_get);
+    tcase_add_test(c, conditional_put_and_tagged_get);
     tcase_add_test(c, session_token_signed);
     tcase_add_test(c, bad_configuration);
     suite_add_tcase(s, c);

@@ -383,7 +383,7 @@ static void my_close(w2l_state *s) { (void)s; }
 
 static const w2l_state_methods my_methods = {W2L_STATE_METHODS_V1, "mine", sizeof(my_state), NULL,
                                              my_open, my_put, my_get, my_keys, my_seal, my_latest,
-                                             my_prune, my_close, NULL, NULL};
+                                             my_prune, my_close, NULL, NULL, NULL};
 
 START_TEST(host_store_plugs_in)
 {
@@ -539,7 +539,7 @@ START_TEST(file_store_lease_fences_a_job_taken_over)
     ck_assert_ok(w2l_state_put(b, 1, "k", "b", 1, &err), err);
     ck_assert_ok(w2l_state_seal(b, 1, &err), err);
     ck_assert_str_eq(holder_of(b).job, "job-b");
-    w2l_state_close(b); /* removes its lease */
+    w2l_state_close(b); /* ends its lease */
     w2l_state *r = reopen(u, c);
     ck_assert_int_eq(w2l_state_holder_get(r, &h, &err), W2L_NOTFOUND);
     w2l_buf v = {0};
@@ -559,6 +559,142 @@ START_TEST(file_store_lease_fences_a_job_taken_over)
     r = reopen(u, c);
     ck_assert_int_eq(w2l_state_lock(r, "job-d", &err), W2L_BUSY);
     ck_assert_msg(strstr(err.msg, "another-host"), "%s", err.msg);
+    w2l_state_close(r);
+    w2l_conf_free(c);
+}
+END_TEST
+
+/* The holder renews its lease (w2l_state_renew): the end moves on; once another's epoch
+ * is there, or the lease is gone, or it cannot be read, the renewal fails and names why. A
+ * lock file needs no renewal. */
+START_TEST(file_store_renew_extends_and_fences)
+{
+    fault_fileio_register();
+    char u[700];
+    snprintf(u, sizeof u, "%s", store_uri("file"));
+    w2l_state *l = reopen(u, NULL);
+    int64_t end = -1;
+    ck_assert_ok(w2l_state_renew(l, &end, &err), err); /* not locked: nothing to renew */
+    ck_assert_int_eq(end, 0);
+    ck_assert_ok(w2l_state_lock(l, "job-l", &err), err);
+    ck_assert_ok(w2l_state_renew(l, &end, &err), err);
+    ck_assert_int_eq(end, 0); /* a lock file: held until the process ends */
+    w2l_state_close(l);
+    w2l_conf *c = w2l_conf_new();
+    ck_assert_ok(w2l_conf_set(c, "fileio", "fault", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "ha.lease-timeout", "5m", &err), err);
+    w2l_state *a = reopen(u, c), *r = reopen(u, c);
+    ck_assert_ok(w2l_state_lock(a, "job-a", &err), err);
+    int64_t first = holder_of(r).expires_ms, t0 = wall_ms();
+    while (wall_ms() < t0 + 2) { /* the clock moves on by a millisecond or two */
+    }
+    ck_assert_ok(w2l_state_renew(a, &end, &err), err);
+    ck_assert_msg(end > first && end >= wall_ms() + 4 * 60000, "%lld %lld", (long long)end,
+                  (long long)first);
+    ck_assert_int_eq(holder_of(r).expires_ms, end); /* written, not only remembered */
+    ck_assert_uint_eq(holder_of(r).epoch, 1);
+    /* the lease cannot be read: not renewed, and not OK (the job cannot know it holds it) */
+    fault_fileio_arm_where("LEASE", FAULT_READ, 0, 1);
+    w2l_rc rc = w2l_state_renew(a, &end, &err);
+    fault_fileio_disarm_all();
+    ck_assert_int_ne(rc, W2L_OK);
+    ck_assert_int_ne(rc, W2L_BUSY);
+    ck_assert_ok(w2l_state_renew(a, &end, &err), err); /* and again once it can */
+    /* another host's process took it over at a higher epoch: fenced, naming it */
+    write_lease("host-b", 4242, wall_ms() + 60000, 5);
+    ck_assert_int_eq(w2l_state_renew(a, &end, &err), W2L_BUSY);
+    ck_assert_msg(strstr(err.msg, "fenced") && strstr(err.msg, "host-b") &&
+                      strstr(err.msg, "pid 4242") && strstr(err.msg, "epoch 5"),
+                  "%s", err.msg);
+    ck_assert_int_eq(end, 0);
+    ck_assert_uint_eq(holder_of(r).epoch, 5); /* the new holder's lease is left alone */
+    ck_assert_int_eq(w2l_state_put(a, 1, "k", "a", 1, &err), W2L_OK);
+    ck_assert_int_eq(w2l_state_seal(a, 1, &err), W2L_BUSY);
+    /* the lease removed under the holder: fenced too */
+    w2l_state_close(a);
+    w2l_state_close(r);
+    char path[700];
+    snprintf(path, sizeof path, "%s/LEASE", dir);
+    unlink(path);
+    a = reopen(u, c);
+    ck_assert_ok(w2l_state_lock(a, "job-a", &err), err);
+    ck_assert_uint_eq(holder_of(a).epoch, 1);
+    unlink(path);
+    ck_assert_int_eq(w2l_state_renew(a, &end, &err), W2L_BUSY);
+    ck_assert_msg(strstr(err.msg, "removed"), "%s", err.msg);
+    w2l_state_close(a);
+    w2l_conf_free(c);
+}
+END_TEST
+
+/* A writer racing the lease's conditional write (fault_fileio_before_put_if): once, it
+ * replaces the record (by rename, as the file IO does) with one of race_host's. */
+static char race_host[64];
+static unsigned race_epoch;
+static void race_once(void *ctx, const char *path)
+{
+    (void)ctx;
+    fault_fileio_before_put_if(NULL, NULL);
+    char tmp[700], rec[600];
+    snprintf(tmp, sizeof tmp, "%s.racer", path);
+    snprintf(rec, sizeof rec,
+             "{\"job\":\"racer\",\"host\":\"%s\",\"pid\":99,\"since-ms\":1000,"
+             "\"expires-ms\":%lld,\"version\":\"0.1.0\",\"epoch\":%u}",
+             race_host, (long long)(wall_ms() + 600000), race_epoch);
+    FILE *f = fopen(tmp, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(rec, f);
+    fclose(f);
+    ck_assert_int_eq(rename(tmp, path), 0);
+}
+
+/* The lease's writes are compare-and-swap (file IO version 5: If-Match / If-None-Match on
+ * S3): a renewal, a taking over and a first taking that another writer raced between the
+ * read and the write lose, write nothing, and name the winner. */
+START_TEST(file_store_lease_writes_are_conditional)
+{
+    fault_fileio_register();
+    char u[700];
+    snprintf(u, sizeof u, "%s", store_uri("file"));
+    w2l_conf *c = w2l_conf_new();
+    ck_assert_ok(w2l_conf_set(c, "fileio", "fault", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "ha.lease-timeout", "5m", &err), err);
+    /* a first taking raced by another's: busy, the other's record stays */
+    w2l_state *a = reopen(u, c), *r = reopen(u, c);
+    snprintf(race_host, sizeof race_host, "host-first");
+    race_epoch = 1;
+    fault_fileio_before_put_if(race_once, NULL);
+    ck_assert_int_eq(w2l_state_lock(a, "job-a", &err), W2L_BUSY);
+    ck_assert_msg(strstr(err.msg, "host-first"), "%s", err.msg);
+    ck_assert_str_eq(holder_of(r).host, "host-first");
+    /* the lease lapses; a takes it over, raced by another taker: busy again */
+    write_lease("host-first", 99, wall_ms() - 1, 1);
+    snprintf(race_host, sizeof race_host, "host-taker");
+    race_epoch = 2;
+    fault_fileio_before_put_if(race_once, NULL);
+    ck_assert_int_eq(w2l_state_lock(a, "job-a", &err), W2L_BUSY);
+    ck_assert_msg(strstr(err.msg, "host-taker"), "%s", err.msg);
+    ck_assert_uint_eq(holder_of(r).epoch, 2);
+    /* lapsed again: a takes it, then a renewal raced by a taker is fenced */
+    write_lease("host-taker", 99, wall_ms() - 1, 2);
+    ck_assert_ok(w2l_state_lock(a, "job-a", &err), err);
+    ck_assert_uint_eq(holder_of(r).epoch, 3);
+    int64_t end = 0;
+    ck_assert_ok(w2l_state_renew(a, &end, &err), err);
+    snprintf(race_host, sizeof race_host, "host-renew");
+    race_epoch = 4;
+    fault_fileio_before_put_if(race_once, NULL);
+    ck_assert_int_eq(w2l_state_renew(a, &end, &err), W2L_BUSY);
+    ck_assert_msg(strstr(err.msg, "fenced") && strstr(err.msg, "host-renew") &&
+                      strstr(err.msg, "epoch 4"),
+                  "%s", err.msg);
+    w2l_state_holder h = holder_of(r);
+    ck_assert_str_eq(h.host, "host-renew"); /* not overwritten by the renewal */
+    ck_assert_uint_eq(h.epoch, 4);
+    ck_assert_int_eq(w2l_state_seal(a, 1, &err), W2L_BUSY);
+    fault_fileio_before_put_if(NULL, NULL);
+    w2l_state_close(a); /* leaves the other's lease alone */
+    ck_assert_str_eq(holder_of(r).host, "host-renew");
     w2l_state_close(r);
     w2l_conf_free(c);
 }
@@ -629,6 +765,8 @@ Suite *suite_state(void)
     tcase_add_test(basic, file_store_without_location_is_a_config_error);
     tcase_add_test(basic, file_store_lock_refuses_a_second_job);
     tcase_add_test(basic, file_store_lease_fences_a_job_taken_over);
+    tcase_add_test(basic, file_store_renew_extends_and_fences);
+    tcase_add_test(basic, file_store_lease_writes_are_conditional);
     tcase_add_test(basic, file_store_missing_checkpoint_is_named);
     suite_add_tcase(s, basic);
     TCase *mysql = tcase_create("mysql");

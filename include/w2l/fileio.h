@@ -37,6 +37,7 @@ enum {
 #define W2L_FILEIO_METHODS_V2 2 /* adds stat */
 #define W2L_FILEIO_METHODS_V3 3 /* adds remove_many and list_tree */
 #define W2L_FILEIO_METHODS_V4 4 /* adds close_many */
+#define W2L_FILEIO_METHODS_V5 5 /* adds get_tagged and put_if */
 
 /* What stat() tells of a file. */
 typedef struct w2l_file_stat {
@@ -105,6 +106,16 @@ typedef struct w2l_fileio_methods {
      * first failure; a file that failed is not published, the others are. Without it the
      * core closes them one by one. */
     w2l_rc (*close_many)(w2l_fileio *self, w2l_file **files, size_t n, w2l_error *err);
+    /* V5 (may be NULL; both or neither): conditional writes of a small whole file (the
+     * state store's lease, w2l_state_lock(3)). get_tagged reads the whole file at path into
+     * *data (w2l_malloc'd, *len bytes) and its version tag into tag (an ETag: it changes
+     * with every write); W2L_NOTFOUND. put_if writes len bytes at path only when the file's
+     * tag is if_tag now, or, with if_tag NULL, only when there is no file there, as one
+     * atomic step; W2L_CONFLICT (nothing written) when that does not hold. */
+    w2l_rc (*get_tagged)(w2l_fileio *self, const char *path, void **data, size_t *len,
+                         char tag[128], w2l_error *err);
+    w2l_rc (*put_if)(w2l_fileio *self, const char *path, const void *data, size_t len,
+                     const char *if_tag, w2l_error *err);
 } w2l_fileio_methods;
 struct w2l_fileio { const w2l_fileio_methods *methods; };
 

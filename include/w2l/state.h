@@ -45,6 +45,7 @@ typedef struct w2l_state_holder {
 
 #define W2L_STATE_METHODS_V1 1
 #define W2L_STATE_METHODS_V2 2 /* adds lock and holder */
+#define W2L_STATE_METHODS_V3 3 /* adds renew */
 
 typedef struct w2l_state_methods {
     int version;      /* W2L_STATE_METHODS_V1 */
@@ -79,6 +80,10 @@ typedef struct w2l_state_methods {
                    w2l_error *err);
     /* V2. The live holder into *out, without taking anything; W2L_NOTFOUND when none. */
     w2l_rc (*holder)(w2l_state *self, w2l_state_holder *out, w2l_error *err);
+    /* V3 (may be NULL). Renews what lock took, after checking it is still this process's:
+     * *expires_ms (never NULL) the lease's new end, or 0 for a lock held until the process
+     * ends. W2L_BUSY, worded ("fenced: ..." naming the new holder), once another took it. */
+    w2l_rc (*renew)(w2l_state *self, int64_t *expires_ms, w2l_error *err);
 } w2l_state_methods;
 struct w2l_state { const w2l_state_methods *methods; };
 
@@ -108,6 +113,12 @@ W2L_API w2l_rc w2l_state_prune(w2l_state *st, uint64_t keep_from, w2l_error *err
  * second job on the same store gets W2L_BUSY, naming the first's job, pid, host and start.
  * A store of version 1 cannot be locked: W2L_OK, nothing taken. See w2l_state_lock(3). */
 W2L_API w2l_rc w2l_state_lock(w2l_state *st, const char *job, w2l_error *err);
+/* Renews this process's hold on a store it locked (a lease: checked, then extended by
+ * ha.lease-timeout): *expires_ms the lease's new end (ms since 1970 UTC), 0 for a lock that
+ * needs no renewal. W2L_BUSY naming the new holder once another process took the store
+ * over (this one must then write nothing more). A store below version 3, or not locked:
+ * W2L_OK and 0. Thread-safe. See w2l_state_lock(3). */
+W2L_API w2l_rc w2l_state_renew(w2l_state *st, int64_t *expires_ms, w2l_error *err);
 /* Who holds the store now; W2L_NOTFOUND when nobody (or a version 1 store). Takes
  * nothing, so a reader beside a running job may call it. See w2l_state_lock(3). */
 W2L_API w2l_rc w2l_state_holder_get(w2l_state *st, w2l_state_holder *out, w2l_error *err);

@@ -101,7 +101,19 @@ const w2l_conf_prop w2l__conf_props[] = {
       "committed and the source lag is at most this." },
     { "ha.lease-timeout", W2L_CONF_DURATION, "60s", 1000, MS_DAY, NULL, W2L_CONF_F_CLI,
       "How long the lease on a state store that is not on a local disk (S3) lasts unless its "
-      "job renews it at a checkpoint; a job that stops for longer loses the store to the next." },
+      "job renews it (every ha.renew-interval and before every seal and prune); a job that "
+      "stops for longer loses the store to the next, and is fenced: it commits nothing more "
+      "and stops. A store on a local disk is held by a lock file instead, which its process "
+      "holds until it ends (one machine only)." },
+    { "ha.renew-interval", W2L_CONF_DURATION, NULL, 100, MS_DAY, NULL, W2L_CONF_F_CLI,
+      "How often a job renews its lease, and how often a standby (ha.standby) asks whether "
+      "the job it waits for still holds the state store; unset (the default): a third of "
+      "ha.lease-timeout." },
+    { "ha.standby", W2L_CONF_BOOL, "false", NOLIM, NULL, W2L_CONF_F_CLI,
+      "When another process of the job holds the state store, wait for it instead of exiting "
+      "(w2l run --standby): /readyz answers 503 \"standby: waiting for ...\", /status says "
+      "\"role\":\"standby\"; once the holder ends or its lease lapses this process takes the "
+      "store and starts from the last checkpoint. SIGTERM while waiting exits 0." },
     { "healthz.deadline", W2L_CONF_DURATION, "2m", 100, MS_DAY, NULL, W2L_CONF_F_CLI,
       "/healthz answers 503 when a stage (the source, a DDL handler, writer or committer) has "
       "been inside one call for longer than this, or the run failed." },

@@ -153,6 +153,33 @@ w2l_rc w2l_fileio_stat(w2l_fileio *io, const char *path, w2l_file_stat *out, w2l
     return io->methods->stat(io, path, out, err);
 }
 
+int w2l__fileio_has_put_if(const w2l_fileio *io)
+{
+    const w2l_fileio_methods *m = io->methods;
+    return m->version >= W2L_FILEIO_METHODS_V5 && m->get_tagged && m->put_if;
+}
+
+w2l_rc w2l__fileio_get_tagged(w2l_fileio *io, const char *path, void **data, size_t *len,
+                              char tag[128], w2l_error *err)
+{
+    *data = NULL;
+    *len = 0;
+    tag[0] = '\0';
+    if (!w2l__fileio_has_put_if(io))
+        return w2l__fail(err, W2L_MISUSE, "file IO %s has no conditional writes",
+                         io->methods->name);
+    return io->methods->get_tagged(io, path, data, len, tag, err);
+}
+
+w2l_rc w2l__fileio_put_if(w2l_fileio *io, const char *path, const void *data, size_t len,
+                          const char *if_tag, w2l_error *err)
+{
+    if (!w2l__fileio_has_put_if(io))
+        return w2l__fail(err, W2L_MISUSE, "file IO %s has no conditional writes",
+                         io->methods->name);
+    return io->methods->put_if(io, path, data, len, if_tag, err);
+}
+
 w2l_rc w2l_fileio_list(w2l_fileio *io, const char *dir, int (*fn)(void *, const char *),
                        void *ctx, w2l_error *err)
 {

@@ -23,6 +23,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #ifdef __linux__
@@ -529,8 +530,71 @@ static w2l_rc local_stat(w2l_fileio *self, const char *path, w2l_file_stat *out,
     return W2L_OK;
 }
 
+/* ---- conditional writes: a file's tag is its inode, size and modification time (every
+ * write publishes a new inode by rename); put_if compares and writes under an exclusive
+ * flock of the file's directory, which every put_if of this IO takes ---- */
+
+static void local_tag(const struct stat *st, char tag[128])
+{
+    snprintf(tag, 128, "%llx-%llx-%llx.%09ld", (unsigned long long)st->st_ino,
+             (unsigned long long)st->st_size, (unsigned long long)st->st_mtim.tv_sec,
+             (long)st->st_mtim.tv_nsec);
+}
+
+static w2l_rc local_get_tagged(w2l_fileio *self, const char *path, void **data, size_t *len,
+                               char tag[128], w2l_error *err)
+{
+    (void)self;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? w2l__fail(err, W2L_NOTFOUND, "%s: no such file", path)
+                               : w2l__fail_errno(err, W2L_IO, errno, "open %s", path);
+    struct stat st;
+    w2l_rc rc = fstat(fd, &st) == 0 ? W2L_OK : w2l__fail_errno(err, W2L_IO, errno, "stat %s", path);
+    unsigned char *buf = rc == W2L_OK ? w2l__malloc((size_t)st.st_size + 1) : NULL;
+    if (rc == W2L_OK && !buf) rc = w2l__fail(err, W2L_NOMEM, "out of memory");
+    if (rc == W2L_OK && pread(fd, buf, (size_t)st.st_size, 0) != (ssize_t)st.st_size)
+        rc = w2l__fail_errno(err, W2L_IO, errno, "read %s", path);
+    close(fd);
+    if (rc != W2L_OK) {
+        w2l__free(buf);
+        return rc;
+    }
+    local_tag(&st, tag);
+    *data = buf;
+    *len = (size_t)st.st_size;
+    return W2L_OK;
+}
+
+static w2l_rc local_put_if(w2l_fileio *self, const char *path, const void *data, size_t len,
+                           const char *if_tag, w2l_error *err)
+{
+    W2L_TRY(w2l__local_make_parents(path, err)); /* the first write makes its directory */
+    char *dir = w2l__strdup(path);
+    W2L_NOMEM_IF(!dir, err);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+    int dfd = open(slash ? (*dir ? dir : "/") : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    w2l_rc rc = dfd >= 0 ? W2L_OK : w2l__fail_errno(err, W2L_IO, errno, "open %s", dir);
+    if (rc == W2L_OK && flock(dfd, LOCK_EX) != 0)
+        rc = w2l__fail_errno(err, W2L_IO, errno, "lock %s", dir);
+    struct stat st;
+    char now[128];
+    if (rc == W2L_OK) {
+        int absent = stat(path, &st) != 0;
+        if (absent && errno != ENOENT) rc = w2l__fail_errno(err, W2L_IO, errno, "stat %s", path);
+        else if (!absent) local_tag(&st, now);
+        if (rc == W2L_OK && (if_tag ? absent || strcmp(now, if_tag) != 0 : !absent))
+            rc = w2l__fail(err, W2L_CONFLICT, "%s changed meanwhile", path);
+    }
+    if (rc == W2L_OK) rc = w2l_fileio_write_all(self, path, W2L_CREATE_REPLACE, data, len, err);
+    if (dfd >= 0) close(dfd); /* and the lock with it */
+    w2l__free(dir);
+    return rc;
+}
+
 const w2l_fileio_methods w2l__fileio_local = {
-    .version = W2L_FILEIO_METHODS_V4,
+    .version = W2L_FILEIO_METHODS_V5,
     .name = "local",
     .size = sizeof(w2l_fileio),
     .open = local_open,
@@ -542,4 +606,6 @@ const w2l_fileio_methods w2l__fileio_local = {
     .close = local_close_io,
     .stat = local_stat,
     .close_many = local_close_many,
+    .get_tagged = local_get_tagged,
+    .put_if = local_put_if,
 };

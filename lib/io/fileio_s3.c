@@ -546,8 +546,39 @@ static w2l_rc s3_stat(w2l_fileio *self, const char *path, w2l_file_stat *out, w2
     return rc;
 }
 
+/* ---- conditional writes (the state store's lease) ---- */
+
+static w2l_rc s3_get_tagged(w2l_fileio *self, const char *path, void **data, size_t *len,
+                            char tag[128], w2l_error *err)
+{
+    char *bucket, *key;
+    W2L_TRY(w2l__s3_split(path, &bucket, &key, err));
+    w2l_buf b = { 0 };
+    w2l_rc rc = w2l__s3_get_all(((s3_io *)self)->s3, bucket, key, &b, tag, err);
+    w2l__free(bucket);
+    w2l__free(key);
+    if (rc != W2L_OK) {
+        w2l_buf_release(&b);
+        return rc;
+    }
+    *data = b.data;
+    *len = b.len;
+    return W2L_OK;
+}
+
+static w2l_rc s3_put_if(w2l_fileio *self, const char *path, const void *data, size_t len,
+                        const char *if_tag, w2l_error *err)
+{
+    char *bucket, *key;
+    W2L_TRY(w2l__s3_split(path, &bucket, &key, err));
+    w2l_rc rc = w2l__s3_put_if(((s3_io *)self)->s3, bucket, key, data, len, if_tag, err);
+    w2l__free(bucket);
+    w2l__free(key);
+    return rc;
+}
+
 const w2l_fileio_methods w2l__fileio_s3 = {
-    .version = W2L_FILEIO_METHODS_V3,
+    .version = W2L_FILEIO_METHODS_V5,
     .name = "s3",
     .size = sizeof(s3_io),
     .open = s3_open_io,
@@ -560,4 +591,6 @@ const w2l_fileio_methods w2l__fileio_s3 = {
     .stat = s3_stat,
     .remove_many = s3_remove_many,
     .list_tree = s3_list_tree,
+    .get_tagged = s3_get_tagged,
+    .put_if = s3_put_if,
 };

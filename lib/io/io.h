@@ -23,6 +23,13 @@ w2l_rc w2l__local_make_parents(const char *path, w2l_error *err);
 
 /* Joins dir and name with one '/', into fresh memory; NULL when out of memory. */
 char *w2l__path_join(const char *dir, const char *name);
+/* The conditional writes of file IO version 5 (w2l_fileio_methods): 1 when io has them.
+ * get_tagged / put_if as the methods; W2L_MISUSE when io has none. */
+int w2l__fileio_has_put_if(const w2l_fileio *io);
+w2l_rc w2l__fileio_get_tagged(w2l_fileio *io, const char *path, void **data, size_t *len,
+                              char tag[128], w2l_error *err);
+w2l_rc w2l__fileio_put_if(w2l_fileio *io, const char *path, const void *data, size_t len,
+                          const char *if_tag, w2l_error *err);
 /* w2l_fileio_write_all without the close: *out holds the whole file, for the caller to
  * close (alone or with others, w2l_file_close_many) or abort. */
 w2l_rc w2l__fileio_write_unclosed(w2l_fileio *io, const char *path, unsigned flags,

@@ -233,6 +233,14 @@ w2l_rc w2l__s3_put(w2l__s3 *s, const char *bucket, const char *key, const void *
 /* Bytes [off, off+len) into buf (exactly len; W2L_CORRUPT "short read" past the end). */
 w2l_rc w2l__s3_get(w2l__s3 *s, const char *bucket, const char *key, uint64_t off, size_t len,
                    void *buf, w2l_error *err);
+/* The whole object into out and its ETag (without quotes) into etag; W2L_NOTFOUND. */
+w2l_rc w2l__s3_get_all(w2l__s3 *s, const char *bucket, const char *key, w2l_buf *out,
+                       char etag[128], w2l_error *err);
+/* A conditional PUT: with If-Match: "if_etag", or If-None-Match: * when if_etag is NULL;
+ * W2L_CONFLICT when the server refuses it (412, or 409 from a concurrent conditional
+ * write), unless it is this very body, landed by an attempt whose answer was lost. */
+w2l_rc w2l__s3_put_if(w2l__s3 *s, const char *bucket, const char *key, const void *body,
+                      size_t len, const char *if_etag, w2l_error *err);
 w2l_rc w2l__s3_head(w2l__s3 *s, const char *bucket, const char *key, w2l__s3_obj *out,
                     w2l_error *err); /* W2L_NOTFOUND */
 w2l_rc w2l__s3_delete(w2l__s3 *s, const char *bucket, const char *key,

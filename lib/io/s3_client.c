@@ -575,6 +575,57 @@ w2l_rc w2l__s3_get(w2l__s3 *s, const char *bucket, const char *key, uint64_t off
     return rc;
 }
 
+w2l_rc w2l__s3_get_all(w2l__s3 *s, const char *bucket, const char *key, w2l_buf *out,
+                       char etag[128], w2l_error *err)
+{
+    etag[0] = '\0';
+    s3_call c = { .method = "GET", .bucket = bucket, .key = key, .out = out,
+                  .max_out = 1 << 20 };
+    W2L_TRY(call(s, &c, err));
+    if (c.resp.status == 404)
+        return w2l__fail(err, W2L_NOTFOUND, "s3://%s/%s: no such object", bucket, key);
+    if (!ok_status(c.resp.status)) {
+        w2l_rc rc = status_error(&c, out, err);
+        out->len = 0;
+        return rc;
+    }
+    snprintf(etag, 128, "%s", c.resp.etag);
+    return W2L_OK;
+}
+
+w2l_rc w2l__s3_put_if(w2l__s3 *s, const char *bucket, const char *key, const void *body,
+                      size_t len, const char *if_etag, w2l_error *err)
+{
+    unsigned char d[32];
+    char hex[65], quoted[132];
+    w2l__sha256(body, len, d);
+    w2l__hex(d, 32, hex);
+    w2l__http_header hs[2];
+    hs[0] = (w2l__http_header){ "x-amz-meta-w2l-sha256", hex };
+    if (if_etag) {
+        snprintf(quoted, sizeof quoted, "\"%s\"", if_etag);
+        hs[1] = (w2l__http_header){ "If-Match", quoted };
+    } else {
+        hs[1] = (w2l__http_header){ "If-None-Match", "*" };
+    }
+    w2l_buf out = { 0 };
+    s3_call c = { .method = "PUT", .bucket = bucket, .key = key, .headers = hs, .nheaders = 2,
+                  .body = body, .body_len = len, .body_sha256 = hex, .out = &out };
+    w2l_rc rc = call(s, &c, err);
+    long st = c.resp.status;
+    if (rc == W2L_OK && !ok_status(st)) {
+        if ((st == 412 || st == 409) && c.lost_answer && is_ours(s, bucket, key, hex))
+            rc = W2L_OK; /* an earlier attempt landed; its answer was lost */
+        else if (st == 412 || st == 409 || (st == 404 && if_etag))
+            rc = w2l__fail(err, W2L_CONFLICT, "s3://%s/%s changed meanwhile (HTTP %ld)", bucket,
+                           key, st);
+        else
+            rc = status_error(&c, &out, err);
+    }
+    w2l_buf_release(&out);
+    return rc;
+}
+
 w2l_rc w2l__s3_delete(w2l__s3 *s, const char *bucket, const char *key, w2l_error *err)
 {
     w2l_buf out = { 0 };

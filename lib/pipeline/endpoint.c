@@ -237,6 +237,7 @@ static w2l_rc status_json(w2l_pipeline *p, w2l_buf *body, w2l_error *err)
                                                                  : done   ? "ended"
                                                                           : "running"));
     if (pi.failed) bad = bad || w2l__json_add(j, "error", w2l__json_new_string(w2l_rc_name(code)));
+    bad = bad || w2l__json_add(j, "role", w2l__json_new_string("active"));
     bad = bad || w2l__json_add(j, "job", job ? w2l__json_new_string(job) : w2l__json_new_null());
     bad = bad || w2l__json_add(j, "healthy", w2l__json_new_bool(pi.healthy)) ||
           w2l__json_add(j, "ready", w2l__json_new_bool(pi.ready));
@@ -358,6 +359,8 @@ w2l_rc w2l_pipeline_endpoint(w2l_pipeline *p, const char *method, const char *pa
         *status = 405;
         return w2l__buf_printf(body, err, "method %s not allowed: GET or HEAD\n", method);
     }
+    w2l_rc ha_rc = W2L_OK;
+    if (w2l__ha_answer(p, path, pl, status, content_type, body, &ha_rc, err)) return ha_rc;
     char why_h[200], why_r[200];
     w2l_pipeline_info pi;
     if (pl == 8 && !strncmp(path, "/metrics", pl)) {
@@ -367,6 +370,13 @@ w2l_rc w2l_pipeline_endpoint(w2l_pipeline *p, const char *method, const char *pa
         W2L_TRY(tables(p, &l, err));
         w2l_rc rc = w2l__exposition(body, l.v, l.n, &pi, p->max_tables, err);
         tlist_free(&l);
+        if (rc == W2L_OK)
+            rc = w2l__buf_printf(body, err,
+                                 "# HELP w2l_ha_role 1 for this process's role in its job: "
+                                 "active (holds the state store) or standby (waits for it)\n"
+                                 "# TYPE w2l_ha_role gauge\n"
+                                 "w2l_ha_role{role=\"active\"} 1\n"
+                                 "w2l_ha_role{role=\"standby\"} 0\n");
         *status = rc == W2L_OK ? 200 : 500;
         return rc;
     }
@@ -407,6 +417,7 @@ static void on_request(void *ctx, const char *method, const char *path, w2l__htt
 
 w2l_rc w2l__endpoint_start(w2l_pipeline *p, w2l_error *err)
 {
+    if (p->http) return W2L_OK; /* started by the standby (ha.c) */
     int64_t v;
     W2L_TRY(w2l_conf_get_int(p->conf, "metrics.max-tables", &v, err));
     p->max_tables = (size_t)v;

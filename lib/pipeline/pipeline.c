@@ -45,8 +45,12 @@ void w2l__pipeline_account_cpu(w2l_pipeline *p, int k)
 
 /* ---------------------------------------------------------------- failure / stop ---- */
 
-void w2l__pipeline_fail(w2l_pipeline *p, const w2l_error *e)
+void w2l__pipeline_fail(w2l_pipeline *p, const w2l_error *e0)
 {
+    w2l_error cause = *e0;
+    const w2l_error *e = &cause;
+    if (!atomic_load(&p->failed))
+        w2l__ha_explain(p, &cause); /* fenced: the cause of whatever failed after */
     mtx_lock(&p->mtx);
     if (!atomic_load(&p->failed)) {
         p->first_err = *e;
@@ -565,7 +569,12 @@ static w2l_rc lock_state(w2l_pipeline *p, w2l_error *err)
     char *job = NULL;
     if (rc == W2L_OK) rc = w2l__ops_job_restored(p->conf, p->st, latest, &job, err);
     if (rc == W2L_OK) rc = w2l_state_lock(p->st, job, err);
+    int64_t standby = 0;
+    if (rc == W2L_BUSY && w2l_conf_get_int(p->conf, "ha.standby", &standby, NULL) == W2L_OK &&
+        standby)
+        rc = w2l__ha_stand_by(p, job, err);
     w2l__free(job);
+    if (rc == W2L_OK) rc = w2l__ha_start(p, err);
     if (rc == W2L_BUSY) {
         w2l_state_close(p->st);
         p->st = NULL;
@@ -679,6 +688,8 @@ w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err
     cnd_init(&p->cv);
     mtx_init(&p->resync.mu, mtx_plain);
     cnd_init(&p->resync.cv);
+    mtx_init(&p->ha_mu, mtx_plain);
+    cnd_init(&p->ha_cv);
     p->began_ms = w2l__now_ms();
     w2l_rc rc = W2L_OK;
     p->conf = w2l_conf_dup(conf);
@@ -741,6 +752,7 @@ w2l_rc w2l_pipeline_new(const w2l_conf *conf, w2l_pipeline **out, w2l_error *err
     }
     if (rc == W2L_OK) rc = complete_setup(p, err);
     if (rc == W2L_OK) rc = w2l__endpoint_start(p, err);
+    if (rc == W2L_OK) atomic_store(&p->ha_role, W2L__HA_ACTIVE);
     if (rc == W2L_OK && source_uri && *source_uri) {
         w2l_buf pos = {0};
         if (p->restored) {
@@ -863,6 +875,15 @@ static w2l_rc join_all(w2l_pipeline *p, w2l_error *err)
         }
     p->done = 1;
     int failed = atomic_load(&p->failed);
+    if (failed) { /* every stage has ended: is the takeover the cause after all? */
+        mtx_lock(&p->mtx);
+        w2l_error fe = p->first_err;
+        mtx_unlock(&p->mtx);
+        w2l__ha_explain(p, &fe);
+        mtx_lock(&p->mtx);
+        p->first_err = fe;
+        mtx_unlock(&p->mtx);
+    }
     /* a run that failed says so in its summary, which is logged before the error itself
      * reaches the caller: the summary never reads like a healthy end */
     w2l__log(W2L_LOG_INFO,
@@ -927,6 +948,9 @@ void w2l_pipeline_free(w2l_pipeline *p)
         w2l__pipeline_fail(p, &e);
         join_all(p, NULL);
     }
+    /* the renewal thread fails the pipeline when fenced, which reaches its nodes: it ends
+     * before they are freed (the lease stays valid long enough for the rest) */
+    w2l__ha_stop(p);
     w2l__completer_free(p->completer); /* after the last commit: its job file is written */
     w2l__free(p->marks);
     w2l__nodes_free(p);
@@ -947,6 +971,8 @@ void w2l_pipeline_free(w2l_pipeline *p)
     mtx_destroy(&p->mtx);
     cnd_destroy(&p->resync.cv);
     mtx_destroy(&p->resync.mu);
+    cnd_destroy(&p->ha_cv);
+    mtx_destroy(&p->ha_mu);
     w2l__free(p);
 }
 

@@ -141,7 +141,39 @@ struct w2l_pipeline {
     struct w2l__pend { uint64_t id; int64_t since_ms; } *pends; /* per placed checkpoint not
                                    committed yet, the oldest change it holds (under mtx) */
     size_t npends, cappends;
+    /* one active process per job (ha.c) */
+    atomic_int ha_role;         /* W2L__HA_* */
+    w2l_state_holder awaited;   /* whom a standby waits for (under mtx) */
+    int64_t renew_ms;           /* ha.renew-interval */
+    atomic_llong lease_end_ms;  /* the lease's end as last renewed; 0: no lease */
+    mtx_t ha_mu;                /* ha_stop, with ha_cv */
+    cnd_t ha_cv;
+    int ha_stop, ha_started;
+    thrd_t ha_thr;              /* the lease renewal thread */
 };
+
+/* ha.c: standby, lease renewal and fencing */
+enum { W2L__HA_ACTIVE = 0, W2L__HA_STANDBY, W2L__HA_TAKING_OVER };
+/* The state store is another's and ha.standby is set: waits until it can be taken (the
+ * holder ended, or its lease lapsed), serving the endpoint as a standby meanwhile; then
+ * W2L_OK with the store taken. W2L_CANCELLED once w2l__ha_stop was called. */
+w2l_rc w2l__ha_stand_by(w2l_pipeline *p, const char *job, w2l_error *err);
+/* With the store taken: renews a lease every ha.renew-interval on a thread of its own,
+ * failing the pipeline once another took it. No thread for a lock that needs none. */
+w2l_rc w2l__ha_start(w2l_pipeline *p, w2l_error *err);
+void w2l__ha_stop(w2l_pipeline *p); /* ends the wait or the renewals; idempotent */
+/* Before a commit: W2L_OK while the lease is this process's (by its clock well within it,
+ * else renewed now), W2L_BUSY naming the new holder once it is not. */
+w2l_rc w2l__ha_fence(w2l_pipeline *p, w2l_error *err);
+/* A pipeline failing while it holds a lease: when the lease was taken over meanwhile,
+ * that is the cause to report (a paused process's source or commit fails because the new
+ * holder runs), so *e becomes the fenced error, with the first one after it. Asked when
+ * the first error is recorded, and again once every thread has ended. */
+void w2l__ha_explain(w2l_pipeline *p, w2l_error *e);
+/* The endpoint's answer while not active (standby, taking over): 1 when it answered
+ * path (its code into *rc), 0 to leave it to the active pipeline's answers. */
+int w2l__ha_answer(w2l_pipeline *p, const char *path, size_t pl, int *status,
+                   const char **content_type, w2l_buf *body, w2l_rc *rc, w2l_error *err);
 
 /* pipeline.c: failure, the coordinator, CPU accounting */
 

@@ -568,6 +568,8 @@ w2l_rc w2l__node_commit_sealed(node *n, w2l_error *err)
         /* the table operations of ck come after every commit of ck - 1 and before any of
          * ck (owner.h) */
         w2l_rc rc = w2l__owner_before_commit(p->owner, n->index, ck, err);
+        /* a process that lost the store (paused past its lease) commits nothing more */
+        if (rc == W2L_OK) rc = w2l__ha_fence(p, err);
         int64_t t0 = w2l__mono_ns();
         if (rc == W2L_OK) rc = n->m->notify_complete(n->op, ck, err);
         double secs = (double)(w2l__mono_ns() - t0) / 1e9;

@@ -165,3 +165,12 @@ w2l_rc w2l_state_holder_get(w2l_state *st, w2l_state_holder *out, w2l_error *err
     if (m->version < W2L_STATE_METHODS_V2 || !m->holder) return W2L_NOTFOUND;
     return m->holder(st, out, err);
 }
+
+w2l_rc w2l_state_renew(w2l_state *st, int64_t *expires_ms, w2l_error *err)
+{
+    int64_t end = 0;
+    const w2l_state_methods *m = st->methods;
+    w2l_rc rc = m->version >= W2L_STATE_METHODS_V3 && m->renew ? m->renew(st, &end, err) : W2L_OK;
+    if (expires_ms) *expires_ms = rc == W2L_OK ? end : 0;
+    return rc;
+}

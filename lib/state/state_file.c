@@ -49,6 +49,7 @@ typedef struct file_state {
     int local;                /* a local directory: LOCK, else LEASE */
     int lock_fd;              /* LOCK held: -1 when not */
     int leased;               /* LEASE held, as `me` */
+    int sealed_any;           /* this process sealed a checkpoint (under mtx) */
     int64_t lease_ms;         /* ha.lease-timeout */
     w2l_state_holder me;
 } file_state;
@@ -384,6 +385,7 @@ static w2l_rc fs_seal(w2l_state *self, uint64_t ckpt, w2l_error *err)
         w2l__kv_clear(&fs->sealed);
         w2l__kv_pending_take(&fs->pending, ckpt, &fs->sealed);
         fs->latest = ckpt;
+        fs->sealed_any = 1;
     } else {
         w2l__error_prefix(err, "seal checkpoint %llu: ", (unsigned long long)ckpt);
     }
@@ -473,8 +475,24 @@ static w2l_rc check_held(file_state *fs, w2l_error *err)
     if (!fs->leased) return W2L_OK;
     char *path = holder_path(fs);
     W2L_NOMEM_IF(!path, err);
-    w2l_rc rc = w2l__lease_check(fs->io, path, fs->lease_ms, &fs->me, err);
+    w2l_rc rc = w2l__lease_check(fs->io, path, fs->lease_ms, 0, &fs->me, err);
     w2l__free(path);
+    return rc;
+}
+
+static w2l_rc fs_renew(w2l_state *self, int64_t *expires_ms, w2l_error *err)
+{
+    file_state *fs = (file_state *)self;
+    mtx_lock(&fs->mtx);
+    w2l_rc rc = W2L_OK;
+    if (fs->leased) {
+        char *path = holder_path(fs);
+        rc = path ? w2l__lease_check(fs->io, path, fs->lease_ms, 1, &fs->me, err)
+                  : w2l__fail(err, W2L_NOMEM, "out of memory");
+        w2l__free(path);
+    }
+    *expires_ms = fs->leased ? fs->me.expires_ms : 0;
+    mtx_unlock(&fs->mtx);
     return rc;
 }
 
@@ -484,7 +502,9 @@ static void fs_close(w2l_state *self)
     w2l__lockfile_release(fs->lock_fd);
     if (fs->leased) {
         char *path = holder_path(fs);
-        if (path) w2l__lease_release(fs->io, path, &fs->me);
+        /* a job refused before it sealed anything on a store it found without a lease
+         * (its configuration, say) writes nothing, its lease included */
+        if (path) w2l__lease_release(fs->io, path, &fs->me, fs->me.epoch == 1 && !fs->sealed_any);
         w2l__free(path);
     }
     w2l__kv_clear(&fs->sealed);
@@ -496,7 +516,7 @@ static void fs_close(w2l_state *self)
 }
 
 const w2l_state_methods w2l__state_file = {
-    .version = W2L_STATE_METHODS_V2,
+    .version = W2L_STATE_METHODS_V3,
     .name = "file",
     .size = sizeof(file_state),
     .open = fs_open,
@@ -509,4 +529,5 @@ const w2l_state_methods w2l__state_file = {
     .close = fs_close,
     .lock = fs_lock,
     .holder = fs_holder,
+    .renew = fs_renew,
 };

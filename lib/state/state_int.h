@@ -61,13 +61,15 @@ w2l_rc w2l__lockfile_probe(const char *path, w2l_state_holder *out, w2l_error *e
 void w2l__lockfile_release(int fd);
 /* The lease object at path, of timeout_ms: take (W2L_BUSY with *other when live and not
  * ours); check before each seal and prune (W2L_BUSY, worded, when taken over; renews it
- * once a third of its time has passed); probe (the live holder, or W2L_NOTFOUND); release
- * (removes it when still ours). */
+ * once a third of its time has passed, or always with force); probe (the live holder, or
+ * W2L_NOTFOUND); release (ends it when still ours, keeping its epoch for the next, or
+ * removes it with remove). */
 w2l_rc w2l__lease_take(w2l_fileio *io, const char *path, int64_t timeout_ms,
                        w2l_state_holder *me, w2l_state_holder *other, w2l_error *err);
-w2l_rc w2l__lease_check(w2l_fileio *io, const char *path, int64_t timeout_ms,
+w2l_rc w2l__lease_check(w2l_fileio *io, const char *path, int64_t timeout_ms, int force,
                         w2l_state_holder *me, w2l_error *err);
 w2l_rc w2l__lease_probe(w2l_fileio *io, const char *path, w2l_state_holder *out, w2l_error *err);
-void w2l__lease_release(w2l_fileio *io, const char *path, const w2l_state_holder *me);
+void w2l__lease_release(w2l_fileio *io, const char *path, const w2l_state_holder *me,
+                        int remove);
 
 #endif

@@ -9,7 +9,11 @@
  *                with an epoch and an expiry. It is taken when absent, expired, or held
  *                by a process of this host that is gone; the holder reads it back before
  *                every seal and prune, renews it when a third of its time has passed, and
- *                stops with W2L_BUSY when someone else's epoch is there (fencing).
+ *                stops with W2L_BUSY when someone else's epoch is there (fencing). On a
+ *                file IO with conditional writes (version 5: S3's If-Match on the ETag
+ *                read, If-None-Match: * to create) every write of the record is a
+ *                compare-and-swap on the one read just before, so a taker or renewer that
+ *                raced another loses with nothing written.
  *
  * The record is one JSON object:
  *   {"job":"J","host":"H","pid":N,"since-ms":T,"expires-ms":E,"version":"V","epoch":K}
@@ -175,13 +179,18 @@ void w2l__lockfile_release(int fd)
 /* ----------------------------------------------------------------------- lease ---- */
 
 /* The lease's record: W2L_OK, W2L_NOTFOUND, or an IO error. A record that does not parse
- * counts as none: it cannot name a holder. */
-static w2l_rc lease_read(w2l_fileio *io, const char *path, w2l_state_holder *h, w2l_error *err)
+ * counts as none: it cannot name a holder. With conditional writes (file IO version 5)
+ * its tag into tag (else ""), for the write that replaces it. */
+static w2l_rc lease_read_tagged(w2l_fileio *io, const char *path, w2l_state_holder *h,
+                                char tag[128], w2l_error *err)
 {
     void *data = NULL;
     size_t len = 0;
     memset(h, 0, sizeof *h);
-    w2l_rc rc = w2l_fileio_read_all(io, path, &data, &len, err);
+    tag[0] = '\0';
+    w2l_rc rc = w2l__fileio_has_put_if(io)
+                    ? w2l__fileio_get_tagged(io, path, &data, &len, tag, err)
+                    : w2l_fileio_read_all(io, path, &data, &len, err);
     if (rc == W2L_OK && w2l__holder_decode(data, len, h) != 0) {
         w2l__log(W2L_LOG_WARN, "state: lease %s is not a holder record; taken over", path);
         rc = W2L_NOTFOUND;
@@ -190,12 +199,22 @@ static w2l_rc lease_read(w2l_fileio *io, const char *path, w2l_state_holder *h, 
     return rc;
 }
 
+static w2l_rc lease_read(w2l_fileio *io, const char *path, w2l_state_holder *h, w2l_error *err)
+{
+    char tag[128];
+    return lease_read_tagged(io, path, h, tag, err);
+}
+
+/* Writes h's record. With conditional writes, only over the record of tag (read just
+ * before; "" when there was none): W2L_CONFLICT when another wrote it meanwhile. */
 static w2l_rc lease_write(w2l_fileio *io, const char *path, const w2l_state_holder *h,
-                          w2l_error *err)
+                          const char *tag, w2l_error *err)
 {
     char *text = NULL;
     W2L_TRY(w2l__holder_encode(h, &text, err));
-    w2l_rc rc = w2l_fileio_write_all(io, path, W2L_CREATE_REPLACE, text, strlen(text), err);
+    w2l_rc rc = w2l__fileio_has_put_if(io)
+                    ? w2l__fileio_put_if(io, path, text, strlen(text), *tag ? tag : NULL, err)
+                    : w2l_fileio_write_all(io, path, W2L_CREATE_REPLACE, text, strlen(text), err);
     w2l__free(text);
     return rc;
 }
@@ -209,7 +228,8 @@ w2l_rc w2l__lease_take(w2l_fileio *io, const char *path, int64_t timeout_ms,
                        w2l_state_holder *me, w2l_state_holder *other, w2l_error *err)
 {
     w2l_state_holder cur;
-    w2l_rc rc = lease_read(io, path, &cur, err);
+    char tag[128];
+    w2l_rc rc = lease_read_tagged(io, path, &cur, tag, err);
     if (rc != W2L_OK && rc != W2L_NOTFOUND) return rc;
     int64_t now = w2l__now_ms();
     if (rc == W2L_OK && lease_live(&cur, now)) {
@@ -218,7 +238,12 @@ w2l_rc w2l__lease_take(w2l_fileio *io, const char *path, int64_t timeout_ms,
     }
     me->epoch = (rc == W2L_OK ? cur.epoch : 0) + 1;
     me->expires_ms = now + timeout_ms;
-    W2L_TRY(lease_write(io, path, me, err));
+    rc = lease_write(io, path, me, tag, err);
+    if (rc == W2L_CONFLICT) { /* another taker was first: it holds the lease */
+        if (lease_read(io, path, other, err) != W2L_OK) memset(other, 0, sizeof *other);
+        return W2L_BUSY;
+    }
+    W2L_TRY(rc);
     /* two takers at once: the one whose record is there afterwards holds it */
     rc = lease_read(io, path, &cur, err);
     if (rc == W2L_NOTFOUND)
@@ -231,30 +256,43 @@ w2l_rc w2l__lease_take(w2l_fileio *io, const char *path, int64_t timeout_ms,
     return W2L_OK;
 }
 
-w2l_rc w2l__lease_check(w2l_fileio *io, const char *path, int64_t timeout_ms,
+w2l_rc w2l__lease_check(w2l_fileio *io, const char *path, int64_t timeout_ms, int force,
                         w2l_state_holder *me, w2l_error *err)
 {
     w2l_state_holder cur;
-    w2l_rc rc = lease_read(io, path, &cur, err);
+    char tag[128];
+    w2l_rc rc = lease_read_tagged(io, path, &cur, tag, err);
     if (rc != W2L_OK && rc != W2L_NOTFOUND) return rc;
-    if (rc == W2L_NOTFOUND || !same_holder(&cur, me)) {
-        if (rc == W2L_NOTFOUND)
-            return w2l__fail(err, W2L_BUSY,
-                             "fenced: the lease %s of this job (epoch %llu) was removed; this "
-                             "job stops so that no two write the state",
-                             path, (unsigned long long)me->epoch);
-        char since[32];
-        w2l__format_utc_ms(cur.since_ms, since, sizeof since);
-        return w2l__fail(err, W2L_BUSY,
-                         "fenced: job \"%s\" (pid %lld on host %s, since %s) took the state "
-                         "store over at epoch %llu (this job's: %llu); this job stops",
-                         cur.job, cur.pid, cur.host, since, (unsigned long long)cur.epoch,
-                         (unsigned long long)me->epoch);
+    if (rc == W2L_OK && same_holder(&cur, me)) {
+        int64_t now = w2l__now_ms();
+        if (!force && me->expires_ms - now > timeout_ms * 2 / 3) return W2L_OK;
+        w2l_state_holder next = *me;
+        next.expires_ms = now + timeout_ms;
+        rc = lease_write(io, path, &next, tag, err);
+        if (rc == W2L_OK) {
+            *me = next;
+            return W2L_OK;
+        }
+        if (rc != W2L_CONFLICT) return rc;
+        /* written by another between the read and the conditional write: whose it is */
+        rc = lease_read(io, path, &cur, err);
+        if (rc != W2L_OK && rc != W2L_NOTFOUND) return rc;
     }
-    int64_t now = w2l__now_ms();
-    if (me->expires_ms - now > timeout_ms * 2 / 3) return W2L_OK;
-    me->expires_ms = now + timeout_ms;
-    return lease_write(io, path, me, err);
+    /* gone: or being replaced just now, which a store may show as a moment without it */
+    if (rc == W2L_NOTFOUND) rc = lease_read(io, path, &cur, err);
+    if (rc != W2L_OK && rc != W2L_NOTFOUND) return rc;
+    if (rc == W2L_NOTFOUND)
+        return w2l__fail(err, W2L_BUSY,
+                         "fenced: the lease %s of this job (epoch %llu) was removed; this "
+                         "job stops so that no two write the state",
+                         path, (unsigned long long)me->epoch);
+    char since[32];
+    w2l__format_utc_ms(cur.since_ms, since, sizeof since);
+    return w2l__fail(err, W2L_BUSY,
+                     "fenced: job \"%s\" (pid %lld on host %s, since %s) took the state "
+                     "store over at epoch %llu (this job's: %llu); this job stops",
+                     cur.job, cur.pid, cur.host, since, (unsigned long long)cur.epoch,
+                     (unsigned long long)me->epoch);
 }
 
 w2l_rc w2l__lease_probe(w2l_fileio *io, const char *path, w2l_state_holder *out, w2l_error *err)
@@ -267,12 +305,24 @@ w2l_rc w2l__lease_probe(w2l_fileio *io, const char *path, w2l_state_holder *out,
     return W2L_OK;
 }
 
-void w2l__lease_release(w2l_fileio *io, const char *path, const w2l_state_holder *me)
+/* Released, the record stays with its epoch and an end in the past, so the next taker's
+ * epoch is still one more (the epoch only grows); unless remove: a holder that created the
+ * lease and wrote nothing leaves nothing behind. */
+void w2l__lease_release(w2l_fileio *io, const char *path, const w2l_state_holder *me,
+                        int remove)
 {
     w2l_state_holder cur;
     w2l_error e;
-    if (lease_read(io, path, &cur, &e) == W2L_OK && same_holder(&cur, me) &&
-        w2l_fileio_remove(io, path, &e) != W2L_OK)
-        w2l__log(W2L_LOG_WARN, "state: cannot remove the lease %s: %s (it expires by itself)",
+    char tag[128];
+    if (lease_read_tagged(io, path, &cur, tag, &e) != W2L_OK || !same_holder(&cur, me)) return;
+    if (remove) {
+        if (w2l_fileio_remove(io, path, &e) != W2L_OK)
+            w2l__log(W2L_LOG_WARN, "state: cannot remove the lease %s: %s (it expires by "
+                                   "itself)", path, e.msg);
+        return;
+    }
+    cur.expires_ms = 1; /* 0 would read as a lock held until its process ends */
+    if (lease_write(io, path, &cur, tag, &e) != W2L_OK)
+        w2l__log(W2L_LOG_WARN, "state: cannot release the lease %s: %s (it expires by itself)",
                  path, e.msg);
 }

@@ -307,6 +307,18 @@ static w2l_rc ms_lock(w2l_state *self, w2l_state_holder *me, w2l_state_holder *o
     return rc;
 }
 
+/* The named lock needs no renewal: the server holds it while the connection lives; it
+ * is checked, so a job whose connection was lost (and made again) stops. */
+static w2l_rc ms_renew(w2l_state *self, int64_t *expires_ms, w2l_error *err)
+{
+    mysql_state *s = (mysql_state *)self;
+    *expires_ms = 0;
+    mtx_lock(&s->mtx);
+    w2l_rc rc = s->locked ? check_held(s, err) : W2L_OK;
+    mtx_unlock(&s->mtx);
+    return rc;
+}
+
 static w2l_rc ms_holder(w2l_state *self, w2l_state_holder *out, w2l_error *err)
 {
     mysql_state *s = (mysql_state *)self;
@@ -412,7 +424,7 @@ static void ms_close(w2l_state *self)
 }
 
 const w2l_state_methods w2l__state_mysql = {
-    .version = W2L_STATE_METHODS_V2,
+    .version = W2L_STATE_METHODS_V3,
     .name = "mysql",
     .size = sizeof(mysql_state),
     .open = ms_open,
@@ -425,4 +437,5 @@ const w2l_state_methods w2l__state_mysql = {
     .close = ms_close,
     .lock = ms_lock,
     .holder = ms_holder,
+    .renew = ms_renew,
 };

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/io.h"
 #include "support.h"
 
 typedef struct fault_io {
@@ -222,8 +223,34 @@ static w2l_rc fo_close_many(w2l_fileio *self, w2l_file **files, size_t n, w2l_er
     return rc;
 }
 
+static void (*before_put_if)(void *ctx, const char *path);
+static void *before_put_if_ctx;
+
+void fault_fileio_before_put_if(void (*fn)(void *ctx, const char *path), void *ctx)
+{
+    before_put_if = fn;
+    before_put_if_ctx = ctx;
+}
+
+static w2l_rc fo_get_tagged(w2l_fileio *self, const char *path, void **data, size_t *len,
+                            char tag[128], w2l_error *err)
+{
+    fault_io *io = (fault_io *)self;
+    if (trip(io, FAULT_READ, path)) return injected(err, "read");
+    return w2l__fileio_get_tagged(io->parent, path, data, len, tag, err);
+}
+
+static w2l_rc fo_put_if(w2l_fileio *self, const char *path, const void *data, size_t len,
+                        const char *if_tag, w2l_error *err)
+{
+    fault_io *io = (fault_io *)self;
+    if (trip(io, FAULT_WRITE, path)) return injected(err, "write");
+    if (before_put_if) before_put_if(before_put_if_ctx, path);
+    return w2l__fileio_put_if(io->parent, path, data, len, if_tag, err);
+}
+
 static const w2l_fileio_methods fault_methods = {
-    .version = W2L_FILEIO_METHODS_V4,
+    .version = W2L_FILEIO_METHODS_V5,
     .name = "fault",
     .size = sizeof(fault_io),
     .open = fo_open,
@@ -235,6 +262,8 @@ static const w2l_fileio_methods fault_methods = {
     .close = fo_close,
     .stat = fo_stat,
     .close_many = fo_close_many,
+    .get_tagged = fo_get_tagged,
+    .put_if = fo_put_if,
 };
 
 void fault_fileio_register(void) { ck_assert_int_eq(w2l_fileio_register(&fault_methods, 0), W2L_OK); }

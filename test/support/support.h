@@ -50,6 +50,9 @@ void fault_fileio_arm_all(unsigned kinds, long nth, int persistent);
 void fault_fileio_arm_where(const char *where, unsigned kinds, long nth, int persistent);
 void fault_fileio_disarm_all(void);
 long fault_fileio_calls_all(void); /* matching calls since fault_fileio_arm_all */
+/* Calls fn (NULL: none) before each put_if reaches the parent: a writer racing the
+ * conditional write. */
+void fault_fileio_before_put_if(void (*fn)(void *ctx, const char *path), void *ctx);
 /* The "fault" instance opened last (e.g. the one a state store opened inside itself). */
 w2l_fileio *fault_fileio_last(void);
 /* conf key that names the parent ("ext.fault.parent", default "local"). */
