@@ -107,6 +107,18 @@ static void print_holder(const w2l_state_holder *h)
            h->job[0] ? h->job : "-", h->pid, h->host, since, h->epoch);
 }
 
+/* The processes standing by: "standby: job J, pid N on HOST since T" each. */
+static void print_standbys(const w2l_state_holder *sb, size_t n, size_t shown)
+{
+    for (size_t i = 0; i < shown; i++) {
+        char since[40];
+        w2l_time_format(sb[i].since_ms, since, sizeof since);
+        printf("standby: job %s, pid %lld on %s, waiting since %s\n",
+               sb[i].job[0] ? sb[i].job : "-", sb[i].pid, sb[i].host, since);
+    }
+    if (n > shown) printf("standby: and %zu more\n", n - shown);
+}
+
 /* "ns.table" with control characters blanked (malloc'd); NULL: out of memory. */
 static char *table_name(const char *ns, const char *table)
 {
@@ -229,7 +241,8 @@ static const mrow *find_m(const maint_ctx *m, const char *name)
 
 /* --format json: one object (w2l-status(1) lists its members). */
 static void print_json(const status_ctx *s, const maint_ctx *m, const w2l_run_info *run,
-                       const w2l_state_holder *h, const char *only, const w2l_complete_info *ci)
+                       const w2l_state_holder *h, const w2l_state_holder *sb, size_t nsb,
+                       const char *only, const w2l_complete_info *ci)
 {
     fputs("{\"last_run\":", stdout);
     if (!run) {
@@ -265,6 +278,16 @@ static void print_json(const status_ctx *s, const maint_ctx *m, const w2l_run_in
         jnum("lock_epoch", h->epoch, 1);
         putchar('}');
     }
+    fputs(",\"standby\":[", stdout);
+    for (size_t i = 0; i < nsb; i++) {
+        printf("%s{", i ? "," : "");
+        jstr("job_id", sb[i].job[0] ? sb[i].job : NULL, 0);
+        jstr("host", sb[i].host, 1);
+        printf(",\"pid\":%lld", sb[i].pid);
+        cli_json_time("since", sb[i].since_ms);
+        putchar('}');
+    }
+    putchar(']');
     printf(",\"checkpoint\":{");
     if (s->sealed) printf("\"sealed\":%" PRIu64, s->sealed);
     else fputs("\"sealed\":null", stdout);
@@ -460,6 +483,17 @@ int cmd_status(int argc, char **argv)
         cli_redact(line, sizeof line);
         fprintf(stderr, "w2l status: warning: cannot tell whether a job runs: %s\n", line);
     }
+    /* who stands by: best effort as well */
+    w2l_state_holder standby[16];
+    size_t nsb = 0;
+    if (r == W2L_OK && w2l_lake_standbys(lake, standby, 16, &nsb, &err) != W2L_OK) {
+        char line[sizeof err.msg];
+        snprintf(line, sizeof line, "%s", err.msg);
+        cli_redact(line, sizeof line);
+        fprintf(stderr, "w2l status: warning: cannot tell whether a standby waits: %s\n", line);
+        nsb = 0;
+    }
+    size_t shown = nsb < 16 ? nsb : 16;
     if (r == W2L_OK && s.oom) r = w2l_error_set(&err, W2L_NOMEM, "out of memory");
     if (r == W2L_OK) r = w2l_lake_tables(lake, on_table, &m, &err);
     if (r == W2L_OK && m.oom) r = w2l_error_set(&err, W2L_NOMEM, "out of memory");
@@ -468,8 +502,8 @@ int cmd_status(int argc, char **argv)
     if (r != W2L_OK) {
         rc = cli_fail("status", &err, r);
     } else if (json) {
-        print_json(&s, &m, lr == W2L_OK ? &run : NULL, hr == W2L_OK ? &holder : NULL, only,
-                   only ? &ci : NULL);
+        print_json(&s, &m, lr == W2L_OK ? &run : NULL, hr == W2L_OK ? &holder : NULL, standby,
+                   shown, only, only ? &ci : NULL);
     } else {
         if (!s.sealed) {
             printf("no sealed checkpoint yet\n");
@@ -534,6 +568,10 @@ int cmd_status(int argc, char **argv)
         if (hr == W2L_OK) {
             if (lr != W2L_OK) putchar('\n');
             print_holder(&holder);
+        }
+        if (nsb) {
+            if (lr != W2L_OK && hr != W2L_OK) putchar('\n');
+            print_standbys(standby, nsb, shown);
         }
     }
     for (size_t i = 0; i < s.n; i++) {

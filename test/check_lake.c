@@ -22,6 +22,7 @@
 #include "common/common.h"
 #include "pipeline/lake_int.h"
 #include "pipeline/lastrun.h"
+#include "pipeline/standbys.h"
 
 static char wh[600];
 static w2l_error err;
@@ -485,6 +486,54 @@ static void make_file(const char *rel)
  * nothing else in the warehouse that is not one (a file, a directory without tables)
  * breaks the listing, wherever the directory order puts it: first a warehouse holding
  * only those (so they come last), then one with tables beside them. */
+/* Standby records: one appears while noted, records are listed oldest first and cut at max,
+ * one past its end is skipped, a torn one too, and forget removes this process's. */
+START_TEST(standbys_are_listed_while_they_wait)
+{
+    w2l_conf *c = make_conf();
+    w2l_lake *lake;
+    ck_assert_ok(w2l_lake_open(c, &lake, &err), err);
+    w2l_state_holder sb[2];
+    size_t n = 9;
+    ck_assert_ok(w2l_lake_standbys(lake, sb, 2, &n, &err), err);
+    ck_assert_uint_eq(n, 0);
+    int64_t now = w2l__now_ms();
+    w2l__standby_note(c, "lake-job", now - 500, now + 60000);
+    ck_assert_ok(w2l_lake_standbys(lake, sb, 2, &n, &err), err);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_int_eq(sb[0].pid, (long long)getpid());
+    ck_assert_str_eq(sb[0].job, "lake-job");
+    ck_assert_int_eq(sb[0].since_ms, now - 500);
+    ck_assert_int_eq(sb[0].expires_ms, now + 60000);
+    /* two of other hosts: an older live one, one past its end; and a torn file */
+    const char *recs[][2] = {
+        { "b-1.json", "{\"job\":\"j\",\"host\":\"b\",\"pid\":1,\"since-ms\":1000,\"expires-ms\":%lld}" },
+        { "c-2.json", "{\"job\":\"j\",\"host\":\"c\",\"pid\":2,\"since-ms\":10,\"expires-ms\":%lld}" },
+        { "d-3.json", "{\"job\":" },
+    };
+    for (int i = 0; i < 3; i++) {
+        char path[800];
+        snprintf(path, sizeof path, "%s/_w2l/standby/%s", wh, recs[i][0]);
+        FILE *fp = fopen(path, "w");
+        ck_assert_ptr_nonnull(fp);
+        fprintf(fp, recs[i][1], (long long)(i == 0 ? now + 60000 : now - 1));
+        ck_assert_int_eq(fclose(fp), 0);
+    }
+    ck_assert_ok(w2l_lake_standbys(lake, sb, 1, &n, &err), err);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_str_eq(sb[0].host, "b"); /* the oldest of the live ones, cut at max */
+    ck_assert_ok(w2l_lake_standbys(lake, sb, 2, &n, &err), err);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_int_eq(sb[1].pid, (long long)getpid());
+    w2l__standby_forget(c);
+    ck_assert_ok(w2l_lake_standbys(lake, sb, 2, &n, &err), err);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_int_eq(w2l_lake_standbys(lake, NULL, 0, NULL, &err), W2L_MISUSE);
+    w2l_lake_close(lake);
+    w2l_conf_free(c);
+}
+END_TEST
+
 START_TEST(state_directory_is_not_a_namespace)
 {
     make_dir("_w2l/state");
@@ -661,6 +710,7 @@ Suite *suite_lake(void)
     tcase_add_test(basic, checkpoints_and_lag);
     tcase_add_test(basic, empty_warehouse);
     tcase_add_test(basic, last_run_records_outcome);
+    tcase_add_test(basic, standbys_are_listed_while_they_wait);
     tcase_set_timeout(basic, 60);
     suite_add_tcase(s, basic);
     TCase *edge = tcase_create("edge");

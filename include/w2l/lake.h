@@ -173,6 +173,13 @@ W2L_API w2l_rc w2l_lake_last_run(w2l_lake *lake, w2l_run_info *out, w2l_error *e
  * "mem"). See w2l_lake_last_run(3). */
 W2L_API w2l_rc w2l_lake_holder(w2l_lake *lake, w2l_state_holder *out, w2l_error *err);
 
+/* The processes standing by to take the lake's job over (`w2l run --standby`), oldest
+ * first, into out (at most max; expires_ms is when the record ends unless renewed, epoch 0);
+ * *n how many there are, which may exceed max. Each refreshes its record while it waits; a
+ * killed one drops out once its record ends. See w2l_lake_standbys(3). */
+W2L_API w2l_rc w2l_lake_standbys(w2l_lake *lake, w2l_state_holder *out, size_t max, size_t *n,
+                                 w2l_error *err);
+
 /* Parses a time: ms since the epoch (digits only), or ISO-8601 YYYY-MM-DD, optionally
  * followed by T (or a space) HH:MM[:SS[.fraction]] and Z or an offset +HH[:MM] / -HH[:MM]
  * (no zone: UTC). *out_ms is set only on W2L_OK; W2L_CONFIG names what is wrong. See

@@ -22,6 +22,7 @@
 
 #include "../json/json.h"
 #include "pipeline_int.h"
+#include "standbys.h"
 
 static int64_t renew_interval(const w2l_conf *c)
 {
@@ -78,10 +79,16 @@ w2l_rc w2l__ha_stand_by(w2l_pipeline *p, const char *job, w2l_error *err)
              "standby: the state store is held by %s; this process waits and takes over once "
              "that one ends or its lease lapses (asking every %.1f s)",
              who, (double)every / 1000.0);
+    /* its record for `w2l status` lives three polls (standbys.h) */
+    w2l__standby_note(p->conf, job, t0, w2l__now_ms() + 3 * every + 1000);
     for (;;) {
-        if (nap(p, every)) return w2l__fail(err, W2L_CANCELLED, "standby: stopped");
+        if (nap(p, every)) {
+            w2l__standby_forget(p->conf);
+            return w2l__fail(err, W2L_CANCELLED, "standby: stopped");
+        }
         w2l_rc rc = w2l_state_lock(p->st, job, &e);
         if (rc == W2L_OK) break;
+        w2l__standby_note(p->conf, job, t0, w2l__now_ms() + 3 * every + 1000);
         if (rc == W2L_BUSY) {
             w2l_state_holder now;
             if (w2l_state_holder_get(p->st, &now, &e) != W2L_OK) continue;
@@ -101,9 +108,11 @@ w2l_rc w2l__ha_stand_by(w2l_pipeline *p, const char *job, w2l_error *err)
                      e.msg);
             continue;
         }
+        w2l__standby_forget(p->conf);
         if (err) *err = e;
         return rc;
     }
+    w2l__standby_forget(p->conf);
     atomic_store(&p->ha_role, W2L__HA_TAKING_OVER);
     if (w2l_state_holder_get(p->st, &h, &e) != W2L_OK) memset(&h, 0, sizeof h);
     w2l__log(W2L_LOG_INFO,

@@ -15,6 +15,7 @@
 #include "complete.h"
 #include "lake_int.h"
 #include "lastrun.h"
+#include "standbys.h"
 #include "ops.h"
 #include "../io/io.h"
 
@@ -603,6 +604,14 @@ w2l_rc w2l_lake_last_run(w2l_lake *lake, w2l_run_info *out, w2l_error *err)
     w2l__free(lake->last_run);
     lake->last_run = NULL;
     return w2l__lastrun_read(lake->io, lake->warehouse, out, &lake->last_run, err);
+}
+
+w2l_rc w2l_lake_standbys(w2l_lake *lake, w2l_state_holder *out, size_t max, size_t *n,
+                         w2l_error *err)
+{
+    if (!lake || !n || (max && !out))
+        return w2l__fail(err, W2L_MISUSE, "w2l_lake_standbys: NULL argument");
+    return w2l__standby_list(lake->io, lake->warehouse, out, max, n, err);
 }
 
 w2l_rc w2l_lake_holder(w2l_lake *lake, w2l_state_holder *out, w2l_error *err)

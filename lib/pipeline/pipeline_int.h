@@ -108,6 +108,7 @@ struct w2l_pipeline {
     w2l__ledger *ledger;        /* a shared source (ledger.h): table positions; else NULL */
     atomic_int stop;
     atomic_int failed;
+    atomic_int commit_failed;   /* the check-commit sink has spoken (once per pipeline) */
     w2l_error first_err;
     int started, done;
     thrd_t src_thr;

@@ -579,7 +579,9 @@ w2l_rc w2l__node_commit_sealed(node *n, w2l_error *err)
             w2l__metrics_ckpt_failed(p->metrics);
             /* the check-commit sink: loud, and it stops the job */
             w2l__error_prefix(err, "commit of checkpoint %llu failed: ", (unsigned long long)ck);
-            w2l__log(W2L_LOG_ERROR, "check-commit: %s", err->msg);
+            /* once: every committer meets a lost lease at the same checkpoint */
+            if (!atomic_exchange(&p->commit_failed, 1))
+                w2l__log(W2L_LOG_ERROR, "check-commit: %s", err->msg);
             return rc;
         }
         w2l__pipeline_commit_done(p, n, ck, secs);

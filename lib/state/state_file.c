@@ -40,6 +40,7 @@ typedef struct file_state {
     w2l_state base;
     mtx_t mtx;
     w2l_fileio *io;
+    w2l_fileio *lease_io;     /* the LEASE's requests, each bounded well within the lease */
     char *dir;
     uint64_t latest;          /* 0: none sealed */
     table sealed;             /* entries of `latest`, loaded */
@@ -225,6 +226,23 @@ static w2l_rc read_latest(file_state *fs, uint64_t *out, w2l_error *err)
     return rc;
 }
 
+/* The lease is read and written through a file IO of its own whose requests end within a
+ * quarter of the lease (three attempts at most): a request that hangs (an endpoint that
+ * took the connection and never answers, a process paused in the middle of one) must not
+ * hold the store, and every commit waiting on it, past the lease it is about. */
+static w2l_rc open_lease_io(file_state *fs, const w2l_conf *conf, w2l_error *err)
+{
+    w2l_conf *c = conf ? w2l_conf_dup(conf) : w2l_conf_new();
+    W2L_NOMEM_IF(!c, err);
+    char v[32];
+    snprintf(v, sizeof v, "%lldms", (long long)(fs->lease_ms / 4 > 1000 ? fs->lease_ms / 4 : 1000));
+    w2l_rc rc = w2l_conf_set(c, "s3.request-timeout", v, err);
+    if (rc == W2L_OK) rc = w2l_conf_set(c, "s3.max-retries", "2", err);
+    if (rc == W2L_OK) rc = w2l__fileio_open_for(c, fs->dir, &fs->lease_io, err);
+    w2l_conf_free(c);
+    return rc;
+}
+
 static w2l_rc fs_open(const w2l_state_methods *m, const w2l_conf *conf, const char *uri,
                       w2l_state *self, w2l_error *err)
 {
@@ -253,6 +271,7 @@ static w2l_rc fs_open(const w2l_state_methods *m, const w2l_conf *conf, const ch
         const char *io = w2l__fileio_name_for(conf, fs->dir);
         fs->local = !io || strcmp(io, "local") == 0;
         if (!fs->local && conf) rc = w2l_conf_get_int(conf, "ha.lease-timeout", &fs->lease_ms, err);
+        if (rc == W2L_OK && !fs->local) rc = open_lease_io(fs, conf, err);
     }
     /* a reader beside a running job: the checkpoint LATEST names may be pruned before it
      * is read, when newer ones were sealed meanwhile; LATEST is then read again */
@@ -276,6 +295,7 @@ static w2l_rc fs_open(const w2l_state_methods *m, const w2l_conf *conf, const ch
     if (rc != W2L_OK) {
         w2l__error_prefix(err, "state %s: ", fs->dir ? fs->dir : "");
         w2l__kv_clear(&fs->sealed);
+        w2l_fileio_close(fs->lease_io);
         w2l_fileio_close(fs->io);
         w2l__free(fs->dir);
         mtx_destroy(&fs->mtx);
@@ -436,7 +456,7 @@ static w2l_rc fs_lock(w2l_state *self, w2l_state_holder *me, w2l_state_holder *o
     if (fs->local) {
         rc = w2l__lockfile_take(path, me, other, &fs->lock_fd, err);
     } else {
-        rc = w2l__lease_take(fs->io, path, fs->lease_ms, me, other, err);
+        rc = w2l__lease_take(fs->lease_io, path, fs->lease_ms, me, other, err);
         if (rc == W2L_OK) {
             mtx_lock(&fs->mtx);
             fs->me = *me;
@@ -464,7 +484,7 @@ static w2l_rc fs_holder(w2l_state *self, w2l_state_holder *out, w2l_error *err)
     char *path = holder_path(fs);
     W2L_NOMEM_IF(!path, err);
     w2l_rc rc = fs->local ? w2l__lockfile_probe(path, out, err)
-                          : w2l__lease_probe(fs->io, path, out, err);
+                          : w2l__lease_probe(fs->lease_io, path, out, err);
     w2l__free(path);
     return rc;
 }
@@ -475,7 +495,7 @@ static w2l_rc check_held(file_state *fs, w2l_error *err)
     if (!fs->leased) return W2L_OK;
     char *path = holder_path(fs);
     W2L_NOMEM_IF(!path, err);
-    w2l_rc rc = w2l__lease_check(fs->io, path, fs->lease_ms, 0, &fs->me, err);
+    w2l_rc rc = w2l__lease_check(fs->lease_io, path, fs->lease_ms, 0, &fs->me, err);
     w2l__free(path);
     return rc;
 }
@@ -487,7 +507,7 @@ static w2l_rc fs_renew(w2l_state *self, int64_t *expires_ms, w2l_error *err)
     w2l_rc rc = W2L_OK;
     if (fs->leased) {
         char *path = holder_path(fs);
-        rc = path ? w2l__lease_check(fs->io, path, fs->lease_ms, 1, &fs->me, err)
+        rc = path ? w2l__lease_check(fs->lease_io, path, fs->lease_ms, 1, &fs->me, err)
                   : w2l__fail(err, W2L_NOMEM, "out of memory");
         w2l__free(path);
     }
@@ -504,12 +524,14 @@ static void fs_close(w2l_state *self)
         char *path = holder_path(fs);
         /* a job refused before it sealed anything on a store it found without a lease
          * (its configuration, say) writes nothing, its lease included */
-        if (path) w2l__lease_release(fs->io, path, &fs->me, fs->me.epoch == 1 && !fs->sealed_any);
+        if (path)
+            w2l__lease_release(fs->lease_io, path, &fs->me, fs->me.epoch == 1 && !fs->sealed_any);
         w2l__free(path);
     }
     w2l__kv_clear(&fs->sealed);
     w2l__kv_clear(&fs->cache);
     w2l__kv_pending_free(&fs->pending);
+    w2l_fileio_close(fs->lease_io);
     w2l_fileio_close(fs->io);
     w2l__free(fs->dir);
     mtx_destroy(&fs->mtx);

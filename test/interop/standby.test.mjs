@@ -6,8 +6,8 @@
 //      while rows are written; each time the standby takes over (its /readyz turns 200
 //      once it committed a checkpoint) within two leases, and a new standby is started
 //      beside it. The times from SIGKILL to the new active's first commit are printed.
-//      At the end the lake equals SELECT, nothing doubled; a standby's SIGTERM exits 0 at
-//      once.
+//      `w2l status` names the running one and the standby. At the end the lake equals
+//      SELECT, nothing doubled; a standby's SIGTERM exits 0 at once.
 //   b. state on S3 (s3rver, lib/s3.mjs, behind a proxy that gives the lease object S3's
 //      conditional writes, which s3rver lacks; the lake stays on the local disk): a lease.
 //      The active one is SIGSTOPped past the lease; the standby takes over and commits; then
@@ -214,6 +214,14 @@ test('local disk: SIGKILL the active run, the standby takes over within two leas
   assert.equal(st.waiting_for.pid, active.child.pid)
   assert.match((await get(standby, '/metrics')).body, /w2l_ha_role\{role="standby"\} 1/)
   assert.equal(JSON.parse((await get(active, '/status')).body).role, 'active')
+  // w2l status names both: the one that runs and the one standing by
+  const ws = spawnSync(w2lBin, ['status', '--warehouse', wh, '--format', 'json'], { cwd: top, env: env(), encoding: 'utf8', timeout: 60000 })
+  assert.equal(ws.status, 0, ws.stderr)
+  const js = JSON.parse(ws.stdout)
+  assert.equal(js.running.pid, active.child.pid, ws.stdout)
+  assert.deepEqual(js.standby.map(s => s.pid), [standby.child.pid], ws.stdout)
+  const wt = spawnSync(w2lBin, ['status', '--warehouse', wh], { cwd: top, env: env(), encoding: 'utf8', timeout: 60000 })
+  assert.match(wt.stdout, new RegExp(`^standby: job \\S+, pid ${standby.child.pid} on \\S+, waiting since `, 'm'), wt.stdout)
   assert.match((await get(active, '/metrics')).body, /w2l_ha_role\{role="active"\} 1/)
 
   const took = []
