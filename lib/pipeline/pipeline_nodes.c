@@ -565,11 +565,13 @@ w2l_rc w2l__node_commit_sealed(node *n, w2l_error *err)
     uint64_t sealed = atomic_load(&p->sealed_pub);
     while (n->notified < sealed) {
         uint64_t ck = n->notified + 1;
+        /* a process that lost the store (paused past its lease) commits nothing more:
+         * no table operation, no table commit, no maintenance (which commits through the
+         * committers, after their checkpoint's commits) */
+        w2l_rc rc = w2l__ha_fence(p, err);
         /* the table operations of ck come after every commit of ck - 1 and before any of
          * ck (owner.h) */
-        w2l_rc rc = w2l__owner_before_commit(p->owner, n->index, ck, err);
-        /* a process that lost the store (paused past its lease) commits nothing more */
-        if (rc == W2L_OK) rc = w2l__ha_fence(p, err);
+        if (rc == W2L_OK) rc = w2l__owner_before_commit(p->owner, n->index, ck, err);
         int64_t t0 = w2l__mono_ns();
         if (rc == W2L_OK) rc = n->m->notify_complete(n->op, ck, err);
         double secs = (double)(w2l__mono_ns() - t0) / 1e9;
