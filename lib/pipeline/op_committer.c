@@ -650,6 +650,13 @@ static w2l_rc ensure_catalog(committer *c, w2l_error *err)
 }
 
 /* The handle of ns.table, loaded when not cached. W2L_NOTFOUND when the table is gone. */
+static void drop_touched(void *ctx, const char *ns, const char *table)
+{
+    committer *c = ctx;
+    handle *h = handle_find(c, ns, table);
+    if (h) handle_drop(c, h);
+}
+
 static w2l_rc handle_get(committer *c, const char *ns, const char *table, handle **out,
                          w2l_error *err)
 {
@@ -1167,9 +1174,12 @@ static w2l_rc cm_complete(w2l_operator *self, uint64_t ckpt, w2l_error *err)
     committer *c = (committer *)self;
     w2l_rc first = W2L_OK;
     if (c->owner && w2l__owner_generation(c->owner) != c->generation) {
-        /* table operations were applied since our handles were loaded */
+        /* table operations were applied since our handles were loaded: the handles of
+         * the tables they touched go (all of them when the owner's log is too short) */
+        uint64_t since = c->generation;
         c->generation = w2l__owner_generation(c->owner);
-        while (c->lru_head) handle_drop(c, c->lru_head);
+        if (!w2l__owner_touched_since(c->owner, since, drop_touched, c))
+            while (c->lru_head) handle_drop(c, c->lru_head);
     }
     if (c->maint) commit_maintenance(c);
     pend *keep_head = NULL, *keep_tail = NULL, *p = c->phead;

@@ -32,6 +32,11 @@ struct w2l__owner {
     uint64_t *done;           /* per committer: its data committed up to here */
     opset *sets;              /* not yet applied */
     uint64_t generation;
+    /* the tables each generation's operations touched, "ns\0table\0" after one another,
+     * for the generations above touched_floor (older ones are forgotten: a committer that
+     * far behind drops all its handles) */
+    w2l_buf touched;
+    uint64_t touched_floor;
     int aborted;
     int shared;
     /* the last operation applied, also on disk (applied_path): never applied again */
@@ -90,6 +95,7 @@ void w2l__owner_free(w2l__owner *o)
     w2l__free(o->job_id);
     w2l__free(o->applied_path);
     w2l__free(o->done);
+    w2l_buf_release(&o->touched);
     cnd_destroy(&o->cv);
     mtx_destroy(&o->mtx);
     w2l__free(o);
@@ -316,9 +322,20 @@ static int applied(const w2l__owner *o, uint64_t ck, unsigned h, unsigned i)
     return i <= o->a_index;
 }
 
+/* Appends "ns\0table\0" to *names (no lock needed: the caller's own buffer). */
+static void note_table(w2l_buf *names, const char *ns, const char *table, int *oom)
+{
+    w2l_error e;
+    if (!ns || !table || *oom) return;
+    *oom = w2l_buf_append(names, ns, strlen(ns) + 1, &e) != W2L_OK ||
+           w2l_buf_append(names, table, strlen(table) + 1, &e) != W2L_OK;
+}
+
 /* Applies one handler's operations of one checkpoint, in order, each recorded on disk once
- * applied (the lock is not held). */
-static w2l_rc apply_set(w2l__owner *o, const opset *s, w2l_error *err)
+ * applied (the lock is not held); the tables they touch appended to *names (*oom set when
+ * that failed: every handle is then dropped). */
+static w2l_rc apply_set(w2l__owner *o, const opset *s, w2l_buf *names, int *oom,
+                        w2l_error *err)
 {
     W2L_TRY(open_lake(o, err));
     int64_t retries = 0;
@@ -332,6 +349,10 @@ static w2l_rc apply_set(w2l__owner *o, const opset *s, w2l_error *err)
     for (const w2l__json *op = w2l__json_first(j); rc == W2L_OK && op;
          op = w2l__json_next(op), i++) {
         if (applied(o, s->ckpt, s->handler, i)) continue;
+        note_table(names, w2l__json_str(w2l__json_get(op, "ns")),
+                   w2l__json_str(w2l__json_get(op, "table")), oom);
+        note_table(names, w2l__json_str(w2l__json_get(op, "to-ns")),
+                   w2l__json_str(w2l__json_get(op, "to-table")), oom);
         rc = w2l__tops_apply(&c, s->ckpt, s->handler, i, op, err);
         if (rc != W2L_OK) break;
         w2l__json *q = w2l__json_new_string(o->job_id);
@@ -361,6 +382,23 @@ static w2l_rc apply_set(w2l__owner *o, const opset *s, w2l_error *err)
     return rc;
 }
 
+/* Logs the tables generation o->generation touched (o->mtx held). The log keeps at most
+ * TOUCHED_MAX bytes: beyond, it starts again above this generation. Each generation's
+ * entry: "#<generation>\0" then its names. */
+#define TOUCHED_MAX (1u << 20)
+static void touched_add(w2l__owner *o, const w2l_buf *names, int oom)
+{
+    char head[32];
+    int hn = snprintf(head, sizeof head, "#%llu", (unsigned long long)o->generation) + 1;
+    w2l_error e;
+    if (oom || o->touched.len + names->len + (size_t)hn > TOUCHED_MAX ||
+        w2l_buf_append(&o->touched, head, (size_t)hn, &e) != W2L_OK ||
+        w2l_buf_append(&o->touched, names->data, names->len, &e) != W2L_OK) {
+        o->touched.len = 0;
+        o->touched_floor = o->generation;
+    }
+}
+
 w2l_rc w2l__owner_before_commit(w2l__owner *o, unsigned committer, uint64_t ckpt, w2l_error *err)
 {
     w2l_rc rc = W2L_OK;
@@ -377,10 +415,12 @@ w2l_rc w2l__owner_before_commit(w2l__owner *o, unsigned committer, uint64_t ckpt
     }
     while (!o->aborted && min_done(o) + 1 < ckpt) cnd_wait(&o->cv, &o->mtx);
     if (o->aborted) rc = stopped(err);
+    w2l_buf names = {0};
+    int oom = 0;
     while (rc == W2L_OK && o->sets && o->sets->ckpt <= ckpt) {
         opset *s = o->sets; /* only committer 0 removes sets, and new ones come after it */
         mtx_unlock(&o->mtx);
-        rc = apply_set(o, s, err);
+        rc = apply_set(o, s, &names, &oom, err);
         mtx_lock(&o->mtx);
         if (rc != W2L_OK) break;
         for (opset **pp = &o->sets; *pp; pp = &(*pp)->next)
@@ -391,10 +431,33 @@ w2l_rc w2l__owner_before_commit(w2l__owner *o, unsigned committer, uint64_t ckpt
         opset_free(s);
     }
     o->generation++;
+    touched_add(o, &names, oom);
+    w2l_buf_release(&names);
     if (rc != W2L_OK) o->aborted = 1; /* nobody commits past operations that failed */
     cnd_broadcast(&o->cv);
     mtx_unlock(&o->mtx);
     return rc;
+}
+
+int w2l__owner_touched_since(w2l__owner *o, uint64_t since,
+                             void (*fn)(void *ctx, const char *ns, const char *table), void *ctx)
+{
+    mtx_lock(&o->mtx);
+    int complete = since >= o->touched_floor;
+    const char *p = (const char *)o->touched.data, *end = p + o->touched.len;
+    uint64_t gen = 0;
+    while (complete && p < end) {
+        if (*p == '#') {
+            gen = strtoull(p + 1, NULL, 10);
+            p += strlen(p) + 1;
+            continue;
+        }
+        const char *ns = p, *table = p + strlen(p) + 1;
+        p = table + strlen(table) + 1;
+        if (gen > since) fn(ctx, ns, table);
+    }
+    mtx_unlock(&o->mtx);
+    return complete;
 }
 
 uint64_t w2l__owner_generation(w2l__owner *o)

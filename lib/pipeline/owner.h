@@ -79,8 +79,14 @@ uint64_t w2l__owner_first_ops(w2l__owner *o);
 w2l_rc w2l__owner_before_commit(w2l__owner *o, unsigned committer, uint64_t ckpt, w2l_error *err);
 /* Committer `committer` has committed everything of its own up to ckpt. */
 void w2l__owner_data_done(w2l__owner *o, unsigned committer, uint64_t ckpt);
-/* Counts applied batches of operations: a committer whose count moved drops its cached
- * table handles before its next commit. */
+/* Counts applied batches of operations: a committer whose count moved drops the cached
+ * handles of the tables they touched before its next commit. */
 uint64_t w2l__owner_generation(w2l__owner *o);
+/* Calls fn with each table (old and new names of a rename) that the operations of the
+ * generations after `since` touched, and returns 1; 0 (fn not called for all) when the log
+ * no longer reaches back that far: then every handle is to be dropped. A table may come
+ * more than once. Under the owner's lock: fn must not call the owner. */
+int w2l__owner_touched_since(w2l__owner *o, uint64_t since,
+                             void (*fn)(void *ctx, const char *ns, const char *table), void *ctx);
 
 #endif
