@@ -10,7 +10,8 @@
 //      SELECT, nothing doubled; a standby's SIGTERM exits 0 at once.
 //   b. state on S3 (s3rver, lib/s3.mjs, behind a proxy that gives the lease object S3's
 //      conditional writes, which s3rver lacks; the lake stays on the local disk): a lease.
-//      The active one is SIGSTOPped past the lease; the standby takes over and commits; then
+//      The active one is SIGKILLed three times, each time the standby takes over once the
+//      lease lapsed; then the active one is SIGSTOPped past the lease; the standby takes over and commits; then
 //      SIGCONT: the old one commits nothing more and exits non-zero saying it was fenced,
 //      naming the new holder. The lake equals SELECT.
 // Every wait is on an observable condition (an endpoint's answer, a process's exit),
@@ -265,10 +266,29 @@ test('S3 lease: SIGSTOP the active run past the lease; after SIGCONT it is fence
   mariadb(`CREATE DATABASE ${dbname}; CREATE TABLE ${dbname}.t (id INT PRIMARY KEY, v BIGINT, s VARCHAR(40));`)
   const write = writer(dbname)
   write()
-  const old = await startRun(dbname, wh, state)
+  let old = await startRun(dbname, wh, state)
   await until('the first run is ready', () => isActiveAndCommitted(old), { run: old, write })
-  const standby = await startRun(dbname, wh, [...state, '--standby'])
+  let standby = await startRun(dbname, wh, [...state, '--standby'])
   await until('the second run is standby', () => isStandby(standby), { run: standby, write })
+
+  // SIGKILL: the lease lapses (it was renewed every third of it), the standby takes it
+  const killed = []
+  for (let round = 0; round < 3; round++) {
+    for (let k = 0; k < 5; k++) { write(); await pause(20) }
+    old.child.kill('SIGKILL')
+    const t0 = Date.now()
+    assert.equal(await old.exited, 'SIGKILL')
+    await until(`kill ${round}: the standby takes over and commits`, () => isActiveAndCommitted(standby),
+      { run: standby, write, ms: 30000 })
+    killed.push(Date.now() - t0)
+    old = standby
+    standby = await startRun(dbname, wh, [...state, '--standby'])
+    await until(`kill ${round}: a new standby`, () => isStandby(standby), { run: standby, write })
+  }
+  console.log(`# takeover, SIGKILL to the standby's first commit, S3 lease ${LEASE_MS} ms, ` +
+    `${killed.length} kills: p50 ${pct(killed, 0.5)} ms, max ${Math.max(...killed)} ms (${killed.join(', ')})`)
+  // the lease's end, then a poll (a third of it), then a commit
+  for (const t of killed) assert.ok(t < 2 * LEASE_MS + 1000, `took over in ${t} ms: ${killed}`)
 
   for (let k = 0; k < 5; k++) { write(); await pause(20) }
   old.child.kill('SIGSTOP')
