@@ -144,7 +144,7 @@ $(CONFIG_MAN): $(B)/tools/gen_config_man man/w2l-config.5.in
 check:
 	@scripts/install-deps --test
 	$(MAKE) all $(GEN_BIN)
-	$(MAKE) check-examples check-layering format-check man-check check-install check-interop check-unit check-asan
+	$(MAKE) check-examples check-readme check-layering format-check man-check check-install check-interop check-unit check-asan
 	@echo "make check: all passed"
 
 CK_TIMEOUT_UNIT ?= 3
@@ -156,6 +156,11 @@ check-unit: $(TESTS)
 
 check-examples: $(EX_BIN)
 	@scripts/run-examples $(B)/examples
+
+# The README's ```sh blocks, run against a private MariaDB (scripts/check-readme).
+.PHONY: check-readme
+check-readme: cli
+	@B=$(B) scripts/check-readme
 
 check-interop: $(GEN_BIN)
 	@W2L_TEST_BIN=$(abspath $(B)) scripts/check-interop
