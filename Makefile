@@ -21,7 +21,7 @@ CC       ?= cc
 DEPS_PC  := libzstd zlib libcurl libmariadb avro-c rdkafka libmicrohttpd
 WARN     := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 # -O3: the hot paths (JSON scan, value conversion, column writer) run 2-3% fewer
-# instructions than at -O2 (README, the CDC JSON benchmark)
+# instructions than at -O2 (bench/README, the CDC JSON benchmark)
 CFLAGS   ?= -O3 -g
 ALL_CFLAGS = -std=c11 $(WARN) -fvisibility=hidden -fPIC -D_POSIX_C_SOURCE=200809L \
              -D_DEFAULT_SOURCE -Iinclude -Ilib $(PC_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
