@@ -25,6 +25,7 @@ struct w2l__owner {
     w2l_fileio *io;           /* opened when operations are first applied */
     w2l_catalog *cat;
     char *job_id;
+    w2l__claims *claims;      /* table_claim.c, for job_id */
     mtx_t mtx;
     cnd_t cv;
     unsigned ncommit;
@@ -87,6 +88,7 @@ void w2l__owner_free(w2l__owner *o)
     }
     w2l__catalog_close(o->cat);
     w2l_fileio_close(o->io);
+    w2l__claims_free(o->claims);
     w2l__free(o->job_id);
     w2l__free(o->applied_path);
     w2l__free(o->done);
@@ -257,6 +259,9 @@ static w2l_rc open_lake(w2l__owner *o, w2l_error *err)
 w2l_rc w2l__owner_restore(w2l__owner *o, w2l_state *st, w2l_error *err)
 {
     W2L_TRY(w2l__ops_job_restored(o->conf, st, o->restored, &o->job_id, err));
+    w2l__claims_free(o->claims);
+    o->claims = NULL;
+    W2L_TRY(w2l__claims_new(o->conf, o->job_id, &o->claims, err));
     if (!o->restored) return W2L_OK;
     restore_ctx r = {o, st, err, W2L_OK};
     W2L_TRY(w2l_state_keys(st, o->restored, W2L_OPS_DDL_OPS_PREFIX, restore_key, &r, err));
@@ -396,6 +401,8 @@ w2l_rc w2l__owner_before_commit(w2l__owner *o, unsigned committer, uint64_t ckpt
     mtx_unlock(&o->mtx);
     return rc;
 }
+
+w2l__claims *w2l__owner_claims(w2l__owner *o) { return o ? o->claims : NULL; }
 
 uint64_t w2l__owner_generation(w2l__owner *o)
 {
