@@ -241,10 +241,18 @@ w2l_rc w2l__claims_check(w2l__claims *c, const char *ns, const char *table,
     int64_t stop = same ? e->snap : -2;
     mtx_unlock(&c->mtx);
     if (same && stop == m->current_snapshot_id) return W2L_OK;
-    const w2l__ice_snapshot *s;
-    int stopped;
-    w2l_rc rc;
-    const char *job = owner_since(m, stop, &s, &stopped, err, &rc);
+    /* the usual case, after this job's own commit: the current snapshot (most often the
+     * last one listed) is this job's, and no walk is needed */
+    const w2l__ice_snapshot *cur = NULL;
+    for (size_t i = m->nsnapshots; i-- > 0 && !cur;)
+        if (m->snapshots[i].snapshot_id == m->current_snapshot_id) cur = &m->snapshots[i];
+    const char *cj = cur ? w2l__ice_props_get(&cur->summary, "w2l.job-id") : NULL;
+    const w2l__ice_snapshot *s = NULL;
+    int stopped = 0;
+    w2l_rc rc = W2L_OK;
+    const char *job = cj && w2l__claims_same_job(cj, c->job)
+                          ? cj
+                          : owner_since(m, stop, &s, &stopped, err, &rc);
     if (rc != W2L_OK) return rc;
     if (job && *job && !w2l__claims_same_job(job, c->job)) {
         if (!adopted(c, ns, table)) {
