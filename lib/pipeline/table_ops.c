@@ -125,8 +125,9 @@ static w2l_rc apply_create(w2l__tops_ctx *c, const char *ns, const char *table, 
         if (strcmp(t->meta->uuid, m->uuid) != 0 && other &&
             !w2l__claims_same_job(other, c->job_id)) /* owner.h */
             rc = w2l__fail(err, W2L_BUSY,
-                           "job \"%.100s\" created this table (uuid %s) before this job \"%.100s\" "
-                           "did: one job writes a table; leave it to that job (exclude it here)",
+                           "the lake holds job \"%.100s\"'s table under this name (uuid %s), made "
+                           "while this job \"%.100s\" created its own: one job writes a table; "
+                           "leave it to that job (exclude it here)",
                            other, t->meta->uuid, c->job_id);
         else if (strcmp(t->meta->uuid, m->uuid) != 0)
             rc = w2l__fail(err, c->shared ? W2L_CONFLICT : W2L_EXISTS,
