@@ -98,6 +98,8 @@ int cli_parse(const char *cmd, int argc, char **argv, w2l_conf *conf, cli_args *
             snprintf(key, sizeof key, "metrics.listen");
         if (strcmp(key, "standby") == 0) /* w2l run --standby */
             snprintf(key, sizeof key, "ha.standby");
+        if (strcmp(key, "adopt-tables") == 0) /* w2l run --adopt-tables */
+            snprintf(key, sizeof key, "job.adopt-tables");
         int x = args ? extra_index(c, key) : -1;
         const w2l_conf_prop *p = x < 0 ? w2l_conf_prop_find(key) : NULL;
         if (x < 0 && (!p || !(p->flags & W2L_CONF_F_CLI))) {

@@ -110,7 +110,8 @@ static const cli_command commands[] = {
       "checkpoint.",
       cmd_run },
     { "recover", "commit checkpoints that were sealed but not committed", NULL,
-      "warehouse state catalog config log-level log-format job-id" LAKE_FLAGS, "warehouse", NULL,
+      "warehouse state catalog config log-level log-format job-id job.adopt-tables" LAKE_FLAGS,
+      "warehouse", NULL,
       "Commits, for every table, the sealed checkpoints the state store holds beyond what the "
       "table has "
       "committed, without starting a source. Safe to run any number of times.",

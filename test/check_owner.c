@@ -14,6 +14,12 @@
  *     checkpoint: nothing reached the lake, and the replay applies each statement once;
  *   - no commit inside the pipeline ever loses a race against another one of it.
  * Each runs with one and with two committers (and two writers).
+ * And table claims (table_claim.c, one job per table): the owner by snapshot, creator,
+ * other writers' snapshots and member tags, job.adopt-tables, the cache; two jobs on one
+ * warehouse: the second refused naming both (nothing of the table written), a hand-over
+ * with the override, the first then refused at its commit with its rows kept in its
+ * state, and committed by its restart that adopts the table back; a compaction between
+ * changes no owner.
  */
 #include <check.h>
 #include <stdatomic.h>
@@ -21,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pipeline/owner.h"
 #include "support/support.h"
 
 static char wh[600];
@@ -403,6 +410,272 @@ START_TEST(crash_before_the_checkpoint_then_replay_once)
 }
 END_TEST
 
+/* ---- table claims (table_claim.c) ---- */
+
+/* Metadata of a table with snapshots 1..n, snapshot i (parent i-1) carrying job[i-1] as
+ * w2l.job-id unless it is NULL (another writer's); the creator property unless NULL. */
+static w2l__ice_meta *claim_meta(const char *uuid, const char *creator, const char *const *job,
+                                 int n)
+{
+    char mj[8192];
+    size_t o = 0;
+    o += (size_t)snprintf(mj + o, sizeof mj - o,
+                          "{\"format-version\":2,\"table-uuid\":\"%s\",\"location\":\"/x\","
+                          "\"last-sequence-number\":%d,\"last-updated-ms\":1,"
+                          "\"last-column-id\":1,\"current-schema-id\":0,\"schemas\":[{\"type\":"
+                          "\"struct\",\"schema-id\":0,\"fields\":[{\"id\":1,\"name\":\"id\","
+                          "\"required\":true,\"type\":\"long\"}]}],\"default-spec-id\":0,"
+                          "\"partition-specs\":[{\"spec-id\":0,\"fields\":[]}],"
+                          "\"last-partition-id\":999,\"default-sort-order-id\":0,"
+                          "\"sort-orders\":[{\"order-id\":0,\"fields\":[]}],\"properties\":{",
+                          uuid, n);
+    if (creator)
+        o += (size_t)snprintf(mj + o, sizeof mj - o, "\"%s\":\"%s\"", W2L_CLAIM_CREATOR_KEY,
+                              creator);
+    o += (size_t)snprintf(mj + o, sizeof mj - o, "},\"current-snapshot-id\":%d,\"snapshots\":[",
+                          n ? n : -1);
+    for (int i = 1; i <= n; i++) {
+        char sum[200], parent[48] = "";
+        if (job[i - 1])
+            snprintf(sum, sizeof sum, ",\"w2l.job-id\":\"%s\",\"w2l.checkpoint-id\":\"%d\"",
+                     job[i - 1], i);
+        else snprintf(sum, sizeof sum, ",\"w2l.maintenance\":\"compact\"");
+        if (i > 1) snprintf(parent, sizeof parent, "\"parent-snapshot-id\":%d,", i - 1);
+        o += (size_t)snprintf(mj + o, sizeof mj - o,
+                              "%s{\"snapshot-id\":%d,%s\"sequence-number\":%d,"
+                              "\"timestamp-ms\":%d000,\"manifest-list\":\"/x/m%d.avro\","
+                              "\"schema-id\":0,\"summary\":{\"operation\":\"append\"%s}}",
+                              i > 1 ? "," : "", i, parent, i, i, i, sum);
+    }
+    o += (size_t)snprintf(mj + o, sizeof mj - o, "],\"snapshot-log\":[],\"metadata-log\":[]}");
+    ck_assert_uint_lt(o, sizeof mj);
+    w2l__ice_meta *m;
+    ck_assert_ok(w2l__ice_meta_parse(mj, o, &m, &err), err);
+    return m;
+}
+
+static w2l__claims *claims_of(const char *job, const char *adopt)
+{
+    w2l_conf *c = w2l_conf_new();
+    if (adopt) ck_assert_ok(w2l_conf_set(c, "job.adopt-tables", adopt, &err), err);
+    w2l__claims *cl;
+    ck_assert_ok(w2l__claims_new(c, job, &cl, &err), err);
+    w2l_conf_free(c);
+    return cl;
+}
+
+#define ck_busy(rc, ...)                                                                           \
+    do {                                                                                           \
+        ck_assert_int_eq((rc), W2L_BUSY);                                                          \
+        const char *words_[] = {__VA_ARGS__};                                                      \
+        for (size_t k_ = 0; k_ < sizeof words_ / sizeof *words_; k_++)                             \
+            ck_assert_msg(strstr(err.msg, words_[k_]), "'%s' names %s", err.msg, words_[k_]);      \
+    } while (0)
+
+START_TEST(claims_owner_by_snapshot_creator_and_members)
+{
+    /* the newest snapshot with a job id decides; another writer's on top changes nothing */
+    const char *j1[] = {"job-a", "job-b", NULL, NULL};
+    w2l__ice_meta *m = claim_meta("u-1", "job-a", j1, 4);
+    ck_assert_str_eq(w2l__claims_owner(m), "job-b");
+    w2l__claims *a = claims_of("job-a", NULL), *b = claims_of("job-b", NULL);
+    ck_busy(w2l__claims_check(a, "db", "t", m, &err), "db.t", "\"job-a\"", "\"job-b\"",
+            "--adopt-tables db.t", "checkpoint 2");
+    ck_assert_ok(w2l__claims_check(b, "db", "t", m, &err), err);
+    w2l__ice_meta_free(m);
+    /* no snapshot of any job: the creator; none at all: nobody */
+    const char *j2[] = {NULL};
+    m = claim_meta("u-2", "job-b", j2, 1);
+    ck_assert_str_eq(w2l__claims_owner(m), "job-b");
+    ck_busy(w2l__claims_check(a, "db", "t2", m, &err), "\"job-b\"", "which created it");
+    w2l__ice_meta_free(m);
+    m = claim_meta("u-3", NULL, j2, 0);
+    ck_assert_ptr_null(w2l__claims_owner(m));
+    ck_assert_ok(w2l__claims_check(a, "db", "t3", m, &err), err);
+    ck_assert_ok(w2l__claims_check(b, "db", "t3", m, &err), err);
+    w2l__ice_meta_free(m);
+    /* a job of older versions (no creator property) is the owner of its snapshots */
+    const char *j3[] = {"job-a"};
+    m = claim_meta("u-4", NULL, j3, 1);
+    ck_assert_ok(w2l__claims_check(a, "db", "t4", m, &err), err);
+    w2l__ice_meta_free(m);
+    /* the members of a consumer group are one job; a tag that is not one is a name */
+    ck_assert(w2l__claims_same_job("w2l-1f-m0123456789ab", "w2l-1f-mba9876543210"));
+    ck_assert(w2l__claims_same_job("w2l-1f-m0123456789ab", "w2l-1f"));
+    ck_assert(!w2l__claims_same_job("w2l-1f-m0123456789ab", "w2l-1e-m0123456789ab"));
+    ck_assert(!w2l__claims_same_job("w2l-1f-m0123456789aX", "w2l-1f"));
+    ck_assert(!w2l__claims_same_job("job-a", "job-b"));
+    /* NULL claims or metadata: nothing to check */
+    ck_assert_ok(w2l__claims_check(NULL, "db", "t", NULL, &err), err);
+    ck_assert_ok(w2l__claims_check(a, "db", "t", NULL, &err), err);
+    w2l__claims_free(a);
+    w2l__claims_free(b);
+}
+END_TEST
+
+START_TEST(claims_adopt_list_and_cache)
+{
+    const char *j[] = {"job-a", "job-a", "job-b", "job-b"};
+    w2l__ice_meta *m = claim_meta("u-1", NULL, j, 4);
+    w2l__claims *c = claims_of("job-a", " db.x , db.t");
+    ck_assert_ok(w2l__claims_check(c, "db", "t", m, &err), err); /* adopted */
+    ck_busy(w2l__claims_check(c, "db", "u", m, &err), "db.u");
+    ck_busy(w2l__claims_check(c, "db2", "t", m, &err), "db2.t");
+    w2l__claims_free(c);
+    c = claims_of("job-a", "db2.*");
+    ck_assert_ok(w2l__claims_check(c, "db2", "anything", m, &err), err);
+    ck_busy(w2l__claims_check(c, "db", "t", m, &err), "db.t");
+    w2l__claims_free(c);
+    c = claims_of("job-a", "*");
+    ck_assert_ok(w2l__claims_check(c, "any", "thing", m, &err), err);
+    w2l__claims_free(c);
+    /* malformed entries are configuration errors */
+    const char *bad[] = {"t", "db.", ".t", "db.t,x"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        w2l_conf *cf = w2l_conf_new();
+        ck_assert_ok(w2l_conf_set(cf, "job.adopt-tables", bad[i], &err), err);
+        w2l__claims *x = NULL;
+        ck_assert_int_eq(w2l__claims_new(cf, "job-a", &x, &err), W2L_CONFIG);
+        ck_assert_ptr_null(x);
+        ck_assert_msg(strstr(err.msg, "job.adopt-tables"), "%s", err.msg);
+        w2l_conf_free(cf);
+    }
+    w2l__ice_meta_free(m);
+    /* the verdict is kept per table incarnation and snapshot: the table moving on under
+     * this job passes, another job's snapshot on top is seen, a new uuid is judged anew */
+    c = claims_of("job-a", NULL);
+    const char *k1[] = {"job-b", "job-a"};
+    m = claim_meta("u-5", NULL, k1, 2);
+    ck_assert_ok(w2l__claims_check(c, "db", "t", m, &err), err);
+    ck_assert_ok(w2l__claims_check(c, "db", "t", m, &err), err);
+    w2l__ice_meta_free(m);
+    const char *k2[] = {"job-b", "job-a", NULL, "job-a"};
+    m = claim_meta("u-5", NULL, k2, 4);
+    ck_assert_ok(w2l__claims_check(c, "db", "t", m, &err), err);
+    w2l__ice_meta_free(m);
+    const char *k3[] = {"job-b", "job-a", NULL, "job-a", "job-b"};
+    m = claim_meta("u-5", NULL, k3, 5);
+    ck_busy(w2l__claims_check(c, "db", "t", m, &err), "\"job-b\"", "checkpoint 5");
+    w2l__ice_meta_free(m);
+    const char *k4[] = {"job-a"};
+    m = claim_meta("u-6", NULL, k4, 1);
+    ck_assert_ok(w2l__claims_check(c, "db", "t", m, &err), err);
+    w2l__ice_meta_free(m);
+    w2l__claims_free(c);
+}
+END_TEST
+
+/* A conf of job `job` on the test's warehouse, its checkpoint state in dir (one job per
+ * state store), adopting adopt unless NULL. */
+static w2l_conf *job_conf(const char *job, const char *dir, const char *adopt, unsigned n)
+{
+    w2l_conf *c = make_conf(n);
+    char uri[700];
+    snprintf(uri, sizeof uri, "file:%s", dir);
+    ck_assert_ok(w2l_conf_set(c, "job-id", job, &err), err);
+    ck_assert_ok(w2l_conf_set(c, "state", uri, &err), err);
+    if (adopt) ck_assert_ok(w2l_conf_set(c, "job.adopt-tables", adopt, &err), err);
+    return c;
+}
+
+/* A pipeline that must fail with W2L_BUSY: its emits may see the failure first. */
+static w2l_rc finish_refused(w2l_pipeline *p)
+{
+    w2l_rc rc = w2l_pipeline_finish(p, &err);
+    w2l_pipeline_free(p);
+    return rc;
+}
+
+START_TEST(claims_two_jobs_on_one_warehouse)
+{
+    char sa[600], sb[600];
+    snprintf(sa, sizeof sa, "%s", tmpdir_make("claim-a"));
+    snprintf(sb, sizeof sb, "%s", tmpdir_make("claim-b"));
+    unsigned n = (unsigned)_i;
+    w2l_conf *ca = job_conf("job-a", sa, NULL, n), *cb = job_conf("job-b", sb, NULL, n);
+    w2l_pipeline *a = start(ca);
+    rows(a, "t", s_ivn, 1, 2, "a");
+    rows(a, "other", s_ivn, 1, 1, "o");
+    checkpoint(a, 1);
+    /* a second job: refused at the table's first load, before any file of it */
+    w2l_pipeline *b = start(cb);
+    put(b, "t", s_ivn, 10, "b");
+    w2l_emit_commit(w2l_pipeline_emitter(b), "{\"txn\":1}", 9, NULL);
+    ck_busy(finish_refused(b), "db.t", "\"job-a\"", "\"job-b\"", "--adopt-tables db.t");
+    ck_rows("t", "id=1 v=a n=10;id=2 v=a n=20");
+    /* handed over: B runs, and owns the table from its commit on */
+    w2l_conf *cb2 = job_conf("job-b", sb, "db.t", n);
+    b = start(cb2);
+    rows(b, "t", s_ivn, 10, 10, "b");
+    finish(b);
+    ck_rows("t", "id=1 v=a n=10;id=10 v=b n=100;id=2 v=a n=20");
+    /* A, still running, is refused at its next commit of the table; its other table
+     * commits, and its rows of t stay in its state */
+    rows(a, "t", s_ivn, 3, 3, "a");
+    rows(a, "other", s_ivn, 2, 2, "o");
+    ck_busy(finish_refused(a), "db.t", "\"job-a\"", "\"job-b\"", "stay in this job's state");
+    ck_rows("t", "id=1 v=a n=10;id=10 v=b n=100;id=2 v=a n=20");
+    ck_rows("other", "id=1 v=o n=10;id=2 v=o n=20");
+    /* A again, unchanged: refused at once (the restored checkpoint holds t's rows) */
+    a = start(ca);
+    ck_busy(finish_refused(a), "db.t", "\"job-b\"");
+    /* A taking it back: the rows it kept land */
+    w2l_conf *ca2 = job_conf("job-a", sa, "db.*", n);
+    a = start(ca2);
+    finish(a);
+    ck_rows("t", "id=1 v=a n=10;id=10 v=b n=100;id=2 v=a n=20;id=3 v=a n=30");
+    /* and B, unchanged, is refused */
+    b = start(cb);
+    put(b, "t", s_ivn, 11, "b");
+    w2l_emit_commit(w2l_pipeline_emitter(b), "{\"txn\":2}", 9, NULL);
+    ck_busy(finish_refused(b), "db.t", "\"job-a\"", "\"job-b\"");
+    atomic_store(&races, 0); /* A's commit lost its race to B, another process: expected */
+    w2l_conf_free(ca), w2l_conf_free(ca2), w2l_conf_free(cb), w2l_conf_free(cb2);
+    tmpdir_remove(sa);
+    tmpdir_remove(sb);
+}
+END_TEST
+
+static int on_compact(void *ctx, const w2l_maintain_report *r)
+{
+    if (!strcmp(r->action, "compact") && !r->skipped) *(uint64_t *)ctx += r->files_in;
+    return 0;
+}
+
+START_TEST(claims_a_compaction_changes_no_owner)
+{
+    char sa[600], sb[600];
+    snprintf(sa, sizeof sa, "%s", tmpdir_make("claim-a"));
+    snprintf(sb, sizeof sb, "%s", tmpdir_make("claim-b"));
+    w2l_conf *ca = job_conf("job-a", sa, NULL, 1), *cb = job_conf("job-b", sb, NULL, 1);
+    w2l_pipeline *a = start(ca);
+    rows(a, "t", s_ivn, 1, 1, "a");
+    checkpoint(a, 1);
+    rows(a, "t", s_ivn, 2, 2, "a");
+    finish(a);
+    /* a snapshot without w2l.job-id on top (as another engine's compaction) */
+    w2l_conf *cm = w2l_conf_new();
+    ck_assert_ok(w2l_conf_set(cm, "warehouse", wh, &err), err);
+    w2l_maintain_options o = {W2L_MAINTAIN_COMPACT, "db", "t", 0, 1};
+    uint64_t in = 0;
+    ck_assert_ok(w2l_maintain(cm, &o, on_compact, &in, &err), err);
+    ck_assert_uint_ge(in, 2);
+    w2l_conf_free(cm);
+    w2l_pipeline *b = start(cb);
+    put(b, "t", s_ivn, 10, "b");
+    w2l_emit_commit(w2l_pipeline_emitter(b), "{\"txn\":1}", 9, NULL);
+    ck_busy(finish_refused(b), "db.t", "\"job-a\"", "checkpoint 2");
+    /* its owner goes on */
+    a = start(ca);
+    rows(a, "t", s_ivn, 3, 3, "a");
+    finish(a);
+    ck_rows("t", "id=1 v=a n=10;id=2 v=a n=20;id=3 v=a n=30");
+    w2l_conf_free(ca), w2l_conf_free(cb);
+    tmpdir_remove(sa);
+    tmpdir_remove(sb);
+}
+END_TEST
+
 Suite *suite_owner(void)
 {
     Suite *s = suite_create("owner");
@@ -416,6 +689,14 @@ Suite *suite_owner(void)
     tcase_add_loop_test(tc, the_same_statement_again_after_a_change_is_applied, 1, 3);
     tcase_add_loop_test(tc, alter_rename_to_waits_for_the_new_names_queue, 1, 3);
     tcase_add_loop_test(tc, truncate_then_rename_in_one_checkpoint, 1, 3);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("claims");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, claims_owner_by_snapshot_creator_and_members);
+    tcase_add_test(tc, claims_adopt_list_and_cache);
+    tcase_add_loop_test(tc, claims_two_jobs_on_one_warehouse, 1, 3);
+    tcase_add_test(tc, claims_a_compaction_changes_no_owner);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -120,6 +120,13 @@ const w2l_conf_prop w2l__conf_props[] = {
     { "job-id", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
       "Names the job in snapshot summaries (w2l.job-id); default: derived from the source and "
       "warehouse. Two jobs must not share one." },
+    { "job.adopt-tables", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
+      "One job writes a table: its owner is the job of its newest snapshot that names one "
+      "(w2l.job-id; other writers' snapshots and compactions change nothing), or the job that "
+      "created it; a job about to write another job's table stops with an error naming both. "
+      "This comma list of tables to take over anyway, NAMESPACE.TABLE or NAMESPACE.* (or *), "
+      "hands them over: this job's next commit makes it their owner (w2l run --adopt-tables; "
+      "stop the other job first, or exclude the tables from it)." },
     { "on-complete", W2L_CONF_STRING, NULL, NOLIM, NULL, W2L_CONF_F_CLI,
       "Shell command run once per table of the job and boundary each time the table's "
       "completeness mark crosses a whole UTC hour or day (on-complete.every), as /bin/sh -c "

@@ -18,7 +18,8 @@
  * below it is skipped, whatever the state says. A commit that loses a race (to another
  * process: nothing inside the pipeline writes the table meanwhile) reloads the table and
  * checks again before retrying, so a retry after an ambiguous failure cannot commit twice
- * either.
+ * either. Each commit and retry first claims the table for this job (owner.h): a table
+ * another job owns stops the job, its files kept in the state.
  *
  * State (keys in ops.h): at barrier N every table's file list of N, plus those of older
  * checkpoints not yet committed (carried forward), so the newest sealed checkpoint alone
@@ -121,6 +122,7 @@ typedef struct committer {
     size_t hcap, hcount;
     handle *lru_head, *lru_tail;
     w2l__owner *owner;
+    w2l__claims *claims, *own_claims; /* the owner's; without an owner, our own */
     uint64_t generation;      /* the owner's count of applied operations our handles know */
     w2l__maint *maint;        /* NULL: no maintenance (w2l recover, tests) */
     w2l__ledger *ledger;      /* a shared source: positions per table (ledger.h); else NULL */
@@ -643,6 +645,19 @@ static uint64_t job_ckpt(const committer *c, const w2l__ice_meta *m, w2l_error *
     return s ? strtoull(w2l__ice_props_get(&s->summary, "w2l.checkpoint-id"), NULL, 10) : 0;
 }
 
+/* Claims p's table before its files are committed (owner.h); when refused, they stay in the
+ * checkpoint state for a run that adopts the table. */
+static w2l_rc claim(const committer *c, const pend *p, const handle *h, w2l_error *err)
+{
+    w2l_rc rc = w2l__claims_check(c->claims, p->ns, p->table, h->t->meta, err);
+    size_t n = rc == W2L_BUSY ? strlen(err->msg) : sizeof err->msg;
+    if (n + 1 < sizeof err->msg)
+        snprintf(err->msg + n, sizeof err->msg - n,
+                 " (its rows of checkpoint %llu stay in this job's state until then)",
+                 (unsigned long long)p->ckpt);
+    return rc;
+}
+
 static w2l_rc ensure_catalog(committer *c, w2l_error *err)
 {
     if (c->cat) return W2L_OK;
@@ -818,6 +833,10 @@ static void tjob_start(committer *c, const pend *p, tjob *jb)
             c->index, p->ns, p->table, (unsigned long long)p->ckpt, c->job_id,
             (unsigned long long)h->max_ckpt);
         tjob_done(jb, W2L_OK);
+        return;
+    }
+    if ((rc = claim(c, p, h, err)) != W2L_OK) {
+        tjob_done(jb, rc);
         return;
     }
     jb->h = h;
@@ -998,6 +1017,10 @@ static void tjob_after(committer *c, tjob *jb, w2l_rc rc)
         tjob_done(jb, W2L_OK);
         return;
     }
+    if ((r2 = claim(c, p, h, err)) != W2L_OK) { /* was it another job? */
+        tjob_done(jb, r2);
+        return;
+    }
     if (jb->attempt >= c->retries) {
         tjob_done(jb, W2L_CONFLICT);
         return;
@@ -1160,6 +1183,8 @@ static void commit_maintenance(committer *c)
             w2l__maint_drop(c->maint, r);
             continue;
         }
+        if (rc == W2L_OK)
+            rc = w2l__claims_check(c->claims, h->t->ns, h->t->name, h->t->meta, &e1);
         if (rc == W2L_OK) rc = w2l__maint_commit(c->maint, r, h->t, c->retries, &e1);
         else w2l__maint_drop(c->maint, r);
         if (rc != W2L_OK) {
@@ -1311,6 +1336,9 @@ static w2l_rc cm_open(const w2l_operator_methods *m, const w2l_conf *conf, unsig
         if (rc != W2L_OK && rc != W2L_NOTFOUND) return rc;
     }
     W2L_TRY(w2l__ops_job_restored(conf, st, restored, &c->job_id, err));
+    c->claims = w2l__owner_claims(c->owner);
+    if (!c->claims) W2L_TRY(w2l__claims_new(conf, c->job_id, &c->own_claims, err));
+    if (!c->claims) c->claims = c->own_claims;
     if (restored) {
         restore_ctx r = {c, restored, err, W2L_OK};
         W2L_TRY(w2l_state_keys(st, restored, W2L_OPS_FILES_PREFIX, restore_key, &r, err));
@@ -1355,6 +1383,7 @@ static void cm_close(w2l_operator *self)
     w2l__catalog_close(c->cat);
     w2l_fileio_close(c->io);
     w2l__free(c->job_id);
+    w2l__claims_free(c->own_claims);
     memset((char *)c + sizeof c->base, 0, sizeof *c - sizeof c->base);
 }
 

@@ -89,6 +89,7 @@ static void tbl_reset(tbl *t)
 {
     w2l__ice_table_free(t->ice);
     t->ice = NULL;
+    t->claimed = 0;
     w2l_schema_unref(t->schema);
     w2l_schema_unref(t->view);
     t->schema = t->view = NULL;
@@ -227,7 +228,7 @@ static w2l_rc apply_create(ddl_op *op, tbl *t, const w2l__ddl_stmt *st, const ch
         tbl *like;
         W2L_TRY(
             w2l__ddlop_tbl_get(op, st->like.db ? st->like.db : t->ns, st->like.name, &like, err));
-        rc = w2l__ddlop_tbl_load(op, like, err);
+        rc = w2l__ddlop_tbl_read(op, like, err);
         if (rc == W2L_NOTFOUND) {
             w2l__log_table(
                 W2L_LOG_INFO, t->ns, t->name,

@@ -72,6 +72,7 @@ typedef struct tbl {
                                 ahead of the catalog by the operations not yet applied */
     int gone;                /* dropped or renamed away in this run: the catalog may still
                                 show it until the operation is applied; never read it */
+    int claimed;             /* ice is this job's to write (table_claim.c, owner.h) */
     w2l_schema *schema;      /* the current Iceberg schema (a reference) */
     w2l_schema *view;        /* the Iceberg schema as of the stream position: the current
                                 one, or an older one while a restart replays statements
@@ -204,7 +205,10 @@ void w2l__ddlop_tbl_free(tbl *t);
 tbl *w2l__ddlop_tbl_find(ddl_op *op, const char *ns, const char *name);
 w2l_rc w2l__ddlop_tbl_get(ddl_op *op, const char *ns, const char *name, tbl **out, w2l_error *err);
 w2l_rc w2l__ddlop_tbl_sync(tbl *t, int follow_view, w2l_error *err);
+/* Loads t to write it: claimed for this job first (owner.h), W2L_BUSY when another job
+ * owns it. _read only reads it (the source of a CREATE TABLE ... LIKE, a shadow's base). */
 w2l_rc w2l__ddlop_tbl_load(ddl_op *op, tbl *t, w2l_error *err);
+w2l_rc w2l__ddlop_tbl_read(ddl_op *op, tbl *t, w2l_error *err);
 w2l_rc w2l__ddlop_tbl_create(ddl_op *op, tbl *t, w2l_schema *schema, w2l_error *err);
 w2l_rc w2l__ddlop_schema_from_source(const w2l_schema *src, w2l_schema **out, w2l_error *err);
 w2l_rc w2l__ddlop_ops_by_id(const w2l_schema *cur, const w2l_schema *target, w2l__arena *a,

@@ -93,7 +93,7 @@ static int32_t base_last_id(ddl_op *op, const char *ns, const char *base)
     w2l_error e;
     w2l__ddlop_tbl_source(op, ns, base, &b, &e); /* a route's source: its target */
     if (b && !b->ice) {
-        w2l__ddlop_tbl_load(op, b, &e);
+        w2l__ddlop_tbl_read(op, b, &e);
     }
     return b && b->ice ? b->ice->meta->last_column_id : 0;
 }
@@ -107,7 +107,7 @@ w2l_rc w2l__ddlop_shadow_stmt(ddl_op *op, const w2l__ddl_stmt *st, size_t sub, c
     case W2L_DDL_CREATE_TABLE_LIKE: {
         tbl *b;
         W2L_TRY(w2l__ddlop_tbl_source(op, st->like.db ? st->like.db : ns, st->like.name, &b, err));
-        w2l_rc rc = w2l__ddlop_tbl_load(op, b, err);
+        w2l_rc rc = w2l__ddlop_tbl_read(op, b, err);
         if (rc != W2L_OK && rc != W2L_NOTFOUND) return rc;
         return w2l__ddlop_shadow_put(op, ns, name, base,
                                      b->schema ? w2l_schema_ref(b->schema) : NULL, err);
@@ -119,7 +119,7 @@ w2l_rc w2l__ddlop_shadow_stmt(ddl_op *op, const w2l__ddl_stmt *st, size_t sub, c
         if (rc == W2L_NOMEM) return rc;
         tbl *b = NULL;
         if (rc == W2L_OK) rc = w2l__ddlop_tbl_source(op, ns, base, &b, err);
-        if (rc == W2L_OK && b && (b->ice || w2l__ddlop_tbl_load(op, b, err) == W2L_OK)) {
+        if (rc == W2L_OK && b && (b->ice || w2l__ddlop_tbl_read(op, b, err) == W2L_OK)) {
             /* the base table's ids for the same names */
             size_t n = w2l_schema_field_count(s), nid;
             w2l__source_column *cols = w2l__calloc(n + 1, sizeof *cols);

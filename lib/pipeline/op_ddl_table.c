@@ -226,6 +226,16 @@ static void tbl_restore_view(tbl *t)
 
 w2l_rc w2l__ddlop_tbl_load(ddl_op *op, tbl *t, w2l_error *err)
 {
+    W2L_TRY(w2l__ddlop_tbl_read(op, t, err));
+    if (t->claimed) return W2L_OK;
+    /* before any row or statement of it goes on: nothing of it is written when refused */
+    W2L_TRY(w2l__claims_check(w2l__owner_claims(op->owner), t->ns, t->name, t->ice->meta, err));
+    t->claimed = 1;
+    return W2L_OK;
+}
+
+w2l_rc w2l__ddlop_tbl_read(ddl_op *op, tbl *t, w2l_error *err)
+{
     if (t->ice) return W2L_OK;
     if (t->gone) return w2l__fail(err, W2L_NOTFOUND, "table %s.%s was dropped", t->ns, t->name);
     w2l_rc rc = w2l__ice_table_load(op->cat, op->io, t->ns, t->name, &t->ice, err);
@@ -278,10 +288,13 @@ static w2l_rc create_as(ddl_op *op, tbl *t, w2l_schema *schema, w2l_error *err)
     snprintf(fq, sizeof fq, "%s.%s", t->ns, t->name);
     const char *fv = NULL;
     w2l_conf_get_for_table(op->conf, fq, "table.format-version", &fv, NULL);
-    w2l__ice_kv kv[3] = {{"write.metadata.delete-after-commit.enabled", "true"},
+    /* the job that created it owns it until a snapshot says otherwise (owner.h) */
+    const char *job = w2l__claims_job(w2l__owner_claims(op->owner));
+    w2l__ice_kv kv[4] = {{"write.metadata.delete-after-commit.enabled", "true"},
                          {"write.metadata.previous-versions-max", kb},
-                         {"format-version", (char *)(fv && *fv ? fv : "2")}};
-    w2l__ice_props props = {3, kv};
+                         {"format-version", (char *)(fv && *fv ? fv : "2")},
+                         {W2L_CLAIM_CREATOR_KEY, (char *)job}};
+    w2l__ice_props props = {job && *job ? 4 : 3, kv};
     w2l__ice_spec spec;
     int set;
     w2l_rc rc = w2l__ddlop_spec_of(op, t->ns, t->name, schema, NULL, &spec, &set, err);
@@ -298,6 +311,7 @@ static w2l_rc create_as(ddl_op *op, tbl *t, w2l_schema *schema, w2l_error *err)
         return rc;
     }
     t->gone = 0;
+    t->claimed = 1;
     w2l__free(t->older_specs);
     t->older_specs = NULL;
     t->nolder_specs = 0;

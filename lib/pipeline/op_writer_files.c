@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "op_writer_int.h"
+#include "owner.h"
 
 /* --------------------------------------------------------------------- files ------- */
 
@@ -21,8 +22,12 @@ static w2l_rc ensure_location(writer *w, tstate *t, w2l_error *err)
         w2l__error_prefix(err, "table %s: finding its location: ", t->fq);
         return rc;
     }
-    t->location = w2l__strdup(it->meta->location);
+    /* no DDL handler claimed it for this job (owner.h) */
+    rc = w2l__claims_check(w2l__owner_claims(w2l__owner_current()), t->ns, t->table, it->meta,
+                           err);
+    if (rc == W2L_OK) t->location = w2l__strdup(it->meta->location);
     w2l__ice_table_free(it);
+    W2L_TRY(rc);
     W2L_NOMEM_IF(!t->location, err);
     return W2L_OK;
 }

@@ -1091,7 +1091,9 @@ w2l_rc w2l__wr_index_load(writer *w, tstate *t, w2l_error *err)
     if (rc == W2L_NOTFOUND) {
         rc = W2L_OK; /* no table yet: no rows */
     } else if (rc == W2L_OK && (!t->uuid[0] || !strcmp(it->meta->uuid, t->uuid))) {
-        rc = load_lake(w, t, it, &nfiles, &dups, err);
+        /* another job's table: refused before its rows are read (owner.h) */
+        rc = w2l__claims_check(w2l__owner_claims(o), t->ns, t->table, it->meta, err);
+        if (rc == W2L_OK) rc = load_lake(w, t, it, &nfiles, &dups, err);
     }
     w2l__ice_table_free(it);
     if (rc != W2L_OK) {

@@ -25,6 +25,7 @@ struct w2l__owner {
     w2l_fileio *io;           /* opened when operations are first applied */
     w2l_catalog *cat;
     char *job_id;
+    w2l__claims *claims;      /* table_claim.c, for job_id */
     mtx_t mtx;
     cnd_t cv;
     unsigned ncommit;
@@ -34,9 +35,11 @@ struct w2l__owner {
     uint64_t generation;
     /* the tables each generation's operations touched, "ns\0table\0" after one another,
      * for the generations above touched_floor (older ones are forgotten: a committer that
-     * far behind drops all its handles) */
+     * far behind drops all its handles); tgen[i] where generation tgen[i].gen begins */
     w2l_buf touched;
     uint64_t touched_floor;
+    struct tgen { uint64_t gen; size_t off; } *tgen;
+    size_t ntgen, captgen;
     int aborted;
     int shared;
     /* the last operation applied, also on disk (applied_path): never applied again */
@@ -92,10 +95,12 @@ void w2l__owner_free(w2l__owner *o)
     }
     w2l__catalog_close(o->cat);
     w2l_fileio_close(o->io);
+    w2l__claims_free(o->claims);
     w2l__free(o->job_id);
     w2l__free(o->applied_path);
     w2l__free(o->done);
     w2l_buf_release(&o->touched);
+    w2l__free(o->tgen);
     cnd_destroy(&o->cv);
     mtx_destroy(&o->mtx);
     w2l__free(o);
@@ -263,6 +268,9 @@ static w2l_rc open_lake(w2l__owner *o, w2l_error *err)
 w2l_rc w2l__owner_restore(w2l__owner *o, w2l_state *st, w2l_error *err)
 {
     W2L_TRY(w2l__ops_job_restored(o->conf, st, o->restored, &o->job_id, err));
+    w2l__claims_free(o->claims);
+    o->claims = NULL;
+    W2L_TRY(w2l__claims_new(o->conf, o->job_id, &o->claims, err));
     if (!o->restored) return W2L_OK;
     restore_ctx r = {o, st, err, W2L_OK};
     W2L_TRY(w2l_state_keys(st, o->restored, W2L_OPS_DDL_OPS_PREFIX, restore_key, &r, err));
@@ -383,20 +391,29 @@ static w2l_rc apply_set(w2l__owner *o, const opset *s, w2l_buf *names, int *oom,
 }
 
 /* Logs the tables generation o->generation touched (o->mtx held). The log keeps at most
- * TOUCHED_MAX bytes: beyond, it starts again above this generation. Each generation's
- * entry: "#<generation>\0" then its names. */
+ * TOUCHED_MAX bytes: beyond, it starts again above this generation. */
 #define TOUCHED_MAX (1u << 20)
 static void touched_add(w2l__owner *o, const w2l_buf *names, int oom)
 {
-    char head[32];
-    int hn = snprintf(head, sizeof head, "#%llu", (unsigned long long)o->generation) + 1;
     w2l_error e;
-    if (oom || o->touched.len + names->len + (size_t)hn > TOUCHED_MAX ||
-        w2l_buf_append(&o->touched, head, (size_t)hn, &e) != W2L_OK ||
+    if (!oom && o->ntgen == o->captgen) {
+        size_t cap = o->captgen ? 2 * o->captgen : 16;
+        struct tgen *t = w2l__realloc(o->tgen, cap * sizeof *t);
+        if (t) {
+            o->tgen = t;
+            o->captgen = cap;
+        } else {
+            oom = 1;
+        }
+    }
+    if (oom || o->touched.len + names->len > TOUCHED_MAX ||
         w2l_buf_append(&o->touched, names->data, names->len, &e) != W2L_OK) {
         o->touched.len = 0;
+        o->ntgen = 0;
         o->touched_floor = o->generation;
+        return;
     }
+    o->tgen[o->ntgen++] = (struct tgen){ o->generation, o->touched.len - names->len };
 }
 
 w2l_rc w2l__owner_before_commit(w2l__owner *o, unsigned committer, uint64_t ckpt, w2l_error *err)
@@ -444,21 +461,22 @@ int w2l__owner_touched_since(w2l__owner *o, uint64_t since,
 {
     mtx_lock(&o->mtx);
     int complete = since >= o->touched_floor;
-    const char *p = (const char *)o->touched.data, *end = p + o->touched.len;
-    uint64_t gen = 0;
-    while (complete && p < end) {
-        if (*p == '#') {
-            gen = strtoull(p + 1, NULL, 10);
-            p += strlen(p) + 1;
-            continue;
+    for (size_t i = 0; complete && i < o->ntgen; i++) {
+        if (o->tgen[i].gen <= since) continue;
+        const char *p = (const char *)o->touched.data + o->tgen[i].off;
+        const char *end = (const char *)o->touched.data +
+                          (i + 1 < o->ntgen ? o->tgen[i + 1].off : o->touched.len);
+        while (p < end) {
+            const char *ns = p, *table = p + strlen(p) + 1;
+            p = table + strlen(table) + 1;
+            fn(ctx, ns, table);
         }
-        const char *ns = p, *table = p + strlen(p) + 1;
-        p = table + strlen(table) + 1;
-        if (gen > since) fn(ctx, ns, table);
     }
     mtx_unlock(&o->mtx);
     return complete;
 }
+
+w2l__claims *w2l__owner_claims(w2l__owner *o) { return o ? o->claims : NULL; }
 
 uint64_t w2l__owner_generation(w2l__owner *o)
 {

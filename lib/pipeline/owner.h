@@ -31,6 +31,7 @@
 #define W2L_PIPELINE_OWNER_H
 
 #include "../common/common.h"
+#include "../iceberg/iceberg.h"
 
 typedef struct w2l__owner w2l__owner;
 
@@ -88,5 +89,40 @@ uint64_t w2l__owner_generation(w2l__owner *o);
  * more than once. Under the owner's lock: fn must not call the owner. */
 int w2l__owner_touched_since(w2l__owner *o, uint64_t since,
                              void (*fn)(void *ctx, const char *ns, const char *table), void *ctx);
+
+/* ---- table claims (table_claim.c): one job writes a table ----
+ *
+ * A table belongs to the job of the newest snapshot of its history that carries
+ * w2l.job-id (other writers' snapshots and w2l's maintenance carry none and change
+ * nothing), else to the job its W2L_CLAIM_CREATOR_KEY property names (a table created and
+ * not yet committed to), else to nobody. A job claims a table before it writes it: at the
+ * DDL handler's and a writer's first load, before each commit (and retry) of a checkpoint
+ * by a committer. Another job's table is W2L_BUSY, naming the table and both jobs and how
+ * to hand it over, unless job.adopt-tables names it ("db.t,db2.*" or "*"): the adopting
+ * job's next commit makes it the owner. The members of a consumer group (job id + "-m" +
+ * 12 hex digits) are one job. */
+#define W2L_CLAIM_CREATOR_KEY "w2l.created-by-job"
+typedef struct w2l__claims w2l__claims;
+
+/* The claims of job (copied); job.adopt-tables from conf (NULL: none), W2L_CONFIG when
+ * malformed. */
+w2l_rc w2l__claims_new(const w2l_conf *conf, const char *job, w2l__claims **out,
+                       w2l_error *err);
+void w2l__claims_free(w2l__claims *c); /* NULL is a no-op */
+/* The job the claims are made for (borrowed); NULL for NULL. */
+const char *w2l__claims_job(const w2l__claims *c);
+/* The owner of the table with metadata m (borrowed from m); NULL when none. */
+const char *w2l__claims_owner(const w2l__ice_meta *m);
+/* 1 when job ids a and b name one job (equal, or members of one consumer group). */
+int w2l__claims_same_job(const char *a, const char *b);
+/* Before this job writes ns.table, whose metadata (as the caller loaded it) is m: W2L_OK
+ * when it is this job's, nobody's or adopted; W2L_BUSY otherwise. Cached per table and
+ * snapshot: a table that has not moved since its last claim costs a lookup. c or m NULL:
+ * W2L_OK. Thread-safe. */
+w2l_rc w2l__claims_check(w2l__claims *c, const char *ns, const char *table,
+                         const w2l__ice_meta *m, w2l_error *err);
+/* The pipeline's claims (made by w2l__owner_restore, for the job id it found); NULL
+ * before. */
+w2l__claims *w2l__owner_claims(w2l__owner *o);
 
 #endif

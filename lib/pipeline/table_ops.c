@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "../json/json.h"
+#include "owner.h"
 #include "table_ops.h"
 
 #define MARKER_KEY "w2l.ddl-op"
@@ -120,7 +121,15 @@ static w2l_rc apply_create(w2l__tops_ctx *c, const char *ns, const char *table, 
     w2l__ice_table *t;
     w2l_rc rc = load(c, ns, table, &t, err);
     if (rc == W2L_OK && t) {
-        if (strcmp(t->meta->uuid, m->uuid) != 0)
+        const char *other = c->shared ? NULL : w2l__claims_owner(t->meta);
+        if (strcmp(t->meta->uuid, m->uuid) != 0 && other &&
+            !w2l__claims_same_job(other, c->job_id)) /* owner.h */
+            rc = w2l__fail(err, W2L_BUSY,
+                           "the lake holds job \"%.100s\"'s table under this name (uuid %s), made "
+                           "while this job \"%.100s\" created its own: one job writes a table; "
+                           "leave it to that job (exclude it here)",
+                           other, t->meta->uuid, c->job_id);
+        else if (strcmp(t->meta->uuid, m->uuid) != 0)
             rc = w2l__fail(err, c->shared ? W2L_CONFLICT : W2L_EXISTS,
                            "the lake holds another table under this name (uuid %s) than the one "
                            "this job created (uuid %s)%s",
