@@ -2,6 +2,7 @@
  * The w2l_rc + caller-owned w2l_error convention: formatting into the fixed buffer, never
  * allocating, so even an out-of-memory failure can be described.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 
@@ -75,6 +76,17 @@ w2l_rc w2l__fail_errno(w2l_error *err, w2l_rc code, int e, const char *fmt, ...)
     return code;
 }
 
+/* Does msg begin with what head names ("table a.b" of "table a.b: "), as a whole name (not
+ * "table a.bc")? Then the layer below said it already. */
+static int names_already(const char *msg, const char *head)
+{
+    size_t n = strlen(head);
+    while (n > 0 && (head[n - 1] == ' ' || head[n - 1] == ':')) n--;
+    if (n == 0 || strncmp(msg, head, n) != 0) return 0;
+    char c = msg[n];
+    return !(isalnum((unsigned char)c) || c == '_' || c == '.' || c == '-' || c == '/');
+}
+
 void w2l__error_prefix(w2l_error *err, const char *fmt, ...)
 {
     if (!err) return;
@@ -83,6 +95,7 @@ void w2l__error_prefix(w2l_error *err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(head, sizeof head, fmt, ap);
     va_end(ap);
+    if (names_already(err->msg, head)) return;
     memcpy(old, err->msg, sizeof old);
     size_t hl = strlen(head), ol = strlen(old);
     if (hl > sizeof err->msg - 1) hl = sizeof err->msg - 1;
