@@ -258,7 +258,8 @@ START_TEST(arena_pool_across_threads)
     /* two threads taking and giving back at once: no block is in two arenas at a time */
     pool_worker w[2] = {{pool, NULL, 0, 300, 'p', 0}, {pool, NULL, 0, 300, 'q', 0}};
     thrd_t th[2];
-    for (int i = 0; i < 2; i++) ck_assert_int_eq(thrd_create(&th[i], pool_work, &w[i]), thrd_success);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(thrd_create(&th[i], pool_work, &w[i]), thrd_success);
     for (int i = 0; i < 2; i++) {
         ck_assert_int_eq(thrd_join(th[i], &res), thrd_success);
         ck_assert_int_eq(res, 0);

@@ -268,7 +268,10 @@ static const w2l_fileio_methods fault_methods = {
     .put_if = fo_put_if,
 };
 
-void fault_fileio_register(void) { ck_assert_int_eq(w2l_fileio_register(&fault_methods, 0), W2L_OK); }
+void fault_fileio_register(void)
+{
+    ck_assert_int_eq(w2l_fileio_register(&fault_methods, 0), W2L_OK);
+}
 
 void fault_fileio_arm(w2l_fileio *b, unsigned kinds, long nth, int persistent)
 {
