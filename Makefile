@@ -2,6 +2,8 @@
 #
 #   make                 library (.a, .so), the w2l CLI and the examples
 #   make check           install missing dependencies (as root), build, run every test
+#   make check-fast      the developer loop: unit suites, layering, format, man pages
+#                        (minutes, no root, no MariaDB install)
 #   make check-asan      the unit tests under ASan + UBSan
 #   make install         PREFIX, DESTDIR, LIBDIR, INCLUDEDIR, BINDIR, MANDIR, PKGCONFIGDIR
 #   make bench           benchmarks (not part of check)
@@ -49,7 +51,7 @@ SONAME := libwholedb2lake.so.$(MAJOR)
 W2L    := $(B)/w2l
 TESTS  := $(B)/test/check_w2l
 
-.PHONY: all lib cli examples deps have-deps format format-check check check-unit check-examples check-interop check-install \
+.PHONY: all lib cli examples deps have-deps format format-check check check-fast check-unit check-examples check-interop check-install \
         check-asan check-layering man-check install install-lib install-headers install-pc \
         install-man install-cli uninstall clean bench demo
 .DEFAULT_GOAL := all
@@ -146,6 +148,12 @@ check:
 	$(MAKE) all $(GEN_BIN)
 	$(MAKE) check-examples check-readme check-layering format-check man-check check-install check-interop check-unit check-asan
 	@echo "make check: all passed"
+
+# The developer loop beside check: what needs neither root nor a MariaDB install nor the
+# interop tests' node modules. check stays the full test command (CI runs it).
+check-fast:
+	$(MAKE) check-layering format-check man-check check-unit
+	@echo "make check-fast: all passed"
 
 CK_TIMEOUT_UNIT ?= 3
 CK_TIMEOUT_ASAN ?= 8

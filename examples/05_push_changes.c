@@ -39,9 +39,9 @@ int main(int argc, char **argv)
 
     /* the table as the host sees it: id (the key), sensor name, a reading */
     s = w2l_schema_new(0);
-    CHECK(w2l_schema_add_field(s, 1, "id", (w2l_type){W2L_TYPE_LONG, 0, 0}, 1, &err));
-    CHECK(w2l_schema_add_field(s, 2, "sensor", (w2l_type){W2L_TYPE_STRING, 0, 0}, 0, &err));
-    CHECK(w2l_schema_add_field(s, 3, "celsius", (w2l_type){W2L_TYPE_DOUBLE, 0, 0}, 0, &err));
+    CHECK(w2l_schema_add_field(s, 1, "id", (w2l_type){ .id = W2L_TYPE_LONG }, 1, &err));
+    CHECK(w2l_schema_add_field(s, 2, "sensor", (w2l_type){ .id = W2L_TYPE_STRING }, 0, &err));
+    CHECK(w2l_schema_add_field(s, 3, "celsius", (w2l_type){ .id = W2L_TYPE_DOUBLE }, 0, &err));
     int32_t key = 1;
     CHECK(w2l_schema_set_identifier(s, &key, 1, &err));
 
@@ -50,20 +50,35 @@ int main(int argc, char **argv)
         for (int i = 0; i < 100; i++) {
             char name[32];
             int n = snprintf(name, sizeof name, "sensor-%d", i % 10);
-            w2l_value row[3] = {{0}, {0}, {0}};
-            row[0].v.i64 = i;
-            row[1].v.bytes.ptr = name;
-            row[1].v.bytes.len = (size_t)n;
-            row[2].v.f64 = 20.0 + batch + i / 100.0;
-            /* the first batch inserts, the later ones update the same keys */
-            w2l_change c = { "plant", "readings", s,    batch ? W2L_OP_UPDATE_AFTER : W2L_OP_INSERT,
-                             row,     3,          NULL, 0 };
+            /* the row as it is now (the after image), and as the previous batch left it */
+            w2l_value after[3] = { { .v.i64 = i },
+                                   { .v.bytes = { .ptr = name, .len = (size_t)n } },
+                                   { .v.f64 = 20.0 + batch + i / 100.0 } };
+            w2l_value before[3] = { after[0],
+                                    after[1],
+                                    { .v.f64 = 20.0 + (batch - 1) + i / 100.0 } };
+            /* the first batch inserts, the later ones update the same keys: an update is
+             * two changes, the before image and then the after image */
             if (batch) {
-                w2l_change before = c;
-                before.op = W2L_OP_UPDATE_BEFORE;
-                CHECK(w2l_emit_change(em, &before, &err));
+                w2l_change old_row = {
+                    .db = "plant",
+                    .table = "readings",
+                    .schema = s,
+                    .op = W2L_OP_UPDATE_BEFORE,
+                    .row = before,
+                    .ncols = 3,
+                };
+                CHECK(w2l_emit_change(em, &old_row, &err));
             }
-            CHECK(w2l_emit_change(em, &c, &err));
+            w2l_change new_row = {
+                .db = "plant",
+                .table = "readings",
+                .schema = s,
+                .op = batch ? W2L_OP_UPDATE_AFTER : W2L_OP_INSERT,
+                .row = after,
+                .ncols = 3,
+            };
+            CHECK(w2l_emit_change(em, &new_row, &err));
         }
         char pos[32];
         int n = snprintf(pos, sizeof pos, "{\"batch\":%d}", batch);

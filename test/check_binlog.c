@@ -262,7 +262,8 @@ START_TEST(datetime2_out_of_range_fails)
     w2l_error err = {0};
     w2l_rc rc = bl_replay_text(fake_my_port(srv), &text, &err);
     ck_assert_msg(rc == W2L_CORRUPT, "%s: %s", w2l_rc_name(rc), err.msg);
-    ck_assert_msg(strstr(err.msg, "dt0") && strstr(err.msg, "out of range"), "unclear error: %s", err.msg);
+    ck_assert_msg(strstr(err.msg, "dt0") && strstr(err.msg, "out of range"), "unclear error: %s",
+                  err.msg);
     free(text);
     bl_stream_free(&bad);
 }

@@ -57,8 +57,8 @@ static w2l_rc on_ddl(void *ctx, w2l__ddl_elem *d, w2l_error *err)
     collect *c = ctx;
     char line[4096], sch[2048] = "";
     if (d->ddl.schema_after) cdc_schema_text(d->ddl.schema_after, sch, sizeof sch);
-    snprintf(line, sizeof line, "DDL %s.%s %s%s%s\n", d->ddl.db ? d->ddl.db : "-", d->ddl.table ? d->ddl.table : "-",
-             d->ddl.sql, *sch ? " => " : "", sch);
+    snprintf(line, sizeof line, "DDL %s.%s %s%s%s\n", d->ddl.db ? d->ddl.db : "-",
+             d->ddl.table ? d->ddl.table : "-", d->ddl.sql, *sch ? " => " : "", sch);
     put(c, line);
     w2l__ddl_elem_free(d);
     return W2L_OK;
@@ -91,7 +91,8 @@ static void fx_init(fx *f, int until_caught_up)
     f->conf = w2l_conf_new();
     ck_assert_ptr_nonnull(f->conf);
     w2l_error err;
-    ck_assert_ok(w2l_conf_set(f->conf, "until-caught-up", until_caught_up ? "true" : "false", &err), err);
+    ck_assert_ok(w2l_conf_set(f->conf, "until-caught-up", until_caught_up ? "true" : "false", &err),
+                 err);
 }
 
 static void fx_done(fx *f)
@@ -163,7 +164,8 @@ static void assert_stream(const char *file, const char *format, const char *expe
     w2l_rc rc;
     char *got = read_all(uri_of(file, format), NULL, &rc, &err);
     ck_assert_msg(rc == W2L_DONE, "%s: %s", w2l_rc_name(rc), err.msg);
-    if (strcmp(got, expected) != 0) fprintf(stderr, "---- %s got:\n%s---- expected:\n%s", file, got, expected);
+    if (strcmp(got, expected) != 0)
+        fprintf(stderr, "---- %s got:\n%s---- expected:\n%s", file, got, expected);
     ck_assert_str_eq(got, expected);
     free(got);
 }
@@ -208,7 +210,8 @@ static const char canal_types_expected[] =
     "t.all_types I 2|0|0|0|0|0|0|0|0.00|0.0|-0.0|false|0|1970-01-01|1970-01-01T00:00:00.000000|"
     "1970-01-01T00:00:01.000000+00:00|00:00:00.000000|0|||a||null||\n"
     "COMMIT {\"offset\":2005}\n"
-    "t.all_types I 3|null|127|null|8388607|null|9223372036854775807|null|9999999999.99|null|2.5|null|"
+    "t.all_types I 3|null|127|null|8388607|null|9223372036854775807|null|9999999999.99|null|2.5|"
+    "null|"
     "null|1000-01-01|1000-01-01T00:00:00.000001|null|null|1901|null|null|null|null|null|null|null\n"
     "COMMIT {\"offset\":2958}\n";
 
@@ -240,9 +243,12 @@ START_TEST(canal_types_schema)
     ck_assert_uint_eq(nev, 1);
     char sch[2048];
     cdc_schema_text(ev[0].change.schema, sch, sizeof sch);
-    ck_assert_str_eq(sch, "id*!:int,b:boolean,ti:int,usi:int,mi:int,ui:long,bi:long,ubi:decimal(20,0),"
-                          "dec:decimal(12,2),f:float,d:double,bit1:boolean,bit12:long,dt:date,dtm:timestamp,"
-                          "ts:timestamptz,tm:time,y:int,c:string,vc:string,e:string,st:string,j:string,"
+    ck_assert_str_eq(sch, "id*!:int,b:boolean,ti:int,usi:int,mi:int,ui:long,bi:long,"
+                          "ubi:decimal(20,0),"
+                          "dec:decimal(12,2),f:float,d:double,bit1:boolean,bit12:long,dt:date,"
+                          "dtm:timestamp,"
+                          "ts:timestamptz,tm:time,y:int,c:string,vc:string,e:string,st:string,"
+                          "j:string,"
                           "bin:binary,bl:binary");
     w2l__cdc_clear(d);
     w2l__cdc_free(d);
@@ -259,9 +265,11 @@ START_TEST(canal_options)
     char path[512], uri[600];
     snprintf(path, sizeof path, "%s/opt.jsonl", tmp);
     FILE *fp = fopen(path, "w");
-    fputs("{\"data\":[{\"id\":\"1\",\"b\":\"7\",\"ts\":\"2024-01-01 08:00:00\",\"tm\":\"-838:59:59\"}],"
+    fputs("{\"data\":[{\"id\":\"1\",\"b\":\"7\",\"ts\":\"2024-01-01 08:00:00\","
+          "\"tm\":\"-838:59:59\"}],"
           "\"database\":\"d\",\"isDdl\":false,\"mysqlType\":{\"id\":\"int\",\"b\":\"tinyint(1)\","
-          "\"ts\":\"timestamp\",\"tm\":\"time\"},\"pkNames\":[\"id\"],\"table\":\"t\",\"type\":\"INSERT\"}\n", fp);
+          "\"ts\":\"timestamp\",\"tm\":\"time\"},\"pkNames\":[\"id\"],\"table\":\"t\","
+          "\"type\":\"INSERT\"}\n", fp);
     fclose(fp);
     snprintf(uri, sizeof uri, "file:%s?format=canal-json", path);
     fx f;
@@ -272,14 +280,16 @@ START_TEST(canal_options)
     ck_assert_ok(w2l_conf_set(f.conf, "source.time-as-string", "true", &err), err);
     ck_assert_ok(src_open(&f, uri, NULL, &err), err);
     ck_assert_int_eq(drain(&f, 0, &err), W2L_DONE);
-    ck_assert_str_eq(out_str(&f), "d.t I 1|7|2024-01-01T00:00:00.000000+00:00|-838:59:59\nCOMMIT {\"offset\":220}\n");
+    ck_assert_str_eq(out_str(&f), "d.t I 1|7|2024-01-01T00:00:00.000000+00:00|"
+                                  "-838:59:59\nCOMMIT {\"offset\":220}\n");
     fx_done(&f);
     /* the same TIME without the option is an error naming it */
     fx_init(&f, 1);
     ck_assert_ok(w2l_conf_set(f.conf, "source.tinyint1-as-boolean", "false", &err), err);
     ck_assert_ok(src_open(&f, uri, NULL, &err), err);
     ck_assert_int_eq(drain(&f, 0, &err), W2L_SOURCE);
-    ck_assert_msg(strstr(err.msg, "column tm: value \"-838:59:59\": TIME outside") != NULL, "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "column tm: value \"-838:59:59\": TIME outside") != NULL, "%s",
+                  err.msg);
     ck_assert_msg(strstr(err.msg, "line 1 (byte offset 0)") != NULL, "%s", err.msg);
     fx_done(&f);
     tmpdir_remove(tmp);
@@ -287,18 +297,22 @@ START_TEST(canal_options)
 END_TEST
 
 static const char dbz_expected[] =
-    "inventory.customers I 1|alice|12.345|2024-02-29|2024-02-29T23:59:59.999999|2024-02-29T23:59:59.123000|"
+    "inventory.customers I 1|alice|12.345|2024-02-29|2024-02-29T23:59:59.999999|"
+    "2024-02-29T23:59:59.123000|"
     "2024-02-29T23:59:59.500000+00:00|23:59:59.999999|9|true|00ff|-0.5|1.5|-9223372036854775808|"
     "18446744073709551615|{\"a\":1}\n"
     "COMMIT {\"offset\":@1}\n"
-    "inventory.customers I 2|bob|-1.250|2024-02-29|2024-02-29T23:59:59.999999|2024-02-29T23:59:59.123000|"
+    "inventory.customers I 2|bob|-1.250|2024-02-29|2024-02-29T23:59:59.999999|"
+    "2024-02-29T23:59:59.123000|"
     "2024-02-29T23:59:59.500000+00:00|23:59:59.999999|9|true|00ff|-0.5|1.5|-9223372036854775808|"
     "18446744073709551615|{\"a\":1}\n"
     "inventory.orders I 500|2|3\n"
-    "inventory.customers UB 1|alice|12.345|2024-02-29|2024-02-29T23:59:59.999999|2024-02-29T23:59:59.123000|"
+    "inventory.customers UB 1|alice|12.345|2024-02-29|2024-02-29T23:59:59.999999|"
+    "2024-02-29T23:59:59.123000|"
     "2024-02-29T23:59:59.500000+00:00|23:59:59.999999|9|true|00ff|-0.5|1.5|-9223372036854775808|"
     "18446744073709551615|{\"a\":1}\n"
-    "inventory.customers UA 1|alice|99999.999|2024-02-29|2024-02-29T23:59:59.999999|2024-02-29T23:59:59.123000|"
+    "inventory.customers UA 1|alice|99999.999|2024-02-29|2024-02-29T23:59:59.999999|"
+    "2024-02-29T23:59:59.123000|"
     "2024-02-29T23:59:59.500000+00:00|23:59:59.999999|9|true|00ff|-0.5|1.5|-9223372036854775808|"
     "18446744073709551615|{\"a\":1}\n";
 
@@ -325,21 +339,29 @@ START_TEST(debezium_stream)
     norm[o] = '\0';
     const char *rest =
         "COMMIT {\"offset\":@2}\n"
-        "inventory.customers UB 2|bob|-1.250|2024-02-29|2024-02-29T23:59:59.999999|2024-02-29T23:59:59.123000|"
-        "2024-02-29T23:59:59.500000+00:00|23:59:59.999999|9|true|00ff|-0.5|1.5|-9223372036854775808|"
+        "inventory.customers UB 2|bob|-1.250|2024-02-29|2024-02-29T23:59:59.999999|"
+        "2024-02-29T23:59:59.123000|"
+        "2024-02-29T23:59:59.500000+00:00|23:59:59.999999|9|true|00ff|-0.5|1.5|"
+        "-9223372036854775808|"
         "18446744073709551615|{\"a\":1}\n"
-        "inventory.customers UA 20|bob|-1.250|2024-02-29|2024-02-29T23:59:59.999999|2024-02-29T23:59:59.123000|"
-        "2024-02-29T23:59:59.500000+00:00|23:59:59.999999|9|true|00ff|-0.5|1.5|-9223372036854775808|"
+        "inventory.customers UA 20|bob|-1.250|2024-02-29|2024-02-29T23:59:59.999999|"
+        "2024-02-29T23:59:59.123000|"
+        "2024-02-29T23:59:59.500000+00:00|23:59:59.999999|9|true|00ff|-0.5|1.5|"
+        "-9223372036854775808|"
         "18446744073709551615|{\"a\":1}\n"
-        "inventory.customers D 1|alice|99999.999|2024-02-29|2024-02-29T23:59:59.999999|2024-02-29T23:59:59.123000|"
-        "2024-02-29T23:59:59.500000+00:00|23:59:59.999999|9|true|00ff|-0.5|1.5|-9223372036854775808|"
+        "inventory.customers D 1|alice|99999.999|2024-02-29|2024-02-29T23:59:59.999999|"
+        "2024-02-29T23:59:59.123000|"
+        "2024-02-29T23:59:59.500000+00:00|23:59:59.999999|9|true|00ff|-0.5|1.5|"
+        "-9223372036854775808|"
         "18446744073709551615|{\"a\":1}\n"
         "COMMIT {\"offset\":@3}\n"
         "DDL inventory.customers ALTER TABLE customers ADD COLUMN note VARCHAR(20) => "
         "id*!:int,name:string,note:string\n"
         "COMMIT {\"offset\":@4}\n"
-        "inventory.customers I 3|carol|0.000|2024-02-29|2024-02-29T23:59:59.999999|2024-02-29T23:59:59.123000|"
-        "2024-02-29T23:59:59.500000+00:00|23:59:59.999999|9|true|00ff|-0.5|1.5|-9223372036854775808|"
+        "inventory.customers I 3|carol|0.000|2024-02-29|2024-02-29T23:59:59.999999|"
+        "2024-02-29T23:59:59.123000|"
+        "2024-02-29T23:59:59.500000+00:00|23:59:59.999999|9|true|00ff|-0.5|1.5|"
+        "-9223372036854775808|"
         "18446744073709551615|{\"a\":1}|hi\n"
         "inventory.orders UB 500|2|3\n"
         "inventory.orders UA 500|20|4\n"
@@ -355,16 +377,22 @@ START_TEST(debezium_stream)
 END_TEST
 
 static const char dbz_noschema_expected[] =
-    "DDL shop.items CREATE TABLE items (id INT NOT NULL, price DECIMAL(10,2), at DATETIME(6), d DATE, ts TIMESTAMP, "
-    "t TIME, b BIT(3), kind ENUM('x','y'), PRIMARY KEY (id)) => id*!:int,price:decimal(10,2),at:timestamp,d:date,"
+    "DDL shop.items CREATE TABLE items (id INT NOT NULL, price DECIMAL(10,2), at DATETIME(6),"
+    " d DATE, ts TIMESTAMP, "
+    "t TIME, b BIT(3), kind ENUM('x','y'), PRIMARY KEY (id)) => id*!:int,price:decimal(10,2),"
+    "at:timestamp,d:date,"
     "ts:timestamptz,t:time,b:long,kind:string\n"
     "COMMIT {\"offset\":1780}\n"
-    "shop.items I 1|12.34|2024-02-29T23:59:59.999999|2024-02-29|2024-02-29T23:59:59.000000+00:00|01:02:03.000000|5|y\n"
+    "shop.items I 1|12.34|2024-02-29T23:59:59.999999|2024-02-29|2024-02-29T23:59:59.000000+00:00|"
+    "01:02:03.000000|5|y\n"
     "COMMIT {\"offset\":2050}\n"
-    "shop.items UB 1|12.34|2024-02-29T23:59:59.999999|2024-02-29|2024-02-29T23:59:59.000000+00:00|01:02:03.000000|5|y\n"
-    "shop.items UA 2|-0.05|1970-01-01T00:00:00.000000|1969-12-31|1970-01-01T00:00:00.000000+00:00|00:00:00.000000|0|x\n"
+    "shop.items UB 1|12.34|2024-02-29T23:59:59.999999|2024-02-29|2024-02-29T23:59:59.000000+00:00|"
+    "01:02:03.000000|5|y\n"
+    "shop.items UA 2|-0.05|1970-01-01T00:00:00.000000|1969-12-31|1970-01-01T00:00:00.000000+00:00|"
+    "00:00:00.000000|0|x\n"
     "COMMIT {\"offset\":2409}\n"
-    "DDL shop.items ALTER TABLE items DROP COLUMN kind => id*!:int,price:decimal(10,2),at:timestamp,d:date,"
+    "DDL shop.items ALTER TABLE items DROP COLUMN kind => id*!:int,price:decimal(10,2),"
+    "at:timestamp,d:date,"
     "ts:timestamptz,t:time,b:long\n"
     "COMMIT {\"offset\":3873}\n"
     "shop.items I 3|null|1970-01-01T00:00:00.001000|1970-01-01|null|-|null\n"
@@ -380,31 +408,45 @@ START_TEST(debezium_noschema_stream)
 END_TEST
 
 static const char maxwell_expected[] =
-    "DDL shop.items CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(40), price DECIMAL(10,2), created "
-    "DATETIME(6), upd TIMESTAMP, doc JSON, tags SET('a','b','c'), raw BLOB, big BIGINT UNSIGNED, tm TIME, day DATE, "
-    "ratio DOUBLE, state ENUM('new','done')) => id*!:int,name:string,price:decimal(10,2),created:timestamp,"
-    "upd:timestamptz,doc:string,tags:string,raw:binary,big:decimal(20,0),tm:time,day:date,ratio:double,state:string\n"
+    "DDL shop.items CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(40), price DECIMAL(10,2),"
+    " created "
+    "DATETIME(6), upd TIMESTAMP, doc JSON, tags SET('a','b','c'), raw BLOB, big BIGINT UNSIGNED,"
+    " tm TIME, day DATE, "
+    "ratio DOUBLE, state ENUM('new','done')) => id*!:int,name:string,price:decimal(10,2),"
+    "created:timestamp,"
+    "upd:timestamptz,doc:string,tags:string,raw:binary,big:decimal(20,0),tm:time,day:date,"
+    "ratio:double,state:string\n"
     "COMMIT {\"offset\":1035}\n"
-    "shop.items I 1|pen|1.50|2024-02-29T23:59:59.999999|2024-03-01T00:00:00.000000+00:00|{\"k\":[1,2]}|a,c|0001fe|"
+    "shop.items I 1|pen|1.50|2024-02-29T23:59:59.999999|2024-03-01T00:00:00.000000+00:00|"
+    "{\"k\":[1,2]}|a,c|0001fe|"
     "18446744073709551615|12:34:56.000000|2024-02-29|0.1|new\n"
-    "shop.items I 2|cup|12345678.90|1970-01-01T00:00:00.000000|null|null|||0|00:00:00.000000|1970-01-01|-0.0|done\n"
+    "shop.items I 2|cup|12345678.90|1970-01-01T00:00:00.000000|null|null|||0|00:00:00.000000|"
+    "1970-01-01|-0.0|done\n"
     "COMMIT {\"offset\":1670}\n"
-    "shop.items UB 2|cup|12345678.90|1970-01-01T00:00:00.000000|null|null|||0|00:00:00.000000|1970-01-01|-0.0|done\n"
-    "shop.items UA 20|cup|-0.01|1970-01-01T00:00:00.000000|null|null|||0|00:00:00.000000|1970-01-01|-0.0|done\n"
-    "shop.items D 1|pen|1.50|2024-02-29T23:59:59.999999|2024-03-01T00:00:00.000000+00:00|{\"k\":[1,2]}|a,c|0001fe|"
+    "shop.items UB 2|cup|12345678.90|1970-01-01T00:00:00.000000|null|null|||0|00:00:00.000000|"
+    "1970-01-01|-0.0|done\n"
+    "shop.items UA 20|cup|-0.01|1970-01-01T00:00:00.000000|null|null|||0|00:00:00.000000|"
+    "1970-01-01|-0.0|done\n"
+    "shop.items D 1|pen|1.50|2024-02-29T23:59:59.999999|2024-03-01T00:00:00.000000+00:00|"
+    "{\"k\":[1,2]}|a,c|0001fe|"
     "18446744073709551615|12:34:56.000000|2024-02-29|0.1|new\n"
     "COMMIT {\"offset\":2306}\n"
-    "DDL shop.items ALTER TABLE items ADD COLUMN qty INT => id*!:int,name:string,price:decimal(10,2),"
-    "created:timestamp,upd:timestamptz,doc:string,tags:string,raw:binary,big:decimal(20,0),tm:time,day:date,"
+    "DDL shop.items ALTER TABLE items ADD COLUMN qty INT => id*!:int,name:string,"
+    "price:decimal(10,2),"
+    "created:timestamp,upd:timestamptz,doc:string,tags:string,raw:binary,big:decimal(20,0),tm:time,"
+    "day:date,"
     "ratio:double,state:string,qty:int\n"
     "COMMIT {\"offset\":3832}\n"
-    "shop.items I 3|cup|12345678.90|1970-01-01T00:00:00.000000|null|null|||0|00:00:00.000000|1970-01-01|-0.0|done|7\n"
+    "shop.items I 3|cup|12345678.90|1970-01-01T00:00:00.000000|null|null|||0|00:00:00.000000|"
+    "1970-01-01|-0.0|done|7\n"
     "shop.events I 1|a|2.5|true\n"
     "shop.events I 2|null|3.0|false\n"
     "COMMIT {\"offset\":4440}\n"
     /* a bootstrap row replaces the row of its key (cdc_maxwell.c) */
-    "shop.items UB 4|cup|12345678.90|1970-01-01T00:00:00.000000|null|null|||0|00:00:00.000000|1970-01-01|-0.0|done|null\n"
-    "shop.items I 4|cup|12345678.90|1970-01-01T00:00:00.000000|null|null|||0|00:00:00.000000|1970-01-01|-0.0|done|null\n"
+    "shop.items UB 4|cup|12345678.90|1970-01-01T00:00:00.000000|null|null|||0|00:00:00.000000|"
+    "1970-01-01|-0.0|done|null\n"
+    "shop.items I 4|cup|12345678.90|1970-01-01T00:00:00.000000|null|null|||0|00:00:00.000000|"
+    "1970-01-01|-0.0|done|null\n"
     "COMMIT {\"offset\":4808}\n"
     "DDL shop.events DROP TABLE events\n"
     "COMMIT {\"offset\":4997}\n";
@@ -434,8 +476,8 @@ static void check_restarts(const char *file, const char *format)
          * that a checkpoint before its first transaction keeps it */
         char first[80];
         snprintf(first, sizeof first, "COMMIT %s\n", pos);
-        ck_assert_msg(strncmp(rest, first, strlen(first)) == 0, "restart at %s of %s: no announced position:\n%s", pos,
-                      file, rest);
+        ck_assert_msg(strncmp(rest, first, strlen(first)) == 0,
+                      "restart at %s of %s: no announced position:\n%s", pos, file, rest);
         const char *after = rest + strlen(first);
         /* union = prefix up to this commit + what the restarted source emits */
         size_t plen = (size_t)(eol + 1 - full);
@@ -452,7 +494,10 @@ START_TEST(restart_canal) { check_restarts("canal.jsonl", "canal-json"); }
 END_TEST
 START_TEST(restart_debezium) { check_restarts("debezium.jsonl", "debezium-json"); }
 END_TEST
-START_TEST(restart_debezium_noschema) { check_restarts("debezium_noschema.jsonl", "debezium-json"); }
+START_TEST(restart_debezium_noschema)
+{
+    check_restarts("debezium_noschema.jsonl", "debezium-json");
+}
 END_TEST
 START_TEST(restart_maxwell) { check_restarts("maxwell.jsonl", "maxwell-json"); }
 END_TEST
@@ -531,7 +576,8 @@ static void check_growing(const char *file, const char *format)
     char announced[80]; /* the restored position, announced first */
     snprintf(announced, sizeof announced, "COMMIT %s\n", pos);
     const char *second = out_str(&f);
-    ck_assert_msg(strncmp(second, announced, strlen(announced)) == 0, "growing %s: no announced position", file);
+    ck_assert_msg(strncmp(second, announced, strlen(announced)) == 0,
+                  "growing %s: no announced position", file);
     second += strlen(announced);
     ck_assert_msg(strncmp(full, first, fl) == 0 && strcmp(full + fl, second) == 0,
                   "growing %s: first part:\n%s\nsecond part:\n%s", file, first, second);
@@ -558,41 +604,82 @@ typedef struct bad_case {
     const char *message;  /* a part of the error message */
 } bad_case;
 
-#define CANAL_OK "{\"data\":[{\"id\":\"1\"}],\"database\":\"d\",\"isDdl\":false,\"mysqlType\":{\"id\":\"int\"},\"pkNames\":[\"id\"],\"table\":\"t\",\"type\":\"INSERT\"}\n"
-#define MX_CREATE "{\"type\":\"table-create\",\"database\":\"d\",\"table\":\"t\",\"def\":{\"database\":\"d\",\"table\":\"t\",\"primary-key\":[\"id\"],\"columns\":[{\"type\":\"int\",\"name\":\"id\"}]},\"sql\":\"CREATE TABLE t (id INT PRIMARY KEY)\"}\n"
-#define MX_ROW(xid, commit, id) "{\"database\":\"d\",\"table\":\"t\",\"type\":\"insert\",\"xid\":" #xid commit ",\"data\":{\"id\":" #id "}}\n"
+#define CANAL_OK "{\"data\":[{\"id\":\"1\"}],\"database\":\"d\",\"isDdl\":false," \
+                 "\"mysqlType\":{\"id\":\"int\"},\"pkNames\":[\"id\"],\"table\":\"t\"," \
+                 "\"type\":\"INSERT\"}\n"
+#define MX_CREATE "{\"type\":\"table-create\",\"database\":\"d\",\"table\":\"t\"," \
+                  "\"def\":{\"database\":\"d\",\"table\":\"t\",\"primary-key\":[\"id\"]," \
+                  "\"columns\":[{\"type\":\"int\",\"name\":\"id\"}]}," \
+                  "\"sql\":\"CREATE TABLE t (id INT PRIMARY KEY)\"}\n"
+#define MX_ROW(xid, commit, id) \
+    "{\"database\":\"d\",\"table\":\"t\",\"type\":\"insert\",\"xid\":" #xid commit \
+    ",\"data\":{\"id\":" #id "}}\n"
 
 static const bad_case bad_cases[] = {
-    {"canal-json", CANAL_OK "{\"data\":[{\"id\":\"2\"}],\"database\":\n", "d.t I 1\nCOMMIT {\"offset\":121}\n",
-     "line 2 (byte offset 121): canal-json: malformed message: invalid JSON"},
-    {"canal-json", CANAL_OK "{\"data\":[{\"id\":\"2\"}],\"database\":\"d\",\"table\":\"t\",\"type\":\"INSERT\"}\n",
-     "d.t I 1\nCOMMIT {\"offset\":121}\n", "line 2 (byte offset 121): canal-json: missing or invalid member \"mysqlType\""},
-    {"canal-json", "{\"data\":[{\"id\":\"1\"}],\"database\":\"d\",\"isDdl\":false,\"mysqlType\":{\"id\":\"frobnicator(3)\"},\"table\":\"t\",\"type\":\"INSERT\"}\n",
-     "", "line 1 (byte offset 0): canal-json: table d.t column id: unknown type \"frobnicator(3)\""},
-    {"canal-json", "{\"data\":[{\"id\":\"1\"},{\"id\":\"x1\"}],\"database\":\"d\",\"isDdl\":false,\"mysqlType\":{\"id\":\"int\"},\"table\":\"t\",\"type\":\"INSERT\"}\n",
-     "", "canal-json: table d.t column id: value \"x1\": not an int (32-bit)"},
-    {"canal-json", "{\"data\":[{\"id\":\"2147483648\"}],\"database\":\"d\",\"isDdl\":false,\"mysqlType\":{\"id\":\"int\"},\"table\":\"t\",\"type\":\"INSERT\"}\n",
-     "", "value \"2147483648\": not an int (32-bit)"},
-    {"canal-json", "{\"data\":[{\"id\":\"1.234\"}],\"database\":\"d\",\"isDdl\":false,\"mysqlType\":{\"id\":\"decimal(5,2)\"},\"table\":\"t\",\"type\":\"INSERT\"}\n",
-     "", "value \"1.234\""},
-    {"canal-json", "{\"data\":[{\"id\":\"2024-02-30\"}],\"database\":\"d\",\"isDdl\":false,\"mysqlType\":{\"id\":\"date\"},\"table\":\"t\",\"type\":\"INSERT\"}\n",
-     "", "value \"2024-02-30\""},
-    {"canal-json", "{\"data\":[{\"id\":\"1\"}],\"database\":\"d\",\"isDdl\":false,\"mysqlType\":{\"id\":\"int\"},\"table\":\"t\",\"type\":\"UPSERT\"}\n",
-     "", "canal-json: unknown type \"UPSERT\""},
-    {"canal-json", "[1,2]\n", "", "line 1 (byte offset 0): canal-json: message is not a JSON object"},
-    {"maxwell-json", MX_CREATE MX_ROW(1, ",\"commit\":true", 1) MX_ROW(2, "", 2) "{\"database\":\"d\",\"table\":\"t\",\"type\":\"insert\",\"xid\":2,\"data\":{\"id\":\"x\"}}\n",
-     "DDL d.t CREATE TABLE t (id INT PRIMARY KEY) => id*!:int\nCOMMIT {\"offset\":190}\nd.t I 1\nCOMMIT {\"offset\":273}\n",
-     "line 4 (byte offset 342): maxwell-json: table d.t column id: value \"x\": not an int (32-bit)"},
-    {"maxwell-json", "{\"database\":\"d\",\"table\":\"u\",\"type\":\"update\",\"data\":{\"id\":1},\"old\":{\"id\":2}}\n",
-     "", "maxwell-json: table d.u: update or delete of a table never described"},
-    {"maxwell-json", "{\"database\":\"d\",\"table\":\"u\",\"data\":{\"id\":1}}\n", "", "missing or invalid member \"type\""},
-    {"debezium-json", "{\"before\":null,\"after\":{\"id\":1},\"source\":{\"db\":\"d\",\"table\":\"t\"},\"op\":\"x\"}\n",
-     "", "debezium-json: unknown op \"x\""},
-    {"debezium-json", "{\"before\":{\"id\":1},\"after\":null,\"source\":{\"db\":\"d\",\"table\":\"t\"},\"op\":\"d\"}\n",
-     "", "debezium-json: table d.t: update or delete of a table never described"},
-    {"debezium-json", "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"field\":\"after\",\"fields\":"
-                      "[{\"type\":\"int128\",\"field\":\"m\"}]}]},\"payload\":{\"after\":{\"m\":1},\"source\":{\"db\":\"d\",\"table\":\"t\"},\"op\":\"c\"}}\n",
-     "", "debezium-json: table d.t column m: unknown Kafka Connect type int128"},
+    { "canal-json", CANAL_OK "{\"data\":[{\"id\":\"2\"}],\"database\":\n",
+      "d.t I 1\nCOMMIT {\"offset\":121}\n",
+      "line 2 (byte offset 121): canal-json: malformed message: invalid JSON" },
+    { "canal-json",
+      CANAL_OK "{\"data\":[{\"id\":\"2\"}],\"database\":\"d\",\"table\":\"t\","
+               "\"type\":\"INSERT\"}\n",
+      "d.t I 1\nCOMMIT {\"offset\":121}\n",
+      "line 2 (byte offset 121): canal-json: missing or invalid member \"mysqlType\"" },
+    { "canal-json",
+      "{\"data\":[{\"id\":\"1\"}],\"database\":\"d\",\"isDdl\":false,"
+      "\"mysqlType\":{\"id\":\"frobnicator(3)\"},\"table\":\"t\","
+      "\"type\":\"INSERT\"}\n",
+      "",
+      "line 1 (byte offset 0): canal-json: table d.t column id: unknown type \"frobnicator(3)\"" },
+    { "canal-json",
+      "{\"data\":[{\"id\":\"1\"},{\"id\":\"x1\"}],\"database\":\"d\",\"isDdl\":false,"
+      "\"mysqlType\":{\"id\":\"int\"},\"table\":\"t\",\"type\":\"INSERT\"}\n",
+      "", "canal-json: table d.t column id: value \"x1\": not an int (32-bit)" },
+    { "canal-json",
+      "{\"data\":[{\"id\":\"2147483648\"}],\"database\":\"d\",\"isDdl\":false,"
+      "\"mysqlType\":{\"id\":\"int\"},\"table\":\"t\",\"type\":\"INSERT\"}\n",
+      "", "value \"2147483648\": not an int (32-bit)" },
+    { "canal-json",
+      "{\"data\":[{\"id\":\"1.234\"}],\"database\":\"d\",\"isDdl\":false,"
+      "\"mysqlType\":{\"id\":\"decimal(5,2)\"},\"table\":\"t\",\"type\":\"INSERT\"}\n",
+      "", "value \"1.234\"" },
+    { "canal-json",
+      "{\"data\":[{\"id\":\"2024-02-30\"}],\"database\":\"d\",\"isDdl\":false,"
+      "\"mysqlType\":{\"id\":\"date\"},\"table\":\"t\",\"type\":\"INSERT\"}\n",
+      "", "value \"2024-02-30\"" },
+    { "canal-json",
+      "{\"data\":[{\"id\":\"1\"}],\"database\":\"d\",\"isDdl\":false,"
+      "\"mysqlType\":{\"id\":\"int\"},\"table\":\"t\",\"type\":\"UPSERT\"}\n",
+      "", "canal-json: unknown type \"UPSERT\"" },
+    { "canal-json", "[1,2]\n", "",
+      "line 1 (byte offset 0): canal-json: message is not a JSON object" },
+    { "maxwell-json",
+      MX_CREATE MX_ROW(1, ",\"commit\":true", 1)
+          MX_ROW(2, "", 2) "{\"database\":\"d\",\"table\":\"t\",\"type\":\"insert\",\"xid\":2,"
+                           "\"data\":{\"id\":\"x\"}}\n",
+      "DDL d.t CREATE TABLE t (id INT PRIMARY KEY) => id*!:int\nCOMMIT {\"offset\":190}\nd.t I "
+      "1\nCOMMIT {\"offset\":273}\n",
+      "line 4 (byte offset 342): maxwell-json: table d.t column id: value \"x\": not an int "
+      "(32-bit)" },
+    { "maxwell-json",
+      "{\"database\":\"d\",\"table\":\"u\",\"type\":\"update\",\"data\":{\"id\":1},"
+      "\"old\":{\"id\":2}}\n",
+      "", "maxwell-json: table d.u: update or delete of a table never described" },
+    { "maxwell-json", "{\"database\":\"d\",\"table\":\"u\",\"data\":{\"id\":1}}\n", "",
+      "missing or invalid member \"type\"" },
+    { "debezium-json",
+      "{\"before\":null,\"after\":{\"id\":1},\"source\":{\"db\":\"d\","
+      "\"table\":\"t\"},\"op\":\"x\"}\n",
+      "", "debezium-json: unknown op \"x\"" },
+    { "debezium-json",
+      "{\"before\":{\"id\":1},\"after\":null,\"source\":{\"db\":\"d\","
+      "\"table\":\"t\"},\"op\":\"d\"}\n",
+      "", "debezium-json: table d.t: update or delete of a table never described" },
+    { "debezium-json",
+      "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\","
+      "\"field\":\"after\",\"fields\":"
+      "[{\"type\":\"int128\",\"field\":\"m\"}]}]},\"payload\":{\"after\":{\"m\":1},"
+      "\"source\":{\"db\":\"d\",\"table\":\"t\"},\"op\":\"c\"}}\n",
+      "", "debezium-json: table d.t column m: unknown Kafka Connect type int128" },
 };
 
 START_TEST(bad_input)
@@ -665,15 +752,20 @@ START_TEST(uri_errors)
     w2l_error err;
     const char *u1 = "file:test/data/cdc/canal.jsonl?format=avro";
     ck_assert_int_eq(src_open(&f, u1, NULL, &err), W2L_CONFIG);
-    ck_assert_msg(strstr(err.msg, u1) && strstr(err.msg, "canal-json|debezium-json|maxwell-json"), "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, u1) && strstr(err.msg, "canal-json|debezium-json|maxwell-json"),
+                  "%s", err.msg);
     ck_assert_int_eq(src_open(&f, "file:test/data/cdc/canal.jsonl", NULL, &err), W2L_CONFIG);
     ck_assert_msg(strstr(err.msg, "format required"), "%s", err.msg);
-    ck_assert_int_eq(src_open(&f, "file:/nonexistent/x.jsonl?format=canal-json", NULL, &err), W2L_CONFIG);
+    ck_assert_int_eq(src_open(&f, "file:/nonexistent/x.jsonl?format=canal-json", NULL, &err),
+                     W2L_CONFIG);
     ck_assert_msg(strstr(err.msg, "/nonexistent/x.jsonl"), "%s", err.msg);
-    ck_assert_int_eq(src_open(&f, uri_of("canal.jsonl", "canal-json"), "{\"offset\":5}", &err), W2L_SOURCE);
+    ck_assert_int_eq(src_open(&f, uri_of("canal.jsonl", "canal-json"), "{\"offset\":5}", &err),
+                     W2L_SOURCE);
     ck_assert_msg(strstr(err.msg, "not at the end of a line"), "%s", err.msg);
-    ck_assert_int_eq(src_open(&f, uri_of("canal.jsonl", "canal-json"), "{\"offset\":999999}", &err), W2L_SOURCE);
-    ck_assert_int_eq(src_open(&f, uri_of("canal.jsonl", "canal-json"), "{\"pos\":1}", &err), W2L_CORRUPT);
+    ck_assert_int_eq(src_open(&f, uri_of("canal.jsonl", "canal-json"), "{\"offset\":999999}", &err),
+                     W2L_SOURCE);
+    ck_assert_int_eq(src_open(&f, uri_of("canal.jsonl", "canal-json"), "{\"pos\":1}", &err),
+                     W2L_CORRUPT);
     ck_assert_ok(w2l_conf_set(f.conf, "source.timezone", "Mars/Olympus", &err), err);
     ck_assert_int_eq(src_open(&f, uri_of("canal.jsonl", "canal-json"), NULL, &err), W2L_CONFIG);
     ck_assert_msg(strstr(err.msg, "Mars/Olympus"), "%s", err.msg);
@@ -692,8 +784,12 @@ START_TEST(long_line_and_no_newline)
     memset(val, 'x', big);
     val[big] = '\0';
     FILE *fp = fopen(path, "w");
-    fprintf(fp, "{\"data\":[{\"id\":\"1\",\"s\":\"%s\"}],\"database\":\"d\",\"isDdl\":false,\"mysqlType\":{\"id\":\"int\",\"s\":\"longtext\"},\"table\":\"t\",\"type\":\"INSERT\"}\n", val);
-    fprintf(fp, "{\"data\":[{\"id\":\"2\",\"s\":\"y\"}],\"database\":\"d\",\"isDdl\":false,\"mysqlType\":{\"id\":\"int\",\"s\":\"longtext\"},\"table\":\"t\",\"type\":\"INSERT\"}");
+    fprintf(fp, "{\"data\":[{\"id\":\"1\",\"s\":\"%s\"}],\"database\":\"d\",\"isDdl\":false,"
+                "\"mysqlType\":{\"id\":\"int\",\"s\":\"longtext\"},\"table\":\"t\","
+                "\"type\":\"INSERT\"}\n", val);
+    fprintf(fp, "{\"data\":[{\"id\":\"2\",\"s\":\"y\"}],\"database\":\"d\",\"isDdl\":false,"
+                "\"mysqlType\":{\"id\":\"int\",\"s\":\"longtext\"},\"table\":\"t\","
+                "\"type\":\"INSERT\"}");
     fclose(fp);
     free(val);
     snprintf(uri, sizeof uri, "file:%s?format=canal-json", path);
@@ -747,14 +843,15 @@ START_TEST(fail_alloc_loop)
                 m->close(s);
             }
             fail_alloc_arm(-1);
-            ck_assert_msg(rc == W2L_DONE || rc == W2L_NOMEM, "nth %ld: %s: %s", nth, w2l_rc_name(rc), err.msg);
+            ck_assert_msg(rc == W2L_DONE || rc == W2L_NOMEM, "nth %ld: %s: %s", nth,
+                          w2l_rc_name(rc), err.msg);
             completed = rc == W2L_DONE;
             w2l__free(s);
             w2l__emitter_free(em);
             w2l_conf_free(conf);
             w2l_buf_release(&col.out);
-            ck_assert_msg(fail_alloc_outstanding() == base, "nth %ld of %s: %ld blocks leaked", nth, files[fi][0],
-                          fail_alloc_outstanding() - base);
+            ck_assert_msg(fail_alloc_outstanding() == base, "nth %ld of %s: %ld blocks leaked", nth,
+                          files[fi][0], fail_alloc_outstanding() - base);
         }
         ck_assert(completed);
     }
@@ -804,7 +901,8 @@ static char *decode_lines(w2l__cdc_format fmt, int tinyint1, const char *lines)
                 }
                 int n = snprintf(line, sizeof line, "%s ", cdc_op_name(ch->op));
                 for (size_t k = 0; k < ch->ncols; k++) {
-                    w2l_value_format(w2l_schema_field(ch->schema, k)->type, &ch->row[k], v, sizeof v);
+                    w2l_value_format(w2l_schema_field(ch->schema, k)->type, &ch->row[k], v,
+                                     sizeof v);
                     n += snprintf(line + n, sizeof line - (size_t)n, "%s%s", k ? "|" : "", v);
                 }
                 snprintf(line + n, sizeof line - (size_t)n, "\n");
@@ -822,7 +920,8 @@ static char *decode_lines(w2l__cdc_format fmt, int tinyint1, const char *lines)
     return s;
 }
 
-static void assert_decoded(w2l__cdc_format fmt, int tinyint1, const char *lines, const char *expected)
+static void assert_decoded(w2l__cdc_format fmt, int tinyint1, const char *lines,
+                           const char *expected)
 {
     char *got = decode_lines(fmt, tinyint1, lines);
     if (strcmp(got, expected)) fprintf(stderr, "---- got:\n%s---- expected:\n%s", got, expected);
@@ -832,46 +931,61 @@ static void assert_decoded(w2l__cdc_format fmt, int tinyint1, const char *lines,
 
 /* One debezium message with the JSON converter's schema envelope: the fields of "after"
  * and its values. */
-#define DBZ(fields, values)                                                                             \
-    "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"field\":\"after\",\"fields\":[" \
-    fields "]}]},\"payload\":{\"before\":null,\"after\":{" values                                      \
+#define DBZ(fields, values) \
+    "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"field\":\"after\"," \
+    "\"fields\":[" \
+    fields "]}]},\"payload\":{\"before\":null,\"after\":{" values \
     "},\"source\":{\"db\":\"d\",\"table\":\"t\"},\"op\":\"c\"}}\n"
 #define KF(name, type) "{\"field\":\"" name "\",\"type\":\"" type "\"}"
-#define KL(name, type, logical) "{\"field\":\"" name "\",\"type\":\"" type "\",\"name\":\"" logical "\"}"
+#define KL(name, type, logical) \
+    "{\"field\":\"" name "\",\"type\":\"" type "\",\"name\":\"" logical "\"}"
 #define KP(name, type, logical, params) \
-    "{\"field\":\"" name "\",\"type\":\"" type "\",\"name\":\"" logical "\",\"parameters\":{" params "}}"
+    "{\"field\":\"" name "\",\"type\":\"" type "\",\"name\":\"" logical \
+    "\",\"parameters\":{" params "}}"
 #define KDEC(name, scale, precision) \
-    KP(name, "bytes", "org.apache.kafka.connect.data.Decimal", "\"scale\":\"" scale "\",\"connect.decimal.precision\":\"" precision "\"")
+    KP(name, "bytes", "org.apache.kafka.connect.data.Decimal", \
+       "\"scale\":\"" scale "\",\"connect.decimal.precision\":\"" precision "\"")
 
 START_TEST(dbz_connect_base_types)
 {
     assert_decoded(W2L__CDC_DEBEZIUM, 0,
-                   DBZ(KF("i8", "int8") "," KF("i16", "int16") "," KF("i32", "int32") "," KF("i64", "int64") ","
-                       KF("f32", "float32") "," KF("f64", "float64") "," KF("fl", "float") "," KF("db", "double") ","
-                       KF("b", "boolean") "," KF("s", "string") "," KF("by", "bytes") "," KF("st", "struct") ","
+                   DBZ(KF("i8", "int8") "," KF("i16", "int16") "," KF("i32", "int32") ","
+                       KF("i64", "int64") ","
+                       KF("f32", "float32") "," KF("f64", "float64") "," KF("fl", "float") ","
+                       KF("db", "double") ","
+                       KF("b", "boolean") "," KF("s", "string") "," KF("by", "bytes") ","
+                       KF("st", "struct") ","
                        KF("ar", "array") "," KF("mp", "map"),
-                       "\"i8\":-128,\"i16\":32767,\"i32\":-2147483648,\"i64\":9223372036854775807,\"f32\":1.5,"
-                       "\"f64\":0.1,\"fl\":3.4028235e38,\"db\":-2.5e-3,\"b\":true,\"s\":\"x\",\"by\":\"AQID\","
+                       "\"i8\":-128,\"i16\":32767,\"i32\":-2147483648,\"i64\":9223372036854775807,"
+                       "\"f32\":1.5,"
+                       "\"f64\":0.1,\"fl\":3.4028235e38,\"db\":-2.5e-3,\"b\":true,\"s\":\"x\","
+                       "\"by\":\"AQID\","
                        "\"st\":{\"a\":1},\"ar\":[1,\"b\"],\"mp\":{\"k\":2.50}")
                    /* exact integers also as 5.0 and 1e3; an int64 beyond 2^63-1 is an error */
                    DBZ(KF("i32", "int32") "," KF("i64", "int64"), "\"i32\":5.0,\"i64\":1e3")
                    DBZ(KF("i32", "int32"), "\"i32\":5.5")
                    DBZ(KF("i64", "int64"), "\"i64\":9223372036854775808")
-                   DBZ(KF("f64", "float64") "," KF("f32", "float32"), "\"f64\":1e-400,\"f32\":1e-50")
+                   DBZ(KF("f64", "float64") ","
+                       KF("f32", "float32"), "\"f64\":1e-400,\"f32\":1e-50")
                    DBZ(KF("f64", "float64"), "\"f64\":1e400")
                    DBZ(KF("f32", "float32"), "\"f32\":3.5e38"),
-                   "S i8:int,i16:int,i32:int,i64:long,f32:float,f64:double,fl:float,db:double,b:boolean,s:string,"
+                   "S i8:int,i16:int,i32:int,i64:long,f32:float,f64:double,fl:float,db:double,"
+                   "b:boolean,s:string,"
                    "by:binary,st:string,ar:string,mp:string\n"
-                   "I -128|32767|-2147483648|9223372036854775807|1.5|0.1|3.4028235e+38|-0.0025|true|x|010203|"
+                   "I -128|32767|-2147483648|9223372036854775807|1.5|0.1|3.4028235e+38|-0.0025|"
+                   "true|x|010203|"
                    "{\"a\":1}|[1,\"b\"]|{\"k\":2.50}\n"
                    "S i32:int,i64:long\n"
                    "I 5|1000\n"
                    "ERR debezium-json: table d.t column i32: value \"5.5\": not an int (32-bit)\n"
-                   "ERR debezium-json: table d.t column i64: value \"9223372036854775808\": not a long (64-bit)\n"
+                   "ERR debezium-json: table d.t column i64: value \"9223372036854775808\": not a "
+                   "long (64-bit)\n"
                    "S f64:double,f32:float\n"
                    "I 0.0|0.0\n"
-                   "ERR debezium-json: table d.t column f64: value \"1e400\": out of range for double\n"
-                   "ERR debezium-json: table d.t column f32: value \"3.5e38\": out of range for float\n");
+                   "ERR debezium-json: table d.t column f64: value \"1e400\": out of range for "
+                   "double\n"
+                   "ERR debezium-json: table d.t column f32: value \"3.5e38\": out of range for "
+                   "float\n");
 }
 END_TEST
 
@@ -880,35 +994,50 @@ START_TEST(dbz_logical_types)
     /* 19782 = 2024-02-29 in epoch days; 1709251199 s = 2024-02-29T23:59:59Z;
      * 3723004 ms = 01:02:03.004; Bits little-endian: "AQ==" = 01, "/w8=" = ff 0f = 4095 */
     assert_decoded(W2L__CDC_DEBEZIUM, 0,
-                   DBZ(KL("d", "int32", "io.debezium.time.Date") "," KL("kd", "int32", "org.apache.kafka.connect.data.Date") ","
-                       KL("t", "int32", "io.debezium.time.Time") "," KL("kt", "int32", "org.apache.kafka.connect.data.Time") ","
-                       KL("mt", "int64", "io.debezium.time.MicroTime") "," KL("nt", "int64", "io.debezium.time.NanoTime") ","
+                   DBZ(KL("d", "int32", "io.debezium.time.Date") ","
+                       KL("kd", "int32", "org.apache.kafka.connect.data.Date") ","
+                       KL("t", "int32", "io.debezium.time.Time") ","
+                       KL("kt", "int32", "org.apache.kafka.connect.data.Time") ","
+                       KL("mt", "int64", "io.debezium.time.MicroTime") ","
+                       KL("nt", "int64", "io.debezium.time.NanoTime") ","
                        KL("ts", "int64", "io.debezium.time.Timestamp") ","
                        KL("kts", "int64", "org.apache.kafka.connect.data.Timestamp") ","
                        KL("mts", "int64", "io.debezium.time.MicroTimestamp") ","
                        KL("nts", "int64", "io.debezium.time.NanoTimestamp") ","
                        KL("zts", "string", "io.debezium.time.ZonedTimestamp") ","
-                       KL("zt", "string", "io.debezium.time.ZonedTime") "," KL("y", "int32", "io.debezium.time.Year") ","
+                       KL("zt", "string", "io.debezium.time.ZonedTime") ","
+                       KL("y", "int32", "io.debezium.time.Year") ","
                        KL("md", "int64", "io.debezium.time.MicroDuration") ","
                        KP("en", "string", "io.debezium.data.Enum", "\"allowed\":\"a,b\"") ","
                        KP("es", "string", "io.debezium.data.EnumSet", "\"allowed\":\"a,b\"") ","
-                       KL("js", "string", "io.debezium.data.Json") "," KL("uu", "string", "io.debezium.data.Uuid") ","
+                       KL("js", "string", "io.debezium.data.Json") ","
+                       KL("uu", "string", "io.debezium.data.Uuid") ","
                        KL("xml", "string", "io.debezium.data.Xml") ","
                        KP("b1", "bytes", "io.debezium.data.Bits", "\"length\":\"1\"") ","
                        KP("b12", "bytes", "io.debezium.data.Bits", "\"length\":\"12\"") ","
-                       KL("unk", "int64", "com.example.Unknown") "," KL("unks", "string", "com.example.Text"),
-                       "\"d\":19782,\"kd\":0,\"t\":3723004,\"kt\":1000,\"mt\":3723000005,\"nt\":3723000005999,"
-                       "\"ts\":1709251199123,\"kts\":-1,\"mts\":1709251199999999,\"nts\":1709251199999999999,"
-                       "\"zts\":\"2024-03-01T07:59:59.5+08:00\",\"zt\":\"10:15:30Z\",\"y\":2155,\"md\":3600000000,"
+                       KL("unk", "int64", "com.example.Unknown") ","
+                       KL("unks", "string", "com.example.Text"),
+                       "\"d\":19782,\"kd\":0,\"t\":3723004,\"kt\":1000,\"mt\":3723000005,"
+                       "\"nt\":3723000005999,"
+                       "\"ts\":1709251199123,\"kts\":-1,\"mts\":1709251199999999,"
+                       "\"nts\":1709251199999999999,"
+                       "\"zts\":\"2024-03-01T07:59:59.5+08:00\",\"zt\":\"10:15:30Z\",\"y\":2155,"
+                       "\"md\":3600000000,"
                        "\"en\":\"b\",\"es\":\"a,b\",\"js\":\"{\\\"k\\\":[1,2]}\","
-                       "\"uu\":\"123e4567-e89b-12d3-a456-426614174000\",\"xml\":\"<a/>\",\"b1\":\"AQ==\","
+                       "\"uu\":\"123e4567-e89b-12d3-a456-426614174000\",\"xml\":\"<a/>\","
+                       "\"b1\":\"AQ==\","
                        "\"b12\":\"/w8=\",\"unk\":7,\"unks\":\"z\""),
-                   "S d:date,kd:date,t:time,kt:time,mt:time,nt:time,ts:timestamp,kts:timestamp,mts:timestamp,"
-                   "nts:timestamp,zts:timestamptz,zt:string,y:int,md:long,en:string,es:string,js:string,uu:string,"
+                   "S d:date,kd:date,t:time,kt:time,mt:time,nt:time,ts:timestamp,kts:timestamp,"
+                   "mts:timestamp,"
+                   "nts:timestamp,zts:timestamptz,zt:string,y:int,md:long,en:string,es:string,"
+                   "js:string,uu:string,"
                    "xml:string,b1:boolean,b12:long,unk:long,unks:string\n"
-                   "I 2024-02-29|1970-01-01|01:02:03.004000|00:00:01.000000|01:02:03.000005|01:02:03.000005|"
-                   "2024-02-29T23:59:59.123000|1969-12-31T23:59:59.999000|2024-02-29T23:59:59.999999|"
-                   "2024-02-29T23:59:59.999999|2024-02-29T23:59:59.500000+00:00|10:15:30Z|2155|3600000000|b|a,b|"
+                   "I 2024-02-29|1970-01-01|01:02:03.004000|00:00:01.000000|01:02:03.000005|"
+                   "01:02:03.000005|"
+                   "2024-02-29T23:59:59.123000|1969-12-31T23:59:59.999000|"
+                   "2024-02-29T23:59:59.999999|"
+                   "2024-02-29T23:59:59.999999|2024-02-29T23:59:59.500000+00:00|10:15:30Z|2155|"
+                   "3600000000|b|a,b|"
                    "{\"k\":[1,2]}|123e4567-e89b-12d3-a456-426614174000|<a/>|true|4095|7|z\n");
 }
 END_TEST
@@ -919,17 +1048,24 @@ START_TEST(dbz_decimals)
      * 0x13 = 19; "/w==" = ff = -1; "CHJ/Y2mq+DyhUCZ0evjH8ZbOPwrS" =
      * 12345678901234567890123456789012345678901234567890 (50 digits) */
     assert_decoded(W2L__CDC_DEBEZIUM, 0,
-                   DBZ(KDEC("dec", "2", "5") "," KDEC("neg", "3", "10") "," KDEC("num", "10", "38") ","
-                       KDEC("num2", "4", "20") "," KDEC("ub", "0", "20") "," KDEC("exp", "2", "10") ","
+                   DBZ(KDEC("dec", "2", "5") "," KDEC("neg", "3", "10") ","
+                       KDEC("num", "10", "38") ","
+                       KDEC("num2", "4", "20") "," KDEC("ub", "0", "20") ","
+                       KDEC("exp", "2", "10") ","
                        KDEC("exp2", "2", "10") "," KDEC("nz", "1", "3") ","
-                       KP("np", "bytes", "org.apache.kafka.connect.data.Decimal", "\"scale\":\"2\"") ","
+                       KP("np", "bytes", "org.apache.kafka.connect.data.Decimal",
+                          "\"scale\":\"2\"") ","
                        KDEC("wide", "30", "65") "," KDEC("wnum", "30", "65") ","
                        KL("vs", "struct", "io.debezium.data.VariableScaleDecimal") ","
-                       KL("vsneg", "struct", "io.debezium.data.VariableScaleDecimal") "," KF("str", "string"),
-                       "\"dec\":\"MDk=\",\"neg\":\"+x4=\",\"num\":2222222222222222300000001111.1234567890,"
+                       KL("vsneg", "struct", "io.debezium.data.VariableScaleDecimal") ","
+                       KF("str", "string"),
+                       "\"dec\":\"MDk=\",\"neg\":\"+x4=\",\"num\":"
+                       "2222222222222222300000001111.1234567890,"
                        "\"num2\":1234567890123456.7891,\"ub\":18446744073709551615,\"exp\":1.5E+3,"
-                       "\"exp2\":12345e-2,\"nz\":-0.0,\"np\":\"Ew==\",\"wide\":\"CHJ/Y2mq+DyhUCZ0evjH8ZbOPwrS\","
-                       "\"wnum\":1.5E+3,\"vs\":{\"scale\":3,\"value\":\"MDk=\"},\"vsneg\":{\"scale\":0,\"value\":\"/w==\"},"
+                       "\"exp2\":12345e-2,\"nz\":-0.0,\"np\":\"Ew==\","
+                       "\"wide\":\"CHJ/Y2mq+DyhUCZ0evjH8ZbOPwrS\","
+                       "\"wnum\":1.5E+3,\"vs\":{\"scale\":3,\"value\":\"MDk=\"},"
+                       "\"vsneg\":{\"scale\":0,\"value\":\"/w==\"},"
                        "\"str\":\"12.30\"")
                    /* rounding, and numbers beyond any decimal, are errors naming the value */
                    DBZ(KDEC("x", "2", "5"), "\"x\":1.234")
@@ -938,20 +1074,27 @@ START_TEST(dbz_decimals)
                    DBZ(KDEC("x", "2", "5"), "\"x\":\"AYag\"")
                    /* a Decimal sent as text (decimal.handling.mode=string with the name kept) */
                    DBZ(KDEC("x", "2", "5"), "\"x\":\"-12.3\""),
-                   "S dec:decimal(5,2),neg:decimal(10,3),num:decimal(38,10),num2:decimal(20,4),ub:decimal(20,0),"
-                   "exp:decimal(10,2),exp2:decimal(10,2),nz:decimal(3,1),np:decimal(38,2),wide:string,wnum:string,"
+                   "S dec:decimal(5,2),neg:decimal(10,3),num:decimal(38,10),num2:decimal(20,4),"
+                   "ub:decimal(20,0),"
+                   "exp:decimal(10,2),exp2:decimal(10,2),nz:decimal(3,1),np:decimal(38,2),"
+                   "wide:string,wnum:string,"
                    "vs:string,vsneg:string,str:string\n"
                    "I 123.45|-1.250|2222222222222222300000001111.1234567890|1234567890123456.7891|"
-                   "18446744073709551615|1500.00|123.45|0.0|0.19|12345678901234567890.123456789012345678901234567890|"
+                   "18446744073709551615|1500.00|123.45|0.0|0.19|"
+                   "12345678901234567890.123456789012345678901234567890|"
                    "1500.000000000000000000000000000000|12.345|-1|12.30\n"
-                   "ERR debezium-json: table d.t column x: value \"1.234\": invalid decimal(5,2) value '1.234': "
+                   "ERR debezium-json: table d.t column x: value \"1.234\": invalid decimal(5,2) "
+                   "value '1.234': "
                    "more fraction digits than the scale (would round)\n"
-                   "ERR debezium-json: table d.t column x: value \"1e400\": invalid decimal(38,10) value '1e400': "
+                   "ERR debezium-json: table d.t column x: value \"1e400\": invalid decimal(38,10) "
+                   "value '1e400': "
                    "more digits than the precision\n"
-                   "ERR debezium-json: table d.t column x: value \"1e-400\": invalid decimal(38,10) value '1e-400': "
+                   "ERR debezium-json: table d.t column x: value \"1e-400\": invalid "
+                   "decimal(38,10) value '1e-400': "
                    "more fraction digits than the scale (would round)\n"
                    /* "AYag" = 01 86 a0 = 100000: 1000.00 needs 6 digits */
-                   "ERR debezium-json: table d.t column x: value \"AYag\": 1000.00 does not fit decimal(5,2)\n"
+                   "ERR debezium-json: table d.t column x: value \"AYag\": 1000.00 does not fit "
+                   "decimal(5,2)\n"
                    "S x:decimal(5,2)\n"
                    "I -12.30\n");
 }
@@ -970,7 +1113,8 @@ START_TEST(dbz_geometry)
                        "\"p\":{\"x\":1.0,\"y\":2.0,\"wkb\":null,\"srid\":null},"
                        "\"gg\":{\"wkb\":\"AQEAACDmEAAAAAAAAAAA8D8AAAAAAAAAQA==\",\"srid\":4326}"),
                    "S g:binary,p:binary,gg:binary\n"
-                   "I 0101000000000000000000f03f0000000000000040|0101000000000000000000f03f0000000000000040|"
+                   "I 0101000000000000000000f03f0000000000000040|"
+                   "0101000000000000000000f03f0000000000000040|"
                    "0101000000000000000000f03f0000000000000040\n");
 }
 END_TEST
@@ -981,19 +1125,27 @@ END_TEST
 START_TEST(dbz_table_changes_values)
 {
     assert_decoded(W2L__CDC_DEBEZIUM, 0,
-                   "{\"source\":{\"db\":\"d\",\"table\":\"g\"},\"databaseName\":\"d\",\"ddl\":\"CREATE TABLE g ...\","
-                   "\"tableChanges\":[{\"type\":\"CREATE\",\"id\":\"\\\"d\\\".\\\"g\\\"\",\"table\":{"
-                   "\"primaryKeyColumnNames\":[\"id\"],\"columns\":[{\"name\":\"id\",\"typeName\":\"INT\",\"optional\":false},"
-                   "{\"name\":\"shape\",\"typeName\":\"GEOMETRY\"},{\"name\":\"big\",\"typeName\":\"DECIMAL\",\"length\":50,\"scale\":10},"
+                   "{\"source\":{\"db\":\"d\",\"table\":\"g\"},\"databaseName\":\"d\","
+                   "\"ddl\":\"CREATE TABLE g ...\","
+                   "\"tableChanges\":[{\"type\":\"CREATE\",\"id\":\"\\\"d\\\".\\\"g\\\"\","
+                   "\"table\":{"
+                   "\"primaryKeyColumnNames\":[\"id\"],\"columns\":[{\"name\":\"id\","
+                   "\"typeName\":\"INT\",\"optional\":false},"
+                   "{\"name\":\"shape\",\"typeName\":\"GEOMETRY\"},{\"name\":\"big\","
+                   "\"typeName\":\"DECIMAL\",\"length\":50,\"scale\":10},"
                    "{\"name\":\"u\",\"typeName\":\"BIGINT UNSIGNED\",\"length\":20},"
                    "{\"name\":\"p\",\"typeName\":\"DECIMAL\",\"length\":6,\"scale\":2}]}}]}\n"
-                   "{\"before\":null,\"after\":{\"id\":1,\"shape\":{\"wkb\":\"AQEAAAAAAAAAAADwPwAAAAAAAABA\",\"srid\":0},"
-                   "\"big\":\"CHJ/Y2mq+DyhUCZ0evjH8ZbOPwrS\",\"u\":-1,\"p\":\"MDk=\"},\"source\":{\"db\":\"d\",\"table\":\"g\"},\"op\":\"c\"}\n"
+                   "{\"before\":null,\"after\":{\"id\":1,\"shape\":{\"wkb\":"
+                   "\"AQEAAAAAAAAAAADwPwAAAAAAAABA\",\"srid\":0},"
+                   "\"big\":\"CHJ/Y2mq+DyhUCZ0evjH8ZbOPwrS\",\"u\":-1,\"p\":\"MDk=\"},"
+                   "\"source\":{\"db\":\"d\",\"table\":\"g\"},\"op\":\"c\"}\n"
                    /* decimal.handling.mode=string: text with a point is text */
-                   "{\"before\":null,\"after\":{\"id\":2,\"shape\":null,\"big\":\"-1.5\",\"u\":5,\"p\":\"-12.50\"},"
+                   "{\"before\":null,\"after\":{\"id\":2,\"shape\":null,\"big\":\"-1.5\",\"u\":5,"
+                   "\"p\":\"-12.50\"},"
                    "\"source\":{\"db\":\"d\",\"table\":\"g\"},\"op\":\"c\"}\n",
                    "S id*!:int,shape:binary,big:string,u:decimal(20,0),p:decimal(6,2)\n"
-                   "I 1|0101000000000000000000f03f0000000000000040|1234567890123456789012345678901234567890.1234567890|"
+                   "I 1|0101000000000000000000f03f0000000000000040|"
+                   "1234567890123456789012345678901234567890.1234567890|"
                    "18446744073709551615|123.45\n"
                    "I 2|null|-1.5000000000|5|-12.50\n");
 }
@@ -1002,69 +1154,98 @@ END_TEST
 /* With the schema envelope, a field the envelope types plainly (decimal.handling.mode=
  * string or double, bigint.unsigned.handling.mode=long) takes the exact type the table's
  * tableChanges gave, and its value converts from its text. */
-#define DBZ_ENV(fields, after)                                                                          \
-    "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"field\":\"after\",\"fields\":[" fields "]}]}," \
-    "\"payload\":{\"before\":null,\"after\":" after ",\"source\":{\"db\":\"d\",\"table\":\"p\"},\"op\":\"c\"}}\n"
-#define DBZ_P_FIELDS                                                                                    \
-    "{\"type\":\"int32\",\"optional\":false,\"field\":\"id\"},{\"type\":\"string\",\"field\":\"s\"},"      \
-    "{\"type\":\"double\",\"field\":\"f\"},{\"type\":\"int64\",\"field\":\"u\"},{\"type\":\"string\",\"field\":\"w\"}," \
+#define DBZ_ENV(fields, after)                                                                     \
+    "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"field\":\"after\","       \
+    "\"fields\":[" fields "]}]},"                                                                  \
+    "\"payload\":{\"before\":null,\"after\":" after                                                \
+    ",\"source\":{\"db\":\"d\",\"table\":\"p\"},\"op\":\"c\"}}\n"
+#define DBZ_P_FIELDS \
+    "{\"type\":\"int32\",\"optional\":false,\"field\":\"id\"},{\"type\":\"string\"," \
+    "\"field\":\"s\"}," \
+    "{\"type\":\"double\",\"field\":\"f\"},{\"type\":\"int64\",\"field\":\"u\"}," \
+    "{\"type\":\"string\",\"field\":\"w\"}," \
     "{\"type\":\"double\",\"field\":\"x\"}"
 
 START_TEST(dbz_envelope_takes_ddl_types)
 {
-    assert_decoded(W2L__CDC_DEBEZIUM, 0,
-                   "{\"schema\":null,\"payload\":{\"source\":{\"db\":\"d\",\"table\":\"p\"},\"databaseName\":\"d\","
-                   "\"ddl\":\"CREATE TABLE p ...\",\"tableChanges\":[{\"type\":\"CREATE\",\"id\":\"\\\"d\\\".\\\"p\\\"\","
-                   "\"table\":{\"primaryKeyColumnNames\":[\"id\"],\"columns\":[{\"name\":\"id\",\"typeName\":\"INT\","
-                   "\"optional\":false},{\"name\":\"s\",\"typeName\":\"DECIMAL\",\"length\":10,\"scale\":2},"
-                   "{\"name\":\"f\",\"typeName\":\"DECIMAL\",\"length\":20,\"scale\":6},"
-                   "{\"name\":\"u\",\"typeName\":\"BIGINT UNSIGNED\",\"length\":20},"
-                   "{\"name\":\"w\",\"typeName\":\"DECIMAL\",\"length\":50,\"scale\":2},"
-                   "{\"name\":\"x\",\"typeName\":\"DOUBLE\"}]}}]}}\n"
-                   DBZ_ENV(DBZ_P_FIELDS, "{\"id\":1,\"s\":\"-12.50\",\"f\":1.0E-4,\"u\":-1,"
-                                         "\"w\":\"123456789012345678901234567890123456789012345678.9\",\"x\":0.1}")
-                   DBZ_ENV(DBZ_P_FIELDS, "{\"id\":2,\"s\":null,\"f\":-9.9999999999999E13,\"u\":42,\"w\":null,\"x\":null}")
-                   DBZ_ENV(DBZ_P_FIELDS, "{\"id\":3,\"s\":\"1.234\",\"f\":null,\"u\":null,\"w\":null,\"x\":null}"),
-                   "S id*!:int,s:decimal(10,2),f:decimal(20,6),u:decimal(20,0),w:string,x:double\n"
-                   "I 1|-12.50|0.000100|18446744073709551615|123456789012345678901234567890123456789012345678.90|0.1\n"
-                   "I 2|null|-99999999999999.000000|42|null|null\n"
-                   "ERR debezium-json: table d.p column s: value \"1.234\": invalid decimal(10,2) value '1.234': more "
-                   "fraction digits than the scale (would round)\n");
+    assert_decoded(
+        W2L__CDC_DEBEZIUM, 0,
+        "{\"schema\":null,\"payload\":{\"source\":{\"db\":\"d\",\"table\":\"p\"},"
+        "\"databaseName\":\"d\","
+        "\"ddl\":\"CREATE TABLE p ...\",\"tableChanges\":[{\"type\":\"CREATE\","
+        "\"id\":\"\\\"d\\\".\\\"p\\\"\","
+        "\"table\":{\"primaryKeyColumnNames\":[\"id\"],\"columns\":[{\"name\":\"id\","
+        "\"typeName\":\"INT\","
+        "\"optional\":false},{\"name\":\"s\",\"typeName\":\"DECIMAL\",\"length\":10,"
+        "\"scale\":2},"
+        "{\"name\":\"f\",\"typeName\":\"DECIMAL\",\"length\":20,\"scale\":6},"
+        "{\"name\":\"u\",\"typeName\":\"BIGINT UNSIGNED\",\"length\":20},"
+        "{\"name\":\"w\",\"typeName\":\"DECIMAL\",\"length\":50,\"scale\":2},"
+        "{\"name\":\"x\",\"typeName\":\"DOUBLE\"}]}}]}}\n" DBZ_ENV(
+            DBZ_P_FIELDS, "{\"id\":1,\"s\":\"-12.50\",\"f\":1.0E-4,\"u\":-1,"
+                          "\"w\":\"123456789012345678901234567890123456789012345678.9\",\"x\":0.1}")
+            DBZ_ENV(
+                DBZ_P_FIELDS,
+                "{\"id\":2,\"s\":null,\"f\":-9.9999999999999E13,\"u\":42,\"w\":null,\"x\":null}")
+                DBZ_ENV(DBZ_P_FIELDS,
+                        "{\"id\":3,\"s\":\"1.234\",\"f\":null,\"u\":null,\"w\":null,\"x\":null}"),
+        "S id*!:int,s:decimal(10,2),f:decimal(20,6),u:decimal(20,0),w:string,x:double\n"
+        "I 1|-12.50|0.000100|18446744073709551615|"
+        "123456789012345678901234567890123456789012345678.90|0.1\n"
+        "I 2|null|-99999999999999.000000|42|null|null\n"
+        "ERR debezium-json: table d.p column s: value \"1.234\": invalid decimal(10,2) "
+        "value '1.234': more "
+        "fraction digits than the scale (would round)\n");
 }
 END_TEST
 
 /* canal: ENUM index, SET bitmask, text passthrough, GEOMETRY (SRID + WKB as ISO-8859-1
  * text), DECIMAL(65,30) and DECIMAL(10,2) in exponent forms, BIT(64) patterns. */
-#define CANAL_ROWS(rows)                                                                             \
-    "{\"data\":[" rows "],\"database\":\"d\",\"isDdl\":false,\"mysqlType\":{\"e\":\"enum('value1','value2')\"," \
-    "\"s\":\"set('a','b','c')\",\"n\":\"enum('1','2')\",\"g\":\"geometry\",\"dc\":\"decimal(65,30)\","  \
-    "\"d2\":\"decimal(10,2)\",\"bt\":\"bit(64)\",\"tb\":\"tinyint(1)\"},\"table\":\"t\",\"type\":\"INSERT\"}\n"
+#define CANAL_ROWS(rows) \
+    "{\"data\":[" rows "],\"database\":\"d\",\"isDdl\":false," \
+                       "\"mysqlType\":{\"e\":\"enum('value1','value2')\"," \
+    "\"s\":\"set('a','b','c')\",\"n\":\"enum('1','2')\",\"g\":\"geometry\"," \
+    "\"dc\":\"decimal(65,30)\"," \
+    "\"d2\":\"decimal(10,2)\",\"bt\":\"bit(64)\",\"tb\":\"tinyint(1)\"},\"table\":\"t\"," \
+    "\"type\":\"INSERT\"}\n"
 
 START_TEST(canal_enum_set_geometry_exact)
 {
     assert_decoded(W2L__CDC_CANAL, 1,
-                   CANAL_ROWS("{\"e\":\"1\",\"s\":\"3\",\"n\":\"2\",\"g\":\"\\u0000\\u0000\\u0000\\u0000\\u0001\\u0001"
-                              "\\u0000\\u0000\\u0000\\u0000\\u0000\\u0000\\u0000\\u0000\\u0000\\u00f0?\\u0000\\u0000\\u0000"
+                   CANAL_ROWS("{\"e\":\"1\",\"s\":\"3\",\"n\":\"2\","
+                              "\"g\":\"\\u0000\\u0000\\u0000\\u0000\\u0001\\u0001"
+                              "\\u0000\\u0000\\u0000\\u0000\\u0000\\u0000\\u0000\\u0000\\u0000\\"
+                              "u00f0?\\u0000\\u0000\\u0000"
                               "\\u0000\\u0000\\u0000\\u0000@\",\"dc\":\"1.5E+3\",\"d2\":\"1.5E+3\","
                               "\"bt\":\"18446744073709551615\",\"tb\":\"1\"},"
-                              "{\"e\":\"0\",\"s\":\"0\",\"n\":\"1\",\"g\":null,\"dc\":\"-0.5\",\"d2\":\"+1.25\","
+                              "{\"e\":\"0\",\"s\":\"0\",\"n\":\"1\",\"g\":null,\"dc\":\"-0.5\","
+                              "\"d2\":\"+1.25\","
                               "\"bt\":\"9223372036854775808\",\"tb\":\"0\"},"
-                              "{\"e\":\"value2\",\"s\":\"b,c\",\"n\":\"1\",\"g\":null,\"dc\":\"+12345e-2\",\"d2\":\"-0.0\","
+                              "{\"e\":\"value2\",\"s\":\"b,c\",\"n\":\"1\",\"g\":null,"
+                              "\"dc\":\"+12345e-2\",\"d2\":\"-0.0\","
                               "\"bt\":\"4095\",\"tb\":\"1\"},"
-                              "{\"e\":\"3\",\"s\":\"8\",\"n\":\"3\",\"g\":null,\"dc\":null,\"d2\":null,\"bt\":null,\"tb\":null},"
-                              "{\"e\":\"2\",\"s\":\"5\",\"n\":null,\"g\":null,\"dc\":null,\"d2\":\"12345e-2\",\"bt\":\"0\",\"tb\":null}")
-                   CANAL_ROWS("{\"e\":null,\"s\":null,\"n\":null,\"g\":null,\"dc\":null,\"d2\":\"1.234\",\"bt\":null,\"tb\":null}")
-                   CANAL_ROWS("{\"e\":null,\"s\":null,\"n\":null,\"g\":null,\"dc\":null,\"d2\":null,\"bt\":\"18446744073709551616\",\"tb\":null}"),
-                   "S e:string,s:string,n:string,g:binary,dc:string,d2:decimal(10,2),bt:long,tb:boolean\n"
-                   "I value1|a,b|2|0101000000000000000000f03f0000000000000040|1500.000000000000000000000000000000|"
+                              "{\"e\":\"3\",\"s\":\"8\",\"n\":\"3\",\"g\":null,\"dc\":null,"
+                              "\"d2\":null,\"bt\":null,\"tb\":null},"
+                              "{\"e\":\"2\",\"s\":\"5\",\"n\":null,\"g\":null,\"dc\":null,"
+                              "\"d2\":\"12345e-2\",\"bt\":\"0\",\"tb\":null}")
+                   CANAL_ROWS("{\"e\":null,\"s\":null,\"n\":null,\"g\":null,\"dc\":null,"
+                              "\"d2\":\"1.234\",\"bt\":null,\"tb\":null}")
+                   CANAL_ROWS("{\"e\":null,\"s\":null,\"n\":null,\"g\":null,\"dc\":null,"
+                              "\"d2\":null,\"bt\":\"18446744073709551616\",\"tb\":null}"),
+                   "S e:string,s:string,n:string,g:binary,dc:string,d2:decimal(10,2),bt:long,"
+                   "tb:boolean\n"
+                   "I value1|a,b|2|0101000000000000000000f03f0000000000000040|"
+                   "1500.000000000000000000000000000000|"
                    "1500.00|-1|true\n"
                    "I ||1|null|-0.500000000000000000000000000000|1.25|-9223372036854775808|false\n"
                    "I value2|b,c|1|null|123.450000000000000000000000000000|0.00|4095|true\n"
                    "I 3|8|3|null|null|null|null|null\n"
                    "I value2|a,c|null|null|null|123.45|0|null\n"
-                   "ERR canal-json: table d.t column d2: value \"1.234\": invalid decimal(10,2) value '1.234': more "
+                   "ERR canal-json: table d.t column d2: value \"1.234\": invalid decimal(10,2) "
+                   "value '1.234': more "
                    "fraction digits than the scale (would round)\n"
-                   "ERR canal-json: table d.t column bt: value \"18446744073709551616\": not a BIT value (0 to "
+                   "ERR canal-json: table d.t column bt: value \"18446744073709551616\": not a BIT "
+                   "value (0 to "
                    "18446744073709551615)\n");
 }
 END_TEST
@@ -1110,22 +1291,26 @@ START_TEST(inferred_shape_warnings)
                    "I 1|18446744073709551615|0.1|1.2345678901234568e+16\n"
                    "I 2|7|0.25|9.876543210987654e+16\n");
     const char *l = logged_text();
-    ck_assert_int_eq(count_of(l, "table d.inf column x: the number 12345678901234567.891 is not exact in a double"), 1);
+    ck_assert_int_eq(count_of(l, "table d.inf column x: the number 12345678901234567.891 is not "
+                                 "exact in a double"), 1);
     ck_assert_int_eq(count_of(l, "producer's schema is needed"), 1);
     ck_assert_int_eq(count_of(l, "column r"), 0);
     logged.len = 0;
     /* debezium payloads without schema or tableChanges: base64 decimals and epoch times
      * stay what they are, with one warning naming those columns */
     assert_decoded(W2L__CDC_DEBEZIUM, 0,
-                   "{\"before\":null,\"after\":{\"id\":1,\"price\":\"MDk=\",\"at\":1709251199123,\"name\":\"bob\"},"
+                   "{\"before\":null,\"after\":{\"id\":1,\"price\":\"MDk=\",\"at\":1709251199123,"
+                   "\"name\":\"bob\"},"
                    "\"source\":{\"db\":\"d\",\"table\":\"n\"},\"op\":\"c\"}\n"
-                   "{\"before\":null,\"after\":{\"id\":2,\"price\":\"Ew==\",\"at\":1709251199124,\"name\":\"ann\"},"
+                   "{\"before\":null,\"after\":{\"id\":2,\"price\":\"Ew==\",\"at\":1709251199124,"
+                   "\"name\":\"ann\"},"
                    "\"source\":{\"db\":\"d\",\"table\":\"n\"},\"op\":\"c\"}\n",
                    "S id:long,price:string,at:long,name:string\n"
                    "I 1|MDk=|1709251199123|bob\n"
                    "I 2|Ew==|1709251199124|ann\n");
     l = logged_text();
-    ck_assert_int_eq(count_of(l, "table d.n: no schema in the messages and no tableChanges before them: columns "
+    ck_assert_int_eq(count_of(l, "table d.n: no schema in the messages and no tableChanges before "
+                                 "them: columns "
                                  "price, at are inferred"), 1);
     ck_assert_int_eq(count_of(l, "schema registry"), 1);
     w2l_log_set_callback(NULL, NULL);
@@ -1202,16 +1387,24 @@ END_TEST
  * itself. Both paths must say and emit the same; the fast path must have been taken. */
 static const char *const fast_cases[] = {
     /* escapes in what it takes; a \u escape in what it skips */
-    "{\"data\":[{\"id\":\"7\",\"v\":\"a\\\"b\\u00e9\\n\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\","
-    "\"isDdl\":false,\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],\"es\":1}",
-    "{\"data\":[{\"id\":\"7\",\"v\":\"x\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\",\"isDdl\":false,"
-    "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],\"es\":1,\"sql\":\"\\u00e9\\ud83d\\ude00\"}",
-    "{\"data\":[{\"id\":\"7\",\"v\":\"x\"}],\"database\":\"d\\u0062\",\"table\":\"t\",\"type\":\"INSERT\","
-    "\"isDdl\":false,\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],\"es\":1}",
+    "{\"data\":[{\"id\":\"7\",\"v\":\"a\\\"b\\u00e9\\n"
+    "\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\","
+    "\"isDdl\":false,\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],"
+    "\"es\":1}",
+    "{\"data\":[{\"id\":\"7\",\"v\":\"x\"}],\"database\":\"db\",\"table\":\"t\","
+    "\"type\":\"INSERT\",\"isDdl\":false,"
+    "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],\"es\":1,"
+    "\"sql\":\"\\u00e9\\ud83d\\ude00\"}",
+    "{\"data\":[{\"id\":\"7\",\"v\":\"x\"}],\"database\":\"d\\u0062\",\"table\":\"t\","
+    "\"type\":\"INSERT\","
+    "\"isDdl\":false,\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],"
+    "\"es\":1}",
     /* a member given twice (the first counts), whitespace everywhere, members in any order */
-    "{\"table\":\"t\",\"table\":\"u\",\"data\":[{\"id\":\"8\",\"v\":\"y\"}],\"database\":\"db\",\"type\":\"INSERT\","
+    "{\"table\":\"t\",\"table\":\"u\",\"data\":[{\"id\":\"8\",\"v\":\"y\"}],\"database\":\"db\","
+    "\"type\":\"INSERT\","
     "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}",
-    " \t{ \"type\" : \"INSERT\" ,\r\n \"database\":\"db\",\"table\":\"t\",\"data\" : [ { \"id\" : \"9\" , \"v\" : null } ] ,"
+    " \t{ \"type\" : \"INSERT\" ,\r\n \"database\":\"db\",\"table\":\"t\","
+    "\"data\" : [ { \"id\" : \"9\" , \"v\" : null } ] ,"
     "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],\"ts\":5}\r ",
     /* kinds canal does not write: numbers as values, a null table, an empty data, es as a
      * fraction, isDdl as a string, data as an object */
@@ -1219,73 +1412,102 @@ static const char *const fast_cases[] = {
     "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}",
     "{\"data\":[{\"id\":\"9\",\"v\":\"x\"}],\"database\":\"db\",\"table\":null,\"type\":\"INSERT\","
     "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}",
-    "{\"data\":[],\"database\":\"db\",\"table\":\"t\",\"type\":\"DELETE\",\"mysqlType\":{\"id\":\"int\",\"v\":"
+    "{\"data\":[],\"database\":\"db\",\"table\":\"t\",\"type\":\"DELETE\","
+    "\"mysqlType\":{\"id\":\"int\",\"v\":"
     "\"varchar(9)\"},\"pkNames\":[\"id\"],\"es\":1.5e3,\"ts\":7}",
-    "{\"data\":[{\"id\":\"1\",\"v\":\"x\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\",\"isDdl\":\"no\","
+    "{\"data\":[{\"id\":\"1\",\"v\":\"x\"}],\"database\":\"db\",\"table\":\"t\","
+    "\"type\":\"INSERT\",\"isDdl\":\"no\","
     "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}",
     "{\"data\":{\"id\":\"1\"},\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\","
     "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}",
     /* updates: old rows, old missing, old of another length; a delete; an unknown type; DDL */
-    "{\"data\":[{\"id\":\"1\",\"v\":\"new\"},{\"id\":\"2\",\"v\":\"n2\"}],\"old\":[{\"v\":\"old\"},{\"id\":\"3\"}],"
-    "\"database\":\"db\",\"table\":\"t\",\"type\":\"UPDATE\",\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},"
+    "{\"data\":[{\"id\":\"1\",\"v\":\"new\"},{\"id\":\"2\",\"v\":\"n2\"}],\"old\":[{\"v\":\"old\"},"
+    "{\"id\":\"3\"}],"
+    "\"database\":\"db\",\"table\":\"t\",\"type\":\"UPDATE\",\"mysqlType\":{\"id\":\"int\","
+    "\"v\":\"varchar(9)\"},"
     "\"pkNames\":[\"id\"],\"es\":3}",
-    "{\"data\":[{\"id\":\"1\",\"v\":\"new\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"UPDATE\","
+    "{\"data\":[{\"id\":\"1\",\"v\":\"new\"}],\"database\":\"db\",\"table\":\"t\","
+    "\"type\":\"UPDATE\","
     "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}",
-    "{\"data\":[{\"id\":\"1\",\"v\":\"new\"}],\"old\":[],\"database\":\"db\",\"table\":\"t\",\"type\":\"UPDATE\","
+    "{\"data\":[{\"id\":\"1\",\"v\":\"new\"}],\"old\":[],\"database\":\"db\",\"table\":\"t\","
+    "\"type\":\"UPDATE\","
     "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}",
-    "{\"data\":[{\"id\":\"1\"}],\"old\":null,\"database\":\"db\",\"table\":\"t\",\"type\":\"DELETE\","
+    "{\"data\":[{\"id\":\"1\"}],\"old\":null,\"database\":\"db\",\"table\":\"t\","
+    "\"type\":\"DELETE\","
     "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}",
-    "{\"data\":[{\"id\":\"1\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"QUERY\",\"sql\":\"TRUNCATE t\"}",
+    "{\"data\":[{\"id\":\"1\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"QUERY\","
+    "\"sql\":\"TRUNCATE t\"}",
     "{\"data\":null,\"database\":\"db\",\"table\":\"t\",\"type\":\"ALTER\",\"isDdl\":true,"
     "\"sql\":\"ALTER TABLE t ADD COLUMN w INT\"}",
     /* a column the shape lacks, a value that does not convert, a key column null */
-    "{\"data\":[{\"id\":\"1\",\"zz\":\"x\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\","
+    "{\"data\":[{\"id\":\"1\",\"zz\":\"x\"}],\"database\":\"db\",\"table\":\"t\","
+    "\"type\":\"INSERT\","
     "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}",
-    "{\"data\":[{\"id\":\"1\",\"v\":\"a\"},{\"id\":\"x1\",\"v\":\"b\"}],\"database\":\"db\",\"table\":\"t\","
+    "{\"data\":[{\"id\":\"1\",\"v\":\"a\"},{\"id\":\"x1\",\"v\":\"b\"}],\"database\":\"db\","
+    "\"table\":\"t\","
     "\"type\":\"INSERT\",\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}",
     "{\"data\":[{\"id\":null,\"v\":\"a\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\","
     "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}",
     /* text after the object, a byte order mark, an unterminated string, deep nesting in a
      * member it skips, a NUL byte in a name */
-    "{\"data\":[{\"id\":\"1\",\"v\":\"a\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\","
+    "{\"data\":[{\"id\":\"1\",\"v\":\"a\"}],\"database\":\"db\",\"table\":\"t\","
+    "\"type\":\"INSERT\","
     "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]} x",
-    "\xef\xbb\xbf{\"data\":[{\"id\":\"1\",\"v\":\"a\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\","
+    "\xef\xbb\xbf{\"data\":[{\"id\":\"1\",\"v\":\"a\"}],\"database\":\"db\",\"table\":\"t\","
+    "\"type\":\"INSERT\","
     "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}",
     "{\"data\":[{\"id\":\"1\",\"v\":\"a}],\"database\":\"db\"",
     /* canal's order with a member left out (the next but one is tried), two left out, one
      * given again after the next; sqlType present; "id" as numbers of each kind */
-    "{\"data\":[{\"id\":\"2\",\"v\":\"b\"}],\"database\":\"db\",\"id\":3,\"isDdl\":false,\"mysqlType\":"
-    "{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],\"table\":\"t\",\"type\":\"INSERT\"}",
+    "{\"data\":[{\"id\":\"2\",\"v\":\"b\"}],\"database\":\"db\",\"id\":3,\"isDdl\":false,"
+    "\"mysqlType\":"
+    "{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],\"table\":\"t\","
+    "\"type\":\"INSERT\"}",
     "{\"data\":[{\"id\":\"2\",\"v\":\"b\"}],\"database\":\"db\",\"isDdl\":false,\"mysqlType\":"
-    "{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],\"table\":\"t\",\"type\":\"INSERT\"}",
-    "{\"data\":[{\"id\":\"2\",\"v\":\"b\"}],\"database\":\"db\",\"es\":4,\"id\":1,\"es\":9,\"mysqlType\":"
-    "{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],\"table\":\"t\",\"type\":\"INSERT\"}",
+    "{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],\"table\":\"t\","
+    "\"type\":\"INSERT\"}",
+    "{\"data\":[{\"id\":\"2\",\"v\":\"b\"}],\"database\":\"db\",\"es\":4,\"id\":1,\"es\":9,"
+    "\"mysqlType\":"
+    "{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],\"table\":\"t\","
+    "\"type\":\"INSERT\"}",
     "{\"data\":[{\"id\":\"2\",\"v\":\"b\"}],\"database\":\"db\",\"es\":4,\"id\":0,\"isDdl\":false,"
-    "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"old\":null,\"pkNames\":[\"id\"],\"sql\":\"\","
+    "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"old\":null,\"pkNames\":[\"id\"],"
+    "\"sql\":\"\","
     "\"sqlType\":{\"id\":4,\"v\":12},\"table\":\"t\",\"ts\":5,\"type\":\"INSERT\"}",
     "{\"data\":[{\"id\":\"2\",\"v\":\"b\"}],\"database\":\"db\",\"es\":4,\"id\":-7,\"mysqlType\":"
-    "{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],\"table\":\"t\",\"type\":\"INSERT\"}",
-    "{\"data\":[{\"id\":\"2\",\"v\":\"b\"}],\"database\":\"db\",\"es\":4,\"id\":1.5e3,\"mysqlType\":"
-    "{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],\"table\":\"t\",\"type\":\"INSERT\"}",
+    "{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],\"table\":\"t\","
+    "\"type\":\"INSERT\"}",
+    "{\"data\":[{\"id\":\"2\",\"v\":\"b\"}],\"database\":\"db\",\"es\":4,\"id\":1.5e3,"
+    "\"mysqlType\":"
+    "{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],\"table\":\"t\","
+    "\"type\":\"INSERT\"}",
     "{\"data\":[{\"id\":\"2\",\"v\":\"b\"}],\"database\":\"db\",\"es\":4,\"id\":01,\"mysqlType\":"
-    "{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],\"table\":\"t\",\"type\":\"INSERT\"}",
+    "{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],\"table\":\"t\","
+    "\"type\":\"INSERT\"}",
     "{\"data\":[{\"id\":\"2\",\"v\":\"b\"}],\"database\":\"db\",\"es\":4,\"id\":0e1,\"mysqlType\":"
-    "{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],\"table\":\"t\",\"type\":\"INSERT\"}",
+    "{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],\"table\":\"t\","
+    "\"type\":\"INSERT\"}",
     "{\"data\":[{\"id\":\"2\",\"v\":\"b\"}],\"database\":\"db\",\"es\":4,\"id\":7.,\"mysqlType\":"
-    "{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],\"table\":\"t\",\"type\":\"INSERT\"}",
+    "{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],\"table\":\"t\","
+    "\"type\":\"INSERT\"}",
     /* a row's columns out of order, one null, one that converts only as any member does */
     "{\"data\":[{\"v\":\"c\",\"id\":\"3\"},{\"id\":\"4\",\"v\":null},{\"id\":\"+5\",\"v\":\"e\"}],"
-    "\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\",\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},"
+    "\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\",\"mysqlType\":{\"id\":\"int\","
+    "\"v\":\"varchar(9)\"},"
     "\"pkNames\":[\"id\"]}",
-    "{\"data\":[{\"id\":\"1\",\"v\":\"new\"}],\"old\":[{\"id\":\"9\",\"v\":\"old\"}],\"database\":\"db\","
+    "{\"data\":[{\"id\":\"1\",\"v\":\"new\"}],\"old\":[{\"id\":\"9\",\"v\":\"old\"}],"
+    "\"database\":\"db\","
     "\"table\":\"t\",\"type\":\"UPDATE\",\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},"
     "\"pkNames\":[\"id\"]}",
     /* types near the three this path takes (compared with their NUL, at the text's end) */
-    "{\"data\":[{\"id\":\"2\",\"v\":\"b\"}],\"database\":\"db\",\"mysqlType\":{\"id\":\"int\",\"v\":"
+    "{\"data\":[{\"id\":\"2\",\"v\":\"b\"}],\"database\":\"db\",\"mysqlType\":{\"id\":\"int\","
+    "\"v\":"
     "\"varchar(9)\"},\"pkNames\":[\"id\"],\"table\":\"t\",\"type\":\"INSERTS\"}",
-    "{\"data\":[{\"id\":\"2\",\"v\":\"b\"}],\"database\":\"db\",\"mysqlType\":{\"id\":\"int\",\"v\":"
+    "{\"data\":[{\"id\":\"2\",\"v\":\"b\"}],\"database\":\"db\",\"mysqlType\":{\"id\":\"int\","
+    "\"v\":"
     "\"varchar(9)\"},\"pkNames\":[\"id\"],\"table\":\"t\",\"type\":\"DELET\"}",
-    "{\"data\":[{\"id\":\"2\",\"v\":\"b\"}],\"database\":\"db\",\"mysqlType\":{\"id\":\"int\",\"v\":"
+    "{\"data\":[{\"id\":\"2\",\"v\":\"b\"}],\"database\":\"db\",\"mysqlType\":{\"id\":\"int\","
+    "\"v\":"
     "\"varchar(9)\"},\"pkNames\":[\"id\"],\"table\":\"t\",\"type\":\"\"}",
     /* the text ends in a name, a value, a number, a separator: the pad after it decides */
     "{\"data\":[{\"id\":\"1\",\"v\":\"a\"}],\"datab",
@@ -1383,20 +1605,27 @@ START_TEST(canal_fast_path_matches_tree)
     }
     /* the hand-made cases, each after a message that describes the table, and twice */
     static const char *describe =
-        "{\"data\":[{\"id\":\"1\",\"v\":\"a\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\","
-        "\"isDdl\":false,\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],\"es\":1}";
+        "{\"data\":[{\"id\":\"1\",\"v\":\"a\"}],\"database\":\"db\",\"table\":\"t\","
+        "\"type\":\"INSERT\","
+        "\"isDdl\":false,\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"],"
+        "\"es\":1}";
     for (size_t i = 0; i < W2L_ARRAY_LEN(fast_cases); i++) {
         b.len = 0;
-        ck_assert_ok(w2l__buf_printf(&b, &err, "%s\n%s\n%s", describe, fast_cases[i], fast_cases[i]), err);
+        ck_assert_ok(
+            w2l__buf_printf(&b, &err, "%s\n%s\n%s", describe, fast_cases[i], fast_cases[i]), err);
         why = canal_diff((const char *)b.data, b.len, &opts[0], 0, &taken);
         ck_assert_msg(!why, "case %zu: %s", i, why);
         total += taken;
     }
     /* nesting deeper than the parser takes, in a member only skipped */
     b.len = 0;
-    ck_assert_ok(w2l__buf_printf(&b, &err, "%s\n{\"data\":[{\"id\":\"2\",\"v\":\"b\"}],\"database\":\"db\","
-                                             "\"table\":\"t\",\"type\":\"INSERT\",\"mysqlType\":{\"id\":\"int\",\"v\":"
-                                             "\"varchar(9)\"},\"pkNames\":[\"id\"],\"x\":", describe), err);
+    ck_assert_ok(
+        w2l__buf_printf(&b, &err,
+                        "%s\n{\"data\":[{\"id\":\"2\",\"v\":\"b\"}],\"database\":\"db\","
+                        "\"table\":\"t\",\"type\":\"INSERT\",\"mysqlType\":{\"id\":\"int\",\"v\":"
+                        "\"varchar(9)\"},\"pkNames\":[\"id\"],\"x\":",
+                        describe),
+        err);
     for (int deep = 0; deep < 2; deep++) {
         size_t keep = b.len;
         for (int k = 0; k < 998 + deep; k++) ck_assert_ok(w2l_buf_append(&b, "[", 1, &err), err);
@@ -1413,7 +1642,8 @@ END_TEST
 
 /* One INSERT of table db.t (id int key, v varchar(9)), for the tests below. */
 static const char *const t_insert =
-    "{\"data\":[{\"id\":\"1\",\"v\":\"a\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\","
+    "{\"data\":[{\"id\":\"1\",\"v\":\"a\"}],\"database\":\"db\",\"table\":\"t\","
+    "\"type\":\"INSERT\","
     "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}";
 
 /* A message that fails part way (its second row) adds no event, by either path: the first
@@ -1433,7 +1663,8 @@ START_TEST(text_quick_integers_and_zones)
         char text[32];
         for (size_t k = 0; k < n; k++) {
             seed = seed * 6364136223846793005u + 1442695040888963407u;
-            text[k] = (r >> 58 & 1) ? bytes[(seed >> 40) % 20] : bytes[(seed >> 40) % (sizeof bytes - 1)];
+            text[k] =
+                (r >> 58 & 1) ? bytes[(seed >> 40) % 20] : bytes[(seed >> 40) % (sizeof bytes - 1)];
         }
         text[n] = '\0';
         size_t sign = n && (text[0] == '-' || text[0] == '+');
@@ -1493,8 +1724,10 @@ START_TEST(failed_message_adds_no_event)
 {
     const char *good = t_insert;
     static const char *bad =
-        "{\"data\":[{\"id\":\"1\",\"v\":\"a\"},{\"id\":\"x2\",\"v\":\"b\"}],\"database\":\"db\",\"table\":\"t\","
-        "\"type\":\"INSERT\",\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}";
+        "{\"data\":[{\"id\":\"1\",\"v\":\"a\"},{\"id\":\"x2\",\"v\":\"b\"}],\"database\":\"db\","
+        "\"table\":\"t\","
+        "\"type\":\"INSERT\",\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},"
+        "\"pkNames\":[\"id\"]}";
     w2l__cdc *d = canal_decoder();
     w2l__cdc_step step;
     w2l_error e;
@@ -1521,10 +1754,12 @@ START_TEST(missing_columns_are_null_and_absent)
     static const char *msgs[] = {
         "{\"data\":[{\"id\":\"5\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\","
         "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}",
-        "{\"data\":[{\"v\":\"b\",\"id\":\"6\"}],\"database\":\"db\",\"table\":\"t\",\"type\":\"INSERT\","
+        "{\"data\":[{\"v\":\"b\",\"id\":\"6\"}],\"database\":\"db\",\"table\":\"t\","
+        "\"type\":\"INSERT\","
         "\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}",
         "{\"data\":[{\"id\":\"7\"}],\"old\":[{\"id\":\"8\"}],\"database\":\"db\",\"table\":\"t\","
-        "\"type\":\"UPDATE\",\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},\"pkNames\":[\"id\"]}",
+        "\"type\":\"UPDATE\",\"mysqlType\":{\"id\":\"int\",\"v\":\"varchar(9)\"},"
+        "\"pkNames\":[\"id\"]}",
     };
     for (size_t i = 0; i < W2L_ARRAY_LEN(msgs); i++) {
         w2l__cdc *d = canal_decoder();

@@ -55,8 +55,8 @@ static w2l_rc on_ddl(void *ctx, w2l__ddl_elem *d, w2l_error *err)
     char line[4096], sch[2048] = "";
     (void)err;
     if (d->ddl.schema_after) cdc_schema_text(d->ddl.schema_after, sch, sizeof sch);
-    snprintf(line, sizeof line, "DDL %s.%s%s%s\n", d->ddl.db ? d->ddl.db : "-", d->ddl.table ? d->ddl.table : "-",
-             *sch ? " => " : "", sch);
+    snprintf(line, sizeof line, "DDL %s.%s%s%s\n", d->ddl.db ? d->ddl.db : "-",
+             d->ddl.table ? d->ddl.table : "-", *sch ? " => " : "", sch);
     put(c, line);
     w2l__ddl_elem_free(d);
     return W2L_OK;
@@ -121,7 +121,8 @@ static char *read_sample(const char *name, const char *restored, const char *con
     ck_assert_ptr_nonnull(conf);
     w2l_error err;
     ck_assert_ok(w2l_conf_set(conf, "until-caught-up", "true", &err), err);
-    for (size_t i = 0; opts && opts[i]; i += 2) ck_assert_ok(w2l_conf_set(conf, opts[i], opts[i + 1], &err), err);
+    for (size_t i = 0; opts && opts[i]; i += 2)
+        ck_assert_ok(w2l_conf_set(conf, opts[i], opts[i + 1], &err), err);
     const w2l_source_methods *m = w2l_source_find("file");
     ck_assert_ptr_nonnull(m);
     w2l_source *s = w2l__calloc(1, m->size);
@@ -144,7 +145,8 @@ static char *read_sample(const char *name, const char *restored, const char *con
 static void assert_sample(const char *name, const char *const *opts, const char *expected)
 {
     char *got = read_sample(name, NULL, opts);
-    if (strcmp(got, expected) != 0) fprintf(stderr, "---- %s got:\n%s---- expected:\n%s", name, got, expected);
+    if (strcmp(got, expected) != 0)
+        fprintf(stderr, "---- %s got:\n%s---- expected:\n%s", name, got, expected);
     ck_assert_str_eq(got, expected);
     free(got);
 }
@@ -157,7 +159,8 @@ static const char *mapped(const char *mysql, char *buf, size_t size)
     o.tinyint1_as_boolean = 1;
     w2l_type t;
     w2l_error err;
-    ck_assert_ok(w2l__mysql_type_map_text(mysql, strlen(mysql), &o, "c", NULL, &t, NULL, &err), err);
+    ck_assert_ok(w2l__mysql_type_map_text(mysql, strlen(mysql), &o, "c", NULL, &t, NULL, &err),
+                 err);
     return w2l_type_format(t, buf, size);
 }
 
@@ -184,7 +187,8 @@ START_TEST(types_from_statement)
     ck_assert_ptr_nonnull(end);
     *end = '\0';
     char expected[4096];
-    snprintf(sch, sizeof sch, "id*!:int,price:decimal(12,2),big:%s,b1:boolean,b8:long,b64:long,flag:boolean,note:string",
+    snprintf(sch, sizeof sch, "id*!:int,price:decimal(12,2),big:%s,b1:boolean,b8:long,b64:long,"
+                              "flag:boolean,note:string",
              big);
     int n = snprintf(expected, sizeof expected,
                      "DDL shop.m => %s\n"
@@ -193,23 +197,27 @@ START_TEST(types_from_statement)
                      "shop.m I 1|1.51|" BIG65 "|true|3|-1|true|a\n"
                      "COMMIT @L2\n"
                      /* BIT(8) 255, BIT(64) 2^63 = only the high bit */
-                     "shop.m I 2|-9999999999.99|0.000000000000000000000000000001|false|255|-9223372036854775808|false|null\n"
+                     "shop.m I 2|-9999999999.99|0.000000000000000000000000000001|false|255|"
+                     "-9223372036854775808|false|null\n"
                      "COMMIT @L3\n",
                      sch);
     n += snprintf(expected + n, sizeof expected - (size_t)n,
-                  "DDL shop.m => id*!:int,price:decimal(12,2),fee:decimal(8,3),big:%s,b1:boolean,b8:long,b64:long,"
+                  "DDL shop.m => id*!:int,price:decimal(12,2),fee:decimal(8,3),big:%s,b1:boolean,"
+                  "b8:long,b64:long,"
                   "flag:boolean,note:string,mask:long\n"
                   "COMMIT @L4\n"
                   "shop.m I 3|0.50|-12345.678|null|null|0|0|true|b|15\n"
                   "COMMIT @L5\n"
-                  "DDL shop.m => id*!:int,price:decimal(12,2),charge:decimal(8,3),big:%s,b1:boolean,b8:long,b64:long,"
+                  "DDL shop.m => id*!:int,price:decimal(12,2),charge:decimal(8,3),big:%s,"
+                  "b1:boolean,b8:long,b64:long,"
                   "flag:boolean,note:string,mask:long\n"
                   "COMMIT @L6\n"
                   "shop.m UB 3|0.50|-12345.678|null|null|0|0|true|b|15\n"
                   "shop.m UA 3|0.50|1.001|null|true|0|1|true|b|8\n"
                   "COMMIT @L7\n",
                   big, big);
-    if (strcmp(got, expected) != 0) fprintf(stderr, "---- got:\n%s---- expected:\n%s", got, expected);
+    if (strcmp(got, expected) != 0)
+        fprintf(stderr, "---- got:\n%s---- expected:\n%s", got, expected);
     ck_assert_str_eq(got, expected);
     free(got);
 }
@@ -237,7 +245,8 @@ START_TEST(def_only_decimal)
                            "shop.legacy I 3|-100|0\n"
                            "COMMIT @L12\n");
     ck_assert_int_eq(warnings.n, 1);
-    ck_assert_msg(strstr(warnings.last, "table shop.legacy column amount: DECIMAL of unknown precision") != NULL, "%s",
+    ck_assert_msg(strstr(warnings.last, "table shop.legacy column amount: DECIMAL of unknown "
+                                        "precision") != NULL, "%s",
                   warnings.last);
     free(got);
 }
@@ -340,10 +349,14 @@ END_TEST
 
 /* ---- GEOMETRY: Maxwell writes WKT, the lake holds WKB ---- */
 
-#define GEO_CREATE "{\"type\":\"table-create\",\"database\":\"d\",\"table\":\"g\",\"def\":{\"database\":\"d\",\"table\":\"g\"," \
-                   "\"columns\":[{\"type\":\"int\",\"name\":\"id\",\"signed\":true},{\"type\":\"geometry\",\"name\":\"g\"}]," \
-                   "\"primary-key\":[\"id\"]},\"ts\":1700000000000,\"sql\":\"CREATE TABLE g (id INT PRIMARY KEY, g GEOMETRY)\"}\n"
-#define GEO_ROW(id, wkt) "{\"database\":\"d\",\"table\":\"g\",\"type\":\"insert\",\"ts\":1700000001,\"data\":{\"id\":" #id ",\"g\":\"" wkt "\"}}\n"
+#define GEO_CREATE "{\"type\":\"table-create\",\"database\":\"d\",\"table\":\"g\"," \
+                   "\"def\":{\"database\":\"d\",\"table\":\"g\"," \
+                   "\"columns\":[{\"type\":\"int\",\"name\":\"id\",\"signed\":true}," \
+                   "{\"type\":\"geometry\",\"name\":\"g\"}]," \
+                   "\"primary-key\":[\"id\"]},\"ts\":1700000000000," \
+                   "\"sql\":\"CREATE TABLE g (id INT PRIMARY KEY, g GEOMETRY)\"}\n"
+#define GEO_ROW(id, wkt) "{\"database\":\"d\",\"table\":\"g\",\"type\":\"insert\"," \
+                         "\"ts\":1700000001,\"data\":{\"id\":" #id ",\"g\":\"" wkt "\"}}\n"
 
 /* Doubles, little-endian: 0 = 0000000000000000, 1 = 000000000000f03f, 2 = 0000000000000040,
  * 3 = 0000000000000840; NaN (POINT EMPTY) = 000000000000f87f. */
@@ -355,36 +368,59 @@ START_TEST(geometry_wkt)
     FILE *fp = fopen(path, "w");
     ck_assert_ptr_nonnull(fp);
     fputs(GEO_CREATE GEO_ROW(1, "POINT (3 2)") GEO_ROW(2, "LINESTRING (0 1, 1 2)")
-          GEO_ROW(3, "MULTIPOINT ((1 1), (2 2))") GEO_ROW(4, "multipoint (1 1,2 2)")
-          GEO_ROW(5, "POLYGON ((0 0, 1 0, 0 1, 0 0))") GEO_ROW(6, "GEOMETRYCOLLECTION (POINT (1 1), LINESTRING EMPTY)")
-          GEO_ROW(7, "GEOMETRYCOLLECTION EMPTY") GEO_ROW(8, "POINT EMPTY"),
+              GEO_ROW(3, "MULTIPOINT ((1 1), (2 2))") GEO_ROW(4, "multipoint (1 1,2 2)")
+                  GEO_ROW(5, "POLYGON ((0 0, 1 0, 0 1, 0 0))")
+                      GEO_ROW(6, "GEOMETRYCOLLECTION (POINT (1 1), LINESTRING EMPTY)")
+                          GEO_ROW(7, "GEOMETRYCOLLECTION EMPTY") GEO_ROW(8, "POINT EMPTY"),
           fp);
     fclose(fp);
     char *got = read_sample(path, NULL, NULL);
-    ck_assert_str_eq(got,
-                     "DDL d.g => id*!:int,g:binary\n"
-                     "COMMIT @L1\n"
-                     "d.g I 1|0101000000" "0000000000000840" "0000000000000040\n"
-                     "COMMIT @L2\n"
-                     "d.g I 2|0102000000" "02000000" "0000000000000000000000000000f03f" "000000000000f03f0000000000000040\n"
-                     "COMMIT @L3\n"
-                     "d.g I 3|0104000000" "02000000" "0101000000" "000000000000f03f000000000000f03f"
-                     "0101000000" "00000000000000400000000000000040\n"
-                     "COMMIT @L4\n"
-                     "d.g I 4|0104000000" "02000000" "0101000000" "000000000000f03f000000000000f03f"
-                     "0101000000" "00000000000000400000000000000040\n"
-                     "COMMIT @L5\n"
-                     "d.g I 5|0103000000" "01000000" "04000000" "00000000000000000000000000000000"
-                     "000000000000f03f0000000000000000" "0000000000000000000000000000f03f"
-                     "00000000000000000000000000000000\n"
-                     "COMMIT @L6\n"
-                     "d.g I 6|0107000000" "02000000" "0101000000" "000000000000f03f000000000000f03f"
-                     "0102000000" "00000000\n"
-                     "COMMIT @L7\n"
-                     "d.g I 7|0107000000" "00000000\n"
-                     "COMMIT @L8\n"
-                     "d.g I 8|0101000000" "000000000000f87f000000000000f87f\n"
-                     "COMMIT @L9\n");
+    ck_assert_str_eq(got, "DDL d.g => id*!:int,g:binary\n"
+                          "COMMIT @L1\n"
+                          "d.g I 1|0101000000"
+                          "0000000000000840"
+                          "0000000000000040\n"
+                          "COMMIT @L2\n"
+                          "d.g I 2|0102000000"
+                          "02000000"
+                          "0000000000000000000000000000f03f"
+                          "000000000000f03f0000000000000040\n"
+                          "COMMIT @L3\n"
+                          "d.g I 3|0104000000"
+                          "02000000"
+                          "0101000000"
+                          "000000000000f03f000000000000f03f"
+                          "0101000000"
+                          "00000000000000400000000000000040\n"
+                          "COMMIT @L4\n"
+                          "d.g I 4|0104000000"
+                          "02000000"
+                          "0101000000"
+                          "000000000000f03f000000000000f03f"
+                          "0101000000"
+                          "00000000000000400000000000000040\n"
+                          "COMMIT @L5\n"
+                          "d.g I 5|0103000000"
+                          "01000000"
+                          "04000000"
+                          "00000000000000000000000000000000"
+                          "000000000000f03f0000000000000000"
+                          "0000000000000000000000000000f03f"
+                          "00000000000000000000000000000000\n"
+                          "COMMIT @L6\n"
+                          "d.g I 6|0107000000"
+                          "02000000"
+                          "0101000000"
+                          "000000000000f03f000000000000f03f"
+                          "0102000000"
+                          "00000000\n"
+                          "COMMIT @L7\n"
+                          "d.g I 7|0107000000"
+                          "00000000\n"
+                          "COMMIT @L8\n"
+                          "d.g I 8|0101000000"
+                          "000000000000f87f000000000000f87f\n"
+                          "COMMIT @L9\n");
     free(got);
     /* text that is not WKT fails, naming the value and where it stops making sense */
     fp = fopen(path, "w");
@@ -405,8 +441,10 @@ START_TEST(geometry_wkt)
     w2l_rc rc;
     while ((rc = m->next(s, em, 0, &err)) == W2L_OK) {}
     ck_assert_int_eq(rc, W2L_SOURCE);
-    ck_assert_msg(strstr(err.msg, "line 2") && strstr(err.msg, "table d.g column g: value \"POINT (1)\": not WKT "
-                                                                "geometry text (at character 9)"), "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "line 2") &&
+                      strstr(err.msg, "table d.g column g: value \"POINT (1)\": not WKT "
+                                      "geometry text (at character 9)"),
+                  "%s", err.msg);
     m->close(s);
     w2l__free(s);
     w2l__emitter_free(em);
@@ -427,13 +465,20 @@ START_TEST(binary_padding)
     ck_assert_ptr_nonnull(fp);
     /* b BINARY(4) and v VARBINARY(4) from the statement; then table u, first seen in an
      * ALTER that gives no type: its def's "binary" has no width, so nothing is padded */
-    fputs("{\"type\":\"table-create\",\"database\":\"d\",\"table\":\"t\",\"def\":{\"database\":\"d\",\"table\":\"t\","
-          "\"columns\":[{\"type\":\"binary\",\"name\":\"b\",\"charset\":\"binary\"},{\"type\":\"varbinary\",\"name\":\"v\","
-          "\"charset\":\"binary\"}],\"primary-key\":[]},\"sql\":\"CREATE TABLE t (b BINARY(4), v VARBINARY(4))\"}\n"
-          "{\"database\":\"d\",\"table\":\"t\",\"type\":\"insert\",\"data\":{\"b\":\"AAE=\",\"v\":\"AAE=\"}}\n"
-          "{\"database\":\"d\",\"table\":\"t\",\"type\":\"insert\",\"data\":{\"b\":\"AQIDBA==\",\"v\":\"\"}}\n"
-          "{\"type\":\"table-alter\",\"database\":\"d\",\"table\":\"u\",\"def\":{\"database\":\"d\",\"table\":\"u\","
-          "\"columns\":[{\"type\":\"binary\",\"name\":\"b\",\"charset\":\"binary\"}],\"primary-key\":[]},"
+    fputs("{\"type\":\"table-create\",\"database\":\"d\",\"table\":\"t\","
+          "\"def\":{\"database\":\"d\",\"table\":\"t\","
+          "\"columns\":[{\"type\":\"binary\",\"name\":\"b\",\"charset\":\"binary\"},"
+          "{\"type\":\"varbinary\",\"name\":\"v\","
+          "\"charset\":\"binary\"}],\"primary-key\":[]},\"sql\":\"CREATE TABLE t (b BINARY(4),"
+          " v VARBINARY(4))\"}\n"
+          "{\"database\":\"d\",\"table\":\"t\",\"type\":\"insert\",\"data\":{\"b\":\"AAE=\","
+          "\"v\":\"AAE=\"}}\n"
+          "{\"database\":\"d\",\"table\":\"t\",\"type\":\"insert\",\"data\":{\"b\":\"AQIDBA==\","
+          "\"v\":\"\"}}\n"
+          "{\"type\":\"table-alter\",\"database\":\"d\",\"table\":\"u\","
+          "\"def\":{\"database\":\"d\",\"table\":\"u\","
+          "\"columns\":[{\"type\":\"binary\",\"name\":\"b\",\"charset\":\"binary\"}],"
+          "\"primary-key\":[]},"
           "\"sql\":\"ALTER TABLE u COMMENT 'x'\"}\n"
           "{\"database\":\"d\",\"table\":\"u\",\"type\":\"insert\",\"data\":{\"b\":\"AAE=\"}}\n",
           fp);
@@ -458,7 +503,8 @@ END_TEST
 
 START_TEST(restart_everywhere)
 {
-    static const char *const files[] = {"maxwell_types.jsonl", "maxwell_bootstrap.jsonl", "maxwell_own.jsonl"};
+    static const char *const files[] = { "maxwell_types.jsonl", "maxwell_bootstrap.jsonl",
+                                         "maxwell_own.jsonl" };
     static const char *const tiny_bool[] = {"source.tinyint1-as-boolean", "true", NULL};
     const char *file = files[_i];
     w2l_log_set_callback(on_log, NULL); /* each read warns about shop.legacy.amount once */
@@ -483,9 +529,10 @@ START_TEST(restart_everywhere)
         size_t plen = (size_t)(eol + 1 - full);
         char first[32];
         snprintf(first, sizeof first, "COMMIT @L%ld\n", line);
-        ck_assert_msg(strncmp(rest, first, strlen(first)) == 0, "%s at L%ld:\n%s", file, line, rest);
-        ck_assert_msg(strcmp(rest + strlen(first), full + plen) == 0, "%s: restart at L%ld differs:\n%s", file, line,
+        ck_assert_msg(strncmp(rest, first, strlen(first)) == 0, "%s at L%ld:\n%s", file, line,
                       rest);
+        ck_assert_msg(strcmp(rest + strlen(first), full + plen) == 0,
+                      "%s: restart at L%ld differs:\n%s", file, line, rest);
         free(rest);
         tested++;
     }
@@ -521,7 +568,8 @@ static w2l_rc count_commit(void *ctx, const char *pos, size_t len, w2l_error *er
 /* W2L_NOMEM or the whole stream, never another error, a crash or a leak. */
 START_TEST(fail_alloc_loop)
 {
-    static const char *const files[] = {"maxwell_types.jsonl", "maxwell_bootstrap.jsonl", "maxwell_own.jsonl"};
+    static const char *const files[] = { "maxwell_types.jsonl", "maxwell_bootstrap.jsonl",
+                                         "maxwell_own.jsonl" };
     char uri[600];
     snprintf(uri, sizeof uri, "file:%s%s?format=maxwell-json", W2L_TEST_DATA, files[_i]);
     w2l_log_set_callback(on_log, NULL);
@@ -531,7 +579,9 @@ START_TEST(fail_alloc_loop)
         long base = fail_alloc_outstanding();
         fail_alloc_arm(-1);
         int commits = 0;
-        w2l__emit_hooks h = {.batch = drop_batch, .ddl = drop_ddl, .commit = count_commit, .ctx = &commits};
+        w2l__emit_hooks h = {
+            .batch = drop_batch, .ddl = drop_ddl, .commit = count_commit, .ctx = &commits
+        };
         w2l_emitter *em = w2l__emitter_new(&h, 1);
         w2l_conf *conf = w2l_conf_new();
         w2l_error err;
@@ -547,15 +597,16 @@ START_TEST(fail_alloc_loop)
         }
         long made = fail_alloc_count();
         fail_alloc_arm(-1);
-        ck_assert_msg(rc == W2L_DONE || rc == W2L_NOMEM, "nth %ld: %s: %s", nth, w2l_rc_name(rc), err.msg);
+        ck_assert_msg(rc == W2L_DONE || rc == W2L_NOMEM, "nth %ld: %s: %s", nth, w2l_rc_name(rc),
+                      err.msg);
         /* done when the armed failure lay beyond the read's last allocation */
         completed = rc == W2L_DONE && made <= nth;
         if (completed) full = commits;
         w2l__free(s);
         w2l__emitter_free(em);
         w2l_conf_free(conf);
-        ck_assert_msg(fail_alloc_outstanding() == base, "nth %ld of %s: %ld blocks leaked", nth, files[_i],
-                      fail_alloc_outstanding() - base);
+        ck_assert_msg(fail_alloc_outstanding() == base, "nth %ld of %s: %ld blocks leaked", nth,
+                      files[_i], fail_alloc_outstanding() - base);
     }
     ck_assert(completed);
     ck_assert_int_gt(full, 2);

@@ -44,6 +44,24 @@ START_TEST(error_prefix_and_errno)
 }
 END_TEST
 
+/* Each thing said once: a context the message names already is not added again. */
+START_TEST(error_prefix_says_each_thing_once)
+{
+    w2l_error err;
+    w2l__fail(&err, W2L_NOTFOUND, "table crm.nope not found");
+    w2l__error_prefix(&err, "table %s: ", "crm.nope");
+    ck_assert_str_eq(err.msg, "table crm.nope not found");
+    w2l__fail(&err, W2L_NOTFOUND, "table crm.nopes not found"); /* another name */
+    w2l__error_prefix(&err, "table %s: ", "crm.nope");
+    ck_assert_str_eq(err.msg, "table crm.nope: table crm.nopes not found");
+    w2l__fail(&err, W2L_SOURCE, "mysql source u@h:3306: SELECT 1: gone (error 2013)");
+    w2l__error_prefix(&err, "mysql source: ");
+    ck_assert_str_eq(err.msg, "mysql source u@h:3306: SELECT 1: gone (error 2013)");
+    w2l__error_prefix(&err, "mysql source: snapshot: "); /* the first context only */
+    ck_assert_str_eq(err.msg, "snapshot: mysql source u@h:3306: SELECT 1: gone (error 2013)");
+}
+END_TEST
+
 START_TEST(rc_names_are_pinned)
 {
     ck_assert_str_eq(w2l_rc_name(W2L_OK), "W2L_OK");
@@ -258,7 +276,8 @@ START_TEST(arena_pool_across_threads)
     /* two threads taking and giving back at once: no block is in two arenas at a time */
     pool_worker w[2] = {{pool, NULL, 0, 300, 'p', 0}, {pool, NULL, 0, 300, 'q', 0}};
     thrd_t th[2];
-    for (int i = 0; i < 2; i++) ck_assert_int_eq(thrd_create(&th[i], pool_work, &w[i]), thrd_success);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(thrd_create(&th[i], pool_work, &w[i]), thrd_success);
     for (int i = 0; i < 2; i++) {
         ck_assert_int_eq(thrd_join(th[i], &res), thrd_success);
         ck_assert_int_eq(res, 0);
@@ -686,6 +705,7 @@ Suite *suite_common(void)
     TCase *basic = tcase_create("basic");
     tcase_add_test(basic, error_set_formats_and_truncates);
     tcase_add_test(basic, error_prefix_and_errno);
+    tcase_add_test(basic, error_prefix_says_each_thing_once);
     tcase_add_test(basic, rc_names_are_pinned);
     tcase_add_test(basic, buf_grows_and_prints);
     tcase_add_test(basic, arena_aligns_and_handles_large);

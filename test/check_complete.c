@@ -28,7 +28,8 @@ static void setup(void)
     snprintf(wh, sizeof wh, "%s", tmpdir_make("complete"));
     w2l_error_clear(&err);
     schema = w2l_schema_new(0);
-    ck_assert_ok(w2l_schema_add_field(schema, 1, "id", (w2l_type){W2L_TYPE_LONG, 0, 0}, 1, &err), err);
+    ck_assert_ok(w2l_schema_add_field(schema, 1, "id", (w2l_type){ W2L_TYPE_LONG, 0, 0 }, 1, &err),
+                 err);
     int32_t id = 1;
     ck_assert_ok(w2l_schema_set_identifier(schema, &id, 1, &err), err);
 }
@@ -150,10 +151,18 @@ START_TEST(time_parse_accepts_iso_and_epoch_ms)
         ck_assert_msg(ms == ok[i].ms, "%s: %lld, want %lld", ok[i].text, (long long)ms,
                       (long long)ok[i].ms);
     }
-    static const char *bad[] = {"", "x", "2024-5-1", "2024-13-01", "2023-02-29", "2024-05-01T25:00Z",
-                                "2024-05-01T10:60Z", "2024-05-01T10:00:00.Z",
-                                "2024-05-01T10:00:00Zjunk", "2024-05-01T10:00+2", "-5",
-                                "99999999999999999999"};
+    static const char *bad[] = { "",
+                                 "x",
+                                 "2024-5-1",
+                                 "2024-13-01",
+                                 "2023-02-29",
+                                 "2024-05-01T25:00Z",
+                                 "2024-05-01T10:60Z",
+                                 "2024-05-01T10:00:00.Z",
+                                 "2024-05-01T10:00:00Zjunk",
+                                 "2024-05-01T10:00+2",
+                                 "-5",
+                                 "99999999999999999999" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int64_t ms = 42;
         ck_assert_msg(w2l_time_parse(bad[i], &ms, &err) == W2L_CONFIG, "'%s' accepted", bad[i]);
@@ -255,7 +264,8 @@ START_TEST(idle_table_follows_the_job_file)
     ck_assert_ok(w2l_fileio_open("local", NULL, &io, &err), err);
     char *path = w2l__complete_path(wh, "job-a");
     char text[200];
-    snprintf(text, sizeof text, "{\"job-id\":\"job-a\",\"checkpoint\":1,\"complete-through-ms\":%lld}",
+    snprintf(text, sizeof text, "{\"job-id\":\"job-a\",\"checkpoint\":1,"
+                                "\"complete-through-ms\":%lld}",
              (long long)H0);
     ck_assert_ok(w2l_fileio_write_all(io, path, W2L_CREATE_REPLACE, text, strlen(text), &err), err);
     b = info_of("busy");
@@ -351,7 +361,8 @@ START_TEST(on_complete_fires_once_per_table_and_boundary)
     txn_checkpoint(p, H0 + 3 * HOUR - 1); /* 11:00, 12:00 and 13:00 */
     finish(p);
     ck_assert_int_eq(count_lines(out, NULL), 6);
-    ck_assert_int_eq(count_lines(out, "db.a 2024-05-01T11:00:00.000Z db.a hour 1714561200000 job-h"), 1);
+    ck_assert_int_eq(
+        count_lines(out, "db.a 2024-05-01T11:00:00.000Z db.a hour 1714561200000 job-h"), 1);
     ck_assert_int_eq(count_lines(out, "db.b 2024-05-01T13:00:00.000Z db.b hour"), 1);
     ck_assert_int_eq(count_lines(out, "T10:00"), 0);
     /* a restart: the fired boundaries are in the job file, nothing fires again */

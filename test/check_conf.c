@@ -63,7 +63,8 @@ START_TEST(unknown_key_is_named)
 {
     ck_assert_int_eq(w2l_conf_set(conf, "checkpoint-intervall", "1s", &err), W2L_CONFIG);
     ck_assert_int_eq(err.code, W2L_CONFIG);
-    ck_assert_msg(strstr(err.msg, "unknown configuration key 'checkpoint-intervall'"), "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "unknown configuration key 'checkpoint-intervall'"), "%s",
+                  err.msg);
     ck_assert_int_eq(w2l_conf_set(conf, "checkpoint_interval", "1s", &err), W2L_CONFIG);
     ck_assert_msg(strstr(err.msg, "did you mean 'checkpoint-interval'"), "%s", err.msg);
     const char *v;
@@ -106,8 +107,9 @@ START_TEST(unknown_per_table_key_is_named)
 {
     ck_assert_int_eq(w2l_conf_set(conf, "table.shop.items.ddl.polcy", "quarantine", &err),
                      W2L_CONFIG);
-    ck_assert_msg(strstr(err.msg, "unknown per-table configuration key 'table.shop.items.ddl.polcy'"),
-                  "%s", err.msg);
+    ck_assert_msg(
+        strstr(err.msg, "unknown per-table configuration key 'table.shop.items.ddl.polcy'"), "%s",
+        err.msg);
     ck_assert_msg(strstr(err.msg, "did you mean 'table.shop.items.ddl.policy'?"), "%s", err.msg);
     /* nothing near: every per-table key is listed */
     ck_assert_int_eq(w2l_conf_set(conf, "table.shop.items.frobnicate", "1", &err), W2L_CONFIG);
@@ -128,8 +130,8 @@ END_TEST
 START_TEST(wrong_type_names_expected_form)
 {
     ck_assert_int_eq(w2l_conf_set(conf, "checkpoint-interval", "soon", &err), W2L_CONFIG);
-    ck_assert_msg(strstr(err.msg, "'checkpoint-interval'") && strstr(err.msg, "expected a duration") &&
-                      strstr(err.msg, "got 'soon'"),
+    ck_assert_msg(strstr(err.msg, "'checkpoint-interval'") &&
+                      strstr(err.msg, "expected a duration") && strstr(err.msg, "got 'soon'"),
                   "%s", err.msg);
     ck_assert_int_eq(w2l_conf_set(conf, "parallelism", "0", &err), W2L_CONFIG); /* below min */
     ck_assert_msg(strstr(err.msg, "from 1 to 1024"), "%s", err.msg);
@@ -138,8 +140,10 @@ START_TEST(wrong_type_names_expected_form)
     ck_assert_msg(strstr(err.msg, "boolean"), "%s", err.msg);
     ck_assert_int_eq(w2l_conf_set(conf, "ddl.policy", "explode", &err), W2L_CONFIG);
     ck_assert_msg(strstr(err.msg, "one of fail|ignore|quarantine"), "%s", err.msg);
-    ck_assert_int_eq(w2l_conf_set(conf, "writer.target-file-bytes", "12 parsecs", &err), W2L_CONFIG);
-    ck_assert_int_eq(w2l_conf_set(conf, "checkpoint-interval", "99999999999999999999", &err), W2L_CONFIG);
+    ck_assert_int_eq(w2l_conf_set(conf, "writer.target-file-bytes", "12 parsecs", &err),
+                     W2L_CONFIG);
+    ck_assert_int_eq(w2l_conf_set(conf, "checkpoint-interval", "99999999999999999999", &err),
+                     W2L_CONFIG);
     /* a rejected value leaves the old one */
     const char *v;
     ck_assert_ok(w2l_conf_get(conf, "ddl.policy", &v, &err), err);
@@ -211,7 +215,8 @@ static int collect(void *ctx, const char *k, const char *v)
 START_TEST(json_loads_flattens_and_is_atomic)
 {
     const char *j = "{\"warehouse\": \"/lake\", \"checkpoint-interval\": 2500, \"quiet\": true,"
-                    " \"parquet\": {\"zstd-level\": 9}, \"table\": {\"shop.orders\": {\"ddl.policy\": \"ignore\"}}}";
+                    " \"parquet\": {\"zstd-level\": 9}, \"table\": {\"shop.orders\": "
+                    "{\"ddl.policy\": \"ignore\"}}}";
     ck_assert_ok(w2l_conf_load_json(conf, j, strlen(j), "test.json", &err), err);
     char all[512] = "";
     w2l_conf_foreach(conf, collect, all);
@@ -220,7 +225,8 @@ START_TEST(json_loads_flattens_and_is_atomic)
     /* one bad key: nothing of the file applies */
     const char *bad = "{\"parallelism\": 4, \"checkpoint-interval\": \"later\"}";
     ck_assert_int_eq(w2l_conf_load_json(conf, bad, strlen(bad), "bad.json", &err), W2L_CONFIG);
-    ck_assert_msg(strstr(err.msg, "bad.json: configuration key 'checkpoint-interval'"), "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "bad.json: configuration key 'checkpoint-interval'"), "%s",
+                  err.msg);
     ck_assert_int_eq(w2l_conf_is_set(conf, "parallelism"), 0);
     const char *v;
     w2l_conf_get(conf, "checkpoint-interval", &v, &err);
@@ -239,7 +245,8 @@ START_TEST(json_errors_are_located)
     ck_assert_int_eq(w2l_conf_load_json(conf, arr, strlen(arr), "c.json", &err), W2L_CONFIG);
     ck_assert_msg(strstr(err.msg, "got array"), "%s", err.msg);
     ck_assert_int_eq(w2l_conf_load_file(conf, "/nonexistent/w2l.json", &err), W2L_CONFIG);
-    ck_assert_msg(strstr(err.msg, "/nonexistent/w2l.json") && strstr(err.msg, "No such file"), "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "/nonexistent/w2l.json") && strstr(err.msg, "No such file"), "%s",
+                  err.msg);
 }
 END_TEST
 
@@ -291,12 +298,15 @@ START_TEST(prop_table_is_consistent)
         ck_assert_ptr_nonnull(p[i].doc);
         ck_assert_ptr_eq(w2l_conf_prop_find(p[i].name), &p[i]); /* names unique */
         /* each default is valid for its own property */
-        if (p[i].def) ck_assert_msg(w2l_conf_set(conf, p[i].name, p[i].def, &err) == W2L_OK, "%s: %s", p[i].name, err.msg);
+        if (p[i].def)
+            ck_assert_msg(w2l_conf_set(conf, p[i].name, p[i].def, &err) == W2L_OK, "%s: %s",
+                          p[i].name, err.msg);
         ck_assert_int_eq(p[i].type == W2L_CONF_ENUM, p[i].choices != NULL);
     }
     /* the flags of w2l run (w2l-design(7) section 7) are all keys of the same name */
-    const char *flags[] = {"source", "warehouse", "state", "catalog", "config", "checkpoint-interval",
-                           "parallelism", "until-caught-up", "quiet"};
+    const char *flags[] = { "source",      "warehouse",       "state",
+                            "catalog",     "config",          "checkpoint-interval",
+                            "parallelism", "until-caught-up", "quiet" };
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
         const w2l_conf_prop *q = w2l_conf_prop_find(flags[i]);
         ck_assert_ptr_nonnull(q);
@@ -308,7 +318,8 @@ END_TEST
 START_TEST(oom_never_leaks)
 {
     fail_alloc_install();
-    const char *j = "{\"warehouse\": \"/lake\", \"parquet\": {\"zstd-level\": 9}, \"ext.x\": \"y\"}";
+    const char *j =
+        "{\"warehouse\": \"/lake\", \"parquet\": {\"zstd-level\": 9}, \"ext.x\": \"y\"}";
     for (long nth = 0;; nth++) {
         long before = fail_alloc_outstanding();
         w2l_conf *c = w2l_conf_new();

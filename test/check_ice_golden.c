@@ -117,7 +117,10 @@ static int to_line(void *ctx, const w2l_value *row, size_t n)
     return 0;
 }
 
-static int cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
 START_TEST(golden_table_scans_to_expected)
 {
@@ -159,7 +162,8 @@ START_TEST(golden_table_scans_to_expected)
     if (rc == W2L_OK) {
         char *exp = slurp(epath, NULL);
         ck_assert_ptr_nonnull(exp);
-        for (char *line = strtok(exp, "\n"); line; line = strtok(NULL, "\n")) push(&want, strdup(line));
+        for (char *line = strtok(exp, "\n"); line; line = strtok(NULL, "\n"))
+            push(&want, strdup(line));
         free(exp);
         qsort(got.v, got.n, sizeof *got.v, cmp);
         qsort(want.v, want.n, sizeof *want.v, cmp);

@@ -463,7 +463,8 @@ START_TEST(commit_503_before_applying_is_sent_again)
     ck_assert_int_eq(http_stub_hits(k.s, 2), 1); /* sent again: the table had not moved */
     ck_assert_int_eq(http_stub_hits(k.s, 3), 1);
     const http_stub_request *r = http_stub_get(k.s, http_stub_nrequests(k.s) - 1);
-    ck_assert_ptr_nonnull(strstr(r->body, "\"identifier\":{\"namespace\":[\"db\"],\"name\":\"t\"}"));
+    ck_assert_ptr_nonnull(
+        strstr(r->body, "\"identifier\":{\"namespace\":[\"db\"],\"name\":\"t\"}"));
     ck_assert_ptr_nonnull(strstr(r->body, "\"type\":\"assert-ref-snapshot-id\""));
     w2l_buf_release(&loc);
     settle_teardown(&k);

@@ -90,8 +90,9 @@ static MYSQL *direct(const char *db)
 {
     MYSQL *m = mysql_init(NULL);
     ck_assert_ptr_nonnull(m);
-    ck_assert_msg(mysql_real_connect(m, "127.0.0.1", "w2l", "w2lpass", NULL, test_mariadb_port(), NULL, 0),
-                  "connect: %s", mysql_error(m));
+    ck_assert_msg(
+        mysql_real_connect(m, "127.0.0.1", "w2l", "w2lpass", NULL, test_mariadb_port(), NULL, 0),
+        "connect: %s", mysql_error(m));
     char q[300];
     snprintf(q, sizeof q, "CREATE DATABASE IF NOT EXISTS %s", db);
     ck_assert_msg(mysql_query(m, q) == 0 && mysql_select_db(m, db) == 0, "%s", mysql_error(m));
@@ -203,13 +204,17 @@ START_TEST(round_trip)
     assert_jdbc_name(t->meta_location, 1);
     /* the rows the JDBC catalog would write */
     MYSQL *m = direct("rt");
-    ck_assert_str_eq(scalar(m, "SELECT metadata_location FROM iceberg_tables WHERE catalog_name='w2l' "
+    ck_assert_str_eq(scalar(m, "SELECT metadata_location FROM iceberg_tables WHERE "
+                               "catalog_name='w2l' "
                                "AND table_namespace='db' AND table_name='t1'"), t->meta_location);
-    ck_assert_str_eq(scalar(m, "SELECT iceberg_type FROM iceberg_tables WHERE table_name='t1'"), "TABLE");
-    ck_assert_int_eq(strncmp(scalar(m, "SELECT previous_metadata_location FROM iceberg_tables WHERE "
+    ck_assert_str_eq(scalar(m, "SELECT iceberg_type FROM iceberg_tables WHERE table_name='t1'"),
+                     "TABLE");
+    ck_assert_int_eq(strncmp(scalar(m, "SELECT previous_metadata_location FROM iceberg_tables "
+                                       "WHERE "
                                        "table_name='t1'"), mdir, strlen(mdir)), 0);
     ck_assert_str_eq(scalar(m, "SELECT property_value FROM iceberg_namespace_properties WHERE "
-                               "catalog_name='w2l' AND namespace='db' AND property_key='exists'"), "true");
+                               "catalog_name='w2l' AND namespace='db' AND property_key='exists'"),
+                     "true");
     /* load sees the commit, the scan reads it */
     w2l__ice_table *r;
     ck_assert_ok(w2l__ice_table_load(cat, io, "db", "t1", &r, &err), err);
@@ -317,11 +322,14 @@ START_TEST(stale_base_and_existing_table)
     int before = 0, after = 0;
     w2l_fileio_list(io, mdir, count_meta, &before, &err);
     w2l_buf loc = {0};
-    ck_assert_int_eq(w2l__catalog_commit(cat, "db", "s", base0, text, len, &loc, &err), W2L_CONFLICT);
+    ck_assert_int_eq(w2l__catalog_commit(cat, "db", "s", base0, text, len, &loc, &err),
+                     W2L_CONFLICT);
     ck_assert(err.flags & W2L_ERR_RETRIABLE);
     ck_assert_int_eq(loc.len, 0);
     /* a base the catalog never had is stale too */
-    ck_assert_int_eq(w2l__catalog_commit(cat, "db", "s", "/x/00007-y.metadata.json", text, len, &loc, &err), W2L_CONFLICT);
+    ck_assert_int_eq(
+        w2l__catalog_commit(cat, "db", "s", "/x/00007-y.metadata.json", text, len, &loc, &err),
+        W2L_CONFLICT);
     w2l_fileio_list(io, mdir, count_meta, &after, &err);
     ck_assert_int_eq(after, before); /* the written files were removed again */
     /* the table still is where the winner left it */
@@ -332,7 +340,9 @@ START_TEST(stale_base_and_existing_table)
     ck_assert_int_eq(w2l__catalog_commit(cat, "db", "s", NULL, text, len, &loc, &err), W2L_EXISTS);
     w2l_schema *s = fx_schema();
     w2l__ice_table *t2;
-    ck_assert_int_eq(w2l__ice_table_create(cat, io, "/nowhere", "db", "s", s, NULL, NULL, &t2, &err), W2L_EXISTS);
+    ck_assert_int_eq(
+        w2l__ice_table_create(cat, io, "/nowhere", "db", "s", s, NULL, NULL, &t2, &err),
+        W2L_EXISTS);
     w2l_schema_unref(s);
     after = 0;
     w2l_fileio_list(io, mdir, count_meta, &after, &err);
@@ -368,7 +378,8 @@ START_TEST(catalog_names_are_separate)
     MYSQL *m = direct("names");
     ck_assert_str_eq(scalar(m, "SELECT COUNT(*) FROM iceberg_tables"), "2");
     /* a view row of the JDBC catalog is not a table */
-    ck_assert(mysql_query(m, "INSERT INTO iceberg_tables VALUES ('w2l','db','v','/v.json',NULL,'VIEW')") == 0);
+    ck_assert(mysql_query(m, "INSERT INTO iceberg_tables VALUES ('w2l','db','v','/v.json',NULL,"
+                             "'VIEW')") == 0);
     ck_assert_str_eq(list(a, NULL), "db.t");
     ck_assert_int_eq(w2l__ice_table_load(a, io, "db", "v", &t, &err), W2L_NOTFOUND);
     mysql_close(m);
@@ -382,8 +393,10 @@ START_TEST(old_jdbc_table_without_type)
     w2l_error err;
     MYSQL *m = direct("v0");
     ck_assert_msg(mysql_query(m, "CREATE TABLE iceberg_tables (catalog_name VARCHAR(255) NOT NULL, "
-                                 "table_namespace VARCHAR(255) NOT NULL, table_name VARCHAR(255) NOT NULL, "
-                                 "metadata_location VARCHAR(1000), previous_metadata_location VARCHAR(1000), "
+                                 "table_namespace VARCHAR(255) NOT NULL,"
+                                 " table_name VARCHAR(255) NOT NULL, "
+                                 "metadata_location VARCHAR(1000), previous_metadata_location "
+                                 "VARCHAR(1000), "
                                  "PRIMARY KEY (catalog_name, table_namespace, table_name))") == 0,
                   "%s", mysql_error(m));
     w2l_catalog *cat = open_cat("v0", NULL);
@@ -397,7 +410,8 @@ START_TEST(old_jdbc_table_without_type)
     ids x;
     scan_ids(r->meta, &x);
     ck_assert_int_eq(x.n, 3);
-    ck_assert_str_eq(scalar(m, "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema='v0' "
+    ck_assert_str_eq(scalar(m, "SELECT COUNT(*) FROM information_schema.columns WHERE "
+                               "table_schema='v0' "
                                "AND table_name='iceberg_tables'"), "5");
     w2l__ice_table_free(r);
     w2l__ice_table_free(t);
@@ -410,10 +424,15 @@ START_TEST(bad_uri_and_wrong_password)
 {
     w2l_error err;
     w2l_catalog *c = NULL;
-    const char *bad[] = {"sql:", "sql:postgres://a@b/c", "sql:mysql://host/db", "sql:mysql://u:p@h:99999/db",
-                         "sql:mysql://u:p@h:1/", "sql:mysql://u:p@h:1/db?colour=red"};
+    const char *bad[] = { "sql:",
+                          "sql:postgres://a@b/c",
+                          "sql:mysql://host/db",
+                          "sql:mysql://u:p@h:99999/db",
+                          "sql:mysql://u:p@h:1/",
+                          "sql:mysql://u:p@h:1/db?colour=red" };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        ck_assert_msg(w2l__catalog_open(bad[i], NULL, wh, io, &c, &err) == W2L_CONFIG, "%s: %s", bad[i], err.msg);
+        ck_assert_msg(w2l__catalog_open(bad[i], NULL, wh, io, &c, &err) == W2L_CONFIG, "%s: %s",
+                      bad[i], err.msg);
         ck_assert_ptr_null(c);
     }
     const char *secret = "s3cr3t-Pa55";
@@ -534,7 +553,8 @@ START_TEST(avro_allocates_through_the_hook)
     long live0 = fail_alloc_outstanding();
     avro_schema_t sch;
     ck_assert_int_eq(avro_schema_from_json_literal(
-                         "{\"type\":\"record\",\"name\":\"r\",\"fields\":[{\"name\":\"a\",\"type\":\"long\"}]}",
+                         "{\"type\":\"record\",\"name\":\"r\",\"fields\":[{\"name\":\"a\","
+                         "\"type\":\"long\"}]}",
                          &sch), 0);
     ck_assert_int_gt(fail_alloc_count(), 0);
     ck_assert_int_gt(fail_alloc_outstanding(), live0);

@@ -65,7 +65,8 @@ static int collect(void *ctx, const w2l_value *row, size_t n)
     ck_assert(id >= 0 && id < 256);
     if (x->seen[id]) x->dup++;
     x->seen[id] = 1;
-    snprintf(x->names[id], sizeof x->names[id], "%.*s", (int)row[1].v.bytes.len, row[1].v.bytes.ptr);
+    snprintf(x->names[id], sizeof x->names[id], "%.*s", (int)row[1].v.bytes.len,
+             row[1].v.bytes.ptr);
     x->n++;
     return 0;
 }
@@ -134,7 +135,8 @@ START_TEST(operations_read_back)
     /* row delta: delete 2,3 by equality, re-insert 2, insert 10,11 and delete 11 by position */
     w2l__ice_data_file nf[2] = {fx_data(t, 2, 3, "upd", &arena), fx_data(t, 10, 12, NULL, &arena)};
     long del[] = {2, 3}, pos[] = {1};
-    w2l__ice_data_file dl[2] = {fx_eq_deletes(t, del, 2, &arena), fx_pos_deletes(t, &nf[1], pos, 1, &arena)};
+    w2l__ice_data_file dl[2] = { fx_eq_deletes(t, del, 2, &arena),
+                                 fx_pos_deletes(t, &nf[1], pos, 1, &arena) };
     ck_assert_ok(fx_commit(t, W2L_ICE_OP_ROW_DELTA, nf, 2, dl, 2, 2, &err), err);
     scan_ids(io, t->meta, -1, &x);
     ck_assert_int_eq(x.n, 10);
@@ -147,12 +149,14 @@ START_TEST(operations_read_back)
     ck_assert_int_eq(x.n, 10);
     ck_assert(x.seen[3] && !x.seen[10]);
     /* schema change: ids never reused, renamed column keeps its id */
-    w2l__ice_schema_change sc[] = {{W2L_ICE_ADD_COLUMN, "note", NULL, {W2L_TYPE_STRING, 0, 0}, 0},
-                                   {W2L_ICE_DROP_COLUMN, "note", NULL, {0, 0, 0}, 0},
-                                   {W2L_ICE_ADD_COLUMN, "note2", NULL, {W2L_TYPE_STRING, 0, 0}, 0},
-                                   {W2L_ICE_RENAME_COLUMN, "qty", "quantity", {0, 0, 0}, 0},
-                                   {W2L_ICE_WIDEN_COLUMN, "quantity", NULL, {W2L_TYPE_LONG, 0, 0}, 0},
-                                   {W2L_ICE_MAKE_OPTIONAL, "name", NULL, {0, 0, 0}, 0}};
+    w2l__ice_schema_change sc[] = {
+        { W2L_ICE_ADD_COLUMN, "note", NULL, { W2L_TYPE_STRING, 0, 0 }, 0 },
+        { W2L_ICE_DROP_COLUMN, "note", NULL, { 0, 0, 0 }, 0 },
+        { W2L_ICE_ADD_COLUMN, "note2", NULL, { W2L_TYPE_STRING, 0, 0 }, 0 },
+        { W2L_ICE_RENAME_COLUMN, "qty", "quantity", { 0, 0, 0 }, 0 },
+        { W2L_ICE_WIDEN_COLUMN, "quantity", NULL, { W2L_TYPE_LONG, 0, 0 }, 0 },
+        { W2L_ICE_MAKE_OPTIONAL, "name", NULL, { 0, 0, 0 }, 0 }
+    };
     w2l__ice_change c;
     w2l__ice_change_init(&c, W2L_ICE_OP_SCHEMA);
     c.schema_changes = sc;
@@ -171,7 +175,9 @@ START_TEST(operations_read_back)
     c.nschema_changes = 1;
     ck_assert_int_eq(w2l__ice_table_commit(t, &c, 0, &err), W2L_SCHEMA);
     w2l__ice_change_release(&c, io, 0);
-    w2l__ice_schema_change narrow[] = {{W2L_ICE_WIDEN_COLUMN, "quantity", NULL, {W2L_TYPE_INT, 0, 0}, 0}};
+    w2l__ice_schema_change narrow[] = {
+        { W2L_ICE_WIDEN_COLUMN, "quantity", NULL, { W2L_TYPE_INT, 0, 0 }, 0 }
+    };
     w2l__ice_change_init(&c, W2L_ICE_OP_SCHEMA);
     c.schema_changes = narrow;
     c.nschema_changes = 1;
@@ -211,7 +217,8 @@ START_TEST(operations_read_back)
     c.schema_changes = opt;
     c.nschema_changes = 1;
     ck_assert_int_eq(w2l__ice_table_commit(t, &c, 0, &err), W2L_SCHEMA);
-    ck_assert_msg(strstr(err.msg, "'quantity'") && strstr(err.msg, "must be required"), "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "'quantity'") && strstr(err.msg, "must be required"), "%s",
+                  err.msg);
     w2l__ice_change_release(&c, io, 0);
     /* old files read under the new schema (widened, renamed) */
     scan_ids(io, t->meta, -1, &x);
@@ -347,7 +354,8 @@ START_TEST(four_processes_append)
             for (int j = 0; j < 10; j++) {
                 long id = k * 10 + j;
                 w2l__ice_data_file f = fx_data(mt, id, id + 1, NULL, &arena);
-                w2l_rc rc = W2L_CONFLICT; /* fx_commit retries 5 times; 4 busy writers may need more */
+                w2l_rc rc =
+                    W2L_CONFLICT; /* fx_commit retries 5 times; 4 busy writers may need more */
                 for (int tries = 0; rc == W2L_CONFLICT && tries < 20; tries++)
                     rc = fx_commit(mt, W2L_ICE_OP_APPEND, &f, 1, NULL, 0, j, &err);
                 if (rc != W2L_OK) _exit(2);
@@ -385,7 +393,8 @@ START_TEST(crash_at_every_step_keeps_table_readable)
     w2l_schema *s = fx_schema();
     char *loc = w2l__ice_table_dir(wh, "db", "crash");
     w2l__ice_table *t;
-    ck_assert_ok(w2l__ice_table_create(fcat, fio, loc, "db", "crash", s, NULL, NULL, &t, &err), err);
+    ck_assert_ok(w2l__ice_table_create(fcat, fio, loc, "db", "crash", s, NULL, NULL, &t, &err),
+                 err);
     w2l__free(loc);
     w2l_schema_unref(s);
     w2l__ice_data_file f0 = fx_data(t, 0, 5, NULL, &arena);
@@ -435,7 +444,9 @@ START_TEST(catalog_rename_drop_purge)
     w2l__ice_table_free(t);
     w2l__ice_table_free(create("other", NULL));
     w2l_schema *sch = fx_schema();
-    ck_assert_int_eq(w2l__ice_table_create(cat, io, "/nowhere", "db", "other", sch, NULL, NULL, &t, &err), W2L_EXISTS);
+    ck_assert_int_eq(
+        w2l__ice_table_create(cat, io, "/nowhere", "db", "other", sch, NULL, NULL, &t, &err),
+        W2L_EXISTS);
     w2l_schema_unref(sch);
     int n = 0;
     ck_assert_ok(w2l__catalog_list(cat, NULL, count_tables, &n, &err), err);

@@ -88,7 +88,8 @@ START_TEST(excl_never_overwrites_replace_does)
     ck_assert_ok(w2l_fileio_read_all(io, P("hint"), &data, &len, &err), err);
     ck_assert_mem_eq(data, "2", 1);
     w2l_free(data);
-    ck_assert_int_eq(w2l_fileio_create(io, P("x"), W2L_CREATE_EXCL | W2L_CREATE_REPLACE, &f, &err), W2L_MISUSE);
+    ck_assert_int_eq(w2l_fileio_create(io, P("x"), W2L_CREATE_EXCL | W2L_CREATE_REPLACE, &f, &err),
+                     W2L_MISUSE);
     w2l_fileio_close(io);
     if (strcmp(impl, "local") == 0) tmpdir_remove(root);
 }
@@ -189,11 +190,15 @@ START_TEST(list_remove_read_errors)
     make_root(impl);
     w2l_fileio *io;
     ck_assert_ok(w2l_fileio_open(impl, NULL, &io, &err), err);
-    ck_assert_ok(w2l_fileio_write_all(io, P("tbl/metadata/v1.metadata.json"), W2L_CREATE_EXCL, "{}", 2, &err), err);
-    ck_assert_ok(w2l_fileio_write_all(io, P("tbl/data/a.parquet"), W2L_CREATE_EXCL, "PAR1", 4, &err), err);
+    ck_assert_ok(w2l_fileio_write_all(io, P("tbl/metadata/v1.metadata.json"), W2L_CREATE_EXCL, "{}",
+                                      2, &err),
+                 err);
+    ck_assert_ok(
+        w2l_fileio_write_all(io, P("tbl/data/a.parquet"), W2L_CREATE_EXCL, "PAR1", 4, &err), err);
     char names[256] = "";
     ck_assert_ok(w2l_fileio_list(io, P("tbl"), count_names, names, &err), err);
-    ck_assert_msg(strstr(names, "metadata,") && strstr(names, "data,") && strlen(names) == strlen("metadata,data,"),
+    ck_assert_msg(strstr(names, "metadata,") && strstr(names, "data,") &&
+                      strlen(names) == strlen("metadata,data,"),
                   "%s", names);
     names[0] = '\0';
     ck_assert_ok(w2l_fileio_list(io, P("absent"), count_names, names, &err), err);
@@ -279,7 +284,8 @@ START_TEST(local_reports_errno_with_path)
     ck_assert_msg(strstr(err.msg, "blocker") && err.sys_errno != 0, "%s", err.msg);
     w2l_fileio_close(io);
     ck_assert_int_eq(w2l_fileio_open("nosuch", NULL, &io, &err), W2L_CONFIG);
-    ck_assert_msg(strstr(err.msg, "unknown file IO 'nosuch'") && strstr(err.msg, "local"), "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "unknown file IO 'nosuch'") && strstr(err.msg, "local"), "%s",
+                  err.msg);
     tmpdir_remove(dir);
 }
 END_TEST
@@ -296,8 +302,10 @@ START_TEST(local_write_failure_is_clear_and_publishes_nothing)
     ck_assert_ok(w2l_fileio_open("local", NULL, &io, &err), err);
     char big[4096];
     memset(big, 'x', sizeof big);
-    ck_assert_int_eq(w2l_fileio_write_all(io, P("big.bin"), W2L_CREATE_EXCL, big, sizeof big, &err), W2L_IO);
-    ck_assert_msg(strstr(err.msg, "write ") && strstr(err.msg, "big.bin: File too large"), "%s", err.msg);
+    ck_assert_int_eq(w2l_fileio_write_all(io, P("big.bin"), W2L_CREATE_EXCL, big, sizeof big, &err),
+                     W2L_IO);
+    ck_assert_msg(strstr(err.msg, "write ") && strstr(err.msg, "big.bin: File too large"), "%s",
+                  err.msg);
     ck_assert_int_ne(err.sys_errno, 0);
     int ex;
     ck_assert_ok(w2l_fileio_exists(io, P("big.bin"), &ex, &err), err);

@@ -32,7 +32,8 @@ START_TEST(big_integers_are_exact)
     /* beyond int64: not an integer, but its text is kept */
     ck_assert_int_eq(w2l__json_int64(w2l__json_first(w2l__json_get(j, "ids")), &v), -1);
     char num[64];
-    ck_assert_int_eq(w2l__json_number_text(w2l__json_first(w2l__json_get(j, "ids")), num, sizeof num), 0);
+    ck_assert_int_eq(
+        w2l__json_number_text(w2l__json_first(w2l__json_get(j, "ids")), num, sizeof num), 0);
     ck_assert_str_eq(num, "9876543210123456789");
     ck_assert_int_eq(w2l__json_type(w2l__json_get(j, "max")), W2L_JSON_NUMBER);
     char *out = w2l__json_print(j, 0);
@@ -73,11 +74,13 @@ END_TEST
 /* Every number keeps its exact text; integers are read exactly from any form. */
 START_TEST(numbers_keep_their_text)
 {
-    const char *t = "[1.50, -0.0, 1e400, 1e-400, 1.5E+3, 5.0, 1e3, 12345e-2, 0.1, 42, -7, 123456789012345678901]";
+    const char *t = "[1.50, -0.0, 1e400, 1e-400, 1.5E+3, 5.0, 1e3, 12345e-2, 0.1, 42, -7,"
+                    " 123456789012345678901]";
     w2l__json *j;
     ck_assert_ok(w2l__json_parse(t, strlen(t), &j, &err), err);
-    static const char *const text[] = {"1.50", "-0.0", "1e400", "1e-400", "1.5E+3", "5.0", "1e3", "12345e-2",
-                                       "0.1", "42", "-7", "123456789012345678901"};
+    static const char *const text[] = { "1.50",   "-0.0", "1e400", "1e-400",
+                                        "1.5E+3", "5.0",  "1e3",   "12345e-2",
+                                        "0.1",    "42",   "-7",    "123456789012345678901" };
     char nb[32];
     size_t i = 0;
     for (w2l__json *e = w2l__json_first(j); e; e = w2l__json_next(e), i++) {
@@ -86,9 +89,10 @@ START_TEST(numbers_keep_their_text)
     }
     ck_assert_uint_eq(i, W2L_ARRAY_LEN(text));
     /* exact integers from any form (-0.0, 1.5E+3, 5.0, 1e3), never a fraction or beyond 64 bits */
-    static const struct { size_t at; int ok; int64_t v; } ints[] = {
-        {0, 0, 0}, {1, 1, 0}, {2, 0, 0}, {3, 0, 0}, {4, 1, 1500}, {5, 1, 5}, {6, 1, 1000}, {7, 0, 0},
-        {8, 0, 0}, {9, 1, 42}, {10, 1, -7}, {11, 0, 0}};
+    static const struct { size_t at; int ok; int64_t v;
+    } ints[] = { { 0, 0, 0 },    { 1, 1, 0 },  { 2, 0, 0 },    { 3, 0, 0 },
+                 { 4, 1, 1500 }, { 5, 1, 5 },  { 6, 1, 1000 }, { 7, 0, 0 },
+                 { 8, 0, 0 },    { 9, 1, 42 }, { 10, 1, -7 },  { 11, 0, 0 } };
     for (size_t k = 0; k < W2L_ARRAY_LEN(ints); k++) {
         w2l__json *e = w2l__json_first(j);
         for (size_t m = 0; m < ints[k].at; m++) e = w2l__json_next(e);
@@ -101,20 +105,23 @@ START_TEST(numbers_keep_their_text)
     ck_assert_int_eq(w2l__json_double(e, &d), 0);
     ck_assert(isinf(d)); /* 1e400 read as a double: as strtod */
     char *out = w2l__json_print(j, 0);
-    ck_assert_str_eq(out, "[1.50,-0.0,1e400,1e-400,1.5E+3,5.0,1e3,12345e-2,0.1,42,-7,123456789012345678901]");
+    ck_assert_str_eq(out, "[1.50,-0.0,1e400,1e-400,1.5E+3,5.0,1e3,12345e-2,0.1,42,"
+                          "-7,123456789012345678901]");
     w2l_free(out);
     w2l__json_free(j);
     /* keeping a number's text never makes a malformed one acceptable */
     static const char *const bad[] = {"[-]", "[1e]", "[1e+]", "[1e5.]", "[.5]", "[+1]", "[1E--1]"};
     for (size_t k = 0; k < W2L_ARRAY_LEN(bad); k++)
-        ck_assert_msg(w2l__json_parse(bad[k], strlen(bad[k]), &j, &err) == W2L_CORRUPT, "%s", bad[k]);
+        ck_assert_msg(w2l__json_parse(bad[k], strlen(bad[k]), &j, &err) == W2L_CORRUPT, "%s",
+                      bad[k]);
 }
 END_TEST
 
 /* Strings holding NUL bytes (canal's binary text) keep their length, also in a copy. */
 START_TEST(strings_with_nul_bytes)
 {
-    const char *t = "{\"k\\u0000\": \"a\", \"g\": \"x\\u0000y\\u00ffz\\ud83d\\ude00\", \"n\": 1.5, \"s\": \"plain\"}";
+    const char *t = "{\"k\\u0000\": \"a\", \"g\": \"x\\u0000y\\u00ffz\\ud83d\\ude00\", \"n\": 1.5,"
+                    " \"s\": \"plain\"}";
     w2l__json *j;
     ck_assert_ok(w2l__json_parse(t, strlen(t), &j, &err), err);
     size_t n;
@@ -138,7 +145,8 @@ END_TEST
 START_TEST(marker_like_strings_stay_strings)
 {
     /* a real string starting with U+0001, next to a protected number */
-    const char *t = "{\"\\u0001123\": \"\\u0001456\", \"big\": 12345678901234567890, \"s\": \"\\u0001789\"}";
+    const char *t = "{\"\\u0001123\": \"\\u0001456\", \"big\": 12345678901234567890,"
+                    " \"s\": \"\\u0001789\"}";
     w2l__json *j;
     ck_assert_ok(w2l__json_parse(t, strlen(t), &j, &err), err);
     w2l__json *m = w2l__json_first(j);
@@ -196,7 +204,8 @@ END_TEST
 START_TEST(oom_on_every_allocation)
 {
     fail_alloc_install();
-    const char *t = "{\"id\": 4327154639183968397, \"a\": [1, 2, {\"b\": \"c\\u0000d\"}], \"d\": 1.5}";
+    const char *t = "{\"id\": 4327154639183968397, \"a\": [1, 2, {\"b\": \"c\\u0000d\"}],"
+                    " \"d\": 1.5}";
     for (long nth = 0;; nth++) {
         long before = fail_alloc_outstanding();
         fail_alloc_arm(nth);
@@ -238,7 +247,8 @@ static void parse_bad(const char *t, size_t len, const char *why)
 
 START_TEST(escapes_and_surrogates)
 {
-    w2l__json *j = parse_ok("[\"\\\"\\\\\\/\\b\\f\\n\\r\\t\", \"\\u00e9\\u20AC\\ud83d\\ude00\", \"\\u0041\"]");
+    w2l__json *j = parse_ok("[\"\\\"\\\\\\/\\b\\f\\n\\r\\t\", \"\\u00e9\\u20AC\\ud83d\\ude00\","
+                            " \"\\u0041\"]");
     size_t n;
     const char *s = w2l__json_strn(w2l__json_first(j), &n);
     ck_assert_uint_eq(n, 8);
@@ -249,7 +259,8 @@ START_TEST(escapes_and_surrogates)
     ck_assert_str_eq(w2l__json_str(w2l__json_next(w2l__json_next(w2l__json_first(j)))), "A");
     /* printing escapes what must be and keeps UTF-8 as it is */
     char *out = w2l__json_print(j, 0);
-    ck_assert_str_eq(out, "[\"\\\"\\\\/\\b\\f\\n\\r\\t\",\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\",\"A\"]");
+    ck_assert_str_eq(out, "[\"\\\"\\\\/\\b\\f\\n\\r\\t\",\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\","
+                          "\"A\"]");
     w2l_free(out);
     w2l__json_free(j);
     /* lone and reversed surrogates are rejected (as cJSON did), as are bad escapes */
@@ -457,14 +468,17 @@ START_TEST(mixed_trees_and_print_format)
     ck_assert_int_eq(w2l__json_append(w2l__json_get(p, "x"), w2l__json_new_string("s")), 0);
     ck_assert_int_eq(w2l__json_set(p, "e", b), 0);
     char *out = w2l__json_print(p, 0);
-    ck_assert_str_eq(out, "{\"x\":[1,{\"y\":\"z\"},\"s\"],\"e\":{\"d\":0.1,\"three\":3,\"big\":1e+20,"
-                          "\"nan\":null,\"third\":0.33333333333333331,\"parsed\":[true,false]},\"f\":[]}");
+    ck_assert_str_eq(out, "{\"x\":[1,{\"y\":\"z\"},\"s\"],\"e\":{\"d\":0.1,\"three\":3,"
+                          "\"big\":1e+20,"
+                          "\"nan\":null,\"third\":0.33333333333333331,\"parsed\":[true,false]},"
+                          "\"f\":[]}");
     w2l_free(out);
     w2l__json *d = w2l__json_dup(p);
     w2l__json_free(p);
     out = w2l__json_print(d, 1);
     ck_assert_str_eq(out, "{\n\t\"x\":\t[1, {\n\t\t\t\"y\":\t\"z\"\n\t\t}, \"s\"],\n"
-                          "\t\"e\":\t{\n\t\t\"d\":\t0.1,\n\t\t\"three\":\t3,\n\t\t\"big\":\t1e+20,\n"
+                          "\t\"e\":\t{\n\t\t\"d\":\t0.1,\n\t\t\"three\":\t3,\n"
+                          "\t\t\"big\":\t1e+20,\n"
                           "\t\t\"nan\":\tnull,\n\t\t\"third\":\t0.33333333333333331,\n"
                           "\t\t\"parsed\":\t[true, false]\n\t},\n\t\"f\":\t[]\n}");
     w2l_free(out);
@@ -486,7 +500,8 @@ START_TEST(mixed_trees_and_print_format)
         ck_assert_int_eq(w2l__json_append(nums, w2l__json_new_double(dv[k])), 0);
     ck_assert_int_eq(w2l__json_add(p, "n", nums), 0);
     out = w2l__json_print(p, 1);
-    ck_assert_str_eq(out, "{\n\t\"x\":\t[1, {\n\t\t\t\"y\":\t\"z\"\n\t\t}, [{\n\t\t\t\t\"q\":\t{\n\t\t\t\t}\n"
+    ck_assert_str_eq(out, "{\n\t\"x\":\t[1, {\n\t\t\t\"y\":\t\"z\"\n\t\t}, [{\n\t\t\t\t\"q\":\t{\n"
+                          "\t\t\t\t}\n"
                           "\t\t\t}]],\n\t\"e\":\t{\n\t},\n\t\"f\":\t[],\n\t\"n\":\t[0.1, 3, 1e+20, "
                           "0.33333333333333331, 123456789.5, -2147483648, 2147483648, 1e-07, "
                           "4.94065645841247e-324]\n}");
@@ -512,9 +527,11 @@ START_TEST(raw_members_agree_with_the_parser)
     static const char *const names[] = {"mysqlType", "pkNames", "deep", NULL};
     const w2l__json_rawspec raw[2] = {{names, NULL, NULL}, {names, known_text, NULL}};
     static const char *const docs[] = {
-        "{\"data\":[{\"id\":\"1\"}],\"mysqlType\":{\"id\":\"bigint(20)\",\"s\":\"enum('a','b\\\"c')\"},"
+        "{\"data\":[{\"id\":\"1\"}],\"mysqlType\":{\"id\":\"bigint(20)\",\"s\":\"enum('a',"
+        "'b\\\"c')\"},"
         "\"pkNames\":[\"id\"],\"old\":null}",
-        "{\"mysqlType\" : { \"a\" : \"int\" , \"b\":[1,-2.5e3,true,false,null,{}] } ,\"pkNames\":[]}",
+        "{\"mysqlType\" : { \"a\" : \"int\" , \"b\":[1,-2.5e3,true,false,null,{}] } ,"
+        "\"pkNames\":[]}",
         "{\"mysqlType\":{\"u\":\"\\u00e9\\ud83d\\ude00\"},\"pkNames\":null}",
         "{\"pkNames\":\"id\",\"mysqlType\":\"int\"}",
         "{\"deep\":[[[[[[[[[[{\"x\":[1]}]]]]]]]]]],\"mysqlType\":{\"t\\\\\":\"\\n\\t\\/\"}}",

@@ -89,7 +89,8 @@ static w2l_rc run_with(const char *const *kv, w2l_error *e)
     ck_assert_ok(w2l_conf_set(c, "job-id", "kafka", &err), err);
     ck_assert_ok(w2l_conf_set(c, "maintenance.enabled", "false", &err), err);
     ck_assert_ok(w2l_conf_set(c, "kafka.log_level", "0", &err), err);
-    for (size_t i = 0; kv && kv[i]; i += 2) ck_assert_ok(w2l_conf_set(c, kv[i], kv[i + 1], &err), err);
+    for (size_t i = 0; kv && kv[i]; i += 2)
+        ck_assert_ok(w2l_conf_set(c, kv[i], kv[i + 1], &err), err);
     w2l_pipeline *p = NULL;
     w2l_rc rc = w2l_pipeline_new(c, &p, e);
     if (rc == W2L_OK) rc = w2l_pipeline_run(p, e);
@@ -108,7 +109,8 @@ static const char *ins(long es, int id, const char *v, int w)
     char *b = m[k++ % 8];
     if (w < 0)
         snprintf(b, 512,
-                 "{\"data\":[{\"id\":\"%d\",\"v\":\"%s\"}],\"database\":\"db\",\"es\":%ld,\"id\":%ld,"
+                 "{\"data\":[{\"id\":\"%d\",\"v\":\"%s\"}],\"database\":\"db\",\"es\":%ld,"
+                 "\"id\":%ld,"
                  "\"isDdl\":false,\"mysqlType\":{\"id\":\"int(11)\",\"v\":\"varchar(20)\"},"
                  "\"old\":null,\"pkNames\":[\"id\"],\"sql\":\"\",\"sqlType\":{\"id\":4,\"v\":12},"
                  "\"table\":\"t\",\"ts\":%ld,\"type\":\"INSERT\"}",
@@ -237,10 +239,10 @@ START_TEST(broker_errors_are_retried)
     send_to(1, ins(1001, 2, "b", -1));
     send_to(2, ins(1002, 3, "c", -1));
     sent();
-    rd_kafka_mock_push_request_errors(mock, 1 /* Fetch */, 4,
-                                      RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
-                                      RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT, RD_KAFKA_RESP_ERR__TRANSPORT,
-                                      RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION);
+    rd_kafka_mock_push_request_errors(
+        mock, 1 /* Fetch */, 4, RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
+        RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT, RD_KAFKA_RESP_ERR__TRANSPORT,
+        RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION);
     rd_kafka_mock_push_request_errors(mock, 3 /* Metadata */, 1, RD_KAFKA_RESP_ERR__TRANSPORT);
     ck_assert_ok(run_with(NULL, &err), err);
     ck_assert_str_eq(table_rows(), "1|a 2|b 3|c");

@@ -34,9 +34,12 @@ static void setup(void)
     snprintf(wh, sizeof wh, "%s", tmpdir_make("lake"));
     w2l_error_clear(&err);
     schema = w2l_schema_new(0);
-    ck_assert_ok(w2l_schema_add_field(schema, 1, "id", (w2l_type){W2L_TYPE_LONG, 0, 0}, 1, &err), err);
-    ck_assert_ok(w2l_schema_add_field(schema, 2, "v", (w2l_type){W2L_TYPE_STRING, 0, 0}, 0, &err), err);
-    ck_assert_ok(w2l_schema_add_field(schema, 3, "n", (w2l_type){W2L_TYPE_INT, 0, 0}, 0, &err), err);
+    ck_assert_ok(w2l_schema_add_field(schema, 1, "id", (w2l_type){ W2L_TYPE_LONG, 0, 0 }, 1, &err),
+                 err);
+    ck_assert_ok(w2l_schema_add_field(schema, 2, "v", (w2l_type){ W2L_TYPE_STRING, 0, 0 }, 0, &err),
+                 err);
+    ck_assert_ok(w2l_schema_add_field(schema, 3, "n", (w2l_type){ W2L_TYPE_INT, 0, 0 }, 0, &err),
+                 err);
     int32_t id = 1;
     ck_assert_ok(w2l_schema_set_identifier(schema, &id, 1, &err), err);
 }
@@ -155,7 +158,8 @@ static int on_ckpt(void *ctx, const w2l_checkpoint_info *info)
     if (!info->ns) {
         ck_assert_int_eq(c->n, 0);
         snprintf(c->job, sizeof c->job, "%s", info->job_id ? info->job_id : "(none)");
-        snprintf(c->pos, sizeof c->pos, "%s", info->source_position ? info->source_position : "(none)");
+        snprintf(c->pos, sizeof c->pos, "%s",
+                 info->source_position ? info->source_position : "(none)");
     } else {
         snprintf(c->names[c->n], sizeof c->names[0], "%s.%s", info->ns, info->table);
     }
@@ -280,9 +284,11 @@ static void seal_pending(uint64_t ck, const pend *tables, int n)
     ck_assert_ok(w2l_state_open(uri, NULL, &st, &err), err);
     for (int i = 0; i < n; i++) {
         char key[128], val[256];
-        snprintf(key, sizeof key, "committer/files/%020llu/db.%s", (unsigned long long)tables[i].ck, tables[i].table);
+        snprintf(key, sizeof key, "committer/files/%020llu/db.%s", (unsigned long long)tables[i].ck,
+                 tables[i].table);
         int len = snprintf(val, sizeof val,
-                           "{\"ns\":\"db\",\"table\":\"%s\",\"checkpoint\":%llu,\"source-position\":null,"
+                           "{\"ns\":\"db\",\"table\":\"%s\",\"checkpoint\":%llu,"
+                           "\"source-position\":null,"
                            "\"schema-id\":0,\"files\":[]}",
                            tables[i].table, (unsigned long long)tables[i].ck);
         ck_assert_ok(w2l_state_put(st, ck, key, val, (size_t)len, &err), err);
@@ -507,8 +513,10 @@ START_TEST(standbys_are_listed_while_they_wait)
     ck_assert_int_eq(sb[0].expires_ms, now + 60000);
     /* two of other hosts: an older live one, one past its end; and a torn file */
     const char *recs[][2] = {
-        { "b-1.json", "{\"job\":\"j\",\"host\":\"b\",\"pid\":1,\"since-ms\":1000,\"expires-ms\":%lld}" },
-        { "c-2.json", "{\"job\":\"j\",\"host\":\"c\",\"pid\":2,\"since-ms\":10,\"expires-ms\":%lld}" },
+        { "b-1.json", "{\"job\":\"j\",\"host\":\"b\",\"pid\":1,"
+                      "\"since-ms\":1000,\"expires-ms\":%lld}" },
+        { "c-2.json", "{\"job\":\"j\",\"host\":\"c\",\"pid\":2,"
+                      "\"since-ms\":10,\"expires-ms\":%lld}" },
         { "d-3.json", "{\"job\":" },
     };
     for (int i = 0; i < 3; i++) {

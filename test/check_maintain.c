@@ -56,7 +56,8 @@ static void setup(void)
     w2l_error_clear(&err);
     sch = w2l_schema_new(0);
     ck_assert_ok(w2l_schema_add_field(sch, 1, "id", (w2l_type){W2L_TYPE_LONG, 0, 0}, 1, &err), err);
-    ck_assert_ok(w2l_schema_add_field(sch, 2, "v", (w2l_type){W2L_TYPE_STRING, 0, 0}, 0, &err), err);
+    ck_assert_ok(w2l_schema_add_field(sch, 2, "v", (w2l_type){ W2L_TYPE_STRING, 0, 0 }, 0, &err),
+                 err);
     int32_t id = 1;
     ck_assert_ok(w2l_schema_set_identifier(sch, &id, 1, &err), err);
     memset(model, 0, sizeof model);
@@ -93,7 +94,8 @@ static w2l_conf *eager_conf(void)
         {"maintenance.min-snapshots", "3"},       {"maintenance.expire-every", "1"},
         {"maintenance.orphan-interval", "0"},
     };
-    for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) ck_assert_ok(w2l_conf_set(c, kv[i][0], kv[i][1], &err), err);
+    for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
+        ck_assert_ok(w2l_conf_set(c, kv[i][0], kv[i][1], &err), err);
     return c;
 }
 
@@ -112,7 +114,8 @@ static void upsert(w2l_pipeline *p, long id, const char *v)
     }
     row[1].v.bytes.ptr = v;
     row[1].v.bytes.len = strlen(v);
-    w2l_change c = {"db", "t", sch, model[id][0] ? W2L_OP_UPDATE_AFTER : W2L_OP_INSERT, row, 2, NULL, 0};
+    w2l_change c = { "db", "t", sch,  model[id][0] ? W2L_OP_UPDATE_AFTER : W2L_OP_INSERT,
+                     row,  2,   NULL, 0 };
     ck_assert_ok(w2l_emit_change(w2l_pipeline_emitter(p), &c, &err), err);
     snprintf(model[id], sizeof model[id], "%s", v);
 }
@@ -181,7 +184,8 @@ static void check_model(void)
     w2l_lake_close(lake);
     w2l_conf_free(c);
     for (int i = 0; i < NKEYS; i++)
-        ck_assert_msg(strcmp(got[i], model[i]) == 0, "id %d: got '%s', want '%s'", i, got[i], model[i]);
+        ck_assert_msg(strcmp(got[i], model[i]) == 0, "id %d: got '%s', want '%s'", i, got[i],
+                      model[i]);
 }
 
 static int exists_path(const char *p)
@@ -264,8 +268,8 @@ static size_t check_reachable(void)
     size_t current = 0;
     for (size_t i = 0; i < t->meta->nsnapshots; i++) {
         const w2l__ice_snapshot *s = &t->meta->snapshots[i];
-        ck_assert_msg(exists(io, s->manifest_list), "snapshot %lld: list %s is gone", (long long)s->snapshot_id,
-                      s->manifest_list);
+        ck_assert_msg(exists(io, s->manifest_list), "snapshot %lld: list %s is gone",
+                      (long long)s->snapshot_id, s->manifest_list);
         w2l__arena a;
         w2l__arena_init(&a, 1 << 14);
         w2l__ice_manifest *ml;
@@ -275,11 +279,14 @@ static size_t check_reachable(void)
         for (size_t k = 0; k < n; k++) {
             w2l__ice_entry *e;
             size_t ne;
-            ck_assert_ok(w2l__ice_manifest_read(io, &ml[k], w2l__ice_meta_spec(t->meta, ml[k].spec_id), &a, &e, &ne, &err), err);
+            ck_assert_ok(w2l__ice_manifest_read(io, &ml[k],
+                                                w2l__ice_meta_spec(t->meta, ml[k].spec_id), &a, &e,
+                                                &ne, &err),
+                         err);
             for (size_t q = 0; q < ne; q++)
                 if (e[q].status != W2L_ICE_DELETED)
-                    ck_assert_msg(exists(io, e[q].file.path), "snapshot %lld: %s is gone", (long long)s->snapshot_id,
-                                  e[q].file.path);
+                    ck_assert_msg(exists(io, e[q].file.path), "snapshot %lld: %s is gone",
+                                  (long long)s->snapshot_id, e[q].file.path);
         }
         w2l__arena_release(&a);
         /* and it reads */
@@ -576,7 +583,8 @@ START_TEST(orphans_go_but_not_what_recover_needs)
     ck_assert_ok(w2l_state_latest(st, &latest, &err), err);
     char val[1024];
     int n = snprintf(val, sizeof val, "{\"files\":[{\"path\":\"%s\"}]}", held);
-    ck_assert_ok(w2l_state_put(st, latest + 1, "committer/files/99/db.t", val, (size_t)n, &err), err);
+    ck_assert_ok(w2l_state_put(st, latest + 1, "committer/files/99/db.t", val, (size_t)n, &err),
+                 err);
     ck_assert_ok(w2l_state_seal(st, latest + 1, &err), err);
     w2l_state_close(st);
     /* every live file is old too: age only protects the young */
@@ -671,7 +679,8 @@ static int on_big_row(void *ctx, const w2l_schema *s, const w2l_value *row, size
     ck_assert_msg(big_model[id][0], "row %ld is deleted", id);
     char want[160];
     big_value(want, sizeof want, big_model[id], id);
-    ck_assert_msg(row[1].v.bytes.len == strlen(want) && memcmp(row[1].v.bytes.ptr, want, strlen(want)) == 0,
+    ck_assert_msg(row[1].v.bytes.len == strlen(want) &&
+                      memcmp(row[1].v.bytes.ptr, want, strlen(want)) == 0,
                   "row %ld: not its newest version", id);
     (*rows)++;
     return 0;

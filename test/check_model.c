@@ -442,7 +442,8 @@ static void plain_rej(const char *in, unsigned p, int sc, const char *why)
 {
     char buf[W2L_DECIMAL_TEXT_MAX + 8];
     w2l_error err;
-    ck_assert_int_eq(w2l__decimal_text_plain(in, strlen(in), p, sc, buf, sizeof buf, NULL, &err), W2L_CORRUPT);
+    ck_assert_int_eq(w2l__decimal_text_plain(in, strlen(in), p, sc, buf, sizeof buf, NULL, &err),
+                     W2L_CORRUPT);
     char head[24];
     snprintf(head, sizeof head, "'%.20s", in); /* long texts are shown cut */
     ck_assert_msg(strstr(err.msg, why) && strstr(err.msg, head), "%s: %s", in, err.msg);
@@ -469,17 +470,20 @@ START_TEST(decimal_wide_text)
     plain_rej("1e400", 65, 30, "precision");
     plain_rej("1e400", 0, -1, "precision"); /* beyond W2L_DECIMAL_TEXT_MAX digits */
     plain_rej("1e-500", 0, -1, "scale");
-    plain_rej("100000000000000000000000000000000000000000000000000000000000000000", 65, 0, "precision");
+    plain_rej("100000000000000000000000000000000000000000000000000000000000000000", 65, 0,
+              "precision");
     plain_rej("1.2.3", 0, -1, "not a number");
     plain_rej("1e", 0, -1, "bad exponent");
     plain_rej("", 0, -1, "not a number");
     char small[4];
     w2l_error err;
-    ck_assert_int_eq(w2l__decimal_text_plain("12.50", 5, 0, 2, small, sizeof small, NULL, &err), W2L_MISUSE);
+    ck_assert_int_eq(w2l__decimal_text_plain("12.50", 5, 0, 2, small, sizeof small, NULL, &err),
+                     W2L_MISUSE);
 
     /* big-endian two's complement of any width */
     char buf[W2L_DECIMAL_BE_MAX * 3 + 16];
-    const unsigned char m1[] = {0xff}, z[] = {0x00}, v12345[] = {0x30, 0x39}, neg1250[] = {0xfb, 0x1e};
+    const unsigned char m1[] = { 0xff }, z[] = { 0x00 }, v12345[] = { 0x30, 0x39 },
+                        neg1250[] = { 0xfb, 0x1e };
     ck_assert_int_eq(w2l__decimal_text_from_be(m1, 1, 0, buf, sizeof buf), 2);
     ck_assert_str_eq(buf, "-1");
     w2l__decimal_text_from_be(z, 1, 2, buf, sizeof buf);
@@ -858,7 +862,8 @@ START_TEST(timestamp_text)
     REJ(T_TS, "2024-01-01T25:00:00", "out of range");
 
     /* the whole int64 range prints and reads back */
-    static const int64_t edge[] = {INT64_MIN, INT64_MIN + 1, INT64_MAX, INT64_MAX - 1, -86400000001};
+    static const int64_t edge[] = { INT64_MIN, INT64_MIN + 1, INT64_MAX, INT64_MAX - 1,
+                                    -86400000001 };
     for (size_t i = 0; i < W2L_ARRAY_LEN(edge); i++) {
         w2l_value v = {0}, back;
         v.v.i64 = edge[i];
@@ -1321,14 +1326,16 @@ START_TEST(schema_json_rejects)
     json_rejects("{\"type\":\"struct\",\"fields\":[{\"id\":1,\"name\":\"u\",\"required\":false,"
                  "\"type\":\"uuid\"}]}",
                  W2L_SCHEMA, "field u: unknown or unsupported type 'uuid'");
-    json_rejects("{\"type\":\"struct\",\"fields\":[{\"id\":1,\"name\":\"a\",\"required\":false,"
-                 "\"type\":\"int\"},{\"id\":1,\"name\":\"b\",\"required\":false,\"type\":\"int\"}]}",
-                 W2L_SCHEMA, "already used");
+    json_rejects(
+        "{\"type\":\"struct\",\"fields\":[{\"id\":1,\"name\":\"a\",\"required\":false,"
+        "\"type\":\"int\"},{\"id\":1,\"name\":\"b\",\"required\":false,\"type\":\"int\"}]}",
+        W2L_SCHEMA, "already used");
     json_rejects("{\"type\":\"struct\",\"identifier-field-ids\":[1],\"fields\":[{\"id\":1,"
                  "\"name\":\"a\",\"required\":false,\"type\":\"int\"}]}",
                  W2L_SCHEMA, "must be required");
-    json_rejects("{\"type\":\"struct\",\"fields\":[{\"id\":1,\"required\":false,\"type\":\"int\"}]}",
-                 W2L_CORRUPT, "no \"name\"");
+    json_rejects(
+        "{\"type\":\"struct\",\"fields\":[{\"id\":1,\"required\":false,\"type\":\"int\"}]}",
+        W2L_CORRUPT, "no \"name\"");
     json_rejects("{\"type\":\"struct\",\"fields\":[{\"id\":\"1\",\"name\":\"a\",\"required\":false,"
                  "\"type\":\"int\"}]}",
                  W2L_CORRUPT, "\"id\" of field 'a'");
@@ -1522,7 +1529,8 @@ START_TEST(date_fast_path_every_day)
                         ck_abort_msg("%.10s: %s / %s", b, err.msg, err2.msg);
                     continue;
                 }
-                if (rc != W2L_OK || days != z) ck_abort_msg("%.10s: %d, want %lld", b, days, (long long)z);
+                if (rc != W2L_OK || days != z)
+                    ck_abort_msg("%.10s: %d, want %lld", b, days, (long long)z);
                 uint64_t r = rnd();
                 int h = (int)(r % 24), mi = (int)(r >> 8 & 63) % 60, sec = (int)(r >> 16 & 63) % 60,
                     nf = (int)(r >> 24 & 7) % 7;

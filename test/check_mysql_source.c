@@ -50,8 +50,9 @@ static MYSQL *db_connect(void)
     ck_assert_ptr_nonnull(m);
     mysql_optionsv(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
     mysql_optionsv(m, MYSQL_INIT_COMMAND, "SET time_zone = '+00:00'");
-    ck_assert_msg(mysql_real_connect(m, "127.0.0.1", "w2l", "w2lpass", NULL, test_mariadb_port(), NULL, 0),
-                  "connect: %s", mysql_error(m));
+    ck_assert_msg(
+        mysql_real_connect(m, "127.0.0.1", "w2l", "w2lpass", NULL, test_mariadb_port(), NULL, 0),
+        "connect: %s", mysql_error(m));
     return m;
 }
 
@@ -61,8 +62,9 @@ static MYSQL *root_connect(void)
 {
     MYSQL *m = mysql_init(NULL);
     ck_assert_ptr_nonnull(m);
-    ck_assert_msg(mysql_real_connect(m, "127.0.0.1", "root", "", NULL, test_mariadb_port(), NULL, 0),
-                  "connect as root: %s", mysql_error(m));
+    ck_assert_msg(
+        mysql_real_connect(m, "127.0.0.1", "root", "", NULL, test_mariadb_port(), NULL, 0),
+        "connect as root: %s", mysql_error(m));
     return m;
 }
 
@@ -117,7 +119,9 @@ static void hex(const char *p, size_t n, char *out)
 static char *canon(const w2l_field *f, const w2l_value *v)
 {
     if (v->is_null) return NULL;
-    size_t cap = 64 + (f->type.id == W2L_TYPE_STRING || f->type.id == W2L_TYPE_BINARY ? 2 * v->v.bytes.len : 0);
+    size_t cap =
+        64 +
+        (f->type.id == W2L_TYPE_STRING || f->type.id == W2L_TYPE_BINARY ? 2 * v->v.bytes.len : 0);
     char *s = malloc(cap);
     switch (f->type.id) {
     case W2L_TYPE_STRING: case W2L_TYPE_BINARY: hex(v->v.bytes.ptr, v->v.bytes.len, s); break;
@@ -192,8 +196,8 @@ static w2l_rc on_batch(void *ctx, w2l__batch *b, w2l_error *err)
             const w2l_field *f = w2l_schema_field(c->schema, k);
             r->names[k] = strdup(f->name);
             if (c->op != W2L_OP_UPDATE_BEFORE && c->op != W2L_OP_DELETE)
-                ck_assert_msg(!c->present || (c->present[k / 8] >> (k % 8) & 1), "column %s absent in a full image",
-                              f->name);
+                ck_assert_msg(!c->present || (c->present[k / 8] >> (k % 8) & 1),
+                              "column %s absent in a full image", f->name);
             r->vals[k] = canon(f, &c->row[k]);
         }
         m->ts_ms = c->ts_ms;
@@ -234,14 +238,15 @@ static void apply_pending(model *m, int lenient)
             continue;
         }
         if (p->op == W2L_OP_DELETE || p->op == W2L_OP_UPDATE_BEFORE) {
-            ck_assert_msg(r != NULL, "%s of a row not in the lake: %s %s", p->op == W2L_OP_DELETE ? "DELETE" : "UPDATE",
-                          m->table, p->row.key);
+            ck_assert_msg(r != NULL, "%s of a row not in the lake: %s %s",
+                          p->op == W2L_OP_DELETE ? "DELETE" : "UPDATE", m->table, p->row.key);
             mrow_free(r);
             *r = m->rows[--m->n];
             mrow_free(&p->row);
             continue;
         }
-        ck_assert_msg(r == NULL, "INSERT of a row already in the lake (duplicate): %s %s", m->table, p->row.key);
+        ck_assert_msg(r == NULL, "INSERT of a row already in the lake (duplicate): %s %s", m->table,
+                      p->row.key);
         ck_assert_int_lt(m->n, MAXROWS);
         m->rows[m->n++] = p->row;
     }
@@ -253,7 +258,8 @@ static w2l_rc on_ddl(void *ctx, w2l__ddl_elem *d, w2l_error *err)
     model *m = ctx;
     m->ddls++;
     char full[300];
-    snprintf(full, sizeof full, "%s.%s", d->ddl.db ? d->ddl.db : "", d->ddl.table ? d->ddl.table : "");
+    snprintf(full, sizeof full, "%s.%s", d->ddl.db ? d->ddl.db : "",
+             d->ddl.table ? d->ddl.table : "");
     if (!strncmp(d->ddl.sql, "TRUNCATE", 8) && model_has(m, full)) {
         ck_assert_int_lt(m->npending, MAXROWS);
         pend *p = &m->pending[m->npending++];
@@ -301,7 +307,8 @@ static unsigned next_server_id(void)
 static char *uri_for(const char *params)
 {
     static char buf[1024];
-    snprintf(buf, sizeof buf, "mysql://cdc:cdcpass@127.0.0.1:%d/?server-id=%u&%s", (int)test_mariadb_port(), next_server_id(), params);
+    snprintf(buf, sizeof buf, "mysql://cdc:cdcpass@127.0.0.1:%d/?server-id=%u&%s",
+             (int)test_mariadb_port(), next_server_id(), params);
     return buf;
 }
 
@@ -314,7 +321,8 @@ typedef struct run {
     w2l_source *src;
 } run;
 
-static w2l_rc run_open(run *r, model *m, const char *uri, const char *restored, int until, w2l_error *err)
+static w2l_rc run_open(run *r, model *m, const char *uri, const char *restored, int until,
+                       w2l_error *err)
 {
     memset(r, 0, sizeof *r);
     w2l__emit_hooks h = {on_batch, on_ddl, on_commit, m};
@@ -374,8 +382,23 @@ static w2l_rc run_all(run *r, model *m, int max_commits, w2l_error *err)
 
 /* ---- comparing with SELECT ---- */
 
-typedef enum { K_INT, K_BOOL, K_FLOAT, K_DOUBLE, K_DEC, K_DATE, K_DT, K_TS, K_TIMESTR, K_TEXT, K_BIN, K_BIT, K_YEAR,
-               K_DECSTR, K_GEOM } kind;
+typedef enum {
+    K_INT,
+    K_BOOL,
+    K_FLOAT,
+    K_DOUBLE,
+    K_DEC,
+    K_DATE,
+    K_DT,
+    K_TS,
+    K_TIMESTR,
+    K_TEXT,
+    K_BIN,
+    K_BIT,
+    K_YEAR,
+    K_DECSTR,
+    K_GEOM
+} kind;
 
 typedef struct coldef {
     const char *name, *type;
@@ -383,60 +406,103 @@ typedef struct coldef {
 } coldef;
 
 static const coldef types_cols[] = {
-    {"id", "INT NOT NULL", K_INT},
-    {"ti", "TINYINT", K_INT}, {"tiu", "TINYINT UNSIGNED", K_INT}, {"b1", "TINYINT(1)", K_INT},
-    {"si", "SMALLINT", K_INT}, {"siu", "SMALLINT UNSIGNED", K_INT},
-    {"mi", "MEDIUMINT", K_INT}, {"miu", "MEDIUMINT UNSIGNED", K_INT},
-    {"i", "INT", K_INT}, {"iu", "INT UNSIGNED", K_INT},
-    {"bi", "BIGINT", K_INT}, {"biu", "BIGINT UNSIGNED", K_DEC},
-    {"yr", "YEAR", K_YEAR},
-    {"d1", "DECIMAL(10,2)", K_DEC}, {"d2", "DECIMAL(38,10)", K_DEC}, {"d3", "DECIMAL(5,0)", K_DEC},
-    {"d4", "DECIMAL(18,9)", K_DEC}, {"d5", "DECIMAL(3,3)", K_DEC},
-    {"f", "FLOAT", K_FLOAT}, {"db", "DOUBLE", K_DOUBLE},
-    {"dt", "DATE", K_DATE},
-    {"dt0", "DATETIME", K_DT}, {"dt3", "DATETIME(3)", K_DT}, {"dt6", "DATETIME(6)", K_DT},
-    {"ts0", "TIMESTAMP NULL", K_TS}, {"ts2", "TIMESTAMP(2) NULL", K_TS}, {"ts6", "TIMESTAMP(6) NULL", K_TS},
-    {"tm0", "TIME", K_TIMESTR}, {"tm1", "TIME(1)", K_TIMESTR}, {"tm3", "TIME(3)", K_TIMESTR}, {"tm6", "TIME(6)", K_TIMESTR},
-    {"vc", "VARCHAR(20)", K_TEXT}, {"vcl", "VARCHAR(300) CHARACTER SET latin1", K_TEXT}, {"vcb", "VARBINARY(30)", K_BIN},
-    {"c10", "CHAR(10)", K_TEXT}, {"c100", "CHAR(100)", K_TEXT}, {"c255", "CHAR(255)", K_TEXT}, {"bn4", "BINARY(4)", K_BIN},
-    {"tx", "TEXT", K_TEXT}, {"ttx", "TINYTEXT", K_TEXT}, {"mtx", "MEDIUMTEXT", K_TEXT}, {"bl", "BLOB", K_BIN},
-    {"lbl", "LONGBLOB", K_BIN}, {"js", "JSON", K_TEXT},
-    {"en", "ENUM('a','b','it''s')", K_TEXT}, {"st", "SET('x','y','z')", K_TEXT},
-    {"bt1", "BIT(1)", K_BOOL}, {"bt12", "BIT(12)", K_BIT}, {"bt64", "BIT(64)", K_BIT},
-    {"d65", "DECIMAL(65,30)", K_DECSTR}, {"gm", "GEOMETRY", K_GEOM}, {"pt", "POINT", K_GEOM},
+    { "id", "INT NOT NULL", K_INT },
+    { "ti", "TINYINT", K_INT },
+    { "tiu", "TINYINT UNSIGNED", K_INT },
+    { "b1", "TINYINT(1)", K_INT },
+    { "si", "SMALLINT", K_INT },
+    { "siu", "SMALLINT UNSIGNED", K_INT },
+    { "mi", "MEDIUMINT", K_INT },
+    { "miu", "MEDIUMINT UNSIGNED", K_INT },
+    { "i", "INT", K_INT },
+    { "iu", "INT UNSIGNED", K_INT },
+    { "bi", "BIGINT", K_INT },
+    { "biu", "BIGINT UNSIGNED", K_DEC },
+    { "yr", "YEAR", K_YEAR },
+    { "d1", "DECIMAL(10,2)", K_DEC },
+    { "d2", "DECIMAL(38,10)", K_DEC },
+    { "d3", "DECIMAL(5,0)", K_DEC },
+    { "d4", "DECIMAL(18,9)", K_DEC },
+    { "d5", "DECIMAL(3,3)", K_DEC },
+    { "f", "FLOAT", K_FLOAT },
+    { "db", "DOUBLE", K_DOUBLE },
+    { "dt", "DATE", K_DATE },
+    { "dt0", "DATETIME", K_DT },
+    { "dt3", "DATETIME(3)", K_DT },
+    { "dt6", "DATETIME(6)", K_DT },
+    { "ts0", "TIMESTAMP NULL", K_TS },
+    { "ts2", "TIMESTAMP(2) NULL", K_TS },
+    { "ts6", "TIMESTAMP(6) NULL", K_TS },
+    { "tm0", "TIME", K_TIMESTR },
+    { "tm1", "TIME(1)", K_TIMESTR },
+    { "tm3", "TIME(3)", K_TIMESTR },
+    { "tm6", "TIME(6)", K_TIMESTR },
+    { "vc", "VARCHAR(20)", K_TEXT },
+    { "vcl", "VARCHAR(300) CHARACTER SET latin1", K_TEXT },
+    { "vcb", "VARBINARY(30)", K_BIN },
+    { "c10", "CHAR(10)", K_TEXT },
+    { "c100", "CHAR(100)", K_TEXT },
+    { "c255", "CHAR(255)", K_TEXT },
+    { "bn4", "BINARY(4)", K_BIN },
+    { "tx", "TEXT", K_TEXT },
+    { "ttx", "TINYTEXT", K_TEXT },
+    { "mtx", "MEDIUMTEXT", K_TEXT },
+    { "bl", "BLOB", K_BIN },
+    { "lbl", "LONGBLOB", K_BIN },
+    { "js", "JSON", K_TEXT },
+    { "en", "ENUM('a','b','it''s')", K_TEXT },
+    { "st", "SET('x','y','z')", K_TEXT },
+    { "bt1", "BIT(1)", K_BOOL },
+    { "bt12", "BIT(12)", K_BIT },
+    { "bt64", "BIT(64)", K_BIT },
+    { "d65", "DECIMAL(65,30)", K_DECSTR },
+    { "gm", "GEOMETRY", K_GEOM },
+    { "pt", "POINT", K_GEOM },
 };
 #define NTC ((int)(sizeof types_cols / sizeof types_cols[0]))
 
 static const char *types_rows[] = {
     /* typical */
-    "1,-5,200,1,-300,60000,-8000000,16000000,-2000000000,4000000000,-9000000000000000000,18000000000000000000,2024,"
-    "12345678.91,-1234567890123456789012345678.0123456789,99999,-123456789.123456789,0.5,3.14159,2.718281828459045,"
+    "1,-5,200,1,-300,60000,-8000000,16000000,-2000000000,4000000000,"
+    "-9000000000000000000,18000000000000000000,2024,"
+    "12345678.91,-1234567890123456789012345678.0123456789,99999,"
+    "-123456789.123456789,0.5,3.14159,2.718281828459045,"
     "'2024-02-29','2024-02-29 12:34:56','2024-02-29 12:34:56.789','2024-02-29 12:34:56.123456',"
     "'2024-02-29 12:34:56','2024-02-29 12:34:56.78','2024-02-29 12:34:56.654321',"
     "'12:34:56','-01:02:03.4','123:45:06.789','-838:59:58.999999',"
     "'héllo wörld ✓','café crème',X'00FF10','ab','padded  ',REPEAT('x',255),X'0102',"
-    "'some text','tiny',REPEAT('m',70000),X'DEADBEEF',REPEAT(X'AB',100000),'{\"a\":[1,2,{\"b\":null}]}',"
-    "'it''s','x,z',b'1',b'101010101010',b'1000000000000000000000000000000000000000000000000000000000000001',"
+    "'some text','tiny',REPEAT('m',70000),X'DEADBEEF',REPEAT(X'AB',100000),'{\"a\":[1,2,"
+    "{\"b\":null}]}',"
+    "'it''s','x,z',b'1',b'101010101010',b'"
+    "1000000000000000000000000000000000000000000000000000000000000001',"
     "-12345678901234567890123456789012345.123456789012345678901234567890,"
     "ST_GeomFromText('LINESTRING(0 0,1.5 1,2 -5.25)'),ST_GeomFromText('POINT(13.4 52.5)',4326)",
     /* extremes */
-    "2,-128,255,127,-32768,65535,-8388608,16777215,-2147483648,4294967295,-9223372036854775808,18446744073709551615,2155,"
-    "-99999999.99,9999999999999999999999999999.9999999999,-99999,999999999.999999999,-0.999,-3.40282e38,-1.7976931348623157e308,"
+    "2,-128,255,127,-32768,65535,-8388608,16777215,-2147483648,4294967295,"
+    "-9223372036854775808,18446744073709551615,2155,"
+    "-99999999.99,9999999999999999999999999999.9999999999,-99999,999999999.999999999,-0.999,"
+    "-3.40282e38,-1.7976931348623157e308,"
     "'9999-12-31','1000-01-01 00:00:00','9999-12-31 23:59:59.999','9999-12-31 23:59:59.999999',"
     "'1970-01-01 00:00:01','2038-01-19 03:14:07.99','2038-01-19 03:14:07.999999',"
     "'838:59:59','-838:59:59.0','-000:00:00.001','-00:00:00.000001',"
-    "REPEAT('é',20),REPEAT('ÿ',300),REPEAT(X'FF',30),REPEAT('z',10),REPEAT('€',100),REPEAT('y',255),X'FFFFFFFF',"
+    "REPEAT('é',20),REPEAT('ÿ',300),REPEAT(X'FF',30),REPEAT('z',10),REPEAT('€',100),REPEAT('y',"
+    "255),X'FFFFFFFF',"
     "REPEAT('t',65535),REPEAT('u',255),'',X'',X'','[]',"
-    "'b','x,y,z',b'0',b'111111111111',b'1111111111111111111111111111111111111111111111111111111111111111',"
+    "'b','x,y,z',b'0',b'111111111111',b'"
+    "1111111111111111111111111111111111111111111111111111111111111111',"
     "99999999999999999999999999999999999.999999999999999999999999999999,"
     "ST_GeomFromText('POLYGON((0 0,4 0,4 4,0 4,0 0))'),ST_GeomFromText('POINT(-180 -90)')",
     /* all NULL */
-    "3,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,"
-    "NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,"
+    "3,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,"
+    "NULL,NULL,NULL,NULL,NULL,"
+    "NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,"
+    "NULL,NULL,NULL,NULL,NULL,NULL,NULL,"
     "NULL,NULL,NULL",
     /* zero / empty */
-    "4,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,'1970-01-01','1970-01-01 00:00:00','1970-01-01 00:00:00.000',"
-    "'1970-01-01 00:00:00.000000',NULL,NULL,NULL,'00:00:00','00:00:00.0','00:00:00.000','00:00:00.000000',"
+    "4,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,'1970-01-01','1970-01-01 00:00:00',"
+    "'1970-01-01 00:00:00.000',"
+    "'1970-01-01 00:00:00.000000',NULL,NULL,NULL,'00:00:00','00:00:00.0','00:00:00.000',"
+    "'00:00:00.000000',"
     "'','',X'','','','',X'00000000','','','',X'',X'','{}','a','',b'0',b'0',b'0',0,"
     "ST_GeomFromText('GEOMETRYCOLLECTION EMPTY'),ST_GeomFromText('POINT(0 0)')",
 };
@@ -448,13 +514,19 @@ static void value_sql(const coldef *c, char *buf, size_t size)
     switch (c->k) {
     case K_INT: case K_DEC: snprintf(buf, size, "CAST(`%s` AS CHAR)", n); break;
     case K_YEAR: snprintf(buf, size, "CAST(`%s`+0 AS CHAR)", n); break;
-    case K_BOOL: snprintf(buf, size, "IF(`%s` IS NULL,NULL,IF(`%s`+0<>0,'true','false'))", n, n); break;
+    case K_BOOL:
+        snprintf(buf, size, "IF(`%s` IS NULL,NULL,IF(`%s`+0<>0,'true','false'))", n, n);
+        break;
     case K_BIT: snprintf(buf, size, "CAST(CAST(`%s`+0 AS SIGNED) AS CHAR)", n); break;
     case K_FLOAT: case K_DOUBLE: snprintf(buf, size, "CAST(`%s` AS DOUBLE)", n); break;
-    case K_DATE: snprintf(buf, size, "IF(MONTH(`%s`)=0,NULL,DATE_FORMAT(`%s`,'%%Y-%%m-%%d'))", n, n); break;
-    case K_DT: snprintf(buf, size, "IF(MONTH(`%s`)=0,NULL,DATE_FORMAT(`%s`,'%%Y-%%m-%%dT%%H:%%i:%%s.%%f'))", n, n); break;
+    case K_DATE:
+        snprintf(buf, size, "IF(MONTH(`%s`)=0,NULL,DATE_FORMAT(`%s`,'%%Y-%%m-%%d'))", n, n);
+        break;
+    case K_DT: snprintf(buf, size, "IF(MONTH(`%s`)=0,NULL,DATE_FORMAT(`%s`,"
+                                   "'%%Y-%%m-%%dT%%H:%%i:%%s.%%f'))", n, n); break;
     case K_TS:
-        snprintf(buf, size, "IF(UNIX_TIMESTAMP(`%s`)=0,NULL,CONCAT(DATE_FORMAT(`%s`,'%%Y-%%m-%%dT%%H:%%i:%%s.%%f'),'+00:00'))", n, n);
+        snprintf(buf, size, "IF(UNIX_TIMESTAMP(`%s`)=0,NULL,CONCAT(DATE_FORMAT(`%s`,"
+                            "'%%Y-%%m-%%dT%%H:%%i:%%s.%%f'),'+00:00'))", n, n);
         break;
     case K_TIMESTR: snprintf(buf, size, "HEX(CAST(`%s` AS CHAR))", n); break;
     case K_TEXT: snprintf(buf, size, "HEX(CONVERT(`%s` USING utf8mb4))", n); break;
@@ -506,10 +578,11 @@ static void compare_table(MYSQL *my, model *m, const char *dbt, const coldef *co
             char *want = expect_norm(&cols[i], row[i]);
             const char *got = r->vals[k];
             if (!want || !got)
-                ck_assert_msg(!want && !got, "%s row %s column %s: lake %s, source %s", dbt, row[0], cols[i].name,
-                              got ? got : "NULL", want ? want : "NULL");
+                ck_assert_msg(!want && !got, "%s row %s column %s: lake %s, source %s", dbt, row[0],
+                              cols[i].name, got ? got : "NULL", want ? want : "NULL");
             else
-                ck_assert_msg(!strcmp(want, got), "%s row %s column %s (%s): lake %.200s, source %.200s", dbt, row[0],
+                ck_assert_msg(!strcmp(want, got),
+                              "%s row %s column %s (%s): lake %.200s, source %.200s", dbt, row[0],
                               cols[i].name, cols[i].type, got, want);
             free(want);
         }
@@ -517,14 +590,17 @@ static void compare_table(MYSQL *my, model *m, const char *dbt, const coldef *co
     mysql_free_result(res);
     int in_model = 0;
     for (int i = 0; i < m->n; i++) in_model += !strncmp(m->rows[i].key, pfx, strlen(pfx));
-    ck_assert_msg(nrows == in_model, "%s: %d rows in the source, %d in the lake", dbt, nrows, in_model);
+    ck_assert_msg(nrows == in_model, "%s: %d rows in the source, %d in the lake", dbt, nrows,
+                  in_model);
 }
 
 static void create_types(MYSQL *my, const char *dbt)
 {
     char q[8192];
     size_t n = (size_t)snprintf(q, sizeof q, "CREATE TABLE %s (", dbt);
-    for (int i = 0; i < NTC; i++) n += (size_t)snprintf(q + n, sizeof q - n, "`%s` %s,", types_cols[i].name, types_cols[i].type);
+    for (int i = 0; i < NTC; i++)
+        n += (size_t)snprintf(q + n, sizeof q - n, "`%s` %s,", types_cols[i].name,
+                              types_cols[i].type);
     snprintf(q + n, sizeof q - n, "PRIMARY KEY (id)) ENGINE=InnoDB");
     sql(my, q);
 }
@@ -534,7 +610,8 @@ static void insert_types(MYSQL *my, const char *dbt, int id_offset)
     for (size_t i = 0; i < sizeof types_rows / sizeof *types_rows; i++) {
         char q[4096];
         const char *vals = strchr(types_rows[i], ',');
-        snprintf(q, sizeof q, "INSERT INTO %s VALUES (%d%s)", dbt, atoi(types_rows[i]) + id_offset, vals);
+        snprintf(q, sizeof q, "INSERT INTO %s VALUES (%d%s)", dbt, atoi(types_rows[i]) + id_offset,
+                 vals);
         sql(my, q);
     }
 }
@@ -552,7 +629,8 @@ static void setup(void)
     while (r && (row = mysql_fetch_row(r)) && mysql_num_fields(r) >= 4 && row[3]) {
         char q[512];
         snprintf(q, sizeof q, "XA ROLLBACK %s", row[3]);
-        if (mysql_query(m, q) == 0) fprintf(stderr, "setup: rolled back a prepared XA left behind: %s\n", row[3]);
+        if (mysql_query(m, q) == 0)
+            fprintf(stderr, "setup: rolled back a prepared XA left behind: %s\n", row[3]);
     }
     if (r) mysql_free_result(r);
     mysql_close(m);
@@ -612,10 +690,12 @@ START_TEST(restart_mid_stream_and_snapshot)
     MYSQL *my = db_connect();
     sql(my, "CREATE DATABASE IF NOT EXISTS rs");
     sql(my, "DROP TABLE IF EXISTS rs.k");
-    sql(my, "CREATE TABLE rs.k (a INT NOT NULL, b VARCHAR(10) NOT NULL, v INT, PRIMARY KEY (a, b))");
+    sql(my,
+        "CREATE TABLE rs.k (a INT NOT NULL, b VARCHAR(10) NOT NULL, v INT, PRIMARY KEY (a, b))");
     for (int i = 0; i < 50; i++) {
         char q[256];
-        snprintf(q, sizeof q, "INSERT INTO rs.k VALUES (%d, 'k%02d', %d), (%d, 'z', %d)", i / 3, i, i, i + 100, i);
+        snprintf(q, sizeof q, "INSERT INTO rs.k VALUES (%d, 'k%02d', %d), (%d, 'z', %d)", i / 3, i,
+                 i, i + 100, i);
         sql(my, q);
     }
     static const coldef kc[] = {{"a", "", K_INT}, {"b", "", K_TEXT}, {"v", "", K_INT}};
@@ -649,8 +729,10 @@ START_TEST(restart_mid_stream_and_snapshot)
     snprintf(pos, sizeof pos, "%s", m.last_pos);
     for (int i = 0; i < 30; i++) {
         char q[256];
-        snprintf(q, sizeof q, i % 3 == 2 ? "DELETE FROM rs.k WHERE a = %d AND b = 'z'"
-                                         : "UPDATE rs.k SET v = v + 1000 WHERE a = %d", i % 3 == 2 ? i + 100 : i / 3);
+        snprintf(q, sizeof q,
+                 i % 3 == 2 ? "DELETE FROM rs.k WHERE a = %d AND b = 'z'"
+                            : "UPDATE rs.k SET v = v + 1000 WHERE a = %d",
+                 i % 3 == 2 ? i + 100 : i / 3);
         sql(my, q);
     }
     for (int round = 0; round < 3; round++) {
@@ -658,7 +740,8 @@ START_TEST(restart_mid_stream_and_snapshot)
         ck_assert_ok(run_open(&r, &m, uri_for("databases=rs"), pos, 1, &err), err);
         rc = run_all(&r, &m, round < 2 ? 10 : 0, &err);
         run_close(&r);
-        ck_assert_msg(round < 2 ? rc == W2L_OK : rc == W2L_DONE, "%s: %s", w2l_rc_name(rc), err.msg);
+        ck_assert_msg(round < 2 ? rc == W2L_OK : rc == W2L_DONE, "%s: %s", w2l_rc_name(rc),
+                      err.msg);
         if (round < 2) ck_assert_int_eq(m.commits, 10);
         snprintf(pos, sizeof pos, "%s", m.last_pos);
     }
@@ -699,7 +782,8 @@ START_TEST(ddl_interleaved_gtid_start_several_dbs)
     sql(my, "INSERT INTO da.t VALUES (1, 'one'), (2, 'two')");
     sql(my, "INSERT INTO dbb.u VALUES (10, 100)");
     sql(my, "INSERT INTO dc.ignored VALUES (1)");
-    sql(my, "ALTER TABLE da.t ADD COLUMN flag TINYINT(1) NOT NULL DEFAULT 0, ADD COLUMN n DECIMAL(6,2)");
+    sql(my, "ALTER TABLE da.t ADD COLUMN flag TINYINT(1) NOT NULL DEFAULT 0,"
+            " ADD COLUMN n DECIMAL(6,2)");
     sql(my, "INSERT INTO da.t VALUES (3, 'three', 1, 12.5)");
     sql(my, "UPDATE da.t SET flag = 1, n = 1.25 WHERE id = 1");
     sql(my, "ALTER TABLE da.t DROP COLUMN a");
@@ -745,7 +829,8 @@ START_TEST(errors_are_clear)
     w2l_error err;
     char uri[512];
     /* wrong password: named user and server, never the password */
-    snprintf(uri, sizeof uri, "mysql://cdc:Wr0ngPassw0rd@127.0.0.1:%d/?server-id=77", (int)test_mariadb_port());
+    snprintf(uri, sizeof uri, "mysql://cdc:Wr0ngPassw0rd@127.0.0.1:%d/?server-id=77",
+             (int)test_mariadb_port());
     w2l_rc rc = run_open(&r, &m, uri, NULL, 1, &err);
     ck_assert_int_eq(rc, W2L_SOURCE); /* the server's answer: exit 1, not the usage exit 2 */
     ck_assert_msg(strstr(err.msg, "cdc@127.0.0.1") && strstr(err.msg, "(error 1045)") &&
@@ -906,7 +991,8 @@ START_TEST(xa_held_until_commit_across_restart)
     snprintf(pos, sizeof pos, "%s", m.last_pos);
 
     /* prepared, then normal transactions, one prepared and rolled back, one committed */
-    xa_prepare("'a1'", "INSERT INTO xa.t VALUES (1, 'xa-a1', REPEAT('q', 5000)), (2, 'xa-a1', X'00')");
+    xa_prepare("'a1'", "INSERT INTO xa.t VALUES (1, 'xa-a1', REPEAT('q', 5000)), (2, 'xa-a1',"
+                       " X'00')");
     sql(my, "INSERT INTO xa.t VALUES (10, 'normal', NULL)");
     xa_prepare("'b2','bq',7", "INSERT INTO xa.t VALUES (3, 'rolled back', NULL)");
     xa_prepare("'d4'", "UPDATE xa.t SET v = 'xa-d4' WHERE id = 100");
@@ -922,7 +1008,8 @@ START_TEST(xa_held_until_commit_across_restart)
     ck_assert_ptr_nonnull(find_row(&m, "10"));
     ck_assert_ptr_nonnull(find_row(&m, "11"));
     ck_assert_str_eq(find_row(&m, "100")->vals[1], "78612D6434"); /* hex of 'xa-d4' */
-    ck_assert_msg(strstr(m.last_pos, "\"xa\":{") != NULL, "position pins the pending XA: %s", m.last_pos);
+    ck_assert_msg(strstr(m.last_pos, "\"xa\":{") != NULL, "position pins the pending XA: %s",
+                  m.last_pos);
     snprintf(pos, sizeof pos, "%s", m.last_pos);
 
     /* restart between PREPARE and COMMIT */
@@ -1010,11 +1097,17 @@ START_TEST(snapshot_resume_window_is_exact)
     snprintf(pos, sizeof pos, "%s", m.last_pos);
     /* a: read; b: rows 1-7 read, 8-20 not; c: not read */
     const char *changes1[] = {
-        "INSERT INTO sr.a VALUES (21, 'new')", "UPDATE sr.a SET v = 'upd' WHERE id = 5", "DELETE FROM sr.a WHERE id = 6",
-        "INSERT INTO sr.b VALUES (100, 'new')", "UPDATE sr.b SET v = 'upd' WHERE id IN (3, 15)",
-        "DELETE FROM sr.b WHERE id IN (4, 16)", "UPDATE sr.b SET id = 200 WHERE id = 2",
-        "UPDATE sr.b SET id = 1000 WHERE id = 9", "INSERT INTO sr.c VALUES (21, 'new')",
-        "DELETE FROM sr.c WHERE id = 1", "UPDATE sr.c SET v = 'upd' WHERE id = 2",
+        "INSERT INTO sr.a VALUES (21, 'new')",
+        "UPDATE sr.a SET v = 'upd' WHERE id = 5",
+        "DELETE FROM sr.a WHERE id = 6",
+        "INSERT INTO sr.b VALUES (100, 'new')",
+        "UPDATE sr.b SET v = 'upd' WHERE id IN (3, 15)",
+        "DELETE FROM sr.b WHERE id IN (4, 16)",
+        "UPDATE sr.b SET id = 200 WHERE id = 2",
+        "UPDATE sr.b SET id = 1000 WHERE id = 9",
+        "INSERT INTO sr.c VALUES (21, 'new')",
+        "DELETE FROM sr.c WHERE id = 1",
+        "UPDATE sr.c SET v = 'upd' WHERE id = 2",
     };
     for (size_t i = 0; i < sizeof changes1 / sizeof *changes1; i++) sql(my, changes1[i]);
     /* resumed: killed again after two more commits (the stream's changes, b's chunks) */
@@ -1097,9 +1190,9 @@ START_TEST(ddl_during_chunked_snapshot)
     sql(my, "DELETE FROM cd.a WHERE id IN (2, 26)");
     sql(my, "INSERT INTO cd.a VALUES (100, 'new')");
     m.commits = 0;
-    ck_assert_ok(run_open(&r, &m, uri_for("databases=cd&chunk-rows=7&snapshot-parallelism=1"), pos, 1,
-                          &err),
-                 err);
+    ck_assert_ok(
+        run_open(&r, &m, uri_for("databases=cd&chunk-rows=7&snapshot-parallelism=1"), pos, 1, &err),
+        err);
     w2l_rc rc = run_all(&r, &m, 0, &err);
     ck_assert_msg(rc == W2L_DONE, "%s: %s", w2l_rc_name(rc), err.msg);
     run_close(&r);
@@ -1261,7 +1354,8 @@ static size_t decimal_bin(const char *v, unsigned prec, unsigned scale, uint8_t 
 }
 
 /* A table map of one column (type, meta, ice) named c, in table d.t. */
-static void one_col_map(w2l__bl_tmap *tm, w2l__bl_col *col, uint8_t type, uint32_t meta, w2l_type_id ice, int is_unsigned)
+static void one_col_map(w2l__bl_tmap *tm, w2l__bl_col *col, uint8_t type, uint32_t meta,
+                        w2l_type_id ice, int is_unsigned)
 {
     memset(tm, 0, sizeof *tm);
     memset(col, 0, sizeof *col);
@@ -1278,8 +1372,8 @@ static void one_col_map(w2l__bl_tmap *tm, w2l__bl_col *col, uint8_t type, uint32
 
 /* Decodes one image of the single-column map: null bitmap byte 0, then the value bytes.
  * Values may point into the image, which stays valid until the next call. */
-static w2l_rc decode_one(const w2l__bl_tmap *tm, const uint8_t *val, size_t n, w2l_value *out, uint8_t *coerced,
-                         w2l__bl_scratch *sc, w2l_error *err)
+static w2l_rc decode_one(const w2l__bl_tmap *tm, const uint8_t *val, size_t n, w2l_value *out,
+                         uint8_t *coerced, w2l__bl_scratch *sc, w2l_error *err)
 {
     static uint8_t img[128];
     memset(img, 0, sizeof img);
@@ -1310,14 +1404,16 @@ START_TEST(decode_big_decimal_as_text)
     for (size_t i = 0; i < W2L_ARRAY_LEN(cases); i++) {
         w2l__bl_tmap tm;
         w2l__bl_col col;
-        one_col_map(&tm, &col, BL_NEWDECIMAL, cases[i].prec << 8 | cases[i].scale, W2L_TYPE_STRING, 0);
+        one_col_map(&tm, &col, BL_NEWDECIMAL, cases[i].prec << 8 | cases[i].scale, W2L_TYPE_STRING,
+                    0);
         uint8_t bin[40];
         size_t n = decimal_bin(cases[i].in, cases[i].prec, cases[i].scale, bin);
         w2l__bl_scratch sc = {0};
         w2l_value v;
         w2l_error err;
         ck_assert_ok(decode_one(&tm, bin, n, &v, NULL, &sc, &err), err);
-        ck_assert_msg(v.v.bytes.len == strlen(cases[i].text) && !memcmp(v.v.bytes.ptr, cases[i].text, v.v.bytes.len),
+        ck_assert_msg(v.v.bytes.len == strlen(cases[i].text) &&
+                          !memcmp(v.v.bytes.ptr, cases[i].text, v.v.bytes.len),
                       "#%zu: %.*s, want %s", i, (int)v.v.bytes.len, v.v.bytes.ptr, cases[i].text);
         w2l__bl_scratch_free(&sc);
     }
@@ -1340,7 +1436,8 @@ START_TEST(decode_bit64_keeps_every_bit)
         w2l__bl_scratch sc = {0};
         w2l_value v;
         w2l_error err;
-        ck_assert_ok(decode_one(&tm, cases[i].bytes, (cases[i].bits + 7) / 8, &v, NULL, &sc, &err), err);
+        ck_assert_ok(decode_one(&tm, cases[i].bytes, (cases[i].bits + 7) / 8, &v, NULL, &sc, &err),
+                     err);
         ck_assert_msg(v.v.i64 == cases[i].want, "#%zu: %lld", i, (long long)v.v.i64);
     }
 }
@@ -1365,7 +1462,8 @@ START_TEST(decode_geometry_drops_the_srid)
     /* shorter than an SRID and a WKB header: corrupt, named */
     const uint8_t bad[4 + 6] = {6, 0, 0, 0, 0xE6, 0x10, 0, 0, 1, 1};
     ck_assert_int_eq(decode_one(&tm, bad, sizeof bad, &v, NULL, &sc, &err), W2L_CORRUPT);
-    ck_assert_str_eq(err.msg, "binlog: column 'c' of d.t: geometry value of 6 bytes (want a 4-byte SRID and WKB)");
+    ck_assert_str_eq(err.msg, "binlog: column 'c' of d.t: geometry value of 6 bytes (want a 4-byte "
+                              "SRID and WKB)");
 }
 END_TEST
 
@@ -1408,7 +1506,8 @@ static int bool_warnings;
 static void count_bool_warnings(void *opaque, w2l_log_level level, const char *line)
 {
     (void)opaque;
-    if (level == W2L_LOG_WARN && strstr(line, "TINYINT(1) value other than 0 and 1")) bool_warnings++;
+    if (level == W2L_LOG_WARN && strstr(line, "TINYINT(1) value other than 0 and 1"))
+        bool_warnings++;
 }
 
 START_TEST(tinyint1_as_boolean_warns_once)
@@ -1421,7 +1520,9 @@ START_TEST(tinyint1_as_boolean_warns_once)
     static model m;
     memset(&m, 0, sizeof m);
     snprintf(m.table, sizeof m.table, "tb.t");
-    static const coldef tc[] = {{"id", "", K_INT}, {"f", "", K_BOOL}, {"g", "", K_BOOL}, {"n", "", K_INT}};
+    static const coldef tc[] = {
+        { "id", "", K_INT }, { "f", "", K_BOOL }, { "g", "", K_BOOL }, { "n", "", K_INT }
+    };
     w2l_log_set_callback(count_bool_warnings, NULL);
     run_conf = "source.tinyint1-as-boolean=true";
     run r;
@@ -1654,7 +1755,8 @@ START_TEST(selection_errors_name_what_exists)
     sql(root, "GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'nosel'@'127.0.0.1'");
     mysql_close(root);
     char uri[512];
-    snprintf(uri, sizeof uri, "mysql://nosel:noselpass@127.0.0.1:%d/?server-id=%u&databases=selshop",
+    snprintf(uri, sizeof uri,
+             "mysql://nosel:noselpass@127.0.0.1:%d/?server-id=%u&databases=selshop",
              (int)test_mariadb_port(), next_server_id());
     rc = run_open(&r, &m, uri, NULL, 1, &err);
     ck_assert_int_eq(rc, W2L_SOURCE);
@@ -1675,7 +1777,8 @@ START_TEST(selection_errors_name_what_exists)
     root = root_connect();
     sql(root, "GRANT SHOW DATABASES ON *.* TO 'nosel'@'127.0.0.1'");
     mysql_close(root);
-    snprintf(uri, sizeof uri, "mysql://nosel:noselpass@127.0.0.1:%d/?server-id=%u&databases=selshop",
+    snprintf(uri, sizeof uri,
+             "mysql://nosel:noselpass@127.0.0.1:%d/?server-id=%u&databases=selshop",
              (int)test_mariadb_port(), next_server_id());
     rc = run_open(&r, &m, uri, NULL, 1, &err);
     ck_assert_int_eq(rc, W2L_SOURCE);

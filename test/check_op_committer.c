@@ -98,7 +98,8 @@ START_TEST(thousands_of_tables_in_one_checkpoint)
             row[1].v.bytes.ptr = names[k];
             row[1].v.bytes.len = strlen(names[k]);
             row[2].v.i32 = round;
-            w2l_change ch = {"db", names[k], s, round ? W2L_OP_UPDATE_AFTER : W2L_OP_INSERT, row, 3, NULL, 0};
+            w2l_change ch = { "db", names[k], s,    round ? W2L_OP_UPDATE_AFTER : W2L_OP_INSERT,
+                              row,  3,        NULL, 0 };
             if (round) {
                 w2l_change b = ch;
                 w2l_value old[3];
@@ -186,7 +187,8 @@ START_TEST(failed_commit_then_recover_exactly_once)
     uint64_t id;
     w2l_rc rc = w2l_pipeline_checkpoint(p, 1, &id, &err);
     ck_assert_int_eq(rc, W2L_IO);
-    ck_assert_msg(strstr(err.msg, "checkpoint 2") && (strstr(err.msg, "db.f0") || strstr(err.msg, "db.f1")),
+    ck_assert_msg(strstr(err.msg, "checkpoint 2") &&
+                      (strstr(err.msg, "db.f0") || strstr(err.msg, "db.f1")),
                   "%s", err.msg);
     ck_assert_int_ne(w2l_pipeline_finish(p, &err), W2L_OK);
     w2l_pipeline_free(p);

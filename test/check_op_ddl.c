@@ -66,8 +66,8 @@ typedef struct tw {
     char pns[32], ptable[32];
 } tw;
 
-static w2l_rc t_open(const w2l_operator_methods *m, const w2l_conf *c, unsigned i, unsigned n, w2l_state *st,
-                     uint64_t r, w2l_operator *self, w2l_error *e)
+static w2l_rc t_open(const w2l_operator_methods *m, const w2l_conf *c, unsigned i, unsigned n,
+                     w2l_state *st, uint64_t r, w2l_operator *self, w2l_error *e)
 {
     (void)c, (void)n, (void)st, (void)r, (void)e;
     if (m->kind == W2L_OPERATOR_WRITER) ((tw *)self)->index = (int)i;
@@ -120,16 +120,35 @@ static w2l_rc w_process(w2l_operator *self, const w2l_element *el, w2l_collector
 static w2l_rc c_process(w2l_operator *self, const w2l_element *el, w2l_collector *out, w2l_error *e)
 {
     (void)self, (void)out, (void)e;
-    if (el->kind == W2L_ELEM_SCHEMA) record(EV_CSCHEMA, el->table, w2l_schema_id(el->schema), el->payload);
+    if (el->kind == W2L_ELEM_SCHEMA)
+        record(EV_CSCHEMA, el->table, w2l_schema_id(el->schema), el->payload);
     return W2L_OK;
 }
-static w2l_rc t_complete(w2l_operator *self, uint64_t ck, w2l_error *e) { (void)self, (void)ck, (void)e; return W2L_OK; }
+static w2l_rc t_complete(w2l_operator *self, uint64_t ck, w2l_error *e)
+{
+    (void)self, (void)ck, (void)e;
+    return W2L_OK;
+}
 static void t_close(w2l_operator *self) { (void)self; }
 
-static const w2l_operator_methods tw_writer = {W2L_OPERATOR_METHODS_V1, "tw", W2L_OPERATOR_WRITER, sizeof(tw), NULL,
-                                               t_open, w_process, t_complete, t_close};
-static const w2l_operator_methods tw_committer = {W2L_OPERATOR_METHODS_V1, "tw", W2L_OPERATOR_COMMITTER,
-                                                  sizeof(w2l_operator), NULL, t_open, c_process, t_complete, t_close};
+static const w2l_operator_methods tw_writer = { W2L_OPERATOR_METHODS_V1,
+                                                "tw",
+                                                W2L_OPERATOR_WRITER,
+                                                sizeof(tw),
+                                                NULL,
+                                                t_open,
+                                                w_process,
+                                                t_complete,
+                                                t_close };
+static const w2l_operator_methods tw_committer = { W2L_OPERATOR_METHODS_V1,
+                                                   "tw",
+                                                   W2L_OPERATOR_COMMITTER,
+                                                   sizeof(w2l_operator),
+                                                   NULL,
+                                                   t_open,
+                                                   c_process,
+                                                   t_complete,
+                                                   t_close };
 
 /* ---- fixture ---- */
 static char wh[600];
@@ -207,17 +226,22 @@ static w2l_pipeline *start(w2l_conf *c)
 }
 
 /* one row: values as text in the schema's field order ("1,10,abc"; "null") */
-static w2l_rc put_row(w2l_pipeline *p, const char *table, w2l_schema *s, w2l_op op, const char *vals)
+static w2l_rc put_row(w2l_pipeline *p, const char *table, w2l_schema *s, w2l_op op,
+                      const char *vals)
 {
     w2l_value row[16];
     char buf[256];
     snprintf(buf, sizeof buf, "%s", vals);
     size_t n = w2l_schema_field_count(s), i = 0;
     char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok && i < n; tok = strtok_r(NULL, ",", &save), i++) {
+    for (char *tok = strtok_r(buf, ",", &save); tok && i < n;
+         tok = strtok_r(NULL, ",", &save), i++) {
         memset(&row[i], 0, sizeof row[i]);
         if (!strcmp(tok, "null")) row[i].is_null = 1;
-        else ck_assert_ok(w2l_value_parse(w2l_schema_field(s, i)->type, tok, strlen(tok), &row[i], &err), err);
+        else
+            ck_assert_ok(
+                w2l_value_parse(w2l_schema_field(s, i)->type, tok, strlen(tok), &row[i], &err),
+                err);
     }
     ck_assert_uint_eq(i, n);
     w2l_change c = {"db", table, s, op, row, n, NULL, 0};
@@ -280,8 +304,9 @@ static const char *ice(const char *table)
             char ty[32];
             int key = 0;
             for (size_t k = 0; k < nid; k++) key |= ids[k] == f->id;
-            o += (size_t)snprintf(ice_buf + o, sizeof ice_buf - o, "%s%d:%s:%s%s", i ? "," : "", (int)f->id, f->name,
-                                  w2l_type_format(f->type, ty, sizeof ty), key ? "!" : "");
+            o += (size_t)snprintf(ice_buf + o, sizeof ice_buf - o, "%s%d:%s:%s%s", i ? "," : "",
+                                  (int)f->id, f->name, w2l_type_format(f->type, ty, sizeof ty),
+                                  key ? "!" : "");
         }
     } else {
         ck_assert_int_eq(rc, W2L_NOTFOUND);
@@ -298,7 +323,9 @@ static const char *ice(const char *table)
 static int find_ev(int from, int kind, const char *table, const char *sub)
 {
     for (int i = from; i < rec.n; i++)
-        if (rec.v[i].kind == kind && !strcmp(rec.v[i].table, table) && (!sub || strstr(rec.v[i].text, sub))) return i;
+        if (rec.v[i].kind == kind && !strcmp(rec.v[i].table, table) &&
+            (!sub || strstr(rec.v[i].text, sub)))
+            return i;
     return -1;
 }
 
@@ -333,7 +360,8 @@ START_TEST(first_sight_creates_table_and_announces)
     ck_assert_int_eq(ice_sid, 0);
     int s = find_ev(0, EV_SCHEMA, "t1", "\"schema-id\":0");
     ck_assert_int_ge(s, 0);
-    ck_assert_msg(strstr(rec.v[s].text, "\"location\":") && strstr(rec.v[s].text, "/db/t1"), "%s", rec.v[s].text);
+    ck_assert_msg(strstr(rec.v[s].text, "\"location\":") && strstr(rec.v[s].text, "/db/t1"), "%s",
+                  rec.v[s].text);
     int r1 = find_ev(0, EV_ROW, "t1", "id=1,v=10"), r2 = find_ev(0, EV_ROW, "t1", "id=2,v=20");
     ck_assert_int_gt(r1, s);
     ck_assert_int_gt(r2, s);
@@ -454,7 +482,8 @@ START_TEST(forbidden_change_follows_policy)
     if (_i == 0) {
         rc = w2l_pipeline_finish(p, &err);
         ck_assert_int_eq(rc, W2L_SCHEMA);
-        ck_assert_msg(strstr(err.msg, "db.t1") && strstr(err.msg, "MODIFY name INT") && strstr(err.msg, "name"),
+        ck_assert_msg(strstr(err.msg, "db.t1") && strstr(err.msg, "MODIFY name INT") &&
+                          strstr(err.msg, "name"),
                       "%s", err.msg);
         w2l_pipeline_free(p);
         ck_ice("t1", "1:id:long!,2:v:int,3:name:string");
@@ -515,7 +544,8 @@ START_TEST(unparsable_ddl)
     commit(p);
     ddl(p, "ALTER TABLE t1 ADD COLUMN (((");
     ck_assert_int_ne(w2l_pipeline_finish(p, &err), W2L_OK);
-    ck_assert_msg((err.code == W2L_CORRUPT || err.code == W2L_SCHEMA) && strstr(err.msg, "ALTER TABLE t1 ADD COLUMN"),
+    ck_assert_msg((err.code == W2L_CORRUPT || err.code == W2L_SCHEMA) &&
+                      strstr(err.msg, "ALTER TABLE t1 ADD COLUMN"),
                   "%s: %s", w2l_rc_name(err.code), err.msg);
     w2l_pipeline_free(p);
     /* a statement naming a table follows that table's policy */
@@ -714,7 +744,8 @@ START_TEST(fence_orders_rows_and_others_flow)
     int schema = find_ev(0, EV_SCHEMA, "t1", "\"schema-id\":1");
     int after = find_ev(0, EV_ROW, "t1", "id=3,v=30,w=z");
     ck_assert_msg(before < fence && fence < other && other < schema && schema < after,
-                  "before=%d fence=%d other=%d schema=%d after=%d", before, fence, other, schema, after);
+                  "before=%d fence=%d other=%d schema=%d after=%d", before, fence, other, schema,
+                  after);
     ck_assert_int_ge(before, 0);
     w2l_conf_free(c);
 }
@@ -770,8 +801,9 @@ START_TEST(fence_timeout_names_table_and_statement)
     commit(p);
     w2l_rc rc = w2l_pipeline_finish(p, &err);
     ck_assert_int_eq(rc, W2L_SCHEMA);
-    ck_assert_msg(strstr(err.msg, "db.t1") && strstr(err.msg, "ADD COLUMN w") && strstr(err.msg, "fence"), "%s",
-                  err.msg);
+    ck_assert_msg(strstr(err.msg, "db.t1") && strstr(err.msg, "ADD COLUMN w") &&
+                      strstr(err.msg, "fence"),
+                  "%s", err.msg);
     w2l_pipeline_free(p);
     w2l_conf_free(c);
 }
@@ -789,11 +821,14 @@ START_TEST(replay_does_not_apply_twice)
     checkpoint(p);
     /* after the checkpoint: applied to the handler's copy, then the job dies before the next
      * checkpoint — nothing of it reaches the lake */
-    w2l_schema *s1 = mk("id:long!,v:int,name:string"), *s2 = mk("id:long!,v:int,title:string,w:int");
+    w2l_schema *s1 = mk("id:long!,v:int,name:string"),
+               *s2 = mk("id:long!,v:int,title:string,w:int");
     row(p, "t1", s1, "2,20,b");
     commit(p);
-    ck_assert_ok(ddl_ts(p, "ALTER TABLE t1 RENAME COLUMN name TO title, ADD COLUMN w INT", 1000), err);
-    ck_assert_ok(ddl_ts(p, "ALTER TABLE t1 RENAME COLUMN name TO title, ADD COLUMN w INT", 1000), err); /* resent */
+    ck_assert_ok(ddl_ts(p, "ALTER TABLE t1 RENAME COLUMN name TO title, ADD COLUMN w INT", 1000),
+                 err);
+    ck_assert_ok(ddl_ts(p, "ALTER TABLE t1 RENAME COLUMN name TO title, ADD COLUMN w INT", 1000),
+                 err); /* resent */
     row(p, "t1", s2, "3,30,c,1");
     commit(p);
     row(p, "t1", s2, "4,40,d,2");
@@ -807,10 +842,12 @@ START_TEST(replay_does_not_apply_twice)
     /* the restart replays everything after the checkpoint, with the old source schema */
     rec.n = 0;
     p = start(c);
-    w2l_schema *r1 = mk("id:long!,v:int,name:string"), *r2 = mk("id:long!,v:int,title:string,w:int");
+    w2l_schema *r1 = mk("id:long!,v:int,name:string"),
+               *r2 = mk("id:long!,v:int,title:string,w:int");
     row(p, "t1", r1, "2,20,b");
     commit(p);
-    ck_assert_ok(ddl_ts(p, "ALTER TABLE t1 RENAME COLUMN name TO title, ADD COLUMN w INT", 1000), err);
+    ck_assert_ok(ddl_ts(p, "ALTER TABLE t1 RENAME COLUMN name TO title, ADD COLUMN w INT", 1000),
+                 err);
     row(p, "t1", r2, "3,30,c,1");
     commit(p);
     ddl(p, "ALTER TABLE t1 ADD COLUMN x INT"); /* new: applied */
@@ -863,7 +900,8 @@ START_TEST(end_to_end_with_builtin_writer)
     ck_assert_ok(w2l_conf_set(c, "operator.committer", "default", &err), err);
     w2l_pipeline *p = start(c);
     ddl(p, "CREATE TABLE t1 (id BIGINT PRIMARY KEY, v INT, name VARCHAR(9))");
-    w2l_schema *a = mk("id:long!,v:int,name:string"), *b = mk("id:long!,v:long,label:string,w:string");
+    w2l_schema *a = mk("id:long!,v:int,name:string"),
+               *b = mk("id:long!,v:long,label:string,w:string");
     row(p, "t1", a, "1,10,a");
     row(p, "t1", a, "2,20,b");
     commit(p);
@@ -920,7 +958,8 @@ static void read_back(const char *table, scan_acc *acc, char *req, size_t reqsiz
     req[0] = '\0';
     for (size_t i = 0; i < w2l_schema_field_count(cs); i++)
         if (w2l_schema_field(cs, i)->required)
-            o += (size_t)snprintf(req + o, reqsize - o, "%s%s", o ? "," : "", w2l_schema_field(cs, i)->name);
+            o += (size_t)snprintf(req + o, reqsize - o, "%s%s", o ? "," : "",
+                                  w2l_schema_field(cs, i)->name);
     w2l__ice_scan_free(sc);
     w2l__ice_table_free(t);
     w2l__catalog_close(cat);
@@ -933,7 +972,8 @@ static void ck_rows(const char *table, const char *const *want, int n, const cha
     char req[128];
     read_back(table, &acc, req, sizeof req);
     ck_assert_str_eq(req, want_req);
-    for (int i = 0; i < n; i++) ck_assert_msg(has_row(&acc, want[i]), "%s: no row %s (%d rows)", table, want[i], acc.n);
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(has_row(&acc, want[i]), "%s: no row %s (%d rows)", table, want[i], acc.n);
     ck_assert_msg(acc.n == n, "%s: %d rows, want %d", table, acc.n, n);
 }
 

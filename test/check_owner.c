@@ -47,10 +47,12 @@ static w2l_schema *mk(int with_n)
     w2l_schema *s = w2l_schema_new(0);
     ck_assert_ok(w2l_schema_add_field(s, 1, "id", (w2l_type){W2L_TYPE_LONG, 0, 0}, 1, &err), err);
     if (with_n) {
-        ck_assert_ok(w2l_schema_add_field(s, 2, "v", (w2l_type){W2L_TYPE_STRING, 0, 0}, 0, &err), err);
+        ck_assert_ok(w2l_schema_add_field(s, 2, "v", (w2l_type){ W2L_TYPE_STRING, 0, 0 }, 0, &err),
+                     err);
         ck_assert_ok(w2l_schema_add_field(s, 3, "n", (w2l_type){W2L_TYPE_INT, 0, 0}, 0, &err), err);
     } else {
-        ck_assert_ok(w2l_schema_add_field(s, 2, "x", (w2l_type){W2L_TYPE_STRING, 0, 0}, 0, &err), err);
+        ck_assert_ok(w2l_schema_add_field(s, 2, "x", (w2l_type){ W2L_TYPE_STRING, 0, 0 }, 0, &err),
+                     err);
     }
     int32_t id = 1;
     ck_assert_ok(w2l_schema_set_identifier(s, &id, 1, &err), err);
@@ -119,7 +121,8 @@ static void put(w2l_pipeline *p, const char *table, w2l_schema *s, long id, cons
     ck_assert_ok(w2l_emit_change(w2l_pipeline_emitter(p), &c, &err), err);
 }
 
-static void rows(w2l_pipeline *p, const char *table, w2l_schema *s, long from, long to, const char *text)
+static void rows(w2l_pipeline *p, const char *table, w2l_schema *s, long from, long to,
+                 const char *text)
 {
     for (long i = from; i <= to; i++) put(p, table, s, i, text);
     commit(p);
@@ -160,7 +163,8 @@ static int on_row(void *ctx, const w2l_schema *s, const w2l_value *row, size_t n
     for (size_t i = 0; i < n; i++) {
         char v[64];
         w2l_value_format(w2l_schema_field(s, i)->type, &row[i], v, sizeof v);
-        o += (size_t)snprintf(line + o, sizeof line - o, "%s%s=%s", i ? " " : "", w2l_schema_field(s, i)->name, v);
+        o += (size_t)snprintf(line + o, sizeof line - o, "%s%s=%s", i ? " " : "",
+                              w2l_schema_field(s, i)->name, v);
     }
     ck_assert_uint_lt(t->n + o + 2, sizeof t->s);
     t->n += (size_t)snprintf(t->s + t->n, sizeof t->s - t->n, "%s;", line);
@@ -168,7 +172,10 @@ static int on_row(void *ctx, const w2l_schema *s, const w2l_value *row, size_t n
     return 0;
 }
 
-static int cmp_line(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int cmp_line(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
 /* The rows of db.<table>, "col=v ..." sorted and joined by ';'; "(none)" when the table
  * does not exist. */
@@ -191,14 +198,15 @@ static const char *table_rows(const char *table)
     qsort(lines, (size_t)n, sizeof *lines, cmp_line);
     size_t o = 0;
     out[0] = '\0';
-    for (int i = 0; i < n; i++) o += (size_t)snprintf(out + o, sizeof out - o, "%s%s", i ? ";" : "", lines[i]);
+    for (int i = 0; i < n; i++)
+        o += (size_t)snprintf(out + o, sizeof out - o, "%s%s", i ? ";" : "", lines[i]);
     return out;
 }
 
-#define ck_rows(table, want)                                                                                 \
-    do {                                                                                                     \
-        const char *got_ = table_rows(table);                                                                \
-        ck_assert_msg(strcmp(got_, want) == 0, "db.%s:\n got  %s\n want %s", table, got_, want);              \
+#define ck_rows(table, want) \
+    do { \
+        const char *got_ = table_rows(table); \
+        ck_assert_msg(strcmp(got_, want) == 0, "db.%s:\n got  %s\n want %s", table, got_, want); \
     } while (0)
 
 /* ---- tests (_i: 1 or 2 committers) ---- */
@@ -289,7 +297,8 @@ END_TEST
 
 static int on_ckpt(void *ctx, const w2l_checkpoint_info *info)
 {
-    if (!info->ns && info->source_position) sscanf(info->source_position, "{\"txn\":%d}", (int *)ctx);
+    if (!info->ns && info->source_position)
+        sscanf(info->source_position, "{\"txn\":%d}", (int *)ctx);
     return 1;
 }
 
@@ -394,7 +403,8 @@ START_TEST(crash_before_the_checkpoint_then_replay_once)
     w2l_pipeline_free(p);
     /* whatever reached the lake is whole: either the old state or the new one */
     const char *t = table_rows("t");
-    ck_assert_msg(!strcmp(t, "id=1 v=a n=10;id=2 v=a n=20;id=3 v=a n=30") || !strcmp(t, "id=5 x=five"),
+    ck_assert_msg(!strcmp(t, "id=1 v=a n=10;id=2 v=a n=20;id=3 v=a n=30") ||
+                      !strcmp(t, "id=5 x=five"),
                   "t after the crash: %s", t);
     /* the restart replays the source from the restored checkpoint's position */
     p = start(c);

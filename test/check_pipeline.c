@@ -34,8 +34,8 @@ static atomic_int writer_rows;
 static int table_no(const char *t) { return t[1] - '0'; } /* "t0".."t3" */
 
 /* ---- ddl: pass changes through ---- */
-static w2l_rc d_open(const w2l_operator_methods *m, const w2l_conf *c, unsigned i, unsigned n, w2l_state *st,
-                     uint64_t r, w2l_operator *self, w2l_error *e)
+static w2l_rc d_open(const w2l_operator_methods *m, const w2l_conf *c, unsigned i, unsigned n,
+                     w2l_state *st, uint64_t r, w2l_operator *self, w2l_error *e)
 {
     (void)m, (void)c, (void)i, (void)n, (void)st, (void)r, (void)self, (void)e;
     return W2L_OK;
@@ -46,10 +46,21 @@ static w2l_rc d_process(w2l_operator *self, const w2l_element *el, w2l_collector
     if (el->kind == W2L_ELEM_CHANGES) return w2l_collect(out, el, e);
     return W2L_OK;
 }
-static w2l_rc none_complete(w2l_operator *self, uint64_t ck, w2l_error *e) { (void)self, (void)ck, (void)e; return W2L_OK; }
+static w2l_rc none_complete(w2l_operator *self, uint64_t ck, w2l_error *e)
+{
+    (void)self, (void)ck, (void)e;
+    return W2L_OK;
+}
 static void none_close(w2l_operator *self) { (void)self; }
-static const w2l_operator_methods t_ddl = {W2L_OPERATOR_METHODS_V1, "t", W2L_OPERATOR_DDL, sizeof(w2l_operator),
-                                           NULL, d_open, d_process, none_complete, none_close};
+static const w2l_operator_methods t_ddl = { W2L_OPERATOR_METHODS_V1,
+                                            "t",
+                                            W2L_OPERATOR_DDL,
+                                            sizeof(w2l_operator),
+                                            NULL,
+                                            d_open,
+                                            d_process,
+                                            none_complete,
+                                            none_close };
 
 /* ---- writer: per table, rows and sum of column 1 since the last barrier ---- */
 typedef struct t_writer {
@@ -74,16 +85,27 @@ static w2l_rc w_process(w2l_operator *self, const w2l_element *el, w2l_collector
             char name[16], payload[64];
             snprintf(name, sizeof name, "t%d", t);
             int n = snprintf(payload, sizeof payload, "%lld %lld", w->rows[t], w->sum[t]);
-            w2l_element r = {.kind = W2L_ELEM_WRITE_RESULT, .ns = "db", .table = name, .ckpt = el->ckpt,
-                             .payload = payload, .payload_len = (size_t)n};
+            w2l_element r = { .kind = W2L_ELEM_WRITE_RESULT,
+                              .ns = "db",
+                              .table = name,
+                              .ckpt = el->ckpt,
+                              .payload = payload,
+                              .payload_len = (size_t)n };
             W2L_TRY(w2l_collect(out, &r, e));
             w->rows[t] = w->sum[t] = 0;
         }
     }
     return W2L_OK;
 }
-static const w2l_operator_methods t_writer_m = {W2L_OPERATOR_METHODS_V1, "t", W2L_OPERATOR_WRITER, sizeof(t_writer),
-                                                NULL, d_open, w_process, none_complete, none_close};
+static const w2l_operator_methods t_writer_m = { W2L_OPERATOR_METHODS_V1,
+                                                 "t",
+                                                 W2L_OPERATOR_WRITER,
+                                                 sizeof(t_writer),
+                                                 NULL,
+                                                 d_open,
+                                                 w_process,
+                                                 none_complete,
+                                                 none_close };
 
 /* ---- committer: results into the state at the barrier, into the lake at completion ---- */
 typedef struct t_committer {
@@ -92,8 +114,8 @@ typedef struct t_committer {
     w2l_state *st;
     long long rows[NT], sum[NT];
 } t_committer;
-static w2l_rc c_open(const w2l_operator_methods *m, const w2l_conf *c, unsigned i, unsigned n, w2l_state *st,
-                     uint64_t r, w2l_operator *self, w2l_error *e)
+static w2l_rc c_open(const w2l_operator_methods *m, const w2l_conf *c, unsigned i, unsigned n,
+                     w2l_state *st, uint64_t r, w2l_operator *self, w2l_error *e)
 {
     (void)m, (void)c, (void)n, (void)r, (void)e;
     ((t_committer *)self)->index = i;
@@ -155,9 +177,15 @@ static w2l_rc c_complete(w2l_operator *self, uint64_t ck, w2l_error *e)
         committed_log.ids[committed_log.n++] = ck;
     return x.rc;
 }
-static const w2l_operator_methods t_committer_m = {W2L_OPERATOR_METHODS_V1, "t", W2L_OPERATOR_COMMITTER,
-                                                   sizeof(t_committer), NULL, c_open, c_process, c_complete,
-                                                   none_close};
+static const w2l_operator_methods t_committer_m = { W2L_OPERATOR_METHODS_V1,
+                                                    "t",
+                                                    W2L_OPERATOR_COMMITTER,
+                                                    sizeof(t_committer),
+                                                    NULL,
+                                                    c_open,
+                                                    c_process,
+                                                    c_complete,
+                                                    none_close };
 
 /* ---- helpers ---- */
 static w2l_schema *schema;
@@ -267,7 +295,8 @@ static int sum_metrics(void *ctx, const w2l_table_metrics *m)
     metrics_seen++;
     metrics_sum.rows_in += m->rows_in;
     metrics_sum.commits += m->commits;
-    if (m->last_committed_ckpt > metrics_sum.last_committed_ckpt) metrics_sum.last_committed_ckpt = m->last_committed_ckpt;
+    if (m->last_committed_ckpt > metrics_sum.last_committed_ckpt)
+        metrics_sum.last_committed_ckpt = m->last_committed_ckpt;
     ck_assert(m->secs_since_commit >= 0);
     return 0;
 }
@@ -377,7 +406,8 @@ START_TEST(failed_commit_stops_job_and_recover_commits_once)
     push_rows(p, 3000, 4000, 1000000);
     w2l_rc rc = w2l_pipeline_finish(p, &err); /* final checkpoint 4: sealed, its commit fails */
     ck_assert_int_eq(rc, W2L_IO);
-    ck_assert_msg(strstr(err.msg, "commit of checkpoint 4 failed") && strstr(err.msg, "db.t0"), "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "commit of checkpoint 4 failed") && strstr(err.msg, "db.t0"),
+                  "%s", err.msg);
     w2l_pipeline_free(p);
     ck_assert_uint_eq(lake.committed[0], 3); /* the lake stops at checkpoint 3 */
     /* recover commits checkpoint 4 from the state, exactly once, however often it runs */

@@ -67,7 +67,8 @@ static w2l_rc run_with(const char *fmt, const char *const *kv, w2l_error *e)
     ck_assert_ok(w2l_conf_set(c, "checkpoint-interval", "1h", &err), err);
     ck_assert_ok(w2l_conf_set(c, "job-id", "cdc", &err), err);
     ck_assert_ok(w2l_conf_set(c, "maintenance.enabled", "false", &err), err);
-    for (size_t i = 0; kv && kv[i]; i += 2) ck_assert_ok(w2l_conf_set(c, kv[i], kv[i + 1], &err), err);
+    for (size_t i = 0; kv && kv[i]; i += 2)
+        ck_assert_ok(w2l_conf_set(c, kv[i], kv[i + 1], &err), err);
     w2l_pipeline *p = NULL;
     w2l_rc rc = w2l_pipeline_new(c, &p, e);
     if (rc == W2L_OK) rc = w2l_pipeline_run(p, e);
@@ -104,22 +105,25 @@ static void cols_json(int f, const char *cols, char *out, size_t size)
     snprintf(copy, sizeof copy, "%s", cols);
     size_t len = 0;
     int first = 1;
-    for (char *save = NULL, *tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save), first = 0) {
+    for (char *save = NULL, *tok = strtok_r(copy, " ", &save); tok;
+         tok = strtok_r(NULL, " ", &save), first = 0) {
         char *colon = strchr(tok, ':');
         *colon = '\0';
         const char *name = tok, *type = colon + 1;
         int is_int = !strcmp(type, "int");
         if (f == F_CANAL)
-            len += (size_t)snprintf(out + len, size - len, "%s\"%s\":\"%s\"", first ? "" : ",", name,
-                                    is_int ? "int(11)" : type);
+            len += (size_t)snprintf(out + len, size - len, "%s\"%s\":\"%s\"", first ? "" : ",",
+                                    name, is_int ? "int(11)" : type);
         else if (f == F_MAXWELL)
-            len += (size_t)snprintf(out + len, size - len, "%s{\"type\":\"%s\",\"name\":\"%s\"%s}", first ? "" : ",",
-                                    is_int ? "int" : "varchar", name, is_int ? ",\"signed\":true" : "");
+            len += (size_t)snprintf(out + len, size - len, "%s{\"type\":\"%s\",\"name\":\"%s\"%s}",
+                                    first ? "" : ",", is_int ? "int" : "varchar", name,
+                                    is_int ? ",\"signed\":true" : "");
         else
             len += (size_t)snprintf(out + len, size - len,
-                                    "%s{\"name\":\"%s\",\"typeName\":\"%s\",\"typeExpression\":\"%s\",\"optional\":true%s}",
-                                    first ? "" : ",", name, is_int ? "INT" : "VARCHAR", is_int ? "INT" : "VARCHAR",
-                                    is_int ? "" : ",\"length\":10");
+                                    "%s{\"name\":\"%s\",\"typeName\":\"%s\","
+                                    "\"typeExpression\":\"%s\",\"optional\":true%s}",
+                                    first ? "" : ",", name, is_int ? "INT" : "VARCHAR",
+                                    is_int ? "INT" : "VARCHAR", is_int ? "" : ",\"length\":10");
     }
 }
 
@@ -167,16 +171,23 @@ static void put_step(FILE *f, int fmt, const step *s, const char *cols, int seq)
     long long ts = 1700000000000LL + seq * 1000LL;
     if (s->kind == 'D') {
         if (fmt == F_CANAL)
-            fprintf(f, "{\"data\":null,\"database\":\"db\",\"es\":%lld,\"id\":%d,\"isDdl\":true,\"mysqlType\":null,"
-                    "\"old\":null,\"pkNames\":null,\"sql\":\"%s\",\"sqlType\":null,\"table\":\"k\",\"ts\":%lld,"
+            fprintf(f, "{\"data\":null,\"database\":\"db\",\"es\":%lld,\"id\":%d,\"isDdl\":true,"
+                       "\"mysqlType\":null,"
+                    "\"old\":null,\"pkNames\":null,\"sql\":\"%s\",\"sqlType\":null,\"table\":\"k\","
+                    "\"ts\":%lld,"
                     "\"type\":\"ALTER\"}\n", ts, seq, s->sql, ts);
         else if (fmt == F_MAXWELL)
-            fprintf(f, "{\"type\":\"%s\",\"database\":\"db\",\"table\":\"k\",\"def\":{\"database\":\"db\",\"table\":\"k\","
+            fprintf(f,
+                    "{\"type\":\"%s\",\"database\":\"db\",\"table\":\"k\","
+                    "\"def\":{\"database\":\"db\",\"table\":\"k\","
                     "\"primary-key\":[],\"columns\":[%s]},\"ts\":%lld,\"sql\":\"%s\"}\n",
-                    strncmp(s->sql, "CREATE", 6) ? "table-alter" : "table-create", cj, ts / 1000, s->sql);
+                    strncmp(s->sql, "CREATE", 6) ? "table-alter" : "table-create", cj, ts / 1000,
+                    s->sql);
         else
-            fprintf(f, "{\"source\":{\"connector\":\"mysql\",\"db\":\"db\",\"table\":\"k\",\"ts_ms\":%lld},"
-                    "\"databaseName\":\"db\",\"ddl\":\"%s\",\"tableChanges\":[{\"type\":\"%s\",\"id\":\"\\\"db\\\".\\\"k\\\"\","
+            fprintf(f, "{\"source\":{\"connector\":\"mysql\",\"db\":\"db\",\"table\":\"k\","
+                       "\"ts_ms\":%lld},"
+                    "\"databaseName\":\"db\",\"ddl\":\"%s\",\"tableChanges\":[{\"type\":\"%s\","
+                    "\"id\":\"\\\"db\\\".\\\"k\\\"\","
                     "\"table\":{\"primaryKeyColumnNames\":[],\"columns\":[%s]}}]}\n",
                     ts, s->sql, strncmp(s->sql, "CREATE", 6) ? "ALTER" : "CREATE", cj);
         return;
@@ -190,15 +201,21 @@ static void put_step(FILE *f, int fmt, const step *s, const char *cols, int seq)
         char copy[256], used[256] = "";
         snprintf(copy, sizeof copy, "%s", cols);
         size_t ul = 0;
-        for (char *save = NULL, *tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+        for (char *save = NULL, *tok = strtok_r(copy, " ", &save); tok;
+             tok = strtok_r(NULL, " ", &save)) {
             char key[32];
             snprintf(key, sizeof key, "\"%.*s\":", (int)(strchr(tok, ':') - tok), tok);
-            if (strstr(data, key)) ul += (size_t)snprintf(used + ul, sizeof used - ul, "%s%s", ul ? " " : "", tok);
+            if (strstr(data, key))
+                ul += (size_t)snprintf(used + ul, sizeof used - ul, "%s%s", ul ? " " : "", tok);
         }
         cols_json(F_CANAL, used, mt, sizeof mt);
-        fprintf(f, "{\"data\":[%s],\"database\":\"db\",\"es\":%lld,\"id\":%d,\"isDdl\":false,\"mysqlType\":{%s},"
-                "\"old\":%s%s%s,\"pkNames\":null,\"sql\":\"\",\"table\":\"k\",\"ts\":%lld,\"type\":\"%s\"}\n",
-                data, ts, seq, mt, strcmp(old, "null") ? "[" : "", old, strcmp(old, "null") ? "]" : "", ts, type);
+        fprintf(f,
+                "{\"data\":[%s],\"database\":\"db\",\"es\":%lld,\"id\":%d,\"isDdl\":false,"
+                "\"mysqlType\":{%s},"
+                "\"old\":%s%s%s,\"pkNames\":null,\"sql\":\"\",\"table\":\"k\",\"ts\":%lld,"
+                "\"type\":\"%s\"}\n",
+                data, ts, seq, mt, strcmp(old, "null") ? "[" : "", old,
+                strcmp(old, "null") ? "]" : "", ts, type);
     } else if (fmt == F_MAXWELL) {
         if (s->kind == 'U') {
             /* maxwell's old: the changed columns' previous values */
@@ -216,14 +233,19 @@ static void put_step(FILE *f, int fmt, const step *s, const char *cols, int seq)
                 nat[k++] = *p;
             }
             nat[k] = '\0';
-            fprintf(f, "{\"database\":\"db\",\"table\":\"k\",\"type\":\"update\",\"ts\":%lld,\"data\":%s,\"old\":%s}\n",
+            fprintf(f, "{\"database\":\"db\",\"table\":\"k\",\"type\":\"update\",\"ts\":%lld,"
+                       "\"data\":%s,\"old\":%s}\n",
                     ts / 1000, s->after, nat);
         } else {
-            fprintf(f, "{\"database\":\"db\",\"table\":\"k\",\"type\":\"%s\",\"ts\":%lld,\"data\":%s}\n",
-                    s->kind == 'I' ? "insert" : "delete", ts / 1000, s->kind == 'I' ? s->after : s->before);
+            fprintf(f,
+                    "{\"database\":\"db\",\"table\":\"k\",\"type\":\"%s\",\"ts\":%lld,"
+                    "\"data\":%s}\n",
+                    s->kind == 'I' ? "insert" : "delete", ts / 1000,
+                    s->kind == 'I' ? s->after : s->before);
         }
     } else {
-        fprintf(f, "{\"before\":%s,\"after\":%s,\"source\":{\"connector\":\"mysql\",\"db\":\"db\",\"table\":\"k\","
+        fprintf(f, "{\"before\":%s,\"after\":%s,\"source\":{\"connector\":\"mysql\",\"db\":\"db\","
+                   "\"table\":\"k\","
                 "\"ts_ms\":%lld},\"op\":\"%s\",\"ts_ms\":%lld}\n",
                 s->kind == 'I' ? "null" : s->before, s->kind == 'X' ? "null" : s->after, ts,
                 s->kind == 'I' ? "c" : s->kind == 'U' ? "u" : "d", ts);
@@ -258,43 +280,82 @@ typedef struct scenario {
 #define ALL_FORMATS 7u
 
 static const scenario scenarios[] = {
-    {"add column, update with the new column NULL",
-     {CREATE, {'I', 0, 0, NULL, "{\"a\":1,\"b\":\"x\"}"}, {'I', 0, 0, NULL, "{\"a\":2,\"b\":\"x\"}"}, ADD_C,
-      {'U', 0, 0, "{\"a\":1,\"b\":\"x\",\"c\":null}", "{\"a\":1,\"b\":\"y\",\"c\":null}"}},
-     5, 3, ALL_FORMATS, "1|y|- 2|x|-"},
+    { "add column, update with the new column NULL",
+      { CREATE,
+        { 'I', 0, 0, NULL, "{\"a\":1,\"b\":\"x\"}" },
+        { 'I', 0, 0, NULL, "{\"a\":2,\"b\":\"x\"}" },
+        ADD_C,
+        { 'U', 0, 0, "{\"a\":1,\"b\":\"x\",\"c\":null}", "{\"a\":1,\"b\":\"y\",\"c\":null}" } },
+      5,
+      3,
+      ALL_FORMATS,
+      "1|y|- 2|x|-" },
     /* debezium: the before image as the connector's schema before the DDL had it */
-    {"add column, update whose before image lacks the new column",
-     {CREATE, {'I', 0, 0, NULL, "{\"a\":1,\"b\":\"x\"}"}, {'I', 0, 0, NULL, "{\"a\":2,\"b\":\"x\"}"}, ADD_C,
-      {'U', 0, 0, "{\"a\":1,\"b\":\"x\"}", "{\"a\":1,\"b\":\"y\",\"c\":null}"}},
-     5, 3, 1u << F_DEBEZIUM, "1|y|- 2|x|-"},
+    { "add column, update whose before image lacks the new column",
+      { CREATE,
+        { 'I', 0, 0, NULL, "{\"a\":1,\"b\":\"x\"}" },
+        { 'I', 0, 0, NULL, "{\"a\":2,\"b\":\"x\"}" },
+        ADD_C,
+        { 'U', 0, 0, "{\"a\":1,\"b\":\"x\"}", "{\"a\":1,\"b\":\"y\",\"c\":null}" } },
+      5,
+      3,
+      1u << F_DEBEZIUM,
+      "1|y|- 2|x|-" },
     /* canal: a message whose mysqlType does not know the new column yet */
-    {"add column, update of a message without the new column",
-     {CREATE, {'I', 0, 0, NULL, "{\"a\":1,\"b\":\"x\"}"}, {'I', 0, 0, NULL, "{\"a\":2,\"b\":\"x\"}"}, ADD_C,
-      {'U', 0, 0, "{\"a\":1,\"b\":\"x\"}", "{\"a\":1,\"b\":\"y\"}"}},
-     5, 3, 1u << F_CANAL, "1|y|- 2|x|-"},
-    {"add column, delete",
-     {CREATE, {'I', 0, 0, NULL, "{\"a\":1,\"b\":\"x\"}"}, {'I', 0, 0, NULL, "{\"a\":2,\"b\":\"x\"}"}, ADD_C,
-      {'X', 0, 0, "{\"a\":1,\"b\":\"x\",\"c\":null}", NULL}},
-     5, 3, ALL_FORMATS, "2|x|-"},
-    {"add column, update it, update again",
-     {CREATE, {'I', 0, 0, NULL, "{\"a\":1,\"b\":\"x\"}"}, ADD_C,
-      {'U', 0, 0, "{\"a\":1,\"b\":\"x\",\"c\":null}", "{\"a\":1,\"b\":\"x\",\"c\":7}"},
-      {'U', 0, 0, "{\"a\":1,\"b\":\"x\",\"c\":7}", "{\"a\":1,\"b\":\"z\",\"c\":7}"}},
-     5, 2, ALL_FORMATS, "1|z|7"},
-    {"drop column, update",
-     {CREATE, {'I', 0, 0, NULL, "{\"a\":1,\"b\":\"x\"}"}, {'I', 0, 0, NULL, "{\"a\":2,\"b\":\"x\"}"},
-      {'D', "ALTER TABLE k DROP COLUMN b", "a:int", NULL, NULL},
-      {'U', 0, 0, "{\"a\":1}", "{\"a\":3}"}},
-     5, 3, ALL_FORMATS, "2 3"},
+    { "add column, update of a message without the new column",
+      { CREATE,
+        { 'I', 0, 0, NULL, "{\"a\":1,\"b\":\"x\"}" },
+        { 'I', 0, 0, NULL, "{\"a\":2,\"b\":\"x\"}" },
+        ADD_C,
+        { 'U', 0, 0, "{\"a\":1,\"b\":\"x\"}", "{\"a\":1,\"b\":\"y\"}" } },
+      5,
+      3,
+      1u << F_CANAL,
+      "1|y|- 2|x|-" },
+    { "add column, delete",
+      { CREATE,
+        { 'I', 0, 0, NULL, "{\"a\":1,\"b\":\"x\"}" },
+        { 'I', 0, 0, NULL, "{\"a\":2,\"b\":\"x\"}" },
+        ADD_C,
+        { 'X', 0, 0, "{\"a\":1,\"b\":\"x\",\"c\":null}", NULL } },
+      5,
+      3,
+      ALL_FORMATS,
+      "2|x|-" },
+    { "add column, update it, update again",
+      { CREATE,
+        { 'I', 0, 0, NULL, "{\"a\":1,\"b\":\"x\"}" },
+        ADD_C,
+        { 'U', 0, 0, "{\"a\":1,\"b\":\"x\",\"c\":null}", "{\"a\":1,\"b\":\"x\",\"c\":7}" },
+        { 'U', 0, 0, "{\"a\":1,\"b\":\"x\",\"c\":7}", "{\"a\":1,\"b\":\"z\",\"c\":7}" } },
+      5,
+      2,
+      ALL_FORMATS,
+      "1|z|7" },
+    { "drop column, update",
+      { CREATE,
+        { 'I', 0, 0, NULL, "{\"a\":1,\"b\":\"x\"}" },
+        { 'I', 0, 0, NULL, "{\"a\":2,\"b\":\"x\"}" },
+        { 'D', "ALTER TABLE k DROP COLUMN b", "a:int", NULL, NULL },
+        { 'U', 0, 0, "{\"a\":1}", "{\"a\":3}" } },
+      5,
+      3,
+      ALL_FORMATS,
+      "2 3" },
     /* rows that differ only in the dropped column are one row now; an update changes one
      * of them (within a checkpoint: across checkpoints an equality delete of a table
      * without key removes every equal row, a documented limit of no-pk-policy full-row) */
-    {"drop column, rows equal since, update one",
-     {CREATE, {'I', 0, 0, NULL, "{\"a\":1,\"b\":\"x\"}"}, {'I', 0, 0, NULL, "{\"a\":1,\"b\":\"z\"}"},
-      {'I', 0, 0, NULL, "{\"a\":2,\"b\":\"x\"}"},
-      {'D', "ALTER TABLE k DROP COLUMN b", "a:int", NULL, NULL},
-      {'U', 0, 0, "{\"a\":1}", "{\"a\":3}"}},
-     6, 0, ALL_FORMATS, "1 2 3"},
+    { "drop column, rows equal since, update one",
+      { CREATE,
+        { 'I', 0, 0, NULL, "{\"a\":1,\"b\":\"x\"}" },
+        { 'I', 0, 0, NULL, "{\"a\":1,\"b\":\"z\"}" },
+        { 'I', 0, 0, NULL, "{\"a\":2,\"b\":\"x\"}" },
+        { 'D', "ALTER TABLE k DROP COLUMN b", "a:int", NULL, NULL },
+        { 'U', 0, 0, "{\"a\":1}", "{\"a\":3}" } },
+      6,
+      0,
+      ALL_FORMATS,
+      "1 2 3" },
 };
 
 /* The _i-th (scenario, format, split) the scenarios allow; -1 when _i is past them. */
@@ -342,14 +403,17 @@ END_TEST
 /* ---- quarantine ---- */
 
 /* maxwell-json: tables a and b (id INT key, v INT), then transactions of rows of both. */
-#define MX_CREATE(t)                                                                                     \
-    "{\"type\":\"table-create\",\"database\":\"db\",\"table\":\"" t "\",\"def\":{\"database\":\"db\","        \
-    "\"table\":\"" t "\",\"primary-key\":[\"id\"],\"columns\":[{\"type\":\"int\",\"name\":\"id\",\"signed\":true},"  \
-    "{\"type\":\"int\",\"name\":\"v\",\"signed\":true}]},\"ts\":1700000000,\"sql\":\"CREATE TABLE " t          \
-    " (id INT PRIMARY KEY, v INT)\"}\n"
-#define MX_ROW(t, type, xid, commit, data, old)                                                          \
-    "{\"database\":\"db\",\"table\":\"" t "\",\"type\":\"" type "\",\"ts\":1700000001,\"xid\":" #xid        \
-    commit ",\"data\":" data old ",\"primary_key_columns\":[\"id\"]}\n"
+#define MX_CREATE(t)                                                                               \
+    "{\"type\":\"table-create\",\"database\":\"db\",\"table\":\"" t                                \
+    "\",\"def\":{\"database\":\"db\","                                                             \
+    "\"table\":\"" t "\",\"primary-key\":[\"id\"],\"columns\":[{\"type\":\"int\",\"name\":\"id\"," \
+    "\"signed\":true},"                                                                            \
+    "{\"type\":\"int\",\"name\":\"v\",\"signed\":true}]},\"ts\":1700000000,\"sql\":\"CREATE "      \
+    "TABLE " t " (id INT PRIMARY KEY, v INT)\"}\n"
+#define MX_ROW(t, type, xid, commit, data, old)                                                    \
+    "{\"database\":\"db\",\"table\":\"" t "\",\"type\":\"" type                                    \
+    "\",\"ts\":1700000001,\"xid\":" #xid commit ",\"data\":" data old                              \
+    ",\"primary_key_columns\":[\"id\"]}\n"
 #define LAST ",\"commit\":true"
 
 /* Transaction 2 holds a value of a that cannot be converted ("ten" for an INT). */
@@ -413,8 +477,10 @@ START_TEST(quarantine_on_a_value_the_source_cannot_convert)
         ck_assert_str_eq(table_rows("a"), "1|10");
         ck_assert_str_eq(table_rows("b"), "1|11 2|20");
         qinfo q = status_of("a");
-        ck_assert_msg(strstr(q.reason, "line 6") && strstr(q.reason, "ten"), "reason: %s", q.reason);
-        ck_assert_uint_eq(q.rows, 3); /* changes: a's insert and update (before, after) of transaction 2 */
+        ck_assert_msg(strstr(q.reason, "line 6") && strstr(q.reason, "ten"), "reason: %s",
+                      q.reason);
+        ck_assert_uint_eq(q.rows,
+                          3); /* changes: a's insert and update (before, after) of transaction 2 */
         ck_assert_int_eq(metrics_a.quarantined, 1);
         ck_assert_uint_eq(metrics_a.rows_quarantined, 3);
     }
@@ -473,9 +539,11 @@ static const char *const d_part1 =
     MX_CREATE("a") MX_CREATE("b")
     MX_ROW("a", "insert", 1, "", "{\"id\":1,\"v\":10}", "")
     MX_ROW("b", "insert", 1, LAST, "{\"id\":1,\"v\":10}", "")
-    "{\"type\":\"table-alter\",\"database\":\"db\",\"table\":\"a\",\"def\":{\"database\":\"db\",\"table\":\"a\","
+    "{\"type\":\"table-alter\",\"database\":\"db\",\"table\":\"a\",\"def\":{\"database\":\"db\","
+    "\"table\":\"a\","
     "\"primary-key\":[\"id\"],\"columns\":[{\"type\":\"int\",\"name\":\"id\",\"signed\":true},"
-    "{\"type\":\"varchar\",\"name\":\"v\"}]},\"ts\":1700000002,\"sql\":\"ALTER TABLE a MODIFY COLUMN v VARCHAR(10)\"}\n"
+    "{\"type\":\"varchar\",\"name\":\"v\"}]},\"ts\":1700000002,"
+    "\"sql\":\"ALTER TABLE a MODIFY COLUMN v VARCHAR(10)\"}\n"
     MX_ROW("a", "insert", 2, "", "{\"id\":2,\"v\":\"x\"}", "")
     MX_ROW("b", "insert", 2, LAST, "{\"id\":2,\"v\":20}", "");
 static const char *const d_part2 =
@@ -491,7 +559,8 @@ START_TEST(quarantine_on_an_unsupported_schema_change)
     ck_assert_str_eq(table_rows("a"), "1|10");
     ck_assert_str_eq(table_rows("b"), "1|10 2|20 3|30");
     qinfo q = status_of("a");
-    ck_assert_msg(strstr(q.reason, "ALTER TABLE a MODIFY COLUMN v VARCHAR(10)"), "reason: %s", q.reason);
+    ck_assert_msg(strstr(q.reason, "ALTER TABLE a MODIFY COLUMN v VARCHAR(10)"), "reason: %s",
+                  q.reason);
     ck_assert_uint_eq(q.rows, 2);
 }
 END_TEST
@@ -503,9 +572,11 @@ static const char *const r_part1 =
     MX_CREATE("a")
     MX_ROW("a", "insert", 1, "", "{\"id\":1,\"v\":11}", "")
     MX_ROW("a", "insert", 1, LAST, "{\"id\":2,\"v\":25}", "")
-    "{\"type\":\"table-alter\",\"database\":\"db\",\"table\":\"a\",\"def\":{\"database\":\"db\",\"table\":\"a\","
+    "{\"type\":\"table-alter\",\"database\":\"db\",\"table\":\"a\",\"def\":{\"database\":\"db\","
+    "\"table\":\"a\","
     "\"primary-key\":[\"id\"],\"columns\":[{\"type\":\"int\",\"name\":\"id\",\"signed\":true},"
-    "{\"type\":\"int\",\"name\":\"w\",\"signed\":true}]},\"ts\":1700000002,\"sql\":\"ALTER TABLE a RENAME "
+    "{\"type\":\"int\",\"name\":\"w\",\"signed\":true}]},\"ts\":1700000002,"
+    "\"sql\":\"ALTER TABLE a RENAME "
     "COLUMN v TO w\"}\n"
     MX_ROW("a", "insert", 2, LAST, "{\"id\":3,\"w\":37}", "");
 static const char *const r_part2 =
@@ -595,7 +666,8 @@ START_TEST(partition_column_widened_within_a_checkpoint)
     ck_assert_ok(w2l_conf_set(c, "job-id", "widen", &err), err);
     ck_assert_ok(w2l_conf_set(c, "checkpoint-interval", "1h", &err), err);
     ck_assert_ok(w2l_conf_set(c, "maintenance.enabled", "false", &err), err);
-    ck_assert_ok(w2l_conf_set(c, "table.db.w.partition-by", _i ? "truncate(10, v)" : "v", &err), err);
+    ck_assert_ok(w2l_conf_set(c, "table.db.w.partition-by", _i ? "truncate(10, v)" : "v", &err),
+                 err);
     w2l_schema *narrow = wv_schema(W2L_TYPE_INT), *wide = wv_schema(W2L_TYPE_LONG);
     w2l_pipeline *p;
     ck_assert_ok(w2l_pipeline_new(c, &p, &err), err);
@@ -629,7 +701,8 @@ START_TEST(partition_column_widened_within_a_checkpoint)
     ck_assert_ok(w2l__ice_scan_plan(io, t->meta, -1, NULL, NULL, &s, &err), err);
     size_t npos = 0;
     for (size_t i = 0; i < s->ntasks + s->ndelete_files; i++) {
-        const w2l__ice_data_file *f = i < s->ntasks ? s->tasks[i].file : s->delete_files[i - s->ntasks];
+        const w2l__ice_data_file *f =
+            i < s->ntasks ? s->tasks[i].file : s->delete_files[i - s->ntasks];
         ck_assert_uint_eq(f->npart, 1);
         int64_t v = f->partition[0].v.i64;
         const int64_t ok[][2] = {{1, 1}, {-3, -10}, {40, 40}, {7, 0}};

@@ -89,15 +89,20 @@ static void put(sbuf *b, const char *fmt, ...)
 
 /* One canal-json flat message of table t: one row (data), and for an update the changed
  * columns' old values. */
-static void message(sbuf *b, int t, const char *type, long id, const char *v, int n, const char *old)
+static void message(sbuf *b, int t, const char *type, long id, const char *v, int n,
+                    const char *old)
 {
     static int seq;
     put(b,
-        "{\"data\":[{\"id\":\"%ld\",\"v\":\"%s\",\"n\":\"%d\"}],\"database\":\"db\",\"es\":%lld,\"id\":%d,"
-        "\"isDdl\":false,\"mysqlType\":{\"id\":\"bigint(20)\",\"v\":\"varchar(16)\",\"n\":\"int(11)\"},"
-        "\"old\":%s,\"pkNames\":[\"id\"],\"sql\":\"\",\"sqlType\":{\"id\":-5,\"v\":12,\"n\":4},\"table\":\"%s\","
+        "{\"data\":[{\"id\":\"%ld\",\"v\":\"%s\",\"n\":\"%d\"}],\"database\":\"db\",\"es\":%lld,"
+        "\"id\":%d,"
+        "\"isDdl\":false,\"mysqlType\":{\"id\":\"bigint(20)\",\"v\":\"varchar(16)\","
+        "\"n\":\"int(11)\"},"
+        "\"old\":%s,\"pkNames\":[\"id\"],\"sql\":\"\",\"sqlType\":{\"id\":-5,\"v\":12,\"n\":4},"
+        "\"table\":\"%s\","
         "\"ts\":%lld,\"type\":\"%s\"}\n",
-        id, v, n, 1700000000000LL + seq, seq + 1, old ? old : "null", tnames[t], 1700000000000LL + seq, type);
+        id, v, n, 1700000000000LL + seq, seq + 1, old ? old : "null", tnames[t],
+        1700000000000LL + seq, type);
     seq++;
 }
 
@@ -118,7 +123,8 @@ static void step(sbuf *b, model *m, int t)
             long nid = what == 0 ? (long)(40 + rnd() % 200) : id;
             if (x->live[nid]) nid = id;
             if (nid != id)
-                snprintf(old, sizeof old, "[{\"id\":\"%ld\",\"v\":\"%s\",\"n\":\"%d\"}]", id, x->v[id], x->n[id]);
+                snprintf(old, sizeof old, "[{\"id\":\"%ld\",\"v\":\"%s\",\"n\":\"%d\"}]", id,
+                         x->v[id], x->n[id]);
             else
                 snprintf(old, sizeof old, "[{\"v\":\"%s\",\"n\":\"%d\"}]", x->v[id], x->n[id]);
             message(b, t, "UPDATE", nid, v, n, old);
@@ -278,8 +284,10 @@ static void assert_lake(int mid, const char *what)
         int exists = read_table(t, r);
         int at_full = same(r, &F.full[t]);
         int at_part1 = (exists || empty_model(&F.part1[t])) && same(r, &F.part1[t]);
-        ck_assert_msg(at_full || (mid && at_part1), "%s: table %s: %ld rows (%ld duplicate keys), equal to %s",
-                      what, tnames[t], r->rows, r->dups, mid ? "neither the first part nor the whole stream" : "not the whole stream");
+        ck_assert_msg(at_full || (mid && at_part1),
+                      "%s: table %s: %ld rows (%ld duplicate keys), equal to %s", what, tnames[t],
+                      r->rows, r->dups,
+                      mid ? "neither the first part nor the whole stream" : "not the whole stream");
         free(r);
     }
 }
@@ -313,12 +321,15 @@ START_TEST(nth_write_or_publish_fails_then_recovers)
     long calls = fault_fileio_calls_all();
     fault_fileio_disarm_all();
     if (calls > _i && rc == W2L_OK) {
-        ck_assert_msg(tolerated == 1, "fault %d of %ld: the job finished without saying so", _i, calls);
+        ck_assert_msg(tolerated == 1, "fault %d of %ld: the job finished without saying so", _i,
+                      calls);
     } else if (calls > _i) {
         ck_assert_msg(rc == W2L_IO, "fault %d of %ld: %s: %s", _i, calls, w2l_rc_name(rc), e.msg);
-        ck_assert_msg(strstr(e.msg, "injected fault") != NULL, "the error names its cause: %s", e.msg);
+        ck_assert_msg(strstr(e.msg, "injected fault") != NULL, "the error names its cause: %s",
+                      e.msg);
     } else {
-        ck_assert_msg(rc == W2L_OK, "no fault fired (%ld calls): %s: %s", calls, w2l_rc_name(rc), e.msg);
+        ck_assert_msg(rc == W2L_OK, "no fault fired (%ld calls): %s: %s", calls, w2l_rc_name(rc),
+                      e.msg);
     }
     assert_lake(1, "after run 1");
     /* run 2: local file IO over the same warehouse and state recovers and continues */
@@ -338,7 +349,8 @@ START_TEST(range_covers_every_call)
     long calls = fault_fileio_calls_all();
     fault_fileio_disarm_all();
     ck_assert_ok(rc, err); /* armed past the end: never fires */
-    ck_assert_msg(calls > 10 && calls < RANGE, "run 1 makes %ld write/close calls; the loop covers %d", calls, RANGE);
+    ck_assert_msg(calls > 10 && calls < RANGE,
+                  "run 1 makes %ld write/close calls; the loop covers %d", calls, RANGE);
     assert_lake(0, "clean run 1");
 }
 END_TEST

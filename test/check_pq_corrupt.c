@@ -29,7 +29,8 @@ static void setup(void)
         pq_case *c = &cases[k];
         c->opt.page_rows = 16; /* several pages per chunk */
         w2l__pq_writer *w;
-        ck_assert_ok(w2l__pq_writer_open(io, c->name, 0, c->schema, &c->opt, NULL, 0, &w, &err), err);
+        ck_assert_ok(w2l__pq_writer_open(io, c->name, 0, c->schema, &c->opt, NULL, 0, &w, &err),
+                     err);
         ck_assert_ok(w2l__pq_write_rows(w, c->rows, c->nrows, &err), err);
         ck_assert_ok(w2l__pq_writer_close(w, NULL, &err), err);
         void *data;
@@ -63,9 +64,12 @@ static w2l_rc read_all(const unsigned char *p, size_t n, w2l_error *err)
                         w2l_schema_field_count(w2l__pq_reader_schema(r));
             unsigned sum = 0;
             for (size_t i = 0; i < nv; i++) {
-                const w2l_field *f = w2l_schema_field(w2l__pq_reader_schema(r), i % w2l_schema_field_count(w2l__pq_reader_schema(r)));
-                if (!rows[i].is_null && (f->type.id == W2L_TYPE_STRING || f->type.id == W2L_TYPE_BINARY))
-                    for (size_t b = 0; b < rows[i].v.bytes.len; b++) sum += (unsigned char)rows[i].v.bytes.ptr[b];
+                const w2l_field *f = w2l_schema_field(
+                    w2l__pq_reader_schema(r), i % w2l_schema_field_count(w2l__pq_reader_schema(r)));
+                if (!rows[i].is_null &&
+                    (f->type.id == W2L_TYPE_STRING || f->type.id == W2L_TYPE_BINARY))
+                    for (size_t b = 0; b < rows[i].v.bytes.len; b++)
+                        sum += (unsigned char)rows[i].v.bytes.ptr[b];
             }
             (void)sum;
         }
@@ -78,8 +82,10 @@ static void expect_corrupt_or_ok(const unsigned char *p, size_t n, const char *w
 {
     w2l_error err;
     w2l_rc rc = read_all(p, n, &err);
-    ck_assert_msg(rc == W2L_OK || rc == W2L_CORRUPT, "%s at %zu: %s %s", what, at, w2l_rc_name(rc), err.msg);
-    if (rc == W2L_CORRUPT) ck_assert_msg(strstr(err.msg, "m.parquet") != NULL, "message names the file: %s", err.msg);
+    ck_assert_msg(rc == W2L_OK || rc == W2L_CORRUPT, "%s at %zu: %s %s", what, at, w2l_rc_name(rc),
+                  err.msg);
+    if (rc == W2L_CORRUPT)
+        ck_assert_msg(strstr(err.msg, "m.parquet") != NULL, "message names the file: %s", err.msg);
 }
 
 START_TEST(good_files_read)

@@ -320,7 +320,8 @@ START_TEST(java_gzip_file_reads)
     ck_assert_ok(w2l__pq_reader_open(io, "g.parquet", &r, &err), err);
     size_t ncols = w2l_schema_field_count(w2l__pq_reader_schema(r)), gz = 0;
     for (size_t g = 0; g < w2l__pq_reader_num_row_groups(r); g++)
-        for (size_t c = 0; c < ncols; c++) gz += w2l__pq_reader_chunk(r, g, c)->codec == W2L_PQ_GZIP;
+        for (size_t c = 0; c < ncols; c++)
+            gz += w2l__pq_reader_chunk(r, g, c)->codec == W2L_PQ_GZIP;
     ck_assert_uint_eq(gz, w2l__pq_reader_num_row_groups(r) * ncols); /* every chunk GZIP */
     ck_assert_uint_gt(gz, 0);
     uint64_t total = w2l__pq_reader_num_rows(r);

@@ -46,7 +46,8 @@ static void roundtrip(const uint32_t *v, size_t n, int w)
     uint32_t max = w == 32 ? UINT32_MAX : (1u << w) - 1;
     ck_assert_ok(w2l__rle_decode_u32(b.data, b.len, w, out, n, max, &used, &err), err);
     ck_assert_uint_eq(used, b.len);
-    for (size_t i = 0; i < n; i++) ck_assert_msg(out[i] == v[i], "w %d value %zu: %u vs %u", w, i, out[i], v[i]);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(out[i] == v[i], "w %d value %zu: %u vs %u", w, i, out[i], v[i]);
     free(out);
     w2l_buf_release(&b);
 }
@@ -65,7 +66,9 @@ START_TEST(roundtrips_every_width_and_shape)
                 switch (shape) {
                 case 0: v[i] = r; break;                                /* literals */
                 case 1: v[i] = (uint32_t)((i / 13) & mask); break;      /* runs of 13 */
-                case 2: v[i] = i % 11 < 3 ? r : (uint32_t)(7 & mask); break; /* runs after 3 literals */
+                case 2:
+                    v[i] = i % 11 < 3 ? r : (uint32_t)(7 & mask);
+                    break;                                              /* runs after 3 literals */
                 default: v[i] = (uint32_t)(i % 9 == 0) & mask; break;   /* sparse */
                 }
             }

@@ -48,7 +48,8 @@ static void write_case(w2l_fileio *io, const char *path, pq_case *c, w2l__file_s
     ck_assert_ok(w2l__pq_writer_open(io, path, 0, c->schema, &c->opt, NULL, 0, &w, &err), err);
     /* half row by row, half as column batches */
     size_t half = c->nrows / 2;
-    for (size_t r = 0; r < half; r++) ck_assert_ok(w2l__pq_write_row(w, &c->rows[r * c->ncols], &err), err);
+    for (size_t r = 0; r < half; r++)
+        ck_assert_ok(w2l__pq_write_row(w, &c->rows[r * c->ncols], &err), err);
     if (c->nrows > half) {
         size_t n = c->nrows - half;
         w2l_value **cols = malloc(c->ncols * sizeof *cols);
@@ -97,7 +98,8 @@ START_TEST(every_case_reads_back)
             size_t nr = (size_t)w2l__pq_reader_row_group_rows(r, g);
             for (size_t i = 0; i < nr; i++, row++)
                 for (size_t col = 0; col < c->ncols; col++)
-                    ck_assert_msg(same_value(w2l_schema_field(c->schema, col), &rows[i * c->ncols + col],
+                    ck_assert_msg(same_value(w2l_schema_field(c->schema, col),
+                                             &rows[i * c->ncols + col],
                                              &c->rows[row * c->ncols + col]),
                                   "%s row %zu column %zu", c->name, row, col);
         }
@@ -318,7 +320,8 @@ START_TEST(out_of_memory_fails_cleanly)
     fail_alloc_arm(_i);
     w2l_error err;
     w2l__pq_writer *w = NULL;
-    w2l_rc rc = w2l__pq_writer_open(io, "oom", 0, cases[0].schema, &cases[0].opt, NULL, 0, &w, &err);
+    w2l_rc rc =
+        w2l__pq_writer_open(io, "oom", 0, cases[0].schema, &cases[0].opt, NULL, 0, &w, &err);
     if (rc == W2L_OK) rc = w2l__pq_write_rows(w, cases[0].rows, cases[0].nrows, &err);
     w2l__file_stats st;
     memset(&st, 0, sizeof st);
@@ -744,7 +747,8 @@ START_TEST(plain_chunks_keep_exact_statistics)
     memset(bad, 0, sizeof bad);
     bad[0].is_null = 1;
     ck_assert_ok(w2l__pq_writer_open(io, "q.parquet", 0, s, &o, NULL, 0, &w, &err), err);
-    for (int r = 0; r < 9000; r++) ck_assert_ok(w2l__pq_write_rows(w, &rows[(r % N) * NC], 1, &err), err);
+    for (int r = 0; r < 9000; r++)
+        ck_assert_ok(w2l__pq_write_rows(w, &rows[(r % N) * NC], 1, &err), err);
     ck_assert_int_eq(w2l__pq_write_rows(w, bad, 1, &err), W2L_SCHEMA);
     w2l__pq_writer_abort(w);
     w2l__pq_reader_close(rd);

@@ -102,7 +102,8 @@ START_TEST(page_header_matches_hand_encoding)
     h.num_values = 2;
     h.encoding = PQ_ENC_PLAIN;
     ck_assert_ok(w2l__pq_page_header_write(&h, &b, &err), err);
-    static const uint8_t want[] = {0x15, 0x04, 0x15, 0x18, 0x15, 0x18, 0x4c, 0x15, 0x04, 0x15, 0x00, 0x00, 0x00};
+    static const uint8_t want[] = { 0x15, 0x04, 0x15, 0x18, 0x15, 0x18, 0x4c,
+                                    0x15, 0x04, 0x15, 0x00, 0x00, 0x00 };
     assert_bytes(&b, want, sizeof want);
     w2l__pq_page_header g;
     size_t used;
@@ -126,7 +127,8 @@ START_TEST(reader_rejects_hostile_input)
     int t, et;
     size_t n;
     /* a varint that never ends */
-    static const uint8_t v1[] = {0x15, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    static const uint8_t v1[] = { 0x15, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                  0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
     w2l__tc_reader_init(&r, v1, sizeof v1, "t", &err);
     ck_assert(w2l__tc_next_field(&r, &last, &t, &id));
     (void)w2l__tc_read_int(&r, t);

@@ -71,7 +71,8 @@ static const char *hdr(const http_stub_request *r, const char *name)
     return http_stub_header(r, name, v, sizeof v);
 }
 
-#define SLOWDOWN "<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>"
+#define SLOWDOWN "<Error><Code>SlowDown</Code><Message>Please reduce your request " \
+                 "rate.</Message></Error>"
 
 START_TEST(put_signed_and_retried)
 {
@@ -526,7 +527,8 @@ static int add_tree(void *ctx, const char *rel, const w2l_file_stat *st)
 START_TEST(listing_and_batch_delete)
 {
     static const http_stub_route r[] = {
-        {.method = "GET", .prefix = "/bkt/?continuation-token=T%2F1%2B%3D&list-type=2&prefix=w%2Ft%2F",
+        {.method = "GET", .prefix = "/bkt/?continuation-token=T%2F1%2B%3D&list-type=2&prefix=w%2Ft%"
+                                    "2F",
          .status = 200, .body = list_page2},
         {.method = "GET", .prefix = "/bkt/?list-type=2&prefix=w%2Ft%2F", .status = 200,
          .body = list_page1},

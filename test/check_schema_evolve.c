@@ -90,10 +90,12 @@ START_TEST(create_table_schema)
     w2l_schema_unref(s);
     /* every legal MySQL value has a home: big decimals as text, spatial as WKB, BIT(64) as
      * a long, TINYINT(1) and BOOL as int unless the option says boolean */
-    s = create("CREATE TABLE h (id INT PRIMARY KEY, d DECIMAL(65,30), g GEOMETRY, p POINT NOT NULL SRID 0, "
+    s = create("CREATE TABLE h (id INT PRIMARY KEY, d DECIMAL(65,30), g GEOMETRY,"
+               " p POINT NOT NULL SRID 0, "
                "b BIT(64), t TINYINT(1), o BOOL, b1 BIT(1))", NULL, &last);
     schema_text(s, last, got, sizeof got);
-    ck_assert_str_eq(got, "sid=0 last=8 [1 id int!, 2 d string, 3 g binary, 4 p binary!, 5 b long, 6 t int, "
+    ck_assert_str_eq(got, "sid=0 last=8 [1 id int!, 2 d string, 3 g binary, 4 p binary!, 5 b long,"
+                          " 6 t int, "
                           "7 o int, 8 b1 boolean] pk=[1]");
     w2l_schema_unref(s);
     s = create("CREATE TABLE nokey (a INT, b INT NOT NULL)", NULL, &last);
@@ -253,68 +255,75 @@ START_TEST(alter_allowed)
 }
 END_TEST
 
-static const struct { const char *sql; const char *msg; } forbidden[] = {
-    {"ALTER TABLE t MODIFY name INT",
-     "table shop.t: column 'name': cannot change type from string to int (MySQL int)"},
-    {"ALTER TABLE t MODIFY id INT",
-     "table shop.t: column 'id': cannot change type from long to int (MySQL int)"},
-    {"ALTER TABLE t MODIFY price DECIMAL(12,3)",
-     "table shop.t: column 'price': cannot change type from decimal(10,2) to decimal(12,3) "
-     "(MySQL decimal(12,3))"},
-    {"ALTER TABLE t MODIFY price DECIMAL(8,2)",
-     "table shop.t: column 'price': cannot change type from decimal(10,2) to decimal(8,2) "
-     "(MySQL decimal(8,2))"},
-    {"ALTER TABLE t MODIFY qty DECIMAL(20,0)",
-     "table shop.t: column 'qty': cannot change type from int to decimal(20,0) (MySQL decimal(20,0))"},
-    {"ALTER TABLE t MODIFY qty BIGINT UNSIGNED",
-     "table shop.t: column 'qty': cannot change type from int to decimal(20,0) (MySQL bigint unsigned)"},
-    {"ALTER TABLE t MODIFY score INT",
-     "table shop.t: column 'score': cannot change type from float to int (MySQL int)"},
-    {"ALTER TABLE t MODIFY qty FLOAT",
-     "table shop.t: column 'qty': cannot change type from int to float (MySQL float)"},
-    {"ALTER TABLE t MODIFY qty DOUBLE",
-     "table shop.t: column 'qty': cannot change type from int to double (MySQL double)"},
-    {"ALTER TABLE t MODIFY qty VARCHAR(10)",
-     "table shop.t: column 'qty': cannot change type from int to string (MySQL varchar(10))"},
-    {"ALTER TABLE t MODIFY note BLOB",
-     "table shop.t: column 'note': cannot change type from string to binary (MySQL blob)"},
-    {"ALTER TABLE t MODIFY note DATE",
-     "table shop.t: column 'note': cannot change type from string to date (MySQL date)"},
-    {"ALTER TABLE t CHANGE qty qty2 BIT(1)",
-     "table shop.t: column 'qty2': cannot change type from int to boolean (MySQL bit(1))"},
-    {"ALTER TABLE t ADD d DATETIME; ALTER TABLE t MODIFY d TIMESTAMP",
-     "table shop.t: column 'd': cannot change type from timestamp to timestamptz (MySQL timestamp)"},
-    {"ALTER TABLE t ADD d DATE; ALTER TABLE t MODIFY d DATETIME",
-     "table shop.t: column 'd': cannot change type from date to timestamp (MySQL datetime)"},
-    {"ALTER TABLE t ADD d TIME; ALTER TABLE t MODIFY d VARCHAR(8)",
-     "table shop.t: column 'd': cannot change type from time to string (MySQL varchar(8))"},
-    {"ALTER TABLE t ADD v FROBNICATOR(4) AFTER id",
-     "table shop.t: column 'v': unknown MySQL type 'frobnicator'"},
-    {"ALTER TABLE t MODIFY price DECIMAL(65,2)",
-     "table shop.t: column 'price': cannot change type from decimal(10,2) to string (MySQL decimal(65,2))"},
-    {"ALTER TABLE t CONVERT TO CHARACTER SET binary",
-     "table shop.t: CONVERT TO CHARACTER SET binary turns text columns into binary ones "
-     "(string -> binary)"},
-    {"ALTER TABLE t ADD qty INT", "table shop.t: ADD COLUMN: column 'qty' exists"},
-    {"ALTER TABLE t DROP COLUMN nope", "table shop.t: DROP COLUMN: no column 'nope'"},
-    {"ALTER TABLE t MODIFY nope INT", "table shop.t: MODIFY COLUMN: no column 'nope'"},
-    {"ALTER TABLE t CHANGE nope x INT", "table shop.t: CHANGE COLUMN: no column 'nope'"},
-    {"ALTER TABLE t RENAME COLUMN nope TO x", "table shop.t: RENAME COLUMN: no column 'nope'"},
-    {"ALTER TABLE t ADD x INT AFTER nope", "table shop.t: AFTER: no column 'nope'"},
-    {"ALTER TABLE t RENAME COLUMN qty TO name", "table shop.t: two columns named 'name'"},
+static const struct { const char *sql; const char *msg;
+} forbidden[] = {
+    { "ALTER TABLE t MODIFY name INT",
+      "table shop.t: column 'name': cannot change type from string to int (MySQL int)" },
+    { "ALTER TABLE t MODIFY id INT",
+      "table shop.t: column 'id': cannot change type from long to int (MySQL int)" },
+    { "ALTER TABLE t MODIFY price DECIMAL(12,3)",
+      "table shop.t: column 'price': cannot change type from decimal(10,2) to decimal(12,3) "
+      "(MySQL decimal(12,3))" },
+    { "ALTER TABLE t MODIFY price DECIMAL(8,2)",
+      "table shop.t: column 'price': cannot change type from decimal(10,2) to decimal(8,2) "
+      "(MySQL decimal(8,2))" },
+    { "ALTER TABLE t MODIFY qty DECIMAL(20,0)",
+      "table shop.t: column 'qty': cannot change type from int to decimal(20,0) (MySQL "
+      "decimal(20,0))" },
+    { "ALTER TABLE t MODIFY qty BIGINT UNSIGNED",
+      "table shop.t: column 'qty': cannot change type from int to decimal(20,0) (MySQL bigint "
+      "unsigned)" },
+    { "ALTER TABLE t MODIFY score INT",
+      "table shop.t: column 'score': cannot change type from float to int (MySQL int)" },
+    { "ALTER TABLE t MODIFY qty FLOAT",
+      "table shop.t: column 'qty': cannot change type from int to float (MySQL float)" },
+    { "ALTER TABLE t MODIFY qty DOUBLE",
+      "table shop.t: column 'qty': cannot change type from int to double (MySQL double)" },
+    { "ALTER TABLE t MODIFY qty VARCHAR(10)",
+      "table shop.t: column 'qty': cannot change type from int to string (MySQL varchar(10))" },
+    { "ALTER TABLE t MODIFY note BLOB",
+      "table shop.t: column 'note': cannot change type from string to binary (MySQL blob)" },
+    { "ALTER TABLE t MODIFY note DATE",
+      "table shop.t: column 'note': cannot change type from string to date (MySQL date)" },
+    { "ALTER TABLE t CHANGE qty qty2 BIT(1)",
+      "table shop.t: column 'qty2': cannot change type from int to boolean (MySQL bit(1))" },
+    { "ALTER TABLE t ADD d DATETIME; ALTER TABLE t MODIFY d TIMESTAMP",
+      "table shop.t: column 'd': cannot change type from timestamp to timestamptz (MySQL "
+      "timestamp)" },
+    { "ALTER TABLE t ADD d DATE; ALTER TABLE t MODIFY d DATETIME",
+      "table shop.t: column 'd': cannot change type from date to timestamp (MySQL datetime)" },
+    { "ALTER TABLE t ADD d TIME; ALTER TABLE t MODIFY d VARCHAR(8)",
+      "table shop.t: column 'd': cannot change type from time to string (MySQL varchar(8))" },
+    { "ALTER TABLE t ADD v FROBNICATOR(4) AFTER id",
+      "table shop.t: column 'v': unknown MySQL type 'frobnicator'" },
+    { "ALTER TABLE t MODIFY price DECIMAL(65,2)",
+      "table shop.t: column 'price': cannot change type from decimal(10,2) to string (MySQL "
+      "decimal(65,2))" },
+    { "ALTER TABLE t CONVERT TO CHARACTER SET binary",
+      "table shop.t: CONVERT TO CHARACTER SET binary turns text columns into binary ones "
+      "(string -> binary)" },
+    { "ALTER TABLE t ADD qty INT", "table shop.t: ADD COLUMN: column 'qty' exists" },
+    { "ALTER TABLE t DROP COLUMN nope", "table shop.t: DROP COLUMN: no column 'nope'" },
+    { "ALTER TABLE t MODIFY nope INT", "table shop.t: MODIFY COLUMN: no column 'nope'" },
+    { "ALTER TABLE t CHANGE nope x INT", "table shop.t: CHANGE COLUMN: no column 'nope'" },
+    { "ALTER TABLE t RENAME COLUMN nope TO x", "table shop.t: RENAME COLUMN: no column 'nope'" },
+    { "ALTER TABLE t ADD x INT AFTER nope", "table shop.t: AFTER: no column 'nope'" },
+    { "ALTER TABLE t RENAME COLUMN qty TO name", "table shop.t: two columns named 'name'" },
     /* identifier fields must be required: a column this ALTER adds cannot be one */
-    {"ALTER TABLE t ADD k INT NOT NULL, DROP PRIMARY KEY, ADD PRIMARY KEY (id, k)",
-     "table shop.t: primary key column 'k' is new to the table with its key: the rows the lake "
-     "holds have no value for it (the server fills them without row events), so it cannot become the "
-     "identifier; ddl.policy=quarantine for the table sets it aside and keeps the others "
-     "flowing"},
-    {"ALTER TABLE t DROP PRIMARY KEY, ADD COLUMN k INT AUTO_INCREMENT PRIMARY KEY",
-     "table shop.t: primary key column 'k' is new to the table with its key: the rows the lake "
-     "holds have no value for it (the server fills them without row events), so it cannot become the "
-     "identifier; ddl.policy=quarantine for the table sets it aside and keeps the others "
-     "flowing"},
-    {"ALTER TABLE t DROP PRIMARY KEY, ADD PRIMARY KEY (nope)",
-     "table shop.t: PRIMARY KEY: no column 'nope'"},
+    { "ALTER TABLE t ADD k INT NOT NULL, DROP PRIMARY KEY, ADD PRIMARY KEY (id, k)",
+      "table shop.t: primary key column 'k' is new to the table with its key: the rows the lake "
+      "holds have no value for it (the server fills them without row events),"
+      " so it cannot become the "
+      "identifier; ddl.policy=quarantine for the table sets it aside and keeps the others "
+      "flowing" },
+    { "ALTER TABLE t DROP PRIMARY KEY, ADD COLUMN k INT AUTO_INCREMENT PRIMARY KEY",
+      "table shop.t: primary key column 'k' is new to the table with its key: the rows the lake "
+      "holds have no value for it (the server fills them without row events),"
+      " so it cannot become the "
+      "identifier; ddl.policy=quarantine for the table sets it aside and keeps the others "
+      "flowing" },
+    { "ALTER TABLE t DROP PRIMARY KEY, ADD PRIMARY KEY (nope)",
+      "table shop.t: PRIMARY KEY: no column 'nope'" },
 };
 
 /* A shared source replays DDL the lake has (replayed_ok): ADD of a column there with the same
@@ -491,25 +500,32 @@ START_TEST(primary_key_changes)
         w2l__change_kind kinds[4];
     } cases[] = {
         /* a keyless table gets its key */
-        {"CREATE TABLE shop.k (id BIGINT, a INT, b VARCHAR(10))", "ALTER TABLE k ADD PRIMARY KEY (id)",
-         "sid=1 last=3 [1 id long!, 2 a int, 3 b string] pk=[1]",
-         {W2L_CHANGE_REQUIRED, W2L_CHANGE_IDENTIFIER}},
+        { "CREATE TABLE shop.k (id BIGINT, a INT, b VARCHAR(10))",
+          "ALTER TABLE k ADD PRIMARY KEY (id)",
+          "sid=1 last=3 [1 id long!, 2 a int, 3 b string] pk=[1]",
+          { W2L_CHANGE_REQUIRED, W2L_CHANGE_IDENTIFIER } },
         /* the key goes: its column stays required (MySQL keeps it NOT NULL) */
-        {"CREATE TABLE shop.k (id BIGINT, a INT, PRIMARY KEY (id))", "ALTER TABLE k DROP PRIMARY KEY",
-         "sid=1 last=2 [1 id long!, 2 a int] pk=[]", {W2L_CHANGE_IDENTIFIER}},
+        { "CREATE TABLE shop.k (id BIGINT, a INT, PRIMARY KEY (id))",
+          "ALTER TABLE k DROP PRIMARY KEY",
+          "sid=1 last=2 [1 id long!, 2 a int] pk=[]",
+          { W2L_CHANGE_IDENTIFIER } },
         /* another key in one ALTER, in key order */
-        {base_sql, "ALTER TABLE t DROP PRIMARY KEY, ADD PRIMARY KEY (qty, id)",
-         "sid=1 last=6 [1 id long!, 2 name string!, 3 price decimal(10,2), 4 qty int!, "
-         "5 score float, 6 note string] pk=[4,1]",
-         {W2L_CHANGE_REQUIRED, W2L_CHANGE_IDENTIFIER}},
+        { base_sql,
+          "ALTER TABLE t DROP PRIMARY KEY, ADD PRIMARY KEY (qty, id)",
+          "sid=1 last=6 [1 id long!, 2 name string!, 3 price decimal(10,2), 4 qty int!, "
+          "5 score float, 6 note string] pk=[4,1]",
+          { W2L_CHANGE_REQUIRED, W2L_CHANGE_IDENTIFIER } },
         /* MODIFY ... NOT NULL as part of it, then the key */
-        {"CREATE TABLE shop.k (a INT, b VARCHAR(10), c INT)",
-         "ALTER TABLE k MODIFY a INT NOT NULL, MODIFY b VARCHAR(10) NOT NULL, ADD PRIMARY KEY (a, b)",
-         "sid=1 last=3 [1 a int!, 2 b string!, 3 c int] pk=[1,2]",
-         {W2L_CHANGE_REQUIRED, W2L_CHANGE_REQUIRED, W2L_CHANGE_IDENTIFIER}},
+        { "CREATE TABLE shop.k (a INT, b VARCHAR(10), c INT)",
+          "ALTER TABLE k MODIFY a INT NOT NULL, MODIFY b VARCHAR(10) NOT NULL, ADD PRIMARY KEY (a,"
+          " b)",
+          "sid=1 last=3 [1 a int!, 2 b string!, 3 c int] pk=[1,2]",
+          { W2L_CHANGE_REQUIRED, W2L_CHANGE_REQUIRED, W2L_CHANGE_IDENTIFIER } },
         /* a column made the key by its definition */
-        {"CREATE TABLE shop.k (a INT, b INT)", "ALTER TABLE k MODIFY b INT NOT NULL PRIMARY KEY",
-         "sid=1 last=2 [1 a int, 2 b int!] pk=[2]", {W2L_CHANGE_REQUIRED, W2L_CHANGE_IDENTIFIER}},
+        { "CREATE TABLE shop.k (a INT, b INT)",
+          "ALTER TABLE k MODIFY b INT NOT NULL PRIMARY KEY",
+          "sid=1 last=2 [1 a int, 2 b int!] pk=[2]",
+          { W2L_CHANGE_REQUIRED, W2L_CHANGE_IDENTIFIER } },
     };
     for (size_t c = 0; c < W2L_ARRAY_LEN(cases); c++) {
         int32_t last;
@@ -534,8 +550,10 @@ START_TEST(primary_key_changes)
     int32_t last;
     w2l_schema *s = create(base_sql, NULL, &last);
     w2l_error err;
-    ck_assert_int_eq(alter(&s, &last, "ALTER TABLE t ADD PRIMARY KEY (score)", NULL, &err), W2L_SCHEMA);
-    ck_assert_str_eq(err.msg, "table shop.t: identifier field 'score' (id 5) cannot be float or double");
+    ck_assert_int_eq(alter(&s, &last, "ALTER TABLE t ADD PRIMARY KEY (score)", NULL, &err),
+                     W2L_SCHEMA);
+    ck_assert_str_eq(err.msg, "table shop.t: identifier field 'score' (id 5) cannot be float or "
+                              "double");
     w2l_schema_unref(s);
 }
 END_TEST

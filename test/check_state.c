@@ -157,7 +157,8 @@ START_TEST(mysql_store_errors_hide_the_password)
     snprintf(u, sizeof u, "mysql://w2l:wrongsecret@127.0.0.1:%u/w2l_test", db_port);
     /* the server's refusal is the store's runtime failure (W2L_IO), not bad usage */
     ck_assert_int_eq(w2l_state_open(u, NULL, &st, &err), W2L_IO);
-    ck_assert_msg(strstr(err.msg, "Access denied") && !strstr(err.msg, "wrongsecret") && strstr(err.msg, "****"),
+    ck_assert_msg(strstr(err.msg, "Access denied") && !strstr(err.msg, "wrongsecret") &&
+                      strstr(err.msg, "****"),
                   "%s", err.msg);
     snprintf(u, sizeof u, "mysql://w2l:wrongsecret@127.0.0.1:1/w2l_test"); /* nobody listens */
     ck_assert_int_eq(w2l_state_open(u, NULL, &st, &err), W2L_UNAVAILABLE);
@@ -200,7 +201,8 @@ START_TEST(file_store_survives_restart_and_drops_unsealed)
     ck_assert_ok(w2l_state_get(st, 2, "source/position", &b, &err), err);
     ck_assert_mem_eq(b.data, "{\"offset\":20}", 13);
     b.len = 0;
-    ck_assert_ok(w2l_state_get(st, 1, "source/position", &b, &err), err); /* older sealed: from its file */
+    ck_assert_ok(w2l_state_get(st, 1, "source/position", &b, &err),
+                 err); /* older sealed: from its file */
     ck_assert_mem_eq(b.data, "{\"offset\":10}", 13);
     ck_assert_int_eq(w2l_state_get(st, 3, "source/position", &b, &err), W2L_NOTFOUND);
     ck_assert_int_eq(access(orphan, F_OK), 0); /* a reader's open never removes a file */
@@ -259,7 +261,8 @@ START_TEST(file_store_without_location_is_a_config_error)
     const char *d = tmpdir_make("state-wh");
     snprintf(dir, sizeof dir, "%s", d);
     ck_assert_ok(w2l_conf_set(c, "warehouse", dir, &err), err);
-    ck_assert_ok(w2l_state_open(NULL, c, &st, &err), err); /* the default store, inside the warehouse */
+    ck_assert_ok(w2l_state_open(NULL, c, &st, &err),
+                 err); /* the default store, inside the warehouse */
     ck_assert_ok(w2l_state_put(st, 1, "k", "v", 1, &err), err);
     ck_assert_ok(w2l_state_seal(st, 1, &err), err);
     w2l_state_close(st);
@@ -325,7 +328,8 @@ START_TEST(uri_resolution_errors)
 {
     w2l_state *st;
     ck_assert_int_eq(w2l_state_open("nosuch:/x", NULL, &st, &err), W2L_CONFIG);
-    ck_assert_msg(strstr(err.msg, "unknown store 'nosuch'") && strstr(err.msg, "mem"), "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "unknown store 'nosuch'") && strstr(err.msg, "mem"), "%s",
+                  err.msg);
     ck_assert_ptr_null(st);
     ck_assert_ok(w2l_state_open("mem:ignored", NULL, &st, &err), err);
     w2l_state_close(st);
@@ -342,14 +346,15 @@ typedef struct my_state {
     char last_uri[64];
 } my_state;
 
-static w2l_rc my_open(const w2l_state_methods *m, const w2l_conf *c, const char *uri, w2l_state *self,
-                      w2l_error *e)
+static w2l_rc my_open(const w2l_state_methods *m, const w2l_conf *c, const char *uri,
+                      w2l_state *self, w2l_error *e)
 {
     (void)m, (void)c, (void)e;
     snprintf(((my_state *)self)->last_uri, 64, "%s", uri ? uri : "");
     return W2L_OK;
 }
-static w2l_rc my_put(w2l_state *s, uint64_t ck, const char *k, const void *v, size_t n, w2l_error *e)
+static w2l_rc my_put(w2l_state *s, uint64_t ck, const char *k, const void *v, size_t n,
+                     w2l_error *e)
 {
     (void)ck, (void)k, (void)v, (void)n, (void)e;
     ((my_state *)s)->puts++;
@@ -360,8 +365,8 @@ static w2l_rc my_get(w2l_state *s, uint64_t ck, const char *k, w2l_buf *o, w2l_e
     (void)s, (void)ck, (void)k, (void)o;
     return w2l_error_set(e, W2L_NOTFOUND, "nothing");
 }
-static w2l_rc my_keys(w2l_state *s, uint64_t ck, const char *p, int (*fn)(void *, const char *), void *ctx,
-                      w2l_error *e)
+static w2l_rc my_keys(w2l_state *s, uint64_t ck, const char *p, int (*fn)(void *, const char *),
+                      void *ctx, w2l_error *e)
 {
     (void)s, (void)ck, (void)p, (void)e;
     fn(ctx, "only");
@@ -378,7 +383,11 @@ static w2l_rc my_latest(w2l_state *s, uint64_t *ck, w2l_error *e)
     *ck = ((my_state *)s)->sealed;
     return *ck ? W2L_OK : w2l_error_set(e, W2L_NOTFOUND, "none");
 }
-static w2l_rc my_prune(w2l_state *s, uint64_t k, w2l_error *e) { (void)s, (void)k, (void)e; return W2L_OK; }
+static w2l_rc my_prune(w2l_state *s, uint64_t k, w2l_error *e)
+{
+    (void)s, (void)k, (void)e;
+    return W2L_OK;
+}
 static void my_close(w2l_state *s) { (void)s; }
 
 static const w2l_state_methods my_methods = {W2L_STATE_METHODS_V1, "mine", sizeof(my_state), NULL,

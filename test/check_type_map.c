@@ -109,19 +109,25 @@ END_TEST
 
 START_TEST(unmappable_types_fail)
 {
-    static const struct { const char *mysql; w2l_rc rc; const char *msg; } cases[] = {
-        {"decimal(66,2)", W2L_SCHEMA, "column 'amount': invalid MySQL type decimal(66,2)"},
-        {"decimal(5,6)", W2L_SCHEMA, "column 'amount': invalid MySQL type decimal(5,6)"},
-        {"decimal(31,31)", W2L_SCHEMA, "column 'amount': invalid MySQL type decimal(31,31)"},
-        {"frobnicator(3)", W2L_SCHEMA, "column 'amount': unknown MySQL type 'frobnicator'"},
-        {"bit(65)", W2L_SCHEMA, "column 'amount': bit(65): BIT needs 1 to 64 bits"},
-        {"datetime(7)", W2L_SCHEMA, "column 'amount': invalid MySQL type datetime(7): at most 6 fractional digits"},
-        {"float(54)", W2L_SCHEMA, "column 'amount': invalid MySQL type float(54)"},
-        {"varchar(10", W2L_CORRUPT, "DDL: expected ')' at line 1 column 11: near ''"},
-        {"int(10) unsigned extra", W2L_CORRUPT, "DDL: unexpected text after the type at line 1 column 18: near 'extra'"},
-        {"", W2L_CORRUPT, "DDL: expected a data type at line 1 column 1: near ''"},
-        {"enum", W2L_CORRUPT, "DDL: expected '(' and the ENUM/SET values at line 1 column 5: near ''"},
-        {"'int'", W2L_CORRUPT, "DDL: expected a data type at line 1 column 1: near '<string>'"},
+    static const struct { const char *mysql; w2l_rc rc; const char *msg;
+    } cases[] = {
+        { "decimal(66,2)", W2L_SCHEMA, "column 'amount': invalid MySQL type decimal(66,2)" },
+        { "decimal(5,6)", W2L_SCHEMA, "column 'amount': invalid MySQL type decimal(5,6)" },
+        { "decimal(31,31)", W2L_SCHEMA, "column 'amount': invalid MySQL type decimal(31,31)" },
+        { "frobnicator(3)", W2L_SCHEMA, "column 'amount': unknown MySQL type 'frobnicator'" },
+        { "bit(65)", W2L_SCHEMA, "column 'amount': bit(65): BIT needs 1 to 64 bits" },
+        { "datetime(7)", W2L_SCHEMA,
+          "column 'amount': invalid MySQL type datetime(7): at most 6 "
+          "fractional digits" },
+        { "float(54)", W2L_SCHEMA, "column 'amount': invalid MySQL type float(54)" },
+        { "varchar(10", W2L_CORRUPT, "DDL: expected ')' at line 1 column 11: near ''" },
+        { "int(10) unsigned extra", W2L_CORRUPT,
+          "DDL: unexpected text after the type at line 1 column 18: near 'extra'" },
+        { "", W2L_CORRUPT, "DDL: expected a data type at line 1 column 1: near ''" },
+        { "enum", W2L_CORRUPT,
+          "DDL: expected '(' and the ENUM/SET values at line 1 column 5: near "
+          "''" },
+        { "'int'", W2L_CORRUPT, "DDL: expected a data type at line 1 column 1: near '<string>'" },
     };
     for (size_t i = 0; i < W2L_ARRAY_LEN(cases); i++) {
         w2l_error err;
@@ -149,24 +155,30 @@ START_TEST(extra_information)
     w2l_error err;
     w2l_type t;
     w2l__mysql_type info;
-    ck_assert_ok(w2l__mysql_type_map_text("bigint(20) unsigned", 19, NULL, NULL, NULL, &t, &info, &err), err);
+    ck_assert_ok(
+        w2l__mysql_type_map_text("bigint(20) unsigned", 19, NULL, NULL, NULL, &t, &info, &err),
+        err);
     ck_assert_int_eq(info.is_unsigned, 1);
     ck_assert_int_eq(info.int_bytes, 8);
     ck_assert_int_eq(info.len, 20);
     ck_assert_str_eq(info.name, "bigint");
-    ck_assert_ok(w2l__mysql_type_map_text("binary(16)", 10, NULL, NULL, NULL, &t, &info, &err), err);
+    ck_assert_ok(w2l__mysql_type_map_text("binary(16)", 10, NULL, NULL, NULL, &t, &info, &err),
+                 err);
     ck_assert_int_eq(info.binary_pad, 16);
     ck_assert_int_eq(info.max_length, 16);
-    ck_assert_ok(w2l__mysql_type_map_text("varbinary(10)", 13, NULL, NULL, NULL, &t, &info, &err), err);
+    ck_assert_ok(w2l__mysql_type_map_text("varbinary(10)", 13, NULL, NULL, NULL, &t, &info, &err),
+                 err);
     ck_assert_int_eq(info.binary_pad, 0);
     ck_assert_int_eq(info.max_length, 10);
-    ck_assert_ok(w2l__mysql_type_map_text("varchar(80)", 11, NULL, NULL, NULL, &t, &info, &err), err);
+    ck_assert_ok(w2l__mysql_type_map_text("varchar(80)", 11, NULL, NULL, NULL, &t, &info, &err),
+                 err);
     ck_assert_int_eq(info.max_length, 80);
     ck_assert_ok(w2l__mysql_type_map_text("char", 4, NULL, NULL, NULL, &t, &info, &err), err);
     ck_assert_int_eq(info.max_length, 1);
     ck_assert_ok(w2l__mysql_type_map_text("longtext", 8, NULL, NULL, NULL, &t, &info, &err), err);
     ck_assert_int_eq(info.max_length, 4294967295LL);
-    ck_assert_ok(w2l__mysql_type_map_text("datetime(6)", 11, NULL, NULL, NULL, &t, &info, &err), err);
+    ck_assert_ok(w2l__mysql_type_map_text("datetime(6)", 11, NULL, NULL, NULL, &t, &info, &err),
+                 err);
     ck_assert_int_eq(info.fsp, 6);
     ck_assert_ok(w2l__mysql_type_map_text("bit(12)", 7, NULL, NULL, NULL, &t, &info, &err), err);
     ck_assert_int_eq(info.bits, 12);
@@ -228,7 +240,8 @@ START_TEST(ddl_columns_map_like_mysqltype)
 {
     /* a column type read from DDL and the same type from canal agree */
     const char *sql = "CREATE TABLE t (a BIGINT(20) UNSIGNED NOT NULL, b TINYINT(1), c TIME(3), "
-                      "d VARCHAR(10) CHARACTER SET binary, e DECIMAL(65,30), f POINT NOT NULL SRID 4326, "
+                      "d VARCHAR(10) CHARACTER SET binary, e DECIMAL(65,30),"
+                      " f POINT NOT NULL SRID 4326, "
                       "g BOOL, h BIT(64))";
     w2l_error err;
     w2l__ddl_list *l;

@@ -32,7 +32,12 @@ w2l_rc w2l__fail(w2l_error *err, w2l_rc code, const char *fmt, ...)
 /* As w2l__fail, with errno e and its strerror appended: "open x: No such file". */
 w2l_rc w2l__fail_errno(w2l_error *err, w2l_rc code, int e, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-/* Prepends context to err->msg on the way up: "manifest m.avro: " + old message. */
+/* Prepends context to err->msg on the way up: "manifest m.avro: " + old message. Each
+ * thing is said once: a context the message begins with already ("table a.b: " before
+ * "table a.b not found") is not added, nor the first context of fmt when the message begins
+ * with that one ("mysql source: snapshot: " before "mysql source u@h: ..." adds
+ * "snapshot: "). A layer adds what only it knows; the path of a file is named by the file
+ * IO that failed. */
 void w2l__error_prefix(w2l_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 #define W2L_TRY(expr)                                                                   \

@@ -2,6 +2,7 @@
  * The w2l_rc + caller-owned w2l_error convention: formatting into the fixed buffer, never
  * allocating, so even an out-of-memory failure can be described.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 
@@ -75,6 +76,28 @@ w2l_rc w2l__fail_errno(w2l_error *err, w2l_rc code, int e, const char *fmt, ...)
     return code;
 }
 
+/* Does msg begin with the n bytes of name, as a whole name ("table a.b" of "table a.b not
+ * found", not of "table a.bc")? */
+static int begins_with_name(const char *msg, const char *name, size_t n)
+{
+    if (n == 0 || strncmp(msg, name, n) != 0) return 0;
+    char c = msg[n];
+    return !(isalnum((unsigned char)c) || c == '_' || c == '.' || c == '-' || c == '/');
+}
+
+/* How much of head ("mysql source: snapshot: ") the layer below said already: all of it
+ * when msg begins with what the whole head names, its first context ("mysql source: ")
+ * when msg begins with that one, else nothing. */
+static size_t said_already(const char *msg, const char *head)
+{
+    size_t n = strlen(head);
+    while (n > 0 && (head[n - 1] == ' ' || head[n - 1] == ':')) n--;
+    if (begins_with_name(msg, head, n)) return strlen(head);
+    const char *sep = strstr(head, ": ");
+    if (sep && begins_with_name(msg, head, (size_t)(sep - head))) return (size_t)(sep + 2 - head);
+    return 0;
+}
+
 void w2l__error_prefix(w2l_error *err, const char *fmt, ...)
 {
     if (!err) return;
@@ -83,11 +106,13 @@ void w2l__error_prefix(w2l_error *err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(head, sizeof head, fmt, ap);
     va_end(ap);
+    const char *h = head + said_already(err->msg, head);
     memcpy(old, err->msg, sizeof old);
-    size_t hl = strlen(head), ol = strlen(old);
+    size_t hl = strlen(h), ol = strlen(old);
+    if (hl == 0) return;
     if (hl > sizeof err->msg - 1) hl = sizeof err->msg - 1;
     if (ol > sizeof err->msg - 1 - hl) ol = sizeof err->msg - 1 - hl;
-    memcpy(err->msg, head, hl);
+    memcpy(err->msg, h, hl);
     memcpy(err->msg + hl, old, ol);
     err->msg[hl + ol] = '\0';
 }

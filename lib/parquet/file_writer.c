@@ -66,9 +66,20 @@ size_t w2l__pq_sanitize_name(const char *name, char *buf, size_t size)
 w2l_rc w2l__pq_file_write(w2l__pq_writer *w, const void *p, size_t n, w2l_error *err)
 {
     if (!n) return W2L_OK;
-    W2L_TRY(w2l_file_write(w->file, p, n, err));
+    w2l_rc rc = w2l_file_write(w->file, p, n, err);
+    if (rc != W2L_OK) {
+        w->io_failed = 1;
+        return rc;
+    }
     w->offset += n;
     return W2L_OK;
+}
+
+/* Names the file in a failure of the writer's own (an encoding, a NULL in a required
+ * column); a failure of the file IO names its path already. */
+static void name_file(const w2l__pq_writer *w, const char *path, w2l_error *err)
+{
+    if (!w || !w->io_failed) w2l__error_prefix(err, "parquet %s: ", path ? path : "?");
 }
 
 static void writer_free(w2l__pq_writer *w)
@@ -154,7 +165,11 @@ static w2l_rc open_inner(w2l__pq_writer *w, w2l_fileio *io, const char *path, un
     W2L_NOMEM_IF(!w->path, err);
     if (o->codec_ctx) w->codec = o->codec_ctx;
     else W2L_TRY(w2l__pq_codec_new(&w->codec, err));
-    W2L_TRY(w2l_fileio_create(io, path, flags, &w->file, err));
+    w2l_rc rc = w2l_fileio_create(io, path, flags, &w->file, err);
+    if (rc != W2L_OK) {
+        w->io_failed = 1;
+        return rc;
+    }
     return w2l__pq_file_write(w, "PAR1", 4, err);
 }
 
@@ -173,7 +188,7 @@ w2l_rc w2l__pq_writer_open(w2l_fileio *io, const char *path, unsigned create_fla
     w->schema = w2l_schema_ref((w2l_schema *)schema);
     w2l_rc rc = open_inner(w, io, path, create_flags, kv, nkv, err);
     if (rc != W2L_OK) {
-        w2l__error_prefix(err, "parquet %s: ", path);
+        name_file(w, path, err);
         w2l__pq_writer_abort(w);
         return rc;
     }
@@ -285,7 +300,7 @@ static w2l_rc write_batch(w2l__pq_writer *w, const w2l_value *const *cols, size_
             w2l_rc rc = w2l__pq_colw_append(&w->cols[i], cols[i] + done * stride, stride, n, err);
             if (rc != W2L_OK) {
                 w->failed = 1;
-                w2l__error_prefix(err, "parquet %s: ", w->path);
+                name_file(w, w->path, err);
                 return rc;
             }
         }
@@ -295,7 +310,7 @@ static w2l_rc write_batch(w2l__pq_writer *w, const w2l_value *const *cols, size_
         w2l_rc rc = maybe_close_row_group(w, err);
         if (rc != W2L_OK) {
             w->failed = 1;
-            w2l__error_prefix(err, "parquet %s: ", w->path);
+            name_file(w, w->path, err);
             return rc;
         }
     }
@@ -514,7 +529,7 @@ w2l_rc w2l__pq_writer_finish(w2l__pq_writer *w, w2l__file_stats *stats, w2l_file
     }
     if (rc != W2L_OK) {
         if (stats) w2l__file_stats_release(stats);
-        if (w) w2l__error_prefix(err, "parquet %s: ", w->path);
+        if (w) name_file(w, w->path, err);
     }
     w2l__pq_writer_abort(w);
     return rc;
@@ -522,16 +537,11 @@ w2l_rc w2l__pq_writer_finish(w2l__pq_writer *w, w2l__file_stats *stats, w2l_file
 
 w2l_rc w2l__pq_writer_close(w2l__pq_writer *w, w2l__file_stats *stats, w2l_error *err)
 {
-    char *path = w && w->path ? w2l__strdup(w->path) : NULL;
     w2l_file *f;
     w2l_rc rc = w2l__pq_writer_finish(w, stats, &f, err);
     if (rc == W2L_OK) {
-        rc = w2l_file_close(f, err);
-        if (rc != W2L_OK) {
-            if (stats) w2l__file_stats_release(stats);
-            w2l__error_prefix(err, "parquet %s: ", path ? path : "?");
-        }
+        rc = w2l_file_close(f, err); /* a failure names the path (the file IO's message) */
+        if (rc != W2L_OK && stats) w2l__file_stats_release(stats);
     }
-    w2l__free(path);
     return rc;
 }

@@ -71,6 +71,7 @@ struct w2l__pq_writer {
     w2l_schema *schema;
     w2l_file *file;
     char *path;
+    int io_failed; /* the last failure was the file IO's, whose message names the path */
     size_t ncols;
     w2l__pq_colw *cols;
     w2l__pq_codec *codec; /* its own, or opt.codec_ctx's */

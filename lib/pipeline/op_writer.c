@@ -396,7 +396,7 @@ static w2l_rc flush_rows(writer *w, tstate *t, wpart *p, w2l_error *err)
         w2l_rc rc = w2l__pq_write_rows(p->dw, w->dbuf, n, err);
         if (rc != W2L_OK) {
             p->nrows = 0;
-            w2l__error_prefix(err, "table %s: file %s: ", t->fq, t->files[p->dpath].path);
+            w2l__error_prefix(err, "table %s: ", t->fq); /* the file is named below */
             return rc;
         }
         p->drows += n;
@@ -424,7 +424,7 @@ static w2l_rc flush_dels(writer *w, tstate *t, wpart *p, w2l_error *err)
         w2l_rc rc = w2l__pq_write_rows(p->ew, w->ebuf, n, err);
         if (rc != W2L_OK) {
             p->ndels = 0;
-            w2l__error_prefix(err, "table %s: file %s: ", t->fq, p->epath);
+            w2l__error_prefix(err, "table %s: ", t->fq); /* the file is named below */
             return rc;
         }
     }

@@ -52,7 +52,7 @@ w2l_rc w2l__wr_open_file(writer *w, tstate *t, const wpart *p, const w2l_schema 
     W2L_NOMEM_IF(!path, err);
     w2l_rc rc = w2l__pq_writer_open(w->io, path, W2L_CREATE_EXCL, s, &w->pq, NULL, 0, out, err);
     if (rc != W2L_OK) {
-        w2l__error_prefix(err, "table %s: file %s: ", t->fq, path);
+        w2l__error_prefix(err, "table %s: ", t->fq); /* the file is named below */
         w2l__free(path);
         return rc;
     }
@@ -91,7 +91,7 @@ static w2l_rc close_file(writer *w, tstate *t, const wpart *p, int content, cons
     w2l_rc rc = w->defer ? w2l__pq_writer_finish(pw, &st, &f, err)
                          : w2l__pq_writer_close(pw, &st, err);
     if (rc == W2L_OK) rc = add_result(t, p, content, path, &st, err);
-    else w2l__error_prefix(err, "table %s: file %s: ", t->fq, path);
+    else w2l__error_prefix(err, "table %s: ", t->fq); /* the file is named below */
     w2l__file_stats_release(&st);
     if (f && rc != W2L_OK) w2l_file_abort(f);
     else if (f) rc = w2l__file_batch_add(&w->pend, f, err);
@@ -166,7 +166,7 @@ static w2l_rc write_pos(writer *w, tstate *t, const wpart *p, const pdsort *d, s
             rows[2 * k + 1].v.i64 = d[i + k].pos;
         }
         rc = w2l__pq_write_rows(pw, rows, m, err);
-        if (rc != W2L_OK) w2l__error_prefix(err, "table %s: file %s: ", t->fq, path);
+        if (rc != W2L_OK) w2l__error_prefix(err, "table %s: ", t->fq); /* the file is named below */
     }
     if (rc == W2L_OK) {
         rc = close_file(w, t, p, W2L_ICE_POS_DELETES, path, pw, err);

@@ -1,6 +1,8 @@
 /*
  * The writer operator's insides (op_writer.c holds the operator and describes it): its
- * per-table state and what op_writer.c and op_writer_files.c (the table's files) share.
+ * per-table state and what op_writer.c, op_writer_files.c (the table's files),
+ * op_writer_parts.c, op_writer_keys.c (the key map) and op_writer_lake.c (the key map's
+ * keys read back from the lake's files) share.
  */
 #ifndef W2L_OP_WRITER_INT_H
 #define W2L_OP_WRITER_INT_H
@@ -251,6 +253,13 @@ w2l_rc w2l__wr_index_rewritten(writer *w, tstate *t, const char *const *removed,
                                const char *const *added, size_t nadded, w2l_error *err);
 /* Bytes the map holds in memory (its run's sparse index and filter included). */
 uint64_t w2l__wr_index_bytes(const tstate *t);
+/* Bytes of the map itself (not its runs): what a spill gives back. */
+uint64_t w2l__wr_map_bytes(const tstate *t);
+/* Keys and disk bytes of t's spilled runs (the run and the young run). */
+uint64_t w2l__wr_runs_records(const tstate *t);
+uint64_t w2l__wr_runs_disk(const tstate *t);
+/* The map's entry of key (hash h), NULL when the map lacks it (the runs are not read). */
+kslot *w2l__wr_key_find(const tstate *t, const unsigned char *key, size_t len, uint64_t h);
 /* Writes t's map, merged with its young run, into a new young run, or (full, or once the
  * young run would pass a quarter of the older) with both runs into one run
  * (writer.key-index-memory); with renumber, a full merge, and nothing of a checkpoint in

@@ -1,5 +1,7 @@
 /*
- * Table operations (table_ops.h): recorded by the DDL handler, applied by the owner.
+ * Table operations (table_ops.h): recorded by the DDL handler, applied by the owner. The
+ * DDL handler tells of each at info when it records it ("ddl: created table ..."); the
+ * owner's applying it is a debug line, so a change is logged once.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,7 +146,7 @@ static w2l_rc apply_create(w2l__tops_ctx *c, const char *ns, const char *table, 
         w2l_buf_release(&loc);
         if (c->shared && rc == W2L_EXISTS) rc = W2L_CONFLICT; /* another member, just now */
         if (rc == W2L_OK)
-            w2l__log_table(W2L_LOG_INFO, ns, table, "owner: created table %s.%s", ns, table);
+            w2l__log_table(W2L_LOG_DEBUG, ns, table, "owner: created table %s.%s", ns, table);
     }
     w2l__ice_table_free(t);
     w2l__ice_meta_free(m);
@@ -205,7 +207,7 @@ static w2l_rc apply_meta(w2l__tops_ctx *c, const char *ns, const char *table, co
         rc = w2l__ice_table_try_commit(t, &ch, err);
         w2l__ice_change_release(&ch, c->io, rc != W2L_OK);
         if (rc == W2L_OK) {
-            w2l__log_table(W2L_LOG_INFO, ns, table, "owner: %s.%s: %s", ns, table, what);
+            w2l__log_table(W2L_LOG_DEBUG, ns, table, "owner: %s.%s: %s", ns, table, what);
             break;
         }
         if (rc != W2L_CONFLICT || attempt >= c->retries) break;
@@ -317,7 +319,7 @@ static w2l_rc apply_rename(w2l__tops_ctx *c, const char *ns, const char *table, 
             rc = w2l__catalog_rename(c->cat, ns, table, to_ns, to, err);
         }
         if (rc == W2L_OK)
-            w2l__log_table(W2L_LOG_INFO, ns, table, "owner: renamed %s.%s to %s.%s", ns, table,
+            w2l__log_table(W2L_LOG_DEBUG, ns, table, "owner: renamed %s.%s to %s.%s", ns, table,
                            to_ns, to);
     }
     w2l__ice_table_free(t);
@@ -336,7 +338,7 @@ static w2l_rc apply_drop(w2l__tops_ctx *c, const char *ns, const char *table, co
         rc = w2l__catalog_drop(c->cat, ns, table, 0, err);
         if (rc == W2L_NOTFOUND) rc = W2L_OK;
         if (rc == W2L_OK)
-            w2l__log_table(W2L_LOG_INFO, ns, table, "owner: dropped %s.%s", ns, table);
+            w2l__log_table(W2L_LOG_DEBUG, ns, table, "owner: dropped %s.%s", ns, table);
     } else if (rc == W2L_OK) {
         w2l__log_table(W2L_LOG_DEBUG, ns, table, "owner: %s.%s (uuid %s) dropped already", ns,
                        table, uuid);

@@ -303,7 +303,7 @@ static w2l_rc plan_tables(verify *v, char **targets, size_t ntargets, w2l_error 
         W2L_TRY(w2l__routes_map(v->routes, st->db, st->name, &ns, &name, &route, err));
         if (route && route_sources(targets, ntargets, ns, name) > 1 && v->o->table)
             return w2l__fail(err, W2L_NOTFOUND,
-                             "verify: %s.%s is routed (route.%s) into %s.%s with other tables: "
+                             "%s.%s is routed (route.%s) into %s.%s with other tables: "
                              "it has no lake table of its own to compare with",
                              st->db, st->name, route->name, ns, name);
         if (route && route_sources(targets, ntargets, ns, name) > 1) {
@@ -336,7 +336,7 @@ static w2l_rc plan_tables(verify *v, char **targets, size_t ntargets, w2l_error 
                 continue;
             }
             if (rc != W2L_OK) {
-                w2l__error_prefix(err, "verify: %s.%s: ", st->db, st->name);
+                w2l__error_prefix(err, "%s.%s: ", st->db, st->name);
                 return rc;
             }
             c->lake = c->expect;
@@ -346,7 +346,7 @@ static w2l_rc plan_tables(verify *v, char **targets, size_t ntargets, w2l_error 
     }
     if (v->o->table && !v->nt && !v->sum->tables_skipped)
         return w2l__fail(err, W2L_NOTFOUND,
-                         "verify: %s is not a table the source selects (databases=, tables=, "
+                         "%s is not a table the source selects (databases=, tables=, "
                          "include, exclude)",
                          v->o->table);
     return W2L_OK;
@@ -536,7 +536,7 @@ static w2l_rc scan_lake(verify *v, vtable *t, int probe, int pass2, w2l_error *e
     if (rc == W2L_OK && t->snap >= 0) {
         rc = w2l_lake_scan(v->lake, t->ns, t->lname, t->snap, on_row, &s, err);
         if (rc == W2L_CANCELLED) rc = probe ? W2L_OK : s.rc;
-        if (rc != W2L_OK) w2l__error_prefix(err, "verify: lake table %s.%s: ", t->ns, t->lname);
+        if (rc != W2L_OK) w2l__error_prefix(err, "lake table %s.%s: ", t->ns, t->lname);
     }
     if (rc == W2L_OK && probe && s.schema) /* columns the lake lacks */
         for (size_t i = 0; i < t->ncols; i++)
@@ -816,7 +816,7 @@ static w2l_rc emit(verify *v, vtable *t, size_t i, const report *rp, w2l_error *
     }
     v->sum->ranges_differing++;
     if (rc == W2L_OK && v->o->on_range && v->o->on_range(v->o->ctx, &r))
-        rc = w2l__fail(err, W2L_CANCELLED, "verify: stopped by the caller");
+        rc = w2l__fail(err, W2L_CANCELLED, "stopped by the caller");
     w2l__free(lo);
     w2l__free(hi);
     return rc;
@@ -918,13 +918,13 @@ static w2l_rc run(verify *v, w2l_error *err)
     if (v->o->table)
         for (size_t i = 0; i < v->nt; i++)
             if (v->t[i].no_lake)
-                return w2l__fail(err, W2L_NOTFOUND, "verify: %s.%s has no lake table %s.%s",
+                return w2l__fail(err, W2L_NOTFOUND, "%s.%s has no lake table %s.%s",
                                  v->t[i].src->db, v->t[i].src->name, v->t[i].ns, v->t[i].lname);
     size_t differing = 0;
     for (size_t i = 0; i < v->nt; i++) {
         w2l_rc rc = first_pass(v, &v->t[i], err);
         if (rc != W2L_OK && !strstr(err->msg, v->t[i].src->name))
-            w2l__error_prefix(err, "verify: %s.%s: ", v->t[i].src->db, v->t[i].src->name);
+            w2l__error_prefix(err, "%s.%s: ", v->t[i].src->db, v->t[i].src->name);
         W2L_TRY(rc);
         differing += v->t[i].ndiff != 0;
         v->prog.tables_done++;
@@ -936,7 +936,7 @@ static w2l_rc run(verify *v, w2l_error *err)
         if (!v->t[i].ndiff) continue;
         w2l_rc rc = recheck(v, &v->t[i], err);
         if (rc != W2L_OK && rc != W2L_CANCELLED && !strstr(err->msg, v->t[i].src->name))
-            w2l__error_prefix(err, "verify: %s.%s: ", v->t[i].src->db, v->t[i].src->name);
+            w2l__error_prefix(err, "%s.%s: ", v->t[i].src->db, v->t[i].src->name);
         W2L_TRY(rc);
     }
     return W2L_OK;

@@ -128,7 +128,7 @@ w2l_rc w2l__verify_sql_expr(w2l__vform f, const char *col, w2l_buf *b, w2l_error
     case VF_TEXTHEX: pre = "HEX(CONVERT(", post = " USING utf8mb4))"; break;
     case VF_BINHEX: pre = "HEX(", post = ")"; break;
     case VF_WKB: pre = "HEX(ST_AsBinary(", post = "))"; break;
-    default: return w2l__fail(err, W2L_MISUSE, "verify: column %s has no canonical form", col);
+    default: return w2l__fail(err, W2L_MISUSE, "column %s has no canonical form", col);
     }
     PUTS(b, pre);
     W2L_TRY(w2l__verify_ident(col, b, err));
@@ -189,7 +189,7 @@ static w2l_rc put_real(double x, w2l_buf *b, w2l_error *err)
         for (int i = ex + 1; i < ex + 7; i++) s[n++] = i >= 0 && i < nd ? dig[i] : '0';
         s[n] = '\0';
     }
-    if (n < 0 || (size_t)n >= sizeof s) return w2l__fail(err, W2L_ERROR, "verify: number too long");
+    if (n < 0 || (size_t)n >= sizeof s) return w2l__fail(err, W2L_ERROR, "number too long");
     if (!strcmp(s, "-0.000000")) memmove(s, s + 1, (size_t)n--);
     PUT(b, s, (size_t)n);
     return W2L_OK;
@@ -237,7 +237,7 @@ static w2l_rc put_num(w2l_type t, const w2l_value *v, int as_unsigned, w2l_buf *
         return W2L_OK;
     }
     case W2L_TYPE_STRING: PUT(b, v->v.bytes.ptr, v->v.bytes.len); return W2L_OK;
-    default: return w2l__fail(err, W2L_MISUSE, "verify: not a number");
+    default: return w2l__fail(err, W2L_MISUSE, "not a number");
     }
 }
 
@@ -262,7 +262,7 @@ w2l_rc w2l__verify_canon(w2l__vform f, w2l_type t, const w2l_value *v, w2l_buf *
     case VF_TEXTHEX:
     case VF_BINHEX:
     case VF_WKB: return put_hex(v->v.bytes.ptr, v->v.bytes.len, b, err);
-    default: return w2l__fail(err, W2L_MISUSE, "verify: no canonical form");
+    default: return w2l__fail(err, W2L_MISUSE, "no canonical form");
     }
 }
 
@@ -362,8 +362,8 @@ w2l_rc w2l__verify_literal(w2l__vkey k, const char *s, size_t len, w2l__vquote_f
     if (k == VK_NUM) {
         for (size_t i = 0; i < len; i++)
             if (!strchr("0123456789.-+", s[i]) || !s[i])
-                return w2l__fail(err, W2L_CORRUPT, "verify: '%.*s' is not a number", (int)len, s);
-        if (!len) return w2l__fail(err, W2L_CORRUPT, "verify: an empty number");
+                return w2l__fail(err, W2L_CORRUPT, "'%.*s' is not a number", (int)len, s);
+        if (!len) return w2l__fail(err, W2L_CORRUPT, "an empty number");
         PUT(b, s, len);
         return W2L_OK;
     }

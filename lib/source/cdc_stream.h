@@ -75,4 +75,16 @@ w2l_rc w2l__cdc_stream_decode(w2l__cdc_stream *st, const char *text, size_t len,
 w2l_rc w2l__cdc_stream_emit(w2l__cdc_stream *st, w2l_emitter *em, const char *pos, size_t pl,
                             const w2l__cdc_where *where, size_t *emitted, w2l_error *err);
 
+/* A message's source order, read without parsing it whole (cdc_peek.c): *k1 then *k2
+ * order messages across partitions. Debezium: source.ts_ms, then the binlog file and
+ * position; canal: es, then the batch id; Maxwell: ts (in ms), then the binlog position.
+ * 0 for what the message lacks. */
+void w2l__cdc_peek_order(w2l__cdc_format fmt, const char *t, size_t len, int64_t *k1,
+                         int64_t *k2);
+/* The database and table a message is about, read without parsing it whole, into db and tb
+ * (size bytes each), and whether it holds row changes (*rows; not DDL); 0 when it names no
+ * table (a database DDL, say) or a name is escaped or too long. */
+int w2l__cdc_peek_table(w2l__cdc_format fmt, const char *t, size_t len, char *db, char *tb,
+                        size_t size, int *rows);
+
 #endif

@@ -914,9 +914,10 @@ w2l_rc w2l__ms_snap_next(mysql_source *ms, w2l_emitter *em, int timeout_ms, w2l_
         if (!ms->snap.parallelism) ms->snap.parallelism = parallelism(ms, err);
         W2L_TRY(w2l__ms_workers_start(ms, ms->snap.parallelism, err));
         w2l_error e2;
-        if (estimates(ms, &e2) != W2L_OK) /* only the splits and the time left use them */
-            w2l__log(W2L_LOG_WARN, "mysql source: the snapshot goes on without row estimates: %s",
-                     e2.msg);
+        if (estimates(ms, &e2) != W2L_OK) { /* only the splits and the time left use them */
+            w2l__error_prefix(&e2, "mysql source: the snapshot goes on without row estimates: ");
+            w2l__log(W2L_LOG_WARN, "%s", e2.msg);
+        }
         publish(ms, em);
         w2l__log(W2L_LOG_INFO,
                  "mysql source: snapshot of %zu tables, %u chunk readers of %zu rows, beside the "
@@ -930,7 +931,9 @@ w2l_rc w2l__ms_snap_next(mysql_source *ms, w2l_emitter *em, int timeout_ms, w2l_
         if (kfirst && reached(ms, ms->snap.kfile, ms->snap.kpos)) {
             w2l_rc krc = read_keyless(ms, em, err);
             if (krc == W2L_UNAVAILABLE && ms->snap.keyless_failed) {
-                w2l__log(W2L_LOG_WARN, "mysql source: snapshot: %s; reading it again", err->msg);
+                w2l_error e = *err; /* "mysql source" once, whether err names it or not */
+                w2l__error_prefix(&e, "mysql source: snapshot: ");
+                w2l__log(W2L_LOG_WARN, "%s; reading it again", e.msg);
                 lost_coordinator(ms);
                 return W2L_AGAIN;
             }
@@ -948,7 +951,9 @@ w2l_rc w2l__ms_snap_next(mysql_source *ms, w2l_emitter *em, int timeout_ms, w2l_
         int emitted = 0;
         w2l_rc src = schedule(ms, em, &emitted, err);
         if (src == W2L_UNAVAILABLE) { /* the coordinator's connection: again next time */
-            w2l__log(W2L_LOG_WARN, "mysql source: snapshot: %s; connecting again", err->msg);
+            w2l_error e = *err;
+            w2l__error_prefix(&e, "mysql source: snapshot: ");
+            w2l__log(W2L_LOG_WARN, "%s; connecting again", e.msg);
             lost_coordinator(ms);
             return W2L_AGAIN;
         }

@@ -101,10 +101,10 @@ w2l_rc w2l__mysrc_open(const w2l_conf *conf, w2l__mysrc **out, w2l_error *err)
 {
     const char *uri = NULL;
     if (!conf || w2l_conf_get(conf, "source", &uri, NULL) != W2L_OK || !uri || !*uri)
-        return w2l__fail(err, W2L_CONFIG, "verify: no source (--source mysql://...)");
+        return w2l__fail(err, W2L_CONFIG, "no source (--source mysql://...)");
     if (strncmp(uri, "mysql://", 8) != 0)
         return w2l__fail(err, W2L_CONFIG,
-                         "verify: the source must be a mysql:// URI (verify compares a MySQL or "
+                         "the source must be a mysql:// URI (verify compares a MySQL or "
                          "MariaDB server with the lake)");
     w2l__mysrc *s = w2l__calloc(1, sizeof *s);
     mysql_source *ms = s ? w2l__calloc(1, sizeof *ms) : NULL;

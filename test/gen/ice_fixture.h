@@ -60,7 +60,8 @@ typedef struct fx_rowbuf {
 
 /* Fills row (one value per field of schema s) for row number i; fields the fixture does not
  * know (added by schema changes) get "note-i" for strings, i for numbers. */
-static inline void fx_row(const w2l_schema *s, long i, const char *name_prefix, fx_rowbuf *b, w2l_value *row)
+static inline void fx_row(const w2l_schema *s, long i, const char *name_prefix, fx_rowbuf *b,
+                          w2l_value *row)
 {
     snprintf(b->name, sizeof b->name, "%s-%ld", name_prefix ? name_prefix : "name", i);
     for (size_t k = 0; k < w2l_schema_field_count(s); k++) {
@@ -132,7 +133,8 @@ static inline void fx_partition(const w2l__ice_table *t, const w2l_schema *s, co
         FX_DIE(rc, err);
         if (!df->partition[k].is_null &&
             (pf->type.id == W2L_TYPE_STRING || pf->type.id == W2L_TYPE_BINARY)) {
-            char *c = w2l__arena_strndup(a, df->partition[k].v.bytes.ptr, df->partition[k].v.bytes.len);
+            char *c =
+                w2l__arena_strndup(a, df->partition[k].v.bytes.ptr, df->partition[k].v.bytes.len);
             df->partition[k].v.bytes.ptr = c;
         }
     }
@@ -152,7 +154,8 @@ static inline w2l__ice_data_file fx_data(w2l__ice_table *t, long from, long to, 
     w2l__ice_data_file part;
     memset(&part, 0, sizeof part);
     fx_partition(t, s, rows, a, &part);
-    char *pp = w2l__ice_partition_path(w2l__ice_meta_spec(t->meta, t->meta->default_spec_id), part.partition);
+    char *pp = w2l__ice_partition_path(w2l__ice_meta_spec(t->meta, t->meta->default_spec_id),
+                                       part.partition);
     char *path = w2l__ice_new_data_path(t, pp, "data");
     fx_write_file(t->io, path, s, rows, n, a, W2L_ICE_DATA, NULL, 0, &df);
     df.spec_id = part.spec_id;
@@ -166,7 +169,8 @@ static inline w2l__ice_data_file fx_data(w2l__ice_table *t, long from, long to, 
 }
 
 /* Equality-delete file on field 1 (id) for the given ids, partition of the first id's row. */
-static inline w2l__ice_data_file fx_eq_deletes(w2l__ice_table *t, const long *ids, size_t n, w2l__arena *a)
+static inline w2l__ice_data_file fx_eq_deletes(w2l__ice_table *t, const long *ids, size_t n,
+                                               w2l__arena *a)
 {
     w2l_error err;
     w2l_schema *es = w2l_schema_new(0);
@@ -182,7 +186,8 @@ static inline w2l__ice_data_file fx_eq_deletes(w2l__ice_table *t, const long *id
     w2l__ice_data_file part;
     memset(&part, 0, sizeof part);
     fx_partition(t, s, full, a, &part);
-    char *pp = w2l__ice_partition_path(w2l__ice_meta_spec(t->meta, t->meta->default_spec_id), part.partition);
+    char *pp = w2l__ice_partition_path(w2l__ice_meta_spec(t->meta, t->meta->default_spec_id),
+                                       part.partition);
     char *path = w2l__ice_new_data_path(t, pp, "eq-delete");
     int32_t eq = 1;
     w2l__ice_data_file df;
@@ -207,7 +212,8 @@ static inline w2l__ice_data_file fx_pos_deletes(w2l__ice_table *t, const w2l__ic
     w2l_rc rc = w2l_schema_add_field(ps, W2L_PQ_FIELD_ID_FILE_PATH, "file_path",
                                      (w2l_type){W2L_TYPE_STRING, 0, 0}, 1, &err);
     FX_DIE(rc, err);
-    rc = w2l_schema_add_field(ps, W2L_PQ_FIELD_ID_POS, "pos", (w2l_type){W2L_TYPE_LONG, 0, 0}, 1, &err);
+    rc = w2l_schema_add_field(ps, W2L_PQ_FIELD_ID_POS, "pos", (w2l_type){ W2L_TYPE_LONG, 0, 0 }, 1,
+                              &err);
     FX_DIE(rc, err);
     w2l_value *rows = calloc(2 * n + 1, sizeof *rows);
     for (size_t i = 0; i < n; i++) {

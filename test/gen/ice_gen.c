@@ -32,7 +32,8 @@ static int first = 1;
 static void emit(w2l__ice_table *t, const long *ids, size_t n, const char *const *names,
                  const char *gaps)
 {
-    printf("%s{\"name\":\"%s\",\"dir\":\"%s/db/%s\",\"snapshots\":%zu,\"partitioned\":%s,\"gaps\":[%s],\"ids\":[",
+    printf("%s{\"name\":\"%s\",\"dir\":\"%s/db/%s\",\"snapshots\":%zu,\"partitioned\":%s,"
+           "\"gaps\":[%s],\"ids\":[",
            first ? "" : ",\n", t->name, wh, t->name, t->meta->nsnapshots,
            w2l__ice_meta_spec(t->meta, t->meta->default_spec_id)->nfields ? "true" : "false", gaps);
     for (size_t i = 0; i < n; i++) printf("%s%ld", i ? "," : "", ids[i]);

@@ -120,8 +120,11 @@ static const char *const pqc_all_types[][2] = {
 
 static inline void pqc_fill_all_types(pq_case *c)
 {
-    static const float fv[] = {NAN, -0.0f, 0.0f, INFINITY, -INFINITY, 1.5f, FLT_MAX, -FLT_MIN, 1e-45f};
-    static const double dv[] = {NAN, -0.0, 0.0, INFINITY, -INFINITY, 0.1, DBL_MAX, -DBL_MIN, 5e-324};
+    static const float fv[] = { NAN,  -0.0f,   0.0f,     INFINITY, -INFINITY,
+                                1.5f, FLT_MAX, -FLT_MIN, 1e-45f };
+    static const double dv[] = {
+        NAN, -0.0, 0.0, INFINITY, -INFINITY, 0.1, DBL_MAX, -DBL_MIN, 5e-324
+    };
     static const int64_t lv[] = {INT64_MIN, INT64_MAX, 0, -1, 1, 1234567890123LL};
     static const int32_t iv[] = {INT32_MIN, INT32_MAX, 0, -1, 42};
     static const char *const d9[] = {"9999999.99", "-9999999.99", "0.00", "0.01", "-0.01"};
@@ -187,7 +190,8 @@ static inline size_t pqc_build_all(pq_case *cases)
     size_t n = 0;
     /* 1, 2: every type, 40 rows; dictionary + zstd, and plain + uncompressed */
     for (int v = 0; v < 2; v++) {
-        pq_case *c = pqc_new(&cases[n++], v ? "all_types_plain_uncompressed" : "all_types_dict_zstd");
+        pq_case *c =
+            pqc_new(&cases[n++], v ? "all_types_plain_uncompressed" : "all_types_dict_zstd");
         pqc_field(c, 1, "id", "long", 1);
         for (size_t i = 0; i < sizeof pqc_all_types / sizeof pqc_all_types[0]; i++)
             pqc_field(c, (int32_t)i + 2, pqc_all_types[i][0], pqc_all_types[i][1], 0);
@@ -224,7 +228,8 @@ static inline size_t pqc_build_all(pq_case *cases)
         pqc_field(c, 7, "flag", "boolean", 0);
         pqc_field(c, 8, "at", "timestamptz", 0);
         pqc_alloc(c, 30000);
-        static const char *const st[] = {"pending", "paid", "shipped", "delivered", "cancelled", "refunded"};
+        static const char *const st[] = { "pending",   "paid",      "shipped",
+                                          "delivered", "cancelled", "refunded" };
         uint64_t x = 42;
         for (size_t r = 0; r < c->nrows; r++) {
             x = x * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -240,7 +245,9 @@ static inline size_t pqc_build_all(pq_case *cases)
             if (r % 11) {
                 pqc_at(c, r, 4)->is_null = 0;
                 pqc_at(c, r, 4)->v.dec.hi = ((x >> 13) & 1) ? -1 : 0;
-                pqc_at(c, r, 4)->v.dec.lo = (uint64_t)(((x >> 13) & 1) ? -(int64_t)((x >> 24) % 9999999999ULL) : (int64_t)((x >> 24) % 9999999999ULL));
+                pqc_at(c, r, 4)->v.dec.lo =
+                    (uint64_t)(((x >> 13) & 1) ? -(int64_t)((x >> 24) % 9999999999ULL)
+                                               : (int64_t)((x >> 24) % 9999999999ULL));
             }
             pqc_at(c, r, 5)->is_null = 0;
             pqc_at(c, r, 5)->v.f64 = (double)(x >> 11) / 9007199254740992.0 * 1000.0;
@@ -286,7 +293,8 @@ static inline size_t pqc_build_all(pq_case *cases)
         pqc_field(c, W2L_PQ_FIELD_ID_POS, "pos", "long", 1);
         pqc_alloc(c, 50);
         for (size_t r = 0; r < c->nrows; r++) {
-            const char *p = r < 20 ? "/warehouse/db/t/data/00000-a.parquet" : "/warehouse/db/t/data/00001-b.parquet";
+            const char *p = r < 20 ? "/warehouse/db/t/data/00000-a.parquet"
+                                   : "/warehouse/db/t/data/00001-b.parquet";
             pqc_bytes(c, r, 0, p, strlen(p));
             pqc_set_i64(c, r, 1, (int64_t)(r < 20 ? r * 3 : (r - 20) * 7));
         }

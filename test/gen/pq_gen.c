@@ -98,7 +98,8 @@ int main(int argc, char **argv)
         size_t r = 0;
         while (r < c->nrows) {
             if (r % 3 == 0) {
-                if (w2l__pq_write_row(w, &c->rows[r * c->ncols], &err) != W2L_OK) pqc_die(c->name, &err);
+                if (w2l__pq_write_row(w, &c->rows[r * c->ncols], &err) != W2L_OK)
+                    pqc_die(c->name, &err);
                 r++;
             } else {
                 size_t n = c->nrows - r < 777 ? c->nrows - r : 777;
@@ -138,7 +139,8 @@ int main(int argc, char **argv)
         printf("],\"stats\":{\"record_count\":%" PRIu64 ",\"file_size\":%" PRIu64
                ",\"split_offsets\":[",
                st.record_count, st.file_size);
-        for (size_t g = 0; g < st.nsplits; g++) printf("%s%" PRIu64, g ? "," : "", st.split_offsets[g]);
+        for (size_t g = 0; g < st.nsplits; g++)
+            printf("%s%" PRIu64, g ? "," : "", st.split_offsets[g]);
         printf("],\"cols\":[");
         for (size_t i = 0; i < st.ncols; i++) {
             const w2l__col_stats *s = &st.cols[i];

@@ -665,7 +665,8 @@ static void serve(fake_my *f, int fd)
     n += 13;
     pthread_mutex_lock(&f->mu);
     char greet[64], account[64];
-    snprintf(greet, sizeof greet, "%s", f->greet_plugin[0] ? f->greet_plugin : "mysql_native_password");
+    snprintf(greet, sizeof greet, "%s",
+             f->greet_plugin[0] ? f->greet_plugin : "mysql_native_password");
     snprintf(account, sizeof account, "%s", f->account_plugin);
     f->client_plugin[0] = '\0';
     f->switched = 0;

@@ -28,8 +28,9 @@ void fake_my_set_mysql(fake_my *f, int mysql);
 /* The greeting names greeting_plugin (NULL: mysql_native_password); when the client's
  * handshake response names another plugin than account_plugin (NULL: any is taken), or the
  * greeting did, the fake sends an AuthSwitchRequest to account_plugin with a new scramble,
- * as MySQL 8 does (its restart with the account's plugin), then takes any answer. fake_my_auth_seen: the plugin the last client's response named, and whether the
- * fake asked it to switch. */
+ * as MySQL 8 does (its restart with the account's plugin), then takes any answer.
+ * fake_my_auth_seen: the plugin the last client's response named, and whether the fake asked it to
+ * switch. */
 void fake_my_set_auth(fake_my *f, const char *greeting_plugin, const char *account_plugin);
 void fake_my_auth_seen(fake_my *f, char *plugin, size_t size, int *switched);
 /* What the last connection sent: its statements joined by "\n" and its last dump command

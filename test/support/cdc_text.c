@@ -40,8 +40,9 @@ void cdc_schema_text(const w2l_schema *s, char *buf, size_t size)
         char t[32];
         int key = 0;
         for (size_t k = 0; k < nid; k++) key |= ids[k] == f->id;
-        n += (size_t)snprintf(buf + n, size - n, "%s%s%s%s:%s", i ? "," : "", f->name, key ? "*" : "",
-                              f->required ? "!" : "", w2l_type_format(f->type, t, sizeof t));
+        n += (size_t)snprintf(buf + n, size - n, "%s%s%s%s:%s", i ? "," : "", f->name,
+                              key ? "*" : "", f->required ? "!" : "",
+                              w2l_type_format(f->type, t, sizeof t));
         if (n >= size) return;
     }
 }

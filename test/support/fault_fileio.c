@@ -55,15 +55,17 @@ static int trip(fault_io *io, unsigned k, const char *path)
     return c == io->nth || (io->persistent && c > io->nth);
 }
 
-static w2l_rc injected(w2l_error *err, const char *what)
+/* As a real file IO does, the failure names the call and the path: "write P: injected
+ * fault". */
+static w2l_rc injected(w2l_error *err, const char *what, const char *path)
 {
-    return w2l_error_set(err, W2L_IO, "%s: injected fault", what);
+    return w2l_error_set(err, W2L_IO, "%s %s: injected fault", what, path ? path : "?");
 }
 
 static w2l_rc ff_write(w2l_file *b, const void *buf, size_t len, w2l_error *err)
 {
     fault_file *f = (fault_file *)b;
-    if (trip(f->io, FAULT_WRITE, f->path)) return injected(err, "write");
+    if (trip(f->io, FAULT_WRITE, f->path)) return injected(err, "write", f->path);
     return w2l_file_write(f->inner, buf, len, err);
 }
 
@@ -73,7 +75,7 @@ static w2l_rc ff_close(w2l_file *b, w2l_error *err)
     w2l_rc rc;
     if (trip(f->io, FAULT_CLOSE, f->path)) {
         w2l_file_abort(f->inner);
-        rc = injected(err, "close");
+        rc = injected(err, "close", f->path);
     } else {
         rc = w2l_file_close(f->inner, err);
     }
@@ -96,7 +98,7 @@ static const w2l_file_methods fault_file_methods = {W2L_FILEIO_METHODS_V1, ff_wr
 static w2l_rc fr_pread(w2l_rfile *b, void *buf, size_t len, uint64_t off, w2l_error *err)
 {
     fault_rfile *f = (fault_rfile *)b;
-    if (trip(f->io, FAULT_READ, f->path)) return injected(err, "read");
+    if (trip(f->io, FAULT_READ, f->path)) return injected(err, "read", f->path);
     return w2l_rfile_pread(f->inner, buf, len, off, err);
 }
 
@@ -131,7 +133,7 @@ static w2l_rc fo_create(w2l_fileio *self, const char *path, unsigned flags, w2l_
                         w2l_error *err)
 {
     fault_io *io = (fault_io *)self;
-    if (trip(io, FAULT_CREATE, path)) return injected(err, "create");
+    if (trip(io, FAULT_CREATE, path)) return injected(err, "create", path);
     fault_file *f = w2l_malloc(sizeof *f);
     if (!f) return w2l_error_set(err, W2L_NOMEM, "fault create: out of memory");
     f->path = strdup(path);
@@ -170,7 +172,7 @@ static w2l_rc fo_open_read(w2l_fileio *self, const char *path, w2l_rfile **out, 
 static w2l_rc fo_remove(w2l_fileio *self, const char *path, w2l_error *err)
 {
     fault_io *io = (fault_io *)self;
-    if (trip(io, FAULT_REMOVE, path)) return injected(err, "remove");
+    if (trip(io, FAULT_REMOVE, path)) return injected(err, "remove", path);
     return w2l_fileio_remove(io->parent, path, err);
 }
 
@@ -210,7 +212,7 @@ static w2l_rc fo_close_many(w2l_fileio *self, w2l_file **files, size_t n, w2l_er
         fault_file *f = (fault_file *)files[i];
         if (trip(f->io, FAULT_CLOSE, f->path)) {
             w2l_file_abort(f->inner);
-            if (rc == W2L_OK) rc = injected(err, "close");
+            if (rc == W2L_OK) rc = injected(err, "close", f->path);
         } else {
             inner[k++] = f->inner;
         }
@@ -236,7 +238,7 @@ static w2l_rc fo_get_tagged(w2l_fileio *self, const char *path, void **data, siz
                             char tag[128], w2l_error *err)
 {
     fault_io *io = (fault_io *)self;
-    if (trip(io, FAULT_READ, path)) return injected(err, "read");
+    if (trip(io, FAULT_READ, path)) return injected(err, "read", path);
     return w2l__fileio_get_tagged(io->parent, path, data, len, tag, err);
 }
 
@@ -244,7 +246,7 @@ static w2l_rc fo_put_if(w2l_fileio *self, const char *path, const void *data, si
                         const char *if_tag, w2l_error *err)
 {
     fault_io *io = (fault_io *)self;
-    if (trip(io, FAULT_WRITE, path)) return injected(err, "write");
+    if (trip(io, FAULT_WRITE, path)) return injected(err, "write", path);
     if (before_put_if) before_put_if(before_put_if_ctx, path);
     return w2l__fileio_put_if(io->parent, path, data, len, if_tag, err);
 }
@@ -266,7 +268,10 @@ static const w2l_fileio_methods fault_methods = {
     .put_if = fo_put_if,
 };
 
-void fault_fileio_register(void) { ck_assert_int_eq(w2l_fileio_register(&fault_methods, 0), W2L_OK); }
+void fault_fileio_register(void)
+{
+    ck_assert_int_eq(w2l_fileio_register(&fault_methods, 0), W2L_OK);
+}
 
 void fault_fileio_arm(w2l_fileio *b, unsigned kinds, long nth, int persistent)
 {

@@ -164,7 +164,8 @@ static void *conn_main(void *arg)
         memcpy(rq.headers, line_end + 2, hlen);
         rq.headers[hlen] = '\0';
         char v[32];
-        size_t blen = http_stub_header(&rq, "Content-Length", v, sizeof v) ? strtoul(v, NULL, 10) : 0;
+        size_t blen =
+            http_stub_header(&rq, "Content-Length", v, sizeof v) ? strtoul(v, NULL, 10) : 0;
         size_t used = (size_t)(hend + 4 - buf);
         rq.body = malloc(blen + 1);
         if (!rq.body) abort();

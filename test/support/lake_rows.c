@@ -22,7 +22,8 @@ static int on_row(void *ctx, const w2l_schema *s, const w2l_value *row, size_t n
     size_t len = 0;
     for (size_t i = 0; i < n && len < sizeof text; i++) {
         char one[128] = "-";
-        if (!row[i].is_null) w2l_value_format(w2l_schema_field(s, i)->type, &row[i], one, sizeof one);
+        if (!row[i].is_null)
+            w2l_value_format(w2l_schema_field(s, i)->type, &row[i], one, sizeof one);
         len += (size_t)snprintf(text + len, sizeof text - len, "%s%s", i ? "|" : "", one);
     }
     ck_assert_uint_lt(r->n, MAX_ROWS);

@@ -21,8 +21,8 @@ int test_mariadb_script(const char *verb)
 {
     const char *src = getenv("W2L_SRCDIR");
     char cmd[2200];
-    snprintf(cmd, sizeof cmd, "DIR='%s' PORT=%u '%s/scripts/test-mariadb' %s >'%s/script.log' 2>&1", dir, port,
-             src ? src : ".", verb, dir);
+    snprintf(cmd, sizeof cmd, "DIR='%s' PORT=%u '%s/scripts/test-mariadb' %s >'%s/script.log' 2>&1",
+             dir, port, src ? src : ".", verb, dir);
     return system(cmd);
 }
 
@@ -31,7 +31,8 @@ void test_mariadb_start(const char *tag)
     problem[0] = '\0';
     const char *src = getenv("W2L_SRCDIR");
     if (!src || !*src) {
-        snprintf(problem, sizeof problem, "W2L_SRCDIR is not set: run the suites through `make check-unit` "
+        snprintf(problem, sizeof problem,
+                 "W2L_SRCDIR is not set: run the suites through `make check-unit` "
                  "or set it to the source root (the suite needs scripts/test-mariadb)");
         return;
     }
