@@ -827,8 +827,9 @@ static void tjob_start(committer *c, const pend *p, tjob *jb)
         return;
     }
     if (h->max_ckpt >= p->ckpt) {
+        /* every table a restored checkpoint touched says so at each restart: debug */
         w2l__log_table(
-            W2L_LOG_INFO, p->ns, p->table,
+            W2L_LOG_DEBUG, p->ns, p->table,
             "committer %u: %s.%s has checkpoint %llu of job %s already (up to %llu); skipped",
             c->index, p->ns, p->table, (unsigned long long)p->ckpt, c->job_id,
             (unsigned long long)h->max_ckpt);
