@@ -233,7 +233,7 @@ static w2l_rc fs_open(const w2l_state_methods *m, const w2l_conf *conf, const ch
     if (mtx_init(&fs->mtx, mtx_plain) != thrd_success)
         return w2l__fail(err, W2L_ERROR, "mutex init failed");
     fs->lock_fd = -1;
-    fs->lease_ms = 60000;
+    fs->lease_ms = 15000;
     if (uri && *uri) {
         fs->dir = w2l__strdup(uri);
     } else {
