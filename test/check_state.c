@@ -701,6 +701,96 @@ START_TEST(file_store_lease_writes_are_conditional)
 }
 END_TEST
 
+/* A holder (a) that passed its lease check in a seal and then stopped; meanwhile its lease
+ * lapsed and b took the store over. The pause falls (fault_fileio_before_put_if) before
+ * a's checkpoint file (stage 0: b also sealed), before a's LATEST (stage 1: b also sealed)
+ * or before a's LATEST with b not sealed yet (stage 2). In each, a's seal fails with
+ * W2L_BUSY, fenced, and what b sealed (or seals next) is what a reader gets. */
+static w2l_state *race_b;
+static w2l_conf *race_conf;
+static char race_uri[700];
+static int race_skip, race_stage;
+static void take_over_once(void *ctx, const char *path)
+{
+    (void)ctx, (void)path;
+    if (race_skip-- > 0) return;
+    fault_fileio_before_put_if(NULL, NULL);
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    write_lease(host, (long long)getpid(), wall_ms() - 1, 2); /* a's lease lapsed */
+    race_b = reopen(race_uri, race_conf);
+    ck_assert_ok(w2l_state_lock(race_b, "job-b", &err), err);
+    if (race_stage == 2) return;
+    ck_assert_ok(w2l_state_put(race_b, 3, "k", "b3", 2, &err), err);
+    ck_assert_ok(w2l_state_seal(race_b, 3, &err), err);
+}
+
+START_TEST(file_store_seal_of_a_stopped_holder_is_fenced)
+{
+    fault_fileio_register();
+    snprintf(race_uri, sizeof race_uri, "%s", store_uri("file"));
+    race_conf = w2l_conf_new();
+    ck_assert_ok(w2l_conf_set(race_conf, "fileio", "fault", &err), err);
+    ck_assert_ok(w2l_conf_set(race_conf, "ha.lease-timeout", "5m", &err), err);
+    /* a holds the store at epoch 2 (one before it) and has sealed 1 and 2 */
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    write_lease(host, 1, 1, 1); /* an ended lease */
+    w2l_state *a = reopen(race_uri, race_conf);
+    ck_assert_ok(w2l_state_lock(a, "job-a", &err), err);
+    ck_assert_uint_eq(holder_of(a).epoch, 2);
+    for (uint64_t ck = 1; ck <= 2; ck++) {
+        ck_assert_ok(w2l_state_put(a, ck, "k", "a", 1, &err), err);
+        ck_assert_ok(w2l_state_seal(a, ck, &err), err);
+    }
+    char latest[700], text[64] = "";
+    snprintf(latest, sizeof latest, "%s/LATEST", dir);
+    FILE *f = fopen(latest, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(text, sizeof text, f));
+    fclose(f);
+    ck_assert_str_eq(text, "2\n"); /* then "epoch 2" */
+    /* a seals 3 and stops inside; b takes over */
+    race_stage = _i;
+    race_skip = _i == 0 ? 0 : 1;
+    race_b = NULL;
+    fault_fileio_before_put_if(take_over_once, NULL);
+    ck_assert_ok(w2l_state_put(a, 3, "k", "a3", 2, &err), err);
+    ck_assert_int_eq(w2l_state_seal(a, 3, &err), W2L_BUSY);
+    fault_fileio_before_put_if(NULL, NULL);
+    ck_assert_msg(strstr(err.msg, "fenced") && strstr(err.msg, "job \"job-b\"") &&
+                      strstr(err.msg, "epoch 3"),
+                  "stage %d: %s", _i, err.msg);
+    ck_assert_ptr_nonnull(race_b);
+    uint64_t ck = 0;
+    ck_assert_ok(w2l_state_latest(a, &ck, &err), err);
+    ck_assert_uint_eq(ck, 2); /* a did not count 3 as sealed */
+    if (_i == 2) { /* b seals 3 now, over a's orphan file */
+        ck_assert_ok(w2l_state_latest(race_b, &ck, &err), err);
+        ck_assert_uint_eq(ck, 2);
+        ck_assert_ok(w2l_state_put(race_b, 3, "k", "b3", 2, &err), err);
+        ck_assert_ok(w2l_state_seal(race_b, 3, &err), err);
+    }
+    ck_assert_int_eq(w2l_state_prune(a, 3, &err), W2L_BUSY);
+    w2l_state_close(a);
+    w2l_state *r = reopen(race_uri, race_conf);
+    ck_assert_ok(w2l_state_latest(r, &ck, &err), err);
+    ck_assert_uint_eq(ck, 3);
+    w2l_buf v = {0};
+    ck_assert_ok(w2l_state_get(r, 3, "k", &v, &err), err);
+    ck_assert_uint_eq(v.len, 2);
+    ck_assert_mem_eq(v.data, "b3", 2);
+    w2l_buf_release(&v);
+    w2l_state_close(r);
+    /* b goes on sealing */
+    ck_assert_ok(w2l_state_put(race_b, 4, "k", "b4", 2, &err), err);
+    ck_assert_ok(w2l_state_seal(race_b, 4, &err), err);
+    ck_assert_str_eq(holder_of(race_b).job, "job-b");
+    w2l_state_close(race_b);
+    w2l_conf_free(race_conf);
+}
+END_TEST
+
 /* LATEST naming a checkpoint whose file is gone (a second writer of an older version, or
  * a hand) is said in those words, with what to do, and the file is never pruned. */
 START_TEST(file_store_missing_checkpoint_is_named)
@@ -1024,6 +1114,7 @@ Suite *suite_state(void)
     tcase_add_test(basic, file_store_lease_fences_a_job_taken_over);
     tcase_add_test(basic, file_store_renew_extends_and_fences);
     tcase_add_test(basic, file_store_lease_writes_are_conditional);
+    tcase_add_loop_test(basic, file_store_seal_of_a_stopped_holder_is_fenced, 0, 3);
     tcase_add_test(basic, file_store_missing_checkpoint_is_named);
     suite_add_tcase(s, basic);
     TCase *mysql = tcase_create("mysql");
