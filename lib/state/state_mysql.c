@@ -336,10 +336,12 @@ static w2l_rc fenced_error(mysql_state *s, const char *why, w2l_error *err)
         w2l__format_utc_ms(cur.since_ms, since, sizeof since);
         return w2l__fail(err, W2L_BUSY,
                          "fenced: job \"%s\" (pid %lld on host %s, since %s) took the state "
-                         "store %s table %s over at epoch %llu (this job's: %llu; %s); this "
-                         "job stops",
+                         "store %s table %s over at epoch %llu (this job's: %llu), and this "
+                         "job's lock %s; this job stops",
                          cur.job, cur.pid, cur.host, since, s->where, s->table,
-                         (unsigned long long)cur.epoch, (unsigned long long)s->me.epoch, why);
+                         (unsigned long long)cur.epoch, (unsigned long long)s->me.epoch,
+                         strncmp(why, "was lost", 8) == 0 ? "was lost with its connection"
+                                                          : "is no longer its connection's");
     }
     return w2l__fail(err, W2L_BUSY,
                      "fenced: the lock on state store %s table %s %s (another job may hold it "
@@ -360,7 +362,8 @@ static w2l_rc check_held(mysql_state *s, w2l_error *err)
              s->table);
     w2l_rc rc = ensure_db(s, err);
     if (rc == W2L_OK) rc = after_fail(s, w2l__my_value(s->db, sql, v, sizeof v, &null, err));
-    if (rc == W2L_OK && (null || strcmp(v, "1") != 0)) s->fenced = 1;
+    if (rc == W2L_OK && (null || strcmp(v, "1") != 0))
+        return fenced_error(s, "is no longer this connection's", err);
     if (s->fenced) return fenced_error(s, WHY_LOST, err);
     return rc;
 }
