@@ -29,6 +29,10 @@ const here = path.dirname(fileURLToPath(import.meta.url))
 const bin = process.env.W2L_TEST_BIN || path.resolve(here, '../../build')
 const w2lBin = path.join(bin, 'w2l')
 const top = fs.mkdtempSync(path.join(os.tmpdir(), 'w2l-standby-mysql-'))
+// the servers' temporary tables in a directory of their own, not in a /tmp that other
+// servers on the machine share (whose names can collide with theirs)
+process.env.TMPDIR = path.join(top, 'tmp')
+fs.mkdirSync(process.env.TMPDIR)
 const db = privateMariadb(path.join(top, 'db'))
 const sdb = privateMariadb(path.join(top, 'statedb'))
 // the client's connection refused at its handshake on a loaded machine ran nothing: again
