@@ -119,7 +119,8 @@ W2L_API w2l_rc w2l_state_lock(w2l_state *st, const char *job, w2l_error *err);
  * ha.lease-timeout; the mysql store's lease beside its named lock too): *expires_ms the
  * lease's new end (ms since 1970 UTC), 0 for a lock that needs no renewal (a lock file).
  * W2L_BUSY naming the new holder once another process took the store over (this one
- * must then write nothing more). A store below version 3, or not locked: W2L_OK and 0. Thread-safe. See w2l_state_lock(3). */
+ * must then write nothing more). A store below version 3, or not locked: W2L_OK and 0.
+ * Thread-safe. See w2l_state_lock(3). */
 W2L_API w2l_rc w2l_state_renew(w2l_state *st, int64_t *expires_ms, w2l_error *err);
 /* Who holds the store now; W2L_NOTFOUND when nobody (or a version 1 store). Takes
  * nothing, so a reader beside a running job may call it. See w2l_state_lock(3). */
