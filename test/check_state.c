@@ -863,13 +863,14 @@ static void raw_exec(w2l__my *c, const char *sql)
     ck_assert_ok(w2l__my_exec(c, sql, &err), err);
 }
 
-/* c takes table's named lock, and writes a record with expires_ms (none when < 0). */
+/* c takes table's named lock (waiting for a holder just closed: the server drops its lock
+ * a moment after), and writes a record with expires_ms (none when < 0). */
 static void raw_hold(w2l__my *c, const char *table, int64_t expires_ms, unsigned epoch)
 {
     char sql[600], v[8];
     int null;
     snprintf(sql, sizeof sql,
-             "SELECT GET_LOCK(CONCAT('w2l:',SHA1(CONCAT(DATABASE(),'.','%s'))), 0)", table);
+             "SELECT GET_LOCK(CONCAT('w2l:',SHA1(CONCAT(DATABASE(),'.','%s'))), 10)", table);
     ck_assert_ok(w2l__my_value(c, sql, v, sizeof v, &null, &err), err);
     ck_assert_str_eq(v, "1");
     if (expires_ms < 0) {
