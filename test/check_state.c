@@ -919,20 +919,20 @@ START_TEST(mysql_store_lease_renews_and_a_lapsed_holder_is_killed)
 {
     char u[200];
     snprintf(u, sizeof u, "%s", mysql_uri("lease"));
-    w2l_conf *c = lease_conf("2s");
+    w2l_conf *c = lease_conf("4s"); /* b's GET_LOCK waits 2 s of it */
     w2l_state *a = reopen(u, c), *b = reopen(u, c);
     int64_t end = -1;
     ck_assert_ok(w2l_state_renew(a, &end, &err), err); /* not locked: nothing to renew */
     ck_assert_int_eq(end, 0);
     ck_assert_ok(w2l_state_lock(a, "job-a", &err), err);
     w2l_state_holder h = holder_of(b);
-    ck_assert_msg(h.expires_ms > wall_ms() + 1000 && h.expires_ms <= wall_ms() + 2000, "%lld",
+    ck_assert_msg(h.expires_ms > wall_ms() + 3000 && h.expires_ms <= wall_ms() + 4000, "%lld",
                   (long long)h.expires_ms);
     int64_t t0 = wall_ms();
     while (wall_ms() < t0 + 5) {
     }
     ck_assert_ok(w2l_state_renew(a, &end, &err), err);
-    ck_assert_msg(end > h.expires_ms && end >= wall_ms() + 1900, "%lld %lld", (long long)end,
+    ck_assert_msg(end > h.expires_ms && end >= wall_ms() + 3900, "%lld %lld", (long long)end,
                   (long long)h.expires_ms);
     ck_assert_int_eq(holder_of(b).expires_ms, end); /* written, not only remembered */
     uint64_t epoch = holder_of(b).epoch;
@@ -943,7 +943,7 @@ START_TEST(mysql_store_lease_renews_and_a_lapsed_holder_is_killed)
     ck_assert_msg(strstr(err.msg, "job \"job-a\""), "%s", err.msg);
     ck_assert_ok(w2l_state_renew(a, &end, &err), err);
     /* a stops renewing (SIGSTOP): past its end and the margin, b kills it and takes over */
-    while (wall_ms() < end + 600) {
+    while (wall_ms() < end + 800) { /* the margin: an eighth of the lease */
         struct timespec ts = {0, 50 * 1000000L};
         nanosleep(&ts, NULL);
     }
