@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mysql/mysql_client.h"
 #include "support/support.h"
 
 static const char *stores[] = {"mem", "file"};
@@ -709,6 +710,96 @@ START_TEST(file_store_lease_writes_are_conditional)
 }
 END_TEST
 
+/* A holder (a) that passed its lease check in a seal and then stopped; meanwhile its lease
+ * lapsed and b took the store over. The pause falls (fault_fileio_before_put_if) before
+ * a's checkpoint file (stage 0: b also sealed), before a's LATEST (stage 1: b also sealed)
+ * or before a's LATEST with b not sealed yet (stage 2). In each, a's seal fails with
+ * W2L_BUSY, fenced, and what b sealed (or seals next) is what a reader gets. */
+static w2l_state *race_b;
+static w2l_conf *race_conf;
+static char race_uri[700];
+static int race_skip, race_stage;
+static void take_over_once(void *ctx, const char *path)
+{
+    (void)ctx, (void)path;
+    if (race_skip-- > 0) return;
+    fault_fileio_before_put_if(NULL, NULL);
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    write_lease(host, (long long)getpid(), wall_ms() - 1, 2); /* a's lease lapsed */
+    race_b = reopen(race_uri, race_conf);
+    ck_assert_ok(w2l_state_lock(race_b, "job-b", &err), err);
+    if (race_stage == 2) return;
+    ck_assert_ok(w2l_state_put(race_b, 3, "k", "b3", 2, &err), err);
+    ck_assert_ok(w2l_state_seal(race_b, 3, &err), err);
+}
+
+START_TEST(file_store_seal_of_a_stopped_holder_is_fenced)
+{
+    fault_fileio_register();
+    snprintf(race_uri, sizeof race_uri, "%s", store_uri("file"));
+    race_conf = w2l_conf_new();
+    ck_assert_ok(w2l_conf_set(race_conf, "fileio", "fault", &err), err);
+    ck_assert_ok(w2l_conf_set(race_conf, "ha.lease-timeout", "5m", &err), err);
+    /* a holds the store at epoch 2 (one before it) and has sealed 1 and 2 */
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    write_lease(host, 1, 1, 1); /* an ended lease */
+    w2l_state *a = reopen(race_uri, race_conf);
+    ck_assert_ok(w2l_state_lock(a, "job-a", &err), err);
+    ck_assert_uint_eq(holder_of(a).epoch, 2);
+    for (uint64_t ck = 1; ck <= 2; ck++) {
+        ck_assert_ok(w2l_state_put(a, ck, "k", "a", 1, &err), err);
+        ck_assert_ok(w2l_state_seal(a, ck, &err), err);
+    }
+    char latest[700], text[64] = "";
+    snprintf(latest, sizeof latest, "%s/LATEST", dir);
+    FILE *f = fopen(latest, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(text, sizeof text, f));
+    fclose(f);
+    ck_assert_str_eq(text, "2\n"); /* then "epoch 2" */
+    /* a seals 3 and stops inside; b takes over */
+    race_stage = _i;
+    race_skip = _i == 0 ? 0 : 1;
+    race_b = NULL;
+    fault_fileio_before_put_if(take_over_once, NULL);
+    ck_assert_ok(w2l_state_put(a, 3, "k", "a3", 2, &err), err);
+    ck_assert_int_eq(w2l_state_seal(a, 3, &err), W2L_BUSY);
+    fault_fileio_before_put_if(NULL, NULL);
+    ck_assert_msg(strstr(err.msg, "fenced") && strstr(err.msg, "job \"job-b\"") &&
+                      strstr(err.msg, "epoch 3"),
+                  "stage %d: %s", _i, err.msg);
+    ck_assert_ptr_nonnull(race_b);
+    uint64_t ck = 0;
+    ck_assert_ok(w2l_state_latest(a, &ck, &err), err);
+    ck_assert_uint_eq(ck, 2); /* a did not count 3 as sealed */
+    if (_i == 2) { /* b seals 3 now, over a's orphan file */
+        ck_assert_ok(w2l_state_latest(race_b, &ck, &err), err);
+        ck_assert_uint_eq(ck, 2);
+        ck_assert_ok(w2l_state_put(race_b, 3, "k", "b3", 2, &err), err);
+        ck_assert_ok(w2l_state_seal(race_b, 3, &err), err);
+    }
+    ck_assert_int_eq(w2l_state_prune(a, 3, &err), W2L_BUSY);
+    w2l_state_close(a);
+    w2l_state *r = reopen(race_uri, race_conf);
+    ck_assert_ok(w2l_state_latest(r, &ck, &err), err);
+    ck_assert_uint_eq(ck, 3);
+    w2l_buf v = {0};
+    ck_assert_ok(w2l_state_get(r, 3, "k", &v, &err), err);
+    ck_assert_uint_eq(v.len, 2);
+    ck_assert_mem_eq(v.data, "b3", 2);
+    w2l_buf_release(&v);
+    w2l_state_close(r);
+    /* b goes on sealing */
+    ck_assert_ok(w2l_state_put(race_b, 4, "k", "b4", 2, &err), err);
+    ck_assert_ok(w2l_state_seal(race_b, 4, &err), err);
+    ck_assert_str_eq(holder_of(race_b).job, "job-b");
+    w2l_state_close(race_b);
+    w2l_conf_free(race_conf);
+}
+END_TEST
+
 /* LATEST naming a checkpoint whose file is gone (a second writer of an older version, or
  * a hand) is said in those words, with what to do, and the file is never pruned. */
 START_TEST(file_store_missing_checkpoint_is_named)
@@ -763,6 +854,263 @@ START_TEST(mysql_store_lock_refuses_a_second_job)
 }
 END_TEST
 
+/* ---- the mysql store's lease: renewal, a lapsed holder killed, fencing ---- */
+
+/* A raw connection to the test server as user/pass, for playing another holder. */
+static w2l__my *raw_conn(const char *user, const char *pass)
+{
+    ck_assert_msg(!test_mariadb_problem()[0], "%s", test_mariadb_problem());
+    w2l__my_params p = {.host = "127.0.0.1", .port = db_port, .user = (char *)user,
+                        .pass = (char *)pass, .db = "w2l_test", .what = "test"};
+    w2l__my *c = NULL;
+    ck_assert_ok(w2l__my_connect(&p, &c, &err), err);
+    return c;
+}
+
+static void raw_exec(w2l__my *c, const char *sql)
+{
+    ck_assert_ok(w2l__my_exec(c, sql, &err), err);
+}
+
+/* c takes table's named lock (waiting for a holder just closed: the server drops its lock
+ * a moment after), and writes a record with expires_ms (none when < 0). */
+static void raw_hold(w2l__my *c, const char *table, int64_t expires_ms, unsigned epoch)
+{
+    char sql[600], v[8];
+    int null;
+    snprintf(sql, sizeof sql,
+             "SELECT GET_LOCK(CONCAT('w2l:',SHA1(CONCAT(DATABASE(),'.','%s'))), 10)", table);
+    ck_assert_ok(w2l__my_value(c, sql, v, sizeof v, &null, &err), err);
+    ck_assert_str_eq(v, "1");
+    if (expires_ms < 0) {
+        snprintf(sql, sizeof sql, "DELETE FROM `%s_holder`", table);
+    } else {
+        snprintf(sql, sizeof sql,
+                 "REPLACE INTO `%s_holder` (one, rec) VALUES (1, '{\"job\":\"stopped\","
+                 "\"host\":\"host-x\",\"pid\":77,\"since-ms\":1000,\"expires-ms\":%lld,"
+                 "\"version\":\"0.1.0\",\"epoch\":%u}')",
+                 table, (long long)expires_ms, epoch);
+    }
+    raw_exec(c, sql);
+}
+
+/* 1 when c still answers a query. */
+static int raw_alive(w2l__my *c)
+{
+    char v[8];
+    int null;
+    w2l_error e;
+    return w2l__my_value(c, "SELECT 1", v, sizeof v, &null, &e) == W2L_OK;
+}
+
+static char log_seen[4096];
+static void log_keep(void *opaque, w2l_log_level level, const char *line)
+{
+    (void)opaque;
+    if (level <= W2L_LOG_WARN && strlen(log_seen) + strlen(line) + 2 < sizeof log_seen) {
+        strcat(log_seen, line);
+        strcat(log_seen, "\n");
+    }
+}
+
+static w2l_conf *lease_conf(const char *lease)
+{
+    w2l_conf *c = w2l_conf_new();
+    ck_assert_ok(w2l_conf_set(c, "ha.lease-timeout", lease, &err), err);
+    return c;
+}
+
+/* The holder renews a lease beside its lock: the record's end moves on; a holder whose
+ * lease ran out with its connection open (stopped) is killed by a taker, whose seal
+ * lands; the old one is fenced at its next seal, renewal and prune, names the new holder,
+ * never takes the lock again, and its close leaves the new holder's record alone. */
+START_TEST(mysql_store_lease_renews_and_a_lapsed_holder_is_killed)
+{
+    char u[200];
+    snprintf(u, sizeof u, "%s", mysql_uri("lease"));
+    w2l_conf *c = lease_conf("4s"); /* b's GET_LOCK waits 2 s of it */
+    w2l_state *a = reopen(u, c), *b = reopen(u, c);
+    int64_t end = -1;
+    ck_assert_ok(w2l_state_renew(a, &end, &err), err); /* not locked: nothing to renew */
+    ck_assert_int_eq(end, 0);
+    ck_assert_ok(w2l_state_lock(a, "job-a", &err), err);
+    w2l_state_holder h = holder_of(b);
+    ck_assert_msg(h.expires_ms > wall_ms() + 3000 && h.expires_ms <= wall_ms() + 4000, "%lld",
+                  (long long)h.expires_ms);
+    int64_t t0 = wall_ms();
+    while (wall_ms() < t0 + 5) {
+    }
+    ck_assert_ok(w2l_state_renew(a, &end, &err), err);
+    ck_assert_msg(end > h.expires_ms && end >= wall_ms() + 3900, "%lld %lld", (long long)end,
+                  (long long)h.expires_ms);
+    ck_assert_int_eq(holder_of(b).expires_ms, end); /* written, not only remembered */
+    uint64_t epoch = holder_of(b).epoch;
+    ck_assert_ok(w2l_state_put(a, 1, "k", "a", 1, &err), err);
+    ck_assert_ok(w2l_state_seal(a, 1, &err), err);
+    /* within the lease: the taker is refused and a is left alone */
+    ck_assert_int_eq(w2l_state_lock(b, "job-b", &err), W2L_BUSY);
+    ck_assert_msg(strstr(err.msg, "job \"job-a\""), "%s", err.msg);
+    ck_assert_ok(w2l_state_renew(a, &end, &err), err);
+    /* a stops renewing (SIGSTOP): past its end and the margin, b kills it and takes over */
+    while (wall_ms() < end + 800) { /* the margin: an eighth of the lease */
+        struct timespec ts = {0, 50 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    ck_assert_ok(w2l_state_lock(b, "job-b", &err), err);
+    h = holder_of(b);
+    ck_assert_str_eq(h.job, "job-b");
+    ck_assert_uint_eq(h.epoch, epoch + 1);
+    ck_assert_msg(h.expires_ms > wall_ms(), "%lld", (long long)h.expires_ms);
+    uint64_t ck = 0;
+    ck_assert_ok(w2l_state_latest(b, &ck, &err), err);
+    ck_assert_uint_eq(ck, 1);
+    ck_assert_ok(w2l_state_put(b, 2, "k", "b", 1, &err), err);
+    ck_assert_ok(w2l_state_seal(b, 2, &err), err);
+    /* a wakes up (SIGCONT): its connection is gone; fenced, naming b, and it stays so */
+    ck_assert_ok(w2l_state_put(a, 2, "k", "a", 1, &err), err);
+    ck_assert_int_eq(w2l_state_seal(a, 2, &err), W2L_BUSY);
+    ck_assert_msg(strstr(err.msg, "fenced") && strstr(err.msg, "job \"job-b\"") &&
+                      !strstr(err.msg, "w2lpass"),
+                  "%s", err.msg);
+    ck_assert_int_eq(w2l_state_renew(a, &end, &err), W2L_BUSY);
+    ck_assert_msg(strstr(err.msg, "fenced"), "%s", err.msg);
+    ck_assert_int_eq(end, 0);
+    ck_assert_int_eq(w2l_state_prune(a, 2, &err), W2L_BUSY);
+    ck_assert_int_eq(w2l_state_lock(a, "job-a", &err), W2L_MISUSE); /* never retaken */
+    w2l_state_close(a);
+    h = holder_of(b);
+    ck_assert_str_eq(h.job, "job-b");
+    ck_assert_msg(h.expires_ms > wall_ms(), "%lld", (long long)h.expires_ms);
+    w2l_buf v = {0};
+    ck_assert_ok(w2l_state_get(b, 2, "k", &v, &err), err);
+    ck_assert_mem_eq(v.data, "b", 1);
+    w2l_buf_release(&v);
+    ck_assert_ok(w2l_state_renew(b, &end, &err), err);
+    /* b ends cleanly: its lease ends with it, so the next taker does not wait */
+    w2l_state_close(b);
+    w2l_state *n = reopen(u, c);
+    t0 = wall_ms();
+    ck_assert_ok(w2l_state_lock(n, "job-n", &err), err);
+    ck_assert_int_lt(wall_ms() - t0, 1500);
+    ck_assert_uint_eq(holder_of(n).epoch, epoch + 2);
+    w2l_state_close(n);
+    w2l_conf_free(c);
+}
+END_TEST
+
+/* The holder killed with a seal's transaction open: the server rolls it back. Holders
+ * that are within their lease, or that left no record or no expiry, are never killed. */
+START_TEST(mysql_store_only_lapsed_holders_are_killed)
+{
+    char u[200];
+    snprintf(u, sizeof u, "%s", mysql_uri("lapsed"));
+    w2l_conf *c = lease_conf("1s");
+    w2l_state *b = reopen(u, c);
+    w2l_state_close(b); /* the tables exist */
+    /* a lapsed holder in the middle of a seal */
+    w2l__my *x = raw_conn("w2l", "w2lpass");
+    raw_hold(x, "lapsed", wall_ms() - 5000, 4);
+    raw_exec(x, "START TRANSACTION");
+    raw_exec(x, "REPLACE INTO `lapsed_sealed` (one, ckpt) VALUES (1, 99)");
+    b = reopen(u, c);
+    ck_assert_ok(w2l_state_lock(b, "job-b", &err), err);
+    ck_assert_uint_eq(holder_of(b).epoch, 5);
+    uint64_t ck = 0;
+    ck_assert_int_eq(w2l_state_latest(b, &ck, &err), W2L_NOTFOUND); /* rolled back */
+    ck_assert(!raw_alive(x));
+    w2l__my_close(x);
+    w2l_state_close(b);
+    /* unexpired, record-less and expiry-less holders: left alone */
+    for (int i = 0; i < 3; i++) {
+        x = raw_conn("w2l", "w2lpass");
+        raw_hold(x, "lapsed", i == 0 ? wall_ms() + 60000 : i == 1 ? -1 : 0, 9);
+        b = reopen(u, c);
+        ck_assert_int_eq(w2l_state_lock(b, "job-b", &err), W2L_BUSY);
+        ck_assert_msg(raw_alive(x), "holder %d was killed", i);
+        w2l_state_close(b);
+        w2l__my_close(x);
+    }
+    w2l_conf_free(c);
+}
+END_TEST
+
+/* A taker whose user may not kill the lapsed holder's connection says so once, naming the
+ * privilege, and keeps waiting. */
+START_TEST(mysql_store_kill_without_privilege_warns_once)
+{
+    /* a user with every privilege on the store's database, none on the server (as root,
+     * over the private server's socket: w2l may not grant) */
+    w2l__my *x = raw_conn("w2l", "w2lpass");
+    char sock[400], cmd[1000];
+    int null;
+    ck_assert_ok(w2l__my_value(x, "SELECT @@socket", sock, sizeof sock, &null, &err), err);
+    snprintf(cmd, sizeof cmd,
+             "mariadb --no-defaults --socket='%s' -uroot -e \"CREATE USER IF NOT EXISTS "
+             "'w2lplain'@'127.0.0.1' IDENTIFIED BY 'plainpass'; GRANT ALL ON w2l_test.* "
+             "TO 'w2lplain'@'127.0.0.1'\"",
+             sock);
+    ck_assert_int_eq(system(cmd), 0);
+    char u[200];
+    snprintf(u, sizeof u, "mysql://w2lplain:plainpass@127.0.0.1:%u/w2l_test?table=plain",
+             db_port);
+    w2l_conf *c = lease_conf("1s");
+    w2l_state *b = reopen(u, c);
+    raw_hold(x, "plain", wall_ms() - 5000, 2);
+    log_seen[0] = '\0';
+    w2l_log_set_callback(log_keep, NULL);
+    ck_assert_int_eq(w2l_state_lock(b, "job-b", &err), W2L_BUSY);
+    ck_assert_int_eq(w2l_state_lock(b, "job-b", &err), W2L_BUSY);
+    w2l_log_set_callback(NULL, NULL);
+    ck_assert_msg(strstr(log_seen, "CONNECTION ADMIN") && strstr(log_seen, "job \"stopped\""),
+                  "%s", log_seen);
+    ck_assert_ptr_eq(strstr(strstr(log_seen, "CONNECTION ADMIN") + 1, "CONNECTION ADMIN"),
+                     NULL); /* once */
+    ck_assert(raw_alive(x));
+    w2l__my_close(x);
+    w2l_state_close(b);
+    w2l_conf_free(c);
+}
+END_TEST
+
+/* The server restarts under a holder: the lock went with its connection, so the holder is
+ * fenced (it never takes the lock again by itself); a taker finds the lock free but the
+ * old lease running, and waits it out before it goes on. Never two holders. */
+START_TEST(mysql_store_server_restart_fences_the_holder)
+{
+    char u[200];
+    snprintf(u, sizeof u, "%s", mysql_uri("restarted"));
+    w2l_conf *c = lease_conf("2s");
+    w2l_state *a = reopen(u, c);
+    ck_assert_ok(w2l_state_lock(a, "job-a", &err), err);
+    ck_assert_ok(w2l_state_put(a, 1, "k", "a", 1, &err), err);
+    ck_assert_ok(w2l_state_seal(a, 1, &err), err);
+    int64_t end = 0;
+    ck_assert_ok(w2l_state_renew(a, &end, &err), err);
+    ck_assert_int_eq(test_mariadb_script("stop"), 0);
+    ck_assert_int_eq(test_mariadb_script("start"), 0);
+    w2l_state *b = reopen(u, c);
+    int64_t t0 = wall_ms();
+    w2l_rc rc = w2l_state_lock(b, "job-b", &err);
+    ck_assert_ok(rc, err);
+    int64_t taken = wall_ms();
+    /* it waited for a's lease (as a renewed it last, plus the margin) unless that had run
+     * out during the restart already */
+    ck_assert_msg(taken >= end || t0 >= end, "taken %lld, a's lease ended %lld",
+                  (long long)taken, (long long)end);
+    ck_assert_str_eq(holder_of(b).job, "job-b");
+    ck_assert_int_eq(w2l_state_renew(a, &end, &err), W2L_BUSY);
+    ck_assert_msg(strstr(err.msg, "fenced") && strstr(err.msg, "job-b"), "%s", err.msg);
+    ck_assert_ok(w2l_state_put(a, 2, "k", "a", 1, &err), err);
+    ck_assert_int_eq(w2l_state_seal(a, 2, &err), W2L_BUSY);
+    ck_assert_ok(w2l_state_put(b, 2, "k", "b", 1, &err), err);
+    ck_assert_ok(w2l_state_seal(b, 2, &err), err);
+    w2l_state_close(a);
+    ck_assert_str_eq(holder_of(b).job, "job-b");
+    w2l_state_close(b);
+    w2l_conf_free(c);
+}
+END_TEST
+
 Suite *suite_state(void)
 {
     Suite *s = suite_create("state");
@@ -776,6 +1124,7 @@ Suite *suite_state(void)
     tcase_add_test(basic, file_store_lease_fences_a_job_taken_over);
     tcase_add_test(basic, file_store_renew_extends_and_fences);
     tcase_add_test(basic, file_store_lease_writes_are_conditional);
+    tcase_add_loop_test(basic, file_store_seal_of_a_stopped_holder_is_fenced, 0, 3);
     tcase_add_test(basic, file_store_missing_checkpoint_is_named);
     suite_add_tcase(s, basic);
     TCase *mysql = tcase_create("mysql");
@@ -784,6 +1133,10 @@ Suite *suite_state(void)
     tcase_add_test(mysql, mysql_store_survives_restart);
     tcase_add_test(mysql, mysql_store_errors_hide_the_password);
     tcase_add_test(mysql, mysql_store_lock_refuses_a_second_job);
+    tcase_add_test(mysql, mysql_store_lease_renews_and_a_lapsed_holder_is_killed);
+    tcase_add_test(mysql, mysql_store_only_lapsed_holders_are_killed);
+    tcase_add_test(mysql, mysql_store_kill_without_privilege_warns_once);
+    tcase_add_test(mysql, mysql_store_server_restart_fences_the_holder);
     tcase_set_timeout(mysql, 60);
     suite_add_tcase(s, mysql);
     TCase *faults = tcase_create("faults");

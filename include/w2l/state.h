@@ -75,7 +75,9 @@ typedef struct w2l_state_methods {
      * sets me->epoch (the previous holder's plus one) and, for a lease, me->expires_ms.
      * When another live process holds it: W2L_BUSY, *other filled, and err's message the
      * store's location only (e.g. "file:/lake/_w2l/state"); the core words the error.
-     * Once taken, seal and prune fail with W2L_BUSY when the store was taken over. */
+     * Once taken, seal and prune fail with W2L_BUSY when the store was taken over; for a
+     * lease the write itself is conditional (a holder paused between check and write must
+     * not overwrite the next one's). */
     w2l_rc (*lock)(w2l_state *self, w2l_state_holder *me, w2l_state_holder *other,
                    w2l_error *err);
     /* V2. The live holder into *out, without taking anything; W2L_NOTFOUND when none. */
@@ -114,10 +116,11 @@ W2L_API w2l_rc w2l_state_prune(w2l_state *st, uint64_t keep_from, w2l_error *err
  * A store of version 1 cannot be locked: W2L_OK, nothing taken. See w2l_state_lock(3). */
 W2L_API w2l_rc w2l_state_lock(w2l_state *st, const char *job, w2l_error *err);
 /* Renews this process's hold on a store it locked (a lease: checked, then extended by
- * ha.lease-timeout): *expires_ms the lease's new end (ms since 1970 UTC), 0 for a lock that
- * needs no renewal. W2L_BUSY naming the new holder once another process took the store
- * over (this one must then write nothing more). A store below version 3, or not locked:
- * W2L_OK and 0. Thread-safe. See w2l_state_lock(3). */
+ * ha.lease-timeout; the mysql store's lease beside its named lock too): *expires_ms the
+ * lease's new end (ms since 1970 UTC), 0 for a lock that needs no renewal (a lock file).
+ * W2L_BUSY naming the new holder once another process took the store over (this one
+ * must then write nothing more). A store below version 3, or not locked: W2L_OK and 0.
+ * Thread-safe. See w2l_state_lock(3). */
 W2L_API w2l_rc w2l_state_renew(w2l_state *st, int64_t *expires_ms, w2l_error *err);
 /* Who holds the store now; W2L_NOTFOUND when nobody (or a version 1 store). Takes
  * nothing, so a reader beside a running job may call it. See w2l_state_lock(3). */

@@ -99,12 +99,14 @@ const w2l_conf_prop w2l__conf_props[] = {
     { "readyz.max-lag", W2L_CONF_DURATION, "30s", 0, MS_DAY, NULL, W2L_CONF_F_CLI,
       "/readyz answers 200 once the initial snapshot is done, a checkpoint of the run is "
       "committed and the source lag is at most this." },
-    { "ha.lease-timeout", W2L_CONF_DURATION, "60s", 1000, MS_DAY, NULL, W2L_CONF_F_CLI,
-      "How long the lease on a state store that is not on a local disk (S3) lasts unless its "
-      "job renews it (every ha.renew-interval and before every seal and prune); a job that "
-      "stops for longer loses the store to the next, and is fenced: it commits nothing more "
-      "and stops. A store on a local disk is held by a lock file instead, which its process "
-      "holds until it ends (one machine only)." },
+    { "ha.lease-timeout", W2L_CONF_DURATION, "15s", 1000, MS_DAY, NULL, W2L_CONF_F_CLI,
+      "How long the lease on a state store lasts unless its job renews it (every "
+      "ha.renew-interval and before every seal and prune): on S3 a lease object, in the "
+      "mysql store the expiry beside its GET_LOCK. A job that stops for longer loses the "
+      "store to the next (the mysql store's taker kills the stopped job's connection), and "
+      "is fenced: it commits nothing more and stops. Hosts' clocks must agree to within a "
+      "fraction of it. A store on a local disk is held by a lock file instead, which its "
+      "process holds until it ends (one machine only)." },
     { "ha.renew-interval", W2L_CONF_DURATION, NULL, 100, MS_DAY, NULL, W2L_CONF_F_CLI,
       "How often a job renews its lease, and how often a standby (ha.standby) asks whether "
       "the job it waits for still holds the state store; unset (the default): a third of "

@@ -17,6 +17,23 @@
  *                        seal and prune; state_lock.c
  * One job writes a store: w2l_state_lock takes LOCK or LEASE, and a second job is refused.
  *
+ * Fencing a lease holder's seals (a file IO with conditional writes, version 5: S3's
+ * If-Match / If-None-Match): a holder that passed its lease check and then stopped past
+ * its lease (SIGSTOP, a pause) must not publish over the next holder's state. So there
+ *   - LATEST reads "N\nepoch E\n": the holder's epoch beside the checkpoint id, so that no
+ *     two holders ever write the same bytes (an ETag may be a hash of the content);
+ *   - a taker (epoch above 1) rewrites LATEST at once with its epoch: the ETag the old
+ *     holder last wrote is gone, though the taker has sealed nothing yet;
+ *   - every seal's LATEST is written with If-Match on the ETag this process last wrote or
+ *     read when it took the store (If-None-Match: * when there was none): W2L_BUSY,
+ *     "fenced", when another wrote it since;
+ *   - a checkpoint file is created with If-None-Match: *; one already there is replaced
+ *     (If-Match its ETag) only after the lease is read back as still this process's: an
+ *     orphan of a crash, never a new holder's;
+ *   - files above LATEST are swept when the store is taken, not at a seal a stopped
+ *     process may resume into.
+ * A local directory keeps "N\n" and its lock file, which the kernel holds for its process.
+ *
  * File grammar (all integers little-endian):
  *   "W2LSTATE" u32 version=1  u64 ckpt  u32 count
  *   count x ( u32 keylen  key  u32 vallen  val )
@@ -53,6 +70,9 @@ typedef struct file_state {
     int sealed_any;           /* this process sealed a checkpoint (under mtx) */
     int64_t lease_ms;         /* ha.lease-timeout */
     w2l_state_holder me;
+    int cond;                 /* leased, on a file IO with conditional writes: fenced seals */
+    int tag_known;            /* latest_tag is LATEST's as this process last wrote or read it */
+    char latest_tag[128];     /* "" when there was no LATEST */
 } file_state;
 
 static w2l_rc check_held(file_state *fs, w2l_error *err);
@@ -201,35 +221,60 @@ static int scan_one(void *p, const char *name)
     return 0;
 }
 
-/* What DIR/LATEST names now into *out; 0 when there is none. */
-static w2l_rc read_latest(file_state *fs, uint64_t *out, w2l_error *err)
+/* LATEST's text: "N\n", or "N\nepoch E\n" (a lease holder's, N 0 when none is sealed).
+ * -1 when it is neither. */
+static int parse_latest(const char *text, size_t len, uint64_t *ckpt)
+{
+    char buf[96];
+    if (len == 0 || len >= sizeof buf) return -1;
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+    char *end;
+    unsigned long long v = strtoull(buf, &end, 10);
+    if (end == buf) return -1;
+    while (*end == '\n') end++;
+    int epoch = 0;
+    if (strncmp(end, "epoch ", 6) == 0) {
+        char *e2;
+        strtoull(end + 6, &e2, 10);
+        if (e2 == end + 6) return -1;
+        end = e2;
+        while (*end == '\n') end++;
+        epoch = 1;
+    }
+    if (*end || (v == 0 && !epoch)) return -1;
+    *ckpt = v;
+    return 0;
+}
+
+/* What DIR/LATEST names now into *out; 0 when there is none. With tag (conditional
+ * writes), its ETag too ("" when there is none). */
+static w2l_rc read_latest_tagged(file_state *fs, uint64_t *out, char *tag, w2l_error *err)
 {
     *out = 0;
+    if (tag) tag[0] = '\0';
     char *latest = w2l__path_join(fs->dir, "LATEST");
     void *data = NULL;
     size_t len = 0;
-    w2l_rc rc = latest ? w2l_fileio_read_all(fs->io, latest, &data, &len, err)
-                       : w2l__fail(err, W2L_NOMEM, "out of memory");
+    w2l_rc rc = !latest ? w2l__fail(err, W2L_NOMEM, "out of memory")
+                : tag   ? w2l__fileio_get_tagged(fs->lease_io, latest, &data, &len, tag, err)
+                        : w2l_fileio_read_all(fs->io, latest, &data, &len, err);
     if (rc == W2L_NOTFOUND) {
         rc = W2L_OK;
-    } else if (rc == W2L_OK) {
-        char *end;
-        unsigned long long v = strtoull(data, &end, 10);
-        while (*end == '\n') end++;
-        if (len == 0 || *end || v == 0)
-            rc = w2l__fail(err, W2L_CORRUPT, "%s: expected a checkpoint id, got '%.40s'",
-                           latest, (char *)data);
-        else *out = v;
+    } else if (rc == W2L_OK && parse_latest(data, len, out) != 0) {
+        rc = w2l__fail(err, W2L_CORRUPT, "%s: expected a checkpoint id, got '%.40s'", latest,
+                       len ? (char *)data : "");
     }
     w2l__free(data);
     w2l__free(latest);
     return rc;
 }
 
-/* The lease is read and written through a file IO of its own whose requests end within a
- * quarter of the lease (three attempts at most): a request that hangs (an endpoint that
- * took the connection and never answers, a process paused in the middle of one) must not
- * hold the store, and every commit waiting on it, past the lease it is about. */
+/* The lease, and LATEST when it is fenced (cond), are read and written through a file IO
+ * of their own whose requests end within a quarter of the lease (three attempts at most):
+ * a request that hangs (an endpoint that took the connection and never answers, a process
+ * paused in the middle of one) must not hold the store, and every commit waiting on it,
+ * past the lease it is about. */
 static w2l_rc open_lease_io(file_state *fs, const w2l_conf *conf, w2l_error *err)
 {
     w2l_conf *c = conf ? w2l_conf_dup(conf) : w2l_conf_new();
@@ -243,6 +288,11 @@ static w2l_rc open_lease_io(file_state *fs, const w2l_conf *conf, w2l_error *err
     return rc;
 }
 
+static w2l_rc read_latest(file_state *fs, uint64_t *out, w2l_error *err)
+{
+    return read_latest_tagged(fs, out, NULL, err);
+}
+
 static w2l_rc fs_open(const w2l_state_methods *m, const w2l_conf *conf, const char *uri,
                       w2l_state *self, w2l_error *err)
 {
@@ -251,7 +301,7 @@ static w2l_rc fs_open(const w2l_state_methods *m, const w2l_conf *conf, const ch
     if (mtx_init(&fs->mtx, mtx_plain) != thrd_success)
         return w2l__fail(err, W2L_ERROR, "mutex init failed");
     fs->lock_fd = -1;
-    fs->lease_ms = 60000;
+    fs->lease_ms = 15000;
     if (uri && *uri) {
         fs->dir = w2l__strdup(uri);
     } else {
@@ -265,14 +315,16 @@ static w2l_rc fs_open(const w2l_state_methods *m, const w2l_conf *conf, const ch
         }
         fs->dir = w2l__path_join(wh, "_w2l/state");
     }
-    w2l_rc rc = fs->dir ? w2l__fileio_open_for(conf, fs->dir, &fs->io, err)
-                        : w2l__fail(err, W2L_NOMEM, "out of memory");
+    /* the store's own file IO is the last one it opens (the fault tests arm that one) */
+    w2l_rc rc = fs->dir ? W2L_OK : w2l__fail(err, W2L_NOMEM, "out of memory");
     if (rc == W2L_OK) {
         const char *io = w2l__fileio_name_for(conf, fs->dir);
         fs->local = !io || strcmp(io, "local") == 0;
         if (!fs->local && conf) rc = w2l_conf_get_int(conf, "ha.lease-timeout", &fs->lease_ms, err);
         if (rc == W2L_OK && !fs->local) rc = open_lease_io(fs, conf, err);
     }
+    if (rc == W2L_OK) rc = w2l__fileio_open_for(conf, fs->dir, &fs->io, err);
+    if (rc == W2L_OK) fs->cond = !fs->local && w2l__fileio_has_put_if(fs->io);
     /* a reader beside a running job: the checkpoint LATEST names may be pruned before it
      * is read, when newer ones were sealed meanwhile; LATEST is then read again */
     for (int attempt = 0; rc == W2L_OK; attempt++) {
@@ -376,6 +428,157 @@ static w2l_rc fs_keys(w2l_state *self, uint64_t ckpt, const char *prefix,
     return rc == W2L_NOTFOUND ? W2L_OK : rc;
 }
 
+/* ---- fenced seals on a lease (conditional writes); fs->mtx held ---- */
+
+static char *lease_path(const file_state *fs)
+{
+    return w2l__path_join(fs->dir, "LEASE");
+}
+
+/* LATEST's text for checkpoint ckpt written by this holder. */
+static int latest_text(const file_state *fs, uint64_t ckpt, char *buf, size_t size)
+{
+    return snprintf(buf, size, "%llu\nepoch %llu\n", (unsigned long long)ckpt,
+                    (unsigned long long)fs->me.epoch);
+}
+
+/* The error of a holder whose write lost to another's: the lease names the new holder
+ * when it was taken over. */
+static w2l_rc fenced(file_state *fs, const char *what, w2l_error *err)
+{
+    char *lp = lease_path(fs);
+    w2l_rc rc = lp ? w2l__lease_check(fs->lease_io, lp, fs->lease_ms, 0, &fs->me, err) : W2L_NOMEM;
+    w2l__free(lp);
+    if (rc == W2L_BUSY) return rc;
+    return w2l__fail(err, W2L_BUSY,
+                     "fenced: %s of state store %s was written by another process since this "
+                     "one (epoch %llu) last wrote or read it; this job stops",
+                     what, fs->dir, (unsigned long long)fs->me.epoch);
+}
+
+/* Reads LATEST back after this process wrote text there: its ETag becomes the one the
+ * next seal's write is conditional on. W2L_BUSY (fenced) when another wrote it since. */
+static w2l_rc learn_latest_tag(file_state *fs, const char *path, const char *text,
+                               w2l_error *err)
+{
+    void *data = NULL;
+    size_t len = 0;
+    char tag[128];
+    fs->tag_known = 0;
+    w2l_rc rc = w2l__fileio_get_tagged(fs->lease_io, path, &data, &len, tag, err);
+    if (rc == W2L_OK && (len != strlen(text) || memcmp(data, text, len) != 0))
+        rc = fenced(fs, "LATEST", err);
+    else if (rc == W2L_NOTFOUND)
+        rc = fenced(fs, "LATEST", err);
+    w2l__free(data);
+    if (rc == W2L_OK) {
+        memcpy(fs->latest_tag, tag, sizeof tag);
+        fs->tag_known = 1;
+    }
+    return rc;
+}
+
+/* Taking the store (cond): LATEST's ETag as found; above epoch 1 LATEST is rewritten
+ * with this holder's epoch first, so that a seal the previous holder may still attempt
+ * fails. Then files above LATEST (a crashed or fenced holder's) are swept. */
+static w2l_rc take_latest(file_state *fs, w2l_error *err)
+{
+    char *path = w2l__path_join(fs->dir, "LATEST");
+    W2L_NOMEM_IF(!path, err);
+    w2l_rc rc = W2L_OK;
+    for (int attempt = 0;; attempt++) {
+        uint64_t now = 0;
+        char tag[128], text[96];
+        rc = read_latest_tagged(fs, &now, tag, err);
+        if (rc != W2L_OK) break;
+        if (now && now != fs->latest) {
+            rc = load_ckpt(fs, now, &fs->sealed, err);
+            if (rc != W2L_OK) break;
+        }
+        fs->latest = now;
+        if (fs->me.epoch <= 1) { /* nobody held it before: nothing to fence, nothing written */
+            memcpy(fs->latest_tag, tag, sizeof tag);
+            fs->tag_known = 1;
+            break;
+        }
+        latest_text(fs, now, text, sizeof text);
+        rc = w2l__fileio_put_if(fs->lease_io, path, text, strlen(text), tag[0] ? tag : NULL, err);
+        if (rc == W2L_OK) {
+            rc = learn_latest_tag(fs, path, text, err);
+            break;
+        }
+        /* the previous holder's seal landed meanwhile: take that one */
+        if (rc != W2L_CONFLICT || attempt >= 5) break;
+    }
+    w2l__free(path);
+    if (rc == W2L_OK) {
+        scan_ctx c = {fs, 0, fs->latest, 0, 1, 0, W2L_OK, err};
+        rc = w2l_fileio_list(fs->io, fs->dir, scan_one, &c, err);
+        if (rc == W2L_OK) rc = c.rc;
+        fs->swept = rc == W2L_OK;
+    }
+    return rc;
+}
+
+/* Creates checkpoint file path (cond). One already there with other bytes is replaced
+ * only once the lease is read back as this process's: then it is an orphan (a crashed
+ * earlier holder's, or a stopped one's late write), never the next holder's. */
+static w2l_rc write_ckpt_cond(file_state *fs, const char *path, const w2l_buf *b, w2l_error *err)
+{
+    for (int attempt = 0; attempt < 5; attempt++) {
+        w2l_rc rc = w2l__fileio_put_if(fs->io, path, b->data, b->len, NULL, err);
+        if (rc != W2L_CONFLICT) return rc;
+        void *data = NULL;
+        size_t len = 0;
+        char tag[128];
+        rc = w2l__fileio_get_tagged(fs->io, path, &data, &len, tag, err);
+        if (rc == W2L_NOTFOUND) continue; /* removed meanwhile */
+        int same = rc == W2L_OK && len == b->len && memcmp(data, b->data, len) == 0;
+        w2l__free(data);
+        W2L_TRY(rc);
+        if (same) return W2L_OK;
+        char *lp = lease_path(fs);
+        W2L_NOMEM_IF(!lp, err);
+        rc = w2l__lease_check(fs->lease_io, lp, fs->lease_ms, 0, &fs->me, err);
+        w2l__free(lp);
+        W2L_TRY(rc);
+        rc = w2l__fileio_put_if(fs->io, path, b->data, b->len, tag, err);
+        if (rc != W2L_CONFLICT) return rc;
+    }
+    return w2l__fail(err, W2L_CONFLICT, "%s: written by another process at each attempt", path);
+}
+
+/* Publishes ckpt in LATEST (cond): If-Match on the ETag this process last wrote or read. */
+static w2l_rc publish_latest(file_state *fs, const char *path, uint64_t ckpt, w2l_error *err)
+{
+    char text[96];
+    if (!fs->tag_known) { /* a read back failed: LATEST must still be what it wrote */
+        char tag[128], want[96];
+        void *data = NULL;
+        size_t len = 0;
+        latest_text(fs, fs->latest, want, sizeof want);
+        w2l_rc rc = w2l__fileio_get_tagged(fs->lease_io, path, &data, &len, tag, err);
+        int same = rc == W2L_OK && len == strlen(want) && memcmp(data, want, len) == 0;
+        w2l__free(data);
+        if (rc == W2L_NOTFOUND && !fs->latest) tag[0] = '\0';
+        else if (rc == W2L_NOTFOUND || (rc == W2L_OK && !same)) return fenced(fs, "LATEST", err);
+        else if (rc != W2L_OK) return rc;
+        memcpy(fs->latest_tag, tag, sizeof tag);
+        fs->tag_known = 1;
+    }
+    latest_text(fs, ckpt, text, sizeof text);
+    w2l_rc rc = w2l__fileio_put_if(fs->lease_io, path, text, strlen(text),
+                                   fs->latest_tag[0] ? fs->latest_tag : NULL, err);
+    if (rc == W2L_CONFLICT) return fenced(fs, "LATEST", err);
+    W2L_TRY(rc);
+    w2l_error e;
+    if (learn_latest_tag(fs, path, text, &e) == W2L_BUSY) { /* sealed, then taken over */
+        if (err) *err = e;
+        return W2L_BUSY;
+    }
+    return W2L_OK; /* a read back that failed is made good at the next seal */
+}
+
 static w2l_rc fs_seal(w2l_state *self, uint64_t ckpt, w2l_error *err)
 {
     file_state *fs = (file_state *)self;
@@ -396,11 +599,14 @@ static w2l_rc fs_seal(w2l_state *self, uint64_t ckpt, w2l_error *err)
         if (rc == W2L_OK) rc = c.rc;
         fs->swept = rc == W2L_OK;
     }
+    int cond = fs->leased && fs->cond;
     /* a leftover of a crashed earlier run with this id is not sealed: replace it */
     if (rc == W2L_OK)
-        rc = w2l_fileio_write_all(fs->io, path, W2L_CREATE_REPLACE, b.data, b.len, err);
+        rc = cond ? write_ckpt_cond(fs, path, &b, err)
+                  : w2l_fileio_write_all(fs->io, path, W2L_CREATE_REPLACE, b.data, b.len, err);
     if (rc == W2L_OK)
-        rc = w2l_fileio_write_all(fs->io, latest, W2L_CREATE_REPLACE, num, (size_t)nl, err);
+        rc = cond ? publish_latest(fs, latest, ckpt, err)
+                  : w2l_fileio_write_all(fs->io, latest, W2L_CREATE_REPLACE, num, (size_t)nl, err);
     if (rc == W2L_OK) {
         w2l__kv_clear(&fs->sealed);
         w2l__kv_pending_take(&fs->pending, ckpt, &fs->sealed);
@@ -468,6 +674,12 @@ static w2l_rc fs_lock(w2l_state *self, w2l_state_holder *me, w2l_state_holder *o
     w2l__free(path);
     /* the job that held it until now may have sealed since open read LATEST */
     uint64_t now = 0;
+    if (rc == W2L_OK && fs->leased && fs->cond) {
+        mtx_lock(&fs->mtx);
+        rc = take_latest(fs, err);
+        mtx_unlock(&fs->mtx);
+        return rc;
+    }
     if (rc == W2L_OK) rc = read_latest(fs, &now, err);
     if (rc == W2L_OK && now && now != fs->latest) {
         mtx_lock(&fs->mtx);

@@ -82,7 +82,16 @@ int w2l__holder_gone(const w2l_state_holder *h)
     char host[256] = "";
     if (gethostname(host, sizeof host - 1) != 0 || strcmp(host, h->host) != 0) return 0;
     if (h->pid <= 0) return 1;
-    return kill((pid_t)h->pid, 0) != 0 && errno == ESRCH;
+    if (kill((pid_t)h->pid, 0) != 0) return errno == ESRCH;
+    /* ended, not yet reaped by its parent (Linux: state Z or X in /proc/PID/stat) */
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%lld/stat", h->pid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f) fclose(f);
+    buf[n] = '\0';
+    const char *paren = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+    return paren && (paren[1] == ' ') && (paren[2] == 'Z' || paren[2] == 'X');
 }
 
 static int same_holder(const w2l_state_holder *a, const w2l_state_holder *b)
