@@ -124,10 +124,11 @@ function catchUp (dbname, wh, extra = []) {
   assert.equal(r.status, 0, `catching up: ${r.stderr}`)
 }
 
-// s3rver ignores If-Match and If-None-Match on PUT; this proxy in front of it gives the
-// lease object (keys ending in /LEASE) the conditional writes S3 has: it knows each lease's
-// ETag from the answers it forwarded, and answers 412 to a PUT whose condition does not hold,
-// one PUT of a key at a time, judged once its whole body has arrived. It runs in a child
+// s3rver ignores If-Match and If-None-Match on PUT; this proxy in front of it gives every
+// object the conditional writes S3 has (the lease, LATEST and the checkpoint files use
+// them): it knows each key's ETag from the answers it forwarded, and answers 412 to a PUT
+// whose condition does not hold, one PUT of a key at a time, judged once its whole body has
+// arrived. It runs in a child
 // process, as s3rver does, so that the test's synchronous calls never hold it up.
 const PROXY = `
 const http = require('node:http')
@@ -137,15 +138,14 @@ const queues = new Map()
 let refused = 0
 const server = http.createServer((req, res) => {
   const key = decodeURIComponent(req.url.split('?')[0])
-  const lease = key.endsWith('/LEASE')
   const chunks = []
   req.on('data', d => chunks.push(d))
   req.on('end', () => {
     const body = Buffer.concat(chunks)
     const forward = () => new Promise(resolve => {
       const up = http.request({ host: t.hostname, port: t.port, method: req.method, path: req.url, headers: req.headers }, ur => {
-        if (lease && ur.statusCode < 300 && ur.headers.etag && (req.method === 'PUT' || req.method === 'GET')) etags.set(key, ur.headers.etag)
-        if (lease && req.method === 'DELETE') etags.delete(key)
+        if (ur.statusCode < 300 && ur.headers.etag && (req.method === 'PUT' || req.method === 'GET')) etags.set(key, ur.headers.etag)
+        if (req.method === 'DELETE') etags.delete(key)
         res.writeHead(ur.statusCode, ur.rawHeaders)
         ur.pipe(res)
         ur.on('end', resolve)
@@ -153,7 +153,7 @@ const server = http.createServer((req, res) => {
       up.on('error', () => { req.socket.destroy(); resolve() })
       up.end(body)
     })
-    if (!lease || req.method !== 'PUT') return forward()
+    if (req.method !== 'PUT') return forward()
     const run = async () => {
       const ifMatch = req.headers['if-match']
       const noneMatch = req.headers['if-none-match']
@@ -317,5 +317,5 @@ test('S3 lease: SIGSTOP the active run past the lease; after SIGCONT it is fence
   assert.equal(await standby.exited, 0, standby.err())
   catchUp(dbname, wh, state)
   await assertLakeEqualsSource(dbname, wh, 'after the fenced run')
-  console.log(`# the proxy: lease writes ${await proxy.stop()} (412)`)
+  console.log(`# the proxy: conditional writes ${await proxy.stop()} (412)`)
 })
