@@ -12,8 +12,8 @@
  *
  * Built two ways by `make fuzz` (Makefile):
  *   - with clang: a libFuzzer target (-DW2L_LIBFUZZER, -fsanitize=fuzzer), run with a
- *     seed corpus holding test/data/binlog/*.bin (the recording, its MariaDB variants and
- *     the findings);
+ *     seed corpus of the .bin files in test/data/binlog (the recording, its MariaDB
+ *     variants and the findings);
  *   - otherwise: the standalone driver below, which mutates the seed files with a fixed
  *     seed for N iterations or S seconds, whichever ends first:
  *       fuzz_binlog [-n N] [-s SEED] [-t SECONDS] [-o LAST] SEED_FILE...

@@ -1,7 +1,8 @@
 /*
- * GZIP and zlib inflation, the one file that includes zlib.h. Two readers use it: the
- * Parquet reader's GZIP page codec (CompressionCodec GZIP = 2, common in files of Java
- * writers such as Iceberg Java), and the binlog reader for MariaDB's compressed events
+ * GZIP and zlib inflation, and zlib's CRC-32, the one file that includes zlib.h. Two
+ * readers use the inflation: the Parquet reader's GZIP page codec (CompressionCodec GZIP =
+ * 2, common in files of Java writers such as Iceberg Java), and the binlog reader for
+ * MariaDB's compressed events
  * (log_bin_compress=ON: QUERY_COMPRESSED and the *_ROWS_COMPRESSED events carry zlib
  * streams). A gzip stream is RFC 1952 (a header, DEFLATE data of RFC 1951, then CRC-32 and
  * length of the data); zlib checks both. The caller knows the uncompressed size (the page
@@ -116,4 +117,16 @@ w2l_rc w2l__gzip_decompress(const void *src, size_t n, void *dst, size_t dst_len
     if (rc == W2L_OK && got != dst_len)
         rc = w2l__fail(err, W2L_CORRUPT, "gzip: %zu bytes, header says %zu", got, dst_len);
     return rc;
+}
+
+uint32_t w2l__zlib_crc32(const void *p, size_t n)
+{
+    uLong c = crc32(0L, Z_NULL, 0);
+    const Bytef *b = p;
+    while (n > UINT_MAX) { /* zlib counts in uInt */
+        c = crc32(c, b, UINT_MAX);
+        b += UINT_MAX;
+        n -= UINT_MAX;
+    }
+    return (uint32_t)crc32(c, b, (uInt)n);
 }

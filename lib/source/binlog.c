@@ -44,25 +44,14 @@
 
 #include "binlog_int.h"
 #include "mysql_int.h"
+#include "../common/gzip.h"
 #include "../model/model.h"
 
-/* ---- CRC32 (IEEE, reflected), to tell a ROTATE's trailing checksum ---- */
+/* ---- CRC32 (IEEE, reflected), as events carry it: zlib's (../common/gzip.c) ---- */
 
-static uint32_t crc_table[256];
-static void crc_init(void)
-{
-    if (crc_table[1]) return;
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-        crc_table[i] = c;
-    }
-}
 uint32_t w2l__bl_crc32(const uint8_t *p, size_t n)
 {
-    uint32_t c = 0xFFFFFFFFu;
-    while (n--) c = crc_table[(c ^ *p++) & 0xFF] ^ (c >> 8);
-    return c ^ 0xFFFFFFFFu;
+    return w2l__zlib_crc32(p, n);
 }
 
 /* ---- GTID states ---- */
@@ -193,7 +182,6 @@ void w2l__bl_fail_mysql(w2l__bl *b, w2l_error *err, const char *what)
 
 w2l_rc w2l__bl_open(w2l__my *conn, const w2l__bl_opts *o, w2l__bl **out, w2l_error *err)
 {
-    crc_init();
     *out = NULL;
     w2l__bl *b = w2l__calloc(1, sizeof *b);
     W2L_NOMEM_IF(!b, err);
