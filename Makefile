@@ -220,7 +220,7 @@ fuzz:
 ifneq ($(FUZZ_CLANG),)
 	@$(MAKE) --no-print-directory B=$(FUZZ_B) CC=$(FUZZ_CLANG) CFLAGS="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" \
 	    LDFLAGS="-fsanitize=address,undefined" FUZZ_MAIN="-DW2L_LIBFUZZER -fsanitize=fuzzer" $(FUZZ_B)/fuzz/fuzz_binlog
-	@mkdir -p $(FUZZ_B)/fuzz/corpus && cp test/data/binlog/stream.bin $(FUZZ_B)/fuzz/corpus/
+	@mkdir -p $(FUZZ_B)/fuzz/corpus && cp test/data/binlog/*.bin $(FUZZ_B)/fuzz/corpus/
 	$(FUZZ_ENV) $(FUZZ_B)/fuzz/fuzz_binlog -max_total_time=$(FUZZ_SECS) -seed=1 -artifact_prefix=$(FUZZ_B)/fuzz/ \
 	    $(FUZZ_B)/fuzz/corpus
 	@$(MAKE) --no-print-directory B=$(FUZZ_B) CC=$(FUZZ_CLANG) CFLAGS="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" \
@@ -240,7 +240,7 @@ else
 	@$(MAKE) --no-print-directory B=$(FUZZ_B) CFLAGS="$(FUZZ_SAN)" LDFLAGS="-fsanitize=address,undefined" \
 	    $(FUZZ_B)/fuzz/fuzz_binlog
 	$(FUZZ_ENV) $(FUZZ_B)/fuzz/fuzz_binlog -n 1000000 -s 1 -t $(FUZZ_SECS) -o $(FUZZ_B)/fuzz/last-input.bin \
-	    test/data/binlog/stream.bin
+	    test/data/binlog/stream.bin test/data/binlog/seed-mariadb-variants.bin
 	@$(MAKE) --no-print-directory B=$(FUZZ_B) CFLAGS="$(FUZZ_SAN)" LDFLAGS="-fsanitize=address,undefined" \
 	    $(FUZZ_B)/fuzz/fuzz_json
 	$(FUZZ_ENV) $(FUZZ_B)/fuzz/fuzz_json -n 1000000 -s 1 -t $(FUZZ_SECS) test/data/cdc/*.jsonl

@@ -1,15 +1,19 @@
 /*
- * Fuzz target for the binlog decoder (lib/source/binlog.c): each input is a recorded dump
- * in the framing of test/data/binlog/README ("W2LBLS1\n", then 4-byte LE length + packet,
- * read leniently here: a length past the end takes what is left). Every event packet gets
- * its header's event length and its CRC32 rewritten, so mutations reach our decoder past
- * libmariadb's framing and checksum checks; then the packets are played through the fake
- * server of test/support/binlog_replay.c to w2l__bl_open/fetch and w2l__bl_decode_row.
+ * Fuzz target for the binlog reader and decoder of a MariaDB dump (lib/source/binlog*.c):
+ * each input is a dump's packet stream as the server sends it after COM_BINLOG_DUMP (the
+ * artificial ROTATE, FORMAT_DESCRIPTION, then the events), in the framing of
+ * test/data/binlog/README ("W2LBLS1\n", then 4-byte LE length + packet, read leniently
+ * here: a length past the end takes what is left). Every event packet gets its header's
+ * event length and its CRC32 rewritten, so mutations reach the decoder past the reader's
+ * length and checksum checks; then the packets are played through the fake server of
+ * test/support/binlog_replay.c, over libmariadb's packet layer, to w2l__bl_open/fetch and
+ * w2l__bl_decode_row: the whole path of the MariaDB stream.
  * A crash, an ASan/UBSan report or a hang is a finding; errors are the expected outcome.
  *
  * Built two ways by `make fuzz` (Makefile):
  *   - with clang: a libFuzzer target (-DW2L_LIBFUZZER, -fsanitize=fuzzer), run with a
- *     seed corpus holding test/data/binlog/stream.bin;
+ *     seed corpus of the .bin files in test/data/binlog (the recording, its MariaDB
+ *     variants and the findings);
  *   - otherwise: the standalone driver below, which mutates the seed files with a fixed
  *     seed for N iterations or S seconds, whichever ends first:
  *       fuzz_binlog [-n N] [-s SEED] [-t SECONDS] [-o LAST] SEED_FILE...

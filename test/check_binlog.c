@@ -1,16 +1,18 @@
 /*
- * The binlog decoder (lib/source/binlog.c) without a server: the dump recorded from the
+ * The binlog decoder (lib/source/binlog*.c) without a server: the dump recorded from the
  * private MariaDB in test/data/binlog/stream.bin (every column type, DDL, a multi-table
  * transaction, XA, MINIMAL and FULL images; see its README) is played by a fake server
- * (test/support/binlog_replay.c) through libmariadb to w2l__bl_open/fetch and
- * w2l__bl_decode_row, and the rendered stream must equal expected.txt, written by hand
+ * (test/support/binlog_replay.c) through libmariadb's packet layer to w2l__bl_open/fetch
+ * and w2l__bl_decode_row, and the rendered stream must equal expected.txt, written by hand
  * from workload.sql. Then damaged copies of it: truncated events and row images, bad
  * lengths, unknown event types, each must end in a clear error (or be skipped), never a
- * crash.
+ * crash; and MariaDB's variants of its events (compressed QUERY and rows events, GTIDs with
+ * a commit id, an ignorable event of an unknown type) that must decode the same.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "support/support.h"
 #include "support/binlog_replay.h"
@@ -22,7 +24,11 @@ enum {
     T_TABLE_MAP = 19,
     T_WRITE_V1 = 23,
     T_UPDATE_V1 = 24,
-    T_DELETE_V1 = 25
+    T_DELETE_V1 = 25,
+    T_CHECKPOINT = 161,
+    T_GTID = 162,
+    T_QUERY_COMPRESSED = 165,
+    T_WRITE_COMPRESSED_V1 = 166
 };
 
 static fake_my *srv;
@@ -309,6 +315,259 @@ START_TEST(every_cut_fails_cleanly)
 }
 END_TEST
 
+/* ---- MariaDB's events as our reader decodes them (no libmariadb parser) ---- */
+
+/* The recording with each packet i replaced by pk[i]/ln[i] (NULL: as recorded). */
+static w2l_rc replay_all(uint8_t **pk, const size_t *ln, char **text, w2l_error *err)
+{
+    const uint8_t **p = malloc(rec.npkts * sizeof *p);
+    size_t *l = malloc(rec.npkts * sizeof *l);
+    ck_assert(p && l);
+    for (size_t i = 0; i < rec.npkts; i++) {
+        p[i] = pk[i] ? pk[i] : rec.pkts[i];
+        l[i] = pk[i] ? ln[i] : rec.lens[i];
+    }
+    fake_my_set_packets(srv, p, l, rec.npkts);
+    free(p);
+    free(l);
+    return bl_replay_text(fake_my_port(srv), text, err);
+}
+
+static void free_all(uint8_t **pk)
+{
+    for (size_t i = 0; i < rec.npkts; i++) free(pk[i]);
+    free(pk);
+}
+
+/* Packet k of type `type` whose bytes from `at` (in the packet, before the CRC) are
+ * compressed as MariaDB's log_bin_compress does: 0x80 | n, the length in n bytes
+ * big-endian, a zlib stream; hdr_byte and len_bytes override the header (0: as MariaDB). */
+static uint8_t *compressed(size_t k, uint8_t type, size_t at, uint8_t hdr_byte, size_t *len)
+{
+    const uint8_t *src = rec.pkts[k];
+    size_t plain = rec.lens[k] - 4 - at;
+    uLongf zl = compressBound((uLong)plain);
+    uint8_t *p = malloc(at + 5 + zl + 4);
+    ck_assert(p != NULL);
+    memcpy(p, src, at);
+    p[1 + 4] = type;
+    int n = plain > 0xFFFFFF ? 4 : plain > 0xFFFF ? 3 : plain > 0xFF ? 2 : 1;
+    p[at] = hdr_byte ? hdr_byte : (uint8_t)(0x80 | n);
+    for (int i = 0; i < n; i++) p[at + 1 + i] = (uint8_t)(plain >> (8 * (n - 1 - i)));
+    ck_assert(compress2(p + at + 1 + n, &zl, src + at, (uLong)plain, 6) == Z_OK);
+    *len = at + 1 + (size_t)n + zl + 4;
+    reframe(p, *len);
+    return p;
+}
+
+/* Where a QUERY packet's statement starts: post-header 13, status variables, db, NUL. */
+static size_t query_sql_at(const uint8_t *pkt)
+{
+    const uint8_t *b = pkt + 1 + 19;
+    return 1 + 19 + 13 + (size_t)(b[11] | b[12] << 8) + b[8] + 1;
+}
+
+/* Where a v1 rows packet's row images start: table id 6, flags 2, column count (one byte
+ * in the recording), the bitmap (two for UPDATE). */
+static size_t rows_data_at(const uint8_t *pkt)
+{
+    size_t o = 1 + 19 + 8, n = pkt[o], nb = (n + 7) / 8;
+    ck_assert(n < 251);
+    return o + 1 + nb * (EV_TYPE(pkt) == T_UPDATE_V1 ? 2 : 1);
+}
+
+/* log_bin_compress=ON: every QUERY as QUERY_COMPRESSED (165) and every rows event as
+ * *_ROWS_COMPRESSED_V1 (166-168) decode to the same stream as the plain events. */
+START_TEST(compressed_events_decode_as_plain)
+{
+    uint8_t **pk = calloc(rec.npkts, sizeof *pk);
+    size_t *ln = calloc(rec.npkts, sizeof *ln);
+    ck_assert(pk && ln);
+    int nq = 0, nr = 0;
+    for (size_t k = 0; k < rec.npkts; k++) {
+        uint8_t t = rec.lens[k] > 1 + 19 ? EV_TYPE(rec.pkts[k]) : 0;
+        if (t == T_QUERY) {
+            pk[k] = compressed(k, T_QUERY_COMPRESSED, query_sql_at(rec.pkts[k]), 0, &ln[k]);
+            nq++;
+        } else if (t >= T_WRITE_V1 && t <= T_DELETE_V1) {
+            pk[k] = compressed(k, (uint8_t)(T_WRITE_COMPRESSED_V1 + t - T_WRITE_V1),
+                               rows_data_at(rec.pkts[k]), 0, &ln[k]);
+            nr++;
+        }
+    }
+    ck_assert_int_gt(nq, 10);
+    ck_assert_int_gt(nr, 10);
+    char path[1024];
+    data_path(path, sizeof path, "expected.txt");
+    char *want = test_slurp(path, NULL), *got = NULL;
+    w2l_error err = {0};
+    ck_assert_ok(replay_all(pk, ln, &got, &err), err);
+    test_assert_same_text(got, want, "decoded compressed stream (expected.txt)");
+    free(got);
+    free(want);
+    free_all(pk);
+    free(ln);
+}
+END_TEST
+
+/* A compressed event whose header names another algorithm, or a length zlib cannot reach,
+ * or whose zlib stream is damaged: W2L_CORRUPT naming the event, never a crash. */
+START_TEST(compressed_event_damage_fails)
+{
+    size_t k = nth_of(T_WRITE_V1, 0), at = rows_data_at(rec.pkts[k]);
+    for (int c = 0; c < 4; c++) {
+        size_t len;
+        uint8_t *p = compressed(k, T_WRITE_COMPRESSED_V1, at, c == 0 ? 0x91 : 0, &len);
+        if (c == 1) p[at + 1] = 0xFF; /* an uncompressed length of 65000+ bytes */
+        if (c == 2) p[len - 6] ^= 0x55; /* the zlib stream's Adler-32 */
+        if (c == 3) len = at + 3; /* nothing after the header */
+        reframe(p, len);
+        char *text = NULL;
+        w2l_error err = {0};
+        w2l_rc rc = replay_with(k, p, len, &text, &err);
+        ck_assert_msg(rc == W2L_CORRUPT, "case %d: %s: %s", c, w2l_rc_name(rc), err.msg);
+        ck_assert_msg(strstr(err.msg, "WRITE_ROWS_COMPRESSED (type 166)") &&
+                          strstr(err.msg, "binlog.000002:"),
+                      "case %d: unclear error: %s", c, err.msg);
+        free(text);
+        free(p);
+    }
+}
+END_TEST
+
+/* GTIDs of a group commit carry an 8-byte commit id after flags2 (FL_GROUP_COMMIT_ID,
+ * 0x02), before the XID of an XA group: every GTID so written decodes the same. */
+START_TEST(group_commit_gtids_decode)
+{
+    uint8_t **pk = calloc(rec.npkts, sizeof *pk);
+    size_t *ln = calloc(rec.npkts, sizeof *ln);
+    ck_assert(pk && ln);
+    for (size_t k = 0; k < rec.npkts; k++) {
+        if (rec.lens[k] <= 1 + 19 || EV_TYPE(rec.pkts[k]) != T_GTID) continue;
+        const uint8_t *src = rec.pkts[k];
+        size_t at = 1 + 19 + 13, rest = rec.lens[k] - at, len = rec.lens[k] + 8;
+        int xa = (src[1 + 19 + 12] & 0xC0) != 0;
+        uint8_t *p = malloc(len);
+        ck_assert(p != NULL);
+        memcpy(p, src, at);
+        p[1 + 19 + 12] |= 0x02;
+        for (int i = 0; i < 8; i++) p[at + i] = (uint8_t)(0xA0 + i); /* the commit id */
+        /* padding to 21 bytes, or the XID part as it was */
+        if (xa) memcpy(p + at + 8, src + at, rest);
+        else {
+            memset(p + at + 8, 0, rest - 4);
+            len = 1 + 19 + 21 + 4;
+        }
+        reframe(p, len);
+        pk[k] = p;
+        ln[k] = len;
+    }
+    char path[1024];
+    data_path(path, sizeof path, "expected.txt");
+    char *want = test_slurp(path, NULL), *got = NULL;
+    w2l_error err = {0};
+    ck_assert_ok(replay_all(pk, ln, &got, &err), err);
+    test_assert_same_text(got, want, "decoded stream with commit ids (expected.txt)");
+    free(got);
+    free(want);
+    free_all(pk);
+    free(ln);
+}
+END_TEST
+
+/* An event type this reader does not know (a newer server's) that the server marks
+ * LOG_EVENT_IGNORABLE_F (0x80) is skipped: the stream decodes as before. */
+START_TEST(unknown_ignorable_event_is_skipped)
+{
+    size_t k = nth_of(T_CHECKPOINT, 0);
+    uint8_t *p = copy_of(k, 0);
+    p[1 + 4] = 107;
+    p[1 + 17] |= 0x80;
+    reframe(p, rec.lens[k]);
+    char path[1024];
+    data_path(path, sizeof path, "expected.txt");
+    char *want = test_slurp(path, NULL), *got = NULL;
+    w2l_error err = {0};
+    ck_assert_ok(replay_with(k, p, rec.lens[k], &got, &err), err);
+    test_assert_same_text(got, want, "stream with an ignorable event of type 107");
+    free(got);
+    free(want);
+    free(p);
+}
+END_TEST
+
+/* What make fuzz found in libmariadb's event parser (test/data/binlog/README): an event of
+ * type 107 crashed mariadb_rpl_fetch while it formatted its error. Our reader refuses it
+ * with W2L_CORRUPT naming the type, the binlog file and the event's position. */
+START_TEST(unknown_type_107_names_type_and_position)
+{
+    char path[1024], why[256];
+    bl_stream bad;
+    data_path(path, sizeof path, "finding-unknown-type-107.bin");
+    ck_assert_msg(bl_stream_load(path, &bad, why, sizeof why) == 0, "%s: %s", path, why);
+    fake_my_set_packets(srv, bad.pkts, bad.lens, bad.npkts);
+    char *text = NULL;
+    w2l_error err = {0};
+    w2l_rc rc = bl_replay_text(fake_my_port(srv), &text, &err);
+    ck_assert_msg(rc == W2L_CORRUPT, "%s: %s", w2l_rc_name(rc), err.msg);
+    ck_assert_msg(strstr(err.msg, "type 107") && strstr(err.msg, "binlog.000002:1308") &&
+                      strstr(err.msg, "ignorable"),
+                  "unclear error: %s", err.msg);
+    free(text);
+    bl_stream_free(&bad);
+}
+END_TEST
+
+/* The fuzzer's seed of MariaDB's variants (test/data/binlog/README): compressed events,
+ * commit ids, an ignorable unknown event, a closing HEARTBEAT, all decode as recorded. */
+START_TEST(variants_seed_decodes)
+{
+    char path[1024], why[256];
+    bl_stream v;
+    data_path(path, sizeof path, "seed-mariadb-variants.bin");
+    ck_assert_msg(bl_stream_load(path, &v, why, sizeof why) == 0, "%s: %s", path, why);
+    fake_my_set_packets(srv, v.pkts, v.lens, v.npkts);
+    data_path(path, sizeof path, "expected.txt");
+    char *want = test_slurp(path, NULL), *got = NULL;
+    w2l_error err = {0};
+    ck_assert_ok(bl_replay_text(fake_my_port(srv), &got, &err), err);
+    test_assert_same_text(got, want, "seed-mariadb-variants.bin");
+    free(got);
+    free(want);
+    bl_stream_free(&v);
+}
+END_TEST
+
+/* Damaged MariaDB GTID and GTID_LIST events: short, lengths past the end. */
+START_TEST(gtid_damage_fails)
+{
+    size_t kg = nth_of(T_GTID, 0), kl = nth_of(163, 0);
+    struct { size_t k, len; int at; uint8_t v; const char *want; } c[] = {
+        {kg, 1 + 19 + 12 + 4, -1, 0, "GTID (type 162)"},
+        {kg, 0, 1 + 19 + 12, 0x02 | 0x08, "commit id"}, /* 19 bytes, no room for it */
+        {kg, 0, 1 + 19 + 12, 0x40 | 0x08, NULL}, /* XID lengths from the padding: 0 */
+        {kl, 0, 1 + 19, 0x05, "GTID_LIST (type 163)"},
+        {kl, 1 + 19 + 2 + 4, -1, 0, "GTID_LIST (type 163)"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        size_t len = c[i].len ? c[i].len : rec.lens[c[i].k];
+        uint8_t *p = copy_of(c[i].k, 0);
+        if (c[i].at >= 0) p[c[i].at] = c[i].v;
+        reframe(p, len);
+        char *text = NULL;
+        w2l_error err = {0};
+        w2l_rc rc = replay_with(c[i].k, p, len, &text, &err);
+        if (c[i].want) {
+            ck_assert_msg(rc == W2L_CORRUPT, "case %zu: %s: %s", i, w2l_rc_name(rc), err.msg);
+            ck_assert_msg(strstr(err.msg, c[i].want), "case %zu: unclear error: %s", i, err.msg);
+        } else if (rc != W2L_OK)
+            ck_assert_msg(err.msg[0], "case %zu: %s without a message", i, w2l_rc_name(rc));
+        free(text);
+        free(p);
+    }
+}
+END_TEST
+
 Suite *suite_binlog(void)
 {
     Suite *s = suite_create("binlog");
@@ -328,7 +587,18 @@ Suite *suite_binlog(void)
     tcase_add_test(corrupt, event_shorter_than_header_fails);
     tcase_add_test(corrupt, datetime2_out_of_range_fails);
     tcase_add_test(corrupt, every_cut_fails_cleanly);
+    tcase_add_test(corrupt, unknown_type_107_names_type_and_position);
+    tcase_add_test(corrupt, compressed_event_damage_fails);
+    tcase_add_test(corrupt, gtid_damage_fails);
     tcase_set_timeout(corrupt, 60);
     suite_add_tcase(s, corrupt);
+    TCase *mariadb = tcase_create("mariadb_events");
+    tcase_add_checked_fixture(mariadb, setup, teardown);
+    tcase_add_test(mariadb, compressed_events_decode_as_plain);
+    tcase_add_test(mariadb, group_commit_gtids_decode);
+    tcase_add_test(mariadb, unknown_ignorable_event_is_skipped);
+    tcase_add_test(mariadb, variants_seed_decodes);
+    tcase_set_timeout(mariadb, 60);
+    suite_add_tcase(s, mariadb);
     return s;
 }

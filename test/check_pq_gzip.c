@@ -1,5 +1,5 @@
 /*
- * lib/parquet/pq_gzip.c, the GZIP page codec (Parquet codec 2) of the reader.
+ * lib/common/gzip.c, the GZIP page codec (Parquet codec 2) of the reader.
  * basic: gzip members built here by hand (stored DEFLATE blocks, CRC-32 computed here), a
  * DEFLATE-compressed vector, several members back to back, a zlib stream; each inflates to
  * exactly its bytes. faults: every way the data or the page header's size can be wrong gives
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/gzip.h"
 #include "parquet/pq_int.h"
 #include "support/support.h"
 
@@ -82,7 +83,7 @@ static w2l_rc inflate_to(const w2l_buf *b, size_t n, unsigned char **out, size_t
                          w2l_error *err)
 {
     *out = malloc(dst_len ? dst_len : 1);
-    return w2l__pq_gzip_decompress(b->data, n, *out, dst_len, err);
+    return w2l__gzip_decompress(b->data, n, *out, dst_len, err);
 }
 
 START_TEST(stored_members_round_trip)
@@ -109,10 +110,10 @@ START_TEST(deflated_vector_gzip_and_zlib)
     vec_plain(want);
     w2l_error err;
     memset(got, 0, sizeof got);
-    ck_assert_ok(w2l__pq_gzip_decompress(gz_vec, sizeof gz_vec, got, sizeof got, &err), err);
+    ck_assert_ok(w2l__gzip_decompress(gz_vec, sizeof gz_vec, got, sizeof got, &err), err);
     ck_assert(memcmp(got, want, sizeof want) == 0);
     memset(got, 0, sizeof got);
-    ck_assert_ok(w2l__pq_gzip_decompress(zlib_vec, sizeof zlib_vec, got, sizeof got, &err), err);
+    ck_assert_ok(w2l__gzip_decompress(zlib_vec, sizeof zlib_vec, got, sizeof got, &err), err);
     ck_assert(memcmp(got, want, sizeof want) == 0);
 }
 END_TEST
@@ -158,11 +159,11 @@ START_TEST(sizes_must_match_the_page_header)
     gz_member(&b, src, 5000);
     expect_corrupt(&b, b.len, 4999, "one byte short", "longer than the 4999 bytes");
     expect_corrupt(&b, b.len, 0, "no room at all", "longer than");
-    expect_corrupt(&b, b.len, 5001, "one byte over", "5000 bytes, page header says 5001");
+    expect_corrupt(&b, b.len, 5001, "one byte over", "5000 bytes, header says 5001");
     b.len = 0;
     gz_member(&b, src, 0);
-    expect_corrupt(&b, b.len, 1, "empty member, one expected", "0 bytes, page header says 1");
-    expect_corrupt(&b, 0, 0, "empty body", "empty page body");
+    expect_corrupt(&b, b.len, 1, "empty member, one expected", "0 bytes, header says 1");
+    expect_corrupt(&b, 0, 0, "empty body", "empty input");
     free(src);
     w2l_buf_release(&b);
 }
@@ -217,7 +218,7 @@ START_TEST(damaged_streams)
             v.data[i] ^= (unsigned char)x;
             w2l_error err;
             unsigned char got[145];
-            w2l_rc rc = w2l__pq_gzip_decompress(v.data, v.len, got, sizeof got, &err);
+            w2l_rc rc = w2l__gzip_decompress(v.data, v.len, got, sizeof got, &err);
             if (rc == W2L_OK && memcmp(got, want, sizeof want) == 0) {
                 unnoticed++;
                 continue;
@@ -241,7 +242,7 @@ START_TEST(out_of_memory_in_zlib)
         long before = fail_alloc_outstanding();
         w2l_error err;
         fail_alloc_arm(nth);
-        w2l_rc rc = w2l__pq_gzip_decompress(gz_vec, sizeof gz_vec, got, sizeof got, &err);
+        w2l_rc rc = w2l__gzip_decompress(gz_vec, sizeof gz_vec, got, sizeof got, &err);
         fail_alloc_arm(-1);
         ck_assert_msg(rc == W2L_OK || rc == W2L_NOMEM, "nth %ld: %s", nth, w2l_rc_name(rc));
         ck_assert_int_eq(fail_alloc_outstanding(), before);

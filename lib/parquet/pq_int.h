@@ -168,11 +168,8 @@ w2l_rc w2l__pq_compress_into(w2l__pq_codec *c, int codec, int level, w2l__pq_zpa
                              w2l_error *err);
 /* Worst-case compressed size, for budgeting. */
 size_t w2l__pq_compress_bound(int codec, size_t n);
-/* GZIP (pq_gzip.c, the only file including zlib.h), read only: inflates exactly dst_len
- * bytes; W2L_CORRUPT otherwise. */
+/* GZIP, read only: w2l__gzip_decompress (../common/gzip.h). */
 enum { W2L_PQ_GZIP = 2 };
-w2l_rc w2l__pq_gzip_decompress(const void *src, size_t n, void *dst, size_t dst_len,
-                               w2l_error *err);
 
 /* ---- page headers (page.c) ---- */
 typedef struct w2l__pq_page_header {

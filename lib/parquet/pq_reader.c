@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "pq_int.h"
+#include "../common/gzip.h"
 
 #define MAX_CHUNK_UNCOMPRESSED ((size_t)1 << 31)
 
@@ -764,7 +765,7 @@ static w2l_rc read_column(w2l__pq_reader *r, size_t rg, size_t col, w2l_value *o
         uint8_t *dst = c->data + dpos;
         w2l_rc rc = W2L_OK;
         if ((h.type == PQ_PAGE_DATA || h.type == PQ_PAGE_DICTIONARY) && ci->codec == W2L_PQ_GZIP)
-            rc = w2l__pq_gzip_decompress(body, (size_t)h.compressed_size, dst,
+            rc = w2l__gzip_decompress(body, (size_t)h.compressed_size, dst,
                                          (size_t)h.uncompressed_size, err);
         else if (h.type == PQ_PAGE_DATA || h.type == PQ_PAGE_DICTIONARY)
             rc = w2l__pq_decompress(r->codec, ci->codec, body, (size_t)h.compressed_size, dst,

@@ -5,8 +5,8 @@
  * file that includes zstd.h, allocating through the library's allocator); its contexts are
  * made on first use and reused for every page, and for every file of a thread that passes
  * them in w2l__pq_options.codec_ctx (a pipeline writer does). UNCOMPRESSED is a copy; GZIP
- * is read by pq_gzip.c. The codec set stays open: a new codec is a case here and a value in
- * parquet.h.
+ * is read by ../common/gzip.c. The codec set stays open: a new codec is a case here and a
+ * value in parquet.h.
  */
 #include "pq_int.h"
 #include "../common/zstd.h"

@@ -1,14 +1,15 @@
 /*
  * The binlog stream of the "mysql" source (w2l-design(7) sections 1 and 4; test/data/binlog
  * holds a recorded stream and its decoding): the stream object, its TABLE_MAP cache and
- * decoder (both flavours), and a MariaDB server's dump. For MariaDB, libmariadb's
- * replication API is used only as the transport (COM_BINLOG_DUMP, framing, CRC32 checks,
- * inflation of compressed events); everything it parses unreliably is decoded here from the
- * raw event bytes:
+ * decoder (both flavours), and the session set-up of a MariaDB server's dump. Both
+ * flavours' dumps are read packet by packet and decoded by binlog_mysql.c (MariaDB's own
+ * events by binlog_mariadb.c): libmariadb is only the connection and the packet layer;
+ * its replication API (mariadb_rpl_*) is not used, because its event parser misreads
+ * ROTATE after the first FORMAT_DESCRIPTION and crashes on an event type it does not know.
  *
  *   ROTATE      pos (8 bytes LE at header+19), then the file name up to the end, minus a
- *               CRC32 when the last 4 bytes are the CRC of the rest (libmariadb misreads
- *               ROTATE after the first FORMAT_DESCRIPTION).
+ *               CRC32 when the last 4 bytes are the CRC of the rest (artificial ROTATEs,
+ *               sent before the FORMAT_DESCRIPTION, may or may not carry one).
  *   TABLE_MAP   post-header: table id (6 LE) + flags (2); body: db (len, bytes, 0),
  *               table (len, bytes, 0), lenenc column count, one type byte per column,
  *               lenenc metadata length + per-column metadata, null bitmap, then the
@@ -26,44 +27,31 @@
  *               alone; a TINYINT(1) read as boolean is true when nonzero (values other
  *               than 0/1 are reported to the caller, which warns).
  *
- * The header fields, GTID, GTID_LIST, QUERY (inflated), XID, HEARTBEAT and the rows
- * events' bitmaps and (inflated) row data are taken from the library's structs, which
- * were verified against the server. Event memory: the library reuses one event and frees
- * it when fetch returns NULL; a TABLE_MAP is copied into our table cache, so it
- * outlives the event; everything else in w2l__bl_event is borrowed until the next fetch.
+ * Event memory: a TABLE_MAP is copied into our table cache, so it outlives the event;
+ * everything else in w2l__bl_event is borrowed until the next fetch (libmariadb's packet
+ * buffer, or the stream's buffers of inflated data).
  *
- * The decoder is source-aware: `mariadb` says YEAR takes a signedness bit (T16). A MySQL
- * server's dump does not go through the replication API at all: binlog_mysql.c reads and
- * decodes it (TABLE_MAP through w2l__bl_table_map here); binlog_int.h is what they share.
+ * The decoder is source-aware: `mariadb` says YEAR takes a signedness bit (T16); MariaDB's
+ * dump is COM_BINLOG_DUMP after the session variables that ask for its GTID events
+ * (@mariadb_slave_capability=4), checksums and heartbeats, and a GTID start
+ * (@slave_connect_state); binlog_int.h is what the binlog files share.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include <mysql.h>
-#include <mariadb_rpl.h>
 #include <errmsg.h>
 
 #include "binlog_int.h"
 #include "mysql_int.h"
+#include "../common/gzip.h"
 #include "../model/model.h"
 
-/* ---- CRC32 (IEEE, reflected), to tell a ROTATE's trailing checksum ---- */
+/* ---- CRC32 (IEEE, reflected), as events carry it: zlib's (../common/gzip.c) ---- */
 
-static uint32_t crc_table[256];
-static void crc_init(void)
-{
-    if (crc_table[1]) return;
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-        crc_table[i] = c;
-    }
-}
 uint32_t w2l__bl_crc32(const uint8_t *p, size_t n)
 {
-    uint32_t c = 0xFFFFFFFFu;
-    while (n--) c = crc_table[(c ^ *p++) & 0xFF] ^ (c >> 8);
-    return c ^ 0xFFFFFFFFu;
+    return w2l__zlib_crc32(p, n);
 }
 
 /* ---- GTID states ---- */
@@ -194,7 +182,6 @@ void w2l__bl_fail_mysql(w2l__bl *b, w2l_error *err, const char *what)
 
 w2l_rc w2l__bl_open(w2l__my *conn, const w2l__bl_opts *o, w2l__bl **out, w2l_error *err)
 {
-    crc_init();
     *out = NULL;
     w2l__bl *b = w2l__calloc(1, sizeof *b);
     W2L_NOMEM_IF(!b, err);
@@ -244,28 +231,33 @@ w2l_rc w2l__bl_open(w2l__my *conn, const w2l__bl_opts *o, w2l__bl **out, w2l_err
         w2l__error_prefix(err, "binlog dump setup: ");
         return rc;
     }
-    b->rpl = mariadb_rpl_init(b->mysql);
-    if (!b->rpl) {
+    /* COM_BINLOG_DUMP: pos (4 LE), flags (2: 1 = non-block; 2, "send ANNOTATE_ROWS", never:
+     * SQL text we never need), server id (4), file name; a GTID start names no file (the
+     * server finds it from @slave_connect_state) */
+    int by_gtid = o->gtid && *o->gtid;
+    const char *f = o->file && !by_gtid ? o->file : "";
+    size_t fl = strlen(f);
+    uint8_t cmd[10 + 256];
+    if (fl > 255) {
         w2l__bl_close(b);
-        return w2l__fail(err, W2L_NOMEM, "binlog: mariadb_rpl_init failed");
+        return w2l__fail(err, W2L_CONFIG, "binlog file name '%.100s...' too long", f);
     }
-    unsigned flags = o->non_block ? MARIADB_RPL_BINLOG_DUMP_NON_BLOCK
-                                  : 0; /* no ANNOTATE_ROWS: SQL text we never need */
-    mariadb_rpl_optionsv(b->rpl, MARIADB_RPL_SERVER_ID, (unsigned)o->server_id);
-    mariadb_rpl_optionsv(b->rpl, MARIADB_RPL_FLAGS, flags);
-    if (o->file && !(o->gtid && *o->gtid)) {
-        mariadb_rpl_optionsv(b->rpl, MARIADB_RPL_FILENAME, o->file, strlen(o->file));
-        mariadb_rpl_optionsv(b->rpl, MARIADB_RPL_START, (unsigned long)o->pos);
-    } else {
-        mariadb_rpl_optionsv(b->rpl, MARIADB_RPL_FILENAME, "", (size_t)0);
-        mariadb_rpl_optionsv(b->rpl, MARIADB_RPL_START, 4UL);
-    }
-    mariadb_rpl_optionsv(b->rpl, MARIADB_RPL_VERIFY_CHECKSUM, 1u);
-    mariadb_rpl_optionsv(b->rpl, MARIADB_RPL_UNCOMPRESS, 1u);
-    if (mariadb_rpl_open(b->rpl) != 0) {
-        w2l__bl_fail_mysql(b, err, "dump");
+    if (o->file && !by_gtid && o->pos > UINT32_MAX) {
         w2l__bl_close(b);
-        return err->code;
+        return w2l__fail(err, W2L_CONFIG,
+                         "binlog position %llu does not fit COM_BINLOG_DUMP (start from a "
+                         "GTID state)",
+                         (unsigned long long)o->pos);
+    }
+    w2l__put_le(cmd, o->file && !by_gtid ? o->pos : 4, 4);
+    w2l__put_le(cmd + 4, o->non_block ? 1u : 0u, 2);
+    w2l__put_le(cmd + 6, o->server_id, 4);
+    memcpy(cmd + 10, f, fl);
+    snprintf(b->file, sizeof b->file, "%s", by_gtid ? "(GTID dump)" : f);
+    rc = w2l__bl_send_dump(b, 0x12, cmd, 10 + fl, err);
+    if (rc != W2L_OK) {
+        w2l__bl_close(b);
+        return rc;
     }
     *out = b;
     return W2L_OK;
@@ -274,9 +266,7 @@ w2l_rc w2l__bl_open(w2l__my *conn, const w2l__bl_opts *o, w2l__bl **out, w2l_err
 void w2l__bl_close(w2l__bl *b)
 {
     if (!b) return;
-    if (b->ev) mariadb_free_rpl_event(b->ev);
-    if (b->rpl) mariadb_rpl_close(b->rpl);
-    w2l__bl_my_close(b);
+    w2l__bl_read_close(b);
     cache_clear(b);
     w2l__free(b->slots);
     w2l__free(b->gl);
@@ -639,128 +629,5 @@ w2l_rc w2l__bl_table_map(w2l__bl *b, const uint8_t *hdr, size_t evlen, size_t cr
 w2l_rc w2l__bl_fetch(w2l__bl *b, w2l__bl_event *out, w2l_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (b->is_mysql) return w2l__bl_my_fetch(b, out, err);
-    MARIADB_RPL_EVENT *ev = mariadb_rpl_fetch(b->rpl, b->ev);
-    b->ev = ev;
-    if (!ev) {
-        if (mysql_errno(b->mysql) == 0 && mariadb_rpl_errno(b->rpl) == 0) {
-            if (b->non_block) return W2L_DONE;
-            /* a blocking dump never ends by itself: the server closed it */
-            w2l__fail(err, W2L_UNAVAILABLE, "binlog read from %s: the server ended the dump",
-                      w2l__my_name(b->conn));
-            err->flags |= W2L_ERR_RETRIABLE;
-            return W2L_UNAVAILABLE;
-        }
-        if (mysql_errno(b->mysql) == 0) {
-            w2l__fail(err, W2L_SOURCE, "binlog read from %s: %s (error %u)", w2l__my_name(b->conn),
-                      mariadb_rpl_error(b->rpl), mariadb_rpl_errno(b->rpl));
-            return W2L_SOURCE;
-        }
-        w2l__bl_fail_mysql(b, err, "read");
-        return err->code;
-    }
-    const uint8_t *hdr = ev->raw_data + ev->raw_data_ofs;
-    size_t evlen = ev->raw_data_size - ev->raw_data_ofs;
-    if (evlen < 19) return w2l__fail(err, W2L_CORRUPT, "binlog: event shorter than its header");
-    if (ev->event_length && ev->event_length < evlen) evlen = ev->event_length;
-    b->bytes += evlen;
-    b->events++;
-    out->type = (uint8_t)ev->event_type;
-    out->ts = ev->timestamp;
-    out->server_id = ev->server_id;
-    out->log_pos = ev->next_event_pos;
-    out->flags = ev->flags;
-    switch ((int)ev->event_type) {
-    case ROTATE_EVENT: {
-        size_t n = evlen;
-        if (n >= 19 + 8 + 4 && w2l__bl_crc32(hdr, n - 4) == (uint32_t)w2l__bl_le(hdr + n - 4, 4))
-            n -= 4;
-        if (n < 19 + 8) return w2l__fail(err, W2L_CORRUPT, "binlog: malformed ROTATE event");
-        out->kind = BL_EV_ROTATE;
-        out->pos = w2l__bl_le(hdr + 19, 8);
-        out->file = (const char *)hdr + 27;
-        out->file_len = n - 27;
-        break;
-    }
-    case FORMAT_DESCRIPTION_EVENT: out->kind = BL_EV_FDE; break;
-    case GTID_EVENT:
-        out->kind = BL_EV_GTID;
-        out->gtid.domain = ev->event.gtid.domain_id;
-        out->gtid.server = ev->server_id;
-        out->gtid.seq = ev->event.gtid.sequence_nr;
-        out->gflags = ev->event.gtid.flags;
-        out->xid = ev->event.gtid.xid.str;
-        out->xid_len = ev->event.gtid.xid.length;
-        break;
-    case GTID_LIST_EVENT: {
-        out->kind = BL_EV_GTID_LIST;
-        size_t n = ev->event.gtid_list.gtid_cnt;
-        if (n > b->gl_cap) {
-            w2l__bl_gtid *g = w2l__realloc(b->gl, n * sizeof *g);
-            W2L_NOMEM_IF(!g, err);
-            b->gl = g;
-            b->gl_cap = n;
-        }
-        for (size_t i = 0; i < n; i++) {
-            b->gl[i].domain = ev->event.gtid_list.gtid[i].domain_id;
-            b->gl[i].server = ev->event.gtid_list.gtid[i].server_id;
-            b->gl[i].seq = ev->event.gtid_list.gtid[i].sequence_nr;
-        }
-        out->gtids = b->gl;
-        out->ngtids = n;
-        break;
-    }
-    case QUERY_EVENT:
-    case QUERY_COMPRESSED_EVENT:
-        out->kind = BL_EV_QUERY;
-        out->db = ev->event.query.database.str;
-        out->db_len = ev->event.query.database.length;
-        out->sql = ev->event.query.statement.str;
-        out->sql_len = ev->event.query.statement.length;
-        break;
-    case XID_EVENT: out->kind = BL_EV_XID; break;
-    case TABLE_MAP_EVENT:
-        out->kind = BL_EV_TABLE_MAP;
-        W2L_TRY(w2l__bl_table_map(b, hdr, evlen, b->rpl->use_checksum ? 4 : 0, out, err));
-        break;
-    case WRITE_ROWS_EVENT_V1: case UPDATE_ROWS_EVENT_V1: case DELETE_ROWS_EVENT_V1:
-    case WRITE_ROWS_COMPRESSED_EVENT_V1: case UPDATE_ROWS_COMPRESSED_EVENT_V1:
-    case DELETE_ROWS_COMPRESSED_EVENT_V1:
-    case WRITE_ROWS_EVENT: case UPDATE_ROWS_EVENT: case DELETE_ROWS_EVENT: {
-        out->kind = BL_EV_ROWS;
-        out->table_id = ev->event.rows.table_id;
-        out->rows_kind = ev->event.rows.type == UPDATE_ROWS ? BL_ROWS_UPDATE
-                         : ev->event.rows.type == DELETE_ROWS ? BL_ROWS_DELETE : BL_ROWS_WRITE;
-        out->rows_flags = ev->event.rows.flags;
-        out->rows_ncols = ev->event.rows.column_count;
-        out->bitmap1 = ev->event.rows.column_bitmap;
-        out->bitmap2 = ev->event.rows.column_update_bitmap ? ev->event.rows.column_update_bitmap
-                                                           : ev->event.rows.column_bitmap;
-        out->data = ev->event.rows.row_data;
-        out->end = out->data + ev->event.rows.row_data_size;
-        out->tmap = w2l__bl_cache_find(b, out->table_id);
-        if (ev->event_type == UPDATE_ROWS_EVENT && !ev->event.rows.column_update_bitmap) {
-            /* MySQL's V2 UPDATE leaves the after-image bitmap in front of the rows (T13) */
-            size_t nb = (out->rows_ncols + 7) / 8;
-            if ((size_t)(out->end - out->data) < nb)
-                return w2l__fail(err, W2L_CORRUPT, "binlog: short UPDATE_ROWS");
-            out->bitmap2 = out->data;
-            out->data += nb;
-        }
-        break;
-    }
-    case HEARTBEAT_LOG_EVENT:
-        out->kind = BL_EV_HEARTBEAT;
-        out->file = ev->event.heartbeat.filename.str;
-        out->file_len = ev->event.heartbeat.filename.length;
-        break;
-    case XA_PREPARE_LOG_EVENT:
-        out->kind = BL_EV_XA_PREPARE;
-        out->xid = ev->event.xa_prepare_log.xid.str;
-        out->xid_len = ev->event.xa_prepare_log.xid.length;
-        break;
-    case STOP_EVENT: out->kind = BL_EV_STOP; break;
-    default: out->kind = BL_EV_OTHER;
-    }
-    return W2L_OK;
+    return w2l__bl_read(b, out, err);
 }

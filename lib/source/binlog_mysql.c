@@ -1,16 +1,19 @@
 /*
- * The binlog stream of the "mysql" source from a MySQL server: the dump and its events, read
- * and decoded here from the raw packets (binlog.c holds the stream object, the TABLE_MAP
- * decoder both flavours use and the MariaDB dump; binlog_int.h is what they share).
+ * The binlog dump of the "mysql" source, both flavours: its packets read here and their
+ * events decoded, MySQL's here and MariaDB's own (types 160-171) by binlog_mariadb.c
+ * (binlog.c holds the stream object, the TABLE_MAP decoder both flavours use and the
+ * MariaDB dump's session set-up; binlog_int.h is what they share).
  *
- * libmariadb's replication API cannot send COM_BINLOG_DUMP_GTID and its event parser
- * fails on MySQL's PARTIAL_UPDATE_ROWS (39), TRANSACTION_PAYLOAD (40) and HEARTBEAT_V2
- * (41), so for a MySQL server the stream is taken over after the session set-up: the dump
- * command goes out through the connection's db_command method (as libmariadb's own
- * replication code sends COM_BINLOG_DUMP) and each packet is read with
- * mysql_net_read_packet(), which reassembles packets of 16 MB and more and turns an
- * error packet into mysql_errno(). A packet is 0x00 + one event; 0xFE (shorter than 9
- * bytes) ends a non-blocking dump.
+ * libmariadb is the connection and the packet layer, not the event parser: its
+ * replication API cannot send COM_BINLOG_DUMP_GTID, its parser fails on MySQL's
+ * PARTIAL_UPDATE_ROWS (39), TRANSACTION_PAYLOAD (40) and HEARTBEAT_V2 (41), misreads
+ * ROTATE after the first FORMAT_DESCRIPTION, and crashes formatting its error for an event
+ * type it does not know (a newer server's). So after the session set-up the dump command
+ * goes out through the connection's db_command method (as libmariadb's own replication
+ * code sends COM_BINLOG_DUMP) and each packet is read with mysql_net_read_packet(), which
+ * reassembles packets of 16 MB and more and turns an error packet into mysql_errno(). A
+ * packet is 0x00 + one event; 0xFE (shorter than 9 bytes) ends a non-blocking dump.
+ * Semi-synchronous replication is never asked for, so no packet carries its 0xEF header.
  *
  *   COM_BINLOG_DUMP (0x12)       pos (4 LE), flags (2: 1 = non-block), server id (4),
  *                                file name (rest)
@@ -46,8 +49,15 @@
  *                            so they are inflated as a stream and handed out one by one
  *   HEARTBEAT (27)           the file name; HEARTBEAT_V2 (41): fields as the payload's,
  *                            1 file name, 2 position (lenenc)
- *   XID (16), XA_PREPARE (38), ROTATE (4), STOP (3); ROWS_QUERY (29), TRANSACTION_CONTEXT
- *   (36), VIEW_CHANGE (37) and other known events are passed as BL_EV_OTHER.
+ *   XA_PREPARE (38)          one phase 1, format id 4, gtrid length 4, bqual length 4, data
+ *                            (MariaDB 10.5+ writes the same event after XA END)
+ *   XID (16), ROTATE (4), STOP (3); ROWS_QUERY (29), TRANSACTION_CONTEXT (36), VIEW_CHANGE
+ *   (37) and other known events are passed as BL_EV_OTHER.
+ *
+ * An event type the flavour does not know (MySQL: above 42; MariaDB: 0, 43-159, above 171)
+ * is passed as BL_EV_OTHER when its header flags carry LOG_EVENT_IGNORABLE_F (0x80), which
+ * a server sets on events a replica may skip; otherwise it ends the stream with W2L_CORRUPT
+ * naming the type, the binlog file and the position.
  *
  * A payload's zstd frames are inflated by the streaming decompressor of lib/common/zstd.c
  * into a buffer that grows to the largest inner event; the events are handed out from it,
@@ -70,6 +80,7 @@ enum {
     MY_HEARTBEAT_V2 = 41, MY_GTID_TAGGED = 42, MY_LAST_KNOWN = 42
 };
 enum { MY_COM_BINLOG_DUMP = 0x12, MY_COM_BINLOG_DUMP_GTID = 0x1e };
+enum { MDB_FIRST = 160, MDB_LAST_KNOWN = 171 }; /* MariaDB's own events: binlog_mariadb.c */
 enum { MY_IGNORABLE_F = 0x80 };
 
 static const char *my_type_name(int t)
@@ -92,13 +103,22 @@ static const char *my_type_name(int t)
     case MY_PAYLOAD: return "TRANSACTION_PAYLOAD";
     case MY_HEARTBEAT_V2: return "HEARTBEAT_V2";
     case MY_GTID_TAGGED: return "GTID_TAGGED";
+    case 160: return "ANNOTATE_ROWS";
+    case 161: return "BINLOG_CHECKPOINT";
+    case 162: return "GTID";
+    case 163: return "GTID_LIST";
+    case 164: return "START_ENCRYPTION";
+    case 165: return "QUERY_COMPRESSED";
+    case 166: case 169: return "WRITE_ROWS_COMPRESSED";
+    case 167: case 170: return "UPDATE_ROWS_COMPRESSED";
+    case 168: case 171: return "DELETE_ROWS_COMPRESSED";
     default: return "event";
     }
 }
 
 /* W2L_CORRUPT naming the event, its type and where it starts (inner events of a payload:
  * where the payload starts; type negative for an inner event not yet decoded). */
-static w2l_rc my_corrupt(w2l__bl *b, int type, const char *what, w2l_error *err)
+w2l_rc w2l__bl_corrupt(w2l__bl *b, int type, const char *what, w2l_error *err)
 {
     const char *f = b->file[0] ? b->file : "?";
     if (type == MY_PAYLOAD)
@@ -173,12 +193,16 @@ w2l_rc w2l__bl_my_open(w2l__bl *b, const w2l__bl_opts *o, w2l_error *err)
         w2l__error_prefix(err, "binlog dump: ");
         return rc;
     }
-    int bad = b->mysql->methods->db_command(
-        b->mysql,
-        (enum enum_server_command)(by_gtid ? MY_COM_BINLOG_DUMP_GTID : MY_COM_BINLOG_DUMP),
-        (const char *)cmd.data, cmd.len, 1, NULL);
+    rc = w2l__bl_send_dump(b, by_gtid ? MY_COM_BINLOG_DUMP_GTID : MY_COM_BINLOG_DUMP, cmd.data,
+                           cmd.len, err);
     w2l_buf_release(&cmd);
-    if (bad) {
+    return rc;
+}
+
+w2l_rc w2l__bl_send_dump(w2l__bl *b, int cmd, const uint8_t *args, size_t n, w2l_error *err)
+{
+    if (b->mysql->methods->db_command(b->mysql, (enum enum_server_command)cmd,
+                                      (const char *)args, n, 1, NULL)) {
         w2l__bl_fail_mysql(b, err, "dump");
         return err->code;
     }
@@ -207,7 +231,7 @@ static w2l_rc pl_more(w2l__bl *b, int *progress, w2l_error *err)
         if (rc == W2L_CORRUPT) { /* "zstd: ...", said of the payload */
             char m[sizeof err->msg];
             snprintf(m, sizeof m, "%s", err->msg);
-            return my_corrupt(b, MY_PAYLOAD, m, err);
+            return w2l__bl_corrupt(b, MY_PAYLOAD, m, err);
         }
         W2L_TRY(rc);
         /* end: a frame ended and is flushed (another may follow); later calls without
@@ -241,7 +265,8 @@ static w2l_rc pl_fill(w2l__bl *b, size_t want, w2l_error *err)
         int progress;
         W2L_TRY(pl_more(b, &progress, err));
         if (!progress && b->pl_in_pos == b->pl_in_len) {
-            if (!b->pl_done) return my_corrupt(b, MY_PAYLOAD, "its zstd frame is cut short", err);
+            if (!b->pl_done)
+                return w2l__bl_corrupt(b, MY_PAYLOAD, "its zstd frame is cut short", err);
             return W2L_DONE;
         }
     }
@@ -256,7 +281,7 @@ static w2l_rc pl_next(w2l__bl *b, w2l__bl_event *out, w2l_error *err)
 {
     w2l_rc rc = pl_fill(b, 19, err);
     if (rc == W2L_DONE)
-        return my_corrupt(b, MY_PAYLOAD,
+        return w2l__bl_corrupt(b, MY_PAYLOAD,
                           b->ib_len > b->ib_off ? "an inner event is cut short"
                                                 : "it holds no event",
                           err);
@@ -265,9 +290,9 @@ static w2l_rc pl_next(w2l__bl *b, w2l__bl_event *out, w2l_error *err)
     size_t el = (size_t)w2l__bl_le(h + 9, 4);
     int type = h[4];
     if (el < 19 || el > (size_t)1 << 30)
-        return my_corrupt(b, -type, "inner event of an impossible length", err);
+        return w2l__bl_corrupt(b, -type, "inner event of an impossible length", err);
     rc = pl_fill(b, el, err);
-    if (rc == W2L_DONE) return my_corrupt(b, -type, "the payload ends inside it", err);
+    if (rc == W2L_DONE) return w2l__bl_corrupt(b, -type, "the payload ends inside it", err);
     W2L_TRY(rc);
     const uint8_t *hdr = b->ib + b->ib_off;
     b->ib_off += el;
@@ -276,7 +301,8 @@ static w2l_rc pl_next(w2l__bl *b, w2l__bl_event *out, w2l_error *err)
         int progress;
         W2L_TRY(pl_more(b, &progress, err));
         if (!progress && b->pl_in_pos == b->pl_in_len) {
-            if (!b->pl_done) return my_corrupt(b, MY_PAYLOAD, "its zstd frame is cut short", err);
+            if (!b->pl_done)
+                return w2l__bl_corrupt(b, MY_PAYLOAD, "its zstd frame is cut short", err);
             break;
         }
     }
@@ -296,23 +322,24 @@ static w2l_rc pl_start(w2l__bl *b, const uint8_t *body, const uint8_t *end, uint
     const uint8_t *p = body;
     uint64_t size = UINT64_MAX, ctype = 0, t, l, v;
     for (;;) {
-        if (w2l__bl_lenenc(&p, end, &t)) return my_corrupt(b, MY_PAYLOAD, "header fields", err);
+        if (w2l__bl_lenenc(&p, end, &t))
+            return w2l__bl_corrupt(b, MY_PAYLOAD, "header fields", err);
         if (t == 0) break;
         if (w2l__bl_lenenc(&p, end, &l) || (uint64_t)(end - p) < l)
-            return my_corrupt(b, MY_PAYLOAD, "header fields", err);
+            return w2l__bl_corrupt(b, MY_PAYLOAD, "header fields", err);
         const uint8_t *q = p;
         if ((t == 1 || t == 2) && w2l__bl_lenenc(&q, p + l, &v))
-            return my_corrupt(b, MY_PAYLOAD, "header fields", err);
+            return w2l__bl_corrupt(b, MY_PAYLOAD, "header fields", err);
         if (t == 1) size = v;
         else if (t == 2) ctype = v;
         p += l; /* 3 (uncompressed size) and fields of later versions: not needed */
     }
     if (size != UINT64_MAX && size != (uint64_t)(end - p))
-        return my_corrupt(b, MY_PAYLOAD, "its size field disagrees with its length", err);
+        return w2l__bl_corrupt(b, MY_PAYLOAD, "its size field disagrees with its length", err);
     if (ctype != 0 && ctype != 255) {
         char m[96];
         snprintf(m, sizeof m, "compression type %llu is not known", (unsigned long long)ctype);
-        return my_corrupt(b, MY_PAYLOAD, m, err);
+        return w2l__bl_corrupt(b, MY_PAYLOAD, m, err);
     }
     b->pl_zstd = ctype == 0;
     if (b->pl_zstd) {
@@ -354,30 +381,31 @@ static w2l_rc my_gtid_tagged(w2l__bl *b, const uint8_t *p, const uint8_t *end,
     uint64_t size, last, id, v;
     const uint8_t *start = p;
     if (p >= end || *p++ != 2)
-        return my_corrupt(b, MY_GTID_TAGGED, "serialization version is not 2", err);
+        return w2l__bl_corrupt(b, MY_GTID_TAGGED, "serialization version is not 2", err);
     if (my_varlen(&p, end, &size) || my_varlen(&p, end, &last) || size > (uint64_t)(end - start))
-        return my_corrupt(b, MY_GTID_TAGGED, "message header", err);
+        return w2l__bl_corrupt(b, MY_GTID_TAGGED, "message header", err);
     end = start + size;
     int have_sid = 0, have_gno = 0;
     out->tag = "";
     while (p < end) {
-        if (my_varlen(&p, end, &id)) return my_corrupt(b, MY_GTID_TAGGED, "field id", err);
+        if (my_varlen(&p, end, &id)) return w2l__bl_corrupt(b, MY_GTID_TAGGED, "field id", err);
         if (id > 3) break; /* the commit data after the tag: not needed */
         if (id == 1) {
             for (int i = 0; i < 16; i++) {
                 if (my_varlen(&p, end, &v) || v > 255)
-                    return my_corrupt(b, MY_GTID_TAGGED, "source UUID", err);
+                    return w2l__bl_corrupt(b, MY_GTID_TAGGED, "source UUID", err);
                 out->sid[i] = (uint8_t)v;
             }
             have_sid = 1;
         } else if (id == 3) {
             if (my_varlen(&p, end, &v) || v > 32 || (uint64_t)(end - p) < v)
-                return my_corrupt(b, MY_GTID_TAGGED, "tag", err);
+                return w2l__bl_corrupt(b, MY_GTID_TAGGED, "tag", err);
             out->tag = (const char *)p;
             out->tag_len = (size_t)v;
             p += v;
         } else {
-            if (my_varlen(&p, end, &v)) return my_corrupt(b, MY_GTID_TAGGED, "field value", err);
+            if (my_varlen(&p, end, &v))
+                return w2l__bl_corrupt(b, MY_GTID_TAGGED, "field value", err);
             if (id == 0) out->gflags = (uint8_t)v;
             else {
                 int64_t g = (int64_t)(v >> 1);
@@ -387,38 +415,50 @@ static w2l_rc my_gtid_tagged(w2l__bl *b, const uint8_t *p, const uint8_t *end,
         }
     }
     if (!have_sid || !have_gno || out->gno < 1)
-        return my_corrupt(b, MY_GTID_TAGGED, "no source UUID or transaction number", err);
+        return w2l__bl_corrupt(b, MY_GTID_TAGGED, "no source UUID or transaction number", err);
     return W2L_OK;
 }
 
-/* The post-header length the FDE gives for type t, or def before any FDE. */
-static size_t my_post(const w2l__bl *b, int t, size_t def)
+w2l_rc w2l__bl_query(w2l__bl *b, int t, const uint8_t *body, const uint8_t *end,
+                     w2l__bl_event *out, w2l_error *err)
 {
-    return t >= 1 && (size_t)t <= b->npost ? b->post[t - 1] : def;
+    size_t blen = (size_t)(end - body), ph = w2l__bl_post(b, t, 13);
+    if (ph < 13 || blen < ph) return w2l__bl_corrupt(b, t, "post-header", err);
+    size_t dbl = body[8], svl = (size_t)w2l__bl_le(body + 11, 2);
+    if (blen < ph + svl + dbl + 1)
+        return w2l__bl_corrupt(b, t, "status variables or database", err);
+    out->kind = BL_EV_QUERY;
+    out->db = (const char *)body + ph + svl;
+    out->db_len = dbl;
+    out->sql = out->db + dbl + 1;
+    out->sql_len = blen - ph - svl - dbl - 1;
+    return W2L_OK;
 }
 
-static w2l_rc my_rows(w2l__bl *b, int t, const uint8_t *body, const uint8_t *end,
-                      w2l__bl_event *out, w2l_error *err)
+w2l_rc w2l__bl_rows(w2l__bl *b, int et, int t, const uint8_t *body, const uint8_t *end,
+                    w2l__bl_event *out, w2l_error *err)
 {
     int v2 = t == MY_WRITE || t == MY_UPDATE || t == MY_DELETE || t == MY_PARTIAL_UPDATE;
-    size_t ph = my_post(b, t, v2 ? 10 : 8);
-    if (ph < 6 || (size_t)(end - body) < ph) return my_corrupt(b, t, "post-header", err);
+    size_t ph = w2l__bl_post(b, et, v2 ? 10 : 8);
+    if (ph < 6 || (size_t)(end - body) < ph) return w2l__bl_corrupt(b, et, "post-header", err);
     const uint8_t *p = body;
     int id4 = ph == 6;
     out->table_id = w2l__bl_le(p, id4 ? 4 : 6);
     out->rows_flags = (uint16_t)w2l__bl_le(p + (id4 ? 4 : 6), 2);
     p += id4 ? 6 : 8;
     if (v2) { /* extra data (partition ids, NDB info): its length counts its own 2 bytes */
-        if (end - p < 2) return my_corrupt(b, t, "extra data", err);
+        if (end - p < 2) return w2l__bl_corrupt(b, et, "extra data", err);
         size_t xl = (size_t)w2l__bl_le(p, 2);
-        if (xl < 2 || (size_t)(end - p) < xl) return my_corrupt(b, t, "extra data length", err);
+        if (xl < 2 || (size_t)(end - p) < xl)
+            return w2l__bl_corrupt(b, et, "extra data length", err);
         p += xl;
     }
     uint64_t n;
-    if (w2l__bl_lenenc(&p, end, &n) || n > 4096) return my_corrupt(b, t, "column count", err);
+    if (w2l__bl_lenenc(&p, end, &n) || n > 4096) return w2l__bl_corrupt(b, et, "column count", err);
     size_t nb = (size_t)(n + 7) / 8;
     int upd = t == MY_UPDATE || t == MY_UPDATE_V1 || t == MY_PARTIAL_UPDATE;
-    if ((size_t)(end - p) < nb * (upd ? 2 : 1)) return my_corrupt(b, t, "column bitmaps", err);
+    if ((size_t)(end - p) < nb * (upd ? 2 : 1))
+        return w2l__bl_corrupt(b, et, "column bitmaps", err);
     out->kind = BL_EV_ROWS;
     out->rows_kind = upd ? BL_ROWS_UPDATE
                      : t == MY_DELETE || t == MY_DELETE_V1 ? BL_ROWS_DELETE : BL_ROWS_WRITE;
@@ -442,17 +482,17 @@ static w2l_rc my_heartbeat_v2(w2l__bl *b, const uint8_t *p, const uint8_t *end,
 {
     uint64_t t, l, v;
     while (p < end) {
-        if (w2l__bl_lenenc(&p, end, &t)) return my_corrupt(b, MY_HEARTBEAT_V2, "fields", err);
+        if (w2l__bl_lenenc(&p, end, &t)) return w2l__bl_corrupt(b, MY_HEARTBEAT_V2, "fields", err);
         if (t == 0) break;
         if (w2l__bl_lenenc(&p, end, &l) || (uint64_t)(end - p) < l)
-            return my_corrupt(b, MY_HEARTBEAT_V2, "fields", err);
+            return w2l__bl_corrupt(b, MY_HEARTBEAT_V2, "fields", err);
         if (t == 1) {
             out->file = (const char *)p;
             out->file_len = (size_t)l;
         } else if (t == 2) {
             const uint8_t *q = p;
             if (w2l__bl_lenenc(&q, p + l, &v))
-                return my_corrupt(b, MY_HEARTBEAT_V2, "position", err);
+                return w2l__bl_corrupt(b, MY_HEARTBEAT_V2, "position", err);
             out->log_pos = v;
         }
         p += l;
@@ -475,7 +515,7 @@ static w2l_rc my_event(w2l__bl *b, const uint8_t *hdr, size_t evlen, size_t crc,
     size_t blen = (size_t)(end - body);
     switch (t) {
     case MY_ROTATE:
-        if (blen < 8) return my_corrupt(b, t, "shorter than its position", err);
+        if (blen < 8) return w2l__bl_corrupt(b, t, "shorter than its position", err);
         out->kind = BL_EV_ROTATE;
         out->pos = w2l__bl_le(body, 8);
         out->file = (const char *)body + 8;
@@ -490,7 +530,7 @@ static w2l_rc my_event(w2l__bl *b, const uint8_t *hdr, size_t evlen, size_t crc,
         out->end = end;
         break;
     case MY_GTID: case MY_ANON_GTID:
-        if (blen < 25) return my_corrupt(b, t, "shorter than its GTID", err);
+        if (blen < 25) return w2l__bl_corrupt(b, t, "shorter than its GTID", err);
         out->kind = BL_EV_GTID;
         out->mysql_gtid = 1;
         out->anonymous = t == MY_ANON_GTID;
@@ -499,33 +539,23 @@ static w2l_rc my_event(w2l__bl *b, const uint8_t *hdr, size_t evlen, size_t crc,
         out->gno = (int64_t)w2l__bl_le(body + 17, 8);
         out->tag = "";
         if (out->anonymous) out->gno = 0;
-        else if (out->gno < 1) return my_corrupt(b, t, "transaction number below 1", err);
+        else if (out->gno < 1) return w2l__bl_corrupt(b, t, "transaction number below 1", err);
         break;
     case MY_GTID_TAGGED:
         out->kind = BL_EV_GTID;
         out->mysql_gtid = 1;
         W2L_TRY(my_gtid_tagged(b, body, end, out, err));
         break;
-    case MY_QUERY: {
-        size_t ph = my_post(b, t, 13);
-        if (ph < 13 || blen < ph) return my_corrupt(b, t, "post-header", err);
-        size_t dbl = body[8], svl = (size_t)w2l__bl_le(body + 11, 2);
-        if (blen < ph + svl + dbl + 1) return my_corrupt(b, t, "status variables or database", err);
-        out->kind = BL_EV_QUERY;
-        out->db = (const char *)body + ph + svl;
-        out->db_len = dbl;
-        out->sql = out->db + dbl + 1;
-        out->sql_len = blen - ph - svl - dbl - 1;
-        break;
-    }
+    case MY_QUERY: W2L_TRY(w2l__bl_query(b, t, body, end, out, err)); break;
     case MY_XID:
-        if (blen < 8) return my_corrupt(b, t, "shorter than its XID", err);
+        if (blen < 8) return w2l__bl_corrupt(b, t, "shorter than its XID", err);
         out->kind = BL_EV_XID;
         break;
     case MY_XA_PREPARE: {
-        if (blen < 13) return my_corrupt(b, t, "shorter than its post-header", err);
+        if (blen < 13) return w2l__bl_corrupt(b, t, "shorter than its post-header", err);
         uint64_t gl = w2l__bl_le(body + 5, 4), bl = w2l__bl_le(body + 9, 4);
-        if (gl > 64 || bl > 64 || blen < 13 + gl + bl) return my_corrupt(b, t, "XID lengths", err);
+        if (gl > 64 || bl > 64 || blen < 13 + gl + bl)
+            return w2l__bl_corrupt(b, t, "XID lengths", err);
         out->kind = BL_EV_XA_PREPARE;
         out->xid = (const char *)body + 13;
         out->xid_len = (size_t)(gl + bl);
@@ -537,7 +567,7 @@ static w2l_rc my_event(w2l__bl *b, const uint8_t *hdr, size_t evlen, size_t crc,
         break;
     case MY_WRITE_V1: case MY_UPDATE_V1: case MY_DELETE_V1: case MY_WRITE: case MY_UPDATE:
     case MY_DELETE: case MY_PARTIAL_UPDATE:
-        W2L_TRY(my_rows(b, t, body, end, out, err));
+        W2L_TRY(w2l__bl_rows(b, t, t, body, end, out, err));
         break;
     case MY_HEARTBEAT:
         out->kind = BL_EV_HEARTBEAT;
@@ -546,10 +576,21 @@ static w2l_rc my_event(w2l__bl *b, const uint8_t *hdr, size_t evlen, size_t crc,
         break;
     case MY_HEARTBEAT_V2: W2L_TRY(my_heartbeat_v2(b, body, end, out, err)); break;
     case MY_STOP: out->kind = BL_EV_STOP; break;
-    default:
-        if (t > MY_LAST_KNOWN && !(out->flags & MY_IGNORABLE_F))
-            return my_corrupt(b, t, "an event type this decoder does not know", err);
+    default: {
+        w2l_rc rc = W2L_NOTFOUND;
+        if (!b->is_mysql && t >= MDB_FIRST && t <= MDB_LAST_KNOWN)
+            rc = w2l__bl_mdb_event(b, t, body, end, out, err);
+        if (rc != W2L_NOTFOUND) return rc;
+        if ((t == 0 || t > MY_LAST_KNOWN) && !(out->flags & MY_IGNORABLE_F)) {
+            char m[160];
+            snprintf(m, sizeof m,
+                     "an event type this decoder does not know, and the server did not mark "
+                     "it ignorable (header flags 0x%04x)",
+                     out->flags);
+            return w2l__bl_corrupt(b, t, m, err);
+        }
         out->kind = BL_EV_OTHER; /* ROWS_QUERY, TRANSACTION_CONTEXT, VIEW_CHANGE, ... */
+    }
     }
     return W2L_OK;
 }
@@ -558,12 +599,12 @@ static w2l_rc my_event(w2l__bl *b, const uint8_t *hdr, size_t evlen, size_t crc,
  * CRC32 (its own CRC is checked here when they do). */
 static w2l_rc my_fde(w2l__bl *b, const uint8_t *hdr, size_t evlen, w2l_error *err)
 {
-    if (evlen < 19 + 57 + 5) return my_corrupt(b, MY_FDE, "too short", err);
-    if (hdr[19 + 56] != 19) return my_corrupt(b, MY_FDE, "event header length is not 19", err);
+    if (evlen < 19 + 57 + 5) return w2l__bl_corrupt(b, MY_FDE, "too short", err);
+    if (hdr[19 + 56] != 19) return w2l__bl_corrupt(b, MY_FDE, "event header length is not 19", err);
     uint8_t alg = hdr[evlen - 5];
-    if (alg != 0 && alg != 1) return my_corrupt(b, MY_FDE, "unknown checksum algorithm", err);
+    if (alg != 0 && alg != 1) return w2l__bl_corrupt(b, MY_FDE, "unknown checksum algorithm", err);
     if (alg == 1 && w2l__bl_crc32(hdr, evlen - 4) != (uint32_t)w2l__bl_le(hdr + evlen - 4, 4))
-        return my_corrupt(b, MY_FDE, "CRC32 mismatch", err);
+        return w2l__bl_corrupt(b, MY_FDE, "CRC32 mismatch", err);
     b->crc = alg == 1;
     size_t n = evlen - 19 - 57 - 5;
     b->npost = n < sizeof b->post ? n : sizeof b->post;
@@ -571,7 +612,7 @@ static w2l_rc my_fde(w2l__bl *b, const uint8_t *hdr, size_t evlen, w2l_error *er
     return W2L_OK;
 }
 
-w2l_rc w2l__bl_my_fetch(w2l__bl *b, w2l__bl_event *out, w2l_error *err)
+w2l_rc w2l__bl_read(w2l__bl *b, w2l__bl_event *out, w2l_error *err)
 {
     if (b->pl_active) return pl_next(b, out, err);
     unsigned long n = mysql_net_read_packet(b->mysql);
@@ -605,7 +646,7 @@ w2l_rc w2l__bl_my_fetch(w2l__bl *b, w2l__bl_event *out, w2l_error *err)
     uint64_t next = w2l__bl_le(hdr + 13, 4);
     b->at = next >= evlen ? next - evlen : 0;
     if (w2l__bl_le(hdr + 9, 4) != evlen)
-        return my_corrupt(b, t, "its length field disagrees with its packet", err);
+        return w2l__bl_corrupt(b, t, "its length field disagrees with its packet", err);
     b->bytes += evlen;
     b->events++;
     size_t crc = 0;
@@ -618,20 +659,21 @@ w2l_rc w2l__bl_my_fetch(w2l__bl *b, w2l__bl_event *out, w2l_error *err)
             w2l__bl_crc32(hdr, evlen - 4) == (uint32_t)w2l__bl_le(hdr + evlen - 4, 4))
             crc = 4;
     } else if (b->crc) {
-        if (evlen < 19 + 4) return my_corrupt(b, t, "too short for its CRC32", err);
+        if (evlen < 19 + 4) return w2l__bl_corrupt(b, t, "too short for its CRC32", err);
         if (w2l__bl_crc32(hdr, evlen - 4) != (uint32_t)w2l__bl_le(hdr + evlen - 4, 4))
-            return my_corrupt(b, t, "CRC32 mismatch", err);
+            return w2l__bl_corrupt(b, t, "CRC32 mismatch", err);
         crc = 4;
     }
     if (t == MY_PAYLOAD) {
-        if (evlen - crc < 19) return my_corrupt(b, t, "too short", err);
+        if (evlen - crc < 19) return w2l__bl_corrupt(b, t, "too short", err);
         return pl_start(b, hdr + 19, hdr + evlen - crc, next, out, err);
     }
     return my_event(b, hdr, evlen, crc, out, err);
 }
 
-void w2l__bl_my_close(w2l__bl *b)
+void w2l__bl_read_close(w2l__bl *b)
 {
     w2l__zstd_stream_free(b->zd);
     w2l__free(b->ib);
+    w2l__free(b->zb);
 }

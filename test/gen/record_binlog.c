@@ -2,9 +2,10 @@
  * Records a binlog dump as the "mysql" source receives it, for the offline decoder suite
  * (test/check_binlog.c) and the fuzz target (fuzz/fuzz_binlog.c). Connects to a server
  * the way lib/source/binlog.c does (checksum handshake, GTID capability, no
- * ANNOTATE_ROWS, non-blocking dump, checksums verified) and writes every packet the
- * server sends after COM_BINLOG_DUMP, byte for byte (the leading 0x00 included), into a
- * file framed as test/data/binlog/README describes:
+ * ANNOTATE_ROWS, non-blocking dump; COM_BINLOG_DUMP through the connection's db_command,
+ * packets read with mysql_net_read_packet, no event parsed here) and writes every packet
+ * the server sends after COM_BINLOG_DUMP, byte for byte (the leading 0x00 included), into
+ * a file framed as test/data/binlog/README describes:
  *
  *   "W2LBLS1\n", then per packet: 4-byte little-endian length, the packet's bytes.
  *
@@ -17,7 +18,6 @@
 #include <string.h>
 
 #include <mysql.h>
-#include <mariadb_rpl.h>
 
 static int put_u32(FILE *f, uint32_t v)
 {
@@ -46,46 +46,48 @@ int main(int argc, char **argv)
             fprintf(stderr, "record_binlog: %s: %s\n", setup[i], mysql_error(m));
             return 1;
         }
-    MARIADB_RPL *rpl = mariadb_rpl_init(m);
-    if (!rpl) {
-        fprintf(stderr, "record_binlog: mariadb_rpl_init failed\n");
+    /* pos 4 LE, flags 2 (1: non-blocking), server id 4, file name */
+    size_t fl = strlen(argv[2]);
+    unsigned long pos = strtoul(argv[3], NULL, 10);
+    unsigned char *cmd = malloc(10 + fl);
+    if (!cmd || fl > 255) {
+        fprintf(stderr, "record_binlog: bad file name\n");
         return 1;
     }
-    mariadb_rpl_optionsv(rpl, MARIADB_RPL_SERVER_ID, 4242u);
-    mariadb_rpl_optionsv(rpl, MARIADB_RPL_FLAGS, (unsigned)MARIADB_RPL_BINLOG_DUMP_NON_BLOCK);
-    mariadb_rpl_optionsv(rpl, MARIADB_RPL_FILENAME, argv[2], strlen(argv[2]));
-    mariadb_rpl_optionsv(rpl, MARIADB_RPL_START, strtoul(argv[3], NULL, 10));
-    mariadb_rpl_optionsv(rpl, MARIADB_RPL_VERIFY_CHECKSUM, 1u);
-    mariadb_rpl_optionsv(rpl, MARIADB_RPL_UNCOMPRESS, 1u);
-    if (mariadb_rpl_open(rpl)) {
+    for (int i = 0; i < 4; i++) cmd[i] = (unsigned char)(pos >> (8 * i));
+    cmd[4] = 1;
+    cmd[5] = 0;
+    for (int i = 0; i < 4; i++) cmd[6 + i] = (unsigned char)(4242u >> (8 * i));
+    memcpy(cmd + 10, argv[2], fl);
+    if (m->methods->db_command(m, COM_BINLOG_DUMP, (const char *)cmd, 10 + fl, 1, NULL)) {
         fprintf(stderr, "record_binlog: dump: %s\n", mysql_error(m));
         return 1;
     }
+    free(cmd);
     FILE *f = fopen(argv[4], "wb");
     if (!f || fwrite("W2LBLS1\n", 1, 8, f) != 8) {
         fprintf(stderr, "record_binlog: cannot write %s\n", argv[4]);
         return 1;
     }
-    unsigned long n = 0;
-    MARIADB_RPL_EVENT *ev = NULL;
-    while ((ev = mariadb_rpl_fetch(rpl, ev))) {
-        if (ev->raw_data_size < 1 || ev->raw_data[0] != 0) {
+    unsigned long n = 0, len;
+    while ((len = mysql_net_read_packet(m)) != packet_error && len > 0) {
+        const unsigned char *p = m->net.read_pos;
+        if (p[0] == 0xFE && len < 9) break; /* the end of a non-blocking dump */
+        if (p[0] != 0) {
             fprintf(stderr, "record_binlog: packet %lu does not start with the OK byte\n", n);
             return 1;
         }
-        if (put_u32(f, (uint32_t)ev->raw_data_size) ||
-            fwrite(ev->raw_data, 1, ev->raw_data_size, f) != ev->raw_data_size) {
+        if (put_u32(f, (uint32_t)len) || fwrite(p, 1, len, f) != len) {
             fprintf(stderr, "record_binlog: cannot write %s\n", argv[4]);
             return 1;
         }
         n++;
     }
-    if (mysql_errno(m) || mariadb_rpl_errno(rpl)) {
-        fprintf(stderr, "record_binlog: fetch: %s %s\n", mysql_error(m), mariadb_rpl_error(rpl));
+    if (len == packet_error || len == 0) {
+        fprintf(stderr, "record_binlog: read: %s\n", mysql_error(m));
         return 1;
     }
     if (fclose(f)) return 1;
-    mariadb_rpl_close(rpl);
     mysql_close(m);
     fprintf(stderr, "record_binlog: %lu packets from %s:%s into %s\n", n, argv[2], argv[3],
             argv[4]);

@@ -1,27 +1,31 @@
 /*
- * GZIP page codec, read side: the one file that includes zlib.h (Parquet CompressionCodec
- * GZIP = 2, common in files of Java writers such as Iceberg Java). A page body is a gzip
- * stream (RFC 1952: a header, DEFLATE data of RFC 1951, then CRC-32 and length of the
- * data); zlib checks both. The page header gives the uncompressed size and the output must
- * be exactly that many bytes.
+ * GZIP and zlib inflation, and zlib's CRC-32, the one file that includes zlib.h. Two
+ * readers use the inflation: the Parquet reader's GZIP page codec (CompressionCodec GZIP =
+ * 2, common in files of Java writers such as Iceberg Java), and the binlog reader for
+ * MariaDB's compressed events
+ * (log_bin_compress=ON: QUERY_COMPRESSED and the *_ROWS_COMPRESSED events carry zlib
+ * streams). A gzip stream is RFC 1952 (a header, DEFLATE data of RFC 1951, then CRC-32 and
+ * length of the data); zlib checks both. The caller knows the uncompressed size (the page
+ * header, the event's length prefix) and the output must be exactly that many bytes.
  *
  * Accepted: one gzip member; several members back to back (RFC 1952 section 2.2 defines a
  * gzip file as a series of members); a zlib stream (RFC 1950) in place of the gzip one, as
- * some older writers emit. zlib's header detection (windowBits + 32) tells gzip from zlib.
- * W2L_CORRUPT, naming what: bad header, bad DEFLATE data, a CRC or length mismatch, a stream
- * that ends early, bytes after the last member, or more or fewer bytes than the page header
- * says (the output stops at dst_len; one spare byte tells "too long" from "exact").
+ * some older writers and MariaDB's compress() emit. zlib's header detection (windowBits +
+ * 32) tells gzip from zlib. W2L_CORRUPT, naming what: bad header, bad DEFLATE data, a CRC
+ * or length mismatch, a stream that ends early, bytes after the last member, or more or
+ * fewer bytes than the header says (the output stops at dst_len; one spare byte tells "too
+ * long" from "exact").
  *
  * zlib, not an inflater of our own: it is the reference implementation, small, everywhere,
  * and fuzzed for decades; a hand-written one would only add bugs. Its allocations go through
  * the library's allocator (zalloc/zfree), so out-of-memory tests reach it too. One stream per
- * page (about 40 KiB of zlib state): pages are large and GZIP files are read, not written.
+ * call (about 40 KiB of zlib state): pages and events are large, and read, not written.
  */
 #define ZLIB_CONST /* next_in is const */
 #include <limits.h>
 #include <zlib.h>
 
-#include "pq_int.h"
+#include "gzip.h"
 
 static voidpf zalloc(voidpf opaque, uInt items, uInt size)
 {
@@ -36,14 +40,14 @@ static void zfree(voidpf opaque, voidpf p)
     w2l__free(p);
 }
 
-w2l_rc w2l__pq_gzip_decompress(const void *src, size_t n, void *dst, size_t dst_len,
+w2l_rc w2l__gzip_decompress(const void *src, size_t n, void *dst, size_t dst_len,
                                w2l_error *err)
 {
-    /* zlib counts in uInt; Parquet page sizes are int32 */
+    /* zlib counts in uInt; Parquet page sizes are int32, binlog events 32-bit */
     if (n > UINT_MAX || dst_len > UINT_MAX)
-        return w2l__fail(err, W2L_CORRUPT, "gzip: page of %zu bytes into %zu too large", n,
+        return w2l__fail(err, W2L_CORRUPT, "gzip: %zu bytes into %zu too large", n,
                          dst_len);
-    if (n == 0) return w2l__fail(err, W2L_CORRUPT, "gzip: empty page body");
+    if (n == 0) return w2l__fail(err, W2L_CORRUPT, "gzip: empty input");
     z_stream zs;
     memset(&zs, 0, sizeof zs);
     zs.zalloc = zalloc;
@@ -63,7 +67,7 @@ w2l_rc w2l__pq_gzip_decompress(const void *src, size_t n, void *dst, size_t dst_
         zr = inflate(&zs, Z_NO_FLUSH);
         if (probing && zs.avail_out == 0) {
             rc = w2l__fail(err, W2L_CORRUPT,
-                           "gzip: data longer than the %zu bytes the page header says", dst_len);
+                           "gzip: data longer than the %zu bytes the header says", dst_len);
             break;
         }
         if (zr == Z_STREAM_END) {
@@ -111,6 +115,18 @@ w2l_rc w2l__pq_gzip_decompress(const void *src, size_t n, void *dst, size_t dst_
     size_t got = probing ? dst_len : dst_len - zs.avail_out;
     inflateEnd(&zs);
     if (rc == W2L_OK && got != dst_len)
-        rc = w2l__fail(err, W2L_CORRUPT, "gzip: %zu bytes, page header says %zu", got, dst_len);
+        rc = w2l__fail(err, W2L_CORRUPT, "gzip: %zu bytes, header says %zu", got, dst_len);
     return rc;
+}
+
+uint32_t w2l__zlib_crc32(const void *p, size_t n)
+{
+    uLong c = crc32(0L, Z_NULL, 0);
+    const Bytef *b = p;
+    while (n > UINT_MAX) { /* zlib counts in uInt */
+        c = crc32(c, b, UINT_MAX);
+        b += UINT_MAX;
+        n -= UINT_MAX;
+    }
+    return (uint32_t)crc32(c, b, (uInt)n);
 }
