@@ -271,7 +271,8 @@ static w2l_rc read_latest_tagged(file_state *fs, uint64_t *out, char *tag, w2l_e
 }
 
 /* The lease, and LATEST when it is fenced (cond), are read and written through a file IO
- * of their own whose requests end within a quarter of the lease (three attempts at most):
+ * of their own whose requests end within a quarter of the lease (three attempts at most,
+ * fewer when s3.max-retries says so):
  * a request that hangs (an endpoint that took the connection and never answers, a process
  * paused in the middle of one) must not hold the store, and every commit waiting on it,
  * past the lease it is about. */
@@ -279,10 +280,17 @@ static w2l_rc open_lease_io(file_state *fs, const w2l_conf *conf, w2l_error *err
 {
     w2l_conf *c = conf ? w2l_conf_dup(conf) : w2l_conf_new();
     W2L_NOMEM_IF(!c, err);
-    char v[32];
-    snprintf(v, sizeof v, "%lldms", (long long)(fs->lease_ms / 4 > 1000 ? fs->lease_ms / 4 : 1000));
-    w2l_rc rc = w2l_conf_set(c, "s3.request-timeout", v, err);
-    if (rc == W2L_OK) rc = w2l_conf_set(c, "s3.max-retries", "2", err);
+    /* never more than the user's own settings allow */
+    int64_t timeout = fs->lease_ms / 4 > 1000 ? fs->lease_ms / 4 : 1000, retries = 2, v = 0;
+    if (w2l_conf_get_int(c, "s3.request-timeout", &v, NULL) == W2L_OK && v > 0 && v < timeout)
+        timeout = v;
+    if (w2l_conf_get_int(c, "s3.max-retries", &v, NULL) == W2L_OK && v >= 0 && v < retries)
+        retries = v;
+    char t[32], r[32];
+    snprintf(t, sizeof t, "%lldms", (long long)timeout);
+    snprintf(r, sizeof r, "%lld", (long long)retries);
+    w2l_rc rc = w2l_conf_set(c, "s3.request-timeout", t, err);
+    if (rc == W2L_OK) rc = w2l_conf_set(c, "s3.max-retries", r, err);
     if (rc == W2L_OK) rc = w2l__fileio_open_for(c, fs->dir, &fs->lease_io, err);
     w2l_conf_free(c);
     return rc;

@@ -26,6 +26,7 @@ import { fileURLToPath } from 'node:url'
 import { readTable, sortedLines } from './lib/lake.mjs'
 import { freePort, privateMariadb } from './lib/mariadb.mjs'
 import { ACCESS_KEY, SECRET_KEY, s3rverPath, startS3 } from './lib/s3.mjs'
+import { get, isActiveAndCommitted, isStandby, pause, pct, spawnRun, until, writer as rowWriter } from './lib/standby.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const bin = process.env.W2L_TEST_BIN || path.resolve(here, '../../build')
@@ -39,7 +40,6 @@ const mariadb = sql => {
   }
 }
 const LEASE_MS = 2000
-const pause = ms => new Promise(resolve => setTimeout(resolve, ms))
 let s3 = null
 const spawned = new Set()
 
@@ -58,55 +58,14 @@ const env = () => {
   return e
 }
 
-// One `w2l run` of the job in the background: { child, port, exited (code or signal), err() }.
+// One `w2l run` of the job in the background (lib/standby.mjs).
 async function startRun (dbname, wh, extra = []) {
-  const port = await freePort()
-  const child = spawn(w2lBin, ['run', '--source', `mysql://cdc:cdcpass@127.0.0.1:${db.port}/?server-id=4300&databases=${dbname}`,
-    '--warehouse', wh, '--checkpoint-interval', '200ms', '--quiet', '--ha.lease-timeout', `${LEASE_MS}ms`,
-    '--metrics-listen', `127.0.0.1:${port}`, ...extra], { cwd: top, env: env(), stdio: ['ignore', 'ignore', 'pipe'] })
-  spawned.add(child)
-  let err = ''
-  child.stderr.on('data', d => { err += d })
-  const exited = new Promise(resolve => child.on('exit', (code, sig) => resolve(sig || code)))
-  return { child, port, exited, err: () => err }
+  return spawnRun(w2lBin, ['--source', `mysql://cdc:cdcpass@127.0.0.1:${db.port}/?server-id=4300&databases=${dbname}`,
+    '--warehouse', wh, '--checkpoint-interval', '200ms', '--quiet', '--ha.lease-timeout', `${LEASE_MS}ms`, ...extra],
+  await freePort(), { cwd: top, env: env(), spawned })
 }
 
-async function get (run, p) {
-  try {
-    const r = await fetch(`http://127.0.0.1:${run.port}${p}`, { signal: AbortSignal.timeout(2000) })
-    return { status: r.status, body: await r.text() }
-  } catch { return { status: 0, body: '' } }
-}
-
-// Waits until cond() (async) holds, or the run ended, or the deadline; between tries, write().
-async function until (what, cond, { run = null, ms = 60000, write = () => {} } = {}) {
-  const end = Date.now() + ms
-  for (;;) {
-    if (await cond()) return
-    if (run && (run.child.exitCode !== null || run.child.signalCode !== null)) assert.fail(`${what}: the run ended: ${run.err()}`)
-    if (Date.now() > end) assert.fail(`${what}: not within ${ms} ms${run ? ': ' + run.err() : ''}`)
-    write()
-    await pause(25)
-  }
-}
-
-const isStandby = async run => {
-  const r = await get(run, '/readyz')
-  return r.status === 503 && r.body.startsWith('standby: waiting for job')
-}
-const isActiveAndCommitted = async run => (await get(run, '/readyz')).status === 200
-
-// Rows: inserts and updates of one table, written in small transactions.
-function writer (dbname) {
-  let next = 1
-  return () => {
-    const stmts = []
-    for (let k = next; k < next + 5; k++) stmts.push(`INSERT INTO ${dbname}.t VALUES (${k}, ${k * 7}, 'r${k}');`)
-    stmts.push(`UPDATE ${dbname}.t SET v = v + 1 WHERE id = ${1 + Math.floor(next / 2)};`)
-    next += 5
-    mariadb(stmts.join('\n'))
-  }
-}
+const writer = dbname => rowWriter(mariadb, dbname)
 
 async function assertLakeEqualsSource (dbname, wh, what) {
   const got = await readTable(path.join(wh, dbname, 't'))
@@ -196,7 +155,6 @@ async function startConditionalProxy (target) {
   }
 }
 
-const pct = (a, p) => a.slice().sort((x, y) => x - y)[Math.min(a.length - 1, Math.floor(p * a.length))]
 
 test('local disk: SIGKILL the active run, the standby takes over within two leases', { timeout: 240000 }, async () => {
   const dbname = 'ha1'

@@ -17,13 +17,14 @@
 // bounded by a deadline; the pauses in the polls only pace them.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { readTable, sortedLines } from './lib/lake.mjs'
 import { freePort, privateMariadb } from './lib/mariadb.mjs'
+import { get, isActiveAndCommitted, isStandby, pause, pct, running, spawnRun, until, writer as rowWriter } from './lib/standby.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const bin = process.env.W2L_TEST_BIN || path.resolve(here, '../../build')
@@ -43,7 +44,6 @@ const retrySql = d => sql => {
 }
 const mariadb = retrySql(db)
 const LEASE_MS = 2000
-const pause = ms => new Promise(resolve => setTimeout(resolve, ms))
 const spawned = new Set()
 
 before(async () => {
@@ -59,59 +59,15 @@ after(async () => {
 
 const stateUri = table => `mysql://w2l:w2lpass@127.0.0.1:${sdb.port}/w2lstate?table=${table}`
 
-// One `w2l run` of the job in the background: { child, port, exited (code or signal), err() }.
+// One `w2l run` of the job in the background (lib/standby.mjs).
 async function startRun (dbname, wh, table, extra = []) {
-  const port = await freePort()
-  const child = spawn(w2lBin, ['run', '--source', `mysql://cdc:cdcpass@127.0.0.1:${db.port}/?server-id=4400&databases=${dbname}`,
+  return spawnRun(w2lBin, ['--source', `mysql://cdc:cdcpass@127.0.0.1:${db.port}/?server-id=4400&databases=${dbname}`,
     '--warehouse', wh, '--state', stateUri(table), '--checkpoint-interval', '200ms', '--quiet',
-    '--ha.lease-timeout', `${LEASE_MS}ms`, '--metrics-listen', `127.0.0.1:${port}`, ...extra],
-  { cwd: top, stdio: ['ignore', 'ignore', 'pipe'] })
-  spawned.add(child)
-  let err = ''
-  child.stderr.on('data', d => { err += d })
-  const exited = new Promise(resolve => child.on('exit', (code, sig) => resolve(sig || code)))
-  return { child, port, exited, err: () => err }
+    '--ha.lease-timeout', `${LEASE_MS}ms`, ...extra], await freePort(), { cwd: top, spawned })
 }
 
-const running = run => run.child.exitCode === null && run.child.signalCode === null
-
-async function get (run, p) {
-  try {
-    const r = await fetch(`http://127.0.0.1:${run.port}${p}`, { signal: AbortSignal.timeout(2000) })
-    return { status: r.status, body: await r.text() }
-  } catch { return { status: 0, body: '' } }
-}
-
-// Waits until cond() (async) holds, or the run ended, or the deadline; between tries, write().
-async function until (what, cond, { run = null, ms = 60000, write = () => {} } = {}) {
-  const end = Date.now() + ms
-  for (;;) {
-    if (await cond()) return
-    if (run && !running(run)) assert.fail(`${what}: the run ended: ${run.err()}`)
-    if (Date.now() > end) assert.fail(`${what}: not within ${ms} ms${run ? ': ' + run.err() : ''}`)
-    write()
-    await pause(25)
-  }
-}
-
-const isStandby = async run => {
-  const r = await get(run, '/readyz')
-  return r.status === 503 && r.body.startsWith('standby: waiting for job')
-}
-const isActiveAndCommitted = async run => (await get(run, '/readyz')).status === 200
 const role = async run => { try { return JSON.parse((await get(run, '/status')).body).role } catch { return null } }
-
-// Rows: inserts and updates of one table, written in small transactions.
-function writer (dbname) {
-  let next = 1
-  return () => {
-    const stmts = []
-    for (let k = next; k < next + 5; k++) stmts.push(`INSERT INTO ${dbname}.t VALUES (${k}, ${k * 7}, 'r${k}');`)
-    stmts.push(`UPDATE ${dbname}.t SET v = v + 1 WHERE id = ${1 + Math.floor(next / 2)};`)
-    next += 5
-    mariadb(stmts.join('\n'))
-  }
-}
+const writer = dbname => rowWriter(mariadb, dbname)
 
 function setUp (dbname) {
   mariadb(`CREATE DATABASE ${dbname}; CREATE TABLE ${dbname}.t (id INT PRIMARY KEY, v BIGINT, s VARCHAR(40));`)
@@ -146,7 +102,6 @@ async function stop (run) {
   assert.equal(await run.exited, 0, run.err())
 }
 
-const pct = (a, p) => a.slice().sort((x, y) => x - y)[Math.min(a.length - 1, Math.floor(p * a.length))]
 
 test('mysql state: SIGKILL the active run at random moments, the standby takes over within two leases', { timeout: 120000 }, async () => {
   const dbname = 'hm1'
