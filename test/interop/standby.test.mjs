@@ -23,10 +23,9 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { readTable, sortedLines } from './lib/lake.mjs'
 import { freePort, privateMariadb } from './lib/mariadb.mjs'
 import { ACCESS_KEY, SECRET_KEY, s3rverPath, startS3 } from './lib/s3.mjs'
-import { get, isActiveAndCommitted, isStandby, pause, pct, spawnRun, until, writer as rowWriter } from './lib/standby.mjs'
+import { assertLakeEqualsSource as lakeEqualsSource, get, isActiveAndCommitted, isStandby, pause, pct, spawnRun, until, writer as rowWriter } from './lib/standby.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const bin = process.env.W2L_TEST_BIN || path.resolve(here, '../../build')
@@ -68,12 +67,7 @@ async function startRun (dbname, wh, extra = []) {
 const writer = dbname => rowWriter(mariadb, dbname)
 
 async function assertLakeEqualsSource (dbname, wh, what) {
-  const got = await readTable(path.join(wh, dbname, 't'))
-  const want = mariadb(`SELECT id, v, HEX(s) FROM ${dbname}.t;`)
-    .map(([id, v, s]) => ({ id: Number(id), v: BigInt(v).toString(), s: Buffer.from(s, 'hex').toString('utf8') }))
-  assert.equal(got.rows.length, want.length, `${what}: row count`)
-  assert.equal(new Set(got.rows.map(r => r.id)).size, got.rows.length, `${what}: no key twice`)
-  assert.deepEqual(sortedLines(got.rows), sortedLines(want), `${what}: rows`)
+  await lakeEqualsSource(mariadb, wh, dbname, what)
 }
 
 function catchUp (dbname, wh, extra = []) {

@@ -22,9 +22,8 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { readTable, sortedLines } from './lib/lake.mjs'
 import { freePort, privateMariadb } from './lib/mariadb.mjs'
-import { get, isActiveAndCommitted, isStandby, pause, pct, running, spawnRun, until, writer as rowWriter } from './lib/standby.mjs'
+import { assertLakeEqualsSource as lakeEqualsSource, get, isActiveAndCommitted, isStandby, pause, pct, running, spawnRun, until, writer as rowWriter } from './lib/standby.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const bin = process.env.W2L_TEST_BIN || path.resolve(here, '../../build')
@@ -89,12 +88,7 @@ async function assertLakeEqualsSource (dbname, wh, table, what) {
     '--warehouse', wh, '--state', stateUri(table), '--until-caught-up', '--checkpoint-interval', '200ms', '--quiet'],
   { cwd: top, encoding: 'utf8', timeout: 60000 })
   assert.equal(r.status, 0, `catching up: ${r.stderr}`)
-  const got = await readTable(path.join(wh, dbname, 't'))
-  const want = mariadb(`SELECT id, v, HEX(s) FROM ${dbname}.t;`)
-    .map(([id, v, s]) => ({ id: Number(id), v: BigInt(v).toString(), s: Buffer.from(s, 'hex').toString('utf8') }))
-  assert.equal(got.rows.length, want.length, `${what}: row count`)
-  assert.equal(new Set(got.rows.map(r => r.id)).size, got.rows.length, `${what}: no key twice`)
-  assert.deepEqual(sortedLines(got.rows), sortedLines(want), `${what}: rows`)
+  await lakeEqualsSource(mariadb, wh, dbname, what)
 }
 
 async function stop (run) {

@@ -4,6 +4,8 @@
 // the polls.
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
+import path from 'node:path'
+import { readTable, sortedLines } from './lake.mjs'
 
 export const pause = ms => new Promise(resolve => setTimeout(resolve, ms))
 
@@ -61,3 +63,13 @@ export function writer (sql, dbname) {
 }
 
 export const pct = (a, p) => a.slice().sort((x, y) => x - y)[Math.min(a.length - 1, Math.floor(p * a.length))]
+
+// The lake's WH/DB/t equals the source's DB.t (read through sql(text)), no key twice.
+export async function assertLakeEqualsSource (sql, wh, dbname, what) {
+  const got = await readTable(path.join(wh, dbname, 't'))
+  const want = sql(`SELECT id, v, HEX(s) FROM ${dbname}.t;`)
+    .map(([id, v, s]) => ({ id: Number(id), v: BigInt(v).toString(), s: Buffer.from(s, 'hex').toString('utf8') }))
+  assert.equal(got.rows.length, want.length, `${what}: row count`)
+  assert.equal(new Set(got.rows.map(r => r.id)).size, got.rows.length, `${what}: no key twice`)
+  assert.deepEqual(sortedLines(got.rows), sortedLines(want), `${what}: rows`)
+}
